@@ -1,0 +1,702 @@
+//! The API server's contract, without a network: routes, List objects, field selectors,
+//! limit/continue paging and `Status` error bodies, as kube-apiserver serves them.
+
+use base64::Engine;
+use base64::engine::general_purpose::STANDARD as B64;
+use serde_json::{Value, json};
+
+/// The resources the simulator serves as Lists.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Resource {
+    Nodes,
+    Pods,
+    Deployments,
+    StatefulSets,
+    DaemonSets,
+    PersistentVolumeClaims,
+    Events,
+}
+
+impl Resource {
+    pub const ALL: [Resource; 7] = [
+        Resource::Nodes,
+        Resource::Pods,
+        Resource::Deployments,
+        Resource::StatefulSets,
+        Resource::DaemonSets,
+        Resource::PersistentVolumeClaims,
+        Resource::Events,
+    ];
+
+    /// The plural resource name used in paths and in RBAC.
+    pub fn plural(self) -> &'static str {
+        match self {
+            Resource::Nodes => "nodes",
+            Resource::Pods => "pods",
+            Resource::Deployments => "deployments",
+            Resource::StatefulSets => "statefulsets",
+            Resource::DaemonSets => "daemonsets",
+            Resource::PersistentVolumeClaims => "persistentvolumeclaims",
+            Resource::Events => "events",
+        }
+    }
+
+    pub fn group(self) -> &'static str {
+        match self {
+            Resource::Deployments | Resource::StatefulSets | Resource::DaemonSets => "apps",
+            _ => "",
+        }
+    }
+
+    pub fn api_version(self) -> &'static str {
+        if self.group() == "apps" {
+            "apps/v1"
+        } else {
+            "v1"
+        }
+    }
+
+    pub fn kind(self) -> &'static str {
+        match self {
+            Resource::Nodes => "Node",
+            Resource::Pods => "Pod",
+            Resource::Deployments => "Deployment",
+            Resource::StatefulSets => "StatefulSet",
+            Resource::DaemonSets => "DaemonSet",
+            Resource::PersistentVolumeClaims => "PersistentVolumeClaim",
+            Resource::Events => "Event",
+        }
+    }
+
+    pub fn namespaced(self) -> bool {
+        self != Resource::Nodes
+    }
+
+    /// `pods`, or `deployments.apps` for a named group, as the API server writes it in messages.
+    pub fn qualified(self) -> String {
+        match self.group() {
+            "" => self.plural().to_string(),
+            g => format!("{}.{g}", self.plural()),
+        }
+    }
+
+    /// Fields the API server accepts in a field selector for this resource, besides
+    /// `metadata.name` and `metadata.namespace`.
+    fn selectable_fields(self) -> &'static [&'static str] {
+        match self {
+            Resource::Pods => &[
+                "spec.nodeName",
+                "spec.restartPolicy",
+                "spec.schedulerName",
+                "spec.serviceAccountName",
+                "status.phase",
+                "status.podIP",
+                "status.nominatedNodeName",
+            ],
+            Resource::Nodes => &["spec.unschedulable"],
+            Resource::Events => &[
+                "involvedObject.kind",
+                "involvedObject.namespace",
+                "involvedObject.name",
+                "involvedObject.uid",
+                "involvedObject.apiVersion",
+                "involvedObject.resourceVersion",
+                "involvedObject.fieldPath",
+                "reason",
+                "reportingComponent",
+                "source",
+                "type",
+            ],
+            _ => &[],
+        }
+    }
+}
+
+/// What a request path asks for.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Route {
+    Version,
+    List {
+        resource: Resource,
+        namespace: Option<String>,
+    },
+}
+
+/// Maps a request path to a route, or `None` (404) when the API server would not serve it.
+pub fn route(path: &str) -> Option<Route> {
+    if path == "/version" || path == "/version/" {
+        return Some(Route::Version);
+    }
+    let rest = path
+        .strip_prefix("/api/v1/")
+        .or_else(|| path.strip_prefix("/apis/apps/v1/"))?;
+    let apps = path.starts_with("/apis/");
+    let parts: Vec<&str> = rest.split('/').collect();
+    let (namespace, plural) = match parts.as_slice() {
+        [plural] => (None, *plural),
+        ["namespaces", ns, plural] if !ns.is_empty() => (Some(ns.to_string()), *plural),
+        _ => return None,
+    };
+    let resource = Resource::ALL
+        .into_iter()
+        .find(|r| r.plural() == plural && (r.group() == "apps") == apps)?;
+    if namespace.is_some() && !resource.namespaced() {
+        return None;
+    }
+    Some(Route::List {
+        resource,
+        namespace,
+    })
+}
+
+/// One stored object: its sort key, the values of its selectable fields, and its JSON as a
+/// List item (without `kind` and `apiVersion`, as the API server writes List items).
+#[derive(Clone, Debug)]
+pub struct StoredObject {
+    pub key: String,
+    pub namespace: String,
+    fields: Vec<(&'static str, String)>,
+    pub json: String,
+}
+
+impl StoredObject {
+    /// Prepares `object` for serving. `resource_version` is stamped into its metadata.
+    pub fn new(resource: Resource, mut object: Value, resource_version: u64) -> StoredObject {
+        if let Some(map) = object.as_object_mut() {
+            map.remove("kind");
+            map.remove("apiVersion");
+        }
+        if let Some(meta) = object.get_mut("metadata").and_then(Value::as_object_mut) {
+            meta.insert(
+                "resourceVersion".into(),
+                Value::String(resource_version.to_string()),
+            );
+        }
+        let name = field_value(&object, "metadata.name");
+        let namespace = field_value(&object, "metadata.namespace");
+        let mut fields = vec![
+            ("metadata.name", name.clone()),
+            ("metadata.namespace", namespace.clone()),
+        ];
+        for f in resource.selectable_fields() {
+            fields.push((f, field_value(&object, f)));
+        }
+        let key = if resource.namespaced() {
+            format!("{namespace}/{name}")
+        } else {
+            name
+        };
+        StoredObject {
+            key,
+            namespace,
+            fields,
+            json: object.to_string(),
+        }
+    }
+
+    fn field(&self, name: &str) -> Option<&str> {
+        self.fields
+            .iter()
+            .find(|(f, _)| *f == name)
+            .map(|(_, v)| v.as_str())
+    }
+}
+
+/// The string value of a dotted field path, as the API server's field selectors see it
+/// (absent fields are the empty string, booleans `true`/`false`).
+fn field_value(object: &Value, path: &str) -> String {
+    let mut cur = object;
+    for part in path.split('.') {
+        match cur.get(part) {
+            Some(v) => cur = v,
+            None => return String::new(),
+        }
+    }
+    match cur {
+        Value::String(s) => s.clone(),
+        Value::Bool(b) => b.to_string(),
+        Value::Number(n) => n.to_string(),
+        Value::Null => String::new(),
+        other => other.to_string(),
+    }
+}
+
+/// One requirement of a field selector.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Requirement {
+    pub field: String,
+    pub equal: bool,
+    pub value: String,
+}
+
+/// Parses `type=Warning,metadata.namespace!=ci` and checks every field is selectable.
+pub fn parse_field_selector(
+    resource: Resource,
+    selector: &str,
+) -> Result<Vec<Requirement>, ApiError> {
+    let mut out = Vec::new();
+    for term in selector.split(',').filter(|t| !t.is_empty()) {
+        let (field, equal, value) = if let Some((f, v)) = term.split_once("!=") {
+            (f, false, v)
+        } else if let Some((f, v)) = term.split_once("==") {
+            (f, true, v)
+        } else if let Some((f, v)) = term.split_once('=') {
+            (f, true, v)
+        } else {
+            return Err(ApiError::bad_request(format!(
+                "invalid selector: '{selector}'; can't understand '{term}'"
+            )));
+        };
+        let field = field.trim();
+        let known = field == "metadata.name"
+            || field == "metadata.namespace"
+            || resource.selectable_fields().contains(&field);
+        if !known {
+            return Err(ApiError::bad_request(format!(
+                "field label not supported: {field}"
+            )));
+        }
+        out.push(Requirement {
+            field: field.to_string(),
+            equal,
+            value: value.trim().to_string(),
+        });
+    }
+    Ok(out)
+}
+
+fn matches(object: &StoredObject, requirements: &[Requirement]) -> bool {
+    requirements
+        .iter()
+        .all(|r| (object.field(&r.field).unwrap_or("") == r.value) == r.equal)
+}
+
+/// The parameters of a list request that the simulator honours.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ListParams {
+    pub limit: Option<usize>,
+    pub continue_token: Option<String>,
+    pub field_selector: Option<String>,
+}
+
+impl ListParams {
+    pub fn from_query(query: &str) -> Result<ListParams, ApiError> {
+        let mut p = ListParams::default();
+        for (k, v) in form_urlencoded::parse(query.as_bytes()) {
+            match k.as_ref() {
+                "limit" => {
+                    let n: i64 = v
+                        .parse()
+                        .map_err(|_| ApiError::bad_request(format!("invalid limit: {v:?}")))?;
+                    p.limit = if n > 0 { Some(n as usize) } else { None };
+                }
+                "continue" if !v.is_empty() => p.continue_token = Some(v.into_owned()),
+                "fieldSelector" if !v.is_empty() => p.field_selector = Some(v.into_owned()),
+                _ => {}
+            }
+        }
+        Ok(p)
+    }
+}
+
+/// The continue token of the real API server: base64 of `{"v":"meta.k8s.io/v1","rv":N,"start":"KEY\u0000"}`.
+pub fn encode_continue(resource_version: u64, start_after_key: &str) -> String {
+    let body = json!({"v": "meta.k8s.io/v1", "rv": resource_version, "start": format!("{start_after_key}\u{0}")});
+    B64.encode(body.to_string())
+}
+
+/// The resource version and the start key of a continue token.
+pub fn decode_continue(token: &str) -> Result<(u64, String), ApiError> {
+    let invalid = || {
+        ApiError::bad_request("continue key is not valid: incorrect encoded start resourceVersion (version meta.k8s.io/v1)".to_string())
+    };
+    let raw = B64.decode(token).map_err(|_| invalid())?;
+    let v: Value = serde_json::from_slice(&raw).map_err(|_| invalid())?;
+    if v.get("v").and_then(Value::as_str) != Some("meta.k8s.io/v1") {
+        return Err(invalid());
+    }
+    let rv = v.get("rv").and_then(Value::as_u64).ok_or_else(invalid)?;
+    let start = v
+        .get("start")
+        .and_then(Value::as_str)
+        .ok_or_else(invalid)?
+        .to_string();
+    Ok((rv, start))
+}
+
+/// One page of a List, as JSON text.
+pub fn list_page(
+    resource: Resource,
+    objects: &[StoredObject],
+    namespace: Option<&str>,
+    params: &ListParams,
+    resource_version: u64,
+) -> Result<String, ApiError> {
+    let requirements = match &params.field_selector {
+        Some(s) => parse_field_selector(resource, s)?,
+        None => Vec::new(),
+    };
+    let start = match &params.continue_token {
+        Some(t) => Some(decode_continue(t)?.1),
+        None => None,
+    };
+    let first = match &start {
+        Some(key) => objects.partition_point(|o| o.key.as_str() < key.as_str()),
+        None => 0,
+    };
+    let limit = params.limit.unwrap_or(usize::MAX);
+    let mut selected = objects[first..]
+        .iter()
+        .filter(|o| namespace.is_none_or(|ns| o.namespace == ns) && matches(o, &requirements));
+    let mut items = String::new();
+    let mut count = 0usize;
+    let mut last_key = "";
+    for o in selected.by_ref().take(limit) {
+        if count > 0 {
+            items.push(',');
+        }
+        items.push_str(&o.json);
+        last_key = o.key.as_str();
+        count += 1;
+    }
+    // Whether anything follows, and how much when the API server would say so.
+    let remaining = if requirements.is_empty() && namespace.is_none() {
+        objects.len() - first - count
+    } else if requirements.is_empty() {
+        selected.count()
+    } else {
+        usize::from(selected.next().is_some())
+    };
+    let mut metadata = serde_json::Map::new();
+    metadata.insert(
+        "resourceVersion".into(),
+        Value::String(resource_version.to_string()),
+    );
+    if remaining > 0 {
+        metadata.insert(
+            "continue".into(),
+            Value::String(encode_continue(resource_version, last_key)),
+        );
+        // kube-apiserver leaves remainingItemCount out when the request has a selector.
+        if requirements.is_empty() {
+            metadata.insert("remainingItemCount".into(), Value::from(remaining as u64));
+        }
+    }
+    let mut body = String::with_capacity(items.len() + 256);
+    body.push_str(&format!(
+        r#"{{"kind":"{}List","apiVersion":"{}","metadata":{},"items":["#,
+        resource.kind(),
+        resource.api_version(),
+        Value::Object(metadata)
+    ));
+    body.push_str(&items);
+    body.push_str("]}");
+    Ok(body)
+}
+
+/// An API failure, rendered as the API server's `Status` object.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ApiError {
+    pub code: u16,
+    pub reason: &'static str,
+    pub message: String,
+    pub details: Option<Value>,
+    pub continue_token: Option<String>,
+}
+
+impl ApiError {
+    pub fn bad_request(message: String) -> ApiError {
+        ApiError {
+            code: 400,
+            reason: "BadRequest",
+            message,
+            details: None,
+            continue_token: None,
+        }
+    }
+
+    pub fn unauthorized() -> ApiError {
+        ApiError {
+            code: 401,
+            reason: "Unauthorized",
+            message: "Unauthorized".into(),
+            details: None,
+            continue_token: None,
+        }
+    }
+
+    pub fn forbidden(resource: Resource, user: &str, namespace: Option<&str>) -> ApiError {
+        let scope = match namespace {
+            Some(ns) => format!("in the namespace \"{ns}\""),
+            None => "at the cluster scope".to_string(),
+        };
+        let mut details = json!({"kind": resource.plural()});
+        if !resource.group().is_empty() {
+            details["group"] = json!(resource.group());
+        }
+        ApiError {
+            code: 403,
+            reason: "Forbidden",
+            message: format!(
+                "{} is forbidden: User \"{user}\" cannot list resource \"{}\" in API group \"{}\" {scope}",
+                resource.qualified(),
+                resource.plural(),
+                resource.group()
+            ),
+            details: Some(details),
+            continue_token: None,
+        }
+    }
+
+    pub fn not_found() -> ApiError {
+        ApiError {
+            code: 404,
+            reason: "NotFound",
+            message: "the server could not find the requested resource".into(),
+            details: Some(json!({})),
+            continue_token: None,
+        }
+    }
+
+    pub fn method_not_allowed() -> ApiError {
+        ApiError {
+            code: 405,
+            reason: "MethodNotAllowed",
+            message: "the server does not allow this method on the requested resource".into(),
+            details: Some(json!({})),
+            continue_token: None,
+        }
+    }
+
+    /// 410 for a continue token whose snapshot was compacted away.
+    pub fn expired(fresh_continue: String) -> ApiError {
+        ApiError {
+            code: 410,
+            reason: "Expired",
+            message: "The provided continue parameter is too old to display a consistent list result. You can start a new list without the continue parameter, or use the continue token in this response to retrieve the remainder of the results. Continuing with the provided token results in an inconsistent list - objects that were created, modified, or deleted between the time the first chunk was returned and now may show up in the list.".into(),
+            details: None,
+            continue_token: Some(fresh_continue),
+        }
+    }
+
+    pub fn internal(message: &str) -> ApiError {
+        ApiError {
+            code: 500,
+            reason: "InternalError",
+            message: format!("Internal error occurred: {message}"),
+            details: None,
+            continue_token: None,
+        }
+    }
+
+    pub fn service_unavailable() -> ApiError {
+        ApiError {
+            code: 503,
+            reason: "ServiceUnavailable",
+            message: "the server is currently unable to handle the request".into(),
+            details: None,
+            continue_token: None,
+        }
+    }
+
+    pub fn too_many_requests() -> ApiError {
+        ApiError {
+            code: 429,
+            reason: "TooManyRequests",
+            message:
+                "the server has received too many requests and has asked us to try again later"
+                    .into(),
+            details: None,
+            continue_token: None,
+        }
+    }
+
+    /// The `Status` body.
+    pub fn body(&self) -> String {
+        let mut metadata = json!({});
+        if let Some(c) = &self.continue_token {
+            metadata["continue"] = json!(c);
+        }
+        let mut status = json!({
+            "kind": "Status",
+            "apiVersion": "v1",
+            "metadata": metadata,
+            "status": "Failure",
+            "message": self.message,
+            "reason": self.reason,
+            "code": self.code,
+        });
+        if let Some(d) = &self.details {
+            status["details"] = d.clone();
+        }
+        status.to_string()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn store(resource: Resource, names: &[(&str, &str, &str)]) -> Vec<StoredObject> {
+        let mut v: Vec<StoredObject> = names
+            .iter()
+            .enumerate()
+            .map(|(i, (ns, name, ty))| StoredObject::new(resource, json!({"kind": "X", "apiVersion": "v1", "metadata": {"namespace": ns, "name": name}, "type": ty}), i as u64 + 1))
+            .collect();
+        v.sort_by(|a, b| a.key.cmp(&b.key));
+        v
+    }
+
+    fn names(page: &str) -> Vec<String> {
+        let v: Value = serde_json::from_str(page).unwrap();
+        v["items"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|i| i["metadata"]["name"].as_str().unwrap().to_string())
+            .collect()
+    }
+
+    #[test]
+    fn routes_follow_the_api_paths() {
+        assert_eq!(route("/version"), Some(Route::Version));
+        assert_eq!(
+            route("/api/v1/pods"),
+            Some(Route::List {
+                resource: Resource::Pods,
+                namespace: None
+            })
+        );
+        assert_eq!(
+            route("/api/v1/namespaces/shop/pods"),
+            Some(Route::List {
+                resource: Resource::Pods,
+                namespace: Some("shop".into())
+            })
+        );
+        assert_eq!(
+            route("/apis/apps/v1/deployments"),
+            Some(Route::List {
+                resource: Resource::Deployments,
+                namespace: None
+            })
+        );
+        assert_eq!(
+            route("/api/v1/deployments"),
+            None,
+            "deployments live in the apps group"
+        );
+        assert_eq!(route("/apis/apps/v1/pods"), None);
+        assert_eq!(
+            route("/api/v1/namespaces/x/nodes"),
+            None,
+            "nodes are cluster-scoped"
+        );
+        assert_eq!(route("/api/v1/secrets"), None);
+    }
+
+    #[test]
+    fn pages_follow_continue_until_empty() {
+        let objs = store(
+            Resource::Pods,
+            &[
+                ("a", "p1", ""),
+                ("a", "p2", ""),
+                ("b", "p3", ""),
+                ("b", "p4", ""),
+                ("c", "p5", ""),
+            ],
+        );
+        let mut params = ListParams {
+            limit: Some(2),
+            ..Default::default()
+        };
+        let mut seen = Vec::new();
+        let mut remaining_counts = Vec::new();
+        loop {
+            let page = list_page(Resource::Pods, &objs, None, &params, 9).unwrap();
+            let v: Value = serde_json::from_str(&page).unwrap();
+            assert_eq!(v["kind"], "PodList");
+            assert!(
+                v["items"][0].get("kind").is_none(),
+                "List items carry no kind"
+            );
+            seen.extend(names(&page));
+            remaining_counts.push(v["metadata"]["remainingItemCount"].as_u64());
+            match v["metadata"]["continue"].as_str() {
+                Some(c) => params.continue_token = Some(c.to_string()),
+                None => break,
+            }
+        }
+        assert_eq!(seen, ["p1", "p2", "p3", "p4", "p5"]);
+        assert_eq!(remaining_counts, [Some(3), Some(1), None]);
+    }
+
+    #[test]
+    fn field_selectors_filter_and_drop_remaining_count() {
+        let objs = store(
+            Resource::Events,
+            &[
+                ("a", "e1", "Warning"),
+                ("a", "e2", "Normal"),
+                ("b", "e3", "Warning"),
+                ("c", "e4", "Warning"),
+            ],
+        );
+        let params = ListParams {
+            limit: Some(1),
+            field_selector: Some("type=Warning,metadata.namespace!=b".into()),
+            ..Default::default()
+        };
+        let page = list_page(Resource::Events, &objs, None, &params, 3).unwrap();
+        let v: Value = serde_json::from_str(&page).unwrap();
+        assert_eq!(names(&page), ["e1"]);
+        assert!(v["metadata"]["continue"].is_string());
+        assert!(v["metadata"].get("remainingItemCount").is_none());
+        let next = ListParams {
+            continue_token: v["metadata"]["continue"].as_str().map(String::from),
+            ..params
+        };
+        assert_eq!(
+            names(&list_page(Resource::Events, &objs, None, &next, 3).unwrap()),
+            ["e4"]
+        );
+    }
+
+    #[test]
+    fn unknown_field_is_a_bad_request() {
+        let err = parse_field_selector(Resource::Deployments, "type=Warning").unwrap_err();
+        assert_eq!(err.code, 400);
+        assert_eq!(err.message, "field label not supported: type");
+    }
+
+    #[test]
+    fn continue_tokens_round_trip_and_reject_garbage() {
+        let t = encode_continue(42, "ns/name");
+        assert_eq!(
+            decode_continue(&t).unwrap(),
+            (42, "ns/name\u{0}".to_string())
+        );
+        assert_eq!(decode_continue("not-a-token").unwrap_err().code, 400);
+    }
+
+    #[test]
+    fn forbidden_status_reads_like_the_api_server() {
+        let e = ApiError::forbidden(
+            Resource::Deployments,
+            "system:serviceaccount:kube-system:dumbmonit",
+            None,
+        );
+        let v: Value = serde_json::from_str(&e.body()).unwrap();
+        assert_eq!(v["code"], 403);
+        assert_eq!(v["reason"], "Forbidden");
+        assert_eq!(
+            v["message"],
+            "deployments.apps is forbidden: User \"system:serviceaccount:kube-system:dumbmonit\" cannot list resource \"deployments\" in API group \"apps\" at the cluster scope"
+        );
+        assert_eq!(
+            v["details"],
+            json!({"group": "apps", "kind": "deployments"})
+        );
+    }
+}

@@ -1,0 +1,15 @@
+//! A simulated Kubernetes API server for DumbMonit's tests, demo and benchmarks.
+//!
+//! It follows the real API's contract: the list paths, List objects with `resourceVersion`,
+//! `continue` and `remainingItemCount`, limit/continue paging with tokens that can be made to
+//! expire, field selectors, bearer-token authentication and `Status` error bodies. It serves
+//! HTTPS with a CA and serving certificate made at start, and logs every request.
+
+pub mod api;
+pub mod fixtures;
+pub mod scenario;
+mod server;
+mod tls;
+
+pub use fixtures::Cluster;
+pub use server::{Faults, RequestRecord, Sim, SimOptions};

@@ -1,0 +1,336 @@
+//! The simulated API server on a TLS socket.
+
+use std::collections::HashMap;
+use std::net::SocketAddr;
+use std::sync::{Arc, Mutex, RwLock};
+use std::time::Duration;
+
+use bytes::Bytes;
+use http_body_util::Full;
+use hyper::body::Incoming;
+use hyper::header::{ACCEPT_ENCODING, AUTHORIZATION, CONTENT_ENCODING, CONTENT_TYPE, RETRY_AFTER};
+use hyper::service::service_fn;
+use hyper::{Request, Response, StatusCode};
+use hyper_util::rt::TokioIo;
+use serde_json::Value;
+use tokio::net::TcpListener;
+use tokio_rustls::TlsAcceptor;
+
+use crate::api::{self, ApiError, ListParams, Resource, Route, StoredObject};
+use crate::fixtures::Cluster;
+use crate::tls::Pki;
+
+/// kube-apiserver compresses responses of at least this size for clients that accept gzip.
+const GZIP_THRESHOLD: usize = 128 * 1024;
+
+/// How a simulated API server is started.
+#[derive(Clone, Debug)]
+pub struct SimOptions {
+    /// Where to listen; port 0 picks a free one.
+    pub bind: SocketAddr,
+    /// The only bearer token accepted.
+    pub token: String,
+    /// Names and IPs in the serving certificate.
+    pub sans: Vec<String>,
+    /// The user the token authenticates as (named in 403 messages).
+    pub user: String,
+}
+
+impl Default for SimOptions {
+    fn default() -> Self {
+        SimOptions {
+            bind: SocketAddr::from(([127, 0, 0, 1], 0)),
+            token: "sim-token-0123456789abcdef".into(),
+            sans: vec![
+                "127.0.0.1".into(),
+                "localhost".into(),
+                "::1".into(),
+                "kubernetes.default.svc".into(),
+            ],
+            user: "system:serviceaccount:kube-system:dumbmonit".into(),
+        }
+    }
+}
+
+/// Switches that make the server misbehave, for tests.
+#[derive(Clone, Debug, Default)]
+pub struct Faults {
+    /// Added before every answer.
+    pub latency: Duration,
+    /// Resources (plural, e.g. `persistentvolumeclaims`) the token may not list: 403.
+    pub forbidden: Vec<Resource>,
+    /// The next N requests that carry a continue token get 410 Expired.
+    pub expire_continue: u32,
+    /// Every API request is answered with this status (500, 503, 429…).
+    pub fail_status: Option<u16>,
+}
+
+/// One request as the server saw it (never the token).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RequestRecord {
+    pub method: String,
+    pub path: String,
+    pub query: String,
+    pub accept_gzip: bool,
+    pub authorized: bool,
+}
+
+struct Store {
+    version: Value,
+    resource_version: u64,
+    objects: HashMap<Resource, Vec<StoredObject>>,
+}
+
+impl Store {
+    fn new(cluster: Cluster) -> Store {
+        let mut rv = 1000u64;
+        let mut objects = HashMap::new();
+        let version = cluster.version.clone();
+        for (resource, items) in cluster.lists() {
+            let mut stored: Vec<StoredObject> = items
+                .into_iter()
+                .map(|o| {
+                    rv += 1;
+                    StoredObject::new(resource, o, rv)
+                })
+                .collect();
+            stored.sort_by(|a, b| a.key.cmp(&b.key));
+            objects.insert(resource, stored);
+        }
+        Store {
+            version,
+            resource_version: rv,
+            objects,
+        }
+    }
+}
+
+struct Shared {
+    options: SimOptions,
+    store: RwLock<Store>,
+    faults: Mutex<Faults>,
+    log: Mutex<Vec<RequestRecord>>,
+}
+
+/// A running simulated API server. Dropping it stops it.
+pub struct Sim {
+    addr: SocketAddr,
+    ca_pem: String,
+    shared: Arc<Shared>,
+    task: tokio::task::JoinHandle<()>,
+}
+
+impl Drop for Sim {
+    fn drop(&mut self) {
+        self.task.abort();
+    }
+}
+
+impl Sim {
+    /// Generates the PKI, binds, and serves `cluster` until dropped.
+    pub async fn start(options: SimOptions, cluster: Cluster) -> std::io::Result<Sim> {
+        let pki = Pki::generate(&options.sans).map_err(std::io::Error::other)?;
+        let acceptor = TlsAcceptor::from(Arc::new(
+            pki.server_config().map_err(std::io::Error::other)?,
+        ));
+        let listener = TcpListener::bind(options.bind).await?;
+        let addr = listener.local_addr()?;
+        let shared = Arc::new(Shared {
+            options,
+            store: RwLock::new(Store::new(cluster)),
+            faults: Mutex::new(Faults::default()),
+            log: Mutex::new(Vec::new()),
+        });
+        let task = tokio::spawn(accept_loop(listener, acceptor, shared.clone()));
+        Ok(Sim {
+            addr,
+            ca_pem: pki.ca_pem,
+            shared,
+            task,
+        })
+    }
+
+    pub fn addr(&self) -> SocketAddr {
+        self.addr
+    }
+
+    /// `https://127.0.0.1:PORT`
+    pub fn url(&self) -> String {
+        format!("https://{}", self.addr)
+    }
+
+    /// The cluster CA, PEM.
+    pub fn ca_pem(&self) -> &str {
+        &self.ca_pem
+    }
+
+    pub fn token(&self) -> &str {
+        &self.shared.options.token
+    }
+
+    /// Every request served so far.
+    pub fn requests(&self) -> Vec<RequestRecord> {
+        self.shared.log.lock().unwrap().clone()
+    }
+
+    /// Replaces the whole cluster (a scenario step).
+    pub fn set_cluster(&self, cluster: Cluster) {
+        let mut store = self.shared.store.write().unwrap();
+        let next_rv = store.resource_version;
+        *store = Store::new(cluster);
+        store.resource_version = store.resource_version.max(next_rv + 1);
+    }
+
+    pub fn set_faults(&self, faults: Faults) {
+        *self.shared.faults.lock().unwrap() = faults;
+    }
+}
+
+async fn accept_loop(listener: TcpListener, acceptor: TlsAcceptor, shared: Arc<Shared>) {
+    loop {
+        let Ok((tcp, _)) = listener.accept().await else {
+            continue;
+        };
+        let acceptor = acceptor.clone();
+        let shared = shared.clone();
+        tokio::spawn(async move {
+            // A failed handshake (untrusted CA on the client side, say) just ends the connection.
+            let Ok(tls) = acceptor.accept(tcp).await else {
+                return;
+            };
+            let service = service_fn(move |req| {
+                let shared = shared.clone();
+                async move { Ok::<_, std::convert::Infallible>(handle(&shared, req).await) }
+            });
+            let _ = hyper::server::conn::http1::Builder::new()
+                .serve_connection(TokioIo::new(tls), service)
+                .await;
+        });
+    }
+}
+
+async fn handle(shared: &Shared, req: Request<Incoming>) -> Response<Full<Bytes>> {
+    let path = req.uri().path().to_string();
+    let query = req.uri().query().unwrap_or("").to_string();
+    let accept_gzip = req
+        .headers()
+        .get(ACCEPT_ENCODING)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| v.split(',').any(|e| e.trim().starts_with("gzip")));
+    let expected = format!("Bearer {}", shared.options.token);
+    let authorized = req
+        .headers()
+        .get(AUTHORIZATION)
+        .is_some_and(|v| v.as_bytes() == expected.as_bytes());
+    shared.log.lock().unwrap().push(RequestRecord {
+        method: req.method().to_string(),
+        path: path.clone(),
+        query: query.clone(),
+        accept_gzip,
+        authorized,
+    });
+
+    let faults = shared.faults.lock().unwrap().clone();
+    if !faults.latency.is_zero() {
+        tokio::time::sleep(faults.latency).await;
+    }
+    let result = if !authorized {
+        Err(ApiError::unauthorized())
+    } else if req.method() != hyper::Method::GET {
+        Err(ApiError::method_not_allowed())
+    } else {
+        answer(shared, &faults, &path, &query)
+    };
+    match result {
+        Ok(body) => respond(StatusCode::OK, body, accept_gzip, None),
+        Err(e) => {
+            let retry_after = (e.code == 429 || e.code == 503).then_some("1");
+            respond(
+                StatusCode::from_u16(e.code).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR),
+                e.body(),
+                accept_gzip,
+                retry_after,
+            )
+        }
+    }
+}
+
+fn answer(shared: &Shared, faults: &Faults, path: &str, query: &str) -> Result<String, ApiError> {
+    if let Some(code) = faults.fail_status {
+        return Err(match code {
+            429 => ApiError::too_many_requests(),
+            503 => ApiError::service_unavailable(),
+            _ => ApiError::internal("etcdserver: request timed out"),
+        });
+    }
+    match api::route(path) {
+        None => Err(ApiError::not_found()),
+        Some(Route::Version) => Ok(shared.store.read().unwrap().version.to_string()),
+        Some(Route::List {
+            resource,
+            namespace,
+        }) => {
+            if faults.forbidden.contains(&resource) {
+                return Err(ApiError::forbidden(
+                    resource,
+                    &shared.options.user,
+                    namespace.as_deref(),
+                ));
+            }
+            let params = ListParams::from_query(query)?;
+            let store = shared.store.read().unwrap();
+            if params.continue_token.is_some() && take_expiry(shared) {
+                let fresh = api::encode_continue(store.resource_version, "");
+                return Err(ApiError::expired(fresh));
+            }
+            let empty = Vec::new();
+            let objects = store.objects.get(&resource).unwrap_or(&empty);
+            api::list_page(
+                resource,
+                objects,
+                namespace.as_deref(),
+                &params,
+                store.resource_version,
+            )
+        }
+    }
+}
+
+fn take_expiry(shared: &Shared) -> bool {
+    let mut faults = shared.faults.lock().unwrap();
+    if faults.expire_continue > 0 {
+        faults.expire_continue -= 1;
+        true
+    } else {
+        false
+    }
+}
+
+fn respond(
+    status: StatusCode,
+    body: String,
+    accept_gzip: bool,
+    retry_after: Option<&str>,
+) -> Response<Full<Bytes>> {
+    let mut builder = Response::builder()
+        .status(status)
+        .header(CONTENT_TYPE, "application/json");
+    if let Some(r) = retry_after {
+        builder = builder.header(RETRY_AFTER, r);
+    }
+    let body = if accept_gzip && body.len() >= GZIP_THRESHOLD {
+        use std::io::Write;
+        let mut enc = flate2::write::GzEncoder::new(
+            Vec::with_capacity(body.len() / 8),
+            flate2::Compression::fast(),
+        );
+        enc.write_all(body.as_bytes()).expect("writing to memory");
+        builder = builder.header(CONTENT_ENCODING, "gzip");
+        Bytes::from(enc.finish().expect("writing to memory"))
+    } else {
+        Bytes::from(body)
+    };
+    builder
+        .body(Full::new(body))
+        .expect("static headers are valid")
+}
