@@ -49,11 +49,7 @@ impl Resource {
     }
 
     pub fn api_version(self) -> &'static str {
-        if self.group() == "apps" {
-            "apps/v1"
-        } else {
-            "v1"
-        }
+        if self.group() == "apps" { "apps/v1" } else { "v1" }
     }
 
     pub fn kind(self) -> &'static str {
@@ -116,10 +112,7 @@ impl Resource {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Route {
     Version,
-    List {
-        resource: Resource,
-        namespace: Option<String>,
-    },
+    List { resource: Resource, namespace: Option<String> },
 }
 
 /// Maps a request path to a route, or `None` (404) when the API server would not serve it.
@@ -127,9 +120,7 @@ pub fn route(path: &str) -> Option<Route> {
     if path == "/version" || path == "/version/" {
         return Some(Route::Version);
     }
-    let rest = path
-        .strip_prefix("/api/v1/")
-        .or_else(|| path.strip_prefix("/apis/apps/v1/"))?;
+    let rest = path.strip_prefix("/api/v1/").or_else(|| path.strip_prefix("/apis/apps/v1/"))?;
     let apps = path.starts_with("/apis/");
     let parts: Vec<&str> = rest.split('/').collect();
     let (namespace, plural) = match parts.as_slice() {
@@ -137,16 +128,11 @@ pub fn route(path: &str) -> Option<Route> {
         ["namespaces", ns, plural] if !ns.is_empty() => (Some(ns.to_string()), *plural),
         _ => return None,
     };
-    let resource = Resource::ALL
-        .into_iter()
-        .find(|r| r.plural() == plural && (r.group() == "apps") == apps)?;
+    let resource = Resource::ALL.into_iter().find(|r| r.plural() == plural && (r.group() == "apps") == apps)?;
     if namespace.is_some() && !resource.namespaced() {
         return None;
     }
-    Some(Route::List {
-        resource,
-        namespace,
-    })
+    Some(Route::List { resource, namespace })
 }
 
 /// One stored object: its sort key, the values of its selectable fields, and its JSON as a
@@ -167,38 +153,20 @@ impl StoredObject {
             map.remove("apiVersion");
         }
         if let Some(meta) = object.get_mut("metadata").and_then(Value::as_object_mut) {
-            meta.insert(
-                "resourceVersion".into(),
-                Value::String(resource_version.to_string()),
-            );
+            meta.insert("resourceVersion".into(), Value::String(resource_version.to_string()));
         }
         let name = field_value(&object, "metadata.name");
         let namespace = field_value(&object, "metadata.namespace");
-        let mut fields = vec![
-            ("metadata.name", name.clone()),
-            ("metadata.namespace", namespace.clone()),
-        ];
+        let mut fields = vec![("metadata.name", name.clone()), ("metadata.namespace", namespace.clone())];
         for f in resource.selectable_fields() {
             fields.push((f, field_value(&object, f)));
         }
-        let key = if resource.namespaced() {
-            format!("{namespace}/{name}")
-        } else {
-            name
-        };
-        StoredObject {
-            key,
-            namespace,
-            fields,
-            json: object.to_string(),
-        }
+        let key = if resource.namespaced() { format!("{namespace}/{name}") } else { name };
+        StoredObject { key, namespace, fields, json: object.to_string() }
     }
 
     fn field(&self, name: &str) -> Option<&str> {
-        self.fields
-            .iter()
-            .find(|(f, _)| *f == name)
-            .map(|(_, v)| v.as_str())
+        self.fields.iter().find(|(f, _)| *f == name).map(|(_, v)| v.as_str())
     }
 }
 
@@ -230,10 +198,7 @@ pub struct Requirement {
 }
 
 /// Parses `type=Warning,metadata.namespace!=ci` and checks every field is selectable.
-pub fn parse_field_selector(
-    resource: Resource,
-    selector: &str,
-) -> Result<Vec<Requirement>, ApiError> {
+pub fn parse_field_selector(resource: Resource, selector: &str) -> Result<Vec<Requirement>, ApiError> {
     let mut out = Vec::new();
     for term in selector.split(',').filter(|t| !t.is_empty()) {
         let (field, equal, value) = if let Some((f, v)) = term.split_once("!=") {
@@ -243,32 +208,21 @@ pub fn parse_field_selector(
         } else if let Some((f, v)) = term.split_once('=') {
             (f, true, v)
         } else {
-            return Err(ApiError::bad_request(format!(
-                "invalid selector: '{selector}'; can't understand '{term}'"
-            )));
+            return Err(ApiError::bad_request(format!("invalid selector: '{selector}'; can't understand '{term}'")));
         };
         let field = field.trim();
-        let known = field == "metadata.name"
-            || field == "metadata.namespace"
-            || resource.selectable_fields().contains(&field);
+        let known =
+            field == "metadata.name" || field == "metadata.namespace" || resource.selectable_fields().contains(&field);
         if !known {
-            return Err(ApiError::bad_request(format!(
-                "field label not supported: {field}"
-            )));
+            return Err(ApiError::bad_request(format!("field label not supported: {field}")));
         }
-        out.push(Requirement {
-            field: field.to_string(),
-            equal,
-            value: value.trim().to_string(),
-        });
+        out.push(Requirement { field: field.to_string(), equal, value: value.trim().to_string() });
     }
     Ok(out)
 }
 
 fn matches(object: &StoredObject, requirements: &[Requirement]) -> bool {
-    requirements
-        .iter()
-        .all(|r| (object.field(&r.field).unwrap_or("") == r.value) == r.equal)
+    requirements.iter().all(|r| (object.field(&r.field).unwrap_or("") == r.value) == r.equal)
 }
 
 /// The parameters of a list request that the simulator honours.
@@ -285,9 +239,7 @@ impl ListParams {
         for (k, v) in form_urlencoded::parse(query.as_bytes()) {
             match k.as_ref() {
                 "limit" => {
-                    let n: i64 = v
-                        .parse()
-                        .map_err(|_| ApiError::bad_request(format!("invalid limit: {v:?}")))?;
+                    let n: i64 = v.parse().map_err(|_| ApiError::bad_request(format!("invalid limit: {v:?}")))?;
                     p.limit = if n > 0 { Some(n as usize) } else { None };
                 }
                 "continue" if !v.is_empty() => p.continue_token = Some(v.into_owned()),
@@ -308,7 +260,9 @@ pub fn encode_continue(resource_version: u64, start_after_key: &str) -> String {
 /// The resource version and the start key of a continue token.
 pub fn decode_continue(token: &str) -> Result<(u64, String), ApiError> {
     let invalid = || {
-        ApiError::bad_request("continue key is not valid: incorrect encoded start resourceVersion (version meta.k8s.io/v1)".to_string())
+        ApiError::bad_request(
+            "continue key is not valid: incorrect encoded start resourceVersion (version meta.k8s.io/v1)".to_string(),
+        )
     };
     let raw = B64.decode(token).map_err(|_| invalid())?;
     let v: Value = serde_json::from_slice(&raw).map_err(|_| invalid())?;
@@ -316,11 +270,7 @@ pub fn decode_continue(token: &str) -> Result<(u64, String), ApiError> {
         return Err(invalid());
     }
     let rv = v.get("rv").and_then(Value::as_u64).ok_or_else(invalid)?;
-    let start = v
-        .get("start")
-        .and_then(Value::as_str)
-        .ok_or_else(invalid)?
-        .to_string();
+    let start = v.get("start").and_then(Value::as_str).ok_or_else(invalid)?.to_string();
     Ok((rv, start))
 }
 
@@ -345,9 +295,8 @@ pub fn list_page(
         None => 0,
     };
     let limit = params.limit.unwrap_or(usize::MAX);
-    let mut selected = objects[first..]
-        .iter()
-        .filter(|o| namespace.is_none_or(|ns| o.namespace == ns) && matches(o, &requirements));
+    let mut selected =
+        objects[first..].iter().filter(|o| namespace.is_none_or(|ns| o.namespace == ns) && matches(o, &requirements));
     let mut items = String::new();
     let mut count = 0usize;
     let mut last_key = "";
@@ -368,15 +317,9 @@ pub fn list_page(
         usize::from(selected.next().is_some())
     };
     let mut metadata = serde_json::Map::new();
-    metadata.insert(
-        "resourceVersion".into(),
-        Value::String(resource_version.to_string()),
-    );
+    metadata.insert("resourceVersion".into(), Value::String(resource_version.to_string()));
     if remaining > 0 {
-        metadata.insert(
-            "continue".into(),
-            Value::String(encode_continue(resource_version, last_key)),
-        );
+        metadata.insert("continue".into(), Value::String(encode_continue(resource_version, last_key)));
         // kube-apiserver leaves remainingItemCount out when the request has a selector.
         if requirements.is_empty() {
             metadata.insert("remainingItemCount".into(), Value::from(remaining as u64));
@@ -406,13 +349,7 @@ pub struct ApiError {
 
 impl ApiError {
     pub fn bad_request(message: String) -> ApiError {
-        ApiError {
-            code: 400,
-            reason: "BadRequest",
-            message,
-            details: None,
-            continue_token: None,
-        }
+        ApiError { code: 400, reason: "BadRequest", message, details: None, continue_token: None }
     }
 
     pub fn unauthorized() -> ApiError {
@@ -503,9 +440,7 @@ impl ApiError {
         ApiError {
             code: 429,
             reason: "TooManyRequests",
-            message:
-                "the server has received too many requests and has asked us to try again later"
-                    .into(),
+            message: "the server has received too many requests and has asked us to try again later".into(),
             details: None,
             continue_token: None,
         }
@@ -541,7 +476,13 @@ mod tests {
         let mut v: Vec<StoredObject> = names
             .iter()
             .enumerate()
-            .map(|(i, (ns, name, ty))| StoredObject::new(resource, json!({"kind": "X", "apiVersion": "v1", "metadata": {"namespace": ns, "name": name}, "type": ty}), i as u64 + 1))
+            .map(|(i, (ns, name, ty))| {
+                StoredObject::new(
+                    resource,
+                    json!({"kind": "X", "apiVersion": "v1", "metadata": {"namespace": ns, "name": name}, "type": ty}),
+                    i as u64 + 1,
+                )
+            })
             .collect();
         v.sort_by(|a, b| a.key.cmp(&b.key));
         v
@@ -549,49 +490,24 @@ mod tests {
 
     fn names(page: &str) -> Vec<String> {
         let v: Value = serde_json::from_str(page).unwrap();
-        v["items"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|i| i["metadata"]["name"].as_str().unwrap().to_string())
-            .collect()
+        v["items"].as_array().unwrap().iter().map(|i| i["metadata"]["name"].as_str().unwrap().to_string()).collect()
     }
 
     #[test]
     fn routes_follow_the_api_paths() {
         assert_eq!(route("/version"), Some(Route::Version));
-        assert_eq!(
-            route("/api/v1/pods"),
-            Some(Route::List {
-                resource: Resource::Pods,
-                namespace: None
-            })
-        );
+        assert_eq!(route("/api/v1/pods"), Some(Route::List { resource: Resource::Pods, namespace: None }));
         assert_eq!(
             route("/api/v1/namespaces/shop/pods"),
-            Some(Route::List {
-                resource: Resource::Pods,
-                namespace: Some("shop".into())
-            })
+            Some(Route::List { resource: Resource::Pods, namespace: Some("shop".into()) })
         );
         assert_eq!(
             route("/apis/apps/v1/deployments"),
-            Some(Route::List {
-                resource: Resource::Deployments,
-                namespace: None
-            })
+            Some(Route::List { resource: Resource::Deployments, namespace: None })
         );
-        assert_eq!(
-            route("/api/v1/deployments"),
-            None,
-            "deployments live in the apps group"
-        );
+        assert_eq!(route("/api/v1/deployments"), None, "deployments live in the apps group");
         assert_eq!(route("/apis/apps/v1/pods"), None);
-        assert_eq!(
-            route("/api/v1/namespaces/x/nodes"),
-            None,
-            "nodes are cluster-scoped"
-        );
+        assert_eq!(route("/api/v1/namespaces/x/nodes"), None, "nodes are cluster-scoped");
         assert_eq!(route("/api/v1/secrets"), None);
     }
 
@@ -599,28 +515,16 @@ mod tests {
     fn pages_follow_continue_until_empty() {
         let objs = store(
             Resource::Pods,
-            &[
-                ("a", "p1", ""),
-                ("a", "p2", ""),
-                ("b", "p3", ""),
-                ("b", "p4", ""),
-                ("c", "p5", ""),
-            ],
+            &[("a", "p1", ""), ("a", "p2", ""), ("b", "p3", ""), ("b", "p4", ""), ("c", "p5", "")],
         );
-        let mut params = ListParams {
-            limit: Some(2),
-            ..Default::default()
-        };
+        let mut params = ListParams { limit: Some(2), ..Default::default() };
         let mut seen = Vec::new();
         let mut remaining_counts = Vec::new();
         loop {
             let page = list_page(Resource::Pods, &objs, None, &params, 9).unwrap();
             let v: Value = serde_json::from_str(&page).unwrap();
             assert_eq!(v["kind"], "PodList");
-            assert!(
-                v["items"][0].get("kind").is_none(),
-                "List items carry no kind"
-            );
+            assert!(v["items"][0].get("kind").is_none(), "List items carry no kind");
             seen.extend(names(&page));
             remaining_counts.push(v["metadata"]["remainingItemCount"].as_u64());
             match v["metadata"]["continue"].as_str() {
@@ -636,12 +540,7 @@ mod tests {
     fn field_selectors_filter_and_drop_remaining_count() {
         let objs = store(
             Resource::Events,
-            &[
-                ("a", "e1", "Warning"),
-                ("a", "e2", "Normal"),
-                ("b", "e3", "Warning"),
-                ("c", "e4", "Warning"),
-            ],
+            &[("a", "e1", "Warning"), ("a", "e2", "Normal"), ("b", "e3", "Warning"), ("c", "e4", "Warning")],
         );
         let params = ListParams {
             limit: Some(1),
@@ -653,14 +552,8 @@ mod tests {
         assert_eq!(names(&page), ["e1"]);
         assert!(v["metadata"]["continue"].is_string());
         assert!(v["metadata"].get("remainingItemCount").is_none());
-        let next = ListParams {
-            continue_token: v["metadata"]["continue"].as_str().map(String::from),
-            ..params
-        };
-        assert_eq!(
-            names(&list_page(Resource::Events, &objs, None, &next, 3).unwrap()),
-            ["e4"]
-        );
+        let next = ListParams { continue_token: v["metadata"]["continue"].as_str().map(String::from), ..params };
+        assert_eq!(names(&list_page(Resource::Events, &objs, None, &next, 3).unwrap()), ["e4"]);
     }
 
     #[test]
@@ -673,20 +566,13 @@ mod tests {
     #[test]
     fn continue_tokens_round_trip_and_reject_garbage() {
         let t = encode_continue(42, "ns/name");
-        assert_eq!(
-            decode_continue(&t).unwrap(),
-            (42, "ns/name\u{0}".to_string())
-        );
+        assert_eq!(decode_continue(&t).unwrap(), (42, "ns/name\u{0}".to_string()));
         assert_eq!(decode_continue("not-a-token").unwrap_err().code, 400);
     }
 
     #[test]
     fn forbidden_status_reads_like_the_api_server() {
-        let e = ApiError::forbidden(
-            Resource::Deployments,
-            "system:serviceaccount:kube-system:dumbmonit",
-            None,
-        );
+        let e = ApiError::forbidden(Resource::Deployments, "system:serviceaccount:kube-system:dumbmonit", None);
         let v: Value = serde_json::from_str(&e.body()).unwrap();
         assert_eq!(v["code"], 403);
         assert_eq!(v["reason"], "Forbidden");
@@ -694,9 +580,6 @@ mod tests {
             v["message"],
             "deployments.apps is forbidden: User \"system:serviceaccount:kube-system:dumbmonit\" cannot list resource \"deployments\" in API group \"apps\" at the cluster scope"
         );
-        assert_eq!(
-            v["details"],
-            json!({"group": "apps", "kind": "deployments"})
-        );
+        assert_eq!(v["details"], json!({"group": "apps", "kind": "deployments"}));
     }
 }

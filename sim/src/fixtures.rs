@@ -52,9 +52,7 @@ impl Cluster {
 
 /// RFC 3339 at whole seconds, as the API server writes `metav1.Time`.
 pub fn time(t: Timestamp) -> String {
-    Timestamp::from_second(t.as_second())
-        .expect("in range")
-        .to_string()
+    Timestamp::from_second(t.as_second()).expect("in range").to_string()
 }
 
 fn ago(now: Timestamp, minutes: i64) -> String {
@@ -69,23 +67,10 @@ pub fn uid(seed: &str) -> String {
         h = h.wrapping_mul(0x0000000001000000000000000000013B);
     }
     let x = format!("{h:032x}");
-    format!(
-        "{}-{}-{}-{}-{}",
-        &x[0..8],
-        &x[8..12],
-        &x[12..16],
-        &x[16..20],
-        &x[20..32]
-    )
+    format!("{}-{}-{}-{}-{}", &x[0..8], &x[8..12], &x[12..16], &x[16..20], &x[20..32])
 }
 
-fn managed(
-    manager: &str,
-    api_version: &str,
-    at: &str,
-    fields: Value,
-    subresource: Option<&str>,
-) -> Value {
+fn managed(manager: &str, api_version: &str, at: &str, fields: Value, subresource: Option<&str>) -> Value {
     let mut m = json!({
         "manager": manager,
         "operation": "Update",
@@ -102,12 +87,7 @@ fn managed(
 
 /// The body of `GET /version`.
 pub fn version(git_version: &str) -> Value {
-    let minor = git_version
-        .trim_start_matches('v')
-        .split('.')
-        .nth(1)
-        .unwrap_or("33")
-        .to_string();
+    let minor = git_version.trim_start_matches('v').split('.').nth(1).unwrap_or("33").to_string();
     json!({
         "major": "1",
         "minor": minor,
@@ -224,7 +204,8 @@ impl Node {
         let mut spec = json!({"podCIDR": "10.42.0.0/24", "podCIDRs": ["10.42.0.0/24"], "providerID": format!("k3s://{}", self.name)});
         if self.unschedulable {
             spec["unschedulable"] = json!(true);
-            spec["taints"] = json!([{"key": "node.kubernetes.io/unschedulable", "effect": "NoSchedule", "timeAdded": ago(now, 20)}]);
+            spec["taints"] =
+                json!([{"key": "node.kubernetes.io/unschedulable", "effect": "NoSchedule", "timeAdded": ago(now, 20)}]);
         }
         let resources = json!({"cpu": "4", "ephemeral-storage": "61202244Ki", "hugepages-1Gi": "0", "hugepages-2Mi": "0", "memory": "8029404Ki", "pods": "110"});
         json!({
@@ -284,14 +265,8 @@ impl Node {
 #[derive(Clone, Debug)]
 pub enum State {
     Running,
-    Waiting {
-        reason: String,
-        message: Option<String>,
-    },
-    Terminated {
-        reason: String,
-        exit_code: i64,
-    },
+    Waiting { reason: String, message: Option<String> },
+    Terminated { reason: String, exit_code: i64 },
 }
 
 #[derive(Clone, Debug)]
@@ -317,20 +292,14 @@ impl Container {
     }
     pub fn waiting(name: &str, reason: &str, message: Option<&str>) -> Container {
         Container {
-            state: State::Waiting {
-                reason: reason.into(),
-                message: message.map(String::from),
-            },
+            state: State::Waiting { reason: reason.into(), message: message.map(String::from) },
             ready: false,
             ..Container::running(name)
         }
     }
     pub fn terminated(name: &str, reason: &str, exit_code: i64) -> Container {
         Container {
-            state: State::Terminated {
-                reason: reason.into(),
-                exit_code,
-            },
+            state: State::Terminated { reason: reason.into(), exit_code },
             ready: false,
             ..Container::running(name)
         }
@@ -373,10 +342,7 @@ impl Container {
     }
 
     fn status(&self, pod: &str, now: Timestamp) -> Value {
-        let container_id = format!(
-            "containerd://{}",
-            uid(&format!("{pod}/{}", self.name)).replace('-', "")
-        );
+        let container_id = format!("containerd://{}", uid(&format!("{pod}/{}", self.name)).replace('-', ""));
         let state = match &self.state {
             State::Running => json!({"running": {"startedAt": ago(now, 30)}}),
             State::Waiting { reason, message } => {
@@ -453,10 +419,8 @@ impl Pod {
     pub fn of_deployment(namespace: &str, deployment: &str, hash: &str, suffix: &str) -> Pod {
         let mut p = Pod::new(namespace, &format!("{deployment}-{hash}-{suffix}"));
         p.owner = Some(("ReplicaSet".into(), format!("{deployment}-{hash}")));
-        p.labels = vec![
-            ("app.kubernetes.io/name".into(), deployment.into()),
-            ("pod-template-hash".into(), hash.into()),
-        ];
+        p.labels =
+            vec![("app.kubernetes.io/name".into(), deployment.into()), ("pod-template-hash".into(), hash.into())];
         p
     }
 
@@ -496,10 +460,7 @@ impl Pod {
         self.unschedulable = Some(message.into());
         self.containers.iter_mut().for_each(|c| {
             c.ready = false;
-            c.state = State::Waiting {
-                reason: "ContainerCreating".into(),
-                message: None,
-            };
+            c.state = State::Waiting { reason: "ContainerCreating".into(), message: None };
         });
         self
     }
@@ -533,9 +494,7 @@ impl Pod {
         let mut volumes: Vec<Value> = self
             .claims
             .iter()
-            .map(
-                |c| json!({"name": format!("data-{c}"), "persistentVolumeClaim": {"claimName": c}}),
-            )
+            .map(|c| json!({"name": format!("data-{c}"), "persistentVolumeClaim": {"claimName": c}}))
             .collect();
         volumes.push(json!({"name": "kube-api-access", "projected": {"defaultMode": 420, "sources": [
             {"serviceAccountToken": {"expirationSeconds": 3607, "path": "token"}},
@@ -561,22 +520,14 @@ impl Pod {
             "preemptionPolicy": "PreemptLowerPriority"
         });
         if !self.init_containers.is_empty() {
-            spec["initContainers"] = json!(
-                self.init_containers
-                    .iter()
-                    .map(Container::spec)
-                    .collect::<Vec<_>>()
-            );
+            spec["initContainers"] = json!(self.init_containers.iter().map(Container::spec).collect::<Vec<_>>());
         }
         if let Some(n) = &self.node {
             spec["nodeName"] = json!(n);
         }
 
         let all_ready = self.containers.iter().all(|c| c.ready);
-        let init_done = self
-            .init_containers
-            .iter()
-            .all(|c| matches!(c.state, State::Terminated { exit_code: 0, .. }));
+        let init_done = self.init_containers.iter().all(|c| matches!(c.state, State::Terminated { exit_code: 0, .. }));
         let cond = |kind: &str, ok: bool, reason: Option<&str>| {
             let mut c = json!({"type": kind, "status": if ok { "True" } else { "False" }, "lastProbeTime": null, "lastTransitionTime": ago(now, 40)});
             if let Some(r) = reason {
@@ -592,22 +543,11 @@ impl Pod {
         } else {
             let running = self.phase == "Running";
             let ready = running && all_ready;
-            let not_ready_reason = (!ready).then_some(if self.phase == "Succeeded" {
-                "PodCompleted"
-            } else {
-                "ContainersNotReady"
-            });
+            let not_ready_reason =
+                (!ready).then_some(if self.phase == "Succeeded" { "PodCompleted" } else { "ContainersNotReady" });
             status["conditions"] = json!([
-                cond(
-                    "PodReadyToStartContainers",
-                    self.phase != "Pending" || init_done,
-                    None
-                ),
-                cond(
-                    "Initialized",
-                    init_done,
-                    (!init_done).then_some("ContainersNotInitialized")
-                ),
+                cond("PodReadyToStartContainers", self.phase != "Pending" || init_done, None),
+                cond("Initialized", init_done, (!init_done).then_some("ContainersNotInitialized")),
                 cond("Ready", ready, not_ready_reason),
                 cond("ContainersReady", ready, not_ready_reason),
                 cond("PodScheduled", true, None)
@@ -617,19 +557,11 @@ impl Pod {
             status["podIP"] = json!("10.42.0.17");
             status["podIPs"] = json!([{"ip": "10.42.0.17"}]);
             status["startTime"] = json!(created);
-            status["containerStatuses"] = json!(
-                self.containers
-                    .iter()
-                    .map(|c| c.status(&self.name, now))
-                    .collect::<Vec<_>>()
-            );
+            status["containerStatuses"] =
+                json!(self.containers.iter().map(|c| c.status(&self.name, now)).collect::<Vec<_>>());
             if !self.init_containers.is_empty() {
-                status["initContainerStatuses"] = json!(
-                    self.init_containers
-                        .iter()
-                        .map(|c| c.status(&self.name, now))
-                        .collect::<Vec<_>>()
-                );
+                status["initContainerStatuses"] =
+                    json!(self.init_containers.iter().map(|c| c.status(&self.name, now)).collect::<Vec<_>>());
             }
         }
         json!({"kind": "Pod", "apiVersion": "v1", "metadata": metadata, "spec": spec, "status": status})
@@ -677,8 +609,7 @@ pub fn deployment(
         spec["replicas"] = json!(r);
     }
     let desired = replicas.unwrap_or(1);
-    let mut status =
-        json!({"observedGeneration": 4, "replicas": desired, "updatedReplicas": desired});
+    let mut status = json!({"observedGeneration": 4, "replicas": desired, "updatedReplicas": desired});
     if ready > 0 {
         status["readyReplicas"] = json!(ready);
     }
@@ -689,17 +620,9 @@ pub fn deployment(
         status["unavailableReplicas"] = json!(desired - available);
     }
     let available_cond = if available >= desired {
-        (
-            "True",
-            "MinimumReplicasAvailable",
-            "Deployment has minimum availability.",
-        )
+        ("True", "MinimumReplicasAvailable", "Deployment has minimum availability.")
     } else {
-        (
-            "False",
-            "MinimumReplicasUnavailable",
-            "Deployment does not have minimum availability.",
-        )
+        ("False", "MinimumReplicasUnavailable", "Deployment does not have minimum availability.")
     };
     status["conditions"] = json!([
         {"type": "Available", "status": available_cond.0, "lastUpdateTime": ago(now, 20), "lastTransitionTime": ago(now, 20), "reason": available_cond.1, "message": available_cond.2},
@@ -729,14 +652,7 @@ pub fn statefulset(
     json!({"kind": "StatefulSet", "apiVersion": "apps/v1", "metadata": workload_metadata(namespace, name, "StatefulSet", now), "spec": spec, "status": status})
 }
 
-pub fn daemonset(
-    namespace: &str,
-    name: &str,
-    desired: i64,
-    ready: i64,
-    available: i64,
-    now: Timestamp,
-) -> Value {
+pub fn daemonset(namespace: &str, name: &str, desired: i64, ready: i64, available: i64, now: Timestamp) -> Value {
     let mut status = json!({"currentNumberScheduled": desired, "desiredNumberScheduled": desired, "numberMisscheduled": 0, "numberReady": ready, "observedGeneration": 1, "updatedNumberScheduled": desired});
     if available > 0 {
         status["numberAvailable"] = json!(available);
@@ -837,11 +753,7 @@ impl Event {
     /// A Warning about `kind` `namespace/name`, recorded in the object's namespace.
     pub fn warning(kind: &str, namespace: &str, name: &str, reason: &str, message: &str) -> Event {
         Event {
-            namespace: if namespace.is_empty() {
-                "default".into()
-            } else {
-                namespace.into()
-            },
+            namespace: if namespace.is_empty() { "default".into() } else { namespace.into() },
             kind: kind.into(),
             object_namespace: (!namespace.is_empty()).then(|| namespace.into()),
             object_name: name.into(),
@@ -887,11 +799,8 @@ impl Event {
         let name = format!(
             "{}.{}",
             self.object_name,
-            &uid(&format!(
-                "{}/{}/{}/{}",
-                self.object_name, self.reason, self.seq, self.namespace
-            ))
-            .replace('-', "")[..16]
+            &uid(&format!("{}/{}/{}/{}", self.object_name, self.reason, self.seq, self.namespace)).replace('-', "")
+                [..16]
         );
         let (component, host) = match self.reason.as_str() {
             "FailedScheduling" => ("default-scheduler", None),

@@ -2,9 +2,7 @@
 
 use jiff::Timestamp;
 
-use crate::fixtures::{
-    Cluster, Container, Event, Node, Pod, daemonset, deployment, pvc, statefulset,
-};
+use crate::fixtures::{Cluster, Container, Event, Node, Pod, daemonset, deployment, pvc, statefulset};
 
 /// Three Ready nodes, a few healthy workloads, bound claims, no warnings.
 pub fn healthy(now: Timestamp) -> Cluster {
@@ -12,38 +10,21 @@ pub fn healthy(now: Timestamp) -> Cluster {
         nodes: ["node-1", "node-2", "node-3"]
             .iter()
             .enumerate()
-            .map(|(i, n)| {
-                if i == 0 {
-                    Node::new(n).control_plane()
-                } else {
-                    Node::new(n)
-                }
-                .build(now)
-            })
+            .map(|(i, n)| if i == 0 { Node::new(n).control_plane() } else { Node::new(n) }.build(now))
             .collect(),
         ..Cluster::default()
     };
-    for (ns, name, hash) in [
-        ("shop", "api", "7c9696d669"),
-        ("shop", "web", "5d4f8b7c9b"),
-        ("kube-system", "coredns", "ccb96694c"),
-    ] {
+    for (ns, name, hash) in
+        [("shop", "api", "7c9696d669"), ("shop", "web", "5d4f8b7c9b"), ("kube-system", "coredns", "ccb96694c")]
+    {
         c.deployments.push(deployment(ns, name, Some(2), 2, 2, now));
         for s in ["x2k9p", "q8w7e"] {
-            c.pods
-                .push(Pod::of_deployment(ns, name, hash, s).build(now));
+            c.pods.push(Pod::of_deployment(ns, name, hash, s).build(now));
         }
     }
-    c.statefulsets
-        .push(statefulset("shop", "db", Some(1), 1, 1, now));
-    c.pods.push(
-        Pod::new("shop", "db-0")
-            .owned_by("StatefulSet", "db")
-            .claim("data-db-0")
-            .build(now),
-    );
-    c.daemonsets
-        .push(daemonset("kube-system", "svclb-traefik", 3, 3, 3, now));
+    c.statefulsets.push(statefulset("shop", "db", Some(1), 1, 1, now));
+    c.pods.push(Pod::new("shop", "db-0").owned_by("StatefulSet", "db").claim("data-db-0").build(now));
+    c.daemonsets.push(daemonset("kube-system", "svclb-traefik", 3, 3, 3, now));
     for n in 1..=3 {
         c.pods.push(
             Pod::new("kube-system", &format!("svclb-traefik-{n}x7qz"))
@@ -52,8 +33,7 @@ pub fn healthy(now: Timestamp) -> Cluster {
                 .build(now),
         );
     }
-    c.pvcs
-        .push(pvc("shop", "data-db-0", "Bound", "local-path", false, now));
+    c.pvcs.push(pvc("shop", "data-db-0", "Bound", "local-path", false, now));
     c
 }
 
@@ -62,14 +42,11 @@ pub fn healthy(now: Timestamp) -> Cluster {
 pub fn trouble(now: Timestamp) -> Cluster {
     let mut c = healthy(now);
     c.nodes[2] = Node::new("node-3").ready(Some("Unknown")).build(now);
-    c.nodes[1] = Node::new("node-2")
-        .condition("MemoryPressure", "True")
-        .build(now);
+    c.nodes[1] = Node::new("node-2").condition("MemoryPressure", "True").build(now);
 
     // A crash loop: the container is OOM-killed over and over.
     c.deployments.retain(|d| d["metadata"]["name"] != "api");
-    c.deployments
-        .push(deployment("shop", "api", Some(3), 2, 2, now));
+    c.deployments.push(deployment("shop", "api", Some(3), 2, 2, now));
     c.pods.push(
         Pod::of_deployment("shop", "api", "7c9696d669", "8tpp6")
             .container(Container::crashlooping("app", "OOMKilled", 137, 14))
@@ -78,8 +55,7 @@ pub fn trouble(now: Timestamp) -> Cluster {
     c.events.push(Event::warning("Pod", "shop", "api-7c9696d669-8tpp6", "BackOff", "Back-off restarting failed container app in pod api-7c9696d669-8tpp6_shop(4f1c2d9e-0b7a-4a51-9d1e-3c6f2b8a7e10)").count(63).build(now));
 
     // An image that does not exist.
-    c.deployments
-        .push(deployment("web", "frontend", Some(1), 0, 0, now));
+    c.deployments.push(deployment("web", "frontend", Some(1), 0, 0, now));
     c.pods.push(
         Pod::of_deployment("web", "frontend", "6b7d9c8f5", "m2n4b")
             .container(Container::waiting("web", "ImagePullBackOff", Some("Back-off pulling image \"registry.example.com/web/frontend:2.0.1-typo\": ErrImagePull: failed to pull and unpack image: not found")).image("registry.example.com/web/frontend:2.0.1-typo"))
@@ -98,8 +74,7 @@ pub fn trouble(now: Timestamp) -> Cluster {
     );
 
     // A pod that asks for more than any node has.
-    c.deployments
-        .push(deployment("batch", "reporter", Some(1), 0, 0, now));
+    c.deployments.push(deployment("batch", "reporter", Some(1), 0, 0, now));
     c.pods.push(Pod::of_deployment("batch", "reporter", "84c6b5f7d9", "zz7rt").unschedulable("0/3 nodes are available: 1 node(s) had untolerated taint {node.kubernetes.io/unreachable: }, 2 Insufficient memory. preemption: 0/3 nodes are available: 1 Preemption is not helpful for scheduling, 2 No preemption victims found for incoming pod.").build(now));
     c.events.push(
         Event::warning("Pod", "batch", "reporter-84c6b5f7d9-zz7rt", "FailedScheduling", "0/3 nodes are available: 1 node(s) had untolerated taint {node.kubernetes.io/unreachable: }, 2 Insufficient memory. preemption: 0/3 nodes are available: 1 Preemption is not helpful for scheduling, 2 No preemption victims found for incoming pod.")
@@ -109,17 +84,9 @@ pub fn trouble(now: Timestamp) -> Cluster {
     );
 
     // A claim whose class has no provisioner that works.
-    c.statefulsets
-        .push(statefulset("shop", "search", Some(1), 0, 0, now));
+    c.statefulsets.push(statefulset("shop", "search", Some(1), 0, 0, now));
     c.pods.push(Pod::new("shop", "search-0").owned_by("StatefulSet", "search").claim("data-search-0").unschedulable("0/3 nodes are available: pod has unbound immediate PersistentVolumeClaims. preemption: 0/3 nodes are available: 3 Preemption is not helpful for scheduling.").build(now));
-    c.pvcs.push(pvc(
-        "shop",
-        "data-search-0",
-        "Pending",
-        "fast-ssd",
-        false,
-        now,
-    ));
+    c.pvcs.push(pvc("shop", "data-search-0", "Pending", "fast-ssd", false, now));
     c.events.push(
         Event::warning(
             "PersistentVolumeClaim",
@@ -133,19 +100,11 @@ pub fn trouble(now: Timestamp) -> Cluster {
     );
 
     // Waits for its first consumer: not stuck.
-    c.pvcs
-        .push(pvc("shop", "scratch", "Pending", "local-path", true, now));
+    c.pvcs.push(pvc("shop", "scratch", "Pending", "local-path", true, now));
 
     // The lost node's events, recorded in `default`.
     c.events.push(
-        Event::warning(
-            "Node",
-            "",
-            "node-3",
-            "NodeNotReady",
-            "Node node-3 status is now: NodeNotReady",
-        )
-        .build(now),
+        Event::warning("Node", "", "node-3", "NodeNotReady", "Node node-3 status is now: NodeNotReady").build(now),
     );
     // A finished job: left out of everything.
     c.pods.push(

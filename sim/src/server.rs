@@ -41,12 +41,7 @@ impl Default for SimOptions {
         SimOptions {
             bind: SocketAddr::from(([127, 0, 0, 1], 0)),
             token: "sim-token-0123456789abcdef".into(),
-            sans: vec![
-                "127.0.0.1".into(),
-                "localhost".into(),
-                "::1".into(),
-                "kubernetes.default.svc".into(),
-            ],
+            sans: vec!["127.0.0.1".into(), "localhost".into(), "::1".into(), "kubernetes.default.svc".into()],
             user: "system:serviceaccount:kube-system:dumbmonit".into(),
         }
     }
@@ -97,11 +92,7 @@ impl Store {
             stored.sort_by(|a, b| a.key.cmp(&b.key));
             objects.insert(resource, stored);
         }
-        Store {
-            version,
-            resource_version: rv,
-            objects,
-        }
+        Store { version, resource_version: rv, objects }
     }
 }
 
@@ -130,9 +121,7 @@ impl Sim {
     /// Generates the PKI, binds, and serves `cluster` until dropped.
     pub async fn start(options: SimOptions, cluster: Cluster) -> std::io::Result<Sim> {
         let pki = Pki::generate(&options.sans).map_err(std::io::Error::other)?;
-        let acceptor = TlsAcceptor::from(Arc::new(
-            pki.server_config().map_err(std::io::Error::other)?,
-        ));
+        let acceptor = TlsAcceptor::from(Arc::new(pki.server_config().map_err(std::io::Error::other)?));
         let listener = TcpListener::bind(options.bind).await?;
         let addr = listener.local_addr()?;
         let shared = Arc::new(Shared {
@@ -142,12 +131,7 @@ impl Sim {
             log: Mutex::new(Vec::new()),
         });
         let task = tokio::spawn(accept_loop(listener, acceptor, shared.clone()));
-        Ok(Sim {
-            addr,
-            ca_pem: pki.ca_pem,
-            shared,
-            task,
-        })
+        Ok(Sim { addr, ca_pem: pki.ca_pem, shared, task })
     }
 
     pub fn addr(&self) -> SocketAddr {
@@ -202,9 +186,7 @@ async fn accept_loop(listener: TcpListener, acceptor: TlsAcceptor, shared: Arc<S
                 let shared = shared.clone();
                 async move { Ok::<_, std::convert::Infallible>(handle(&shared, req).await) }
             });
-            let _ = hyper::server::conn::http1::Builder::new()
-                .serve_connection(TokioIo::new(tls), service)
-                .await;
+            let _ = hyper::server::conn::http1::Builder::new().serve_connection(TokioIo::new(tls), service).await;
         });
     }
 }
@@ -218,10 +200,7 @@ async fn handle(shared: &Shared, req: Request<Incoming>) -> Response<Full<Bytes>
         .and_then(|v| v.to_str().ok())
         .is_some_and(|v| v.split(',').any(|e| e.trim().starts_with("gzip")));
     let expected = format!("Bearer {}", shared.options.token);
-    let authorized = req
-        .headers()
-        .get(AUTHORIZATION)
-        .is_some_and(|v| v.as_bytes() == expected.as_bytes());
+    let authorized = req.headers().get(AUTHORIZATION).is_some_and(|v| v.as_bytes() == expected.as_bytes());
     shared.log.lock().unwrap().push(RequestRecord {
         method: req.method().to_string(),
         path: path.clone(),
@@ -266,16 +245,9 @@ fn answer(shared: &Shared, faults: &Faults, path: &str, query: &str) -> Result<S
     match api::route(path) {
         None => Err(ApiError::not_found()),
         Some(Route::Version) => Ok(shared.store.read().unwrap().version.to_string()),
-        Some(Route::List {
-            resource,
-            namespace,
-        }) => {
+        Some(Route::List { resource, namespace }) => {
             if faults.forbidden.contains(&resource) {
-                return Err(ApiError::forbidden(
-                    resource,
-                    &shared.options.user,
-                    namespace.as_deref(),
-                ));
+                return Err(ApiError::forbidden(resource, &shared.options.user, namespace.as_deref()));
             }
             let params = ListParams::from_query(query)?;
             let store = shared.store.read().unwrap();
@@ -285,13 +257,7 @@ fn answer(shared: &Shared, faults: &Faults, path: &str, query: &str) -> Result<S
             }
             let empty = Vec::new();
             let objects = store.objects.get(&resource).unwrap_or(&empty);
-            api::list_page(
-                resource,
-                objects,
-                namespace.as_deref(),
-                &params,
-                store.resource_version,
-            )
+            api::list_page(resource, objects, namespace.as_deref(), &params, store.resource_version)
         }
     }
 }
@@ -306,31 +272,19 @@ fn take_expiry(shared: &Shared) -> bool {
     }
 }
 
-fn respond(
-    status: StatusCode,
-    body: String,
-    accept_gzip: bool,
-    retry_after: Option<&str>,
-) -> Response<Full<Bytes>> {
-    let mut builder = Response::builder()
-        .status(status)
-        .header(CONTENT_TYPE, "application/json");
+fn respond(status: StatusCode, body: String, accept_gzip: bool, retry_after: Option<&str>) -> Response<Full<Bytes>> {
+    let mut builder = Response::builder().status(status).header(CONTENT_TYPE, "application/json");
     if let Some(r) = retry_after {
         builder = builder.header(RETRY_AFTER, r);
     }
     let body = if accept_gzip && body.len() >= GZIP_THRESHOLD {
         use std::io::Write;
-        let mut enc = flate2::write::GzEncoder::new(
-            Vec::with_capacity(body.len() / 8),
-            flate2::Compression::fast(),
-        );
+        let mut enc = flate2::write::GzEncoder::new(Vec::with_capacity(body.len() / 8), flate2::Compression::fast());
         enc.write_all(body.as_bytes()).expect("writing to memory");
         builder = builder.header(CONTENT_ENCODING, "gzip");
         Bytes::from(enc.finish().expect("writing to memory"))
     } else {
         Bytes::from(body)
     };
-    builder
-        .body(Full::new(body))
-        .expect("static headers are valid")
+    builder.body(Full::new(body)).expect("static headers are valid")
 }

@@ -16,23 +16,16 @@ impl Pki {
     pub fn generate(sans: &[String]) -> Result<Pki, rcgen::Error> {
         let ca_key = KeyPair::generate()?;
         let mut ca_params = CertificateParams::new(Vec::<String>::new())?;
-        ca_params
-            .distinguished_name
-            .push(DnType::CommonName, "dumbmonit-sim-server-ca");
+        ca_params.distinguished_name.push(DnType::CommonName, "dumbmonit-sim-server-ca");
         ca_params.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
-        ca_params.key_usages = vec![
-            KeyUsagePurpose::KeyCertSign,
-            KeyUsagePurpose::CrlSign,
-            KeyUsagePurpose::DigitalSignature,
-        ];
+        ca_params.key_usages =
+            vec![KeyUsagePurpose::KeyCertSign, KeyUsagePurpose::CrlSign, KeyUsagePurpose::DigitalSignature];
         let ca_cert = ca_params.self_signed(&ca_key)?;
         let issuer = Issuer::new(ca_params, ca_key);
 
         let server_key = KeyPair::generate()?;
         let mut params = CertificateParams::new(sans.to_vec())?;
-        params
-            .distinguished_name
-            .push(DnType::CommonName, "kube-apiserver");
+        params.distinguished_name.push(DnType::CommonName, "kube-apiserver");
         let server_cert = params.signed_by(&server_key, &issuer)?;
 
         Ok(Pki {
@@ -47,10 +40,7 @@ impl Pki {
         let mut config = rustls::ServerConfig::builder_with_provider(provider)
             .with_safe_default_protocol_versions()?
             .with_no_client_auth()
-            .with_single_cert(
-                self.server_chain.clone(),
-                PrivateKeyDer::Pkcs8(self.server_key.clone_key()),
-            )?;
+            .with_single_cert(self.server_chain.clone(), PrivateKeyDer::Pkcs8(self.server_key.clone_key()))?;
         config.alpn_protocols = vec![b"http/1.1".to_vec()];
         Ok(config)
     }

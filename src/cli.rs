@@ -1,0 +1,212 @@
+//! The command line: `check`, `rbac`, `demo`.
+
+use std::io::Write;
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::Duration;
+
+use clap::{Args, Parser, Subcommand};
+
+use crate::collect::{self, CycleOptions};
+use crate::error::{ConfigError, Redactor};
+use crate::health::{self, Health};
+use crate::kube::{self, ConnectOptions, Fetcher};
+use crate::report::{self, Output};
+use crate::{metrics, rbac};
+
+/// Exit status when the cluster could not be read, or the command line or configuration is wrong.
+pub const EXIT_UNKNOWN: u8 = 3;
+
+#[derive(Parser, Debug)]
+#[command(
+    name = "dumbmonit",
+    version,
+    about = "Kubernetes cluster health through the API server alone",
+    long_about = "Kubernetes cluster health through the API server alone: nodes, pods, workloads, \
+                  claims and warning events, with a read-only token. No metrics-server, kubelet or node access."
+)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Subcommand, Debug)]
+pub enum Command {
+    /// Read the cluster once and report. Exit status: 0 healthy, 1 notice, 2 critical, 3 unreadable.
+    Check(CheckArgs),
+    /// Print the read-only ServiceAccount, ClusterRole, binding and token Secret to apply.
+    Rbac(RbacArgs),
+    /// Start a simulated cluster in trouble and check it: DumbMonit at work without a cluster.
+    Demo,
+}
+
+#[derive(Args, Debug, Clone)]
+pub struct ConnectArgs {
+    /// The API server: https://HOST:PORT, HOST, HOST:PORT, IP or [IPv6]
+    pub address: Option<String>,
+    /// The port when ADDRESS names none
+    #[arg(long, default_value_t = 6443)]
+    pub port: u16,
+    /// The bearer token (prefer --token-file: arguments are visible to other users of the machine)
+    #[arg(long, conflicts_with = "token_file")]
+    pub token: Option<String>,
+    /// A file holding the bearer token
+    #[arg(long, value_name = "FILE")]
+    pub token_file: Option<PathBuf>,
+    /// The cluster CA: PEM (also on one line) or the base64 of ca.crt
+    #[arg(long, value_name = "VALUE", conflicts_with = "ca_file")]
+    pub ca: Option<String>,
+    /// A file holding the cluster CA (PEM, or the base64 of it)
+    #[arg(long, value_name = "FILE")]
+    pub ca_file: Option<PathBuf>,
+    /// Skip every certificate check (trusted networks only)
+    #[arg(long)]
+    pub insecure_skip_tls_verify: bool,
+    /// Deadline of each whole request, body included, in seconds
+    #[arg(long, value_name = "SECONDS", default_value_t = 10.0)]
+    pub timeout: f64,
+    /// Leave this namespace out everywhere (repeatable); events about Nodes are kept
+    #[arg(long = "ignore-namespace", value_name = "NS")]
+    pub ignore_namespace: Vec<String>,
+    /// A kubeconfig file (exec credential plugins included)
+    #[arg(long, value_name = "FILE")]
+    pub kubeconfig: Option<PathBuf>,
+    /// The kubeconfig context to use
+    #[arg(long, value_name = "NAME")]
+    pub context: Option<String>,
+    /// Use the mounted service-account token and CA (when running in a pod)
+    #[arg(long)]
+    pub in_cluster: bool,
+}
+
+#[derive(Args, Debug)]
+pub struct CheckArgs {
+    #[command(flatten)]
+    pub connect: ConnectArgs,
+    /// What to print
+    #[arg(long, value_enum, default_value = "text")]
+    pub output: Output,
+}
+
+#[derive(Args, Debug)]
+pub struct RbacArgs {
+    /// Namespace of the ServiceAccount and its token Secret
+    #[arg(long, default_value = "kube-system")]
+    pub namespace: String,
+    /// Name of the ServiceAccount, ClusterRole and binding
+    #[arg(long, default_value = "dumbmonit")]
+    pub name: String,
+}
+
+impl ConnectArgs {
+    pub fn options(&self) -> Result<(ConnectOptions, CycleOptions), ConfigError> {
+        if !(self.timeout.is_finite() && self.timeout > 0.0 && self.timeout <= 3600.0) {
+            return Err(ConfigError::new(format!("--timeout {}: give seconds between 0 and 3600", self.timeout)));
+        }
+        let connect = ConnectOptions {
+            address: self.address.clone(),
+            port: self.port,
+            token: self.token.clone(),
+            token_file: self.token_file.clone(),
+            ca: self.ca.clone(),
+            ca_file: self.ca_file.clone(),
+            insecure_skip_tls_verify: self.insecure_skip_tls_verify,
+            kubeconfig: self.kubeconfig.clone(),
+            context: self.context.clone(),
+            in_cluster: self.in_cluster,
+            timeout: Duration::from_secs_f64(self.timeout),
+        };
+        Ok((connect, CycleOptions { ignored_namespaces: self.ignore_namespace.clone() }))
+    }
+}
+
+/// What a check prints and how it ends.
+pub struct CheckOutcome {
+    pub stdout: String,
+    pub stderr: String,
+    pub exit: u8,
+}
+
+/// One cycle against the cluster, rendered as asked.
+pub async fn check(connect: &ConnectOptions, cycle_options: &CycleOptions, output: Output) -> CheckOutcome {
+    let failed = |message: String, redactor: &Redactor| CheckOutcome {
+        stdout: String::new(),
+        stderr: format!("{}\n", redactor.clean(&message)),
+        exit: EXIT_UNKNOWN,
+    };
+    let conn = match kube::connect(connect).await {
+        Ok(c) => c,
+        Err(e) => {
+            let mut r = Redactor::default();
+            if let Some(t) = &connect.token {
+                r.add(t);
+            }
+            return failed(e.to_string(), &r);
+        }
+    };
+    let fetcher = match Fetcher::new(&conn, connect.timeout) {
+        Ok(f) => f,
+        Err(e) => return failed(e.to_string(), &conn.redactor),
+    };
+    let cycle = collect::run(&fetcher, cycle_options, jiff::Timestamp::now()).await;
+    let health: Option<Health> = cycle.result.as_ref().ok().map(health::assess);
+    let message = cycle.result.as_ref().err().map(|e| conn.redactor.clean(&e.to_string()));
+    let stdout = match output {
+        Output::Text => health.as_ref().map(|h| report::text::render(&conn.address, h)).unwrap_or_default(),
+        Output::Json => report::json::render(&conn.address, &cycle, health.as_ref(), message.as_deref()),
+        Output::Prometheus => metrics::render(&cycle, health.as_ref()),
+    };
+    let (stderr, exit) = match (&health, message) {
+        (Some(h), _) => (String::new(), h.severity() as u8),
+        (None, Some(m)) => (format!("{m}\n"), EXIT_UNKNOWN),
+        (None, None) => unreachable!("a cycle either succeeds or carries its error"),
+    };
+    CheckOutcome { stdout: conn.redactor.clean(&stdout), stderr, exit }
+}
+
+fn runtime() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_multi_thread().enable_all().build().expect("the async runtime starts")
+}
+
+fn emit(outcome: CheckOutcome) -> ExitCode {
+    let _ = std::io::stdout().write_all(outcome.stdout.as_bytes());
+    let _ = std::io::stderr().write_all(outcome.stderr.as_bytes());
+    ExitCode::from(outcome.exit)
+}
+
+/// The entry point of the binary.
+pub fn main() -> ExitCode {
+    // Exactly one crypto provider is compiled in; installing it makes that explicit.
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    let cli = match Cli::try_parse() {
+        Ok(c) => c,
+        Err(e) => {
+            let code = if e.use_stderr() { EXIT_UNKNOWN } else { 0 };
+            let _ = e.print();
+            return ExitCode::from(code);
+        }
+    };
+    match cli.command {
+        Command::Check(args) => {
+            let (connect, cycle) = match args.connect.options() {
+                Ok(o) => o,
+                Err(e) => {
+                    eprintln!("{e}");
+                    return ExitCode::from(EXIT_UNKNOWN);
+                }
+            };
+            emit(runtime().block_on(check(&connect, &cycle, args.output)))
+        }
+        Command::Rbac(args) => match rbac::manifests(&args.namespace, &args.name) {
+            Ok(yaml) => {
+                print!("{yaml}");
+                ExitCode::SUCCESS
+            }
+            Err(e) => {
+                eprintln!("{e}");
+                ExitCode::from(EXIT_UNKNOWN)
+            }
+        },
+        Command::Demo => emit(runtime().block_on(crate::demo::run())),
+    }
+}

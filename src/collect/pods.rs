@@ -1,0 +1,285 @@
+//! Pods: phase, readiness, what each container waits for or last died of, the claims they use.
+
+use serde::Deserialize;
+
+use super::{Meta, nullable};
+
+/// The compact record of a Pod.
+#[derive(Clone, Debug, PartialEq, Deserialize)]
+#[serde(from = "RawPod")]
+pub struct Pod {
+    pub namespace: String,
+    pub name: String,
+    /// The controller behind the pod (the Deployment for a ReplicaSet's pod); empty for a bare pod.
+    pub workload: String,
+    pub phase: String,
+    /// The Ready condition is `"True"`.
+    pub ready: bool,
+    /// `status.reason` and `status.message` (an eviction, say).
+    pub status_detail: Option<String>,
+    /// The scheduler's message while PodScheduled is False.
+    pub scheduling: Option<String>,
+    /// Init containers first, then app containers.
+    pub containers: Vec<ContainerState>,
+    /// `spec.volumes[].persistentVolumeClaim.claimName`.
+    pub claims: Vec<String>,
+}
+
+/// One container's status, as far as the health rules need it.
+#[derive(Clone, Debug, PartialEq, Default)]
+pub struct ContainerState {
+    pub name: String,
+    pub init: bool,
+    pub ready: bool,
+    pub restarts: i64,
+    /// `state.waiting`: (reason, message).
+    pub waiting: Option<(String, Option<String>)>,
+    /// `lastState.terminated`: (reason, exit code).
+    pub last_terminated: Option<(String, i64)>,
+}
+
+impl Pod {
+    /// Sum of `restartCount` over containers and init containers.
+    pub fn restarts(&self) -> i64 {
+        self.containers.iter().map(|c| c.restarts).sum()
+    }
+
+    pub fn crashlooping(&self) -> bool {
+        self.containers.iter().any(|c| c.waiting.as_ref().is_some_and(|(r, _)| r == "CrashLoopBackOff"))
+    }
+
+    /// Containers waiting for something other than starting or a crash-loop back-off.
+    pub fn blocked(&self) -> impl Iterator<Item = &ContainerState> {
+        self.containers.iter().filter(|c| {
+            c.waiting.as_ref().is_some_and(|(r, _)| {
+                !matches!(r.as_str(), "ContainerCreating" | "PodInitializing" | "CrashLoopBackOff") && !r.is_empty()
+            })
+        })
+    }
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct RawPod {
+    #[serde(default)]
+    metadata: PodMeta,
+    spec: Option<Spec>,
+    status: Option<Status>,
+}
+
+#[derive(Default, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+struct PodMeta {
+    #[serde(flatten)]
+    meta: Meta,
+    labels: Option<Labels>,
+    #[serde(deserialize_with = "nullable")]
+    owner_references: Vec<OwnerReference>,
+}
+
+#[derive(Default, Deserialize)]
+#[serde(default)]
+struct Labels {
+    #[serde(rename = "pod-template-hash")]
+    template_hash: Option<String>,
+}
+
+#[derive(Default, Deserialize)]
+#[serde(default)]
+struct OwnerReference {
+    #[serde(deserialize_with = "nullable")]
+    kind: String,
+    #[serde(deserialize_with = "nullable")]
+    name: String,
+    #[serde(deserialize_with = "nullable")]
+    controller: bool,
+}
+
+#[derive(Default, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+struct Spec {
+    #[serde(deserialize_with = "nullable")]
+    volumes: Vec<Volume>,
+}
+
+#[derive(Default, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+struct Volume {
+    persistent_volume_claim: Option<ClaimSource>,
+}
+
+#[derive(Default, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+struct ClaimSource {
+    #[serde(deserialize_with = "nullable")]
+    claim_name: String,
+}
+
+#[derive(Default, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+struct Status {
+    #[serde(deserialize_with = "nullable")]
+    phase: String,
+    reason: Option<String>,
+    message: Option<String>,
+    #[serde(deserialize_with = "nullable")]
+    conditions: Vec<super::nodes::Condition>,
+    #[serde(deserialize_with = "nullable")]
+    init_container_statuses: Vec<RawContainerStatus>,
+    #[serde(deserialize_with = "nullable")]
+    container_statuses: Vec<RawContainerStatus>,
+}
+
+#[derive(Default, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+struct RawContainerStatus {
+    #[serde(deserialize_with = "nullable")]
+    name: String,
+    #[serde(deserialize_with = "nullable")]
+    ready: bool,
+    #[serde(deserialize_with = "nullable")]
+    restart_count: i64,
+    state: Option<RawState>,
+    last_state: Option<RawState>,
+}
+
+#[derive(Default, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+struct RawState {
+    waiting: Option<Waiting>,
+    terminated: Option<Terminated>,
+}
+
+#[derive(Default, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+struct Waiting {
+    #[serde(deserialize_with = "nullable")]
+    reason: String,
+    message: Option<String>,
+}
+
+#[derive(Default, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+struct Terminated {
+    #[serde(deserialize_with = "nullable")]
+    reason: String,
+    #[serde(deserialize_with = "nullable")]
+    exit_code: i64,
+}
+
+impl RawContainerStatus {
+    fn compact(self, init: bool) -> ContainerState {
+        let waiting = self.state.and_then(|s| s.waiting).map(|w| (w.reason, w.message.filter(|m| !m.is_empty())));
+        let last_terminated = self.last_state.and_then(|s| s.terminated).map(|t| (t.reason, t.exit_code));
+        ContainerState {
+            name: self.name,
+            init,
+            ready: self.ready,
+            restarts: self.restart_count,
+            waiting,
+            last_terminated,
+        }
+    }
+}
+
+/// The workload a pod belongs to: its controller, with a ReplicaSet traced to its Deployment by
+/// removing `-<pod-template-hash>` from the ReplicaSet's name.
+fn workload_of(meta: &PodMeta) -> String {
+    let Some(owner) = meta.owner_references.iter().find(|o| o.controller) else {
+        return String::new();
+    };
+    if owner.kind == "ReplicaSet" {
+        let hash = meta.labels.as_ref().and_then(|l| l.template_hash.as_deref()).unwrap_or("");
+        if !hash.is_empty()
+            && let Some(deployment) = owner.name.strip_suffix(hash).and_then(|n| n.strip_suffix('-'))
+        {
+            return deployment.to_string();
+        }
+    }
+    owner.name.clone()
+}
+
+impl From<RawPod> for Pod {
+    fn from(raw: RawPod) -> Pod {
+        let workload = workload_of(&raw.metadata);
+        let status = raw.status.unwrap_or_default();
+        let ready = status.conditions.iter().any(|c| c.kind == "Ready" && c.status == "True");
+        let scheduling = status
+            .conditions
+            .iter()
+            .find(|c| c.kind == "PodScheduled" && c.status == "False")
+            .map(|c| c.message.clone().or_else(|| c.reason.clone()).unwrap_or_default());
+        let status_detail = match (status.reason.filter(|r| !r.is_empty()), status.message.filter(|m| !m.is_empty())) {
+            (Some(r), Some(m)) => Some(format!("{r}: {m}")),
+            (Some(x), None) | (None, Some(x)) => Some(x),
+            (None, None) => None,
+        };
+        let containers = status
+            .init_container_statuses
+            .into_iter()
+            .map(|c| c.compact(true))
+            .chain(status.container_statuses.into_iter().map(|c| c.compact(false)))
+            .collect();
+        let claims = raw
+            .spec
+            .map(|s| s.volumes.into_iter().filter_map(|v| v.persistent_volume_claim).map(|c| c.claim_name).collect())
+            .unwrap_or_default();
+        Pod {
+            namespace: raw.metadata.meta.namespace,
+            name: raw.metadata.meta.name,
+            workload,
+            phase: status.phase,
+            ready,
+            status_detail,
+            scheduling,
+            containers,
+            claims,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn pod(json: &str) -> Pod {
+        serde_json::from_str(json).unwrap()
+    }
+
+    #[test]
+    fn workload_follows_the_controller() {
+        let p = pod(r#"{"metadata":{"name":"api-7c9696d669-8tpp6","namespace":"shop",
+            "labels":{"pod-template-hash":"7c9696d669"},
+            "ownerReferences":[{"kind":"ReplicaSet","name":"api-7c9696d669","controller":true}]}}"#);
+        assert_eq!(p.workload, "api");
+        let p = pod(
+            r#"{"metadata":{"name":"db-0","ownerReferences":[{"kind":"StatefulSet","name":"db","controller":true}]}}"#,
+        );
+        assert_eq!(p.workload, "db");
+        let p = pod(
+            r#"{"metadata":{"name":"x","ownerReferences":[{"kind":"ReplicaSet","name":"rs-plain","controller":true}]}}"#,
+        );
+        assert_eq!(p.workload, "rs-plain", "a ReplicaSet without the hash label keeps its name");
+        let p = pod(r#"{"metadata":{"name":"x","ownerReferences":[{"kind":"Node","name":"n1","controller":false}]}}"#);
+        assert_eq!(p.workload, "", "an owner that is not the controller does not count");
+        let p = pod(r#"{"metadata":{"name":"bare","labels":null,"ownerReferences":null},"spec":null,"status":null}"#);
+        assert_eq!((p.workload.as_str(), p.phase.as_str(), p.ready), ("", "", false));
+    }
+
+    #[test]
+    fn containers_restarts_and_claims() {
+        let p = pod(r#"{"metadata":{"name":"p","namespace":"n"},
+            "spec":{"volumes":[{"name":"a","persistentVolumeClaim":{"claimName":"data"}},{"name":"b","emptyDir":{}}]},
+            "status":{"phase":"Pending","conditions":[{"type":"Ready","status":"False"}],
+              "initContainerStatuses":[{"name":"init","restartCount":2,"state":{"waiting":{"reason":"CrashLoopBackOff","message":"back-off"}},
+                 "lastState":{"terminated":{"reason":"Error","exitCode":1}}}],
+              "containerStatuses":[{"name":"app","restartCount":1,"state":{"waiting":{"reason":"PodInitializing"}}},
+                                   {"name":"side","restartCount":0,"state":{"waiting":{"reason":"ImagePullBackOff","message":"Back-off pulling image"}}}]}}"#);
+        assert_eq!(p.restarts(), 3);
+        assert!(p.crashlooping());
+        assert_eq!(p.claims, ["data"]);
+        assert_eq!(p.blocked().map(|c| c.name.as_str()).collect::<Vec<_>>(), ["side"]);
+        assert_eq!(p.containers[0].last_terminated, Some(("Error".into(), 1)));
+        assert!(p.containers[0].init);
+    }
+}

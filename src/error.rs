@@ -1,0 +1,141 @@
+//! Every way DumbMonit can fail, each with the sentence a user will search for.
+
+use std::fmt;
+use std::time::Duration;
+
+use crate::collect::Collection;
+
+/// A failure before any request is sent: a flag, a file or a kubeconfig is wrong.
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+pub struct ConfigError(pub String);
+
+impl ConfigError {
+    pub fn new(message: impl Into<String>) -> ConfigError {
+        ConfigError(message.into())
+    }
+}
+
+/// A collection could not be read from the API server.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ReadError {
+    /// The API server, as given (`https://k3s.lan:6443`).
+    pub address: String,
+    pub collection: Collection,
+    pub kind: ReadErrorKind,
+}
+
+/// What went wrong, decoded from the transport or the API server's `Status`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ReadErrorKind {
+    /// 401.
+    Unauthorized,
+    /// 403, with the API server's own message.
+    Forbidden { message: String },
+    /// The certificate chain does not lead to a trusted CA.
+    UnknownAuthority,
+    /// The certificate does not name the address used.
+    WrongName { host: String, names: Vec<String> },
+    /// The certificate is expired or not yet valid.
+    CertificateExpired,
+    /// Any other TLS failure.
+    Tls { detail: String },
+    /// No complete answer within the deadline.
+    Timeout { after: Duration },
+    /// Nothing listens at the address.
+    Refused,
+    /// The host name does not resolve.
+    Dns { host: String },
+    /// The connection failed or broke for another reason.
+    Connection { detail: String },
+    /// Another HTTP status, with the API server's message when it sent a `Status`.
+    Status { code: u16, message: String },
+    /// The answer was not the JSON expected.
+    Unreadable { detail: String },
+    /// The server kept returning the same continue token.
+    EndlessPages,
+}
+
+impl fmt::Display for ReadError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let at = format!("{} while reading {}", self.address, self.collection.name());
+        match &self.kind {
+            ReadErrorKind::Unauthorized => write!(
+                f,
+                "The API server refused the token (401) at {at}. A token made by `kubectl create token` expires \
+                 (after one hour by default): use the long-lived token of a kubernetes.io/service-account-token \
+                 Secret (`dumbmonit rbac` prints one)"
+            ),
+            ReadErrorKind::Forbidden { message } => {
+                write!(f, "The service account may not read {} (403): {message}", self.collection.resource())
+            }
+            ReadErrorKind::UnknownAuthority => write!(
+                f,
+                "The certificate of the API server could not be verified: it is signed by an unknown authority. \
+                 Paste the cluster CA with --ca or --ca-file (the ca.crt of the service account's token Secret) ({at})"
+            ),
+            ReadErrorKind::WrongName { host, names } => {
+                let lists = if names.is_empty() { String::new() } else { format!(" (it lists {})", names.join(", ")) };
+                write!(
+                    f,
+                    "The certificate of the API server could not be verified: the address {host} is not one of the \
+                     names in the certificate{lists}. Use a name or IP it lists, or add one with --tls-san on k3s ({at})"
+                )
+            }
+            ReadErrorKind::CertificateExpired => write!(
+                f,
+                "The certificate of the API server could not be verified: it has expired or is not yet valid \
+                 (check this machine's clock, or renew the API server's certificate) ({at})"
+            ),
+            ReadErrorKind::Tls { detail } => write!(f, "TLS with the API server failed: {detail} ({at})"),
+            ReadErrorKind::Timeout { after } => write!(f, "No answer from {at} within {}", seconds(*after)),
+            ReadErrorKind::Refused => {
+                write!(f, "Connection refused by {at}: is the API server running, and is the port right?")
+            }
+            ReadErrorKind::Dns { host } => write!(f, "The host name {host} could not be resolved ({at})"),
+            ReadErrorKind::Connection { detail } => write!(f, "The connection to {at} failed: {detail}"),
+            ReadErrorKind::Status { code, message } => {
+                let reason = http::StatusCode::from_u16(*code).ok().and_then(|c| c.canonical_reason()).unwrap_or("");
+                write!(f, "The API server answered {code} {reason} at {at}")?;
+                if !message.is_empty() {
+                    write!(f, ": {message}")?;
+                }
+                Ok(())
+            }
+            ReadErrorKind::Unreadable { detail } => write!(f, "Unreadable answer from {at}: {detail}"),
+            ReadErrorKind::EndlessPages => {
+                write!(f, "The API server returned the same continue token twice at {at}: the list never ends")
+            }
+        }
+    }
+}
+
+impl std::error::Error for ReadError {}
+
+fn seconds(d: Duration) -> String {
+    let s = d.as_secs_f64();
+    if s.fract() == 0.0 { format!("{s:.0} s") } else { format!("{s} s") }
+}
+
+/// Removes secrets from text that is about to leave the process.
+#[derive(Clone, Debug, Default)]
+pub struct Redactor {
+    secrets: Vec<String>,
+}
+
+impl Redactor {
+    pub fn add(&mut self, secret: &str) {
+        // Short strings would redact ordinary words; a bearer token is never that short.
+        if secret.len() >= 8 {
+            self.secrets.push(secret.to_string());
+        }
+    }
+
+    pub fn clean(&self, text: &str) -> String {
+        let mut out = text.to_string();
+        for s in &self.secrets {
+            out = out.replace(s.as_str(), "[redacted]");
+        }
+        out
+    }
+}

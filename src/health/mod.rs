@@ -1,0 +1,518 @@
+//! From what a cycle read to what is wrong and why: the one derivation that the metrics,
+//! the reports and (later) the rules and pages all read from.
+
+pub mod why;
+
+use std::collections::HashMap;
+
+use jiff::{SignedDuration, Timestamp};
+use serde::Serialize;
+
+use crate::collect::nodes::PRESSURE_CONDITIONS;
+use crate::collect::{Event, Pod, Snapshot, WorkloadKind};
+use why::{clean_line, exit_code_meaning};
+
+/// How long an explanation may be, in characters.
+const WHY_MAX: usize = 400;
+
+/// The health of one cluster at one cycle.
+#[derive(Clone, Debug)]
+pub struct Health {
+    pub time: Timestamp,
+    pub version: String,
+    pub counts: Counts,
+    pub nodes: Vec<NodeHealth>,
+    /// Every pod but the Succeeded ones: those with a problem first, each group by namespace
+    /// then name.
+    pub pods: Vec<PodHealth>,
+    pub workloads: Vec<WorkloadHealth>,
+    pub pvcs: Vec<PvcHealth>,
+    /// Warning events of the last hour per reason, highest count first (ties: reason ascending).
+    pub events_by_reason: Vec<(String, u64)>,
+}
+
+/// The counters, over every object.
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct Counts {
+    pub nodes: u64,
+    pub nodes_ready: u64,
+    pub nodes_not_ready: u64,
+    pub nodes_under_pressure: u64,
+    pub nodes_cordoned: u64,
+    pub pods: u64,
+    pub pods_running: u64,
+    pub pods_pending: u64,
+    pub pods_failed: u64,
+    pub pods_crashlooping: u64,
+    pub pods_not_ready: u64,
+    pub pods_blocked: u64,
+    pub workloads: u64,
+    pub workloads_missing_replicas: u64,
+    pub pvcs: u64,
+    pub pvcs_pending: u64,
+    pub warning_events: u64,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct NodeHealth {
+    pub name: String,
+    pub ready: bool,
+    /// `True`, `False`, `Unknown`, or `missing` when the node lists no Ready condition.
+    pub ready_status: String,
+    /// The pressure conditions the node lists: (`memory`|`disk`|`pid`|`network`, true when "True").
+    pub pressure: Vec<(String, bool)>,
+    pub unschedulable: bool,
+    pub kubelet_version: String,
+    pub why: Vec<String>,
+}
+
+impl NodeHealth {
+    /// Memory, disk or PID pressure (the network condition is shown, not counted as pressure).
+    pub fn under_pressure(&self) -> bool {
+        self.pressure.iter().any(|(c, on)| *on && c != "network")
+    }
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct PodHealth {
+    pub namespace: String,
+    pub name: String,
+    pub workload: String,
+    pub phase: String,
+    pub ready: bool,
+    pub crashlooping: bool,
+    pub pending: bool,
+    pub failed: bool,
+    /// Running, but the Ready condition is not True.
+    pub not_ready: bool,
+    /// The waiting reasons that block a container (`ImagePullBackOff`…), each once.
+    pub blocked: Vec<String>,
+    pub restarts: i64,
+    pub why: Vec<String>,
+}
+
+impl PodHealth {
+    pub fn has_problem(&self) -> bool {
+        self.crashlooping || !self.blocked.is_empty() || self.pending || self.failed || self.not_ready
+    }
+
+    /// The problems, most severe first, as words.
+    pub fn problems(&self) -> Vec<String> {
+        let mut p = Vec::new();
+        if self.crashlooping {
+            p.push("crash-looping".to_string());
+        }
+        for b in &self.blocked {
+            p.push(format!("blocked ({b})"));
+        }
+        if self.pending {
+            p.push("pending".into());
+        }
+        if self.failed {
+            p.push("failed".into());
+        }
+        // A crash-looping, blocked or failed pod is not ready either; say so only when it is all.
+        if self.not_ready && p.is_empty() {
+            p.push("not ready".into());
+        }
+        p
+    }
+
+    /// Running and not ready, with no other problem.
+    pub fn only_not_ready(&self) -> bool {
+        self.not_ready && !self.crashlooping && self.blocked.is_empty()
+    }
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct WorkloadHealth {
+    pub kind: WorkloadKind,
+    pub namespace: String,
+    pub name: String,
+    pub desired: i64,
+    pub ready: i64,
+    pub unavailable: i64,
+    pub why: Vec<String>,
+}
+
+impl Serialize for WorkloadKind {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.as_str())
+    }
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct PvcHealth {
+    pub namespace: String,
+    pub name: String,
+    pub phase: String,
+    pub bound: bool,
+    /// Pending, and either used by a live pod or named by a Warning event: it should have bound.
+    pub stuck: bool,
+    pub why: Vec<String>,
+}
+
+/// Whether anything needs attention, in the monitoring-plugin convention.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Severity {
+    Ok = 0,
+    /// Only Notice-level problems: pressure, pending or blocked pods, missing replicas, stuck claims.
+    Notice = 1,
+    /// A node not ready or a pod crash-looping.
+    Critical = 2,
+}
+
+/// The newest Warning event about each object.
+struct EventIndex<'a> {
+    newest: HashMap<(&'a str, &'a str, &'a str), &'a Event>,
+}
+
+impl<'a> EventIndex<'a> {
+    fn new(events: &'a [Event]) -> EventIndex<'a> {
+        let mut newest: HashMap<(&str, &str, &str), &Event> = HashMap::new();
+        for e in events {
+            let key = (e.kind.as_str(), e.object_namespace.as_deref().unwrap_or(""), e.object_name.as_str());
+            let entry = newest.entry(key).or_insert(e);
+            if e.last_seen > entry.last_seen {
+                *entry = e;
+            }
+        }
+        EventIndex { newest }
+    }
+
+    fn about(&self, kind: &str, namespace: &str, name: &str) -> Option<&'a Event> {
+        self.newest.get(&(kind, namespace, name)).copied()
+    }
+
+    /// `Reason: message` of the newest Warning event about the object.
+    fn why(&self, kind: &str, namespace: &str, name: &str) -> Option<String> {
+        self.about(kind, namespace, name).map(|e| clean_line(&format!("{}: {}", e.reason, e.message), WHY_MAX))
+    }
+}
+
+fn push_unique(why: &mut Vec<String>, line: Option<String>) {
+    if let Some(l) = line
+        && !l.is_empty()
+        && !why.contains(&l)
+    {
+        why.push(l);
+    }
+}
+
+/// Derives the cluster's health from one successful cycle.
+pub fn assess(s: &Snapshot) -> Health {
+    let events = EventIndex::new(&s.events);
+
+    let nodes: Vec<NodeHealth> =
+        s.nodes
+            .iter()
+            .map(|n| {
+                let ready = n.ready.as_deref() == Some("True");
+                let pressure: Vec<(String, bool)> = PRESSURE_CONDITIONS
+                    .iter()
+                    .filter_map(|(kind, label)| {
+                        n.conditions.iter().find(|(k, _)| k == kind).map(|(_, st)| (label.to_string(), st == "True"))
+                    })
+                    .collect();
+                let mut why = Vec::new();
+                if !ready {
+                    push_unique(
+                        &mut why,
+                        Some(n.ready_detail.as_deref().map_or_else(
+                            || "the node lists no Ready condition".to_string(),
+                            |d| clean_line(d, WHY_MAX),
+                        )),
+                    );
+                }
+                for (kind, status) in &n.conditions {
+                    if status == "True" {
+                        push_unique(&mut why, Some(format!("{kind} is True")));
+                    }
+                }
+                if !why.is_empty() {
+                    push_unique(&mut why, events.why("Node", "", &n.name));
+                }
+                NodeHealth {
+                    name: n.name.clone(),
+                    ready,
+                    ready_status: n.ready.clone().unwrap_or_else(|| "missing".into()),
+                    pressure,
+                    unschedulable: n.unschedulable,
+                    kubelet_version: n.kubelet_version.clone(),
+                    why,
+                }
+            })
+            .collect();
+
+    let mut pods: Vec<PodHealth> = s.pods.iter().map(|p| pod_health(p, &events)).collect();
+    pods.sort_by(|a, b| (!a.has_problem(), &a.namespace, &a.name).cmp(&(!b.has_problem(), &b.namespace, &b.name)));
+
+    let workloads: Vec<WorkloadHealth> = s
+        .workloads
+        .iter()
+        .map(|w| {
+            let unavailable = w.unavailable();
+            let mut why = Vec::new();
+            if unavailable > 0 {
+                for p in pods.iter().filter(|p| p.namespace == w.namespace && p.workload == w.name && p.has_problem()) {
+                    why.push(format!("pod {} is {}", p.name, p.problems().join(", ")));
+                }
+                push_unique(&mut why, events.why(w.kind.as_str(), &w.namespace, &w.name));
+            }
+            WorkloadHealth {
+                kind: w.kind,
+                namespace: w.namespace.clone(),
+                name: w.name.clone(),
+                desired: w.desired,
+                ready: w.ready,
+                unavailable,
+                why,
+            }
+        })
+        .collect();
+
+    let pvcs: Vec<PvcHealth> = s
+        .pvcs
+        .iter()
+        .map(|c| {
+            let users: Vec<&Pod> = s
+                .pods
+                .iter()
+                .filter(|p| p.namespace == c.namespace && p.phase != "Failed" && p.claims.contains(&c.name))
+                .collect();
+            let event = events.about("PersistentVolumeClaim", &c.namespace, &c.name);
+            let stuck = c.phase == "Pending" && (!users.is_empty() || event.is_some());
+            let mut why = Vec::new();
+            if stuck {
+                push_unique(&mut why, events.why("PersistentVolumeClaim", &c.namespace, &c.name));
+                for u in users {
+                    why.push(format!("used by pod {}", u.name));
+                }
+            }
+            PvcHealth {
+                namespace: c.namespace.clone(),
+                name: c.name.clone(),
+                phase: c.phase.clone(),
+                bound: c.phase == "Bound",
+                stuck,
+                why,
+            }
+        })
+        .collect();
+
+    let hour_ago = s.time - SignedDuration::from_hours(1);
+    let mut by_reason: HashMap<&str, u64> = HashMap::new();
+    let mut warning_events = 0;
+    for e in &s.events {
+        if e.last_seen.is_some_and(|t| t >= hour_ago) {
+            warning_events += 1;
+            *by_reason.entry(e.reason.as_str()).or_default() += 1;
+        }
+    }
+    let mut events_by_reason: Vec<(String, u64)> = by_reason.into_iter().map(|(r, n)| (r.to_string(), n)).collect();
+    events_by_reason.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
+
+    let count = |f: &dyn Fn(&PodHealth) -> bool| pods.iter().filter(|p| f(p)).count() as u64;
+    let counts = Counts {
+        nodes: nodes.len() as u64,
+        nodes_ready: nodes.iter().filter(|n| n.ready).count() as u64,
+        nodes_not_ready: nodes.iter().filter(|n| !n.ready).count() as u64,
+        nodes_under_pressure: nodes.iter().filter(|n| n.under_pressure()).count() as u64,
+        nodes_cordoned: nodes.iter().filter(|n| n.unschedulable).count() as u64,
+        pods: pods.len() as u64,
+        pods_running: count(&|p| p.phase == "Running"),
+        pods_pending: count(&|p| p.pending),
+        pods_failed: count(&|p| p.failed),
+        pods_crashlooping: count(&|p| p.crashlooping),
+        pods_not_ready: count(&|p| p.not_ready),
+        pods_blocked: count(&|p| !p.blocked.is_empty()),
+        workloads: workloads.len() as u64,
+        workloads_missing_replicas: workloads.iter().filter(|w| w.unavailable > 0).count() as u64,
+        pvcs: pvcs.len() as u64,
+        pvcs_pending: pvcs.iter().filter(|c| c.stuck).count() as u64,
+        warning_events,
+    };
+
+    Health { time: s.time, version: s.version.clone(), counts, nodes, pods, workloads, pvcs, events_by_reason }
+}
+
+fn pod_health(p: &Pod, events: &EventIndex) -> PodHealth {
+    let crashlooping = p.crashlooping();
+    let pending = p.phase == "Pending";
+    let failed = p.phase == "Failed";
+    let not_ready = p.phase == "Running" && !p.ready;
+    let mut blocked: Vec<String> = Vec::new();
+    let mut why = Vec::new();
+    for c in &p.containers {
+        let Some((reason, _)) = &c.waiting else { continue };
+        if reason == "CrashLoopBackOff" {
+            let line = match &c.last_terminated {
+                Some((why_reason, code)) => {
+                    let r = if why_reason.is_empty() { String::new() } else { format!(" ({why_reason})") };
+                    format!("{}: last exit code {code}{r}: {}", c.name, exit_code_meaning(*code, why_reason))
+                }
+                None => format!("{}: crash-looping, no last termination recorded", c.name),
+            };
+            push_unique(&mut why, Some(clean_line(&line, WHY_MAX)));
+        }
+    }
+    for c in p.blocked() {
+        let (reason, message) = c.waiting.as_ref().expect("blocked containers wait");
+        if !blocked.contains(reason) {
+            blocked.push(reason.clone());
+        }
+        let line = match message {
+            Some(m) => format!("{}: {reason}: {m}", c.name),
+            None => format!("{}: {reason}", c.name),
+        };
+        push_unique(&mut why, Some(clean_line(&line, WHY_MAX)));
+    }
+    if failed {
+        push_unique(&mut why, p.status_detail.as_deref().map(|d| clean_line(d, WHY_MAX)));
+    }
+    if not_ready && !crashlooping && blocked.is_empty() {
+        let names: Vec<&str> = p.containers.iter().filter(|c| !c.init && !c.ready).map(|c| c.name.as_str()).collect();
+        if !names.is_empty() {
+            why.push(format!("containers not ready: {}", names.join(", ")));
+        }
+    }
+    let problem = crashlooping || !blocked.is_empty() || pending || failed || not_ready;
+    if problem {
+        push_unique(&mut why, events.why("Pod", &p.namespace, &p.name));
+    }
+    if pending && events.about("Pod", &p.namespace, &p.name).is_none() {
+        push_unique(&mut why, p.scheduling.as_deref().map(|m| clean_line(&format!("Unschedulable: {m}"), WHY_MAX)));
+    }
+    PodHealth {
+        namespace: p.namespace.clone(),
+        name: p.name.clone(),
+        workload: p.workload.clone(),
+        phase: p.phase.clone(),
+        ready: p.ready,
+        crashlooping,
+        pending,
+        failed,
+        not_ready,
+        blocked,
+        restarts: p.restarts(),
+        why,
+    }
+}
+
+impl Health {
+    pub fn severity(&self) -> Severity {
+        let c = &self.counts;
+        if c.nodes_not_ready > 0 || c.pods_crashlooping > 0 {
+            Severity::Critical
+        } else if c.nodes_under_pressure > 0
+            || c.pods_pending > 0
+            || c.pods_blocked > 0
+            || c.pods_failed > 0
+            || c.pods_not_ready > 0
+            || c.workloads_missing_replicas > 0
+            || c.pvcs_pending > 0
+        {
+            Severity::Notice
+        } else {
+            Severity::Ok
+        }
+    }
+
+    /// The one sentence: `3 pods crash-looping, 1 node not ready` or `Healthy: 3 nodes ready, 42 pods`.
+    pub fn summary(&self) -> String {
+        let c = &self.counts;
+        let parts: Vec<String> = [
+            (c.nodes_not_ready, "node not ready", "nodes not ready"),
+            (c.pods_crashlooping, "pod crash-looping", "pods crash-looping"),
+            (c.nodes_under_pressure, "node under pressure", "nodes under pressure"),
+            (c.pods_blocked, "pod blocked", "pods blocked"),
+            (c.pods_pending, "pod pending", "pods pending"),
+            (c.pods_failed, "pod failed", "pods failed"),
+            (self.pods.iter().filter(|p| p.only_not_ready()).count() as u64, "pod not ready", "pods not ready"),
+            (c.workloads_missing_replicas, "workload missing replicas", "workloads missing replicas"),
+            (c.pvcs_pending, "claim stuck", "claims stuck"),
+        ]
+        .into_iter()
+        .filter(|(n, _, _)| *n > 0)
+        .map(|(n, one, many)| format!("{n} {}", if n == 1 { one } else { many }))
+        .collect();
+        if parts.is_empty() {
+            format!("Healthy: {} ready, {}", plural(c.nodes_ready, "node", "nodes"), plural(c.pods, "pod", "pods"))
+        } else {
+            parts.join(", ")
+        }
+    }
+}
+
+pub fn plural(n: u64, one: &str, many: &str) -> String {
+    format!("{n} {}", if n == 1 { one } else { many })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::collect::pods::ContainerState;
+    use crate::collect::{Node, Pvc};
+
+    fn pod(ns: &str, name: &str, phase: &str) -> Pod {
+        Pod {
+            namespace: ns.into(),
+            name: name.into(),
+            workload: String::new(),
+            phase: phase.into(),
+            ready: phase == "Running",
+            status_detail: None,
+            scheduling: None,
+            containers: vec![],
+            claims: vec![],
+        }
+    }
+
+    #[test]
+    fn problems_come_first_then_by_namespace_and_name() {
+        let mut crash = pod("z", "crash", "Running");
+        crash.ready = false;
+        crash.containers.push(ContainerState {
+            name: "app".into(),
+            waiting: Some(("CrashLoopBackOff".into(), None)),
+            last_terminated: Some(("OOMKilled".into(), 137)),
+            restarts: 7,
+            ..Default::default()
+        });
+        let s = Snapshot {
+            pods: vec![pod("b", "ok", "Running"), crash, pod("a", "ok", "Running"), pod("y", "wait", "Pending")],
+            ..Default::default()
+        };
+        let h = assess(&s);
+        let order: Vec<String> = h.pods.iter().map(|p| format!("{}/{}", p.namespace, p.name)).collect();
+        assert_eq!(order, ["y/wait", "z/crash", "a/ok", "b/ok"]);
+        assert_eq!(
+            h.pods[1].why,
+            ["app: last exit code 137 (OOMKilled): SIGKILL: out of memory, the container went over its memory limit"]
+        );
+        assert_eq!(h.severity(), Severity::Critical);
+        assert_eq!(h.summary(), "1 pod crash-looping, 1 pod pending");
+        assert_eq!(h.counts.pods_not_ready, 1, "the metric still counts every Running pod that is not ready");
+    }
+
+    #[test]
+    fn healthy_summary_and_claims_that_merely_wait() {
+        let s = Snapshot {
+            nodes: vec![Node {
+                name: "n".into(),
+                ready: Some("True".into()),
+                ready_detail: None,
+                conditions: vec![],
+                unschedulable: false,
+                kubelet_version: "v1".into(),
+            }],
+            pods: vec![pod("a", "p", "Running")],
+            pvcs: vec![Pvc { namespace: "a".into(), name: "wffc".into(), phase: "Pending".into() }],
+            ..Default::default()
+        };
+        let h = assess(&s);
+        assert!(!h.pvcs[0].stuck);
+        assert_eq!(h.summary(), "Healthy: 1 node ready, 1 pod");
+        assert_eq!(h.severity(), Severity::Ok);
+    }
+}

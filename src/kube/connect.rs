@@ -1,0 +1,177 @@
+//! From the user's flags to a kube `Config`: a direct address with token and CA, a
+//! kubeconfig (exec plugins included), or the in-cluster service account.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use secrecy::{ExposeSecret, SecretString};
+
+use super::address::parse_address;
+use super::ca::parse_ca;
+use crate::error::{ConfigError, Redactor};
+
+/// The environment variable that may carry the token.
+pub const TOKEN_ENV: &str = "DUMBMONIT_TOKEN";
+
+/// How to reach one cluster, as given on the command line (or, later, in a configuration file).
+#[derive(Clone, Debug, Default)]
+pub struct ConnectOptions {
+    pub address: Option<String>,
+    pub port: u16,
+    pub token: Option<String>,
+    pub token_file: Option<PathBuf>,
+    pub ca: Option<String>,
+    pub ca_file: Option<PathBuf>,
+    pub insecure_skip_tls_verify: bool,
+    pub kubeconfig: Option<PathBuf>,
+    pub context: Option<String>,
+    pub in_cluster: bool,
+    /// The deadline of each whole request.
+    pub timeout: Duration,
+}
+
+/// A cluster ready to be read.
+pub struct Connection {
+    /// The API server's URL, as shown in messages.
+    pub address: String,
+    pub config: kube::Config,
+    /// Secrets that must never leave the process in any text.
+    pub redactor: Redactor,
+}
+
+impl std::fmt::Debug for Connection {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Connection").field("address", &self.address).finish_non_exhaustive()
+    }
+}
+
+/// Resolves the options. Precedence: `--in-cluster`; else an ADDRESS; else `--kubeconfig`
+/// and/or `--context`; else `$KUBECONFIG` or `~/.kube/config` when present.
+pub async fn connect(o: &ConnectOptions) -> Result<Connection, ConfigError> {
+    let direct_flags = o.token.is_some()
+        || o.token_file.is_some()
+        || o.ca.is_some()
+        || o.ca_file.is_some()
+        || o.insecure_skip_tls_verify;
+    let kubeconfig_flags = o.kubeconfig.is_some() || o.context.is_some();
+    let mut conn = if o.in_cluster {
+        if o.address.is_some() || kubeconfig_flags || direct_flags {
+            return Err(ConfigError::new(
+                "--in-cluster uses the mounted service account: give no ADDRESS, token, CA or kubeconfig with it",
+            ));
+        }
+        let config = kube::Config::incluster().map_err(|e| ConfigError::new(format!("--in-cluster: {e}")))?;
+        from_config(config)
+    } else if let Some(address) = &o.address {
+        if kubeconfig_flags {
+            return Err(ConfigError::new(
+                "Give either an ADDRESS (with --token-file and --ca-file) or --kubeconfig/--context, not both",
+            ));
+        }
+        direct(address, o)?
+    } else if kubeconfig_flags || default_kubeconfig_exists() {
+        if direct_flags {
+            return Err(ConfigError::new(
+                "--token, --token-file, --ca, --ca-file and --insecure-skip-tls-verify go with an ADDRESS; \
+                 a kubeconfig carries its own",
+            ));
+        }
+        kubeconfig(o).await?
+    } else {
+        return Err(ConfigError::new(
+            "No cluster given: pass the API server's ADDRESS (with --token-file and --ca-file), --kubeconfig FILE, \
+             or --in-cluster",
+        ));
+    };
+    let c = &mut conn.config;
+    // A monitor must see outages: no retries of 429/503/504 behind its back.
+    c.default_retry = false;
+    c.connect_timeout = Some(o.timeout);
+    c.write_timeout = Some(o.timeout);
+    // The whole-request deadline is enforced around each request; see `fetch`.
+    c.read_timeout = None;
+    c.disable_compression = false;
+    Ok(conn)
+}
+
+fn default_kubeconfig_exists() -> bool {
+    std::env::var_os("KUBECONFIG").is_some_and(|v| !v.is_empty())
+        || std::env::var_os("HOME").is_some_and(|h| PathBuf::from(h).join(".kube/config").is_file())
+}
+
+fn from_config(config: kube::Config) -> Connection {
+    let mut redactor = Redactor::default();
+    if let Some(t) = &config.auth_info.token {
+        redactor.add(t.expose_secret());
+    }
+    let address = config.cluster_url.to_string().trim_end_matches('/').to_string();
+    Connection { address, config, redactor }
+}
+
+fn direct(address: &str, o: &ConnectOptions) -> Result<Connection, ConfigError> {
+    let url = parse_address(address, o.port)?;
+    let token = read_token(o)?;
+    let ca = match (&o.ca, &o.ca_file) {
+        (Some(v), None) => Some(parse_ca(v.as_bytes(), "--ca")?),
+        (None, Some(f)) => {
+            let source = format!("--ca-file {}", f.display());
+            let bytes = std::fs::read(f).map_err(|e| ConfigError::new(format!("{source}: {e}")))?;
+            Some(parse_ca(&bytes, &source)?)
+        }
+        (None, None) => None,
+        (Some(_), Some(_)) => return Err(ConfigError::new("Give the CA once: --ca or --ca-file, not both")),
+    };
+    if ca.is_some() && o.insecure_skip_tls_verify {
+        return Err(ConfigError::new(
+            "--insecure-skip-tls-verify skips every certificate check: it makes no sense with a CA",
+        ));
+    }
+    let uri: http::Uri = url.parse().map_err(|e| ConfigError::new(format!("Not a valid address: {url} ({e})")))?;
+    let mut config = kube::Config::new(uri);
+    config.root_cert = ca;
+    config.accept_invalid_certs = o.insecure_skip_tls_verify;
+    let mut redactor = Redactor::default();
+    redactor.add(&token);
+    config.auth_info.token = Some(SecretString::from(token));
+    Ok(Connection { address: url, config, redactor })
+}
+
+/// `--token-file`, else `--token`, else `$DUMBMONIT_TOKEN`.
+fn read_token(o: &ConnectOptions) -> Result<String, ConfigError> {
+    let token = match (&o.token_file, &o.token) {
+        (Some(_), Some(_)) => return Err(ConfigError::new("Give the token once: --token or --token-file, not both")),
+        (Some(f), None) => std::fs::read_to_string(f)
+            .map_err(|e| ConfigError::new(format!("--token-file {}: {e}", f.display())))?
+            .trim()
+            .to_string(),
+        (None, Some(t)) => t.trim().to_string(),
+        (None, None) => std::env::var(TOKEN_ENV).unwrap_or_default().trim().to_string(),
+    };
+    if token.is_empty() {
+        return Err(ConfigError::new(format!(
+            "No token: give --token-file FILE, --token TOKEN or the environment variable {TOKEN_ENV}"
+        )));
+    }
+    if token.chars().any(|c| c.is_control() || c == ' ') {
+        return Err(ConfigError::new("The token holds spaces or control characters: is it the right file?"));
+    }
+    Ok(token)
+}
+
+async fn kubeconfig(o: &ConnectOptions) -> Result<Connection, ConfigError> {
+    let options = kube::config::KubeConfigOptions { context: o.context.clone(), cluster: None, user: None };
+    let config = match &o.kubeconfig {
+        Some(path) => {
+            let source = format!("--kubeconfig {}", path.display());
+            let kc =
+                kube::config::Kubeconfig::read_from(path).map_err(|e| ConfigError::new(format!("{source}: {e}")))?;
+            kube::Config::from_custom_kubeconfig(kc, &options)
+                .await
+                .map_err(|e| ConfigError::new(format!("{source}: {e}")))?
+        }
+        None => {
+            kube::Config::from_kubeconfig(&options).await.map_err(|e| ConfigError::new(format!("kubeconfig: {e}")))?
+        }
+    };
+    Ok(from_config(config))
+}

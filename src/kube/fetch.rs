@@ -1,0 +1,309 @@
+//! Sending requests: a hard deadline on each whole request, API failures decoded from the
+//! API server's `Status`, transport failures classified, lists read page by page.
+
+use std::error::Error as StdError;
+use std::time::Duration;
+
+use http::StatusCode;
+use http_body_util::BodyExt;
+use serde::Deserialize;
+use serde::de::DeserializeOwned;
+
+use super::address::host_of;
+use super::connect::Connection;
+use super::request::{PAGE_SIZE, get, list_uri};
+use crate::collect::Collection;
+use crate::error::{ConfigError, ReadError, ReadErrorKind};
+
+/// Reads from one API server.
+#[derive(Clone)]
+pub struct Fetcher {
+    client: kube::Client,
+    address: String,
+    timeout: Duration,
+}
+
+/// The API server's `Status` object, as far as messages need it.
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct Status {
+    pub kind: Option<String>,
+    pub message: Option<String>,
+    pub reason: Option<String>,
+    pub code: Option<u16>,
+}
+
+/// The metadata of a List page.
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+struct ListMeta {
+    #[serde(rename = "continue")]
+    continue_token: Option<String>,
+}
+
+/// One page of a List, decoded into the compact view `T` of each item.
+#[derive(Debug, Deserialize)]
+#[serde(bound = "T: DeserializeOwned")]
+struct ListPage<T> {
+    #[serde(default)]
+    metadata: ListMeta,
+    #[serde(default, deserialize_with = "crate::collect::nullable")]
+    items: Vec<T>,
+}
+
+/// Why a single request failed.
+enum Failure {
+    Read(ReadErrorKind),
+    /// 410 Gone, reason Expired: the continue token's snapshot is gone.
+    Expired,
+}
+
+impl Fetcher {
+    pub fn new(conn: &Connection, timeout: Duration) -> Result<Fetcher, ConfigError> {
+        let client = kube::Client::try_from(conn.config.clone())
+            .map_err(|e| ConfigError::new(format!("Cannot set up the connection to {}: {e}", conn.address)))?;
+        Ok(Fetcher { client, address: conn.address.clone(), timeout })
+    }
+
+    pub fn address(&self) -> &str {
+        &self.address
+    }
+
+    fn error(&self, collection: Collection, kind: ReadErrorKind) -> ReadError {
+        ReadError { address: self.address.clone(), collection, kind }
+    }
+
+    /// One GET, decoded as `T`.
+    pub async fn get<T: DeserializeOwned>(&self, collection: Collection, uri: &str) -> Result<T, ReadError> {
+        let body = self.fetch(uri).await.map_err(|f| match f {
+            Failure::Read(k) => self.error(collection, k),
+            Failure::Expired => self.error(collection, ReadErrorKind::Status { code: 410, message: "Expired".into() }),
+        })?;
+        decode(&body).map_err(|k| self.error(collection, k))
+    }
+
+    /// Every item of a List, read in pages of 500 following `metadata.continue`. Each page is
+    /// decoded into compact views and dropped before the next is read. An expired continue
+    /// token restarts the list from the beginning, once.
+    pub async fn list<T: DeserializeOwned>(
+        &self,
+        collection: Collection,
+        path: &str,
+        field_selector: Option<&str>,
+    ) -> Result<Vec<T>, ReadError> {
+        let mut items = Vec::new();
+        let mut continue_token: Option<String> = None;
+        let mut restarted = false;
+        loop {
+            let uri = list_uri(path, field_selector, PAGE_SIZE, continue_token.as_deref());
+            let body = match self.fetch(&uri).await {
+                Ok(b) => b,
+                Err(Failure::Expired) if continue_token.is_some() && !restarted => {
+                    restarted = true;
+                    items.clear();
+                    continue_token = None;
+                    continue;
+                }
+                Err(Failure::Expired) => {
+                    let message = "the continue token expired again after the list was restarted".to_string();
+                    return Err(self.error(collection, ReadErrorKind::Status { code: 410, message }));
+                }
+                Err(Failure::Read(k)) => return Err(self.error(collection, k)),
+            };
+            let page: ListPage<T> = decode(&body).map_err(|k| self.error(collection, k))?;
+            drop(body);
+            items.extend(page.items);
+            match page.metadata.continue_token.filter(|c| !c.is_empty()) {
+                None => return Ok(items),
+                Some(next) if continue_token.as_deref() == Some(next.as_str()) => {
+                    return Err(self.error(collection, ReadErrorKind::EndlessPages));
+                }
+                Some(next) => continue_token = Some(next),
+            }
+        }
+    }
+
+    /// Sends a GET and reads the whole body within the deadline.
+    async fn fetch(&self, uri: &str) -> Result<bytes::Bytes, Failure> {
+        let request = get(uri).map(kube::client::Body::from);
+        let exchange = async {
+            let response = self.client.send(request).await.map_err(|e| Failure::Read(self.classify(&e)))?;
+            let status = response.status();
+            let body = response.into_body().collect().await.map_err(|e| Failure::Read(self.classify(&e)))?.to_bytes();
+            Ok::<_, Failure>((status, body))
+        };
+        let (status, body) = match tokio::time::timeout(self.timeout, exchange).await {
+            Err(_) => return Err(Failure::Read(ReadErrorKind::Timeout { after: self.timeout })),
+            Ok(r) => r?,
+        };
+        if status.is_success() {
+            return Ok(body);
+        }
+        Err(status_failure(status, &body))
+    }
+
+    /// Names a transport failure from the error chain: TLS, refused, DNS, or other.
+    fn classify(&self, err: &kube::Error) -> ReadErrorKind {
+        classify_chain(err, &host_of(&self.address))
+    }
+}
+
+/// Decodes JSON, or says briefly why it is not what was expected (never echoing the body).
+fn decode<T: DeserializeOwned>(body: &[u8]) -> Result<T, ReadErrorKind> {
+    serde_json::from_slice(body).map_err(|e| {
+        let start = body.iter().copied().find(|b| !b.is_ascii_whitespace());
+        let detail = match start {
+            None => "the body is empty".to_string(),
+            Some(b'<') => "an HTML page came back instead of JSON (a proxy or load balancer in the way?)".to_string(),
+            Some(b'{') | Some(b'[') => format!("invalid JSON: {e}"),
+            Some(_) => format!("not JSON: {e}"),
+        };
+        ReadErrorKind::Unreadable { detail }
+    })
+}
+
+/// Maps a non-2xx answer to its failure, using the `Status` body when there is one.
+fn status_failure(status: StatusCode, body: &[u8]) -> Failure {
+    let decoded: Option<Status> =
+        serde_json::from_slice(body).ok().filter(|s: &Status| s.kind.as_deref() == Some("Status"));
+    let message = decoded.as_ref().and_then(|s| s.message.clone()).unwrap_or_default();
+    let reason = decoded.as_ref().and_then(|s| s.reason.clone()).unwrap_or_default();
+    match status.as_u16() {
+        401 => Failure::Read(ReadErrorKind::Unauthorized),
+        403 => {
+            let message = if message.is_empty() { "forbidden".to_string() } else { message };
+            Failure::Read(ReadErrorKind::Forbidden { message })
+        }
+        410 if reason == "Expired" || decoded.is_none() => Failure::Expired,
+        code => Failure::Read(ReadErrorKind::Status { code, message: one_line(&message) }),
+    }
+}
+
+fn one_line(s: &str) -> String {
+    let flat: String = s.chars().map(|c| if c.is_control() { ' ' } else { c }).collect();
+    if flat.chars().count() > 300 { format!("{}…", flat.chars().take(300).collect::<String>()) } else { flat }
+}
+
+/// Walks an error's sources to find what happened on the wire.
+pub(crate) fn classify_chain(err: &(dyn StdError + 'static), host: &str) -> ReadErrorKind {
+    let mut texts = Vec::new();
+    let mut cur: Option<&(dyn StdError + 'static)> = Some(err);
+    while let Some(e) = cur {
+        if let Some(tls) = e.downcast_ref::<rustls::Error>() {
+            return tls_kind(tls, host);
+        }
+        if let Some(io) = e.downcast_ref::<std::io::Error>() {
+            if let Some(tls) = io.get_ref().and_then(|inner| inner.downcast_ref::<rustls::Error>()) {
+                return tls_kind(tls, host);
+            }
+            match io.kind() {
+                std::io::ErrorKind::ConnectionRefused => return ReadErrorKind::Refused,
+                std::io::ErrorKind::TimedOut => {
+                    return ReadErrorKind::Connection { detail: "the connection timed out".into() };
+                }
+                _ => {}
+            }
+        }
+        texts.push(e.to_string());
+        cur = e.source();
+    }
+    let all = texts.join(": ").to_lowercase();
+    if all.contains("dns error")
+        || all.contains("failed to lookup address")
+        || all.contains("name or service not known")
+    {
+        return ReadErrorKind::Dns { host: host.to_string() };
+    }
+    if all.contains("connection refused") {
+        return ReadErrorKind::Refused;
+    }
+    let detail = texts.last().cloned().unwrap_or_else(|| "unknown error".into());
+    ReadErrorKind::Connection { detail: one_line(&detail) }
+}
+
+fn tls_kind(err: &rustls::Error, host: &str) -> ReadErrorKind {
+    use rustls::CertificateError as C;
+    match err {
+        rustls::Error::InvalidCertificate(c) => match c {
+            C::UnknownIssuer | C::BadSignature => ReadErrorKind::UnknownAuthority,
+            C::NotValidForName => ReadErrorKind::WrongName { host: host.to_string(), names: vec![] },
+            C::NotValidForNameContext { presented, .. } => {
+                ReadErrorKind::WrongName { host: host.to_string(), names: presented.iter().map(|p| san(p)).collect() }
+            }
+            C::Expired | C::ExpiredContext { .. } | C::NotValidYet | C::NotValidYetContext { .. } => {
+                ReadErrorKind::CertificateExpired
+            }
+            other => ReadErrorKind::Tls { detail: format!("invalid certificate: {other:?}") },
+        },
+        other => ReadErrorKind::Tls { detail: other.to_string() },
+    }
+}
+
+/// `DnsName("localhost")` → `localhost`; `IpAddress(127.0.0.1)` → `127.0.0.1`.
+fn san(presented: &str) -> String {
+    let s = presented.trim();
+    for prefix in ["DnsName(", "IpAddress("] {
+        if let Some(inner) = s.strip_prefix(prefix).and_then(|r| r.strip_suffix(')')) {
+            return inner.trim_matches('"').to_string();
+        }
+    }
+    s.to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn status_bodies_become_failures() {
+        let forbidden = br#"{"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure","message":"pods is forbidden: User \"x\" cannot list resource \"pods\"","reason":"Forbidden","code":403}"#;
+        match status_failure(StatusCode::FORBIDDEN, forbidden) {
+            Failure::Read(ReadErrorKind::Forbidden { message }) => assert!(message.starts_with("pods is forbidden")),
+            _ => panic!("403 must be Forbidden"),
+        }
+        assert!(matches!(
+            status_failure(StatusCode::UNAUTHORIZED, b"Unauthorized"),
+            Failure::Read(ReadErrorKind::Unauthorized)
+        ));
+        let expired = br#"{"kind":"Status","status":"Failure","reason":"Expired","code":410,"message":"too old"}"#;
+        assert!(matches!(status_failure(StatusCode::GONE, expired), Failure::Expired));
+        let gone_other = br#"{"kind":"Status","status":"Failure","reason":"Gone","code":410,"message":"gone"}"#;
+        assert!(matches!(
+            status_failure(StatusCode::GONE, gone_other),
+            Failure::Read(ReadErrorKind::Status { code: 410, .. })
+        ));
+        match status_failure(StatusCode::BAD_GATEWAY, b"<html>bad gateway</html>") {
+            Failure::Read(ReadErrorKind::Status { code, message }) => assert_eq!((code, message.as_str()), (502, "")),
+            _ => panic!("502 must be Status"),
+        }
+    }
+
+    #[test]
+    fn bodies_that_are_not_json_are_named() {
+        let e = decode::<serde_json::Value>(b"<html><body>502</body></html>").unwrap_err();
+        assert!(matches!(e, ReadErrorKind::Unreadable { ref detail } if detail.contains("HTML")), "{e:?}");
+        let e = decode::<serde_json::Value>(br#"{"items": [1, 2"#).unwrap_err();
+        assert!(matches!(e, ReadErrorKind::Unreadable { ref detail } if detail.starts_with("invalid JSON")), "{e:?}");
+        let e = decode::<serde_json::Value>(b"").unwrap_err();
+        assert!(matches!(e, ReadErrorKind::Unreadable { ref detail } if detail == "the body is empty"), "{e:?}");
+    }
+
+    #[test]
+    fn presented_names_are_cleaned() {
+        assert_eq!(san("DnsName(\"localhost\")"), "localhost");
+        assert_eq!(san("IpAddress(127.0.0.1)"), "127.0.0.1");
+    }
+
+    #[test]
+    fn io_errors_in_the_chain_are_classified() {
+        let refused = std::io::Error::from(std::io::ErrorKind::ConnectionRefused);
+        assert_eq!(classify_chain(&refused, "h"), ReadErrorKind::Refused);
+        let tls = std::io::Error::new(
+            std::io::ErrorKind::InvalidData,
+            rustls::Error::InvalidCertificate(rustls::CertificateError::UnknownIssuer),
+        );
+        assert_eq!(classify_chain(&tls, "h"), ReadErrorKind::UnknownAuthority);
+        let dns = std::io::Error::other("dns error: failed to lookup address information: Name or service not known");
+        assert_eq!(classify_chain(&dns, "k3s.lan"), ReadErrorKind::Dns { host: "k3s.lan".into() });
+    }
+}

@@ -1,0 +1,17 @@
+//! DumbMonit: the health of a Kubernetes cluster, read through its API server alone.
+//!
+//! - [`kube`]: where the API server is, how to trust it, what to ask, how to read the answer.
+//! - [`collect`]: one cycle, eight collections, each into compact records.
+//! - [`health`]: what is wrong and why, derived from a cycle.
+//! - [`metrics`]: the `dumbmonit_k8s_` exposition.
+//! - [`report`]: the text and JSON reports of `check`.
+
+pub mod cli;
+pub mod collect;
+pub mod demo;
+pub mod error;
+pub mod health;
+pub mod kube;
+pub mod metrics;
+pub mod rbac;
+pub mod report;

@@ -1,0 +1,99 @@
+//! Every `dumbmonit_k8s_` metric, derived from a cycle's health.
+//!
+//! Each kind of object has a table of generators (name, help, type, samples of one object), in
+//! the manner of kube-state-metrics; the cluster-wide counters are a table over `Health`.
+
+pub mod exposition;
+mod objects;
+
+use exposition::{Family, Kind, Sample};
+
+use crate::collect::Cycle;
+use crate::health::{Health, PodHealth};
+
+pub const PREFIX: &str = "dumbmonit_k8s_";
+
+/// How many pods the per-pod families describe: those with problems first.
+pub const POD_SERIES_LIMIT: usize = 500;
+
+/// How many reasons `warning_events_by_reason` lists.
+pub const EVENT_REASONS_LIMIT: usize = 20;
+
+/// A metric of one kind of object: its name (without the prefix), help, type, and the samples
+/// it yields for one object.
+pub(crate) struct Generator<T> {
+    pub name: &'static str,
+    pub help: &'static str,
+    pub kind: Kind,
+    pub samples: fn(&T, &mut Vec<Sample>),
+}
+
+fn apply<'a, T: 'a>(gens: &[Generator<T>], objects: impl Iterator<Item = &'a T> + Clone, out: &mut Vec<Family>) {
+    for g in gens {
+        let mut samples = Vec::new();
+        for o in objects.clone() {
+            (g.samples)(o, &mut samples);
+        }
+        out.push(Family { name: format!("{PREFIX}{}", g.name), help: g.help, kind: g.kind, samples });
+    }
+}
+
+/// The cluster's metrics for a successful cycle.
+pub fn cluster_families(h: &Health) -> Vec<Family> {
+    let mut out = Vec::new();
+    apply(objects::CLUSTER, std::iter::once(h), &mut out);
+    apply(objects::NODES, h.nodes.iter(), &mut out);
+    let pods = h.pods.iter().take(POD_SERIES_LIMIT);
+    apply::<PodHealth>(objects::PODS, pods, &mut out);
+    apply(objects::WORKLOADS, h.workloads.iter(), &mut out);
+    apply(objects::PVCS, h.pvcs.iter(), &mut out);
+    out
+}
+
+/// The monitor's own metrics for a cycle: `up`, the cycle's duration, each collection's
+/// duration and success.
+pub fn monitor_families(cycle: &Cycle) -> Vec<Family> {
+    let family = |name: &str, help: &'static str, samples: Vec<Sample>| Family {
+        name: format!("{PREFIX}{name}"),
+        help,
+        kind: Kind::Gauge,
+        samples,
+    };
+    vec![
+        family(
+            "up",
+            "1 when the last cycle read all eight collections, else 0.",
+            vec![Sample::new(vec![], if cycle.result.is_ok() { 1.0 } else { 0.0 })],
+        ),
+        family(
+            "cycle_duration_seconds",
+            "Wall time of the last cycle, in seconds.",
+            vec![Sample::new(vec![], cycle.duration.as_secs_f64())],
+        ),
+        family(
+            "collection_duration_seconds",
+            "Wall time of each collection's read in the last cycle, in seconds, all pages included.",
+            cycle
+                .stats
+                .iter()
+                .map(|s| Sample::new(vec![("collection", s.collection.name().into())], s.duration.as_secs_f64()))
+                .collect(),
+        ),
+        family(
+            "collection_success",
+            "1 when the collection was read completely in the last cycle, else 0.",
+            cycle
+                .stats
+                .iter()
+                .map(|s| Sample::new(vec![("collection", s.collection.name().into())], if s.ok { 1.0 } else { 0.0 }))
+                .collect(),
+        ),
+    ]
+}
+
+/// The whole exposition of one cycle: the cluster's metrics when it succeeded, then the monitor's.
+pub fn render(cycle: &Cycle, health: Option<&Health>) -> String {
+    let mut families = health.map(cluster_families).unwrap_or_default();
+    families.extend(monitor_families(cycle));
+    exposition::encode(&families)
+}

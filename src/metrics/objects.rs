@@ -1,0 +1,217 @@
+//! The generator tables: one per kind of object.
+
+use super::exposition::{Kind, Sample};
+use super::{EVENT_REASONS_LIMIT, Generator};
+use crate::health::{Health, NodeHealth, PodHealth, PvcHealth, WorkloadHealth};
+
+fn flag(b: bool) -> f64 {
+    if b { 1.0 } else { 0.0 }
+}
+
+fn one(out: &mut Vec<Sample>, value: u64) {
+    out.push(Sample::new(vec![], value as f64));
+}
+
+pub(super) const CLUSTER: &[Generator<Health>] = &[
+    Generator {
+        name: "version_info",
+        help: "1, labelled with the gitVersion of the API server's /version.",
+        kind: Kind::Gauge,
+        samples: |h, out| out.push(Sample::new(vec![("version", h.version.clone())], 1.0)),
+    },
+    Generator { name: "nodes", help: "Nodes.", kind: Kind::Gauge, samples: |h, out| one(out, h.counts.nodes) },
+    Generator {
+        name: "nodes_ready",
+        help: "Nodes whose Ready condition is True.",
+        kind: Kind::Gauge,
+        samples: |h, out| one(out, h.counts.nodes_ready),
+    },
+    Generator {
+        name: "pods",
+        help: "Pods whose phase is not Succeeded.",
+        kind: Kind::Gauge,
+        samples: |h, out| one(out, h.counts.pods),
+    },
+    Generator {
+        name: "pods_running",
+        help: "Pods in phase Running.",
+        kind: Kind::Gauge,
+        samples: |h, out| one(out, h.counts.pods_running),
+    },
+    Generator {
+        name: "pods_pending",
+        help: "Pods in phase Pending.",
+        kind: Kind::Gauge,
+        samples: |h, out| one(out, h.counts.pods_pending),
+    },
+    Generator {
+        name: "pods_failed",
+        help: "Pods in phase Failed.",
+        kind: Kind::Gauge,
+        samples: |h, out| one(out, h.counts.pods_failed),
+    },
+    Generator {
+        name: "pods_crashlooping",
+        help: "Pods with a container or init container waiting in CrashLoopBackOff.",
+        kind: Kind::Gauge,
+        samples: |h, out| one(out, h.counts.pods_crashlooping),
+    },
+    Generator {
+        name: "pods_not_ready",
+        help: "Running pods whose Ready condition is not True.",
+        kind: Kind::Gauge,
+        samples: |h, out| one(out, h.counts.pods_not_ready),
+    },
+    Generator {
+        name: "pvcs",
+        help: "PersistentVolumeClaims.",
+        kind: Kind::Gauge,
+        samples: |h, out| one(out, h.counts.pvcs),
+    },
+    Generator {
+        name: "pvcs_pending",
+        help: "PersistentVolumeClaims stuck in Pending: used by a live pod or named by a Warning event.",
+        kind: Kind::Gauge,
+        samples: |h, out| one(out, h.counts.pvcs_pending),
+    },
+    Generator {
+        name: "warning_events",
+        help: "Warning events whose last occurrence is within the hour before the cycle.",
+        kind: Kind::Gauge,
+        samples: |h, out| one(out, h.counts.warning_events),
+    },
+    Generator {
+        name: "warning_events_by_reason",
+        help: "Warning events of the last hour per reason, for the 20 reasons with the highest counts.",
+        kind: Kind::Gauge,
+        samples: |h, out| {
+            for (reason, n) in h.events_by_reason.iter().take(EVENT_REASONS_LIMIT) {
+                out.push(Sample::new(vec![("reason", reason.clone())], *n as f64));
+            }
+        },
+    },
+];
+
+fn node(n: &NodeHealth) -> Vec<(&'static str, String)> {
+    vec![("node", n.name.clone())]
+}
+
+pub(super) const NODES: &[Generator<NodeHealth>] = &[
+    Generator {
+        name: "node_ready",
+        help: "1 when the node's Ready condition is True, else 0 (False, Unknown or missing).",
+        kind: Kind::Gauge,
+        samples: |n, out| out.push(Sample::new(node(n), flag(n.ready))),
+    },
+    Generator {
+        name: "node_pressure",
+        help: "1 when the node's pressure condition (memory, disk, pid, network) is True, else 0; only conditions the node lists.",
+        kind: Kind::Gauge,
+        samples: |n, out| {
+            for (condition, on) in &n.pressure {
+                out.push(Sample::new(vec![("node", n.name.clone()), ("condition", condition.clone())], flag(*on)));
+            }
+        },
+    },
+    Generator {
+        name: "node_unschedulable",
+        help: "1 when the node is cordoned (spec.unschedulable), else 0.",
+        kind: Kind::Gauge,
+        samples: |n, out| out.push(Sample::new(node(n), flag(n.unschedulable))),
+    },
+    Generator {
+        name: "node_info",
+        help: "1, labelled with the node's kubelet version.",
+        kind: Kind::Gauge,
+        samples: |n, out| {
+            out.push(Sample::new(vec![("node", n.name.clone()), ("kubelet_version", n.kubelet_version.clone())], 1.0))
+        },
+    },
+];
+
+fn pod(p: &PodHealth) -> Vec<(&'static str, String)> {
+    vec![("namespace", p.namespace.clone()), ("pod", p.name.clone()), ("workload", p.workload.clone())]
+}
+
+pub(super) const PODS: &[Generator<PodHealth>] = &[
+    Generator {
+        name: "pod_ready",
+        help: "1 when the pod's Ready condition is True, else 0.",
+        kind: Kind::Gauge,
+        samples: |p, out| out.push(Sample::new(pod(p), flag(p.ready))),
+    },
+    Generator {
+        name: "pod_crashlooping",
+        help: "1 when a container or init container of the pod waits in CrashLoopBackOff, else 0.",
+        kind: Kind::Gauge,
+        samples: |p, out| out.push(Sample::new(pod(p), flag(p.crashlooping))),
+    },
+    Generator {
+        name: "pod_pending",
+        help: "1 when the pod is in phase Pending, else 0.",
+        kind: Kind::Gauge,
+        samples: |p, out| out.push(Sample::new(pod(p), flag(p.pending))),
+    },
+    Generator {
+        name: "pod_restarts",
+        help: "Restarts of the pod's containers and init containers (sum of restartCount).",
+        kind: Kind::Counter,
+        samples: |p, out| out.push(Sample::new(pod(p), p.restarts as f64)),
+    },
+    Generator {
+        name: "pod_blocked",
+        help: "1 while a container waits for a reason other than starting or CrashLoopBackOff; reason is that waiting reason.",
+        kind: Kind::Gauge,
+        samples: |p, out| {
+            for reason in &p.blocked {
+                let mut labels = pod(p);
+                labels.push(("reason", reason.clone()));
+                out.push(Sample::new(labels, 1.0));
+            }
+        },
+    },
+];
+
+fn workload(w: &WorkloadHealth) -> Vec<(&'static str, String)> {
+    vec![("kind", w.kind.as_str().into()), ("namespace", w.namespace.clone()), ("workload", w.name.clone())]
+}
+
+pub(super) const WORKLOADS: &[Generator<WorkloadHealth>] = &[
+    Generator {
+        name: "workload_desired",
+        help: "Desired replicas: spec.replicas (absent: 1), or desiredNumberScheduled for a DaemonSet.",
+        kind: Kind::Gauge,
+        samples: |w, out| out.push(Sample::new(workload(w), w.desired as f64)),
+    },
+    Generator {
+        name: "workload_ready",
+        help: "Ready replicas: status.readyReplicas, or numberReady for a DaemonSet.",
+        kind: Kind::Gauge,
+        samples: |w, out| out.push(Sample::new(workload(w), w.ready as f64)),
+    },
+    Generator {
+        name: "workload_unavailable",
+        help: "max(desired - available, 0).",
+        kind: Kind::Gauge,
+        samples: |w, out| out.push(Sample::new(workload(w), w.unavailable as f64)),
+    },
+];
+
+fn pvc(c: &PvcHealth) -> Vec<(&'static str, String)> {
+    vec![("namespace", c.namespace.clone()), ("pvc", c.name.clone())]
+}
+
+pub(super) const PVCS: &[Generator<PvcHealth>] = &[
+    Generator {
+        name: "pvc_pending",
+        help: "1 when the claim is Pending and used by a live pod or named by a Warning event (stuck), else 0.",
+        kind: Kind::Gauge,
+        samples: |c, out| out.push(Sample::new(pvc(c), flag(c.stuck))),
+    },
+    Generator {
+        name: "pvc_bound",
+        help: "1 when the claim is Bound, else 0.",
+        kind: Kind::Gauge,
+        samples: |c, out| out.push(Sample::new(pvc(c), flag(c.bound))),
+    },
+];

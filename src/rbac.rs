@@ -1,0 +1,75 @@
+//! `dumbmonit rbac`: the read-only ServiceAccount, ClusterRole, binding and long-lived token Secret.
+
+use crate::error::ConfigError;
+
+/// The resources DumbMonit lists, by API group. Nothing else: no Secrets, no ConfigMaps.
+pub const RULES: [(&str, &[&str]); 2] = [
+    ("", &["nodes", "pods", "persistentvolumeclaims", "events"]),
+    ("apps", &["deployments", "statefulsets", "daemonsets"]),
+];
+
+/// A DNS-1123 label, as namespaces and these object names must be.
+fn check_name(flag: &str, v: &str) -> Result<(), ConfigError> {
+    let ok = !v.is_empty()
+        && v.len() <= 63
+        && v.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')
+        && !v.starts_with('-')
+        && !v.ends_with('-');
+    if ok {
+        Ok(())
+    } else {
+        Err(ConfigError::new(format!(
+            "{flag} {v:?}: not a valid name (lower-case letters, digits and '-', at most 63, starting and ending with a letter or digit)"
+        )))
+    }
+}
+
+/// The manifests, as one YAML stream for `kubectl apply -f -`.
+pub fn manifests(namespace: &str, name: &str) -> Result<String, ConfigError> {
+    check_name("--namespace", namespace)?;
+    check_name("--name", name)?;
+    let rules: String = RULES
+        .iter()
+        .map(|(group, resources)| {
+            let list = resources.iter().map(|r| format!("\"{r}\"")).collect::<Vec<_>>().join(", ");
+            format!("  - apiGroups: [\"{group}\"]\n    resources: [{list}]\n    verbs: [\"get\", \"list\"]\n")
+        })
+        .collect();
+    Ok(format!(
+        "# DumbMonit: read-only access to the health of this cluster.\n\
+         # Apply: dumbmonit rbac | kubectl apply -f -\n\
+         apiVersion: v1\n\
+         kind: ServiceAccount\n\
+         metadata:\n  name: {name}\n  namespace: {namespace}\n\
+         ---\n\
+         apiVersion: rbac.authorization.k8s.io/v1\n\
+         kind: ClusterRole\n\
+         metadata:\n  name: {name}\n\
+         rules:\n{rules}\
+         ---\n\
+         apiVersion: rbac.authorization.k8s.io/v1\n\
+         kind: ClusterRoleBinding\n\
+         metadata:\n  name: {name}\n\
+         roleRef:\n  apiGroup: rbac.authorization.k8s.io\n  kind: ClusterRole\n  name: {name}\n\
+         subjects:\n  - kind: ServiceAccount\n    name: {name}\n    namespace: {namespace}\n\
+         ---\n\
+         # A long-lived token: the token controller fills in data.token and data.ca.crt.\n\
+         apiVersion: v1\n\
+         kind: Secret\n\
+         metadata:\n  name: {name}-token\n  namespace: {namespace}\n  annotations:\n    kubernetes.io/service-account.name: {name}\n\
+         type: kubernetes.io/service-account-token\n"
+    ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_are_checked() {
+        assert!(manifests("kube-system", "dumbmonit").is_ok());
+        assert!(manifests("kube-system", "Dumb").is_err());
+        assert!(manifests("a\nb: c", "x").is_err());
+        assert!(manifests("", "x").is_err());
+    }
+}

@@ -1,0 +1,163 @@
+//! The text report: first line the one sentence, then what needs attention and why.
+
+use std::fmt::Write;
+
+use crate::health::{Health, plural};
+
+/// At most this many rows of a problem table; the rest are counted.
+const MAX_ROWS: usize = 50;
+/// Clusters with at most this many nodes list every node; larger ones only those that need attention.
+const ALL_NODES_UP_TO: usize = 20;
+
+pub fn render(address: &str, h: &Health) -> String {
+    let mut out = String::new();
+    let c = &h.counts;
+    let _ = writeln!(out, "{}", h.summary());
+    let _ = writeln!(
+        out,
+        "Cluster {address} ({}): {} ({} ready), {} ({} running, {} pending, {} failed), {}, {}, {} in the last hour",
+        if h.version.is_empty() { "unknown version" } else { &h.version },
+        plural(c.nodes, "node", "nodes"),
+        c.nodes_ready,
+        plural(c.pods, "pod", "pods"),
+        c.pods_running,
+        c.pods_pending,
+        c.pods_failed,
+        plural(c.workloads, "workload", "workloads"),
+        plural(c.pvcs, "claim", "claims"),
+        plural(c.warning_events, "warning event", "warning events"),
+    );
+    if h.severity() == crate::health::Severity::Ok {
+        return out;
+    }
+
+    let attention = |n: &&crate::health::NodeHealth| !n.ready || n.under_pressure() || n.unschedulable;
+    let nodes: Vec<_> = if h.nodes.len() <= ALL_NODES_UP_TO {
+        h.nodes.iter().collect()
+    } else {
+        h.nodes.iter().filter(attention).collect()
+    };
+    if !nodes.is_empty() {
+        let rows = nodes
+            .iter()
+            .map(|n| {
+                let pressure: Vec<&str> = n.pressure.iter().filter(|(_, on)| *on).map(|(c, _)| c.as_str()).collect();
+                Row {
+                    cells: vec![
+                        n.name.clone(),
+                        n.ready_status.clone(),
+                        if pressure.is_empty() { "-".into() } else { pressure.join(",") },
+                        if n.unschedulable { "cordoned".into() } else { "-".into() },
+                        n.kubelet_version.clone(),
+                    ],
+                    why: n.why.clone(),
+                }
+            })
+            .collect();
+        let more = h.nodes.len() - nodes.len();
+        let more = (more > 0)
+            .then(|| format!("and {} Ready, without pressure", plural(more as u64, "more node", "more nodes")));
+        table(&mut out, "Nodes", &["NAME", "READY", "PRESSURE", "SCHEDULING", "KUBELET"], rows, more);
+    }
+
+    let pods: Vec<_> = h.pods.iter().filter(|p| p.has_problem()).collect();
+    if !pods.is_empty() {
+        let title = format!("Pods needing attention ({})", pods.len());
+        let rows = pods
+            .iter()
+            .take(MAX_ROWS)
+            .map(|p| Row {
+                cells: vec![format!("{}/{}", p.namespace, p.name), p.problems().join(", "), p.restarts.to_string()],
+                why: p.why.clone(),
+            })
+            .collect();
+        let more = (pods.len() > MAX_ROWS).then(|| format!("and {} more", pods.len() - MAX_ROWS));
+        table(&mut out, &title, &["POD", "STATE", "RESTARTS"], rows, more);
+    }
+
+    let workloads: Vec<_> = h.workloads.iter().filter(|w| w.unavailable > 0).collect();
+    if !workloads.is_empty() {
+        let title = format!("Workloads missing replicas ({})", workloads.len());
+        let rows = workloads
+            .iter()
+            .take(MAX_ROWS)
+            .map(|w| Row {
+                cells: vec![
+                    format!("{} {}/{}", w.kind.as_str(), w.namespace, w.name),
+                    format!("{}/{}", w.ready, w.desired),
+                    w.unavailable.to_string(),
+                ],
+                why: w.why.clone(),
+            })
+            .collect();
+        let more = (workloads.len() > MAX_ROWS).then(|| format!("and {} more", workloads.len() - MAX_ROWS));
+        table(&mut out, &title, &["WORKLOAD", "READY", "UNAVAILABLE"], rows, more);
+    }
+
+    let claims: Vec<_> = h.pvcs.iter().filter(|c| c.stuck).collect();
+    if !claims.is_empty() {
+        let title = format!("Stuck claims ({})", claims.len());
+        let rows = claims
+            .iter()
+            .take(MAX_ROWS)
+            .map(|c| Row { cells: vec![format!("{}/{}", c.namespace, c.name), c.phase.clone()], why: c.why.clone() })
+            .collect();
+        let more = (claims.len() > MAX_ROWS).then(|| format!("and {} more", claims.len() - MAX_ROWS));
+        table(&mut out, &title, &["CLAIM", "PHASE"], rows, more);
+    }
+
+    if !h.events_by_reason.is_empty() {
+        let _ = writeln!(out, "\nWarning events in the last hour, by reason");
+        let width = h.events_by_reason.iter().map(|(_, n)| n.to_string().len()).max().unwrap_or(1);
+        for (reason, n) in h.events_by_reason.iter().take(MAX_ROWS) {
+            let _ = writeln!(out, "  {n:>width$}  {}", crate::health::why::clean_line(reason, 80));
+        }
+        if h.events_by_reason.len() > MAX_ROWS {
+            let _ = writeln!(out, "  and {} more reasons", h.events_by_reason.len() - MAX_ROWS);
+        }
+    }
+    out
+}
+
+struct Row {
+    cells: Vec<String>,
+    why: Vec<String>,
+}
+
+/// A titled table whose last column, WHY, may hold several lines.
+fn table(out: &mut String, title: &str, headers: &[&str], rows: Vec<Row>, more: Option<String>) {
+    let _ = writeln!(out, "\n{title}");
+    let mut widths: Vec<usize> = headers.iter().map(|h| h.chars().count()).collect();
+    for r in &rows {
+        for (w, c) in widths.iter_mut().zip(&r.cells) {
+            *w = (*w).max(c.chars().count());
+        }
+    }
+    let line = |cells: &[String]| -> String {
+        let mut s = String::from("  ");
+        for (c, w) in cells.iter().zip(&widths) {
+            let _ = write!(s, "{c}{}  ", " ".repeat(w - c.chars().count()));
+        }
+        s
+    };
+    let header: Vec<String> = headers.iter().map(|h| h.to_string()).collect();
+    let _ = writeln!(out, "{}WHY", line(&header));
+    let indent = " ".repeat(2 + widths.iter().map(|w| w + 2).sum::<usize>());
+    for r in rows {
+        let cells = line(&r.cells);
+        match r.why.first() {
+            Some(first) => {
+                let _ = writeln!(out, "{cells}{first}");
+            }
+            None => {
+                let _ = writeln!(out, "{}", cells.trim_end());
+            }
+        }
+        for w in r.why.iter().skip(1) {
+            let _ = writeln!(out, "{indent}{w}");
+        }
+    }
+    if let Some(m) = more {
+        let _ = writeln!(out, "  {m}");
+    }
+}
