@@ -394,6 +394,8 @@ pub struct Pod {
     pub claims: Vec<String>,
     /// The scheduler's message for a pod that cannot be placed.
     pub unschedulable: Option<String>,
+    /// `status.reason` and `status.message` (an eviction).
+    pub status_reason: Option<(String, String)>,
     custom_containers: bool,
 }
 
@@ -411,6 +413,7 @@ impl Pod {
             init_containers: vec![],
             claims: vec![],
             unschedulable: None,
+            status_reason: None,
             custom_containers: false,
         }
     }
@@ -461,6 +464,17 @@ impl Pod {
         self.containers.iter_mut().for_each(|c| {
             c.ready = false;
             c.state = State::Waiting { reason: "ContainerCreating".into(), message: None };
+        });
+        self
+    }
+
+    /// Failed: evicted by the kubelet with `message`.
+    pub fn evicted(mut self, message: &str) -> Pod {
+        self.phase = "Failed".into();
+        self.status_reason = Some(("Evicted".into(), message.into()));
+        self.containers.iter_mut().for_each(|c| {
+            c.ready = false;
+            c.state = State::Terminated { reason: "ContainerStatusUnknown".into(), exit_code: 137 };
         });
         self
     }
@@ -536,6 +550,10 @@ impl Pod {
             c
         };
         let mut status = json!({"phase": self.phase, "qosClass": "Burstable"});
+        if let Some((reason, message)) = &self.status_reason {
+            status["reason"] = json!(reason);
+            status["message"] = json!(message);
+        }
         if let Some(message) = &self.unschedulable {
             let mut c = cond("PodScheduled", false, Some("Unschedulable"));
             c["message"] = json!(message);

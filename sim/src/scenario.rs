@@ -58,6 +58,7 @@ pub fn trouble(now: Timestamp) -> Cluster {
     c.deployments.push(deployment("web", "frontend", Some(1), 0, 0, now));
     c.pods.push(
         Pod::of_deployment("web", "frontend", "6b7d9c8f5", "m2n4b")
+            .phase("Pending")
             .container(Container::waiting("web", "ImagePullBackOff", Some("Back-off pulling image \"registry.example.com/web/frontend:2.0.1-typo\": ErrImagePull: failed to pull and unpack image: not found")).image("registry.example.com/web/frontend:2.0.1-typo"))
             .build(now),
     );

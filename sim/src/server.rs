@@ -101,6 +101,7 @@ struct Shared {
     store: RwLock<Store>,
     faults: Mutex<Faults>,
     log: Mutex<Vec<RequestRecord>>,
+    gzip_responses: std::sync::atomic::AtomicU64,
 }
 
 /// A running simulated API server. Dropping it stops it.
@@ -129,6 +130,7 @@ impl Sim {
             store: RwLock::new(Store::new(cluster)),
             faults: Mutex::new(Faults::default()),
             log: Mutex::new(Vec::new()),
+            gzip_responses: Default::default(),
         });
         let task = tokio::spawn(accept_loop(listener, acceptor, shared.clone()));
         Ok(Sim { addr, ca_pem: pki.ca_pem, shared, task })
@@ -163,6 +165,11 @@ impl Sim {
         let next_rv = store.resource_version;
         *store = Store::new(cluster);
         store.resource_version = store.resource_version.max(next_rv + 1);
+    }
+
+    /// How many answers were sent gzip-compressed.
+    pub fn gzip_responses(&self) -> u64 {
+        self.shared.gzip_responses.load(std::sync::atomic::Ordering::Relaxed)
     }
 
     pub fn set_faults(&self, faults: Faults) {
@@ -220,8 +227,12 @@ async fn handle(shared: &Shared, req: Request<Incoming>) -> Response<Full<Bytes>
     } else {
         answer(shared, &faults, &path, &query)
     };
+    let gzip = accept_gzip && result.as_ref().is_ok_and(|b| b.len() >= GZIP_THRESHOLD);
+    if gzip {
+        shared.gzip_responses.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    }
     match result {
-        Ok(body) => respond(StatusCode::OK, body, accept_gzip, None),
+        Ok(body) => respond(StatusCode::OK, body, gzip, None),
         Err(e) => {
             let retry_after = (e.code == 429 || e.code == 503).then_some("1");
             respond(
@@ -272,12 +283,12 @@ fn take_expiry(shared: &Shared) -> bool {
     }
 }
 
-fn respond(status: StatusCode, body: String, accept_gzip: bool, retry_after: Option<&str>) -> Response<Full<Bytes>> {
+fn respond(status: StatusCode, body: String, gzip: bool, retry_after: Option<&str>) -> Response<Full<Bytes>> {
     let mut builder = Response::builder().status(status).header(CONTENT_TYPE, "application/json");
     if let Some(r) = retry_after {
         builder = builder.header(RETRY_AFTER, r);
     }
-    let body = if accept_gzip && body.len() >= GZIP_THRESHOLD {
+    let body = if gzip {
         use std::io::Write;
         let mut enc = flate2::write::GzEncoder::new(Vec::with_capacity(body.len() / 8), flate2::Compression::fast());
         enc.write_all(body.as_bytes()).expect("writing to memory");

@@ -1,0 +1,126 @@
+//! Runs the real `dumbmonit` binary against the simulated API server over TLS.
+
+#![allow(dead_code)]
+
+pub mod fixture;
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use dumbmonit_sim::{Cluster, Sim, SimOptions};
+
+/// A simulated cluster, and the files a user would hold for it.
+pub struct Harness {
+    pub sim: Sim,
+    pub dir: tempfile::TempDir,
+    pub token_file: PathBuf,
+    pub ca_file: PathBuf,
+}
+
+/// What one run of the binary printed and how it ended.
+#[derive(Debug)]
+pub struct Run {
+    pub stdout: String,
+    pub stderr: String,
+    pub code: i32,
+}
+
+impl Harness {
+    pub async fn start(cluster: Cluster) -> Harness {
+        Harness::start_with(SimOptions::default(), cluster).await
+    }
+
+    pub async fn start_with(options: SimOptions, cluster: Cluster) -> Harness {
+        let sim = Sim::start(options, cluster).await.expect("the simulator starts");
+        let dir = tempfile::tempdir().unwrap();
+        let token_file = dir.path().join("token");
+        std::fs::write(&token_file, format!("{}\n", sim.token())).unwrap();
+        let ca_file = dir.path().join("ca.crt");
+        std::fs::write(&ca_file, sim.ca_pem()).unwrap();
+        Harness { sim, dir, token_file, ca_file }
+    }
+
+    /// `dumbmonit check URL --token-file … --ca-file … ARGS`.
+    pub async fn check(&self, args: &[&str]) -> Run {
+        let mut all: Vec<String> = vec!["check".into(), self.sim.url()];
+        all.extend(["--token-file".into(), path(&self.token_file), "--ca-file".into(), path(&self.ca_file)]);
+        all.extend(args.iter().map(|s| s.to_string()));
+        let run = dumbmonit(&all, &[], self.dir.path()).await;
+        self.assert_clean(&run);
+        run
+    }
+
+    /// The token never appears in what the binary prints.
+    pub fn assert_clean(&self, run: &Run) {
+        let token = self.sim.token();
+        assert!(!run.stdout.contains(token), "the token leaked on stdout");
+        assert!(!run.stderr.contains(token), "the token leaked on stderr");
+    }
+
+    /// Only GETs, only to the eight collections' paths.
+    pub fn assert_only_reads(&self) {
+        let allowed = [
+            "/version",
+            "/api/v1/nodes",
+            "/api/v1/pods",
+            "/apis/apps/v1/deployments",
+            "/apis/apps/v1/statefulsets",
+            "/apis/apps/v1/daemonsets",
+            "/api/v1/persistentvolumeclaims",
+            "/api/v1/events",
+        ];
+        let requests = self.sim.requests();
+        assert!(!requests.is_empty(), "no request reached the simulator");
+        for r in requests {
+            assert_eq!(r.method, "GET", "only GET may be sent: {r:?}");
+            assert!(allowed.contains(&r.path.as_str()), "unexpected path: {r:?}");
+        }
+    }
+}
+
+pub fn path(p: &Path) -> String {
+    p.to_str().unwrap().to_string()
+}
+
+/// Runs the binary with a clean environment (no token variable, no kubeconfig, HOME in `home`).
+pub async fn dumbmonit(args: &[String], env: &[(&str, &str)], home: &Path) -> Run {
+    let mut cmd = tokio::process::Command::new(env!("CARGO_BIN_EXE_dumbmonit"));
+    cmd.args(args).env_remove("DUMBMONIT_TOKEN").env_remove("KUBECONFIG").env("HOME", home).kill_on_drop(true);
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    let out = tokio::time::timeout(std::time::Duration::from_secs(60), cmd.output())
+        .await
+        .expect("dumbmonit finishes within a minute")
+        .expect("dumbmonit runs");
+    let run = Run {
+        stdout: String::from_utf8(out.stdout).expect("stdout is UTF-8"),
+        stderr: String::from_utf8(out.stderr).expect("stderr is UTF-8"),
+        code: out.status.code().expect("exited, not killed"),
+    };
+    assert!(!run.stderr.contains("panicked"), "dumbmonit panicked: {}", run.stderr);
+    run
+}
+
+/// The exposition as `name{labels}` → value, labels in the order written.
+pub fn samples(exposition: &str) -> BTreeMap<String, f64> {
+    let mut out = BTreeMap::new();
+    for line in exposition.lines().filter(|l| !l.starts_with('#') && !l.is_empty()) {
+        let (series, value) = line.rsplit_once(' ').expect("a sample line has a value");
+        let value = match value {
+            "NaN" => f64::NAN,
+            v => v.parse().unwrap_or_else(|_| panic!("bad value in {line}")),
+        };
+        assert!(out.insert(series.to_string(), value).is_none(), "duplicate series {series}");
+    }
+    out
+}
+
+/// The series of one family.
+pub fn family<'a>(samples: &'a BTreeMap<String, f64>, name: &str) -> Vec<(&'a str, f64)> {
+    samples
+        .iter()
+        .filter(|(k, _)| k.as_str() == name || k.starts_with(&format!("{name}{{")))
+        .map(|(k, v)| (k.as_str(), *v))
+        .collect()
+}
