@@ -184,7 +184,8 @@ fn one_line(s: &str) -> String {
     if flat.chars().count() > 300 { format!("{}…", flat.chars().take(300).collect::<String>()) } else { flat }
 }
 
-/// Walks an error's sources to find what happened on the wire.
+/// Walks an error's sources to find what happened on the wire. An `io::Error` hides the error
+/// it wraps from `source()`, so the walk looks inside it first.
 pub(crate) fn classify_chain(err: &(dyn StdError + 'static), host: &str) -> ReadErrorKind {
     let mut texts = Vec::new();
     let mut cur: Option<&(dyn StdError + 'static)> = Some(err);
@@ -192,20 +193,19 @@ pub(crate) fn classify_chain(err: &(dyn StdError + 'static), host: &str) -> Read
         if let Some(tls) = e.downcast_ref::<rustls::Error>() {
             return tls_kind(tls, host);
         }
-        if let Some(io) = e.downcast_ref::<std::io::Error>() {
-            if let Some(tls) = io.get_ref().and_then(|inner| inner.downcast_ref::<rustls::Error>()) {
-                return tls_kind(tls, host);
+        let io = e.downcast_ref::<std::io::Error>();
+        match io.map(std::io::Error::kind) {
+            Some(std::io::ErrorKind::ConnectionRefused) => return ReadErrorKind::Refused,
+            Some(std::io::ErrorKind::TimedOut) => {
+                return ReadErrorKind::Connection { detail: "the connection timed out".into() };
             }
-            match io.kind() {
-                std::io::ErrorKind::ConnectionRefused => return ReadErrorKind::Refused,
-                std::io::ErrorKind::TimedOut => {
-                    return ReadErrorKind::Connection { detail: "the connection timed out".into() };
-                }
-                _ => {}
-            }
+            _ => {}
         }
         texts.push(e.to_string());
-        cur = e.source();
+        cur = match io.and_then(std::io::Error::get_ref) {
+            Some(inner) => Some(inner as &(dyn StdError + 'static)),
+            None => e.source(),
+        };
     }
     let all = texts.join(": ").to_lowercase();
     if all.contains("dns error")
@@ -303,6 +303,12 @@ mod tests {
             rustls::Error::InvalidCertificate(rustls::CertificateError::UnknownIssuer),
         );
         assert_eq!(classify_chain(&tls, "h"), ReadErrorKind::UnknownAuthority);
+        // hyper-rustls wraps the TLS error twice.
+        let nested = std::io::Error::other(std::io::Error::new(
+            std::io::ErrorKind::InvalidData,
+            rustls::Error::InvalidCertificate(rustls::CertificateError::NotValidForName),
+        ));
+        assert_eq!(classify_chain(&nested, "h"), ReadErrorKind::WrongName { host: "h".into(), names: vec![] });
         let dns = std::io::Error::other("dns error: failed to lookup address information: Name or service not known");
         assert_eq!(classify_chain(&dns, "k3s.lan"), ReadErrorKind::Dns { host: "k3s.lan".into() });
     }
