@@ -54,7 +54,7 @@ pub struct ConnectArgs {
     #[arg(long, value_name = "FILE")]
     pub token_file: Option<PathBuf>,
     /// The cluster CA: PEM (also on one line) or the base64 of ca.crt
-    #[arg(long, value_name = "VALUE", conflicts_with = "ca_file")]
+    #[arg(long, value_name = "VALUE", conflicts_with = "ca_file", allow_hyphen_values = true)]
     pub ca: Option<String>,
     /// A file holding the cluster CA (PEM, or the base64 of it)
     #[arg(long, value_name = "FILE")]
