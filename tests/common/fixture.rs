@@ -16,8 +16,7 @@ pub fn reason_count(i: usize) -> usize {
 }
 
 pub fn cluster(now: Timestamp) -> Cluster {
-    let mut c = Cluster::default();
-    c.nodes = vec![
+    let nodes = vec![
         Node::new("node-a").control_plane().build(now),
         Node::new("node-b").ready(Some("False")).condition("DiskPressure", "True").kubelet("v1.32.1+k3s1").build(now),
         Node::new("node-c").ready(Some("Unknown")).build(now),
@@ -28,6 +27,7 @@ pub fn cluster(now: Timestamp) -> Cluster {
             .condition("NetworkUnavailable", "False")
             .build(now),
     ];
+    let mut c = Cluster { nodes, ..Cluster::default() };
 
     let p = |pod: Pod| pod.build(now);
     c.pods = vec![

@@ -1,0 +1,19 @@
+#!/usr/bin/env bash
+# The whole test suite, on a fresh Debian machine: installs what the tests need (promtool from
+# the `prometheus` package), then checks formatting and lints and runs every test.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+missing=()
+command -v promtool >/dev/null 2>&1 || missing+=(prometheus)
+if [ ${#missing[@]} -gt 0 ]; then
+  sudo=""
+  [ "$(id -u)" = 0 ] || sudo="sudo"
+  echo "Installing ${missing[*]} (Debian packages) ..."
+  $sudo apt-get update -q
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -q --no-install-recommends "${missing[@]}"
+fi
+
+cargo fmt --all --check
+cargo clippy --all-targets --locked -- -D warnings
+cargo test --workspace --locked
