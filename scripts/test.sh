@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The whole test suite, on a fresh Debian machine: installs what the tests need (promtool from
-# the `prometheus` package), then checks formatting and lints and runs every test.
+# the `prometheus` package, the Kubernetes Python client from PyPI), then checks formatting and
+# lints and runs every test.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -13,6 +14,9 @@ if [ ${#missing[@]} -gt 0 ]; then
   $sudo apt-get update -q
   DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -q --no-install-recommends "${missing[@]}"
 fi
+
+# The official Kubernetes Python client checks the simulator's realism (tests/peers.rs).
+python3 -c 'import kubernetes' 2>/dev/null || python3 -m pip install --quiet --disable-pip-version-check kubernetes
 
 cargo fmt --all --check
 cargo clippy --all-targets --locked -- -D warnings

@@ -60,10 +60,21 @@ pub struct NodeHealth {
     /// `True`, `False`, `Unknown`, or `missing` when the node lists no Ready condition.
     pub ready_status: String,
     /// The pressure conditions the node lists: (`memory`|`disk`|`pid`|`network`, true when "True").
+    #[serde(serialize_with = "as_map")]
     pub pressure: Vec<(String, bool)>,
     pub unschedulable: bool,
     pub kubelet_version: String,
     pub why: Vec<String>,
+}
+
+/// `[("memory", false)]` as `{"memory": false}`.
+fn as_map<S: serde::Serializer>(pairs: &[(String, bool)], s: S) -> Result<S::Ok, S::Error> {
+    use serde::ser::SerializeMap;
+    let mut m = s.serialize_map(Some(pairs.len()))?;
+    for (k, v) in pairs {
+        m.serialize_entry(k, v)?;
+    }
+    m.end()
 }
 
 impl NodeHealth {
