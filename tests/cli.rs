@@ -181,3 +181,23 @@ async fn the_demo_shows_a_simulated_cluster_in_trouble() {
     assert!(run.stdout.contains("shop/api-7c9696d669-8tpp6"));
     assert!(!run.stdout.contains("sim-token-0123456789abcdef"), "the demo's token stays out of the output");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn long_tables_show_fifty_rows_and_count_the_rest() {
+    let now = jiff::Timestamp::now();
+    let mut cluster = scenario::healthy(now);
+    for i in 0..60 {
+        cluster.pods.push(
+            Pod::new("load", &format!("crash-{i:02}"))
+                .container(Container::crashlooping("app", "Error", 1, 3))
+                .build(now),
+        );
+    }
+    let h = Harness::start(cluster).await;
+    let run = h.check(&[]).await;
+    assert!(run.stdout.starts_with("60 pods crash-looping\n"), "{}", run.stdout);
+    assert!(run.stdout.contains("Pods needing attention (60)"));
+    assert!(run.stdout.contains("load/crash-49"));
+    assert!(!run.stdout.contains("load/crash-50"));
+    assert!(run.stdout.contains("\n  and 10 more\n"), "{}", run.stdout);
+}

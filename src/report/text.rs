@@ -63,46 +63,34 @@ pub fn render(address: &str, h: &Health) -> String {
     let pods: Vec<_> = h.pods.iter().filter(|p| p.has_problem()).collect();
     if !pods.is_empty() {
         let title = format!("Pods needing attention ({})", pods.len());
-        let rows = pods
-            .iter()
-            .take(MAX_ROWS)
-            .map(|p| Row {
-                cells: vec![format!("{}/{}", p.namespace, p.name), p.problems().join(", "), p.restarts.to_string()],
-                why: p.why.clone(),
-            })
-            .collect();
-        let more = (pods.len() > MAX_ROWS).then(|| format!("and {} more", pods.len() - MAX_ROWS));
+        let (rows, more) = capped(&pods, |p| Row {
+            cells: vec![format!("{}/{}", p.namespace, p.name), p.problems().join(", "), p.restarts.to_string()],
+            why: p.why.clone(),
+        });
         table(&mut out, &title, &["POD", "STATE", "RESTARTS"], rows, more);
     }
 
     let workloads: Vec<_> = h.workloads.iter().filter(|w| w.unavailable > 0).collect();
     if !workloads.is_empty() {
         let title = format!("Workloads missing replicas ({})", workloads.len());
-        let rows = workloads
-            .iter()
-            .take(MAX_ROWS)
-            .map(|w| Row {
-                cells: vec![
-                    format!("{} {}/{}", w.kind.as_str(), w.namespace, w.name),
-                    format!("{}/{}", w.ready, w.desired),
-                    w.unavailable.to_string(),
-                ],
-                why: w.why.clone(),
-            })
-            .collect();
-        let more = (workloads.len() > MAX_ROWS).then(|| format!("and {} more", workloads.len() - MAX_ROWS));
+        let (rows, more) = capped(&workloads, |w| Row {
+            cells: vec![
+                format!("{} {}/{}", w.kind.as_str(), w.namespace, w.name),
+                format!("{}/{}", w.ready, w.desired),
+                w.unavailable.to_string(),
+            ],
+            why: w.why.clone(),
+        });
         table(&mut out, &title, &["WORKLOAD", "READY", "UNAVAILABLE"], rows, more);
     }
 
     let claims: Vec<_> = h.pvcs.iter().filter(|c| c.stuck).collect();
     if !claims.is_empty() {
         let title = format!("Stuck claims ({})", claims.len());
-        let rows = claims
-            .iter()
-            .take(MAX_ROWS)
-            .map(|c| Row { cells: vec![format!("{}/{}", c.namespace, c.name), c.phase.clone()], why: c.why.clone() })
-            .collect();
-        let more = (claims.len() > MAX_ROWS).then(|| format!("and {} more", claims.len() - MAX_ROWS));
+        let (rows, more) = capped(&claims, |c| Row {
+            cells: vec![format!("{}/{}", c.namespace, c.name), c.phase.clone()],
+            why: c.why.clone(),
+        });
         table(&mut out, &title, &["CLAIM", "PHASE"], rows, more);
     }
 
@@ -117,6 +105,12 @@ pub fn render(address: &str, h: &Health) -> String {
         }
     }
     out
+}
+
+/// The first `MAX_ROWS` items as rows, and the line that counts the rest.
+fn capped<T>(items: &[&T], row: impl Fn(&T) -> Row) -> (Vec<Row>, Option<String>) {
+    let rows = items.iter().take(MAX_ROWS).map(|i| row(i)).collect();
+    (rows, (items.len() > MAX_ROWS).then(|| format!("and {} more", items.len() - MAX_ROWS)))
 }
 
 struct Row {
