@@ -15,3 +15,4 @@ pub mod kube;
 pub mod metrics;
 pub mod rbac;
 pub mod report;
+pub mod rules;

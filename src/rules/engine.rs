@@ -1,0 +1,171 @@
+//! Prometheus "for" semantics per object: an alert is pending from the first evaluation where
+//! its condition holds (activeAt), fires at the first evaluation where now − activeAt ≥ for,
+//! resolves at the first evaluation where the condition no longer holds.
+
+use std::collections::{BTreeMap, HashMap, HashSet};
+
+use jiff::{SignedDuration, Timestamp};
+use serde::{Deserialize, Serialize};
+
+use super::{Observation, RULES, Rule, Severity};
+
+/// An active alert: pending (not yet fired) or firing.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Alert {
+    pub alertname: String,
+    pub severity: Severity,
+    /// Every label: `alertname`, `severity`, `cluster` and the object's.
+    pub labels: BTreeMap<String, String>,
+    pub summary: String,
+    pub description: String,
+    pub active_at: Timestamp,
+    pub fired_at: Option<Timestamp>,
+    pub escalated_at: Option<Timestamp>,
+}
+
+impl Alert {
+    pub fn firing(&self) -> bool {
+        self.fired_at.is_some()
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum TransitionState {
+    Firing,
+    Escalated,
+    Resolved,
+}
+
+/// A change worth telling: an alert fired, escalated or resolved.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Transition {
+    pub time: Timestamp,
+    pub state: TransitionState,
+    /// The alert as it is after the change (for an escalation, with its new severity).
+    pub alert: Alert,
+    /// For an escalation, the labels it had before (the alert that Alertmanager must end).
+    pub previous_labels: Option<BTreeMap<String, String>>,
+}
+
+/// What the rules remember of a pod between cycles.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct PodMemory {
+    /// `pod_restarts` at the last cycle.
+    pub restarts: i64,
+    /// Increases of `pod_restarts` within the restart window: (when seen, by how much).
+    pub increases: Vec<(Timestamp, i64)>,
+    /// The last cycle that saw the pod crash-looping.
+    pub crashloop_seen: Option<Timestamp>,
+}
+
+/// Everything the rules of one cluster carry from cycle to cycle.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct RuleState {
+    /// Active alerts by key (alertname and object labels).
+    pub alerts: BTreeMap<String, Alert>,
+    /// By (namespace, pod).
+    pub pods: HashMap<(String, String), PodMemory>,
+    /// Failed cycles in a row.
+    pub failures: u32,
+    /// The last cycle evaluated, successful or not.
+    pub last_cycle: Option<Timestamp>,
+}
+
+/// `alertname{k="v",…}` over the object's labels: an alert's identity, whatever its severity.
+pub fn alert_key(alertname: &str, object_labels: &BTreeMap<String, String>) -> String {
+    let labels: Vec<String> = object_labels.iter().map(|(k, v)| format!("{k}={v:?}")).collect();
+    format!("{alertname}{{{}}}", labels.join(","))
+}
+
+fn rule_of(alertname: &str) -> &'static Rule {
+    RULES.iter().find(|r| r.alertname == alertname).expect("alerts come from the built-in rules")
+}
+
+fn held(now: Timestamp, since: Timestamp, d: std::time::Duration) -> bool {
+    now.duration_since(since) >= SignedDuration::try_from(d).unwrap_or(SignedDuration::MAX)
+}
+
+impl RuleState {
+    /// Evaluates `observations` at `now`. Only alerts whose rule is `in_scope` can resolve:
+    /// a failed cycle evaluates the unreachable rule alone and leaves the others as they are.
+    pub fn evaluate(
+        &mut self,
+        now: Timestamp,
+        cluster: &str,
+        observations: Vec<Observation>,
+        in_scope: impl Fn(&Rule) -> bool,
+    ) -> Vec<Transition> {
+        let mut transitions = Vec::new();
+        let mut seen = HashSet::new();
+        for obs in observations {
+            let key = alert_key(obs.rule.alertname, &obs.labels);
+            let alert = self.alerts.entry(key.clone()).or_insert_with(|| {
+                let mut labels = obs.labels.clone();
+                labels.insert("alertname".into(), obs.rule.alertname.into());
+                labels.insert("severity".into(), obs.rule.severity.as_str().into());
+                labels.insert("cluster".into(), cluster.into());
+                Alert {
+                    alertname: obs.rule.alertname.into(),
+                    severity: obs.rule.severity,
+                    labels,
+                    summary: String::new(),
+                    description: String::new(),
+                    active_at: now,
+                    fired_at: None,
+                    escalated_at: None,
+                }
+            });
+            alert.summary = obs.summary;
+            if !obs.description.is_empty() {
+                alert.description = obs.description;
+            }
+            if alert.fired_at.is_none() && held(now, alert.active_at, obs.rule.hold) {
+                alert.fired_at = Some(now);
+                transitions.push(Transition {
+                    time: now,
+                    state: TransitionState::Firing,
+                    alert: alert.clone(),
+                    previous_labels: None,
+                });
+            } else if let (Some(after), Some(fired), None) =
+                (obs.rule.escalate_after, alert.fired_at, alert.escalated_at)
+                && held(now, fired, after)
+            {
+                let previous = alert.labels.clone();
+                alert.escalated_at = Some(now);
+                alert.severity = Severity::Warning;
+                alert.labels.insert("severity".into(), Severity::Warning.as_str().into());
+                transitions.push(Transition {
+                    time: now,
+                    state: TransitionState::Escalated,
+                    alert: alert.clone(),
+                    previous_labels: Some(previous),
+                });
+            }
+            seen.insert(key);
+        }
+        let gone: Vec<String> = self
+            .alerts
+            .iter()
+            .filter(|(k, a)| !seen.contains(*k) && in_scope(rule_of(&a.alertname)))
+            .map(|(k, _)| k.clone())
+            .collect();
+        for key in gone {
+            let alert = self.alerts.remove(&key).expect("listed above");
+            if alert.firing() {
+                transitions.push(Transition {
+                    time: now,
+                    state: TransitionState::Resolved,
+                    alert,
+                    previous_labels: None,
+                });
+            }
+        }
+        self.last_cycle = Some(now);
+        transitions.sort_by(|a, b| {
+            (a.state, &a.alert.alertname, &a.alert.labels).cmp(&(b.state, &b.alert.alertname, &b.alert.labels))
+        });
+        transitions
+    }
+}

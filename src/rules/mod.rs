@@ -1,0 +1,108 @@
+//! The built-in alert rules: what they watch (`builtin`), and the state machine that gives
+//! them Prometheus "for" semantics (`engine`).
+//!
+//! Evaluation is a pure function of the stored state, the cycle's timestamp and what the cycle
+//! saw, so durations are tested by feeding cycles with chosen timestamps, never by waiting.
+
+pub mod builtin;
+pub mod engine;
+pub mod prometheus;
+
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+
+pub use engine::{Alert, RuleState, Transition, TransitionState};
+
+/// An alert's severity, as its `severity` label says it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Severity {
+    Notice,
+    Warning,
+}
+
+impl Severity {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Severity::Notice => "notice",
+            Severity::Warning => "warning",
+        }
+    }
+}
+
+/// One built-in rule.
+#[derive(Debug, PartialEq, Eq)]
+pub struct Rule {
+    pub alertname: &'static str,
+    pub severity: Severity,
+    /// How long the condition must hold before the alert fires.
+    pub hold: Duration,
+    /// After firing this long, the alert escalates to Warning.
+    pub escalate_after: Option<Duration>,
+}
+
+const fn minutes(m: u64) -> Duration {
+    Duration::from_secs(m * 60)
+}
+
+pub const NODE_NOT_READY: Rule =
+    Rule { alertname: "KubernetesNodeNotReady", severity: Severity::Warning, hold: minutes(5), escalate_after: None };
+pub const NODE_PRESSURE: Rule =
+    Rule { alertname: "KubernetesNodePressure", severity: Severity::Notice, hold: minutes(5), escalate_after: None };
+pub const POD_CRASH_LOOPING: Rule = Rule {
+    alertname: "KubernetesPodCrashLooping",
+    severity: Severity::Warning,
+    hold: minutes(10),
+    escalate_after: None,
+};
+pub const POD_PENDING: Rule =
+    Rule { alertname: "KubernetesPodPending", severity: Severity::Notice, hold: minutes(15), escalate_after: None };
+pub const POD_RESTARTING: Rule =
+    Rule { alertname: "KubernetesPodRestarting", severity: Severity::Notice, hold: minutes(0), escalate_after: None };
+pub const WORKLOAD_REPLICAS_MISSING: Rule = Rule {
+    alertname: "KubernetesWorkloadReplicasMissing",
+    severity: Severity::Notice,
+    hold: minutes(10),
+    escalate_after: Some(minutes(60)),
+};
+pub const PVC_PENDING: Rule =
+    Rule { alertname: "KubernetesPVCPending", severity: Severity::Notice, hold: minutes(15), escalate_after: None };
+pub const MONITOR_UNREACHABLE: Rule = Rule {
+    alertname: "KubernetesMonitorUnreachable",
+    severity: Severity::Warning,
+    hold: minutes(0),
+    escalate_after: None,
+};
+
+pub const RULES: [&Rule; 8] = [
+    &NODE_NOT_READY,
+    &NODE_PRESSURE,
+    &POD_CRASH_LOOPING,
+    &POD_PENDING,
+    &POD_RESTARTING,
+    &WORKLOAD_REPLICAS_MISSING,
+    &PVC_PENDING,
+    &MONITOR_UNREACHABLE,
+];
+
+/// A rule's condition holding for one object at one evaluation.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Observation {
+    pub rule: &'static Rule,
+    /// The object's labels (`node`, `condition`, `namespace`, `pod`, `workload`, `kind`, `pvc`).
+    pub labels: BTreeMap<String, String>,
+    /// One line: `Pod shop/api-7c9696d669-8tpp6 is crash-looping`.
+    pub summary: String,
+    /// The why.
+    pub description: String,
+}
+
+/// How long the crash-loop and restart rules look back.
+pub const CRASHLOOP_WINDOW: Duration = minutes(10);
+pub const RESTART_WINDOW: Duration = minutes(60);
+/// More restarts than this within the window fire `KubernetesPodRestarting`.
+pub const RESTART_THRESHOLD: i64 = 5;
+/// Failed cycles in a row before `KubernetesMonitorUnreachable` fires.
+pub const UNREACHABLE_AFTER: u32 = 2;

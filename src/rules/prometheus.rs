@@ -1,0 +1,168 @@
+//! `dumbmonit rules`: the built-in rules as a Prometheus rule file over the `dumbmonit_k8s_`
+//! metrics, for users whose Prometheus scrapes DumbMonit and whose Alertmanager routes alerts.
+
+use super::{
+    CRASHLOOP_WINDOW, MONITOR_UNREACHABLE, NODE_NOT_READY, NODE_PRESSURE, POD_CRASH_LOOPING, POD_PENDING,
+    POD_RESTARTING, PVC_PENDING, RESTART_THRESHOLD, RESTART_WINDOW, Rule, WORKLOAD_REPLICAS_MISSING,
+};
+
+/// A Prometheus duration: `5m`, `1h`, `70m`.
+fn duration(d: std::time::Duration) -> String {
+    let s = d.as_secs();
+    if s % 3600 == 0 && s > 0 {
+        format!("{}h", s / 3600)
+    } else if s % 60 == 0 {
+        format!("{}m", s / 60)
+    } else {
+        format!("{s}s")
+    }
+}
+
+/// A look-back window that leaves out a sample exactly one window old, on Prometheus 2.x
+/// (whose range selectors include their start) as on 3.x (whose do not): one second less.
+fn window(d: std::time::Duration) -> String {
+    let s = d.as_secs() - 1;
+    format!("{}m{}s", s / 60, s % 60)
+}
+
+struct Export {
+    rule: &'static Rule,
+    expr: String,
+    hold: std::time::Duration,
+    severity: &'static str,
+    summary: &'static str,
+    description: &'static str,
+}
+
+fn exports() -> Vec<Export> {
+    let crash = format!("max_over_time(dumbmonit_k8s_pod_crashlooping[{}])", window(CRASHLOOP_WINDOW));
+    vec![
+        Export {
+            rule: &NODE_NOT_READY,
+            expr: "dumbmonit_k8s_node_ready == 0".into(),
+            hold: NODE_NOT_READY.hold,
+            severity: "warning",
+            summary: "Node {{ $labels.node }} is not ready",
+            description: "The Ready condition of node {{ $labels.node }} is False, Unknown or missing.",
+        },
+        Export {
+            rule: &NODE_PRESSURE,
+            expr: "dumbmonit_k8s_node_pressure{condition=~\"memory|disk|pid\"} == 1".into(),
+            hold: NODE_PRESSURE.hold,
+            severity: "notice",
+            summary: "Node {{ $labels.node }} is under {{ $labels.condition }} pressure",
+            description: "Node {{ $labels.node }} reports {{ $labels.condition }} pressure.",
+        },
+        Export {
+            rule: &POD_CRASH_LOOPING,
+            expr: format!("{crash} == 1"),
+            hold: POD_CRASH_LOOPING.hold,
+            severity: "warning",
+            summary: "Pod {{ $labels.namespace }}/{{ $labels.pod }} is crash-looping",
+            description: "Pod {{ $labels.namespace }}/{{ $labels.pod }} was seen in CrashLoopBackOff within the last 10 minutes, for 10 minutes.",
+        },
+        Export {
+            rule: &POD_PENDING,
+            expr: "dumbmonit_k8s_pod_pending == 1".into(),
+            hold: POD_PENDING.hold,
+            severity: "notice",
+            summary: "Pod {{ $labels.namespace }}/{{ $labels.pod }} is pending",
+            description: "Pod {{ $labels.namespace }}/{{ $labels.pod }} has been Pending for 15 minutes.",
+        },
+        Export {
+            rule: &POD_RESTARTING,
+            expr: format!(
+                "increase(dumbmonit_k8s_pod_restarts[{}]) > {RESTART_THRESHOLD} unless on(namespace, pod) {crash} == 1",
+                duration(RESTART_WINDOW)
+            ),
+            hold: POD_RESTARTING.hold,
+            severity: "notice",
+            summary: "Pod {{ $labels.namespace }}/{{ $labels.pod }} restarted {{ $value | printf \"%.0f\" }} times in the last hour",
+            description: "The containers of pod {{ $labels.namespace }}/{{ $labels.pod }} restarted more than 5 times within the last hour, without crash-looping.",
+        },
+        Export {
+            rule: &WORKLOAD_REPLICAS_MISSING,
+            expr: "dumbmonit_k8s_workload_unavailable > 0".into(),
+            hold: WORKLOAD_REPLICAS_MISSING.hold,
+            severity: "notice",
+            summary: "{{ $labels.kind }} {{ $labels.namespace }}/{{ $labels.workload }} is missing {{ $value }} replicas",
+            description: "{{ $labels.kind }} {{ $labels.namespace }}/{{ $labels.workload }} has had unavailable replicas for 10 minutes.",
+        },
+        // The escalation: the same alert at Warning once it has fired for an hour.
+        Export {
+            rule: &WORKLOAD_REPLICAS_MISSING,
+            expr: "dumbmonit_k8s_workload_unavailable > 0".into(),
+            hold: WORKLOAD_REPLICAS_MISSING.hold + WORKLOAD_REPLICAS_MISSING.escalate_after.expect("it escalates"),
+            severity: "warning",
+            summary: "{{ $labels.kind }} {{ $labels.namespace }}/{{ $labels.workload }} is missing {{ $value }} replicas",
+            description: "{{ $labels.kind }} {{ $labels.namespace }}/{{ $labels.workload }} has had unavailable replicas for more than an hour.",
+        },
+        Export {
+            rule: &PVC_PENDING,
+            expr: "dumbmonit_k8s_pvc_pending == 1".into(),
+            hold: PVC_PENDING.hold,
+            severity: "notice",
+            summary: "Claim {{ $labels.namespace }}/{{ $labels.pvc }} is stuck in Pending",
+            description: "Claim {{ $labels.namespace }}/{{ $labels.pvc }} is Pending while a pod uses it or a Warning event names it, for 15 minutes.",
+        },
+        // Two failed cycles in a row: at a one-minute interval, failing now and a minute ago.
+        Export {
+            rule: &MONITOR_UNREACHABLE,
+            expr: "dumbmonit_k8s_up == 0".into(),
+            hold: std::time::Duration::from_secs(60),
+            severity: "warning",
+            summary: "Cluster {{ $labels.cluster }} cannot be read",
+            description: "DumbMonit could not read the API server in two consecutive cycles.",
+        },
+    ]
+}
+
+fn quote(s: &str) -> String {
+    format!("'{}'", s.replace('\'', "''"))
+}
+
+/// The rule file.
+pub fn rule_file() -> String {
+    let mut out = String::from(
+        "# The built-in rules of DumbMonit over its dumbmonit_k8s_ metrics (`dumbmonit rules`).\n\
+         # Check: promtool check rules FILE. Differences from the built-in evaluation:\n\
+         # - per-pod series cover at most 500 pods, those with problems first;\n\
+         # - increase() extrapolates at the window's edges, the built-in rule counts the increases seen;\n\
+         # - the escalation is a second rule at severity warning (inhibit the notice one in Alertmanager).\n\
+         groups:\n  - name: dumbmonit\n    rules:\n",
+    );
+    for e in exports() {
+        out.push_str(&format!("      - alert: {}\n        expr: {}\n", e.rule.alertname, quote(&e.expr)));
+        if !e.hold.is_zero() {
+            out.push_str(&format!("        for: {}\n", duration(e.hold)));
+        }
+        out.push_str(&format!(
+            "        labels:\n          severity: {}\n        annotations:\n          summary: {}\n          description: {}\n",
+            e.severity,
+            quote(e.summary),
+            quote(e.description)
+        ));
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn durations_and_windows() {
+        assert_eq!(duration(std::time::Duration::from_secs(300)), "5m");
+        assert_eq!(duration(std::time::Duration::from_secs(3600)), "1h");
+        assert_eq!(duration(std::time::Duration::from_secs(4200)), "70m");
+        assert_eq!(window(CRASHLOOP_WINDOW), "9m59s");
+    }
+
+    #[test]
+    fn every_rule_is_exported() {
+        let file = rule_file();
+        for r in super::super::RULES {
+            assert!(file.contains(&format!("- alert: {}\n", r.alertname)), "{}", r.alertname);
+        }
+    }
+}

@@ -1,0 +1,325 @@
+//! Rule timing, cycle by cycle, with chosen timestamps.
+
+use jiff::{SignedDuration, Timestamp};
+
+use crate::collect::WorkloadKind;
+use crate::health::{Counts, Health, NodeHealth, PodHealth, PvcHealth, WorkloadHealth};
+use crate::rules::{RuleState, Severity, Transition, TransitionState};
+
+fn t(minute: i64) -> Timestamp {
+    Timestamp::from_second(1_790_000_000).unwrap() + SignedDuration::from_mins(minute)
+}
+
+fn health(minute: i64) -> Health {
+    Health {
+        time: t(minute),
+        version: "v1".into(),
+        counts: Counts::default(),
+        nodes: vec![],
+        pods: vec![],
+        workloads: vec![],
+        pvcs: vec![],
+        events_by_reason: vec![],
+    }
+}
+
+fn pod(name: &str, restarts: i64) -> PodHealth {
+    PodHealth {
+        namespace: "shop".into(),
+        name: name.into(),
+        workload: "api".into(),
+        phase: "Running".into(),
+        ready: true,
+        crashlooping: false,
+        pending: false,
+        failed: false,
+        not_ready: false,
+        blocked: vec![],
+        restarts,
+        why: vec![],
+    }
+}
+
+fn node(name: &str, ready: bool) -> NodeHealth {
+    NodeHealth {
+        name: name.into(),
+        ready,
+        ready_status: if ready { "True" } else { "Unknown" }.into(),
+        pressure: vec![("memory".into(), false)],
+        unschedulable: false,
+        kubelet_version: "v1".into(),
+        why: vec![],
+    }
+}
+
+fn workload(unavailable: i64) -> WorkloadHealth {
+    WorkloadHealth {
+        kind: WorkloadKind::Deployment,
+        namespace: "shop".into(),
+        name: "api".into(),
+        desired: 3,
+        ready: 3 - unavailable,
+        unavailable,
+        why: vec![],
+    }
+}
+
+/// Runs one health per minute from minute 0; returns (minute, alertname, state) of each transition.
+fn timeline(minutes: i64, at: impl Fn(i64) -> Option<Health>) -> Vec<(i64, String, TransitionState)> {
+    let mut state = RuleState::default();
+    let mut out = Vec::new();
+    for m in 0..minutes {
+        let transitions: Vec<Transition> = match at(m) {
+            Some(h) => state.observe(t(m), "lab", &h),
+            None => state.observe_failure(
+                t(m),
+                "lab",
+                "No answer from https://k3s.lan:6443 while reading version within 10 s",
+            ),
+        };
+        for tr in transitions {
+            out.push((m, tr.alert.alertname.clone(), tr.state));
+        }
+    }
+    out
+}
+
+fn fired(name: &str, m: i64) -> (i64, String, TransitionState) {
+    (m, name.to_string(), TransitionState::Firing)
+}
+fn resolved(name: &str, m: i64) -> (i64, String, TransitionState) {
+    (m, name.to_string(), TransitionState::Resolved)
+}
+
+#[test]
+fn a_node_not_ready_fires_after_five_minutes_not_one_earlier() {
+    let got = timeline(12, |m| {
+        let mut h = health(m);
+        h.nodes = vec![node("n1", !(1..=8).contains(&m))];
+        Some(h)
+    });
+    assert_eq!(got, [fired("KubernetesNodeNotReady", 6), resolved("KubernetesNodeNotReady", 9)]);
+}
+
+#[test]
+fn pressure_fires_per_node_and_condition() {
+    let mut state = RuleState::default();
+    for m in 0..=5 {
+        let mut h = health(m);
+        let mut n = node("n1", true);
+        n.pressure = vec![("memory".into(), true), ("disk".into(), true), ("network".into(), true)];
+        h.nodes = vec![n];
+        let tr = state.observe(t(m), "lab", &h);
+        if m < 5 {
+            assert!(tr.is_empty(), "minute {m}");
+        } else {
+            let conditions: Vec<&str> = tr.iter().map(|t| t.alert.labels["condition"].as_str()).collect();
+            assert_eq!(conditions, ["disk", "memory"], "network is not pressure");
+            assert_eq!(tr[0].alert.labels["severity"], "notice");
+            assert_eq!(tr[0].alert.summary, "Node n1 is under disk pressure");
+        }
+    }
+}
+
+#[test]
+fn a_nine_minute_rolling_update_stays_silent() {
+    let got = timeline(30, |m| {
+        let mut h = health(m);
+        h.workloads = vec![workload(if m < 9 { 1 } else { 0 })];
+        Some(h)
+    });
+    assert_eq!(got, []);
+    // Ten minutes missing fire.
+    let got = timeline(30, |m| {
+        let mut h = health(m);
+        h.workloads = vec![workload(if m < 11 { 1 } else { 0 })];
+        Some(h)
+    });
+    assert_eq!(
+        got,
+        [fired("KubernetesWorkloadReplicasMissing", 10), resolved("KubernetesWorkloadReplicasMissing", 11)]
+    );
+}
+
+#[test]
+fn a_flapping_crash_loop_fires_after_ten_minutes_and_resolves_ten_after_the_last() {
+    // CrashLoopBackOff on even minutes, Running in between, until minute 20; then healthy.
+    let got = timeline(40, |m| {
+        let mut h = health(m);
+        let mut p = pod("api-1", 3);
+        p.crashlooping = m <= 20 && m % 2 == 0;
+        h.pods = vec![p];
+        Some(h)
+    });
+    assert_eq!(got, [fired("KubernetesPodCrashLooping", 10), resolved("KubernetesPodCrashLooping", 30)]);
+    // With the restarts a real crash loop makes, the restart rule takes over once the crash
+    // loop is ten minutes old: the pod did restart more than 5 times within the hour.
+    let got = timeline(40, |m| {
+        let mut h = health(m);
+        let mut p = pod("api-1", m.min(20));
+        p.crashlooping = m <= 20 && m % 2 == 0;
+        h.pods = vec![p];
+        Some(h)
+    });
+    assert_eq!(
+        got,
+        [
+            fired("KubernetesPodCrashLooping", 10),
+            fired("KubernetesPodRestarting", 30),
+            resolved("KubernetesPodCrashLooping", 30)
+        ]
+    );
+}
+
+#[test]
+fn restarts_count_across_a_reset_and_yield_to_the_crash_loop_rule() {
+    // 0 → 3 → reset to 1 → 3: increases 3 + 1 + 2 = 6 > 5 at minute 3.
+    let counts = [0, 3, 1, 3, 3, 3];
+    let mut state = RuleState::default();
+    let mut fired_at = None;
+    for (m, &r) in counts.iter().enumerate() {
+        let mut h = health(m as i64);
+        h.pods = vec![pod("api-1", r)];
+        for tr in state.observe(t(m as i64), "lab", &h) {
+            assert_eq!(tr.alert.alertname, "KubernetesPodRestarting");
+            assert_eq!(tr.alert.summary, "Pod shop/api-1 restarted 6 times in the last hour");
+            fired_at = Some(m);
+        }
+    }
+    assert_eq!(fired_at, Some(3), "no duration: fires at the first evaluation");
+    // Five restarts are not more than five.
+    let got = timeline(5, |m| {
+        let mut h = health(m);
+        h.pods = vec![pod("api-1", m.min(1) * 5)];
+        Some(h)
+    });
+    assert_eq!(got, []);
+    // Restarts that come with a crash loop belong to the crash-loop rule.
+    let got = timeline(5, |m| {
+        let mut h = health(m);
+        let mut p = pod("api-1", m * 4);
+        p.crashlooping = m == 1;
+        h.pods = vec![p];
+        Some(h)
+    });
+    assert_eq!(got, []);
+    // An hour later, old restarts no longer count: resolves when the window slides past them.
+    let got = timeline(70, |m| {
+        let mut h = health(m);
+        h.pods = vec![pod("api-1", if m == 0 { 0 } else { 6 })];
+        Some(h)
+    });
+    assert_eq!(got, [fired("KubernetesPodRestarting", 1), resolved("KubernetesPodRestarting", 61)]);
+}
+
+#[test]
+fn missing_replicas_escalate_after_an_hour_of_firing() {
+    let mut state = RuleState::default();
+    let mut seen = Vec::new();
+    for m in 0..=75 {
+        let mut h = health(m);
+        h.workloads = vec![workload(1)];
+        for tr in state.observe(t(m), "lab", &h) {
+            seen.push((m, tr.state, tr.alert.severity, tr.previous_labels.map(|l| l["severity"].clone())));
+        }
+    }
+    assert_eq!(
+        seen,
+        [
+            (10, TransitionState::Firing, Severity::Notice, None),
+            (70, TransitionState::Escalated, Severity::Warning, Some("notice".to_string())),
+        ]
+    );
+}
+
+#[test]
+fn pending_pods_and_claims_fire_after_fifteen_minutes() {
+    let got = timeline(17, |m| {
+        let mut h = health(m);
+        let mut p = pod("api-1", 0);
+        p.pending = true;
+        h.pods = vec![p];
+        h.pvcs = vec![PvcHealth {
+            namespace: "shop".into(),
+            name: "data".into(),
+            phase: "Pending".into(),
+            bound: false,
+            stuck: true,
+            why: vec!["ProvisioningFailed: no class".into()],
+        }];
+        Some(h)
+    });
+    assert_eq!(got, [fired("KubernetesPVCPending", 15), fired("KubernetesPodPending", 15)]);
+}
+
+#[test]
+fn a_failed_cycle_resolves_nothing_and_two_make_the_monitor_unreachable() {
+    let got = timeline(20, |m| {
+        if (8..=10).contains(&m) {
+            return None;
+        }
+        let mut h = health(m);
+        h.nodes = vec![node("n1", false)];
+        Some(h)
+    });
+    assert_eq!(
+        got,
+        [
+            fired("KubernetesNodeNotReady", 5),
+            fired("KubernetesMonitorUnreachable", 9),
+            resolved("KubernetesMonitorUnreachable", 11),
+        ],
+        "the node alert neither resolves nor re-fires across the outage"
+    );
+    // A single failed cycle is not an outage.
+    let got = timeline(10, |m| if m == 4 { None } else { Some(health(m)) });
+    assert_eq!(got, []);
+}
+
+#[test]
+fn the_unreachable_alert_carries_the_last_error_and_the_cluster() {
+    let mut state = RuleState::default();
+    state.observe_failure(t(0), "lab", "first error");
+    let tr = state.observe_failure(t(1), "lab", "The API server refused the token (401)");
+    assert_eq!(tr.len(), 1);
+    let a = &tr[0].alert;
+    assert_eq!(a.description, "The API server refused the token (401)");
+    assert_eq!(a.labels["cluster"], "lab");
+    assert_eq!(a.labels["severity"], "warning");
+    assert_eq!(a.summary, "Cluster lab cannot be read");
+}
+
+#[test]
+fn objects_that_disappear_resolve_their_alerts() {
+    let got = timeline(15, |m| {
+        let mut h = health(m);
+        if m < 12 {
+            let mut p = pod("api-1", 0);
+            p.crashlooping = true;
+            h.pods = vec![p];
+        }
+        Some(h)
+    });
+    assert_eq!(got, [fired("KubernetesPodCrashLooping", 10), resolved("KubernetesPodCrashLooping", 12)]);
+}
+
+#[test]
+fn alerts_carry_object_labels_and_the_why() {
+    let mut state = RuleState::default();
+    let mut tr = Vec::new();
+    for m in 0..=10 {
+        let mut h = health(m);
+        let mut p = pod("api-7c9696d669-8tpp6", 14);
+        p.crashlooping = true;
+        p.why = vec!["app: last exit code 137 (OOMKilled): SIGKILL: out of memory".into()];
+        h.pods = vec![p];
+        tr = state.observe(t(m), "lab", &h);
+    }
+    let a = &tr[0].alert;
+    assert_eq!(a.summary, "Pod shop/api-7c9696d669-8tpp6 is crash-looping");
+    assert_eq!(a.description, "app: last exit code 137 (OOMKilled): SIGKILL: out of memory; restarts: 14");
+    let keys: Vec<&str> = a.labels.keys().map(String::as_str).collect();
+    assert_eq!(keys, ["alertname", "cluster", "namespace", "pod", "severity", "workload"]);
+    assert_eq!(a.active_at, t(0));
+    assert_eq!(a.fired_at, Some(t(10)));
+}
