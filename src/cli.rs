@@ -1,7 +1,7 @@
 //! The command line: `check`, `rbac`, `demo`.
 
 use std::io::Write;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Duration;
 
@@ -38,6 +38,10 @@ pub enum Command {
     Rbac(RbacArgs),
     /// Start a simulated cluster in trouble and check it: DumbMonit at work without a cluster.
     Demo,
+    /// Run recorded cycles through the built-in rules; print one JSON line per transition.
+    Replay(ReplayArgs),
+    /// Print the built-in rules as a Prometheus rule file over the dumbmonit_k8s_ metrics.
+    Rules,
 }
 
 #[derive(Args, Debug, Clone)]
@@ -86,6 +90,21 @@ pub struct CheckArgs {
     /// What to print
     #[arg(long, value_enum, default_value = "text")]
     pub output: Output,
+    /// Also write the cycle as read to FILE (JSON; gzip-compressed when FILE ends in .gz)
+    #[arg(long, value_name = "FILE")]
+    pub record: Option<PathBuf>,
+}
+
+#[derive(Args, Debug)]
+pub struct ReplayArgs {
+    /// A directory of recorded cycles (*.json, *.json.gz)
+    pub dir: PathBuf,
+    /// Leave this namespace out, as live (repeatable)
+    #[arg(long = "ignore-namespace", value_name = "NS")]
+    pub ignore_namespace: Vec<String>,
+    /// The `cluster` label of the alerts (default: the directory's name)
+    #[arg(long, value_name = "NAME")]
+    pub cluster: Option<String>,
 }
 
 #[derive(Args, Debug)]
@@ -116,7 +135,7 @@ impl ConnectArgs {
             in_cluster: self.in_cluster,
             timeout: Duration::from_secs_f64(self.timeout),
         };
-        Ok((connect, CycleOptions { ignored_namespaces: self.ignore_namespace.clone() }))
+        Ok((connect, CycleOptions { ignored_namespaces: self.ignore_namespace.clone(), record: false }))
     }
 }
 
@@ -127,8 +146,13 @@ pub struct CheckOutcome {
     pub exit: u8,
 }
 
-/// One cycle against the cluster, rendered as asked.
-pub async fn check(connect: &ConnectOptions, cycle_options: &CycleOptions, output: Output) -> CheckOutcome {
+/// One cycle against the cluster, rendered as asked, and written to `record` when given.
+pub async fn check(
+    connect: &ConnectOptions,
+    cycle_options: &CycleOptions,
+    output: Output,
+    record: Option<&Path>,
+) -> CheckOutcome {
     let failed = |message: String, redactor: &Redactor| CheckOutcome {
         stdout: String::new(),
         stderr: format!("{}\n", redactor.clean(&message)),
@@ -148,20 +172,52 @@ pub async fn check(connect: &ConnectOptions, cycle_options: &CycleOptions, outpu
         Ok(f) => f,
         Err(e) => return failed(e.to_string(), &conn.redactor),
     };
-    let cycle = collect::run(&fetcher, cycle_options, jiff::Timestamp::now()).await;
+    let options = CycleOptions { record: record.is_some(), ..cycle_options.clone() };
+    let cycle = collect::run(&fetcher, &options, jiff::Timestamp::now()).await;
     let health: Option<Health> = cycle.result.as_ref().ok().map(health::assess);
     let message = cycle.result.as_ref().err().map(|e| conn.redactor.clean(&e.to_string()));
+    let mut warning = String::new();
+    if let Some(path) = record {
+        let outcome = match (&cycle.recording, &message) {
+            (Some(rec), _) => Ok(rec),
+            (None, Some(m)) => Err(m.as_str()),
+            (None, None) => unreachable!("a successful recorded cycle has its recording"),
+        };
+        if let Err(e) = crate::record::write(path, &conn.redactor.clean(&crate::record::render(cycle.time, outcome))) {
+            warning = format!("The cycle could not be recorded to {}: {e}\n", path.display());
+        }
+    }
     let stdout = match output {
         Output::Text => health.as_ref().map(|h| report::text::render(&conn.address, h)).unwrap_or_default(),
         Output::Json => report::json::render(&conn.address, &cycle, health.as_ref(), message.as_deref()),
         Output::Prometheus => metrics::render(&cycle, health.as_ref()),
     };
     let (stderr, exit) = match (&health, message) {
-        (Some(h), _) => (String::new(), h.severity() as u8),
-        (None, Some(m)) => (format!("{m}\n"), EXIT_UNKNOWN),
+        (Some(h), _) => (warning, h.severity() as u8),
+        (None, Some(m)) => (format!("{m}\n{warning}"), EXIT_UNKNOWN),
         (None, None) => unreachable!("a cycle either succeeds or carries its error"),
     };
     CheckOutcome { stdout: conn.redactor.clean(&stdout), stderr, exit }
+}
+
+fn replay(args: &ReplayArgs) -> ExitCode {
+    let cycles = match crate::replay::read_dir(&args.dir) {
+        Ok(c) => c,
+        Err(e) => {
+            eprintln!("{e}");
+            return ExitCode::from(EXIT_UNKNOWN);
+        }
+    };
+    let cluster = args.cluster.clone().unwrap_or_else(|| {
+        let dir = args.dir.canonicalize().unwrap_or_else(|_| args.dir.clone());
+        dir.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_else(|| "replay".into())
+    });
+    let options = CycleOptions { ignored_namespaces: args.ignore_namespace.clone(), record: false };
+    let mut out = std::io::stdout().lock();
+    for t in crate::replay::replay(cycles, &cluster, &options) {
+        let _ = writeln!(out, "{}", crate::replay::line(&t));
+    }
+    ExitCode::SUCCESS
 }
 
 fn runtime() -> tokio::runtime::Runtime {
@@ -195,7 +251,7 @@ pub fn main() -> ExitCode {
                     return ExitCode::from(EXIT_UNKNOWN);
                 }
             };
-            emit(runtime().block_on(check(&connect, &cycle, args.output)))
+            emit(runtime().block_on(check(&connect, &cycle, args.output, args.record.as_deref())))
         }
         Command::Rbac(args) => match rbac::manifests(&args.namespace, &args.name) {
             Ok(yaml) => {
@@ -208,5 +264,10 @@ pub fn main() -> ExitCode {
             }
         },
         Command::Demo => emit(runtime().block_on(crate::demo::run())),
+        Command::Replay(args) => replay(&args),
+        Command::Rules => {
+            print!("{}", crate::rules::prometheus::rule_file());
+            ExitCode::SUCCESS
+        }
     }
 }

@@ -29,7 +29,7 @@ pub async fn run() -> CheckOutcome {
         timeout: Duration::from_secs(10),
         ..Default::default()
     };
-    let outcome = check(&connect, &CycleOptions::default(), Output::Text).await;
+    let outcome = check(&connect, &CycleOptions::default(), Output::Text, None).await;
     let banner = format!(
         "DumbMonit demo: this is a SIMULATED cluster (no real cluster is contacted).\n\
          A simulated API server at {} serves a cluster in trouble; DumbMonit reads it over HTTPS\n\

@@ -14,5 +14,7 @@ pub mod health;
 pub mod kube;
 pub mod metrics;
 pub mod rbac;
+pub mod record;
+pub mod replay;
 pub mod report;
 pub mod rules;

@@ -11,11 +11,14 @@ use std::future::Future;
 use std::time::{Duration, Instant};
 
 use jiff::Timestamp;
+use serde::de::DeserializeOwned;
 use serde::{Deserialize, Deserializer};
+use serde_json::value::RawValue;
 
 use crate::error::ReadError;
 use crate::kube::Fetcher;
 use crate::kube::request::field_selector;
+use crate::record::{RawList, Recording};
 
 pub use events::Event;
 pub use nodes::Node;
@@ -73,6 +76,20 @@ impl Collection {
         }
     }
 
+    /// The `kind` and `apiVersion` of the List.
+    pub fn list_kind(self) -> (&'static str, &'static str) {
+        match self {
+            Collection::Version => ("", ""),
+            Collection::Nodes => ("NodeList", "v1"),
+            Collection::Pods => ("PodList", "v1"),
+            Collection::Deployments => ("DeploymentList", "apps/v1"),
+            Collection::StatefulSets => ("StatefulSetList", "apps/v1"),
+            Collection::DaemonSets => ("DaemonSetList", "apps/v1"),
+            Collection::PersistentVolumeClaims => ("PersistentVolumeClaimList", "v1"),
+            Collection::Events => ("EventList", "v1"),
+        }
+    }
+
     pub fn path(self) -> &'static str {
         match self {
             Collection::Version => "/version",
@@ -103,6 +120,45 @@ pub struct Snapshot {
     pub events: Vec<Event>,
 }
 
+/// The eight collections as read (live or from a recording), before filtering.
+#[derive(Debug, Default)]
+pub struct Lists {
+    pub version: version::Version,
+    pub nodes: Vec<Node>,
+    pub pods: Vec<Pod>,
+    pub deployments: Vec<workloads::Replicated>,
+    pub statefulsets: Vec<workloads::Replicated>,
+    pub daemonsets: Vec<workloads::Daemon>,
+    pub pvcs: Vec<Pvc>,
+    pub events: Vec<Event>,
+}
+
+impl Lists {
+    /// Leaves out Succeeded pods and the ignored namespaces (but not events about Nodes).
+    pub fn into_snapshot(self, time: Timestamp, options: &CycleOptions) -> Snapshot {
+        let mut pods = self.pods;
+        pods.retain(|p| p.phase != "Succeeded" && !options.ignored(&p.namespace));
+        let mut workloads: Vec<Workload> = self
+            .deployments
+            .into_iter()
+            .map(|d| d.into_workload(WorkloadKind::Deployment))
+            .chain(self.statefulsets.into_iter().map(|s| s.into_workload(WorkloadKind::StatefulSet)))
+            .chain(self.daemonsets.into_iter().map(workloads::Daemon::into_workload))
+            .collect();
+        workloads.retain(|w| !options.ignored(&w.namespace));
+        let mut pvcs = self.pvcs;
+        pvcs.retain(|p| !options.ignored(&p.namespace));
+        let mut events = self.events;
+        events.retain(|e| {
+            e.event_type == "Warning"
+                && (e.kind == "Node"
+                    || !(options.ignored(&e.namespace)
+                        || e.object_namespace.as_deref().is_some_and(|n| options.ignored(n))))
+        });
+        Snapshot { time, version: self.version.git_version, nodes: self.nodes, pods, workloads, pvcs, events }
+    }
+}
+
 /// How one collection went.
 #[derive(Clone, Debug, PartialEq)]
 pub struct CollectionStat {
@@ -118,12 +174,16 @@ pub struct Cycle {
     pub duration: Duration,
     pub stats: Vec<CollectionStat>,
     pub result: Result<Snapshot, ReadError>,
+    /// What the API server returned, when the cycle was asked to record it and succeeded.
+    pub recording: Option<Recording>,
 }
 
-/// What a cycle leaves out.
+/// What a cycle leaves out, and whether it keeps what it read.
 #[derive(Clone, Debug, Default)]
 pub struct CycleOptions {
     pub ignored_namespaces: Vec<String>,
+    /// Keep each List as the API server returned it, for `--record`.
+    pub record: bool,
 }
 
 impl CycleOptions {
@@ -132,34 +192,58 @@ impl CycleOptions {
     }
 }
 
+/// Reads one List into compact views, keeping the raw items too when recording.
+async fn read<T: DeserializeOwned>(
+    f: &Fetcher,
+    c: Collection,
+    selector: Option<&str>,
+    record: bool,
+) -> Result<(Vec<T>, Option<RawList>), ReadError> {
+    if !record {
+        return Ok((f.list::<T>(c, c.path(), selector).await?.items, None));
+    }
+    let listed = f.list::<Box<RawValue>>(c, c.path(), selector).await?;
+    let items =
+        listed.items.iter().map(|raw| serde_json::from_str::<T>(raw.get())).collect::<Result<Vec<T>, _>>().map_err(
+            |e| ReadError {
+                address: f.address().to_string(),
+                collection: c,
+                kind: crate::error::ReadErrorKind::Unreadable { detail: format!("invalid item: {e}") },
+            },
+        )?;
+    Ok((items, Some(RawList { collection: c, resource_version: listed.resource_version, items: listed.items })))
+}
+
+async fn read_version(f: &Fetcher, record: bool) -> Result<(version::Version, Option<Box<RawValue>>), ReadError> {
+    let c = Collection::Version;
+    if !record {
+        return Ok((f.get(c, c.path()).await?, None));
+    }
+    let raw: Box<RawValue> = f.get(c, c.path()).await?;
+    let v = serde_json::from_str(raw.get()).map_err(|e| ReadError {
+        address: f.address().to_string(),
+        collection: c,
+        kind: crate::error::ReadErrorKind::Unreadable { detail: format!("invalid JSON: {e}") },
+    })?;
+    Ok((v, Some(raw)))
+}
+
 /// Reads the eight collections in parallel.
 pub async fn run(fetcher: &Fetcher, options: &CycleOptions, now: Timestamp) -> Cycle {
     let started = Instant::now();
     let skip = field_selector(None, &options.ignored_namespaces);
     let skip = skip.as_deref();
-    let f = fetcher;
+    let (f, rec) = (fetcher, options.record);
     let (version, nodes, pods, deployments, statefulsets, daemonsets, pvcs, events) = tokio::join!(
-        timed(Collection::Version, f.get::<version::Version>(Collection::Version, Collection::Version.path())),
-        timed(Collection::Nodes, f.list::<Node>(Collection::Nodes, Collection::Nodes.path(), None)),
-        timed(Collection::Pods, f.list::<Pod>(Collection::Pods, Collection::Pods.path(), skip)),
-        timed(
-            Collection::Deployments,
-            f.list::<workloads::Replicated>(Collection::Deployments, Collection::Deployments.path(), skip)
-        ),
-        timed(
-            Collection::StatefulSets,
-            f.list::<workloads::Replicated>(Collection::StatefulSets, Collection::StatefulSets.path(), skip)
-        ),
-        timed(
-            Collection::DaemonSets,
-            f.list::<workloads::Daemon>(Collection::DaemonSets, Collection::DaemonSets.path(), skip)
-        ),
-        timed(
-            Collection::PersistentVolumeClaims,
-            f.list::<Pvc>(Collection::PersistentVolumeClaims, Collection::PersistentVolumeClaims.path(), skip)
-        ),
+        timed(Collection::Version, read_version(f, rec)),
+        timed(Collection::Nodes, read::<Node>(f, Collection::Nodes, None, rec)),
+        timed(Collection::Pods, read::<Pod>(f, Collection::Pods, skip, rec)),
+        timed(Collection::Deployments, read::<workloads::Replicated>(f, Collection::Deployments, skip, rec)),
+        timed(Collection::StatefulSets, read::<workloads::Replicated>(f, Collection::StatefulSets, skip, rec)),
+        timed(Collection::DaemonSets, read::<workloads::Daemon>(f, Collection::DaemonSets, skip, rec)),
+        timed(Collection::PersistentVolumeClaims, read::<Pvc>(f, Collection::PersistentVolumeClaims, skip, rec)),
         // Not filtered by namespace on the server: a Node's events may be recorded in an ignored one.
-        timed(Collection::Events, f.list::<Event>(Collection::Events, Collection::Events.path(), Some("type=Warning"))),
+        timed(Collection::Events, read::<Event>(f, Collection::Events, Some("type=Warning"), rec)),
     );
     let stats = vec![
         version.0.clone(),
@@ -172,31 +256,33 @@ pub async fn run(fetcher: &Fetcher, options: &CycleOptions, now: Timestamp) -> C
         events.0.clone(),
     ];
     // The first failure in collection order is the cycle's one error.
-    let result = (|| {
-        let version = version.1?;
-        let nodes = nodes.1?;
-        let mut pods = pods.1?;
-        let mut workloads: Vec<Workload> = deployments
-            .1?
-            .into_iter()
-            .map(|d| d.into_workload(WorkloadKind::Deployment))
-            .chain(statefulsets.1?.into_iter().map(|s| s.into_workload(WorkloadKind::StatefulSet)))
-            .chain(daemonsets.1?.into_iter().map(workloads::Daemon::into_workload))
-            .collect();
-        let mut pvcs = pvcs.1?;
-        let mut events = events.1?;
-        pods.retain(|p| p.phase != "Succeeded" && !options.ignored(&p.namespace));
-        workloads.retain(|w| !options.ignored(&w.namespace));
-        pvcs.retain(|p| !options.ignored(&p.namespace));
-        events.retain(|e| {
-            e.event_type == "Warning"
-                && (e.kind == "Node"
-                    || !(options.ignored(&e.namespace)
-                        || e.object_namespace.as_deref().is_some_and(|n| options.ignored(n))))
-        });
-        Ok(Snapshot { time: now, version: version.git_version, nodes, pods, workloads, pvcs, events })
+    let assembled = (|| {
+        let (version, raw_version) = version.1?;
+        let mut raw = Vec::new();
+        let mut keep = |r: Option<RawList>| raw.extend(r);
+        let (nodes, r) = nodes.1?;
+        keep(r);
+        let (pods, r) = pods.1?;
+        keep(r);
+        let (deployments, r) = deployments.1?;
+        keep(r);
+        let (statefulsets, r) = statefulsets.1?;
+        keep(r);
+        let (daemonsets, r) = daemonsets.1?;
+        keep(r);
+        let (pvcs, r) = pvcs.1?;
+        keep(r);
+        let (events, r) = events.1?;
+        keep(r);
+        let lists = Lists { version, nodes, pods, deployments, statefulsets, daemonsets, pvcs, events };
+        let recording = raw_version.map(|version| Recording { version, lists: raw });
+        Ok((lists.into_snapshot(now, options), recording))
     })();
-    Cycle { time: now, duration: started.elapsed(), stats, result }
+    let (result, recording) = match assembled {
+        Ok((snapshot, recording)) => (Ok(snapshot), recording),
+        Err(e) => (Err(e), None),
+    };
+    Cycle { time: now, duration: started.elapsed(), stats, result, recording }
 }
 
 async fn timed<T>(
@@ -209,7 +295,7 @@ async fn timed<T>(
 }
 
 /// Deserializes `null` as the default, for fields the API server may send as null.
-pub(crate) fn nullable<'de, D, T>(d: D) -> Result<T, D::Error>
+pub fn nullable<'de, D, T>(d: D) -> Result<T, D::Error>
 where
     D: Deserializer<'de>,
     T: Deserialize<'de> + Default,

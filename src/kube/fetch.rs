@@ -39,6 +39,14 @@ pub struct Status {
 struct ListMeta {
     #[serde(rename = "continue")]
     continue_token: Option<String>,
+    resource_version: Option<String>,
+}
+
+/// Every item of a List, and the List's resourceVersion (of its first page).
+#[derive(Debug)]
+pub struct Listed<T> {
+    pub items: Vec<T>,
+    pub resource_version: String,
 }
 
 /// One page of a List, decoded into the compact view `T` of each item.
@@ -90,8 +98,9 @@ impl Fetcher {
         collection: Collection,
         path: &str,
         field_selector: Option<&str>,
-    ) -> Result<Vec<T>, ReadError> {
+    ) -> Result<Listed<T>, ReadError> {
         let mut items = Vec::new();
+        let mut resource_version = String::new();
         let mut continue_token: Option<String> = None;
         let mut restarted = false;
         loop {
@@ -113,8 +122,11 @@ impl Fetcher {
             let page: ListPage<T> = decode(&body).map_err(|k| self.error(collection, k))?;
             drop(body);
             items.extend(page.items);
+            if continue_token.is_none() {
+                resource_version = page.metadata.resource_version.unwrap_or_default();
+            }
             match page.metadata.continue_token.filter(|c| !c.is_empty()) {
-                None => return Ok(items),
+                None => return Ok(Listed { items, resource_version }),
                 Some(next) if continue_token.as_deref() == Some(next.as_str()) => {
                     return Err(self.error(collection, ReadErrorKind::EndlessPages));
                 }

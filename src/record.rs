@@ -1,0 +1,198 @@
+//! Recorded cycles: one JSON file per cycle (optionally gzip-compressed, `.json.gz`).
+//!
+//! `{"time": RFC 3339, "version": <the /version body>, "nodes": <NodeList>, "pods": <PodList>,
+//!   "deployments": …, "statefulsets": …, "daemonsets": …, "persistentvolumeclaims": …,
+//!   "events": <EventList of the Warning events>}`, the Lists as the API server returned them
+//! (pages joined), or `{"time": …, "error": "<message>"}` for a failed cycle.
+
+use std::io::{Read, Write};
+use std::path::Path;
+
+use jiff::Timestamp;
+use serde::Deserialize;
+use serde_json::value::RawValue;
+
+use crate::collect::{Collection, Event, Lists, Node, Pod, Pvc, nullable, version, workloads};
+
+/// One List as the API server returned it.
+#[derive(Debug)]
+pub struct RawList {
+    pub collection: Collection,
+    pub resource_version: String,
+    pub items: Vec<Box<RawValue>>,
+}
+
+/// Everything a successful cycle read, as returned.
+#[derive(Debug)]
+pub struct Recording {
+    pub version: Box<RawValue>,
+    pub lists: Vec<RawList>,
+}
+
+/// The text of a recorded cycle: its Lists, or the error of a failed cycle.
+pub fn render(time: Timestamp, outcome: Result<&Recording, &str>) -> String {
+    let time = serde_json::to_string(&time.to_string()).expect("a string serializes");
+    match outcome {
+        Err(message) => {
+            format!("{{\"time\":{time},\"error\":{}}}\n", serde_json::to_string(message).expect("a string serializes"))
+        }
+        Ok(rec) => {
+            let size: usize = rec.lists.iter().flat_map(|l| &l.items).map(|i| i.get().len() + 1).sum();
+            let mut out = String::with_capacity(size + 1024);
+            out.push_str(&format!("{{\"time\":{time},\"version\":{}", rec.version.get()));
+            for list in &rec.lists {
+                let (kind, api_version) = list.collection.list_kind();
+                out.push_str(&format!(
+                    ",\"{}\":{{\"kind\":\"{kind}\",\"apiVersion\":\"{api_version}\",\"metadata\":{{\"resourceVersion\":{}}},\"items\":[",
+                    list.collection.name(),
+                    serde_json::to_string(&list.resource_version).expect("a string serializes")
+                ));
+                for (i, item) in list.items.iter().enumerate() {
+                    if i > 0 {
+                        out.push(',');
+                    }
+                    out.push_str(item.get());
+                }
+                out.push_str("]}");
+            }
+            out.push_str("}\n");
+            out
+        }
+    }
+}
+
+/// Writes a recorded cycle to `path`, gzip-compressed when it ends in `.gz`. The file appears
+/// whole or not at all (written aside, then renamed).
+pub fn write(path: &Path, text: &str) -> std::io::Result<()> {
+    let tmp = path.with_file_name(format!(
+        ".{}.partial",
+        path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default()
+    ));
+    {
+        let file = std::fs::File::create(&tmp)?;
+        if path.extension().is_some_and(|e| e == "gz") {
+            let mut gz = flate2::write::GzEncoder::new(file, flate2::Compression::default());
+            gz.write_all(text.as_bytes())?;
+            gz.finish()?.sync_all()?;
+        } else {
+            let mut file = file;
+            file.write_all(text.as_bytes())?;
+            file.sync_all()?;
+        }
+    }
+    std::fs::rename(&tmp, path)
+}
+
+#[derive(Deserialize)]
+#[serde(bound = "T: serde::de::DeserializeOwned")]
+struct Items<T> {
+    #[serde(default, deserialize_with = "nullable")]
+    items: Vec<T>,
+}
+
+#[derive(Deserialize)]
+struct File {
+    time: Timestamp,
+    error: Option<String>,
+    version: Option<version::Version>,
+    nodes: Option<Items<Node>>,
+    pods: Option<Items<Pod>>,
+    deployments: Option<Items<workloads::Replicated>>,
+    statefulsets: Option<Items<workloads::Replicated>>,
+    daemonsets: Option<Items<workloads::Daemon>>,
+    persistentvolumeclaims: Option<Items<Pvc>>,
+    events: Option<Items<Event>>,
+}
+
+/// A recorded cycle, read back.
+#[derive(Debug)]
+pub struct Recorded {
+    pub time: Timestamp,
+    pub outcome: Result<Lists, String>,
+}
+
+/// Reads a recorded cycle; the error names what is wrong with the file.
+pub fn read(path: &Path) -> Result<Recorded, String> {
+    let bytes = std::fs::read(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    let bytes = if bytes.starts_with(&[0x1f, 0x8b]) {
+        let mut out = Vec::new();
+        flate2::read::MultiGzDecoder::new(bytes.as_slice())
+            .read_to_end(&mut out)
+            .map_err(|e| format!("{}: not valid gzip: {e}", path.display()))?;
+        out
+    } else {
+        bytes
+    };
+    let f: File =
+        serde_json::from_slice(&bytes).map_err(|e| format!("{}: not a recorded cycle: {e}", path.display()))?;
+    if let Some(error) = f.error {
+        return Ok(Recorded { time: f.time, outcome: Err(error) });
+    }
+    let missing = |what: &str| format!("{}: not a recorded cycle: \"{what}\" is missing", path.display());
+    let lists = Lists {
+        version: f.version.ok_or_else(|| missing("version"))?,
+        nodes: f.nodes.ok_or_else(|| missing("nodes"))?.items,
+        pods: f.pods.ok_or_else(|| missing("pods"))?.items,
+        deployments: f.deployments.ok_or_else(|| missing("deployments"))?.items,
+        statefulsets: f.statefulsets.ok_or_else(|| missing("statefulsets"))?.items,
+        daemonsets: f.daemonsets.ok_or_else(|| missing("daemonsets"))?.items,
+        pvcs: f.persistentvolumeclaims.ok_or_else(|| missing("persistentvolumeclaims"))?.items,
+        events: f.events.ok_or_else(|| missing("events"))?.items,
+    };
+    Ok(Recorded { time: f.time, outcome: Ok(lists) })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_failed_cycle_round_trips() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("c.json.gz");
+        let t: Timestamp = "2026-11-30T03:00:00Z".parse().unwrap();
+        write(&path, &render(t, Err("No answer from https://x:6443 while reading pods within 10 s"))).unwrap();
+        let r = read(&path).unwrap();
+        assert_eq!(r.time, t);
+        assert_eq!(r.outcome.unwrap_err(), "No answer from https://x:6443 while reading pods within 10 s");
+        assert!(!dir.path().join(".c.json.gz.partial").exists());
+    }
+
+    #[test]
+    fn a_successful_cycle_round_trips() {
+        let raw = |s: &str| RawValue::from_string(s.to_string()).unwrap();
+        let rec = Recording {
+            version: raw(r#"{"gitVersion":"v1.33.4+k3s1"}"#),
+            lists: Collection::ALL[1..]
+                .iter()
+                .map(|&c| RawList {
+                    collection: c,
+                    resource_version: "42".into(),
+                    items: if c == Collection::Nodes { vec![raw(r#"{"metadata":{"name":"n1"}}"#)] } else { vec![] },
+                })
+                .collect(),
+        };
+        let t: Timestamp = "2026-11-30T03:00:00Z".parse().unwrap();
+        let text = render(t, Ok(&rec));
+        let v: serde_json::Value = serde_json::from_str(&text).unwrap();
+        assert_eq!(v["nodes"]["kind"], "NodeList");
+        assert_eq!(v["deployments"]["apiVersion"], "apps/v1");
+        assert_eq!(v["nodes"]["metadata"]["resourceVersion"], "42");
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("c.json");
+        write(&path, &text).unwrap();
+        let lists = read(&path).unwrap().outcome.unwrap();
+        assert_eq!(lists.version.git_version, "v1.33.4+k3s1");
+        assert_eq!(lists.nodes[0].name, "n1");
+    }
+
+    #[test]
+    fn broken_files_are_named() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("bad.json");
+        std::fs::write(&path, r#"{"time":"2026-11-30T03:00:00Z","version":{}}"#).unwrap();
+        assert!(read(&path).unwrap_err().ends_with("not a recorded cycle: \"nodes\" is missing"));
+        std::fs::write(&path, "nope").unwrap();
+        assert!(read(&path).unwrap_err().contains("not a recorded cycle"));
+    }
+}
