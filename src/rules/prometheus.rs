@@ -9,9 +9,9 @@ use super::{
 /// A Prometheus duration: `5m`, `1h`, `70m`.
 fn duration(d: std::time::Duration) -> String {
     let s = d.as_secs();
-    if s % 3600 == 0 && s > 0 {
+    if s.is_multiple_of(3600) && s > 0 {
         format!("{}h", s / 3600)
-    } else if s % 60 == 0 {
+    } else if s.is_multiple_of(60) {
         format!("{}m", s / 60)
     } else {
         format!("{s}s")
