@@ -146,6 +146,13 @@ async fn replayed_cycles_fire_and_resolve_at_the_right_cycle() {
     let escalated = lines.iter().find(|l| l["state"] == "escalated").unwrap();
     assert_eq!(escalated["severity"], "warning");
     assert_eq!(escalated["labels"]["severity"], "warning");
+    let restarting = lines.iter().find(|l| l["alertname"] == "KubernetesPodRestarting").unwrap();
+    assert_eq!(
+        restarting["labels"],
+        json!({"alertname": "KubernetesPodRestarting", "cluster": "k3s-lab", "namespace": "shop", "pod": "flaky", "severity": "notice"}),
+        "a bare pod's alert has no workload label, as in Prometheus"
+    );
+    assert_eq!(restarting["summary"], "Pod shop/flaky restarted 6 times in the last hour");
     let crash = lines.iter().find(|l| l["alertname"] == "KubernetesPodCrashLooping").unwrap();
     assert_eq!(crash["summary"], "Pod shop/api-7c9696d669-8tpp6 is crash-looping");
     assert_eq!(crash["labels"]["workload"], "api");

@@ -98,7 +98,9 @@ impl RuleState {
     ) -> Vec<Transition> {
         let mut transitions = Vec::new();
         let mut seen = HashSet::new();
-        for obs in observations {
+        for mut obs in observations {
+            // An empty label is no label, as in Prometheus: a bare pod's alert has no `workload`.
+            obs.labels.retain(|_, v| !v.is_empty());
             let key = alert_key(obs.rule.alertname, &obs.labels);
             let alert = self.alerts.entry(key.clone()).or_insert_with(|| {
                 let mut labels = obs.labels.clone();

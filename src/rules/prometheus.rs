@@ -85,7 +85,7 @@ fn exports() -> Vec<Export> {
             expr: "dumbmonit_k8s_workload_unavailable > 0".into(),
             hold: WORKLOAD_REPLICAS_MISSING.hold,
             severity: "notice",
-            summary: "{{ $labels.kind }} {{ $labels.namespace }}/{{ $labels.workload }} is missing {{ $value }} replicas",
+            summary: "{{ $labels.kind }} {{ $labels.namespace }}/{{ $labels.workload }} has {{ $value }} unavailable replica(s)",
             description: "{{ $labels.kind }} {{ $labels.namespace }}/{{ $labels.workload }} has had unavailable replicas for 10 minutes.",
         },
         // The escalation: the same alert at Warning once it has fired for an hour.
@@ -94,7 +94,7 @@ fn exports() -> Vec<Export> {
             expr: "dumbmonit_k8s_workload_unavailable > 0".into(),
             hold: WORKLOAD_REPLICAS_MISSING.hold + WORKLOAD_REPLICAS_MISSING.escalate_after.expect("it escalates"),
             severity: "warning",
-            summary: "{{ $labels.kind }} {{ $labels.namespace }}/{{ $labels.workload }} is missing {{ $value }} replicas",
+            summary: "{{ $labels.kind }} {{ $labels.namespace }}/{{ $labels.workload }} has {{ $value }} unavailable replica(s)",
             description: "{{ $labels.kind }} {{ $labels.namespace }}/{{ $labels.workload }} has had unavailable replicas for more than an hour.",
         },
         Export {
