@@ -8,6 +8,7 @@
 
 pub mod cli;
 pub mod collect;
+pub mod config;
 pub mod demo;
 pub mod error;
 pub mod health;
@@ -18,3 +19,4 @@ pub mod record;
 pub mod replay;
 pub mod report;
 pub mod rules;
+pub mod state;

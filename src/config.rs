@@ -1,0 +1,300 @@
+//! The configuration file of `dumbmonit serve` (TOML). Defaults live in `defaults`; every field
+//! is checked at load, and an error names the file, the cluster or notifier, and the field.
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use serde::{Deserialize, Deserializer};
+
+use crate::error::ConfigError;
+use crate::kube::ConnectOptions;
+
+mod defaults {
+    pub fn timeout() -> super::Seconds {
+        super::Seconds(10.0)
+    }
+    pub fn interval() -> super::Seconds {
+        super::Seconds(60.0)
+    }
+    pub fn record_retention() -> super::Seconds {
+        super::Seconds(24.0 * 3600.0)
+    }
+    pub fn notifier_timeout() -> super::Seconds {
+        super::Seconds(10.0)
+    }
+    pub fn port() -> u16 {
+        6443
+    }
+}
+
+/// A duration: a number of seconds (`10`, `0.5`) or a string with a unit (`"10s"`, `"5m"`, `"24h"`).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Seconds(pub f64);
+
+impl Seconds {
+    pub fn duration(self) -> Duration {
+        Duration::from_secs_f64(self.0)
+    }
+}
+
+impl<'de> Deserialize<'de> for Seconds {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Seconds, D::Error> {
+        #[derive(Deserialize)]
+        #[serde(untagged)]
+        enum Raw {
+            Number(f64),
+            Text(String),
+        }
+        match Raw::deserialize(d)? {
+            Raw::Number(n) => Ok(Seconds(n)),
+            Raw::Text(s) => parse_duration(&s).map(Seconds).map_err(serde::de::Error::custom),
+        }
+    }
+}
+
+fn parse_duration(s: &str) -> Result<f64, String> {
+    let s = s.trim();
+    let split = s.find(|c: char| c.is_ascii_alphabetic()).unwrap_or(s.len());
+    let (number, unit) = s.split_at(split);
+    let n: f64 = number.trim().parse().map_err(|_| format!("not a duration: {s:?} (write 10, \"10s\", \"5m\" or \"24h\")"))?;
+    let factor = match unit {
+        "" | "s" => 1.0,
+        "ms" => 0.001,
+        "m" => 60.0,
+        "h" => 3600.0,
+        "d" => 86400.0,
+        _ => return Err(format!("unknown unit in {s:?} (use ms, s, m, h or d)")),
+    };
+    Ok(n * factor)
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Config {
+    /// Where the SQLite state lives.
+    pub state_dir: PathBuf,
+    #[serde(default, rename = "cluster")]
+    pub clusters: Vec<ClusterConfig>,
+    #[serde(default, rename = "notifier")]
+    pub notifiers: Vec<NotifierConfig>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ClusterConfig {
+    pub name: String,
+    pub address: Option<String>,
+    #[serde(default = "defaults::port")]
+    pub port: u16,
+    pub token: Option<String>,
+    pub token_file: Option<PathBuf>,
+    pub ca: Option<String>,
+    pub ca_file: Option<PathBuf>,
+    #[serde(default)]
+    pub insecure_skip_tls_verify: bool,
+    pub kubeconfig: Option<PathBuf>,
+    pub context: Option<String>,
+    #[serde(default)]
+    pub in_cluster: bool,
+    #[serde(default = "defaults::timeout")]
+    pub timeout: Seconds,
+    #[serde(default = "defaults::interval")]
+    pub interval: Seconds,
+    #[serde(default)]
+    pub ignored_namespaces: Vec<String>,
+    /// Where to write each cycle as read (optional).
+    pub record_dir: Option<PathBuf>,
+    /// How long recorded cycles are kept.
+    #[serde(default = "defaults::record_retention")]
+    pub record_retention: Seconds,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum NotifierKind {
+    /// An HTTP POST of the Alertmanager webhook payload per transition.
+    Webhook,
+    /// The Alertmanager v2 API.
+    Alertmanager,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct NotifierConfig {
+    #[serde(rename = "type")]
+    pub kind: NotifierKind,
+    /// Defaults to the type (`webhook`, `alertmanager`), numbered when there are several.
+    pub name: Option<String>,
+    pub url: String,
+    pub bearer_token: Option<String>,
+    pub bearer_token_file: Option<PathBuf>,
+    pub username: Option<String>,
+    pub password: Option<String>,
+    pub password_file: Option<PathBuf>,
+    #[serde(default = "defaults::notifier_timeout")]
+    pub timeout: Seconds,
+}
+
+impl Config {
+    /// Reads and checks a configuration file.
+    pub fn load(path: &Path) -> Result<Config, ConfigError> {
+        let file = path.display();
+        let text = std::fs::read_to_string(path).map_err(|e| ConfigError::new(format!("{file}: {e}")))?;
+        let mut config: Config = toml::from_str(&text).map_err(|e| {
+            let message = e.message().to_string();
+            match e.span() {
+                Some(span) => {
+                    let line = text[..span.start.min(text.len())].matches('\n').count() + 1;
+                    ConfigError::new(format!("{file}, line {line}: {message}"))
+                }
+                None => ConfigError::new(format!("{file}: {message}")),
+            }
+        })?;
+        config.check(&file.to_string())?;
+        Ok(config)
+    }
+
+    fn check(&mut self, file: &str) -> Result<(), ConfigError> {
+        let err = |what: String| Err(ConfigError::new(format!("{file}: {what}")));
+        if self.clusters.is_empty() {
+            return err("no [[cluster]]: give at least one cluster to watch".into());
+        }
+        let mut names = std::collections::HashSet::new();
+        for c in &self.clusters {
+            let at = format!("cluster {:?}", c.name);
+            if c.name.is_empty() || c.name.chars().any(|ch| ch.is_control() || ch == '/') {
+                return err(format!("{at}: field `name` must be non-empty, without '/' or control characters"));
+            }
+            if !names.insert(c.name.clone()) {
+                return err(format!("{at}: field `name` is used twice"));
+            }
+            let modes = [c.address.is_some(), c.kubeconfig.is_some() || c.context.is_some(), c.in_cluster];
+            if modes.iter().filter(|m| **m).count() != 1 {
+                return err(format!("{at}: give exactly one of `address`, `kubeconfig`/`context` or `in_cluster = true`"));
+            }
+            for (field, v) in [("timeout", c.timeout), ("interval", c.interval), ("record_retention", c.record_retention)] {
+                if !(v.0.is_finite() && v.0 > 0.0) {
+                    return err(format!("{at}: field `{field}` must be a duration above 0"));
+                }
+            }
+        }
+        let mut counts = std::collections::HashMap::new();
+        for n in &self.notifiers {
+            *counts.entry(n.kind).or_insert(0) += 1;
+        }
+        let mut seen = std::collections::HashMap::new();
+        let mut notifier_names = std::collections::HashSet::new();
+        for n in &mut self.notifiers {
+            let kind = match n.kind {
+                NotifierKind::Webhook => "webhook",
+                NotifierKind::Alertmanager => "alertmanager",
+            };
+            let index = seen.entry(n.kind).or_insert(0);
+            *index += 1;
+            let name = n.name.clone().unwrap_or_else(|| if counts[&n.kind] > 1 { format!("{kind}-{index}") } else { kind.into() });
+            let at = format!("notifier {name:?}");
+            if !notifier_names.insert(name.clone()) {
+                return err(format!("{at}: field `name` is used twice"));
+            }
+            let lower = n.url.to_ascii_lowercase();
+            if !(lower.starts_with("http://") || lower.starts_with("https://")) || n.url.parse::<http::Uri>().is_err() {
+                return err(format!("{at}: field `url` must be an http:// or https:// URL"));
+            }
+            if n.bearer_token.is_some() && n.bearer_token_file.is_some() {
+                return err(format!("{at}: give `bearer_token` or `bearer_token_file`, not both"));
+            }
+            if n.password.is_some() && n.password_file.is_some() {
+                return err(format!("{at}: give `password` or `password_file`, not both"));
+            }
+            let basic = n.username.is_some() || n.password.is_some() || n.password_file.is_some();
+            if basic && (n.bearer_token.is_some() || n.bearer_token_file.is_some()) {
+                return err(format!("{at}: give a bearer token or basic auth (`username`, `password`), not both"));
+            }
+            if basic && n.username.is_none() {
+                return err(format!("{at}: field `username` is missing for basic auth"));
+            }
+            if !(n.timeout.0.is_finite() && n.timeout.0 > 0.0) {
+                return err(format!("{at}: field `timeout` must be a duration above 0"));
+            }
+            n.name = Some(name);
+        }
+        Ok(())
+    }
+}
+
+impl ClusterConfig {
+    pub fn connect_options(&self) -> ConnectOptions {
+        ConnectOptions {
+            address: self.address.clone(),
+            port: self.port,
+            token: self.token.clone(),
+            token_file: self.token_file.clone(),
+            ca: self.ca.clone(),
+            ca_file: self.ca_file.clone(),
+            insecure_skip_tls_verify: self.insecure_skip_tls_verify,
+            kubeconfig: self.kubeconfig.clone(),
+            context: self.context.clone(),
+            in_cluster: self.in_cluster,
+            timeout: self.timeout.duration(),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn load(text: &str) -> Result<Config, String> {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("dumbmonit.toml");
+        std::fs::write(&path, text).unwrap();
+        Config::load(&path).map_err(|e| e.0.replace(&path.display().to_string(), "FILE"))
+    }
+
+    const GOOD: &str = r#"
+state_dir = "/var/lib/dumbmonit"
+
+[[cluster]]
+name = "k3s-lab"
+address = "https://k3s.lan:6443"
+token_file = "/etc/dumbmonit/k3s-lab.token"
+ca_file = "/etc/dumbmonit/k3s-lab-ca.crt"
+ignored_namespaces = ["ci"]
+interval = "30s"
+
+[[notifier]]
+type = "alertmanager"
+url = "http://127.0.0.1:9093"
+"#;
+
+    #[test]
+    fn a_good_file_with_defaults() {
+        let c = load(GOOD).unwrap();
+        assert_eq!(c.clusters[0].interval, Seconds(30.0));
+        assert_eq!(c.clusters[0].timeout, Seconds(10.0));
+        assert_eq!(c.clusters[0].port, 6443);
+        assert_eq!(c.notifiers[0].name.as_deref(), Some("alertmanager"));
+    }
+
+    #[test]
+    fn errors_name_the_file_the_object_and_the_field() {
+        assert_eq!(
+            load(&GOOD.replace("interval = \"30s\"", "intervall = 30")).unwrap_err().split(": ").next().unwrap(),
+            "FILE, line 10"
+        );
+        assert!(load(&GOOD.replace("interval = \"30s\"", "intervall = 30")).unwrap_err().contains("unknown field `intervall`"));
+        assert_eq!(
+            load(&GOOD.replace("interval = \"30s\"", "interval = 0")).unwrap_err(),
+            "FILE: cluster \"k3s-lab\": field `interval` must be a duration above 0"
+        );
+        assert!(load(&GOOD.replace("\"30s\"", "\"30 parsecs\"")).unwrap_err().contains("unknown unit"));
+        assert_eq!(
+            load(&GOOD.replace("http://127.0.0.1:9093", "127.0.0.1:9093")).unwrap_err(),
+            "FILE: notifier \"alertmanager\": field `url` must be an http:// or https:// URL"
+        );
+        assert!(load(&format!("{GOOD}\n[[cluster]]\nname = \"k3s-lab\"\nin_cluster = true\n")).unwrap_err().contains("used twice"));
+        assert!(load(&GOOD.replace("address = ", "in_cluster = true\naddress = ")).unwrap_err().contains("exactly one of"));
+        assert!(load("state_dir = \"/x\"\n").unwrap_err().contains("no [[cluster]]"));
+        assert!(load(&format!("{GOOD}type2 = 1\n")).unwrap_err().contains("unknown field `type2`"));
+    }
+}

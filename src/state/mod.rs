@@ -1,0 +1,308 @@
+//! The state that must survive a restart, in SQLite: each cluster's active alerts (with their
+//! activeAt, firing and escalation times), what the rules remember of each pod (restart counts,
+//! the last crash loop), failed cycles in a row, and the notification outbox.
+//!
+//! A cycle's whole outcome — rule state and the notifications it causes — is written in one
+//! transaction: a crash, even `kill -9`, keeps a cycle entirely or not at all.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+
+use jiff::Timestamp;
+use rusqlite::{Connection, OptionalExtension, params};
+
+use crate::rules::engine::PodMemory;
+use crate::rules::{Alert, RuleState};
+
+/// The database file inside the state directory.
+pub const FILE: &str = "dumbmonit.db";
+
+#[derive(Debug, thiserror::Error)]
+pub enum StateError {
+    #[error("The state directory {dir} cannot be used: {source}")]
+    Dir { dir: PathBuf, source: std::io::Error },
+    #[error("The state database {file} cannot be used: {source}")]
+    Db { file: PathBuf, source: rusqlite::Error },
+    #[error("The state database {file} holds something unreadable: {detail}")]
+    Corrupt { file: PathBuf, detail: String },
+}
+
+/// A notification waiting to be delivered.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Queued {
+    pub id: i64,
+    /// The notifier's name, as configured.
+    pub notifier: String,
+    /// The exact request body to send.
+    pub body: String,
+    pub attempts: i64,
+}
+
+/// The state database of one monitor.
+pub struct Store {
+    conn: Connection,
+    file: PathBuf,
+    /// What was last written of each cluster's pods, so that a cycle writes only what changed.
+    written_pods: HashMap<String, HashMap<(String, String), PodMemory>>,
+}
+
+const SCHEMA: &str = "
+CREATE TABLE IF NOT EXISTS clusters (
+    cluster TEXT PRIMARY KEY,
+    failures INTEGER NOT NULL,
+    last_cycle TEXT
+);
+CREATE TABLE IF NOT EXISTS alerts (
+    cluster TEXT NOT NULL,
+    key TEXT NOT NULL,
+    alert TEXT NOT NULL,
+    PRIMARY KEY (cluster, key)
+);
+CREATE TABLE IF NOT EXISTS pods (
+    cluster TEXT NOT NULL,
+    namespace TEXT NOT NULL,
+    pod TEXT NOT NULL,
+    memory TEXT NOT NULL,
+    PRIMARY KEY (cluster, namespace, pod)
+);
+CREATE TABLE IF NOT EXISTS outbox (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    notifier TEXT NOT NULL,
+    body TEXT NOT NULL,
+    created TEXT NOT NULL,
+    attempts INTEGER NOT NULL DEFAULT 0,
+    next_attempt TEXT NOT NULL,
+    last_error TEXT
+);
+CREATE INDEX IF NOT EXISTS outbox_due ON outbox (next_attempt);
+";
+
+impl Store {
+    /// Opens (or creates) the database in `dir`.
+    pub fn open(dir: &Path) -> Result<Store, StateError> {
+        std::fs::create_dir_all(dir).map_err(|source| StateError::Dir { dir: dir.to_path_buf(), source })?;
+        let file = dir.join(FILE);
+        let db = |source| StateError::Db { file: file.clone(), source };
+        let conn = Connection::open(&file).map_err(db)?;
+        conn.busy_timeout(std::time::Duration::from_secs(5)).map_err(db)?;
+        // WAL: a reader (the delivery worker) never blocks the cycle's writer; synchronous=FULL:
+        // a committed cycle survives a power cut, not only a killed process.
+        conn.pragma_update(None, "journal_mode", "WAL").map_err(db)?;
+        conn.pragma_update(None, "synchronous", "FULL").map_err(db)?;
+        conn.execute_batch(SCHEMA).map_err(db)?;
+        Ok(Store { conn, file, written_pods: HashMap::new() })
+    }
+
+    fn db(&self, source: rusqlite::Error) -> StateError {
+        StateError::Db { file: self.file.clone(), source }
+    }
+
+    fn corrupt(&self, detail: String) -> StateError {
+        StateError::Corrupt { file: self.file.clone(), detail }
+    }
+
+    /// A cluster's rule state as last committed (empty for a new cluster).
+    pub fn load(&mut self, cluster: &str) -> Result<RuleState, StateError> {
+        let mut state = RuleState::default();
+        let row: Option<(u32, Option<String>)> = self
+            .conn
+            .query_row("SELECT failures, last_cycle FROM clusters WHERE cluster = ?1", [cluster], |r| {
+                Ok((r.get(0)?, r.get(1)?))
+            })
+            .optional()
+            .map_err(|e| self.db(e))?;
+        if let Some((failures, last)) = row {
+            state.failures = failures;
+            state.last_cycle = match last {
+                Some(t) => Some(t.parse().map_err(|e| self.corrupt(format!("last_cycle {t:?}: {e}")))?),
+                None => None,
+            };
+        }
+        let mut stmt = self.conn.prepare("SELECT key, alert FROM alerts WHERE cluster = ?1").map_err(|e| self.db(e))?;
+        let rows: Vec<(String, String)> = stmt
+            .query_map([cluster], |r| Ok((r.get(0)?, r.get(1)?)))
+            .and_then(|rows| rows.collect())
+            .map_err(|e| self.db(e))?;
+        drop(stmt);
+        for (key, json) in rows {
+            let alert: Alert = serde_json::from_str(&json).map_err(|e| self.corrupt(format!("alert {key}: {e}")))?;
+            state.alerts.insert(key, alert);
+        }
+        let mut stmt =
+            self.conn.prepare("SELECT namespace, pod, memory FROM pods WHERE cluster = ?1").map_err(|e| self.db(e))?;
+        let rows: Vec<(String, String, String)> = stmt
+            .query_map([cluster], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
+            .and_then(|rows| rows.collect())
+            .map_err(|e| self.db(e))?;
+        drop(stmt);
+        for (ns, pod, json) in rows {
+            let memory: PodMemory =
+                serde_json::from_str(&json).map_err(|e| self.corrupt(format!("pod {ns}/{pod}: {e}")))?;
+            state.pods.insert((ns, pod), memory);
+        }
+        self.written_pods.insert(cluster.to_string(), state.pods.clone());
+        Ok(state)
+    }
+
+    /// Writes a cycle's outcome: the cluster's rule state and the notifications it causes, in one
+    /// transaction.
+    pub fn commit_cycle(
+        &mut self,
+        cluster: &str,
+        state: &RuleState,
+        notifications: &[(String, String)],
+        now: Timestamp,
+    ) -> Result<(), StateError> {
+        let written = self.written_pods.remove(cluster).unwrap_or_default();
+        let result = self.write_cycle(cluster, state, notifications, now, &written);
+        // Only what was committed counts as written; after a failure everything is written again.
+        self.written_pods.insert(cluster.to_string(), if result.is_ok() { state.pods.clone() } else { HashMap::new() });
+        result
+    }
+
+    fn write_cycle(
+        &mut self,
+        cluster: &str,
+        state: &RuleState,
+        notifications: &[(String, String)],
+        now: Timestamp,
+        written: &HashMap<(String, String), PodMemory>,
+    ) -> Result<(), StateError> {
+        let file = self.file.clone();
+        let db = |source| StateError::Db { file: file.clone(), source };
+        let tx = self.conn.transaction().map_err(db)?;
+        tx.execute(
+            "INSERT INTO clusters (cluster, failures, last_cycle) VALUES (?1, ?2, ?3)
+             ON CONFLICT (cluster) DO UPDATE SET failures = excluded.failures, last_cycle = excluded.last_cycle",
+            params![cluster, state.failures, state.last_cycle.map(|t| t.to_string())],
+        )
+        .map_err(db)?;
+        tx.execute("DELETE FROM alerts WHERE cluster = ?1", [cluster]).map_err(db)?;
+        {
+            let mut insert = tx.prepare("INSERT INTO alerts (cluster, key, alert) VALUES (?1, ?2, ?3)").map_err(db)?;
+            for (key, alert) in &state.alerts {
+                let json = serde_json::to_string(alert).expect("an alert serializes");
+                insert.execute(params![cluster, key, json]).map_err(db)?;
+            }
+            let mut upsert = tx
+                .prepare(
+                    "INSERT INTO pods (cluster, namespace, pod, memory) VALUES (?1, ?2, ?3, ?4)
+                     ON CONFLICT (cluster, namespace, pod) DO UPDATE SET memory = excluded.memory",
+                )
+                .map_err(db)?;
+            for (key, memory) in &state.pods {
+                if written.get(key) != Some(memory) {
+                    let json = serde_json::to_string(memory).expect("a pod's memory serializes");
+                    upsert.execute(params![cluster, key.0, key.1, json]).map_err(db)?;
+                }
+            }
+            let mut delete =
+                tx.prepare("DELETE FROM pods WHERE cluster = ?1 AND namespace = ?2 AND pod = ?3").map_err(db)?;
+            for key in written.keys().filter(|k| !state.pods.contains_key(*k)) {
+                delete.execute(params![cluster, key.0, key.1]).map_err(db)?;
+            }
+            let mut enqueue = tx
+                .prepare("INSERT INTO outbox (notifier, body, created, next_attempt) VALUES (?1, ?2, ?3, ?3)")
+                .map_err(db)?;
+            for (notifier, body) in notifications {
+                enqueue.execute(params![notifier, body, now.to_string()]).map_err(db)?;
+            }
+        }
+        tx.commit().map_err(db)
+    }
+
+    /// Notifications due for delivery, oldest first.
+    pub fn due(&self, now: Timestamp, limit: usize) -> Result<Vec<Queued>, StateError> {
+        let mut stmt = self
+            .conn
+            .prepare("SELECT id, notifier, body, attempts FROM outbox WHERE next_attempt <= ?1 ORDER BY id LIMIT ?2")
+            .map_err(|e| self.db(e))?;
+        stmt.query_map(params![now.to_string(), limit as i64], |r| {
+            Ok(Queued { id: r.get(0)?, notifier: r.get(1)?, body: r.get(2)?, attempts: r.get(3)? })
+        })
+        .and_then(|rows| rows.collect())
+        .map_err(|e| self.db(e))
+    }
+
+    /// All undelivered notifications, oldest first.
+    pub fn pending(&self) -> Result<Vec<Queued>, StateError> {
+        self.due(Timestamp::MAX, usize::MAX >> 1)
+    }
+
+    pub fn delivered(&self, id: i64) -> Result<(), StateError> {
+        self.conn.execute("DELETE FROM outbox WHERE id = ?1", [id]).map(drop).map_err(|e| self.db(e))
+    }
+
+    pub fn retry_later(&self, id: i64, next_attempt: Timestamp, error: &str) -> Result<(), StateError> {
+        self.conn
+            .execute(
+                "UPDATE outbox SET attempts = attempts + 1, next_attempt = ?2, last_error = ?3 WHERE id = ?1",
+                params![id, next_attempt.to_string(), error],
+            )
+            .map(drop)
+            .map_err(|e| self.db(e))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::rules::Severity;
+    use std::collections::BTreeMap;
+
+    fn t(s: i64) -> Timestamp {
+        Timestamp::from_second(1_790_000_000 + s).unwrap()
+    }
+
+    #[test]
+    fn a_cycle_round_trips_and_the_outbox_drains() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut store = Store::open(dir.path()).unwrap();
+        let mut state = store.load("lab").unwrap();
+        assert_eq!(state, RuleState::default());
+        state.failures = 1;
+        state.last_cycle = Some(t(60));
+        state.alerts.insert(
+            "KubernetesNodeNotReady{node=\"n1\"}".into(),
+            Alert {
+                alertname: "KubernetesNodeNotReady".into(),
+                severity: Severity::Warning,
+                labels: BTreeMap::from([("node".to_string(), "n1".to_string())]),
+                summary: "Node n1 is not ready".into(),
+                description: String::new(),
+                active_at: t(0),
+                fired_at: None,
+                escalated_at: None,
+            },
+        );
+        state.pods.insert(("shop".into(), "api".into()), PodMemory { restarts: 3, increases: vec![(t(30), 3)], crashloop_seen: Some(t(60)) });
+        store.commit_cycle("lab", &state, &[("hook".into(), "{\"a\":1}".into()), ("am".into(), "[]".into())], t(60)).unwrap();
+        drop(store);
+
+        let mut store = Store::open(dir.path()).unwrap();
+        assert_eq!(store.load("lab").unwrap(), state, "everything committed is read back");
+        assert_eq!(store.load("other").unwrap(), RuleState::default(), "clusters are apart");
+        let due = store.due(t(60), 10).unwrap();
+        assert_eq!(due.iter().map(|q| q.notifier.as_str()).collect::<Vec<_>>(), ["hook", "am"]);
+        store.retry_later(due[0].id, t(120), "503").unwrap();
+        store.delivered(due[1].id).unwrap();
+        assert!(store.due(t(60), 10).unwrap().is_empty());
+        let later = store.due(t(120), 10).unwrap();
+        assert_eq!((later.len(), later[0].attempts), (1, 1));
+
+        // A pod that is gone is deleted; an unchanged one is not rewritten.
+        let mut next = state.clone();
+        next.pods.clear();
+        store.commit_cycle("lab", &next, &[], t(120)).unwrap();
+        assert!(Store::open(dir.path()).unwrap().load("lab").unwrap().pods.is_empty());
+    }
+
+    #[test]
+    fn an_unusable_directory_is_named() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("not-a-dir");
+        std::fs::write(&file, "x").unwrap();
+        let e = Store::open(&file).err().unwrap().to_string();
+        assert!(e.starts_with(&format!("The state directory {} cannot be used", file.display())), "{e}");
+    }
+}
