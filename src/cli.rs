@@ -42,6 +42,15 @@ pub enum Command {
     Replay(ReplayArgs),
     /// Print the built-in rules as a Prometheus rule file over the dumbmonit_k8s_ metrics.
     Rules,
+    /// Watch the configured clusters: rules with durations, persisted state, notifications.
+    Serve(ServeArgs),
+}
+
+#[derive(Args, Debug)]
+pub struct ServeArgs {
+    /// The configuration file (TOML)
+    #[arg(long, value_name = "FILE")]
+    pub config: PathBuf,
 }
 
 #[derive(Args, Debug, Clone)]
@@ -265,6 +274,7 @@ pub fn main() -> ExitCode {
         },
         Command::Demo => emit(runtime().block_on(crate::demo::run())),
         Command::Replay(args) => replay(&args),
+        Command::Serve(args) => crate::serve::main(&args.config),
         Command::Rules => {
             print!("{}", crate::rules::prometheus::rule_file());
             ExitCode::SUCCESS

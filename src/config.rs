@@ -56,7 +56,8 @@ fn parse_duration(s: &str) -> Result<f64, String> {
     let s = s.trim();
     let split = s.find(|c: char| c.is_ascii_alphabetic()).unwrap_or(s.len());
     let (number, unit) = s.split_at(split);
-    let n: f64 = number.trim().parse().map_err(|_| format!("not a duration: {s:?} (write 10, \"10s\", \"5m\" or \"24h\")"))?;
+    let n: f64 =
+        number.trim().parse().map_err(|_| format!("not a duration: {s:?} (write 10, \"10s\", \"5m\" or \"24h\")"))?;
     let factor = match unit {
         "" | "s" => 1.0,
         "ms" => 0.001,
@@ -170,9 +171,13 @@ impl Config {
             }
             let modes = [c.address.is_some(), c.kubeconfig.is_some() || c.context.is_some(), c.in_cluster];
             if modes.iter().filter(|m| **m).count() != 1 {
-                return err(format!("{at}: give exactly one of `address`, `kubeconfig`/`context` or `in_cluster = true`"));
+                return err(format!(
+                    "{at}: give exactly one of `address`, `kubeconfig`/`context` or `in_cluster = true`"
+                ));
             }
-            for (field, v) in [("timeout", c.timeout), ("interval", c.interval), ("record_retention", c.record_retention)] {
+            for (field, v) in
+                [("timeout", c.timeout), ("interval", c.interval), ("record_retention", c.record_retention)]
+            {
                 if !(v.0.is_finite() && v.0 > 0.0) {
                     return err(format!("{at}: field `{field}` must be a duration above 0"));
                 }
@@ -191,7 +196,10 @@ impl Config {
             };
             let index = seen.entry(n.kind).or_insert(0);
             *index += 1;
-            let name = n.name.clone().unwrap_or_else(|| if counts[&n.kind] > 1 { format!("{kind}-{index}") } else { kind.into() });
+            let name = n
+                .name
+                .clone()
+                .unwrap_or_else(|| if counts[&n.kind] > 1 { format!("{kind}-{index}") } else { kind.into() });
             let at = format!("notifier {name:?}");
             if !notifier_names.insert(name.clone()) {
                 return err(format!("{at}: field `name` is used twice"));
@@ -282,7 +290,11 @@ url = "http://127.0.0.1:9093"
             load(&GOOD.replace("interval = \"30s\"", "intervall = 30")).unwrap_err().split(": ").next().unwrap(),
             "FILE, line 10"
         );
-        assert!(load(&GOOD.replace("interval = \"30s\"", "intervall = 30")).unwrap_err().contains("unknown field `intervall`"));
+        assert!(
+            load(&GOOD.replace("interval = \"30s\"", "intervall = 30"))
+                .unwrap_err()
+                .contains("unknown field `intervall`")
+        );
         assert_eq!(
             load(&GOOD.replace("interval = \"30s\"", "interval = 0")).unwrap_err(),
             "FILE: cluster \"k3s-lab\": field `interval` must be a duration above 0"
@@ -292,8 +304,14 @@ url = "http://127.0.0.1:9093"
             load(&GOOD.replace("http://127.0.0.1:9093", "127.0.0.1:9093")).unwrap_err(),
             "FILE: notifier \"alertmanager\": field `url` must be an http:// or https:// URL"
         );
-        assert!(load(&format!("{GOOD}\n[[cluster]]\nname = \"k3s-lab\"\nin_cluster = true\n")).unwrap_err().contains("used twice"));
-        assert!(load(&GOOD.replace("address = ", "in_cluster = true\naddress = ")).unwrap_err().contains("exactly one of"));
+        assert!(
+            load(&format!("{GOOD}\n[[cluster]]\nname = \"k3s-lab\"\nin_cluster = true\n"))
+                .unwrap_err()
+                .contains("used twice")
+        );
+        assert!(
+            load(&GOOD.replace("address = ", "in_cluster = true\naddress = ")).unwrap_err().contains("exactly one of")
+        );
         assert!(load("state_dir = \"/x\"\n").unwrap_err().contains("no [[cluster]]"));
         assert!(load(&format!("{GOOD}type2 = 1\n")).unwrap_err().contains("unknown field `type2`"));
     }

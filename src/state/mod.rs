@@ -36,6 +36,8 @@ pub struct Queued {
     /// The exact request body to send.
     pub body: String,
     pub attempts: i64,
+    /// Not to be tried before.
+    pub next_attempt: Timestamp,
 }
 
 /// The state database of one monitor.
@@ -144,17 +146,16 @@ impl Store {
         Ok(state)
     }
 
-    /// Writes a cycle's outcome: the cluster's rule state and the notifications it causes, in one
-    /// transaction.
+    /// Writes a cycle's outcome: the cluster's rule state and the notifications it causes
+    /// (notifier name, body), in one transaction. The outbox runs on the wall clock.
     pub fn commit_cycle(
         &mut self,
         cluster: &str,
         state: &RuleState,
         notifications: &[(String, String)],
-        now: Timestamp,
     ) -> Result<(), StateError> {
         let written = self.written_pods.remove(cluster).unwrap_or_default();
-        let result = self.write_cycle(cluster, state, notifications, now, &written);
+        let result = self.write_cycle(cluster, state, notifications, Timestamp::now(), &written);
         // Only what was committed counts as written; after a failure everything is written again.
         self.written_pods.insert(cluster.to_string(), if result.is_ok() { state.pods.clone() } else { HashMap::new() });
         result
@@ -211,22 +212,38 @@ impl Store {
         tx.commit().map_err(db)
     }
 
-    /// Notifications due for delivery, oldest first.
-    pub fn due(&self, now: Timestamp, limit: usize) -> Result<Vec<Queued>, StateError> {
+    /// Undelivered notifications, oldest first (at most `limit`).
+    pub fn queued(&self, limit: usize) -> Result<Vec<Queued>, StateError> {
         let mut stmt = self
             .conn
-            .prepare("SELECT id, notifier, body, attempts FROM outbox WHERE next_attempt <= ?1 ORDER BY id LIMIT ?2")
+            .prepare("SELECT id, notifier, body, attempts, next_attempt FROM outbox ORDER BY id LIMIT ?1")
             .map_err(|e| self.db(e))?;
-        stmt.query_map(params![now.to_string(), limit as i64], |r| {
-            Ok(Queued { id: r.get(0)?, notifier: r.get(1)?, body: r.get(2)?, attempts: r.get(3)? })
-        })
-        .and_then(|rows| rows.collect())
-        .map_err(|e| self.db(e))
+        let rows: Vec<(i64, String, String, i64, String)> = stmt
+            .query_map(params![limit as i64], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?)))
+            .and_then(|rows| rows.collect())
+            .map_err(|e| self.db(e))?;
+        rows.into_iter()
+            .map(|(id, notifier, body, attempts, next)| {
+                let next_attempt = next.parse().map_err(|e| self.corrupt(format!("outbox {id}: next_attempt: {e}")))?;
+                Ok(Queued { id, notifier, body, attempts, next_attempt })
+            })
+            .collect()
     }
 
-    /// All undelivered notifications, oldest first.
-    pub fn pending(&self) -> Result<Vec<Queued>, StateError> {
-        self.due(Timestamp::MAX, usize::MAX >> 1)
+    /// How many notifications wait.
+    pub fn queued_count(&self) -> Result<u64, StateError> {
+        self.conn
+            .query_row("SELECT count(*) FROM outbox", [], |r| r.get::<_, i64>(0))
+            .map(|n| n as u64)
+            .map_err(|e| self.db(e))
+    }
+
+    /// Makes every queued notification due now (a monitor that starts tries at once).
+    pub fn retry_all_now(&self) -> Result<(), StateError> {
+        self.conn
+            .execute("UPDATE outbox SET next_attempt = ?1", [Timestamp::now().to_string()])
+            .map(drop)
+            .map_err(|e| self.db(e))
     }
 
     pub fn delivered(&self, id: i64) -> Result<(), StateError> {
@@ -275,25 +292,31 @@ mod tests {
                 escalated_at: None,
             },
         );
-        state.pods.insert(("shop".into(), "api".into()), PodMemory { restarts: 3, increases: vec![(t(30), 3)], crashloop_seen: Some(t(60)) });
-        store.commit_cycle("lab", &state, &[("hook".into(), "{\"a\":1}".into()), ("am".into(), "[]".into())], t(60)).unwrap();
+        state.pods.insert(
+            ("shop".into(), "api".into()),
+            PodMemory { restarts: 3, increases: vec![(t(30), 3)], crashloop_seen: Some(t(60)) },
+        );
+        store.commit_cycle("lab", &state, &[("hook".into(), "{\"a\":1}".into()), ("am".into(), "[]".into())]).unwrap();
         drop(store);
 
         let mut store = Store::open(dir.path()).unwrap();
         assert_eq!(store.load("lab").unwrap(), state, "everything committed is read back");
         assert_eq!(store.load("other").unwrap(), RuleState::default(), "clusters are apart");
-        let due = store.due(t(60), 10).unwrap();
-        assert_eq!(due.iter().map(|q| q.notifier.as_str()).collect::<Vec<_>>(), ["hook", "am"]);
-        store.retry_later(due[0].id, t(120), "503").unwrap();
-        store.delivered(due[1].id).unwrap();
-        assert!(store.due(t(60), 10).unwrap().is_empty());
-        let later = store.due(t(120), 10).unwrap();
-        assert_eq!((later.len(), later[0].attempts), (1, 1));
+        let queued = store.queued(10).unwrap();
+        assert_eq!(queued.iter().map(|q| q.notifier.as_str()).collect::<Vec<_>>(), ["hook", "am"]);
+        let later = Timestamp::now() + jiff::SignedDuration::from_secs(60);
+        store.retry_later(queued[0].id, later, "503").unwrap();
+        store.delivered(queued[1].id).unwrap();
+        let queued = store.queued(10).unwrap();
+        assert_eq!((queued.len(), queued[0].attempts, queued[0].next_attempt), (1, 1, later));
+        store.retry_all_now().unwrap();
+        assert!(store.queued(10).unwrap()[0].next_attempt <= Timestamp::now());
+        assert_eq!(store.queued_count().unwrap(), 1);
 
         // A pod that is gone is deleted; an unchanged one is not rewritten.
         let mut next = state.clone();
         next.pods.clear();
-        store.commit_cycle("lab", &next, &[], t(120)).unwrap();
+        store.commit_cycle("lab", &next, &[]).unwrap();
         assert!(Store::open(dir.path()).unwrap().load("lab").unwrap().pods.is_empty());
     }
 

@@ -3,6 +3,7 @@
 #![allow(dead_code)]
 
 pub mod fixture;
+pub mod receiver;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};

@@ -1,0 +1,178 @@
+//! Notifications: built from a cycle's transitions, queued in the persistent outbox with the
+//! cycle's state, delivered by a worker that never blocks a cycle, retried with backoff.
+
+pub mod payload;
+pub mod worker;
+
+use std::time::Duration;
+
+use bytes::Bytes;
+use http::header::{AUTHORIZATION, CONTENT_TYPE, HeaderValue, USER_AGENT};
+use http_body_util::{BodyExt, Full};
+use hyper_util::client::legacy::Client as HyperClient;
+use hyper_util::client::legacy::connect::HttpConnector;
+use hyper_util::rt::TokioExecutor;
+
+use crate::config::{NotifierConfig, NotifierKind};
+use crate::error::{ConfigError, Redactor};
+use crate::rules::{Alert, Transition};
+
+/// One configured destination.
+pub struct Notifier {
+    pub name: String,
+    pub kind: NotifierKind,
+    /// Where the POSTs go (`…/api/v2/alerts` for Alertmanager).
+    endpoint: http::Uri,
+    /// The endpoint as shown in logs: no user information.
+    pub shown: String,
+    auth: Option<HeaderValue>,
+    timeout: Duration,
+    /// The notifier's secrets, kept out of logs.
+    pub redactor: Redactor,
+}
+
+fn read_secret(path: &std::path::Path, at: &str, field: &str) -> Result<String, ConfigError> {
+    std::fs::read_to_string(path)
+        .map(|s| s.trim().to_string())
+        .map_err(|e| ConfigError::new(format!("notifier {at:?}: field `{field}` {}: {e}", path.display())))
+}
+
+impl Notifier {
+    pub fn from_config(c: &NotifierConfig) -> Result<Notifier, ConfigError> {
+        let name = c.name.clone().expect("names are given at load");
+        let mut redactor = Redactor::default();
+        let bearer = match (&c.bearer_token, &c.bearer_token_file) {
+            (Some(t), _) => Some(t.clone()),
+            (None, Some(f)) => Some(read_secret(f, &name, "bearer_token_file")?),
+            (None, None) => None,
+        };
+        let password = match (&c.password, &c.password_file) {
+            (Some(p), _) => Some(p.clone()),
+            (None, Some(f)) => Some(read_secret(f, &name, "password_file")?),
+            (None, None) => None,
+        };
+        let auth = match (bearer, &c.username) {
+            (Some(t), _) => {
+                redactor.add(&t);
+                Some(format!("Bearer {t}"))
+            }
+            (None, Some(user)) => {
+                use base64::Engine;
+                let p = password.unwrap_or_default();
+                redactor.add(&p);
+                Some(format!("Basic {}", base64::engine::general_purpose::STANDARD.encode(format!("{user}:{p}"))))
+            }
+            (None, None) => None,
+        };
+        let auth = match auth {
+            Some(a) => {
+                let mut v = HeaderValue::from_str(&a).map_err(|_| {
+                    ConfigError::new(format!("notifier {name:?}: the credentials hold invalid characters"))
+                })?;
+                v.set_sensitive(true);
+                Some(v)
+            }
+            None => None,
+        };
+        let base = c.url.trim_end_matches('/');
+        let url = match c.kind {
+            NotifierKind::Webhook => base.to_string(),
+            NotifierKind::Alertmanager => format!("{base}/api/v2/alerts"),
+        };
+        let endpoint: http::Uri =
+            url.parse().map_err(|e| ConfigError::new(format!("notifier {name:?}: field `url`: {e}")))?;
+        let shown = match endpoint.authority() {
+            Some(a) if a.as_str().contains('@') => {
+                url.replacen(a.as_str(), a.as_str().rsplit('@').next().unwrap_or(""), 1)
+            }
+            _ => url.clone(),
+        };
+        if let Some(userinfo) = endpoint.authority().and_then(|a| a.as_str().rsplit_once('@')).map(|(u, _)| u) {
+            redactor.add(userinfo);
+        }
+        Ok(Notifier { name, kind: c.kind, endpoint, shown, auth, timeout: c.timeout.duration(), redactor })
+    }
+
+    /// The bodies to queue for a cycle's transitions: one per transition for a webhook, one per
+    /// cycle for Alertmanager.
+    pub fn bodies(&self, transitions: &[Transition]) -> Vec<String> {
+        match self.kind {
+            NotifierKind::Webhook => transitions.iter().map(|t| payload::webhook(&self.name, t)).collect(),
+            NotifierKind::Alertmanager => payload::alertmanager(transitions).into_iter().collect(),
+        }
+    }
+
+    /// For Alertmanager, the firing alerts to re-send.
+    pub fn resend<'a>(&self, firing: impl Iterator<Item = &'a Alert>) -> Option<String> {
+        match self.kind {
+            NotifierKind::Alertmanager => payload::alertmanager_resend(firing),
+            NotifierKind::Webhook => None,
+        }
+    }
+}
+
+/// The HTTP client of every notifier: HTTP or HTTPS with the system's roots.
+#[derive(Clone)]
+pub struct Client {
+    inner: HyperClient<hyper_rustls::HttpsConnector<HttpConnector>, Full<Bytes>>,
+}
+
+impl Default for Client {
+    fn default() -> Self {
+        Client::new()
+    }
+}
+
+impl Client {
+    pub fn new() -> Client {
+        let mut roots = rustls::RootCertStore::empty();
+        for cert in rustls_native_certs::load_native_certs().certs {
+            let _ = roots.add(cert);
+        }
+        let provider = std::sync::Arc::new(rustls::crypto::ring::default_provider());
+        let tls = rustls::ClientConfig::builder_with_provider(provider)
+            .with_safe_default_protocol_versions()
+            .expect("ring supports the default versions")
+            .with_root_certificates(roots)
+            .with_no_client_auth();
+        let https =
+            hyper_rustls::HttpsConnectorBuilder::new().with_tls_config(tls).https_or_http().enable_http1().build();
+        Client { inner: HyperClient::builder(TokioExecutor::new()).build(https) }
+    }
+
+    /// POSTs a JSON body; Ok on a 2xx answer, else a short reason (never the credentials).
+    pub async fn post(&self, n: &Notifier, body: &str) -> Result<(), String> {
+        let mut request = http::Request::post(n.endpoint.clone())
+            .header(CONTENT_TYPE, "application/json")
+            .header(USER_AGENT, concat!("dumbmonit/", env!("CARGO_PKG_VERSION")));
+        if let Some(a) = &n.auth {
+            request = request.header(AUTHORIZATION, a.clone());
+        }
+        let request = request.body(Full::new(Bytes::from(body.to_string()))).map_err(|e| e.to_string())?;
+        let exchange = async {
+            let response = self.inner.request(request).await.map_err(|e| describe(&e))?;
+            let status = response.status();
+            let text = response.into_body().collect().await.map(|b| b.to_bytes()).unwrap_or_default();
+            if status.is_success() {
+                Ok(())
+            } else {
+                let text = String::from_utf8_lossy(&text);
+                Err(format!("{status}: {}", crate::health::why::clean_line(&text, 200)))
+            }
+        };
+        match tokio::time::timeout(n.timeout, exchange).await {
+            Ok(r) => r.map_err(|e| n.redactor.clean(&e)),
+            Err(_) => Err(format!("no answer within {} s", n.timeout.as_secs_f64())),
+        }
+    }
+}
+
+fn describe(e: &(dyn std::error::Error + 'static)) -> String {
+    let mut parts = vec![e.to_string()];
+    let mut cur = e.source();
+    while let Some(s) = cur {
+        parts.push(s.to_string());
+        cur = s.source();
+    }
+    parts.join(": ")
+}

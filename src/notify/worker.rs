@@ -1,0 +1,132 @@
+//! Delivery: drains the outbox in order, one notifier's later notifications held back while an
+//! earlier one fails (a resolution never overtakes its firing), retries with backoff, then
+//! re-sends the firing alerts to Alertmanager.
+
+use std::collections::{BTreeMap, HashMap, HashSet};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use jiff::{SignedDuration, Timestamp};
+use tokio::sync::{Notify, watch};
+
+use super::{Client, Notifier};
+use crate::rules::Alert;
+use crate::state::Store;
+
+/// Notifications sent and failed, per notifier.
+#[derive(Debug, Default, Clone)]
+pub struct Counters {
+    pub sent: HashMap<String, u64>,
+    pub failed: HashMap<String, u64>,
+}
+
+pub struct Delivery {
+    pub store: Arc<Mutex<Store>>,
+    pub notifiers: Arc<Vec<Notifier>>,
+    pub client: Client,
+    /// Each cluster's firing alerts, as of its last cycle, for re-sending to Alertmanager.
+    pub firing: Arc<Mutex<BTreeMap<String, Vec<Alert>>>>,
+    pub counters: Arc<Mutex<Counters>>,
+}
+
+/// 2, 4, 8 … 256 seconds.
+pub fn backoff(attempts: i64) -> Duration {
+    Duration::from_secs(1u64 << attempts.clamp(1, 8))
+}
+
+fn log(message: &str) {
+    eprintln!("{} {message}", Timestamp::now().round(jiff::Unit::Second).unwrap_or(Timestamp::now()));
+}
+
+impl Delivery {
+    /// Delivers what is due, each notifier's notifications strictly in order: while its oldest
+    /// waits for a retry, the ones after it wait too. Returns true when the outbox is empty.
+    pub async fn pass(&self, resend: bool) -> bool {
+        let now = Timestamp::now();
+        let queued = match self.store.lock().expect("store lock").queued(500) {
+            Ok(q) => q,
+            Err(e) => {
+                log(&format!("cannot read the notification outbox: {e}"));
+                return false;
+            }
+        };
+        let mut held: HashSet<String> = HashSet::new();
+        for q in queued {
+            if held.contains(&q.notifier) {
+                continue;
+            }
+            if q.next_attempt > now {
+                held.insert(q.notifier);
+                continue;
+            }
+            let Some(n) = self.notifiers.iter().find(|n| n.name == q.notifier) else {
+                log(&format!("notifier {:?} is no longer configured: its queued notification is dropped", q.notifier));
+                let _ = self.store.lock().expect("store lock").delivered(q.id);
+                continue;
+            };
+            match self.client.post(n, &q.body).await {
+                Ok(()) => {
+                    *self.counters.lock().expect("counters lock").sent.entry(n.name.clone()).or_default() += 1;
+                    if let Err(e) = self.store.lock().expect("store lock").delivered(q.id) {
+                        log(&format!("notification to {} sent, but cannot be marked sent: {e}", n.name));
+                    }
+                }
+                Err(e) => {
+                    held.insert(n.name.clone());
+                    *self.counters.lock().expect("counters lock").failed.entry(n.name.clone()).or_default() += 1;
+                    let wait = backoff(q.attempts + 1);
+                    let next = now + SignedDuration::try_from(wait).expect("at most 256 s");
+                    log(&format!(
+                        "notification to {} ({}) failed, attempt {}: {e}; next try in {} s",
+                        n.name,
+                        n.shown,
+                        q.attempts + 1,
+                        wait.as_secs()
+                    ));
+                    let _ = self.store.lock().expect("store lock").retry_later(q.id, next, &e);
+                }
+            }
+        }
+        if resend {
+            let firing: Vec<Alert> =
+                self.firing.lock().expect("firing lock").values().flatten().cloned().collect::<Vec<_>>();
+            for n in self.notifiers.iter().filter(|n| !held.contains(&n.name)) {
+                if let Some(body) = n.resend(firing.iter())
+                    && let Err(e) = self.client.post(n, &body).await
+                {
+                    *self.counters.lock().expect("counters lock").failed.entry(n.name.clone()).or_default() += 1;
+                    log(&format!("re-sending the firing alerts to {} ({}) failed: {e}", n.name, n.shown));
+                }
+            }
+        }
+        self.store.lock().expect("store lock").queued_count().map(|n| n == 0).unwrap_or(false)
+    }
+
+    /// Runs until `stop`, then makes one last attempt to flush the outbox.
+    pub async fn run(self, wake: Arc<Notify>, mut stop: watch::Receiver<bool>) {
+        let mut resend = false;
+        loop {
+            self.pass(resend).await;
+            tokio::select! {
+                _ = wake.notified() => resend = true,
+                _ = tokio::time::sleep(Duration::from_secs(1)) => resend = false,
+                _ = stop.changed() => break,
+            }
+        }
+        let _ = tokio::time::timeout(Duration::from_secs(10), self.pass(false)).await;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::backoff;
+    use std::time::Duration;
+
+    #[test]
+    fn backoff_doubles_up_to_256_seconds() {
+        assert_eq!(backoff(1), Duration::from_secs(2));
+        assert_eq!(backoff(2), Duration::from_secs(4));
+        assert_eq!(backoff(8), Duration::from_secs(256));
+        assert_eq!(backoff(20), Duration::from_secs(256));
+    }
+}

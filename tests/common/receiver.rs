@@ -1,0 +1,75 @@
+//! An HTTP receiver of notifications that records every POST and can be told to fail.
+
+use std::net::SocketAddr;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+
+use bytes::Bytes;
+use http_body_util::{BodyExt, Full};
+use hyper::service::service_fn;
+use hyper_util::rt::TokioIo;
+
+pub struct Receiver {
+    pub addr: SocketAddr,
+    /// (path, authorization header, body) of every POST answered 200.
+    pub received: Arc<Mutex<Vec<(String, String, String)>>>,
+    /// While set, every request is answered 503.
+    pub fail: Arc<AtomicBool>,
+    task: tokio::task::JoinHandle<()>,
+}
+
+impl Drop for Receiver {
+    fn drop(&mut self) {
+        self.task.abort();
+    }
+}
+
+impl Receiver {
+    pub async fn start() -> Receiver {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        let received = Arc::new(Mutex::new(Vec::new()));
+        let fail = Arc::new(AtomicBool::new(false));
+        let (r, f) = (received.clone(), fail.clone());
+        let task = tokio::spawn(async move {
+            loop {
+                let Ok((tcp, _)) = listener.accept().await else { continue };
+                let (r, f) = (r.clone(), f.clone());
+                tokio::spawn(async move {
+                    let service = service_fn(move |req: hyper::Request<hyper::body::Incoming>| {
+                        let (r, f) = (r.clone(), f.clone());
+                        async move {
+                            let path = req.uri().path().to_string();
+                            let auth = req
+                                .headers()
+                                .get(hyper::header::AUTHORIZATION)
+                                .map(|v| v.to_str().unwrap_or("").to_string())
+                                .unwrap_or_default();
+                            let body = req.into_body().collect().await.map(|b| b.to_bytes()).unwrap_or_default();
+                            let status = if f.load(Ordering::SeqCst) {
+                                503
+                            } else {
+                                r.lock().unwrap().push((path, auth, String::from_utf8_lossy(&body).into_owned()));
+                                200
+                            };
+                            Ok::<_, std::convert::Infallible>(
+                                hyper::Response::builder().status(status).body(Full::new(Bytes::new())).unwrap(),
+                            )
+                        }
+                    });
+                    let _ =
+                        hyper::server::conn::http1::Builder::new().serve_connection(TokioIo::new(tcp), service).await;
+                });
+            }
+        });
+        Receiver { addr, received, fail, task }
+    }
+
+    pub fn url(&self) -> String {
+        format!("http://{}", self.addr)
+    }
+
+    pub fn bodies(&self) -> Vec<serde_json::Value> {
+        self.received.lock().unwrap().iter().map(|(_, _, b)| serde_json::from_str(b).unwrap()).collect()
+    }
+}
