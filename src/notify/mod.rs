@@ -111,6 +111,22 @@ impl Notifier {
     }
 }
 
+/// Delivery is at least once: a monitor killed after the receiver accepted a notification but
+/// before it forgot it sends it again. The same notification always carries the same key, so a
+/// receiver can drop the repeat.
+pub const IDEMPOTENCY_KEY: &str = "idempotency-key";
+
+/// The key of a notification: the FNV-1a fingerprint of its body, which a retry sends unchanged
+/// (and which differs for every transition: alert, state and time are in it).
+pub fn idempotency_key(body: &str) -> String {
+    let mut h: u64 = 0xcbf29ce484222325;
+    for b in body.bytes() {
+        h ^= b as u64;
+        h = h.wrapping_mul(0x100000001b3);
+    }
+    format!("{h:016x}")
+}
+
 /// The HTTP client of every notifier: HTTP or HTTPS with the system's roots.
 #[derive(Clone)]
 pub struct Client {
@@ -144,7 +160,8 @@ impl Client {
     pub async fn post(&self, n: &Notifier, body: &str) -> Result<(), String> {
         let mut request = http::Request::post(n.endpoint.clone())
             .header(CONTENT_TYPE, "application/json")
-            .header(USER_AGENT, concat!("dumbmonit/", env!("CARGO_PKG_VERSION")));
+            .header(USER_AGENT, concat!("dumbmonit/", env!("CARGO_PKG_VERSION")))
+            .header(IDEMPOTENCY_KEY, idempotency_key(body));
         if let Some(a) = &n.auth {
             request = request.header(AUTHORIZATION, a.clone());
         }
@@ -175,4 +192,30 @@ fn describe(e: &(dyn std::error::Error + 'static)) -> String {
         cur = s.source();
     }
     parts.join(": ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn notifier(extra: &str) -> Result<Notifier, ConfigError> {
+        let c: NotifierConfig = toml::from_str(&format!(
+            "type = \"webhook\"\nname = \"hook\"\nurl = \"https://user:pw@hooks.example/x\"\n{extra}"
+        ))
+        .unwrap();
+        Notifier::from_config(&c)
+    }
+
+    #[test]
+    fn credentials_become_the_authorization_header_and_stay_out_of_logs() {
+        let n = notifier("username = \"dm\"\npassword = \"s3cret-pass\"").unwrap();
+        assert_eq!(n.auth.as_ref().unwrap(), "Basic ZG06czNjcmV0LXBhc3M=");
+        assert!(n.auth.as_ref().unwrap().is_sensitive());
+        assert_eq!(n.shown, "https://hooks.example/x", "user information is not shown");
+        assert_eq!(n.redactor.clean("failed with s3cret-pass"), "failed with [redacted]");
+        let n = notifier("bearer_token = \"tok-1234567890\"").unwrap();
+        assert_eq!(n.auth.as_ref().unwrap(), "Bearer tok-1234567890");
+        let e = notifier("bearer_token_file = \"/nonexistent/token\"").err().unwrap();
+        assert!(e.0.starts_with("notifier \"hook\": field `bearer_token_file` /nonexistent/token:"), "{e}");
+    }
 }

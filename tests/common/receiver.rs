@@ -9,10 +9,18 @@ use http_body_util::{BodyExt, Full};
 use hyper::service::service_fn;
 use hyper_util::rt::TokioIo;
 
+#[derive(Clone, Debug)]
+pub struct Received {
+    pub path: String,
+    pub authorization: String,
+    pub idempotency_key: String,
+    pub body: String,
+}
+
 pub struct Receiver {
     pub addr: SocketAddr,
-    /// (path, authorization header, body) of every POST answered 200.
-    pub received: Arc<Mutex<Vec<(String, String, String)>>>,
+    /// Every POST answered 200.
+    pub received: Arc<Mutex<Vec<Received>>>,
     /// While set, every request is answered 503.
     pub fail: Arc<AtomicBool>,
     task: tokio::task::JoinHandle<()>,
@@ -40,16 +48,20 @@ impl Receiver {
                         let (r, f) = (r.clone(), f.clone());
                         async move {
                             let path = req.uri().path().to_string();
-                            let auth = req
-                                .headers()
-                                .get(hyper::header::AUTHORIZATION)
-                                .map(|v| v.to_str().unwrap_or("").to_string())
-                                .unwrap_or_default();
+                            let header = |name: &str| {
+                                req.headers()
+                                    .get(name)
+                                    .map(|v| v.to_str().unwrap_or("").to_string())
+                                    .unwrap_or_default()
+                            };
+                            let authorization = header("authorization");
+                            let idempotency_key = header("idempotency-key");
                             let body = req.into_body().collect().await.map(|b| b.to_bytes()).unwrap_or_default();
                             let status = if f.load(Ordering::SeqCst) {
                                 503
                             } else {
-                                r.lock().unwrap().push((path, auth, String::from_utf8_lossy(&body).into_owned()));
+                                let body = String::from_utf8_lossy(&body).into_owned();
+                                r.lock().unwrap().push(Received { path, authorization, idempotency_key, body });
                                 200
                             };
                             Ok::<_, std::convert::Infallible>(
@@ -70,6 +82,6 @@ impl Receiver {
     }
 
     pub fn bodies(&self) -> Vec<serde_json::Value> {
-        self.received.lock().unwrap().iter().map(|(_, _, b)| serde_json::from_str(b).unwrap()).collect()
+        self.received.lock().unwrap().iter().map(|r| serde_json::from_str(&r.body).unwrap()).collect()
     }
 }
