@@ -259,21 +259,13 @@ pub async fn run(fetcher: &Fetcher, options: &CycleOptions, now: Timestamp) -> C
     let assembled = (|| {
         let (version, raw_version) = version.1?;
         let mut raw = Vec::new();
-        let mut keep = |r: Option<RawList>| raw.extend(r);
-        let (nodes, r) = nodes.1?;
-        keep(r);
-        let (pods, r) = pods.1?;
-        keep(r);
-        let (deployments, r) = deployments.1?;
-        keep(r);
-        let (statefulsets, r) = statefulsets.1?;
-        keep(r);
-        let (daemonsets, r) = daemonsets.1?;
-        keep(r);
-        let (pvcs, r) = pvcs.1?;
-        keep(r);
-        let (events, r) = events.1?;
-        keep(r);
+        let nodes = kept(nodes.1, &mut raw)?;
+        let pods = kept(pods.1, &mut raw)?;
+        let deployments = kept(deployments.1, &mut raw)?;
+        let statefulsets = kept(statefulsets.1, &mut raw)?;
+        let daemonsets = kept(daemonsets.1, &mut raw)?;
+        let pvcs = kept(pvcs.1, &mut raw)?;
+        let events = kept(events.1, &mut raw)?;
         let lists = Lists { version, nodes, pods, deployments, statefulsets, daemonsets, pvcs, events };
         let recording = raw_version.map(|version| Recording { version, lists: raw });
         Ok((lists.into_snapshot(now, options), recording))
@@ -283,6 +275,13 @@ pub async fn run(fetcher: &Fetcher, options: &CycleOptions, now: Timestamp) -> C
         Err(e) => (Err(e), None),
     };
     Cycle { time: now, duration: started.elapsed(), stats, result, recording }
+}
+
+/// A read's items, its raw List (when recording) set aside in `raw`.
+fn kept<T>(read: Result<(Vec<T>, Option<RawList>), ReadError>, raw: &mut Vec<RawList>) -> Result<Vec<T>, ReadError> {
+    let (items, list) = read?;
+    raw.extend(list);
+    Ok(items)
 }
 
 async fn timed<T>(
