@@ -25,6 +25,9 @@ mod defaults {
     pub fn port() -> u16 {
         6443
     }
+    pub fn listen() -> std::net::SocketAddr {
+        std::net::SocketAddr::from(([127, 0, 0, 1], 8080))
+    }
 }
 
 /// A duration: a number of seconds (`10`, `0.5`) or a string with a unit (`"10s"`, `"5m"`, `"24h"`).
@@ -72,15 +75,35 @@ fn parse_duration(s: &str) -> Result<f64, String> {
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Config {
+    /// Where the pages, the API and /metrics are served (loopback by default).
+    #[serde(default = "defaults::listen")]
+    pub listen: std::net::SocketAddr,
     /// Where the SQLite state lives.
     pub state_dir: PathBuf,
+    /// Protection of the pages, the API and /metrics (none by default).
+    #[serde(default)]
+    pub auth: AuthConfig,
     #[serde(default, rename = "cluster")]
     pub clusters: Vec<ClusterConfig>,
     #[serde(default, rename = "notifier")]
     pub notifiers: Vec<NotifierConfig>,
 }
 
-#[derive(Debug, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct AuthConfig {
+    pub bearer_token: Option<String>,
+    pub bearer_token_file: Option<PathBuf>,
+    pub username: Option<String>,
+    /// A bcrypt hash, as `htpasswd -nbBC 10 USER PASSWORD` prints it after the colon.
+    pub password_hash: Option<String>,
+    pub password_file: Option<PathBuf>,
+    /// Serve /metrics without credentials (for a Prometheus that scrapes it).
+    #[serde(default)]
+    pub open_metrics: bool,
+}
+
+#[derive(Clone, Debug, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ClusterConfig {
     pub name: String,
@@ -119,7 +142,7 @@ pub enum NotifierKind {
     Alertmanager,
 }
 
-#[derive(Debug, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct NotifierConfig {
     #[serde(rename = "type")]
@@ -157,6 +180,23 @@ impl Config {
 
     fn check(&mut self, file: &str) -> Result<(), ConfigError> {
         let err = |what: String| Err(ConfigError::new(format!("{file}: {what}")));
+        let a = &self.auth;
+        let bearer = a.bearer_token.is_some() || a.bearer_token_file.is_some();
+        let basic = a.username.is_some() || a.password_hash.is_some() || a.password_file.is_some();
+        if bearer && basic {
+            return err("auth: give a bearer token or basic auth (`username` with `password_hash` or `password_file`), not both".into());
+        }
+        if a.bearer_token.is_some() && a.bearer_token_file.is_some() {
+            return err("auth: give `bearer_token` or `bearer_token_file`, not both".into());
+        }
+        if basic && (a.username.is_none() || a.password_hash.is_some() == a.password_file.is_some()) {
+            return err("auth: basic auth needs `username` and one of `password_hash` or `password_file`".into());
+        }
+        if let Some(h) = &a.password_hash
+            && !(h.len() == 60 && (h.starts_with("$2a$") || h.starts_with("$2b$") || h.starts_with("$2y$")))
+        {
+            return err("auth: field `password_hash` must be a bcrypt hash ($2y$…, as htpasswd -nbBC 10 prints)".into());
+        }
         if self.clusters.is_empty() {
             return err("no [[cluster]]: give at least one cluster to watch".into());
         }
@@ -230,6 +270,33 @@ impl Config {
     }
 }
 
+impl AuthConfig {
+    /// The protection of the web side, secrets read from their files.
+    pub fn protection(&self) -> Result<crate::web::Protection, ConfigError> {
+        use crate::web::{Credentials, Password};
+        let read = |path: &Path, field: &str| {
+            std::fs::read_to_string(path)
+                .map(|s| s.trim_end_matches(['\n', '\r']).to_string())
+                .map_err(|e| ConfigError::new(format!("auth: field `{field}` {}: {e}", path.display())))
+        };
+        let credentials = if let Some(t) = &self.bearer_token {
+            Some(Credentials::Bearer(t.clone()))
+        } else if let Some(f) = &self.bearer_token_file {
+            Some(Credentials::Bearer(read(f, "bearer_token_file")?.trim().to_string()))
+        } else if let Some(username) = &self.username {
+            let password = match (&self.password_hash, &self.password_file) {
+                (Some(h), _) => Password::Bcrypt(h.clone()),
+                (None, Some(f)) => Password::Plain(read(f, "password_file")?),
+                (None, None) => unreachable!("checked at load"),
+            };
+            Some(Credentials::Basic { username: username.clone(), password })
+        } else {
+            None
+        };
+        Ok(crate::web::Protection::new(credentials, self.open_metrics))
+    }
+}
+
 impl ClusterConfig {
     pub fn connect_options(&self) -> ConnectOptions {
         ConnectOptions {
@@ -278,6 +345,8 @@ url = "http://127.0.0.1:9093"
     #[test]
     fn a_good_file_with_defaults() {
         let c = load(GOOD).unwrap();
+        assert_eq!(c.listen.to_string(), "127.0.0.1:8080", "loopback by default");
+        assert_eq!(c.auth, AuthConfig::default());
         assert_eq!(c.clusters[0].interval, Seconds(30.0));
         assert_eq!(c.clusters[0].timeout, Seconds(10.0));
         assert_eq!(c.clusters[0].port, 6443);
@@ -314,5 +383,11 @@ url = "http://127.0.0.1:9093"
         );
         assert!(load("state_dir = \"/x\"\n").unwrap_err().contains("no [[cluster]]"));
         assert!(load(&format!("{GOOD}type2 = 1\n")).unwrap_err().contains("unknown field `type2`"));
+        let with_auth = |a: &str| load(&GOOD.replace("\n[[cluster]]", &format!("\n[auth]\n{a}\n\n[[cluster]]")));
+        assert!(with_auth("bearer_token = \"t\"").is_ok());
+        assert!(with_auth("bearer_token = \"t\"\nusername = \"u\"").unwrap_err().contains("not both"));
+        assert!(with_auth("username = \"u\"").unwrap_err().contains("needs `username` and one of"));
+        assert!(with_auth("username = \"u\"\npassword_hash = \"plain\"").unwrap_err().contains("bcrypt hash"));
+        assert!(with_auth("passwd = \"x\"").unwrap_err().contains("unknown field `passwd`"));
     }
 }

@@ -22,3 +22,4 @@ pub mod report;
 pub mod rules;
 pub mod serve;
 pub mod state;
+pub mod web;

@@ -1,27 +1,32 @@
 //! `dumbmonit serve --config FILE`: watches every configured cluster every interval, evaluates
-//! the rules, keeps their state in SQLite and delivers notifications.
+//! the rules, keeps their state and history in SQLite, delivers notifications, and serves the
+//! pages, the JSON API and /metrics.
 //!
-//! Clusters are independent: each has its own task and its own deadline, so a slow or dead
-//! cluster never delays another; their cycles are spread over the interval.
+//! Clusters are independent: each has its own task and its own deadlines, so a slow or dead
+//! cluster never delays another; their cycles are spread over the interval. SIGHUP or a changed
+//! file reloads the configuration without losing state; SIGTERM finishes the cycles under way
+//! and the outbox flush, then exits.
 
-use std::collections::BTreeMap;
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
-use std::sync::{Arc, Mutex};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, RwLock};
 use std::time::Duration;
 
 use jiff::{SignedDuration, Timestamp};
 use tokio::sync::{Notify, watch};
 
-use crate::collect::{self, CycleOptions};
+use crate::collect::{self, CollectionStat, CycleOptions};
 use crate::config::{ClusterConfig, Config};
 use crate::error::Redactor;
-use crate::health;
+use crate::health::{self, Health, Severity};
 use crate::kube::{self, Fetcher};
-use crate::notify::worker::{Counters, Delivery};
+use crate::notify::worker::{Counters, Delivery, NotifierSet};
 use crate::notify::{Client, Notifier};
 use crate::rules::{Alert, RuleState, TransitionState};
-use crate::state::Store;
+use crate::state::{HistoryPoint, Store};
+use crate::web::Protection;
 
 /// For tests only: `START/STEP` (an RFC 3339 time and seconds) makes the first cycle happen at
 /// START and each next one STEP seconds after the last committed one, whatever the wall clock
@@ -55,13 +60,130 @@ fn log(message: &str) {
     eprintln!("{} {message}", Timestamp::now().round(jiff::Unit::Second).unwrap_or(Timestamp::now()));
 }
 
-/// What every cluster task shares.
-struct Shared {
-    store: Arc<Mutex<Store>>,
-    notifiers: Arc<Vec<Notifier>>,
-    firing: Arc<Mutex<BTreeMap<String, Vec<Alert>>>>,
-    wake: Arc<Notify>,
-    clock: Clock,
+/// What the pages, the API and /metrics know of one cluster.
+#[derive(Clone, Debug)]
+pub struct ClusterView {
+    pub name: String,
+    pub address: String,
+    pub last_cycle: Option<Timestamp>,
+    pub last_good: Option<Timestamp>,
+    /// The last good cycle's health, kept while the cluster cannot be read.
+    pub health: Option<Arc<Health>>,
+    /// Why the last cycle failed; None when it succeeded.
+    pub error: Option<String>,
+    pub up: bool,
+    pub cycle_duration: Duration,
+    pub stats: Vec<CollectionStat>,
+    /// Active alerts, pending and firing.
+    pub alerts: Vec<Alert>,
+}
+
+impl ClusterView {
+    fn new(name: &str, address: &str) -> ClusterView {
+        ClusterView {
+            name: name.into(),
+            address: address.into(),
+            last_cycle: None,
+            last_good: None,
+            health: None,
+            error: None,
+            up: false,
+            cycle_duration: Duration::ZERO,
+            stats: Vec::new(),
+            alerts: Vec::new(),
+        }
+    }
+
+    /// `ok`, `notice`, `critical`, `unreachable` or `waiting`.
+    pub fn status(&self) -> &'static str {
+        if self.error.is_some() {
+            return "unreachable";
+        }
+        match self.health.as_ref().map(|h| h.severity()) {
+            None => "waiting",
+            Some(Severity::Ok) => "ok",
+            Some(Severity::Notice) => "notice",
+            Some(Severity::Critical) => "critical",
+        }
+    }
+
+    /// The one sentence.
+    pub fn sentence(&self) -> String {
+        match (&self.error, &self.health) {
+            (Some(e), _) => format!("Cannot be read: {e}"),
+            (None, Some(h)) => h.summary(),
+            (None, None) => "Waiting for the first cycle".into(),
+        }
+    }
+
+    pub fn firing(&self) -> usize {
+        self.alerts.iter().filter(|a| a.firing()).count()
+    }
+}
+
+/// Everything the web side reads, kept up to date by the cluster tasks.
+pub struct Board {
+    clusters: RwLock<Vec<ClusterView>>,
+    pub store: Arc<Mutex<Store>>,
+    pub counters: Arc<Mutex<Counters>>,
+    /// Shown on every page (the demo says the cluster is simulated).
+    pub banner: Option<String>,
+    protection: RwLock<Arc<Protection>>,
+    notifiers: NotifierSet,
+    ready: AtomicBool,
+}
+
+impl Board {
+    pub fn clusters(&self) -> Vec<ClusterView> {
+        self.clusters.read().expect("board lock").clone()
+    }
+
+    pub fn cluster(&self, name: &str) -> Option<ClusterView> {
+        self.clusters.read().expect("board lock").iter().find(|c| c.name == name).cloned()
+    }
+
+    pub fn protection(&self) -> Arc<Protection> {
+        self.protection.read().expect("protection lock").clone()
+    }
+
+    pub fn ready(&self) -> bool {
+        self.ready.load(Ordering::SeqCst)
+    }
+
+    pub fn notifier_names(&self) -> Vec<String> {
+        self.notifiers.read().expect("notifiers lock").iter().map(|n| n.name.clone()).collect()
+    }
+
+    fn update(&self, name: &str, f: impl FnOnce(&mut ClusterView)) {
+        if let Some(v) = self.clusters.write().expect("board lock").iter_mut().find(|c| c.name == name) {
+            f(v);
+        }
+    }
+
+    /// Keeps the views of `order` (new ones empty), in that order.
+    fn arrange(&self, order: &[(String, String)]) {
+        let mut clusters = self.clusters.write().expect("board lock");
+        let mut old: HashMap<String, ClusterView> = clusters.drain(..).map(|c| (c.name.clone(), c)).collect();
+        *clusters = order
+            .iter()
+            .map(|(name, address)| {
+                let mut v = old.remove(name).unwrap_or_else(|| ClusterView::new(name, address));
+                v.address = address.clone();
+                v
+            })
+            .collect();
+    }
+}
+
+/// How `serve` runs beyond its configuration file.
+#[derive(Default)]
+pub struct ServeOptions {
+    /// Shown on every page.
+    pub banner: Option<String>,
+    /// The file to reload on SIGHUP or change; None: no reload.
+    pub config_path: Option<PathBuf>,
+    /// Told the address once the pages are served.
+    pub on_listening: Option<Box<dyn FnOnce(std::net::SocketAddr) + Send>>,
 }
 
 pub fn main(config_path: &Path) -> ExitCode {
@@ -72,84 +194,189 @@ pub fn main(config_path: &Path) -> ExitCode {
             return ExitCode::from(crate::cli::EXIT_UNKNOWN);
         }
     };
-    let clock = match Clock::from_env() {
-        Ok(c) => c,
-        Err(e) => {
-            eprintln!("{e}");
-            return ExitCode::from(crate::cli::EXIT_UNKNOWN);
-        }
-    };
-    let notifiers = match config.notifiers.iter().map(Notifier::from_config).collect::<Result<Vec<_>, _>>() {
-        Ok(n) => n,
-        Err(e) => {
-            eprintln!("{}: {e}", config_path.display());
-            return ExitCode::from(crate::cli::EXIT_UNKNOWN);
-        }
-    };
-    let store = match Store::open(&config.state_dir).and_then(|s| s.retry_all_now().map(|_| s)) {
-        Ok(s) => s,
-        Err(e) => {
-            eprintln!("{e}");
-            return ExitCode::from(crate::cli::EXIT_UNKNOWN);
-        }
-    };
     let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build().expect("the async runtime starts");
-    runtime.block_on(run(config, store, notifiers, clock))
+    let options = ServeOptions { config_path: Some(config_path.to_path_buf()), ..Default::default() };
+    match runtime.block_on(run(config, options)) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("{e}");
+            ExitCode::from(crate::cli::EXIT_UNKNOWN)
+        }
+    }
 }
 
-async fn run(config: Config, store: Store, notifiers: Vec<Notifier>, clock: Clock) -> ExitCode {
-    let shared = Arc::new(Shared {
+fn notifiers(config: &Config) -> Result<Vec<Notifier>, String> {
+    config.notifiers.iter().map(Notifier::from_config).collect::<Result<Vec<_>, _>>().map_err(|e| e.to_string())
+}
+
+struct Running {
+    config: ClusterConfig,
+    stop: watch::Sender<bool>,
+    task: tokio::task::JoinHandle<()>,
+}
+
+/// What every cluster task shares.
+struct Shared {
+    board: Arc<Board>,
+    firing: Arc<Mutex<std::collections::BTreeMap<String, Vec<Alert>>>>,
+    wake: Arc<Notify>,
+    clock: Clock,
+}
+
+/// Runs until SIGTERM or Ctrl-C.
+pub async fn run(config: Config, options: ServeOptions) -> Result<(), String> {
+    let clock = Clock::from_env()?;
+    let notifier_set: NotifierSet = Arc::new(RwLock::new(Arc::new(notifiers(&config)?)));
+    let protection = config.auth.protection().map_err(|e| e.to_string())?;
+    let store = Store::open(&config.state_dir).and_then(|s| s.retry_all_now().map(|_| s)).map_err(|e| e.to_string())?;
+    let listener = crate::web::bind(config.listen).await?;
+    let address = listener.local_addr().map_err(|e| e.to_string())?;
+    let board = Arc::new(Board {
+        clusters: RwLock::new(Vec::new()),
         store: Arc::new(Mutex::new(store)),
-        notifiers: Arc::new(notifiers),
-        firing: Arc::new(Mutex::new(BTreeMap::new())),
+        counters: Arc::new(Mutex::new(Counters::default())),
+        banner: options.banner,
+        protection: RwLock::new(Arc::new(protection)),
+        notifiers: notifier_set.clone(),
+        ready: AtomicBool::new(false),
+    });
+    let shared = Arc::new(Shared {
+        board: board.clone(),
+        firing: Arc::new(Mutex::new(Default::default())),
         wake: Arc::new(Notify::new()),
         clock,
     });
     let (stop_tx, stop_rx) = watch::channel(false);
     let delivery = Delivery {
-        store: shared.store.clone(),
-        notifiers: shared.notifiers.clone(),
+        store: board.store.clone(),
+        notifiers: notifier_set,
         client: Client::new(),
         firing: shared.firing.clone(),
-        counters: Arc::new(Mutex::new(Counters::default())),
+        counters: board.counters.clone(),
     };
-    let worker = tokio::spawn(delivery.run(shared.wake.clone(), stop_rx.clone()));
-    let count = config.clusters.len() as u32;
-    let mut tasks = Vec::new();
-    for (i, cluster) in config.clusters.into_iter().enumerate() {
-        // Spread the clusters' cycles over the interval.
-        let offset = cluster.interval.duration().mul_f64(i as f64 / count as f64);
-        tasks.push(tokio::spawn(watch_cluster(cluster, shared.clone(), offset, stop_rx.clone())));
+    let worker = tokio::spawn(delivery.run(shared.wake.clone(), stop_rx));
+    let web = tokio::spawn(crate::web::serve(listener, board.clone()));
+
+    let mut running: HashMap<String, Running> = HashMap::new();
+    apply_clusters(&shared, &mut running, &config.clusters).await;
+    board.ready.store(true, Ordering::SeqCst);
+    log(&format!("dumbmonit serve: watching {} cluster(s); pages on http://{address}", config.clusters.len()));
+    if let Some(f) = options.on_listening {
+        f(address);
     }
-    log(&format!("dumbmonit serve: watching {count} cluster(s)"));
-    wait_for_signal().await;
+
+    let mut current = config;
+    let mut seen = options.config_path.as_deref().and_then(file_stamp);
+    use tokio::signal::unix::{SignalKind, signal};
+    let mut term = signal(SignalKind::terminate()).map_err(|e| e.to_string())?;
+    let mut hup = signal(SignalKind::hangup()).map_err(|e| e.to_string())?;
+    loop {
+        let reload = tokio::select! {
+            _ = tokio::signal::ctrl_c() => break,
+            _ = term.recv() => break,
+            _ = hup.recv() => true,
+            _ = tokio::time::sleep(Duration::from_secs(2)) => {
+                let stamp = options.config_path.as_deref().and_then(file_stamp);
+                let changed = stamp.is_some() && stamp != seen;
+                seen = stamp;
+                changed
+            }
+        };
+        if let (true, Some(path)) = (reload, options.config_path.as_deref()) {
+            match Config::load(path) {
+                Err(e) => log(&format!("configuration not reloaded, the running one stays: {e}")),
+                Ok(new) => {
+                    reload_into(&shared, &mut running, &current, &new).await;
+                    current = new;
+                    log(&format!("configuration reloaded from {}", path.display()));
+                }
+            }
+        }
+    }
     log("stopping: finishing the cycles under way and flushing the outbox");
+    apply_clusters(&shared, &mut running, &[]).await;
     let _ = stop_tx.send(true);
-    for t in tasks {
-        let _ = t.await;
-    }
     let _ = worker.await;
-    ExitCode::SUCCESS
+    web.abort();
+    Ok(())
 }
 
-async fn wait_for_signal() {
-    use tokio::signal::unix::{SignalKind, signal};
-    let mut term = signal(SignalKind::terminate()).expect("SIGTERM can be handled");
-    tokio::select! {
-        _ = tokio::signal::ctrl_c() => {}
-        _ = term.recv() => {}
+fn file_stamp(path: &Path) -> Option<(std::time::SystemTime, u64)> {
+    std::fs::metadata(path).ok().and_then(|m| Some((m.modified().ok()?, m.len())))
+}
+
+async fn reload_into(shared: &Arc<Shared>, running: &mut HashMap<String, Running>, old: &Config, new: &Config) {
+    if new.listen != old.listen {
+        log("`listen` changed: that needs a restart; the pages stay where they are");
+    }
+    if new.state_dir != old.state_dir {
+        log("`state_dir` changed: that needs a restart; the state stays where it is");
+    }
+    match notifiers(new) {
+        Ok(n) => *shared.board.notifiers.write().expect("notifiers lock") = Arc::new(n),
+        Err(e) => log(&format!("notifiers not reloaded: {e}")),
+    }
+    match new.auth.protection() {
+        Ok(p) => *shared.board.protection.write().expect("protection lock") = Arc::new(p),
+        Err(e) => log(&format!("auth not reloaded: {e}")),
+    }
+    apply_clusters(shared, running, &new.clusters).await;
+}
+
+/// Stops the clusters that are gone or changed, starts the new and changed ones.
+async fn apply_clusters(shared: &Arc<Shared>, running: &mut HashMap<String, Running>, clusters: &[ClusterConfig]) {
+    let keep: Vec<&str> = clusters
+        .iter()
+        .filter(|c| running.get(&c.name).is_some_and(|r| r.config == **c))
+        .map(|c| c.name.as_str())
+        .collect();
+    let stopping: Vec<String> = running.keys().filter(|n| !keep.contains(&n.as_str())).cloned().collect();
+    for name in stopping {
+        let r = running.remove(&name).expect("listed above");
+        let _ = r.stop.send(true);
+        let _ = r.task.await;
+    }
+    let order: Vec<(String, String)> = clusters.iter().map(|c| (c.name.clone(), shown_address(c))).collect();
+    shared.board.arrange(&order);
+    shared.firing.lock().expect("firing lock").retain(|name, _| order.iter().any(|(n, _)| n == name));
+    let count = clusters.len().max(1) as u32;
+    for (i, c) in clusters.iter().enumerate() {
+        if running.contains_key(&c.name) {
+            continue;
+        }
+        // Spread the clusters' cycles over the interval.
+        let offset = c.interval.duration().mul_f64(i as f64 / count as f64);
+        let (stop, stop_rx) = watch::channel(false);
+        let task = tokio::spawn(watch_cluster(c.clone(), shared.clone(), offset, stop_rx));
+        running.insert(c.name.clone(), Running { config: c.clone(), stop, task });
+    }
+}
+
+fn shown_address(c: &ClusterConfig) -> String {
+    match (&c.address, &c.kubeconfig, &c.context, c.in_cluster) {
+        (Some(a), ..) => kube::address::parse_address(a, c.port).unwrap_or_else(|_| a.clone()),
+        (None, Some(k), ctx, _) => {
+            format!("kubeconfig {}{}", k.display(), ctx.as_ref().map(|c| format!(" ({c})")).unwrap_or_default())
+        }
+        (None, None, Some(ctx), _) => format!("kubeconfig context {ctx}"),
+        _ => "in-cluster".into(),
     }
 }
 
 async fn watch_cluster(c: ClusterConfig, shared: Arc<Shared>, offset: Duration, mut stop: watch::Receiver<bool>) {
     let name = c.name.clone();
-    let mut state: RuleState = match shared.store.lock().expect("store lock").load(&name) {
+    let board = &shared.board;
+    let mut state: RuleState = match board.store.lock().expect("store lock").load(&name) {
         Ok(s) => s,
         Err(e) => {
             log(&format!("cluster {name}: {e}; starting from an empty state"));
             RuleState::default()
         }
     };
+    board.update(&name, |v| {
+        v.alerts = state.alerts.values().cloned().collect();
+        v.last_cycle = v.last_cycle.or(state.last_cycle);
+    });
     let options = CycleOptions { ignored_namespaces: c.ignored_namespaces.clone(), record: c.record_dir.is_some() };
     let mut redactor = Redactor::default();
     if let Some(t) = &c.token {
@@ -172,7 +399,7 @@ async fn watch_cluster(c: ClusterConfig, shared: Arc<Shared>, offset: Duration, 
             _ = stop.changed() => return,
         }
         let now = shared.clock.now(state.last_cycle);
-        let (transitions, summary) = match &fetcher {
+        let (transitions, health, error, duration, stats) = match &fetcher {
             Ok(f) => {
                 let cycle = collect::run(f, &options, now).await;
                 if let Some(dir) = &c.record_dir {
@@ -181,22 +408,39 @@ async fn watch_cluster(c: ClusterConfig, shared: Arc<Shared>, offset: Duration, 
                 match &cycle.result {
                     Ok(snapshot) => {
                         let h = health::assess(snapshot);
-                        (state.observe(now, &name, &h), h.summary())
+                        (state.observe(now, &name, &h), Some(h), None, cycle.duration, cycle.stats)
                     }
                     Err(e) => {
                         let message = redactor.clean(&e.to_string());
-                        (state.observe_failure(now, &name, &message), message)
+                        (state.observe_failure(now, &name, &message), None, Some(message), cycle.duration, cycle.stats)
                     }
                 }
             }
-            Err(message) => (state.observe_failure(now, &name, message), message.clone()),
+            Err(message) => {
+                (state.observe_failure(now, &name, message), None, Some(message.clone()), Duration::ZERO, Vec::new())
+            }
         };
-        let notifications: Vec<(String, String)> = shared
+        let notifications: Vec<(String, String)> = board
             .notifiers
+            .read()
+            .expect("notifiers lock")
             .iter()
             .flat_map(|n| n.bodies(&transitions).into_iter().map(|b| (n.name.clone(), b)))
             .collect();
-        if let Err(e) = shared.store.lock().expect("store lock").commit_cycle(&name, &state, &notifications) {
+        let point = health.as_ref().map(|h| {
+            let k = &h.counts;
+            HistoryPoint {
+                time: now.as_second(),
+                nodes: k.nodes as i64,
+                nodes_ready: k.nodes_ready as i64,
+                pods_running: k.pods_running as i64,
+                pods_pending: k.pods_pending as i64,
+                pods_failed: k.pods_failed as i64,
+                pods_crashlooping: k.pods_crashlooping as i64,
+                warning_events: k.warning_events as i64,
+            }
+        });
+        if let Err(e) = board.store.lock().expect("store lock").commit_cycle(&name, &state, &notifications, point) {
             log(&format!("cluster {name}: cannot persist the cycle, monitoring goes on: {e}"));
         }
         shared
@@ -205,6 +449,25 @@ async fn watch_cluster(c: ClusterConfig, shared: Arc<Shared>, offset: Duration, 
             .expect("firing lock")
             .insert(name.clone(), state.alerts.values().filter(|a| a.firing()).cloned().collect());
         shared.wake.notify_one();
+        let failed = error.is_some();
+        if failed && transitions.is_empty() {
+            log(&format!("cluster {name}: {}", error.as_deref().unwrap_or("")));
+        }
+        board.update(&name, |v| {
+            v.last_cycle = Some(now);
+            v.up = !failed;
+            v.cycle_duration = duration;
+            v.stats = stats;
+            v.alerts = state.alerts.values().cloned().collect();
+            match health {
+                Some(h) => {
+                    v.health = Some(Arc::new(h));
+                    v.last_good = Some(now);
+                    v.error = None;
+                }
+                None => v.error = error,
+            }
+        });
         for t in &transitions {
             let verb = match t.state {
                 TransitionState::Firing => "firing",
@@ -217,9 +480,6 @@ async fn watch_cluster(c: ClusterConfig, shared: Arc<Shared>, offset: Duration, 
                 t.alert.severity.as_str(),
                 t.alert.summary
             ));
-        }
-        if transitions.is_empty() && state.failures > 0 {
-            log(&format!("cluster {name}: {summary}"));
         }
     }
 }

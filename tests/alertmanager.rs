@@ -102,7 +102,7 @@ async fn a_real_alertmanager_receives_and_resolves_the_alerts() {
     std::fs::write(
         &cfg,
         format!(
-            "state_dir = {:?}\n\n[[cluster]]\nname = \"lab\"\naddress = {:?}\ntoken_file = {:?}\nca_file = {:?}\ninterval = \"100ms\"\n\n\
+            "listen = \"127.0.0.1:0\"\nstate_dir = {:?}\n\n[[cluster]]\nname = \"lab\"\naddress = {:?}\ntoken_file = {:?}\nca_file = {:?}\ninterval = \"100ms\"\n\n\
              [[notifier]]\ntype = \"alertmanager\"\nurl = \"http://127.0.0.1:{port}\"\n",
             path(&h.dir.path().join("state")),
             h.sim.url(),

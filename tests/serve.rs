@@ -18,7 +18,7 @@ const START: &str = "2026-01-01T00:00:00Z";
 
 fn config(h: &Harness, state: &Path, notifier: &str) -> String {
     format!(
-        "state_dir = {:?}\n\n[[cluster]]\nname = \"lab\"\naddress = {:?}\ntoken_file = {:?}\nca_file = {:?}\ninterval = \"30ms\"\n\n{notifier}",
+        "listen = \"127.0.0.1:0\"\nstate_dir = {:?}\n\n[[cluster]]\nname = \"lab\"\naddress = {:?}\ntoken_file = {:?}\nca_file = {:?}\ninterval = \"30ms\"\n\n{notifier}",
         path(state),
         h.sim.url(),
         path(&h.token_file),
@@ -208,7 +208,7 @@ async fn a_wrong_configuration_refuses_to_start_and_names_the_field() {
     let out = Command::new(env!("CARGO_BIN_EXE_dumbmonit")).args(["serve", "--config", &path(&cfg)]).output().unwrap();
     assert_eq!(out.status.code(), Some(3));
     let err = String::from_utf8_lossy(&out.stderr);
-    assert!(err.starts_with(&format!("{}, line 11: unknown variant `pager`", path(&cfg))), "{err}");
+    assert!(err.starts_with(&format!("{}, line 12: unknown variant `pager`", path(&cfg))), "{err}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

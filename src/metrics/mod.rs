@@ -8,7 +8,7 @@ mod objects;
 
 use exposition::{Family, Kind, Sample};
 
-use crate::collect::Cycle;
+use crate::collect::{CollectionStat, Cycle};
 use crate::health::{Health, PodHealth};
 
 pub const PREFIX: &str = "dumbmonit_k8s_";
@@ -52,7 +52,7 @@ pub fn cluster_families(h: &Health) -> Vec<Family> {
 
 /// The monitor's own metrics for a cycle: `up`, the cycle's duration, each collection's
 /// duration and success.
-pub fn monitor_families(cycle: &Cycle) -> Vec<Family> {
+pub fn monitor_families(up: bool, duration: std::time::Duration, stats: &[CollectionStat]) -> Vec<Family> {
     let family = |name: &str, help: &'static str, samples: Vec<Sample>| Family {
         name: format!("{PREFIX}{name}"),
         help,
@@ -63,18 +63,17 @@ pub fn monitor_families(cycle: &Cycle) -> Vec<Family> {
         family(
             "up",
             "1 when the last cycle read all eight collections, else 0.",
-            vec![Sample::new(vec![], if cycle.result.is_ok() { 1.0 } else { 0.0 })],
+            vec![Sample::new(vec![], if up { 1.0 } else { 0.0 })],
         ),
         family(
             "cycle_duration_seconds",
             "Wall time of the last cycle, in seconds.",
-            vec![Sample::new(vec![], cycle.duration.as_secs_f64())],
+            vec![Sample::new(vec![], duration.as_secs_f64())],
         ),
         family(
             "collection_duration_seconds",
             "Wall time of each collection's read in the last cycle, in seconds, all pages included.",
-            cycle
-                .stats
+            stats
                 .iter()
                 .map(|s| Sample::new(vec![("collection", s.collection.name().into())], s.duration.as_secs_f64()))
                 .collect(),
@@ -82,8 +81,7 @@ pub fn monitor_families(cycle: &Cycle) -> Vec<Family> {
         family(
             "collection_success",
             "1 when the collection was read completely in the last cycle, else 0.",
-            cycle
-                .stats
+            stats
                 .iter()
                 .map(|s| Sample::new(vec![("collection", s.collection.name().into())], if s.ok { 1.0 } else { 0.0 }))
                 .collect(),
@@ -94,6 +92,6 @@ pub fn monitor_families(cycle: &Cycle) -> Vec<Family> {
 /// The whole exposition of one cycle: the cluster's metrics when it succeeded, then the monitor's.
 pub fn render(cycle: &Cycle, health: Option<&Health>) -> String {
     let mut families = health.map(cluster_families).unwrap_or_default();
-    families.extend(monitor_families(cycle));
+    families.extend(monitor_families(cycle.result.is_ok(), cycle.duration, &cycle.stats));
     exposition::encode(&families)
 }

@@ -20,9 +20,12 @@ pub struct Counters {
     pub failed: HashMap<String, u64>,
 }
 
+/// The configured notifiers, replaced whole when the configuration is reloaded.
+pub type NotifierSet = Arc<std::sync::RwLock<Arc<Vec<Notifier>>>>;
+
 pub struct Delivery {
     pub store: Arc<Mutex<Store>>,
-    pub notifiers: Arc<Vec<Notifier>>,
+    pub notifiers: NotifierSet,
     pub client: Client,
     /// Each cluster's firing alerts, as of its last cycle, for re-sending to Alertmanager.
     pub firing: Arc<Mutex<BTreeMap<String, Vec<Alert>>>>,
@@ -43,6 +46,7 @@ impl Delivery {
     /// waits for a retry, the ones after it wait too. Returns true when the outbox is empty.
     pub async fn pass(&self, resend: bool) -> bool {
         let now = Timestamp::now();
+        let notifiers = self.notifiers.read().expect("notifiers lock").clone();
         let queued = match self.store.lock().expect("store lock").queued(500) {
             Ok(q) => q,
             Err(e) => {
@@ -59,7 +63,7 @@ impl Delivery {
                 held.insert(q.notifier);
                 continue;
             }
-            let Some(n) = self.notifiers.iter().find(|n| n.name == q.notifier) else {
+            let Some(n) = notifiers.iter().find(|n| n.name == q.notifier) else {
                 log(&format!("notifier {:?} is no longer configured: its queued notification is dropped", q.notifier));
                 let _ = self.store.lock().expect("store lock").delivered(q.id);
                 continue;
@@ -90,7 +94,7 @@ impl Delivery {
         if resend {
             let firing: Vec<Alert> =
                 self.firing.lock().expect("firing lock").values().flatten().cloned().collect::<Vec<_>>();
-            for n in self.notifiers.iter().filter(|n| !held.contains(&n.name)) {
+            for n in notifiers.iter().filter(|n| !held.contains(&n.name)) {
                 if let Some(body) = n.resend(firing.iter())
                     && let Err(e) = self.client.post(n, &body).await
                 {

@@ -77,7 +77,44 @@ CREATE TABLE IF NOT EXISTS outbox (
     last_error TEXT
 );
 CREATE INDEX IF NOT EXISTS outbox_due ON outbox (next_attempt);
+CREATE TABLE IF NOT EXISTS history (
+    cluster TEXT NOT NULL,
+    time INTEGER NOT NULL,
+    nodes INTEGER NOT NULL,
+    nodes_ready INTEGER NOT NULL,
+    pods_running INTEGER NOT NULL,
+    pods_pending INTEGER NOT NULL,
+    pods_failed INTEGER NOT NULL,
+    pods_crashlooping INTEGER NOT NULL,
+    warning_events INTEGER NOT NULL,
+    PRIMARY KEY (cluster, time)
+);
+CREATE TABLE IF NOT EXISTS pod_restarts (
+    cluster TEXT NOT NULL,
+    namespace TEXT NOT NULL,
+    pod TEXT NOT NULL,
+    time INTEGER NOT NULL,
+    restarts INTEGER NOT NULL,
+    PRIMARY KEY (cluster, namespace, pod, time)
+);
 ";
+
+/// How long history is kept.
+pub const HISTORY_DAYS: i64 = 8;
+
+/// One point of a cluster's history: the counters of one successful cycle.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct HistoryPoint {
+    /// Unix seconds.
+    pub time: i64,
+    pub nodes: i64,
+    pub nodes_ready: i64,
+    pub pods_running: i64,
+    pub pods_pending: i64,
+    pub pods_failed: i64,
+    pub pods_crashlooping: i64,
+    pub warning_events: i64,
+}
 
 impl Store {
     /// Opens (or creates) the database in `dir`.
@@ -156,9 +193,10 @@ impl Store {
         cluster: &str,
         state: &RuleState,
         notifications: &[(String, String)],
+        history: Option<HistoryPoint>,
     ) -> Result<(), StateError> {
         let written = self.written_pods.remove(cluster).unwrap_or_default();
-        let result = self.write_cycle(cluster, state, notifications, Timestamp::now(), &written);
+        let result = self.write_cycle(cluster, state, notifications, history, &written);
         // Only what was committed counts as written; after a failure everything is written again.
         self.written_pods.insert(cluster.to_string(), if result.is_ok() { state.pods.clone() } else { HashMap::new() });
         result
@@ -169,9 +207,10 @@ impl Store {
         cluster: &str,
         state: &RuleState,
         notifications: &[(String, String)],
-        now: Timestamp,
+        history: Option<HistoryPoint>,
         written: &HashMap<(String, String), PodMemory>,
     ) -> Result<(), StateError> {
+        let now = Timestamp::now();
         let file = self.file.clone();
         let db = |source| StateError::Db { file: file.clone(), source };
         let tx = self.conn.transaction().map_err(db)?;
@@ -194,10 +233,21 @@ impl Store {
                      ON CONFLICT (cluster, namespace, pod) DO UPDATE SET memory = excluded.memory",
                 )
                 .map_err(db)?;
+            let mut restarts = tx
+                .prepare(
+                    "INSERT OR REPLACE INTO pod_restarts (cluster, namespace, pod, time, restarts) VALUES (?1, ?2, ?3, ?4, ?5)",
+                )
+                .map_err(db)?;
+            let cycle_time = state.last_cycle.map(|t| t.as_second()).unwrap_or(now.as_second());
             for (key, memory) in &state.pods {
-                if written.get(key) != Some(memory) {
+                let before = written.get(key);
+                if before != Some(memory) {
                     let json = serde_json::to_string(memory).expect("a pod's memory serializes");
                     upsert.execute(params![cluster, key.0, key.1, json]).map_err(db)?;
+                }
+                // The restart history keeps the first count seen and every change.
+                if before.map(|b| b.restarts) != Some(memory.restarts) {
+                    restarts.execute(params![cluster, key.0, key.1, cycle_time, memory.restarts]).map_err(db)?;
                 }
             }
             let mut delete =
@@ -211,8 +261,78 @@ impl Store {
             for (notifier, body) in notifications {
                 enqueue.execute(params![notifier, body, now.to_string()]).map_err(db)?;
             }
+            if let Some(h) = history {
+                tx.execute(
+                    "INSERT OR REPLACE INTO history (cluster, time, nodes, nodes_ready, pods_running, pods_pending,
+                     pods_failed, pods_crashlooping, warning_events) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
+                    params![
+                        cluster,
+                        h.time,
+                        h.nodes,
+                        h.nodes_ready,
+                        h.pods_running,
+                        h.pods_pending,
+                        h.pods_failed,
+                        h.pods_crashlooping,
+                        h.warning_events
+                    ],
+                )
+                .map_err(db)?;
+                let cutoff = h.time - HISTORY_DAYS * 86400;
+                tx.execute("DELETE FROM history WHERE cluster = ?1 AND time < ?2", params![cluster, cutoff])
+                    .map_err(db)?;
+                tx.execute("DELETE FROM pod_restarts WHERE cluster = ?1 AND time < ?2", params![cluster, cutoff])
+                    .map_err(db)?;
+            }
         }
         tx.commit().map_err(db)
+    }
+
+    /// A cluster's history since `since` (Unix seconds), oldest first.
+    pub fn history(&self, cluster: &str, since: i64) -> Result<Vec<HistoryPoint>, StateError> {
+        let mut stmt = self
+            .conn
+            .prepare(
+                "SELECT time, nodes, nodes_ready, pods_running, pods_pending, pods_failed, pods_crashlooping,
+                 warning_events FROM history WHERE cluster = ?1 AND time >= ?2 ORDER BY time",
+            )
+            .map_err(|e| self.db(e))?;
+        stmt.query_map(params![cluster, since], |r| {
+            Ok(HistoryPoint {
+                time: r.get(0)?,
+                nodes: r.get(1)?,
+                nodes_ready: r.get(2)?,
+                pods_running: r.get(3)?,
+                pods_pending: r.get(4)?,
+                pods_failed: r.get(5)?,
+                pods_crashlooping: r.get(6)?,
+                warning_events: r.get(7)?,
+            })
+        })
+        .and_then(|rows| rows.collect())
+        .map_err(|e| self.db(e))
+    }
+
+    /// A pod's restart counts since `since` (and the last one before, as the starting point).
+    pub fn pod_restarts(
+        &self,
+        cluster: &str,
+        namespace: &str,
+        pod: &str,
+        since: i64,
+    ) -> Result<Vec<(i64, i64)>, StateError> {
+        let mut stmt = self
+            .conn
+            .prepare(
+                "SELECT time, restarts FROM pod_restarts WHERE cluster = ?1 AND namespace = ?2 AND pod = ?3
+                 AND time >= (SELECT coalesce(max(time), 0) FROM pod_restarts
+                              WHERE cluster = ?1 AND namespace = ?2 AND pod = ?3 AND time <= ?4)
+                 ORDER BY time",
+            )
+            .map_err(|e| self.db(e))?;
+        stmt.query_map(params![cluster, namespace, pod, since], |r| Ok((r.get(0)?, r.get(1)?)))
+            .and_then(|rows| rows.collect())
+            .map_err(|e| self.db(e))
     }
 
     /// Undelivered notifications, oldest first (at most `limit`).
@@ -299,11 +419,21 @@ mod tests {
             ("shop".into(), "api".into()),
             PodMemory { restarts: 3, increases: vec![(t(30), 3)], crashloop_seen: Some(t(60)) },
         );
-        store.commit_cycle("lab", &state, &[("hook".into(), "{\"a\":1}".into()), ("am".into(), "[]".into())]).unwrap();
+        let point = HistoryPoint { time: 1_790_000_060, nodes: 3, nodes_ready: 2, ..Default::default() };
+        store
+            .commit_cycle(
+                "lab",
+                &state,
+                &[("hook".into(), "{\"a\":1}".into()), ("am".into(), "[]".into())],
+                Some(point),
+            )
+            .unwrap();
         drop(store);
 
         let mut store = Store::open(dir.path()).unwrap();
         assert_eq!(store.load("lab").unwrap(), state, "everything committed is read back");
+        assert_eq!(store.history("lab", 0).unwrap(), [point]);
+        assert_eq!(store.pod_restarts("lab", "shop", "api", 0).unwrap(), [(1_790_000_060, 3)]);
         assert_eq!(store.load("other").unwrap(), RuleState::default(), "clusters are apart");
         let queued = store.queued(10).unwrap();
         assert_eq!(queued.iter().map(|q| q.notifier.as_str()).collect::<Vec<_>>(), ["hook", "am"]);
@@ -319,7 +449,7 @@ mod tests {
         // A pod that is gone is deleted; an unchanged one is not rewritten.
         let mut next = state.clone();
         next.pods.clear();
-        store.commit_cycle("lab", &next, &[]).unwrap();
+        store.commit_cycle("lab", &next, &[], None).unwrap();
         assert!(Store::open(dir.path()).unwrap().load("lab").unwrap().pods.is_empty());
     }
 

@@ -1,0 +1,83 @@
+//! The JSON API: `/api/v1/clusters`, `/api/v1/clusters/{name}`, `/api/v1/alerts`. The same data
+//! as the pages; documented in the README; fields are only ever added.
+
+use serde_json::{Value, json};
+
+use crate::rules::Alert;
+use crate::serve::{Board, ClusterView};
+
+fn time(t: Option<jiff::Timestamp>) -> Value {
+    t.map(|t| json!(t.to_string())).unwrap_or(Value::Null)
+}
+
+fn summary(c: &ClusterView) -> Value {
+    json!({
+        "name": c.name,
+        "address": c.address,
+        "status": c.status(),
+        "summary": c.sentence(),
+        "error": c.error,
+        "last_cycle": time(c.last_cycle),
+        "last_good_cycle": time(c.last_good),
+        "version": c.health.as_ref().map(|h| h.version.clone()),
+        "nodes": c.health.as_ref().map(|h| h.counts.nodes),
+        "nodes_ready": c.health.as_ref().map(|h| h.counts.nodes_ready),
+        "pods": c.health.as_ref().map(|h| h.counts.pods),
+        "firing_alerts": c.firing(),
+    })
+}
+
+pub fn alert(cluster: &str, a: &Alert) -> Value {
+    json!({
+        "cluster": cluster,
+        "alertname": a.alertname,
+        "severity": a.severity,
+        "state": if a.firing() { "firing" } else { "pending" },
+        "labels": a.labels,
+        "summary": a.summary,
+        "description": a.description,
+        "active_at": a.active_at.to_string(),
+        "fired_at": time(a.fired_at),
+        "escalated_at": time(a.escalated_at),
+    })
+}
+
+pub fn clusters(board: &Board) -> String {
+    Value::Array(board.clusters().iter().map(summary).collect()).to_string()
+}
+
+pub fn cluster(board: &Board, name: &str) -> Option<String> {
+    let c = board.cluster(name)?;
+    let mut doc = summary(&c);
+    if let Some(h) = &c.health {
+        doc["counts"] = json!(h.counts);
+        doc["nodes_detail"] = json!(h.nodes);
+        doc["pods_needing_attention"] = Value::Array(
+            h.pods
+                .iter()
+                .filter(|p| p.has_problem())
+                .map(|p| {
+                    let mut v = json!(p);
+                    v["problems"] = json!(p.problems());
+                    v
+                })
+                .collect(),
+        );
+        doc["workloads_missing_replicas"] = json!(h.workloads.iter().filter(|w| w.unavailable > 0).collect::<Vec<_>>());
+        doc["stuck_claims"] = json!(h.pvcs.iter().filter(|p| p.stuck).collect::<Vec<_>>());
+        doc["warning_events_by_reason"] =
+            Value::Array(h.events_by_reason.iter().map(|(r, n)| json!({"reason": r, "count": n})).collect());
+    }
+    doc["alerts"] = Value::Array(c.alerts.iter().map(|a| alert(&c.name, a)).collect());
+    Some(doc.to_string())
+}
+
+pub fn alerts(board: &Board) -> String {
+    let list: Vec<Value> =
+        board.clusters().iter().flat_map(|c| c.alerts.iter().map(|a| alert(&c.name, a)).collect::<Vec<_>>()).collect();
+    Value::Array(list).to_string()
+}
+
+pub fn error(message: &str) -> String {
+    json!({"error": message}).to_string()
+}

@@ -1,0 +1,109 @@
+//! HTML pieces: escaping (every string from a cluster is untrusted), the page layout, times.
+
+use jiff::Timestamp;
+
+/// Escapes text for HTML content and attribute values.
+pub fn esc(s: &str) -> String {
+    let mut out = String::with_capacity(s.len() + 8);
+    for c in s.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            '\'' => out.push_str("&#39;"),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+/// Escapes a path segment for an href (cluster names are ours, but may hold anything).
+pub fn path_segment(s: &str) -> String {
+    form_urlencoded::byte_serialize(s.as_bytes()).collect::<String>().replace('+', "%20")
+}
+
+/// `12:03:04 UTC`
+pub fn clock(t: Timestamp) -> String {
+    t.strftime("%H:%M:%S UTC").to_string()
+}
+
+/// `12 s ago`, `4 min ago`, `3 h ago`, `2 days ago`.
+pub fn ago(t: Timestamp, now: Timestamp) -> String {
+    let s = now.as_second() - t.as_second();
+    match s {
+        s if s < 0 => "just now".into(),
+        s if s < 90 => format!("{s} s ago"),
+        s if s < 90 * 60 => format!("{} min ago", s / 60),
+        s if s < 48 * 3600 => format!("{} h ago", s / 3600),
+        s => format!("{} days ago", s / 86400),
+    }
+}
+
+/// A whole page: title, the banner (the demo's "simulated" notice) and the body.
+pub fn page(title: &str, banner: Option<&str>, body: &str) -> String {
+    let banner = banner.map(|b| format!("<p class=\"banner\">{}</p>\n", esc(b))).unwrap_or_default();
+    format!(
+        "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n\
+         <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n\
+         <meta http-equiv=\"refresh\" content=\"30\">\n<title>{}</title>\n\
+         <link rel=\"stylesheet\" href=\"/static/dumbmonit.css\">\n</head>\n<body>\n{banner}\
+         <header><a href=\"/\">DumbMonit</a></header>\n<main>\n{body}</main>\n</body>\n</html>\n",
+        esc(title)
+    )
+}
+
+/// The stylesheet: one file, no external resources.
+pub const CSS: &str = r#"
+:root { --ok: #1a7f37; --notice: #9a6700; --critical: #cf222e; --muted: #57606a; --line: #d0d7de; }
+* { box-sizing: border-box; }
+body { margin: 0; font: 15px/1.45 system-ui, -apple-system, "Segoe UI", Roboto, sans-serif; color: #1f2328; background: #fff; }
+header { padding: .6rem 1rem; border-bottom: 1px solid var(--line); font-weight: 600; }
+header a { color: inherit; text-decoration: none; }
+main { padding: 1rem; max-width: 1200px; }
+h1 { font-size: 1.4rem; margin: .2rem 0 .4rem; }
+h2 { font-size: 1.1rem; margin: 1.6rem 0 .5rem; }
+.banner { margin: 0; padding: .5rem 1rem; background: #fff8c5; border-bottom: 1px solid #d4a72c; font-weight: 600; }
+.sentence { font-size: 1.15rem; font-weight: 600; margin: .3rem 0; }
+.ok { color: var(--ok); } .notice { color: var(--notice); } .critical, .unreachable { color: var(--critical); }
+.muted, .counters { color: var(--muted); }
+.error { border: 1px solid var(--critical); background: #ffebe9; padding: .6rem .8rem; border-radius: 6px; margin: .6rem 0; }
+.stale { border: 1px dashed var(--muted); padding: .4rem .8rem; border-radius: 6px; color: var(--muted); }
+.scroll { overflow-x: auto; }
+table { border-collapse: collapse; width: 100%; margin: .3rem 0; }
+th, td { text-align: left; padding: .35rem .5rem; border-bottom: 1px solid var(--line); vertical-align: top; }
+th { font-size: .8rem; text-transform: uppercase; color: var(--muted); white-space: nowrap; }
+td.why { font-size: .9rem; word-break: break-word; }
+td.why div + div { margin-top: .2rem; }
+.more { color: var(--muted); font-style: italic; }
+.charts { display: grid; grid-template-columns: repeat(auto-fit, minmax(300px, 1fr)); gap: .8rem 1.2rem; }
+figure { margin: 0; }
+figcaption { font-size: .85rem; color: var(--muted); }
+svg { max-width: 100%; height: auto; }
+.legend span { margin-right: .8rem; font-size: .8rem; }
+.sw-ready { color: #1a7f37; } .sw-total { color: #8c959f; } .sw-pending { color: #9a6700; } .sw-failed { color: #cf222e; } .sw-running { color: #0969da; }
+nav.range a { margin-right: .6rem; }
+"#;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn escaping_makes_markup_inert() {
+        assert_eq!(
+            esc("<script>alert(\"x\")</script> & 'q'"),
+            "&lt;script&gt;alert(&quot;x&quot;)&lt;/script&gt; &amp; &#39;q&#39;"
+        );
+        assert_eq!(path_segment("a b/c"), "a%20b%2Fc");
+    }
+
+    #[test]
+    fn ages_read_naturally() {
+        let now: Timestamp = "2026-11-30T12:00:00Z".parse().unwrap();
+        assert_eq!(ago("2026-11-30T11:59:30Z".parse().unwrap(), now), "30 s ago");
+        assert_eq!(ago("2026-11-30T11:53:00Z".parse().unwrap(), now), "7 min ago");
+        assert_eq!(ago("2026-11-29T12:00:00Z".parse().unwrap(), now), "24 h ago");
+        assert_eq!(clock(now), "12:00:00 UTC");
+    }
+}

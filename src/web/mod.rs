@@ -1,0 +1,282 @@
+//! The web side of `serve`: status pages, JSON API, `/metrics`, health probes.
+//!
+//! Every response carries a strict Content-Security-Policy (no script at all, styles only from
+//! our own stylesheet), `X-Content-Type-Options: nosniff` and `frame-ancestors 'none'`. Every
+//! route but `/healthz` (and `/metrics` when configured open) requires the configured
+//! credentials.
+
+pub mod api;
+pub mod charts;
+pub mod html;
+pub mod metrics;
+pub mod pages;
+
+use std::collections::HashSet;
+use std::net::SocketAddr;
+use std::sync::{Arc, Mutex};
+
+use bytes::Bytes;
+use http::header::{AUTHORIZATION, CACHE_CONTROL, CONTENT_TYPE, HeaderValue, WWW_AUTHENTICATE};
+use http::{Method, Request, Response, StatusCode};
+use http_body_util::Full;
+use hyper::body::Incoming;
+use hyper::service::service_fn;
+use hyper_util::rt::TokioIo;
+
+use crate::serve::Board;
+
+/// The credentials that protect the pages and the API.
+#[derive(Debug)]
+pub enum Credentials {
+    Bearer(String),
+    Basic { username: String, password: Password },
+}
+
+#[derive(Debug)]
+pub enum Password {
+    Plain(String),
+    /// A bcrypt hash, as `htpasswd -nbBC 10 USER PASSWORD` prints it.
+    Bcrypt(String),
+}
+
+/// The protection of the web side.
+#[derive(Debug, Default)]
+pub struct Protection {
+    pub credentials: Option<Credentials>,
+    /// `/metrics` answers without credentials.
+    pub open_metrics: bool,
+    /// Basic-auth headers already verified against a bcrypt hash (bcrypt is slow by design).
+    verified: Mutex<HashSet<String>>,
+}
+
+impl Protection {
+    pub fn new(credentials: Option<Credentials>, open_metrics: bool) -> Protection {
+        Protection { credentials, open_metrics, verified: Mutex::new(HashSet::new()) }
+    }
+
+    /// Whether the request's Authorization header is acceptable. Comparisons take the same time
+    /// whatever the first differing byte.
+    pub fn allows(&self, authorization: Option<&str>) -> bool {
+        let Some(credentials) = &self.credentials else { return true };
+        let Some(given) = authorization else { return false };
+        match credentials {
+            Credentials::Bearer(token) => {
+                given.strip_prefix("Bearer ").is_some_and(|t| constant_time_eq(t.as_bytes(), token.as_bytes()))
+            }
+            Credentials::Basic { username, password } => {
+                use base64::Engine;
+                let Some(encoded) = given.strip_prefix("Basic ") else { return false };
+                let Ok(decoded) = base64::engine::general_purpose::STANDARD.decode(encoded.trim()) else {
+                    return false;
+                };
+                let decoded = String::from_utf8_lossy(&decoded);
+                let Some((user, pass)) = decoded.split_once(':') else { return false };
+                let user_ok = constant_time_eq(user.as_bytes(), username.as_bytes());
+                let pass_ok = match password {
+                    Password::Plain(p) => constant_time_eq(pass.as_bytes(), p.as_bytes()),
+                    Password::Bcrypt(hash) => {
+                        if self.verified.lock().expect("verified lock").contains(given) {
+                            true
+                        } else {
+                            let ok = bcrypt::verify(pass, hash).unwrap_or(false);
+                            if ok && user_ok {
+                                let mut v = self.verified.lock().expect("verified lock");
+                                if v.len() < 64 {
+                                    v.insert(given.to_string());
+                                }
+                            }
+                            ok
+                        }
+                    }
+                };
+                user_ok & pass_ok
+            }
+        }
+    }
+
+    fn challenge(&self) -> &'static str {
+        match self.credentials {
+            Some(Credentials::Basic { .. }) => "Basic realm=\"dumbmonit\", charset=\"UTF-8\"",
+            _ => "Bearer realm=\"dumbmonit\"",
+        }
+    }
+}
+
+/// Equal bytes, compared in time that depends only on the lengths.
+pub fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
+    let mut diff = (a.len() ^ b.len()) as u8 | u8::from(a.len() != b.len());
+    for i in 0..a.len().max(b.len()) {
+        diff |= a.get(i).copied().unwrap_or(0) ^ b.get(i).copied().unwrap_or(0);
+    }
+    diff == 0
+}
+
+const CSP: &str = "default-src 'none'; style-src 'self'; img-src 'self' data:; frame-ancestors 'none'; base-uri 'none'; form-action 'none'";
+
+/// A response with the security headers.
+pub fn respond(status: StatusCode, content_type: &str, body: impl Into<Bytes>) -> Response<Full<Bytes>> {
+    let mut r = Response::new(Full::new(body.into()));
+    *r.status_mut() = status;
+    let h = r.headers_mut();
+    h.insert(CONTENT_TYPE, HeaderValue::from_str(content_type).expect("a static content type"));
+    h.insert("content-security-policy", HeaderValue::from_static(CSP));
+    h.insert("x-content-type-options", HeaderValue::from_static("nosniff"));
+    h.insert("x-frame-options", HeaderValue::from_static("DENY"));
+    h.insert("referrer-policy", HeaderValue::from_static("no-referrer"));
+    h.insert(CACHE_CONTROL, HeaderValue::from_static("no-store"));
+    r
+}
+
+pub const HTML: &str = "text/html; charset=utf-8";
+pub const JSON: &str = "application/json";
+
+fn not_found(board: &Board, what: &str) -> Response<Full<Bytes>> {
+    let body =
+        html::page("Not found", board.banner.as_deref(), &format!("<h1>Not found</h1><p>{}</p>", html::esc(what)));
+    respond(StatusCode::NOT_FOUND, HTML, body)
+}
+
+/// Routes one request.
+pub fn route(
+    board: &Board,
+    method: &Method,
+    path: &str,
+    query: &str,
+    authorization: Option<&str>,
+) -> Response<Full<Bytes>> {
+    if method != Method::GET && method != Method::HEAD {
+        let mut r = respond(StatusCode::METHOD_NOT_ALLOWED, "text/plain; charset=utf-8", "only GET and HEAD\n");
+        r.headers_mut().insert("allow", HeaderValue::from_static("GET, HEAD"));
+        return r;
+    }
+    if path == "/healthz" {
+        return respond(StatusCode::OK, "text/plain; charset=utf-8", "ok\n");
+    }
+    let protection = board.protection();
+    let open = path == "/metrics" && protection.open_metrics;
+    if !open && !protection.allows(authorization) {
+        let mut r = respond(StatusCode::UNAUTHORIZED, "text/plain; charset=utf-8", "credentials required\n");
+        r.headers_mut().insert(WWW_AUTHENTICATE, HeaderValue::from_static(protection.challenge()));
+        return r;
+    }
+    let segments: Vec<String> = path.trim_start_matches('/').split('/').map(|s| percent_decode(s)).collect();
+    let segments: Vec<&str> = segments.iter().map(String::as_str).collect();
+    match segments.as_slice() {
+        [""] => respond(StatusCode::OK, HTML, pages::overview(board)),
+        ["clusters", name] => match pages::cluster(board, name, query) {
+            Some(page) => respond(StatusCode::OK, HTML, page),
+            None => not_found(board, &format!("No cluster named {name}.")),
+        },
+        ["readyz"] => {
+            if board.ready() {
+                respond(StatusCode::OK, "text/plain; charset=utf-8", "ready\n")
+            } else {
+                respond(StatusCode::SERVICE_UNAVAILABLE, "text/plain; charset=utf-8", "not ready\n")
+            }
+        }
+        ["metrics"] => respond(StatusCode::OK, crate::metrics::exposition::CONTENT_TYPE, metrics::render(board)),
+        ["api", "v1", "clusters"] => respond(StatusCode::OK, JSON, api::clusters(board)),
+        ["api", "v1", "clusters", name] => match api::cluster(board, name) {
+            Some(doc) => respond(StatusCode::OK, JSON, doc),
+            None => respond(StatusCode::NOT_FOUND, JSON, api::error(&format!("no cluster named {name}"))),
+        },
+        ["api", "v1", "alerts"] => respond(StatusCode::OK, JSON, api::alerts(board)),
+        ["static", "dumbmonit.css"] => {
+            let mut r = respond(StatusCode::OK, "text/css; charset=utf-8", html::CSS);
+            r.headers_mut().insert(CACHE_CONTROL, HeaderValue::from_static("max-age=3600"));
+            r
+        }
+        _ => not_found(board, &format!("Nothing at {path}.")),
+    }
+}
+
+fn percent_decode(s: &str) -> String {
+    let hex = |b: u8| (b as char).to_digit(16).map(|d| d as u8);
+    let bytes = s.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        if bytes[i] == b'%'
+            && i + 2 < bytes.len()
+            && let (Some(hi), Some(lo)) = (hex(bytes[i + 1]), hex(bytes[i + 2]))
+        {
+            out.push(hi << 4 | lo);
+            i += 3;
+            continue;
+        }
+        out.push(bytes[i]);
+        i += 1;
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+/// Serves until the process ends.
+pub async fn serve(listener: tokio::net::TcpListener, board: Arc<Board>) {
+    loop {
+        let Ok((tcp, _)) = listener.accept().await else { continue };
+        let board = board.clone();
+        tokio::spawn(async move {
+            let service = service_fn(move |req: Request<Incoming>| {
+                let board = board.clone();
+                async move {
+                    let auth = req.headers().get(AUTHORIZATION).and_then(|v| v.to_str().ok());
+                    let mut response =
+                        route(&board, req.method(), req.uri().path(), req.uri().query().unwrap_or(""), auth);
+                    if req.method() == Method::HEAD {
+                        *response.body_mut() = Full::new(Bytes::new());
+                    }
+                    Ok::<_, std::convert::Infallible>(response)
+                }
+            });
+            let _ = hyper::server::conn::http1::Builder::new().serve_connection(TokioIo::new(tcp), service).await;
+        });
+    }
+}
+
+/// Binds the listen address, with a message that names it when that fails.
+pub async fn bind(listen: SocketAddr) -> Result<tokio::net::TcpListener, String> {
+    tokio::net::TcpListener::bind(listen).await.map_err(|e| format!("Cannot listen on {listen}: {e}"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn constant_time_comparison() {
+        assert!(constant_time_eq(b"secret", b"secret"));
+        assert!(!constant_time_eq(b"secret", b"secreT"));
+        assert!(!constant_time_eq(b"secret", b"secret2"));
+        assert!(!constant_time_eq(b"", b"x"));
+        assert!(constant_time_eq(b"", b""));
+    }
+
+    #[test]
+    fn credentials() {
+        use base64::Engine;
+        let b64 = |s: &str| base64::engine::general_purpose::STANDARD.encode(s);
+        let p = Protection::new(Some(Credentials::Bearer("tok-123".into())), false);
+        assert!(p.allows(Some("Bearer tok-123")));
+        assert!(!p.allows(Some("Bearer tok-124")));
+        assert!(!p.allows(None));
+        let hash = bcrypt::hash("pw", 4).unwrap();
+        let p = Protection::new(
+            Some(Credentials::Basic { username: "ops".into(), password: Password::Bcrypt(hash) }),
+            false,
+        );
+        assert!(p.allows(Some(&format!("Basic {}", b64("ops:pw")))));
+        assert!(p.allows(Some(&format!("Basic {}", b64("ops:pw")))), "again, from the cache");
+        assert!(!p.allows(Some(&format!("Basic {}", b64("ops:pW")))));
+        assert!(!p.allows(Some(&format!("Basic {}", b64("root:pw")))));
+        assert!(!p.allows(Some("Basic !!!")));
+        assert!(Protection::default().allows(None), "no credentials configured: open");
+    }
+
+    #[test]
+    fn paths_are_decoded() {
+        assert_eq!(percent_decode("k3s%20lab"), "k3s lab");
+        assert_eq!(percent_decode("%zz"), "%zz");
+        assert_eq!(percent_decode("a%2"), "a%2");
+        assert_eq!(percent_decode("%é%41"), "%éA", "no slicing inside a character");
+    }
+}

@@ -1,0 +1,348 @@
+//! The status pages: `/` (every cluster on one line) and `/clusters/{name}` (the Cluster panel).
+
+use std::fmt::Write;
+
+use jiff::Timestamp;
+
+use super::charts::{self, Series};
+use super::html::{ago, clock, esc, page, path_segment};
+use crate::health::{Health, NodeHealth, plural};
+use crate::serve::{Board, ClusterView};
+
+/// At most this many rows of a problem table; the rest are counted.
+const MAX_ROWS: usize = 50;
+/// Clusters with at most this many nodes list every node.
+const ALL_NODES_UP_TO: usize = 20;
+
+fn when(t: Option<Timestamp>, now: Timestamp) -> String {
+    match t {
+        Some(t) => format!("{} <span class=\"muted\">({})</span>", clock(t), ago(t, now)),
+        None => "<span class=\"muted\">never</span>".into(),
+    }
+}
+
+pub fn overview(board: &Board) -> String {
+    let now = Timestamp::now();
+    let clusters = board.clusters();
+    let mut body = String::from(
+        "<h1>Clusters</h1>\n<div class=\"scroll\"><table>\n<thead><tr><th>Cluster</th><th>Status</th><th>Nodes ready</th><th>Pods</th><th>Firing alerts</th><th>Last good cycle</th></tr></thead>\n<tbody>\n",
+    );
+    for c in &clusters {
+        let (nodes, pods) = match &c.health {
+            Some(h) => (format!("{}/{}", h.counts.nodes_ready, h.counts.nodes), h.counts.pods.to_string()),
+            None => ("–".into(), "–".into()),
+        };
+        let status = match &c.error {
+            Some(e) => format!("<span class=\"unreachable\">Cannot be read</span>: {}", esc(e)),
+            None => format!("<span class=\"{}\">{}</span>", c.status(), esc(&c.sentence())),
+        };
+        let _ = writeln!(
+            body,
+            "<tr><td><a href=\"/clusters/{}\">{}</a></td><td>{status}</td><td>{nodes}</td><td>{pods}</td><td>{}</td><td>{}</td></tr>",
+            path_segment(&c.name),
+            esc(&c.name),
+            c.firing(),
+            when(c.last_good, now)
+        );
+    }
+    body.push_str("</tbody></table></div>\n");
+    if clusters.is_empty() {
+        body.push_str("<p>No cluster is configured.</p>\n");
+    }
+    page("DumbMonit", board.banner.as_deref(), &body)
+}
+
+fn table(out: &mut String, title: &str, headers: &[&str], rows: &[String], more: Option<String>) {
+    let _ = write!(out, "<h2>{}</h2>\n<div class=\"scroll\"><table>\n<thead><tr>", esc(title));
+    for h in headers {
+        let _ = write!(out, "<th>{h}</th>");
+    }
+    out.push_str("</tr></thead>\n<tbody>\n");
+    for r in rows {
+        out.push_str(r);
+        out.push('\n');
+    }
+    out.push_str("</tbody></table></div>\n");
+    if let Some(m) = more {
+        let _ = writeln!(out, "<p class=\"more\">{}</p>", esc(&m));
+    }
+}
+
+fn why(lines: &[String]) -> String {
+    lines.iter().map(|l| format!("<div>{}</div>", esc(l))).collect()
+}
+
+fn node_needs_attention(n: &NodeHealth) -> bool {
+    !n.ready || n.under_pressure() || n.unschedulable
+}
+
+/// The Cluster panel, or None for an unknown cluster.
+pub fn cluster(board: &Board, name: &str, query: &str) -> Option<String> {
+    let c = board.cluster(name)?;
+    let now = Timestamp::now();
+    let week = query.split('&').any(|p| p == "range=7d");
+    let mut body = String::new();
+    let _ = writeln!(body, "<h1>{}</h1>", esc(&c.name));
+    let version = c.health.as_ref().map(|h| h.version.clone()).unwrap_or_default();
+    let _ = writeln!(
+        body,
+        "<p class=\"muted\">{} · {} · last cycle {}</p>",
+        esc(&c.address),
+        if version.is_empty() { "version unknown".into() } else { esc(&version) },
+        when(c.last_cycle, now)
+    );
+    let _ = writeln!(body, "<p class=\"sentence {}\">{}</p>", c.status(), esc(&c.sentence()));
+    if let Some(e) = &c.error {
+        let _ = writeln!(body, "<div class=\"error\"><strong>Cannot be read.</strong> {}</div>", esc(e));
+        match c.last_good {
+            Some(t) => {
+                let _ = writeln!(
+                    body,
+                    "<p class=\"stale\">The data below is the last good data, from {} ({}).</p>",
+                    clock(t),
+                    ago(t, now)
+                );
+            }
+            None => body.push_str("<p class=\"stale\">No cycle has read this cluster yet.</p>\n"),
+        }
+    }
+    if let Some(h) = &c.health {
+        let _ = writeln!(body, "<p class=\"counters\">{}</p>", esc(&counters(h)));
+        if h.severity() != crate::health::Severity::Ok {
+            problems(&mut body, board, &c, h, now);
+        }
+    }
+    alerts(&mut body, &c, now);
+    history(&mut body, board, &c, now, week);
+    Some(page(&format!("{} · DumbMonit", c.name), board.banner.as_deref(), &body))
+}
+
+fn counters(h: &Health) -> String {
+    let c = &h.counts;
+    format!(
+        "{} ({} ready), {} ({} running, {} pending, {} failed), {}, {}, {} in the last hour",
+        plural(c.nodes, "node", "nodes"),
+        c.nodes_ready,
+        plural(c.pods, "pod", "pods"),
+        c.pods_running,
+        c.pods_pending,
+        c.pods_failed,
+        plural(c.workloads, "workload", "workloads"),
+        plural(c.pvcs, "claim", "claims"),
+        plural(c.warning_events, "warning event", "warning events"),
+    )
+}
+
+fn problems(body: &mut String, board: &Board, c: &ClusterView, h: &Health, now: Timestamp) {
+    let mut nodes: Vec<&NodeHealth> = if h.nodes.len() <= ALL_NODES_UP_TO {
+        h.nodes.iter().collect()
+    } else {
+        h.nodes.iter().filter(|n| node_needs_attention(n)).collect()
+    };
+    nodes.sort_by_key(|n| !node_needs_attention(n));
+    if !nodes.is_empty() {
+        let rows: Vec<String> = nodes
+            .iter()
+            .map(|n| {
+                let pressure: Vec<&str> = n.pressure.iter().filter(|(_, on)| *on).map(|(c, _)| c.as_str()).collect();
+                format!(
+                    "<tr><td>{}</td><td class=\"{}\">{}</td><td>{}</td><td>{}</td><td>{}</td><td class=\"why\">{}</td></tr>",
+                    esc(&n.name),
+                    if n.ready { "ok" } else { "critical" },
+                    esc(&n.ready_status),
+                    if pressure.is_empty() { "–".into() } else { esc(&pressure.join(", ")) },
+                    if n.unschedulable { "cordoned" } else { "–" },
+                    esc(&n.kubelet_version),
+                    why(&n.why)
+                )
+            })
+            .collect();
+        let more = h.nodes.len() - nodes.len();
+        let more = (more > 0)
+            .then(|| format!("and {} Ready, without pressure", plural(more as u64, "more node", "more nodes")));
+        table(body, "Nodes", &["Node", "Ready", "Pressure", "Scheduling", "Kubelet", "Why"], &rows, more);
+    }
+
+    let pods: Vec<_> = h.pods.iter().filter(|p| p.has_problem()).collect();
+    if !pods.is_empty() {
+        let day_ago = now.as_second() - 86400;
+        let store = board.store.lock().expect("store lock");
+        let rows: Vec<String> = pods
+            .iter()
+            .take(MAX_ROWS)
+            .map(|p| {
+                let history = store.pod_restarts(&c.name, &p.namespace, &p.name, day_ago).unwrap_or_default();
+                let spark = if history.len() > 1 {
+                    charts::sparkline(&history, day_ago, now.as_second())
+                } else {
+                    String::new()
+                };
+                format!(
+                    "<tr><td>{}/{}</td><td class=\"{}\">{}</td><td>{} {spark}</td><td class=\"why\">{}</td></tr>",
+                    esc(&p.namespace),
+                    esc(&p.name),
+                    if p.crashlooping { "critical" } else { "notice" },
+                    esc(&p.problems().join(", ")),
+                    p.restarts,
+                    why(&p.why)
+                )
+            })
+            .collect();
+        drop(store);
+        let more = (pods.len() > MAX_ROWS).then(|| format!("and {} more", pods.len() - MAX_ROWS));
+        table(
+            body,
+            &format!("Pods needing attention ({})", pods.len()),
+            &["Pod", "State", "Restarts", "Why"],
+            &rows,
+            more,
+        );
+    }
+
+    let workloads: Vec<_> = h.workloads.iter().filter(|w| w.unavailable > 0).collect();
+    if !workloads.is_empty() {
+        let rows: Vec<String> = workloads
+            .iter()
+            .take(MAX_ROWS)
+            .map(|w| {
+                format!(
+                    "<tr><td>{} {}/{}</td><td>{}/{}</td><td>{}</td><td class=\"why\">{}</td></tr>",
+                    w.kind.as_str(),
+                    esc(&w.namespace),
+                    esc(&w.name),
+                    w.ready,
+                    w.desired,
+                    w.unavailable,
+                    why(&w.why)
+                )
+            })
+            .collect();
+        let more = (workloads.len() > MAX_ROWS).then(|| format!("and {} more", workloads.len() - MAX_ROWS));
+        table(
+            body,
+            &format!("Workloads missing replicas ({})", workloads.len()),
+            &["Workload", "Ready", "Unavailable", "Why"],
+            &rows,
+            more,
+        );
+    }
+
+    let claims: Vec<_> = h.pvcs.iter().filter(|p| p.stuck).collect();
+    if !claims.is_empty() {
+        let rows: Vec<String> = claims
+            .iter()
+            .take(MAX_ROWS)
+            .map(|p| {
+                format!(
+                    "<tr><td>{}/{}</td><td>{}</td><td class=\"why\">{}</td></tr>",
+                    esc(&p.namespace),
+                    esc(&p.name),
+                    esc(&p.phase),
+                    why(&p.why)
+                )
+            })
+            .collect();
+        let more = (claims.len() > MAX_ROWS).then(|| format!("and {} more", claims.len() - MAX_ROWS));
+        table(body, &format!("Stuck claims ({})", claims.len()), &["Claim", "Phase", "Why"], &rows, more);
+    }
+
+    if !h.events_by_reason.is_empty() {
+        let top: Vec<(String, u64)> = h.events_by_reason.iter().take(20).cloned().collect();
+        let _ = writeln!(
+            body,
+            "<h2>Warning events in the last hour, by reason</h2>\n<figure>{}</figure>",
+            charts::bars("Warning events in the last hour, by reason", &top)
+        );
+        if h.events_by_reason.len() > top.len() {
+            let _ = writeln!(body, "<p class=\"more\">and {} more reasons</p>", h.events_by_reason.len() - top.len());
+        }
+    }
+}
+
+fn alerts(body: &mut String, c: &ClusterView, now: Timestamp) {
+    if c.alerts.is_empty() {
+        return;
+    }
+    let mut list: Vec<_> = c.alerts.iter().collect();
+    list.sort_by_key(|a| (!a.firing(), std::cmp::Reverse(a.severity), a.active_at));
+    let rows: Vec<String> = list
+        .iter()
+        .map(|a| {
+            let object: Vec<String> = a
+                .labels
+                .iter()
+                .filter(|(k, _)| !["alertname", "severity", "cluster"].contains(&k.as_str()))
+                .map(|(k, v)| format!("{k}={v}"))
+                .collect();
+            let (state, since) = match a.fired_at {
+                Some(t) => ("firing", t),
+                None => ("pending", a.active_at),
+            };
+            format!(
+                "<tr><td>{}</td><td class=\"{}\">{}</td><td>{}</td><td>{}</td><td>{}</td><td>{} <span class=\"muted\">({})</span></td></tr>",
+                esc(&a.alertname),
+                if a.severity == crate::rules::Severity::Warning { "critical" } else { "notice" },
+                a.severity.as_str(),
+                esc(&object.join(" ")),
+                esc(&a.summary),
+                state,
+                clock(since),
+                ago(since, now)
+            )
+        })
+        .collect();
+    table(
+        body,
+        &format!("Alerts ({})", c.alerts.len()),
+        &["Alert", "Severity", "Object", "Summary", "State", "Since"],
+        &rows,
+        None,
+    );
+}
+
+fn history(body: &mut String, board: &Board, c: &ClusterView, now: Timestamp, week: bool) {
+    let span = if week { 7 * 86400 } else { 86400 };
+    let to = now.as_second();
+    let from = to - span;
+    let points = board.store.lock().expect("store lock").history(&c.name, from).unwrap_or_default();
+    let line =
+        |f: fn(&crate::state::HistoryPoint) -> i64| points.iter().map(|p| (p.time, f(p) as f64)).collect::<Vec<_>>();
+    let _ = writeln!(
+        body,
+        "<h2>History, last {}</h2>\n<nav class=\"range\"><a href=\"?range=24h\">24 hours</a><a href=\"?range=7d\">7 days</a></nav>\n<div class=\"charts\">",
+        if week { "7 days" } else { "24 hours" }
+    );
+    let charts = [
+        (
+            "Nodes ready",
+            vec![
+                Series { name: "nodes", color: "#8c959f", points: line(|p| p.nodes) },
+                Series { name: "ready", color: "#1a7f37", points: line(|p| p.nodes_ready) },
+            ],
+        ),
+        (
+            "Pods by state",
+            vec![
+                Series { name: "running", color: "#0969da", points: line(|p| p.pods_running) },
+                Series { name: "pending", color: "#bf8700", points: line(|p| p.pods_pending) },
+                Series { name: "failed", color: "#cf222e", points: line(|p| p.pods_failed) },
+            ],
+        ),
+        (
+            "Crash-looping pods",
+            vec![Series { name: "crash-looping", color: "#cf222e", points: line(|p| p.pods_crashlooping) }],
+        ),
+        (
+            "Warning events in the last hour",
+            vec![Series { name: "warning events", color: "#bf8700", points: line(|p| p.warning_events) }],
+        ),
+    ];
+    for (title, series) in charts {
+        let _ = writeln!(
+            body,
+            "<figure><figcaption>{title}</figcaption>{}</figure>",
+            charts::line_chart(title, from, to, &series)
+        );
+    }
+    body.push_str("</div>\n");
+}
