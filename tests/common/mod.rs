@@ -4,6 +4,7 @@
 
 pub mod fixture;
 pub mod receiver;
+pub mod web;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};

@@ -1,0 +1,112 @@
+//! `dumbmonit serve` as a real process, and a plain HTTP client for its pages.
+
+use std::io::{Read, Write};
+use std::net::{SocketAddr, TcpStream};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+pub struct Served {
+    pub child: Child,
+    pub addr: SocketAddr,
+    pub log: PathBuf,
+}
+
+impl Drop for Served {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+impl Served {
+    /// Starts `serve --config FILE` and waits until it says where its pages are.
+    pub fn start(config: &Path, env: &[(&str, &str)]) -> Served {
+        let log = config.with_extension("log");
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_dumbmonit"));
+        cmd.args(["serve", "--config", config.to_str().unwrap()])
+            .env_remove("DUMBMONIT_TOKEN")
+            .stdout(Stdio::null())
+            .stderr(std::fs::File::create(&log).unwrap());
+        for (k, v) in env {
+            cmd.env(k, v);
+        }
+        let child = cmd.spawn().expect("dumbmonit serve starts");
+        let deadline = Instant::now() + Duration::from_secs(20);
+        loop {
+            let text = std::fs::read_to_string(&log).unwrap_or_default();
+            if let Some(addr) = text.split("pages on http://").nth(1).and_then(|r| r.split_whitespace().next()) {
+                return Served { child, addr: addr.parse().unwrap(), log };
+            }
+            assert!(Instant::now() < deadline, "serve did not start:\n{text}");
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+
+    pub fn get(&self, path: &str) -> Response {
+        get(self.addr, "GET", path, None)
+    }
+
+    pub fn get_with(&self, path: &str, authorization: &str) -> Response {
+        get(self.addr, "GET", path, Some(authorization))
+    }
+
+    pub fn log(&self) -> String {
+        std::fs::read_to_string(&self.log).unwrap_or_default()
+    }
+
+    /// Polls `path` until `check` holds.
+    pub fn wait_for(&self, path: &str, what: &str, check: impl Fn(&Response) -> bool) -> Response {
+        let deadline = Instant::now() + Duration::from_secs(30);
+        loop {
+            let r = self.get(path);
+            if check(&r) {
+                return r;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "waited in vain for {what} at {path}; last answer:\n{}\nlog:\n{}",
+                r.body,
+                self.log()
+            );
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+}
+
+#[derive(Debug)]
+pub struct Response {
+    pub status: u16,
+    /// Lower-cased names.
+    pub headers: Vec<(String, String)>,
+    pub body: String,
+}
+
+impl Response {
+    pub fn header(&self, name: &str) -> Option<&str> {
+        self.headers.iter().find(|(k, _)| k == name).map(|(_, v)| v.as_str())
+    }
+
+    pub fn json(&self) -> serde_json::Value {
+        serde_json::from_str(&self.body).unwrap_or_else(|e| panic!("not JSON ({e}): {}", self.body))
+    }
+}
+
+/// A plain HTTP/1.0 request on loopback.
+pub fn get(addr: SocketAddr, method: &str, path: &str, authorization: Option<&str>) -> Response {
+    let mut s = TcpStream::connect(addr).expect("serve accepts connections");
+    s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+    let auth = authorization.map(|a| format!("Authorization: {a}\r\n")).unwrap_or_default();
+    write!(s, "{method} {path} HTTP/1.0\r\nHost: {addr}\r\n{auth}\r\n").unwrap();
+    let mut raw = Vec::new();
+    s.read_to_end(&mut raw).unwrap();
+    let text = String::from_utf8(raw).expect("UTF-8 answers");
+    let (head, body) = text.split_once("\r\n\r\n").unwrap_or((&text, ""));
+    let mut lines = head.lines();
+    let status = lines.next().and_then(|l| l.split_whitespace().nth(1)).and_then(|s| s.parse().ok()).unwrap_or(0);
+    let headers = lines
+        .filter_map(|l| l.split_once(':'))
+        .map(|(k, v)| (k.trim().to_ascii_lowercase(), v.trim().to_string()))
+        .collect();
+    Response { status, headers, body: body.to_string() }
+}

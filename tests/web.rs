@@ -1,0 +1,243 @@
+//! `dumbmonit serve` with two simulated clusters, one healthy, one in trouble and then
+//! unreachable: the pages, the JSON API, /metrics and the probes.
+
+mod common;
+
+use common::web::{Served, get};
+use common::{Harness, path};
+use dumbmonit_sim::fixtures::{Container, Event, Pod};
+use dumbmonit_sim::{Faults, scenario};
+
+fn cluster_block(name: &str, h: &Harness) -> String {
+    format!(
+        "[[cluster]]\nname = {name:?}\naddress = {:?}\ntoken_file = {:?}\nca_file = {:?}\ninterval = \"100ms\"\n\n",
+        h.sim.url(),
+        path(&h.token_file),
+        path(&h.ca_file)
+    )
+}
+
+fn write_config(dir: &std::path::Path, extra: &str, clusters: &[(&str, &Harness)]) -> std::path::PathBuf {
+    let cfg = dir.join("dumbmonit.toml");
+    let mut text = format!("listen = \"127.0.0.1:0\"\nstate_dir = {:?}\n{extra}\n", path(&dir.join("state")));
+    for (name, h) in clusters {
+        text.push_str(&cluster_block(name, h));
+    }
+    std::fs::write(&cfg, text).unwrap();
+    cfg
+}
+
+/// Rule time runs a minute per cycle, starting half an hour ago, so alerts fire within seconds.
+fn clock() -> String {
+    format!("{}/60", jiff::Timestamp::now() - jiff::SignedDuration::from_mins(30))
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn two_clusters_on_the_pages_the_api_and_metrics() {
+    let now = jiff::Timestamp::now();
+    let healthy = Harness::start(scenario::healthy(now)).await;
+    let trouble = Harness::start(scenario::trouble(now)).await;
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = write_config(dir.path(), "", &[("healthy", &healthy), ("trouble", &trouble)]);
+    let clock = clock();
+    let s = Served::start(&cfg, &[("DUMBMONIT_TEST_CLOCK", &clock)]);
+
+    // Wait until the node alert fires in the trouble cluster (five minutes of rule time).
+    s.wait_for("/api/v1/alerts", "the node alert", |r| {
+        r.body.contains("\"KubernetesNodeNotReady\"") && r.body.contains("\"firing\"")
+    });
+
+    let home = s.get("/");
+    assert_eq!(home.status, 200);
+    assert!(home.header("content-type").unwrap().starts_with("text/html"));
+    assert!(home.body.contains("<a href=\"/clusters/healthy\">healthy</a>"));
+    assert!(home.body.contains("Healthy: 3 nodes ready, 10 pods"), "{}", home.body);
+    assert!(home.body.contains("1 node not ready, 1 pod crash-looping, 1 node under pressure"), "{}", home.body);
+    assert!(home.body.contains("<td>2/3</td>"), "nodes ready of the trouble cluster");
+
+    let page = s.get("/clusters/trouble");
+    assert_eq!(page.status, 200);
+    for expected in [
+        "1 node not ready, 1 pod crash-looping",
+        "node-3",
+        "NodeStatusUnknown: Kubelet stopped posting node status.",
+        "shop/api-7c9696d669-8tpp6",
+        "app: last exit code 137 (OOMKilled): SIGKILL: out of memory, the container went over its memory limit",
+        "blocked (ImagePullBackOff)",
+        "FailedScheduling: 0/3 nodes are available",
+        "Deployment shop/api",
+        "shop/data-search-0",
+        "ProvisioningFailed: storageclass.storage.k8s.io &quot;fast-ssd&quot; not found",
+        "Warning events in the last hour, by reason",
+        "KubernetesNodeNotReady",
+        "History, last 24 hours",
+        "<svg",
+    ] {
+        assert!(page.body.contains(expected), "missing {expected:?} in the cluster page");
+    }
+    let page = s.get("/clusters/healthy");
+    assert!(page.body.contains("Healthy: 3 nodes ready, 10 pods"));
+    assert!(!page.body.contains("Pods needing attention"), "a healthy cluster shows its counters and nothing else");
+    assert!(s.get("/clusters/healthy?range=7d").body.contains("History, last 7 days"));
+
+    // The JSON API.
+    let list = s.get("/api/v1/clusters").json();
+    let list = list.as_array().unwrap();
+    assert_eq!(list.iter().map(|c| c["name"].as_str().unwrap()).collect::<Vec<_>>(), ["healthy", "trouble"]);
+    assert_eq!(list[0]["status"], "ok");
+    assert_eq!(list[1]["status"], "critical");
+    assert_eq!(list[1]["nodes_ready"], 2);
+    let detail = s.get("/api/v1/clusters/trouble").json();
+    let pods = detail["pods_needing_attention"].as_array().unwrap();
+    assert!(pods.iter().any(|p| p["name"] == "api-7c9696d669-8tpp6" && p["problems"][0] == "crash-looping"));
+    assert!(detail["alerts"].as_array().unwrap().iter().any(|a| a["alertname"] == "KubernetesNodeNotReady"));
+    let alerts = s.get("/api/v1/alerts").json();
+    assert!(alerts.as_array().unwrap().iter().all(|a| a["cluster"] == "trouble"));
+    assert_eq!(s.get("/api/v1/clusters/nope").status, 404);
+
+    // /metrics: both clusters, labelled.
+    let metrics = s.get("/metrics");
+    assert!(metrics.header("content-type").unwrap().starts_with("text/plain; version=0.0.4"));
+    for line in [
+        "dumbmonit_k8s_nodes{cluster=\"healthy\"} 3",
+        "dumbmonit_k8s_nodes{cluster=\"trouble\"} 3",
+        "dumbmonit_k8s_nodes_ready{cluster=\"trouble\"} 2",
+        "dumbmonit_k8s_up{cluster=\"trouble\"} 1",
+        "dumbmonit_k8s_pods_crashlooping{cluster=\"trouble\"} 1",
+    ] {
+        assert!(metrics.body.lines().any(|l| l == line), "missing {line}");
+    }
+    assert_eq!(
+        metrics.body.matches("# TYPE dumbmonit_k8s_nodes gauge").count(),
+        1,
+        "one family, samples of both clusters"
+    );
+
+    // The trouble cluster becomes unreachable: its page keeps the last good data, marked.
+    trouble.sim.set_faults(Faults { fail_status: Some(503), ..Default::default() });
+    s.wait_for("/api/v1/alerts", "the unreachable alert", |r| r.body.contains("KubernetesMonitorUnreachable"));
+    let page = s.get("/clusters/trouble");
+    assert!(page.body.contains("Cannot be read"), "{}", page.body);
+    assert!(page.body.contains("The API server answered 503 Service Unavailable"));
+    assert!(page.body.contains("The data below is the last good data, from"));
+    assert!(page.body.contains("shop/api-7c9696d669-8tpp6"), "the last good data is still shown");
+    assert!(s.get("/").body.contains("Cannot be read"));
+    assert_eq!(s.get("/api/v1/clusters").json()[1]["status"], "unreachable");
+    let metrics = s.get("/metrics").body;
+    assert!(metrics.lines().any(|l| l == "dumbmonit_k8s_up{cluster=\"trouble\"} 0"));
+    assert!(metrics.lines().any(|l| l == "dumbmonit_k8s_nodes{cluster=\"trouble\"} 3"), "last good series are kept");
+
+    // Probes, methods, headers, the stylesheet.
+    assert_eq!(s.get("/healthz").status, 200);
+    assert_eq!(s.get("/readyz").status, 200);
+    assert_eq!(s.get("/clusters/nope").status, 404);
+    assert_eq!(get(s.addr, "POST", "/", None).status, 405);
+    let r = s.get("/");
+    assert!(r.header("content-security-policy").unwrap().starts_with("default-src 'none'"));
+    assert!(r.header("content-security-policy").unwrap().contains("frame-ancestors 'none'"));
+    assert_eq!(r.header("x-content-type-options"), Some("nosniff"));
+    assert!(!r.body.contains("<script"), "no script at all");
+    let css = s.get("/static/dumbmonit.css");
+    assert_eq!((css.status, css.header("content-type")), (200, Some("text/css; charset=utf-8")));
+    let log = s.log();
+    assert!(!log.contains(healthy.sim.token()) && !log.contains(trouble.sim.token()));
+    healthy.assert_only_reads();
+    trouble.assert_only_reads();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn hostile_strings_are_inert_in_pages_and_escaped_in_metrics() {
+    let now = jiff::Timestamp::now();
+    let mut cluster = scenario::healthy(now);
+    let evil = "<script>alert(\"pwned\")</script>";
+    cluster.pods.push(
+        Pod::new("shop", "evil")
+            .container(Container::waiting("app", "Evil\"<b>", Some(&format!("{evil} 'quoted' & more"))))
+            .build(now),
+    );
+    cluster.events.push(Event::warning("Pod", "shop", "evil", "Bad<Reason>", evil).build(now));
+    let h = Harness::start(cluster).await;
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = write_config(dir.path(), "", &[("c\"<x>", &h)]);
+    let s = Served::start(&cfg, &[]);
+    s.wait_for("/api/v1/clusters", "a cycle", |r| r.body.contains("\"last_good_cycle\":\"2"));
+    for path in ["/", "/clusters/c%22%3Cx%3E"] {
+        let page = s.get(path);
+        assert_eq!(page.status, 200, "{path}");
+        assert!(
+            !page.body.contains("<script") && !page.body.contains("<x>") && !page.body.contains("<b>"),
+            "{path}: markup is inert:\n{}",
+            page.body
+        );
+    }
+    let page = s.get("/clusters/c%22%3Cx%3E").body;
+    assert!(page.contains("&lt;script&gt;alert(&quot;pwned&quot;)&lt;/script&gt;"), "{page}");
+    assert!(page.contains("Bad&lt;Reason&gt;"));
+    let metrics = s.get("/metrics").body;
+    assert!(
+        metrics.contains(
+            "pod_blocked{cluster=\"c\\\"<x>\",namespace=\"shop\",pod=\"evil\",workload=\"\",reason=\"Evil\\\"<b>\"} 1"
+        ),
+        "{metrics}"
+    );
+    let api = s.get("/api/v1/clusters/c%22%3Cx%3E").json();
+    assert_eq!(api["name"], "c\"<x>");
+    assert!(
+        api["pods_needing_attention"][0]["why"][0].as_str().unwrap().contains(evil),
+        "JSON carries the text, escaped by JSON"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn credentials_protect_everything_but_healthz_and_reload_takes_effect() {
+    let now = jiff::Timestamp::now();
+    let a = Harness::start(scenario::healthy(now)).await;
+    let b = Harness::start(scenario::trouble(now)).await;
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = write_config(dir.path(), "[auth]\nbearer_token = \"web-token-0123456789\"\n", &[("a", &a)]);
+    let s = Served::start(&cfg, &[]);
+    for path in ["/", "/clusters/a", "/api/v1/clusters", "/api/v1/alerts", "/metrics", "/readyz"] {
+        let r = s.get(path);
+        assert_eq!(r.status, 401, "{path}");
+        assert!(r.header("www-authenticate").unwrap().starts_with("Bearer"), "{path}");
+        assert_eq!(s.get_with(path, "Bearer web-token-0123456789").status, 200, "{path}");
+        assert_eq!(s.get_with(path, "Bearer web-token-0123456780").status, 401, "{path}");
+    }
+    assert_eq!(s.get("/healthz").status, 200);
+
+    // Reload: basic auth with a bcrypt hash, /metrics open, a second cluster.
+    let hash = bcrypt::hash("s3cret", 4).unwrap();
+    let cfg2 = write_config(
+        dir.path(),
+        &format!("[auth]\nusername = \"ops\"\npassword_hash = \"{hash}\"\nopen_metrics = true\n"),
+        &[("a", &a), ("b", &b)],
+    );
+    assert_eq!(cfg, cfg2);
+    let pid = s.child.id().to_string();
+    assert!(std::process::Command::new("kill").args(["-HUP", &pid]).status().unwrap().success());
+    use base64::Engine;
+    let basic =
+        |u: &str, p: &str| format!("Basic {}", base64::engine::general_purpose::STANDARD.encode(format!("{u}:{p}")));
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    while s.get_with("/api/v1/clusters", &basic("ops", "s3cret")).status != 200 {
+        assert!(std::time::Instant::now() < deadline, "reload did not take effect:\n{}", s.log());
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    let names = s.get_with("/api/v1/clusters", &basic("ops", "s3cret")).json();
+    assert_eq!(names.as_array().unwrap().len(), 2);
+    assert_eq!(s.get_with("/", &basic("ops", "wrong")).status, 401);
+    assert_eq!(s.get_with("/", "Bearer web-token-0123456789").status, 401, "the old token no longer opens");
+    assert_eq!(s.get("/metrics").status, 200, "metrics are open now");
+    assert!(s.get("/").header("www-authenticate").unwrap().starts_with("Basic"));
+
+    // A broken file is refused and the running configuration stays.
+    std::fs::write(&cfg, "listen = 12\n").unwrap();
+    std::process::Command::new("kill").args(["-HUP", &pid]).status().unwrap();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    while !s.log().contains("configuration not reloaded, the running one stays") {
+        assert!(std::time::Instant::now() < deadline, "{}", s.log());
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    assert_eq!(s.get_with("/api/v1/clusters", &basic("ops", "s3cret")).status, 200);
+    assert!(!s.log().contains("s3cret") && !s.log().contains("web-token-0123456789"));
+}
