@@ -159,7 +159,7 @@ pub fn route(
         r.headers_mut().insert(WWW_AUTHENTICATE, HeaderValue::from_static(protection.challenge()));
         return r;
     }
-    let segments: Vec<String> = path.trim_start_matches('/').split('/').map(|s| percent_decode(s)).collect();
+    let segments: Vec<String> = path.trim_start_matches('/').split('/').map(percent_decode).collect();
     let segments: Vec<&str> = segments.iter().map(String::as_str).collect();
     match segments.as_slice() {
         [""] => respond(StatusCode::OK, HTML, pages::overview(board)),
