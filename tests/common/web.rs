@@ -31,12 +31,18 @@ impl Served {
         for (k, v) in env {
             cmd.env(k, v);
         }
-        let child = cmd.spawn().expect("dumbmonit serve starts");
+        // Held by the guard from the start, so that a failed start still reaps the process.
+        let mut served = Served {
+            child: cmd.spawn().expect("dumbmonit serve starts"),
+            addr: SocketAddr::from(([0, 0, 0, 0], 0)),
+            log: log.clone(),
+        };
         let deadline = Instant::now() + Duration::from_secs(20);
         loop {
             let text = std::fs::read_to_string(&log).unwrap_or_default();
             if let Some(addr) = text.split("pages on http://").nth(1).and_then(|r| r.split_whitespace().next()) {
-                return Served { child, addr: addr.parse().unwrap(), log };
+                served.addr = addr.parse().unwrap();
+                return served;
             }
             assert!(Instant::now() < deadline, "serve did not start:\n{text}");
             std::thread::sleep(Duration::from_millis(20));
