@@ -13,10 +13,10 @@ pub struct Series<'a> {
     pub points: Vec<(i64, f64)>,
 }
 
-const W: f64 = 600.0;
+const W: f64 = 480.0;
 const H: f64 = 190.0;
 const LEFT: f64 = 44.0;
-const RIGHT: f64 = 590.0;
+const RIGHT: f64 = 470.0;
 const TOP: f64 = 12.0;
 const BOTTOM: f64 = 150.0;
 /// At most this many points per line; more are folded (the maximum of each bucket).

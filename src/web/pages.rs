@@ -139,7 +139,8 @@ fn problems(body: &mut String, board: &Board, c: &ClusterView, h: &Health, now: 
     } else {
         h.nodes.iter().filter(|n| node_needs_attention(n)).collect()
     };
-    nodes.sort_by_key(|n| !node_needs_attention(n));
+    // Not ready first, then under pressure, then cordoned, then the rest.
+    nodes.sort_by_key(|n| (n.ready, !n.under_pressure(), !n.unschedulable));
     if !nodes.is_empty() {
         let rows: Vec<String> = nodes
             .iter()
