@@ -1,13 +1,14 @@
 #!/usr/bin/env bash
-# The whole test suite, on a fresh Debian machine: installs what the tests need (promtool from
-# the `prometheus` package, a real Alertmanager, the Kubernetes Python client from PyPI), then checks formatting and
-# lints and runs every test.
+# The whole test suite, on a fresh Debian machine: installs what the tests need (Debian's
+# prometheus for promtool and a real Prometheus, prometheus-alertmanager, chromium; the
+# Kubernetes Python client from PyPI), then checks formatting and lints and runs every test.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 missing=()
 command -v promtool >/dev/null 2>&1 || missing+=(prometheus)
 command -v prometheus-alertmanager >/dev/null 2>&1 || missing+=(prometheus-alertmanager)
+command -v chromium >/dev/null 2>&1 || missing+=(chromium fonts-dejavu-core)
 if [ ${#missing[@]} -gt 0 ]; then
   sudo=""
   [ "$(id -u)" = 0 ] || sudo="sudo"

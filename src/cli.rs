@@ -36,8 +36,8 @@ pub enum Command {
     Check(CheckArgs),
     /// Print the read-only ServiceAccount, ClusterRole, binding and token Secret to apply.
     Rbac(RbacArgs),
-    /// Start a simulated cluster in trouble and check it: DumbMonit at work without a cluster.
-    Demo,
+    /// The product tour: a simulated cluster running into trouble, watched by the status page.
+    Demo(crate::demo::DemoArgs),
     /// Run recorded cycles through the built-in rules; print one JSON line per transition.
     Replay(ReplayArgs),
     /// Print the built-in rules as a Prometheus rule file over the dumbmonit_k8s_ metrics.
@@ -272,7 +272,7 @@ pub fn main() -> ExitCode {
                 ExitCode::from(EXIT_UNKNOWN)
             }
         },
-        Command::Demo => emit(runtime().block_on(crate::demo::run())),
+        Command::Demo(args) => crate::demo::main(&args),
         Command::Replay(args) => replay(&args),
         Command::Serve(args) => crate::serve::main(&args.config),
         Command::Rules => {

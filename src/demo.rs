@@ -1,47 +1,143 @@
-//! `dumbmonit demo`: a simulated cluster in trouble, checked over HTTPS like a real one.
+//! `dumbmonit demo`: the product tour. A simulated cluster whose trouble unfolds on a timeline
+//! (a rolling update, a crash loop, a node lost, a stuck claim, an image that cannot be pulled),
+//! watched by `serve` on 127.0.0.1, over HTTPS with a token and CA like a real cluster. Every page
+//! says that the cluster is simulated.
 
-use std::time::Duration;
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::{Duration, Instant};
 
 use dumbmonit_sim::{Sim, SimOptions, scenario};
 
-use crate::cli::{CheckOutcome, EXIT_UNKNOWN, check};
-use crate::collect::CycleOptions;
-use crate::kube::ConnectOptions;
-use crate::report::Output;
+use crate::config::{AuthConfig, ClusterConfig, Config, Seconds};
+use crate::serve::{ServeOptions, run};
 
-pub async fn run() -> CheckOutcome {
-    let now = jiff::Timestamp::now();
-    let sim = match Sim::start(SimOptions::default(), scenario::trouble(now)).await {
-        Ok(s) => s,
-        Err(e) => {
-            return CheckOutcome {
-                stdout: String::new(),
-                stderr: format!("The simulated cluster could not start: {e}\n"),
-                exit: EXIT_UNKNOWN,
-            };
+/// The steps of the tour (0 is healthy; the last one holds every problem).
+const STEPS: u32 = 8;
+
+pub const BANNER: &str = "Simulated cluster: this is DumbMonit's demo, no real cluster is watched.";
+
+#[derive(clap::Args, Debug)]
+pub struct DemoArgs {
+    /// Where to serve the pages (another free port is taken when 8080 is busy)
+    #[arg(long, value_name = "ADDR:PORT")]
+    pub listen: Option<SocketAddr>,
+    /// Seconds between two steps of the story
+    #[arg(long, value_name = "SECONDS", default_value_t = 10.0)]
+    pub pace: f64,
+    /// Seconds between two cycles
+    #[arg(long, value_name = "SECONDS", default_value_t = 5.0)]
+    pub interval: f64,
+}
+
+fn listen_address(args: &DemoArgs) -> SocketAddr {
+    args.listen.unwrap_or_else(|| {
+        let preferred = SocketAddr::from(([127, 0, 0, 1], 8080));
+        match std::net::TcpListener::bind(preferred) {
+            Ok(_) => preferred,
+            Err(_) => SocketAddr::from(([127, 0, 0, 1], 0)),
         }
+    })
+}
+
+pub fn main(args: &DemoArgs) -> ExitCode {
+    if !(args.pace > 0.0 && args.interval > 0.0 && args.pace.is_finite() && args.interval.is_finite()) {
+        eprintln!("--pace and --interval take seconds above 0");
+        return ExitCode::from(crate::cli::EXIT_UNKNOWN);
+    }
+    let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build().expect("the async runtime starts");
+    match runtime.block_on(tour(args)) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("{e}");
+            ExitCode::from(crate::cli::EXIT_UNKNOWN)
+        }
+    }
+}
+
+async fn tour(args: &DemoArgs) -> Result<(), String> {
+    let dir = std::env::temp_dir().join(format!("dumbmonit-demo-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+    let result = tour_in(args, dir.clone()).await;
+    let _ = std::fs::remove_dir_all(&dir);
+    result
+}
+
+async fn tour_in(args: &DemoArgs, dir: PathBuf) -> Result<(), String> {
+    let sim = Sim::start(SimOptions::default(), scenario::tour(0, jiff::Timestamp::now()))
+        .await
+        .map_err(|e| format!("The simulated cluster could not start: {e}"))?;
+    let (token_file, ca_file) = (dir.join("token"), dir.join("ca.crt"));
+    std::fs::write(&token_file, sim.token()).map_err(|e| e.to_string())?;
+    std::fs::write(&ca_file, sim.ca_pem()).map_err(|e| e.to_string())?;
+
+    // The story: one step every `pace` seconds; the objects are rebuilt often so that their
+    // events stay recent.
+    let pace = Duration::from_secs_f64(args.pace);
+    let refresh = pace.min(Duration::from_secs(5));
+    let started = Instant::now();
+    let story = {
+        let sim = std::sync::Arc::new(sim);
+        let handle = sim.clone();
+        let task = tokio::spawn(async move {
+            loop {
+                let step = ((started.elapsed().as_secs_f64() / pace.as_secs_f64()) as u32).min(STEPS - 1);
+                handle.set_cluster(scenario::tour(step, jiff::Timestamp::now()));
+                tokio::time::sleep(refresh).await;
+            }
+        });
+        (sim, task)
     };
-    let connect = ConnectOptions {
-        address: Some(sim.url()),
+    let url = story.0.url();
+
+    let cluster = ClusterConfig {
+        name: "demo".into(),
+        address: Some(url.clone()),
         port: 6443,
-        token: Some(sim.token().to_string()),
-        ca: Some(sim.ca_pem().to_string()),
-        timeout: Duration::from_secs(10),
-        ..Default::default()
+        token: None,
+        token_file: Some(token_file.clone()),
+        ca: None,
+        ca_file: Some(ca_file.clone()),
+        insecure_skip_tls_verify: false,
+        kubeconfig: None,
+        context: None,
+        in_cluster: false,
+        timeout: Seconds(10.0),
+        interval: Seconds(args.interval),
+        ignored_namespaces: Vec::new(),
+        record_dir: None,
+        record_retention: Seconds(86400.0),
     };
-    let outcome = check(&connect, &CycleOptions::default(), Output::Text, None).await;
-    let banner = format!(
-        "DumbMonit demo: this is a SIMULATED cluster (no real cluster is contacted).\n\
-         A simulated API server at {} serves a cluster in trouble; DumbMonit reads it over HTTPS\n\
-         with a read-only token and its CA, exactly as it reads a real one:\n\n  \
-         dumbmonit check {} --token-file TOKEN --ca-file CA\n\n",
-        sim.url(),
-        sim.url()
-    );
-    let footer = format!(
-        "\n(Simulated cluster. On a real one, `dumbmonit rbac` prints the read-only role to apply; \
-         the check would have exited with status {}.)\n",
-        outcome.exit
-    );
-    CheckOutcome { stdout: format!("{banner}{}{footer}", outcome.stdout), stderr: outcome.stderr, exit: 0 }
+    let config = Config {
+        listen: listen_address(args),
+        state_dir: dir.join("state"),
+        auth: AuthConfig::default(),
+        clusters: vec![cluster],
+        notifiers: Vec::new(),
+    };
+    let pace_s = args.pace;
+    let check = format!("dumbmonit check {url} --token-file {} --ca-file {}", token_file.display(), ca_file.display());
+    let options = ServeOptions {
+        banner: Some(BANNER.into()),
+        config_path: None,
+        on_listening: Some(Box::new(move |addr| {
+            println!("DumbMonit demo: a SIMULATED cluster (no real cluster is contacted).");
+            println!();
+            println!("  Open http://{addr}/");
+            println!();
+            println!("A simulated API server at {url} serves a cluster that is healthy at first;");
+            println!("then, one step every {pace_s} s: a rolling update, a crash-looping pod, a node lost,");
+            println!("a claim that never binds, an image that cannot be pulled. DumbMonit reads it over HTTPS");
+            println!("with a read-only token and its CA, as it reads a real cluster. Alerts fire after their");
+            println!("durations (5 to 15 minutes), as in production. The same cluster from the command line:");
+            println!();
+            println!("  {check}");
+            println!();
+            println!("Ctrl-C stops the demo.");
+        })),
+    };
+    let result = run(config, options).await;
+    story.1.abort();
+    result
 }

@@ -59,7 +59,9 @@ async fn a_browser_shows_every_kind_of_problem() {
     // Rule time runs a minute per cycle from two hours ago: alerts fire and history fills.
     let clock = format!("{}/60", now - jiff::SignedDuration::from_mins(120));
     let s = Served::start(&cfg, &[("DUMBMONIT_TEST_CLOCK", &clock)]);
-    s.wait_for("/api/v1/alerts", "the pod alerts", |r| r.body.contains("KubernetesPodPending") && r.body.contains("\"firing\""));
+    s.wait_for("/api/v1/alerts", "the pod alerts", |r| {
+        r.body.contains("KubernetesPodPending") && r.body.contains("\"firing\"")
+    });
 
     let profile = tempfile::tempdir().unwrap();
     let base = format!("http://{}", s.addr);
@@ -88,14 +90,23 @@ async fn a_browser_shows_every_kind_of_problem() {
     let shot = artifacts().join("cluster-page.png");
     let _ = std::fs::remove_file(&shot);
     let out = chromium(
-        &[format!("--screenshot={}", path(&shot)), "--window-size=1280,3000".into(), format!("{base}/clusters/prod-eu")],
+        &[
+            format!("--screenshot={}", path(&shot)),
+            "--window-size=1280,3000".into(),
+            format!("{base}/clusters/prod-eu"),
+        ],
         profile.path(),
     );
-    let png = std::fs::read(&shot).unwrap_or_else(|_| panic!("no screenshot: {}", String::from_utf8_lossy(&out.stderr)));
+    let png =
+        std::fs::read(&shot).unwrap_or_else(|_| panic!("no screenshot: {}", String::from_utf8_lossy(&out.stderr)));
     assert!(png.starts_with(b"\x89PNG"), "a PNG");
     assert!(png.len() > 20_000, "a page, not a blank: {} bytes", png.len());
     let out = chromium(
-        &[format!("--screenshot={}", path(&artifacts().join("overview.png"))), "--window-size=1280,500".into(), format!("{base}/")],
+        &[
+            format!("--screenshot={}", path(&artifacts().join("overview.png"))),
+            "--window-size=1280,500".into(),
+            format!("{base}/"),
+        ],
         profile.path(),
     );
     assert!(out.status.success());

@@ -172,14 +172,56 @@ async fn rbac_prints_a_read_only_role() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn the_demo_shows_a_simulated_cluster_in_trouble() {
+async fn the_demo_tells_its_story_on_pages_that_say_it_is_simulated() {
+    use std::io::BufRead;
     let dir = tempfile::tempdir().unwrap();
-    let run = dumbmonit(&["demo".into()], &[], dir.path()).await;
-    assert_eq!(run.code, 0, "{}", run.stderr);
-    assert!(run.stdout.contains("SIMULATED cluster"), "{}", run.stdout);
-    assert!(run.stdout.contains("1 node not ready, 1 pod crash-looping"), "{}", run.stdout);
-    assert!(run.stdout.contains("shop/api-7c9696d669-8tpp6"));
-    assert!(!run.stdout.contains("sim-token-0123456789abcdef"), "the demo's token stays out of the output");
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_dumbmonit"))
+        .args(["demo", "--listen", "127.0.0.1:0", "--pace", "0.3", "--interval", "0.2"])
+        .env("HOME", dir.path())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let stdout = child.stdout.take().unwrap();
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        for line in std::io::BufReader::new(stdout).lines().map_while(Result::ok) {
+            let _ = tx.send(line);
+        }
+    });
+    let mut printed = Vec::new();
+    let addr: std::net::SocketAddr = loop {
+        let line = rx.recv_timeout(std::time::Duration::from_secs(30)).expect("the demo prints its address");
+        printed.push(line.clone());
+        if let Some(url) = line.trim().strip_prefix("Open http://") {
+            break url.trim_end_matches('/').parse().unwrap();
+        }
+    };
+    assert!(printed[0].contains("SIMULATED cluster"), "{printed:?}");
+    let get = |p: &str| common::web::get(addr, "GET", p, None);
+    // The story ends with every problem on the page.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    loop {
+        let list = get("/api/v1/clusters").json();
+        let summary = list[0]["summary"].as_str().unwrap_or("").to_string();
+        if summary.contains("pod blocked") && summary.contains("node not ready") && summary.contains("claim stuck") {
+            assert!(summary.contains("pod crash-looping"), "{summary}");
+            break;
+        }
+        assert!(std::time::Instant::now() < deadline, "the story did not unfold: {summary}");
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    for p in ["/", "/clusters/demo"] {
+        let page = get(p);
+        assert_eq!(page.status, 200);
+        assert!(
+            page.body.contains("Simulated cluster: this is DumbMonit&#39;s demo, no real cluster is watched."),
+            "{p}"
+        );
+    }
+    assert!(get("/clusters/demo").body.contains("shop/api-7c9696d669-8tpp6"));
+    let _ = child.kill();
+    let _ = child.wait();
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

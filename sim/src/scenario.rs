@@ -41,10 +41,50 @@ pub fn healthy(now: Timestamp) -> Cluster {
 /// cannot be scheduled, a workload short of replicas, a claim that never binds.
 pub fn trouble(now: Timestamp) -> Cluster {
     let mut c = healthy(now);
-    c.nodes[2] = Node::new("node-3").ready(Some("Unknown")).build(now);
-    c.nodes[1] = Node::new("node-2").condition("MemoryPressure", "True").build(now);
+    memory_pressure(&mut c, now);
+    crash_loop(&mut c, now);
+    image_pull(&mut c, now);
+    unschedulable(&mut c, now);
+    stuck_claim(&mut c, now);
+    node_lost(&mut c, now);
+    finished_job(&mut c, now);
+    c
+}
 
-    // A crash loop: the container is OOM-killed over and over.
+/// The demo's story, one step at a time (0: healthy; 6 and after: all the trouble).
+pub fn tour(step: u32, now: Timestamp) -> Cluster {
+    let mut c = healthy(now);
+    if step == 1 {
+        rolling_update(&mut c, now);
+    }
+    let parts: [fn(&mut Cluster, Timestamp); 6] =
+        [crash_loop, node_lost, stuck_claim, image_pull, unschedulable, memory_pressure];
+    for part in parts.iter().take(step.saturating_sub(1) as usize) {
+        part(&mut c, now);
+    }
+    finished_job(&mut c, now);
+    c
+}
+
+/// shop/web rolls out: one new pod starting, one replica short for a moment.
+pub fn rolling_update(c: &mut Cluster, now: Timestamp) {
+    c.deployments.retain(|d| d["metadata"]["name"] != "web");
+    c.deployments.push(deployment("shop", "web", Some(2), 1, 1, now));
+    c.pods.retain(|p| p["metadata"]["name"] != "web-5d4f8b7c9b-q8w7e");
+    c.pods.push(
+        Pod::of_deployment("shop", "web", "6c8d7e9f4a", "r5t7y")
+            .phase("Pending")
+            .container(Container::waiting("app", "ContainerCreating", None))
+            .build(now),
+    );
+}
+
+pub fn memory_pressure(c: &mut Cluster, now: Timestamp) {
+    c.nodes[1] = Node::new("node-2").condition("MemoryPressure", "True").build(now);
+}
+
+/// A crash loop: the container is OOM-killed over and over.
+pub fn crash_loop(c: &mut Cluster, now: Timestamp) {
     c.deployments.retain(|d| d["metadata"]["name"] != "api");
     c.deployments.push(deployment("shop", "api", Some(3), 2, 2, now));
     c.pods.push(
@@ -53,8 +93,10 @@ pub fn trouble(now: Timestamp) -> Cluster {
             .build(now),
     );
     c.events.push(Event::warning("Pod", "shop", "api-7c9696d669-8tpp6", "BackOff", "Back-off restarting failed container app in pod api-7c9696d669-8tpp6_shop(4f1c2d9e-0b7a-4a51-9d1e-3c6f2b8a7e10)").count(63).build(now));
+}
 
-    // An image that does not exist.
+/// An image that does not exist.
+pub fn image_pull(c: &mut Cluster, now: Timestamp) {
     c.deployments.push(deployment("web", "frontend", Some(1), 0, 0, now));
     c.pods.push(
         Pod::of_deployment("web", "frontend", "6b7d9c8f5", "m2n4b")
@@ -73,18 +115,23 @@ pub fn trouble(now: Timestamp) -> Cluster {
         .count(9)
         .build(now),
     );
+}
 
-    // A pod that asks for more than any node has.
+/// A pod that asks for more than any node has.
+pub fn unschedulable(c: &mut Cluster, now: Timestamp) {
+    let message = "0/3 nodes are available: 1 node(s) had untolerated taint {node.kubernetes.io/unreachable: }, 2 Insufficient memory. preemption: 0/3 nodes are available: 1 Preemption is not helpful for scheduling, 2 No preemption victims found for incoming pod.";
     c.deployments.push(deployment("batch", "reporter", Some(1), 0, 0, now));
-    c.pods.push(Pod::of_deployment("batch", "reporter", "84c6b5f7d9", "zz7rt").unschedulable("0/3 nodes are available: 1 node(s) had untolerated taint {node.kubernetes.io/unreachable: }, 2 Insufficient memory. preemption: 0/3 nodes are available: 1 Preemption is not helpful for scheduling, 2 No preemption victims found for incoming pod.").build(now));
+    c.pods.push(Pod::of_deployment("batch", "reporter", "84c6b5f7d9", "zz7rt").unschedulable(message).build(now));
     c.events.push(
-        Event::warning("Pod", "batch", "reporter-84c6b5f7d9-zz7rt", "FailedScheduling", "0/3 nodes are available: 1 node(s) had untolerated taint {node.kubernetes.io/unreachable: }, 2 Insufficient memory. preemption: 0/3 nodes are available: 1 Preemption is not helpful for scheduling, 2 No preemption victims found for incoming pod.")
+        Event::warning("Pod", "batch", "reporter-84c6b5f7d9-zz7rt", "FailedScheduling", message)
             .time(crate::fixtures::EventTime::Series)
             .count(12)
             .build(now),
     );
+}
 
-    // A claim whose class has no provisioner that works.
+/// A claim whose class has no provisioner that works.
+pub fn stuck_claim(c: &mut Cluster, now: Timestamp) {
     c.statefulsets.push(statefulset("shop", "search", Some(1), 0, 0, now));
     c.pods.push(Pod::new("shop", "search-0").owned_by("StatefulSet", "search").claim("data-search-0").unschedulable("0/3 nodes are available: pod has unbound immediate PersistentVolumeClaims. preemption: 0/3 nodes are available: 3 Preemption is not helpful for scheduling.").build(now));
     c.pvcs.push(pvc("shop", "data-search-0", "Pending", "fast-ssd", false, now));
@@ -99,15 +146,20 @@ pub fn trouble(now: Timestamp) -> Cluster {
         .count(31)
         .build(now),
     );
-
     // Waits for its first consumer: not stuck.
     c.pvcs.push(pvc("shop", "scratch", "Pending", "local-path", true, now));
+}
 
-    // The lost node's events, recorded in `default`.
+/// node-3 stops answering; its event is recorded in `default`.
+pub fn node_lost(c: &mut Cluster, now: Timestamp) {
+    c.nodes[2] = Node::new("node-3").ready(Some("Unknown")).build(now);
     c.events.push(
         Event::warning("Node", "", "node-3", "NodeNotReady", "Node node-3 status is now: NodeNotReady").build(now),
     );
-    // A finished job: left out of everything.
+}
+
+/// A finished job: left out of everything.
+pub fn finished_job(c: &mut Cluster, now: Timestamp) {
     c.pods.push(
         Pod::new("batch", "nightly-29391840-tq5vd")
             .owned_by("Job", "nightly-29391840")
@@ -115,5 +167,4 @@ pub fn trouble(now: Timestamp) -> Cluster {
             .container(Container::terminated("app", "Completed", 0))
             .build(now),
     );
-    c
 }
