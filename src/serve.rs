@@ -395,8 +395,10 @@ async fn watch_cluster(c: ClusterConfig, shared: Arc<Shared>, offset: Duration, 
     ticker.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     loop {
         tokio::select! {
-            _ = ticker.tick() => {}
+            // A stop wins over a tick that is due at the same moment.
+            biased;
             _ = stop.changed() => return,
+            _ = ticker.tick() => {}
         }
         let now = shared.clock.now(state.last_cycle);
         let (transitions, health, error, duration, stats) = match &fetcher {

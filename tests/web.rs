@@ -113,6 +113,19 @@ async fn two_clusters_on_the_pages_the_api_and_metrics() {
         "one family, samples of both clusters"
     );
 
+    // Restarts that change draw their line over 24 hours on the pod's row.
+    let mut more_restarts = scenario::trouble(now);
+    for pod in more_restarts.pods.iter_mut() {
+        if pod["metadata"]["name"] == "api-7c9696d669-8tpp6" {
+            pod["status"]["containerStatuses"][0]["restartCount"] = serde_json::json!(21);
+        }
+    }
+    trouble.sim.set_cluster(more_restarts);
+    let page = s.wait_for("/clusters/trouble", "the restart line", |r| {
+        r.body.contains("aria-label=\"restarts over 24 hours\"")
+    });
+    assert!(page.body.contains("<title>restarts over 24 hours: 14 to 21</title>"));
+
     // The trouble cluster becomes unreachable: its page keeps the last good data, marked.
     trouble.sim.set_faults(Faults { fail_status: Some(503), ..Default::default() });
     s.wait_for("/api/v1/alerts", "the unreachable alert", |r| r.body.contains("KubernetesMonitorUnreachable"));
@@ -240,4 +253,39 @@ async fn credentials_protect_everything_but_healthz_and_reload_takes_effect() {
     }
     assert_eq!(s.get_with("/api/v1/clusters", &basic("ops", "s3cret")).status, 200);
     assert!(!s.log().contains("s3cret") && !s.log().contains("web-token-0123456789"));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_slow_cluster_never_delays_another_and_sigterm_ends_cleanly() {
+    let now = jiff::Timestamp::now();
+    let slow = Harness::start(scenario::healthy(now)).await;
+    slow.sim.set_faults(Faults { latency: std::time::Duration::from_secs(4), ..Default::default() });
+    let fast = Harness::start(scenario::healthy(now)).await;
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = write_config(dir.path(), "", &[("slow", &slow), ("fast", &fast)]);
+    let mut s = Served::start(&cfg, &[]);
+    let started = std::time::Instant::now();
+    let r = s.wait_for("/api/v1/clusters", "the fast cluster's cycles", |r| {
+        let v = r.json();
+        v[1]["status"] == "ok" && v[0]["last_cycle"].is_null()
+    });
+    assert!(
+        started.elapsed() < std::time::Duration::from_secs(3),
+        "the fast cluster was read while the slow one still waited"
+    );
+    assert_eq!(r.json()[0]["status"], "waiting");
+
+    // SIGTERM: the cycle under way ends, then the process exits 0.
+    let pid = s.child.id().to_string();
+    assert!(std::process::Command::new("kill").args(["-TERM", &pid]).status().unwrap().success());
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    let status = loop {
+        if let Some(status) = s.child.try_wait().unwrap() {
+            break status;
+        }
+        assert!(std::time::Instant::now() < deadline, "serve did not stop on SIGTERM:\n{}", s.log());
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    };
+    assert!(status.success(), "{status}");
+    assert!(s.log().contains("stopping: finishing the cycles under way and flushing the outbox"));
 }
