@@ -45,17 +45,8 @@ async fn a_browser_shows_every_kind_of_problem() {
     let healthy = Harness::start(scenario::healthy(now)).await;
     let trouble = Harness::start(scenario::trouble(now)).await;
     let dir = tempfile::tempdir().unwrap();
-    let cfg = dir.path().join("dumbmonit.toml");
-    let mut text = format!("listen = \"127.0.0.1:0\"\nstate_dir = {:?}\n", path(&dir.path().join("state")));
-    for (name, h) in [("k3s-lab", &healthy), ("prod-eu", &trouble)] {
-        text.push_str(&format!(
-            "\n[[cluster]]\nname = \"{name}\"\naddress = {:?}\ntoken_file = {:?}\nca_file = {:?}\ninterval = \"100ms\"\n",
-            h.sim.url(),
-            path(&h.token_file),
-            path(&h.ca_file)
-        ));
-    }
-    std::fs::write(&cfg, text).unwrap();
+    let cfg =
+        common::web::write_config(dir.path(), "", &[("k3s-lab", &healthy, "100ms"), ("prod-eu", &trouble, "100ms")]);
     // Rule time runs a minute per cycle from two hours ago: alerts fire and history fills.
     let clock = format!("{}/60", now - jiff::SignedDuration::from_mins(120));
     let s = Served::start(&cfg, &[("DUMBMONIT_TEST_CLOCK", &clock)]);

@@ -24,20 +24,11 @@ async fn prometheus_scrapes_every_cluster() {
     let healthy = Harness::start(scenario::healthy(now)).await;
     let trouble = Harness::start(scenario::trouble(now)).await;
     let dir = tempfile::tempdir().unwrap();
-    let cfg = dir.path().join("dumbmonit.toml");
-    let mut text = format!(
-        "listen = \"127.0.0.1:0\"\nstate_dir = {:?}\n[auth]\nbearer_token = \"web-token-0123456789\"\nopen_metrics = true\n",
-        path(&dir.path().join("state"))
+    let cfg = common::web::write_config(
+        dir.path(),
+        "[auth]\nbearer_token = \"web-token-0123456789\"\nopen_metrics = true\n",
+        &[("healthy", &healthy, "500ms"), ("trouble", &trouble, "500ms")],
     );
-    for (name, h) in [("healthy", &healthy), ("trouble", &trouble)] {
-        text.push_str(&format!(
-            "\n[[cluster]]\nname = \"{name}\"\naddress = {:?}\ntoken_file = {:?}\nca_file = {:?}\ninterval = \"500ms\"\n",
-            h.sim.url(),
-            path(&h.token_file),
-            path(&h.ca_file)
-        ));
-    }
-    std::fs::write(&cfg, text).unwrap();
     let s = Served::start(&cfg, &[]);
 
     let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();

@@ -3,28 +3,14 @@
 
 mod common;
 
+use common::Harness;
 use common::web::{Served, get};
-use common::{Harness, path};
 use dumbmonit_sim::fixtures::{Container, Event, Pod};
 use dumbmonit_sim::{Faults, scenario};
 
-fn cluster_block(name: &str, h: &Harness) -> String {
-    format!(
-        "[[cluster]]\nname = {name:?}\naddress = {:?}\ntoken_file = {:?}\nca_file = {:?}\ninterval = \"100ms\"\n\n",
-        h.sim.url(),
-        path(&h.token_file),
-        path(&h.ca_file)
-    )
-}
-
 fn write_config(dir: &std::path::Path, extra: &str, clusters: &[(&str, &Harness)]) -> std::path::PathBuf {
-    let cfg = dir.join("dumbmonit.toml");
-    let mut text = format!("listen = \"127.0.0.1:0\"\nstate_dir = {:?}\n{extra}\n", path(&dir.join("state")));
-    for (name, h) in clusters {
-        text.push_str(&cluster_block(name, h));
-    }
-    std::fs::write(&cfg, text).unwrap();
-    cfg
+    let clusters: Vec<(&str, &Harness, &str)> = clusters.iter().map(|(n, h)| (*n, *h, "100ms")).collect();
+    common::web::write_config(dir, extra, &clusters)
 }
 
 /// Rule time runs a minute per cycle, starting half an hour ago, so alerts fire within seconds.

@@ -455,6 +455,26 @@ impl Health {
     }
 }
 
+impl Health {
+    /// `3 nodes (3 ready), 42 pods (41 running, 1 pending, 0 failed), 12 workloads, 4 claims,
+    /// 9 warning events in the last hour`
+    pub fn counters(&self) -> String {
+        let c = &self.counts;
+        format!(
+            "{} ({} ready), {} ({} running, {} pending, {} failed), {}, {}, {} in the last hour",
+            plural(c.nodes, "node", "nodes"),
+            c.nodes_ready,
+            plural(c.pods, "pod", "pods"),
+            c.pods_running,
+            c.pods_pending,
+            c.pods_failed,
+            plural(c.workloads, "workload", "workloads"),
+            plural(c.pvcs, "claim", "claims"),
+            plural(c.warning_events, "warning event", "warning events"),
+        )
+    }
+}
+
 pub fn plural(n: u64, one: &str, many: &str) -> String {
     format!("{n} {}", if n == 1 { one } else { many })
 }

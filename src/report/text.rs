@@ -11,22 +11,9 @@ const ALL_NODES_UP_TO: usize = 20;
 
 pub fn render(address: &str, h: &Health) -> String {
     let mut out = String::new();
-    let c = &h.counts;
     let _ = writeln!(out, "{}", h.summary());
-    let _ = writeln!(
-        out,
-        "Cluster {address} ({}): {} ({} ready), {} ({} running, {} pending, {} failed), {}, {}, {} in the last hour",
-        if h.version.is_empty() { "unknown version" } else { &h.version },
-        plural(c.nodes, "node", "nodes"),
-        c.nodes_ready,
-        plural(c.pods, "pod", "pods"),
-        c.pods_running,
-        c.pods_pending,
-        c.pods_failed,
-        plural(c.workloads, "workload", "workloads"),
-        plural(c.pvcs, "claim", "claims"),
-        plural(c.warning_events, "warning event", "warning events"),
-    );
+    let version = if h.version.is_empty() { "unknown version" } else { &h.version };
+    let _ = writeln!(out, "Cluster {address} ({version}): {}", h.counters());
     if h.severity() == crate::health::Severity::Ok {
         return out;
     }

@@ -107,7 +107,7 @@ pub fn cluster(board: &Board, name: &str, query: &str) -> Option<String> {
         }
     }
     if let Some(h) = &c.health {
-        let _ = writeln!(body, "<p class=\"counters\">{}</p>", esc(&counters(h)));
+        let _ = writeln!(body, "<p class=\"counters\">{}</p>", esc(&h.counters()));
         if h.severity() != crate::health::Severity::Ok {
             problems(&mut body, board, &c, h, now);
         }
@@ -115,22 +115,6 @@ pub fn cluster(board: &Board, name: &str, query: &str) -> Option<String> {
     alerts(&mut body, &c, now);
     history(&mut body, board, &c, now, week);
     Some(page(&format!("{} · DumbMonit", c.name), board.banner.as_deref(), &body))
-}
-
-fn counters(h: &Health) -> String {
-    let c = &h.counts;
-    format!(
-        "{} ({} ready), {} ({} running, {} pending, {} failed), {}, {}, {} in the last hour",
-        plural(c.nodes, "node", "nodes"),
-        c.nodes_ready,
-        plural(c.pods, "pod", "pods"),
-        c.pods_running,
-        c.pods_pending,
-        c.pods_failed,
-        plural(c.workloads, "workload", "workloads"),
-        plural(c.pvcs, "claim", "claims"),
-        plural(c.warning_events, "warning event", "warning events"),
-    )
 }
 
 fn problems(body: &mut String, board: &Board, c: &ClusterView, h: &Health, now: Timestamp) {

@@ -6,6 +6,23 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
+/// A serve configuration for simulated clusters: (name, harness, interval).
+pub fn write_config(dir: &Path, extra: &str, clusters: &[(&str, &super::Harness, &str)]) -> PathBuf {
+    let p = |p: &Path| p.to_str().unwrap().to_string();
+    let cfg = dir.join("dumbmonit.toml");
+    let mut text = format!("listen = \"127.0.0.1:0\"\nstate_dir = {:?}\n{extra}\n", p(&dir.join("state")));
+    for (name, h, interval) in clusters {
+        text.push_str(&format!(
+            "[[cluster]]\nname = {name:?}\naddress = {:?}\ntoken_file = {:?}\nca_file = {:?}\ninterval = {interval:?}\n\n",
+            h.sim.url(),
+            p(&h.token_file),
+            p(&h.ca_file)
+        ));
+    }
+    std::fs::write(&cfg, text).unwrap();
+    cfg
+}
+
 pub struct Served {
     pub child: Child,
     pub addr: SocketAddr,
