@@ -112,6 +112,8 @@ impl Resource {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Route {
     Version,
+    /// `/api`, `/apis`, `/api/v1`, `/apis/apps/v1`: what kubectl asks before it lists.
+    Discovery(&'static str),
     List { resource: Resource, namespace: Option<String> },
 }
 
@@ -119,6 +121,11 @@ pub enum Route {
 pub fn route(path: &str) -> Option<Route> {
     if path == "/version" || path == "/version/" {
         return Some(Route::Version);
+    }
+    for doc in ["/api", "/apis", "/api/v1", "/apis/apps/v1"] {
+        if path.trim_end_matches('/') == doc {
+            return Some(Route::Discovery(doc));
+        }
     }
     let rest = path.strip_prefix("/api/v1/").or_else(|| path.strip_prefix("/apis/apps/v1/"))?;
     let apps = path.starts_with("/apis/");
@@ -133,6 +140,32 @@ pub fn route(path: &str) -> Option<Route> {
         return None;
     }
     Some(Route::List { resource, namespace })
+}
+
+/// The discovery documents, as kube-apiserver answers them (legacy, unaggregated form).
+pub fn discovery(doc: &str) -> String {
+    let resources = |group_version: &str, list: &[(Resource, &str)]| {
+        let resources: Vec<Value> = list
+            .iter()
+            .map(|(r, short)| {
+                json!({
+                    "name": r.plural(),
+                    "singularName": r.kind().to_lowercase(),
+                    "namespaced": r.namespaced(),
+                    "kind": r.kind(),
+                    "verbs": ["create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"],
+                    "shortNames": [short],
+                })
+            })
+            .collect();
+        json!({"kind": "APIResourceList", "apiVersion": "v1", "groupVersion": group_version, "resources": resources}).to_string()
+    };
+    match doc {
+        "/api" => json!({"kind": "APIVersions", "versions": ["v1"], "serverAddressByClientCIDRs": [{"clientCIDR": "0.0.0.0/0", "serverAddress": "10.0.0.11:6443"}]}).to_string(),
+        "/apis" => json!({"kind": "APIGroupList", "apiVersion": "v1", "groups": [{"name": "apps", "versions": [{"groupVersion": "apps/v1", "version": "v1"}], "preferredVersion": {"groupVersion": "apps/v1", "version": "v1"}}]}).to_string(),
+        "/api/v1" => resources("v1", &[(Resource::Nodes, "no"), (Resource::Pods, "po"), (Resource::PersistentVolumeClaims, "pvc"), (Resource::Events, "ev")]),
+        _ => resources("apps/v1", &[(Resource::Deployments, "deploy"), (Resource::StatefulSets, "sts"), (Resource::DaemonSets, "ds")]),
+    }
 }
 
 /// One stored object: its sort key, the values of its selectable fields, and its JSON as a
@@ -509,6 +542,9 @@ mod tests {
         assert_eq!(route("/apis/apps/v1/pods"), None);
         assert_eq!(route("/api/v1/namespaces/x/nodes"), None, "nodes are cluster-scoped");
         assert_eq!(route("/api/v1/secrets"), None);
+        assert_eq!(route("/apis/apps/v1"), Some(Route::Discovery("/apis/apps/v1")));
+        let v: Value = serde_json::from_str(&discovery("/api/v1")).unwrap();
+        assert_eq!(v["resources"][1]["name"], "pods");
     }
 
     #[test]

@@ -74,6 +74,28 @@ struct Store {
     version: Value,
     resource_version: u64,
     objects: HashMap<Resource, Vec<StoredObject>>,
+    /// Rendered answers by (path, query): a page is rendered (and compressed) once, so that the
+    /// simulator is not what a benchmark measures.
+    pages: Mutex<HashMap<(String, String), Arc<Page>>>,
+}
+
+/// One rendered answer, and its gzip form once asked for.
+struct Page {
+    plain: Bytes,
+    gzip: std::sync::OnceLock<Bytes>,
+}
+
+impl Page {
+    fn gzipped(&self) -> Bytes {
+        self.gzip
+            .get_or_init(|| {
+                use std::io::Write;
+                let mut enc = flate2::write::GzEncoder::new(Vec::with_capacity(self.plain.len() / 8), flate2::Compression::fast());
+                enc.write_all(&self.plain).expect("writing to memory");
+                Bytes::from(enc.finish().expect("writing to memory"))
+            })
+            .clone()
+    }
 }
 
 impl Store {
@@ -92,7 +114,7 @@ impl Store {
             stored.sort_by(|a, b| a.key.cmp(&b.key));
             objects.insert(resource, stored);
         }
-        Store { version, resource_version: rv, objects }
+        Store { version, resource_version: rv, objects, pages: Mutex::new(HashMap::new()) }
     }
 }
 
@@ -102,6 +124,8 @@ struct Shared {
     faults: Mutex<Faults>,
     log: Mutex<Vec<RequestRecord>>,
     gzip_responses: std::sync::atomic::AtomicU64,
+    bytes_sent: std::sync::atomic::AtomicU64,
+    compress: std::sync::atomic::AtomicBool,
 }
 
 /// A running simulated API server. Dropping it stops it.
@@ -131,6 +155,8 @@ impl Sim {
             faults: Mutex::new(Faults::default()),
             log: Mutex::new(Vec::new()),
             gzip_responses: Default::default(),
+            bytes_sent: Default::default(),
+            compress: std::sync::atomic::AtomicBool::new(true),
         });
         let task = tokio::spawn(accept_loop(listener, acceptor, shared.clone()));
         Ok(Sim { addr, ca_pem: pki.ca_pem, shared, task })
@@ -165,6 +191,17 @@ impl Sim {
         let next_rv = store.resource_version;
         *store = Store::new(cluster);
         store.resource_version = store.resource_version.max(next_rv + 1);
+    }
+
+    /// Body bytes sent so far (compressed size when compressed).
+    pub fn bytes_sent(&self) -> u64 {
+        self.shared.bytes_sent.load(std::sync::atomic::Ordering::Relaxed)
+    }
+
+    /// Whether answers of 128 KiB and more are compressed for clients that accept gzip (on by
+    /// default, as kube-apiserver does).
+    pub fn set_compression(&self, on: bool) {
+        self.shared.compress.store(on, std::sync::atomic::Ordering::Relaxed);
     }
 
     /// How many answers were sent gzip-compressed.
@@ -227,25 +264,23 @@ async fn handle(shared: &Shared, req: Request<Incoming>) -> Response<Full<Bytes>
     } else {
         answer(shared, &faults, &path, &query)
     };
-    let gzip = accept_gzip && result.as_ref().is_ok_and(|b| b.len() >= GZIP_THRESHOLD);
+    let compress = accept_gzip && shared.compress.load(std::sync::atomic::Ordering::Relaxed);
+    let (status, body, gzip, retry_after) = match result {
+        Ok(page) if compress && page.plain.len() >= GZIP_THRESHOLD => (StatusCode::OK, page.gzipped(), true, None),
+        Ok(page) => (StatusCode::OK, page.plain.clone(), false, None),
+        Err(e) => {
+            let retry_after = (e.code == 429 || e.code == 503).then_some("1");
+            (StatusCode::from_u16(e.code).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR), Bytes::from(e.body()), false, retry_after)
+        }
+    };
     if gzip {
         shared.gzip_responses.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
     }
-    match result {
-        Ok(body) => respond(StatusCode::OK, body, gzip, None),
-        Err(e) => {
-            let retry_after = (e.code == 429 || e.code == 503).then_some("1");
-            respond(
-                StatusCode::from_u16(e.code).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR),
-                e.body(),
-                accept_gzip,
-                retry_after,
-            )
-        }
-    }
+    shared.bytes_sent.fetch_add(body.len() as u64, std::sync::atomic::Ordering::Relaxed);
+    respond(status, body, gzip, retry_after)
 }
 
-fn answer(shared: &Shared, faults: &Faults, path: &str, query: &str) -> Result<String, ApiError> {
+fn answer(shared: &Shared, faults: &Faults, path: &str, query: &str) -> Result<Arc<Page>, ApiError> {
     if let Some(code) = faults.fail_status {
         return Err(match code {
             429 => ApiError::too_many_requests(),
@@ -253,24 +288,35 @@ fn answer(shared: &Shared, faults: &Faults, path: &str, query: &str) -> Result<S
             _ => ApiError::internal("etcdserver: request timed out"),
         });
     }
-    match api::route(path) {
-        None => Err(ApiError::not_found()),
-        Some(Route::Version) => Ok(shared.store.read().unwrap().version.to_string()),
-        Some(Route::List { resource, namespace }) => {
-            if faults.forbidden.contains(&resource) {
-                return Err(ApiError::forbidden(resource, &shared.options.user, namespace.as_deref()));
-            }
-            let params = ListParams::from_query(query)?;
-            let store = shared.store.read().unwrap();
-            if params.continue_token.is_some() && take_expiry(shared) {
-                let fresh = api::encode_continue(store.resource_version, "");
-                return Err(ApiError::expired(fresh));
-            }
-            let empty = Vec::new();
-            let objects = store.objects.get(&resource).unwrap_or(&empty);
-            api::list_page(resource, objects, namespace.as_deref(), &params, store.resource_version)
+    let route = api::route(path).ok_or_else(ApiError::not_found)?;
+    if let Route::List { resource, namespace } = &route {
+        if faults.forbidden.contains(resource) {
+            return Err(ApiError::forbidden(*resource, &shared.options.user, namespace.as_deref()));
+        }
+        let params = ListParams::from_query(query)?;
+        if params.continue_token.is_some() && take_expiry(shared) {
+            let rv = shared.store.read().unwrap().resource_version;
+            return Err(ApiError::expired(api::encode_continue(rv, "")));
         }
     }
+    let store = shared.store.read().unwrap();
+    let key = (path.to_string(), query.to_string());
+    if let Some(page) = store.pages.lock().unwrap().get(&key) {
+        return Ok(page.clone());
+    }
+    let body = match route {
+        Route::Version => store.version.to_string(),
+        Route::Discovery(doc) => api::discovery(doc),
+        Route::List { resource, namespace } => {
+            let params = ListParams::from_query(query)?;
+            let empty = Vec::new();
+            let objects = store.objects.get(&resource).unwrap_or(&empty);
+            api::list_page(resource, objects, namespace.as_deref(), &params, store.resource_version)?
+        }
+    };
+    let page = Arc::new(Page { plain: Bytes::from(body), gzip: std::sync::OnceLock::new() });
+    store.pages.lock().unwrap().insert(key, page.clone());
+    Ok(page)
 }
 
 fn take_expiry(shared: &Shared) -> bool {
@@ -283,19 +329,13 @@ fn take_expiry(shared: &Shared) -> bool {
     }
 }
 
-fn respond(status: StatusCode, body: String, gzip: bool, retry_after: Option<&str>) -> Response<Full<Bytes>> {
+fn respond(status: StatusCode, body: Bytes, gzip: bool, retry_after: Option<&str>) -> Response<Full<Bytes>> {
     let mut builder = Response::builder().status(status).header(CONTENT_TYPE, "application/json");
     if let Some(r) = retry_after {
         builder = builder.header(RETRY_AFTER, r);
     }
-    let body = if gzip {
-        use std::io::Write;
-        let mut enc = flate2::write::GzEncoder::new(Vec::with_capacity(body.len() / 8), flate2::Compression::fast());
-        enc.write_all(body.as_bytes()).expect("writing to memory");
+    if gzip {
         builder = builder.header(CONTENT_ENCODING, "gzip");
-        Bytes::from(enc.finish().expect("writing to memory"))
-    } else {
-        Bytes::from(body)
-    };
+    }
     builder.body(Full::new(body)).expect("static headers are valid")
 }
