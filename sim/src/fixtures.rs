@@ -396,6 +396,8 @@ pub struct Pod {
     pub unschedulable: Option<String>,
     /// `status.reason` and `status.message` (an eviction).
     pub status_reason: Option<(String, String)>,
+    /// Carry what production pods carry: environment, probes, more annotations.
+    pub production: bool,
     custom_containers: bool,
 }
 
@@ -414,6 +416,7 @@ impl Pod {
             claims: vec![],
             unschedulable: None,
             status_reason: None,
+            production: false,
             custom_containers: false,
         }
     }
@@ -465,6 +468,12 @@ impl Pod {
             c.ready = false;
             c.state = State::Waiting { reason: "ContainerCreating".into(), message: None };
         });
+        self
+    }
+
+    /// With environment variables, probes and the annotations of a real deployment pipeline.
+    pub fn production(mut self) -> Pod {
+        self.production = true;
         self
     }
 
@@ -535,6 +544,22 @@ impl Pod {
         });
         if !self.init_containers.is_empty() {
             spec["initContainers"] = json!(self.init_containers.iter().map(Container::spec).collect::<Vec<_>>());
+        }
+        if self.production {
+            metadata["annotations"] = json!({
+                "kubectl.kubernetes.io/restartedAt": ago(now, 60 * 24),
+                "prometheus.io/scrape": "true",
+                "prometheus.io/port": "9102",
+                "checksum/config": "3f1c0c8e9d1b2a4f5e6d7c8b9a0f1e2d3c4b5a6978877665544332211ffeeddc",
+                "deployment.example.com/commit": "9d8e3cc0e4e2a2ab1c4c2b1c2bdc6a6a1a0e1f4d",
+            });
+            if let Some(containers) = spec["containers"].as_array_mut() {
+                for c in containers {
+                    c["env"] = json!((0..8).map(|i| json!({"name": format!("APP_SETTING_{i}"), "value": format!("value-{i}-{}", self.namespace)})).collect::<Vec<_>>());
+                    c["livenessProbe"] = json!({"httpGet": {"path": "/healthz", "port": "http", "scheme": "HTTP"}, "initialDelaySeconds": 10, "periodSeconds": 10, "timeoutSeconds": 1, "successThreshold": 1, "failureThreshold": 3});
+                    c["readinessProbe"] = json!({"httpGet": {"path": "/readyz", "port": "http", "scheme": "HTTP"}, "periodSeconds": 5, "timeoutSeconds": 1, "successThreshold": 1, "failureThreshold": 3});
+                }
+            }
         }
         if let Some(n) = &self.node {
             spec["nodeName"] = json!(n);

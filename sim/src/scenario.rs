@@ -168,3 +168,60 @@ pub fn finished_job(c: &mut Cluster, now: Timestamp) {
             .build(now),
     );
 }
+
+/// A cluster at scale, in the proportions of Kubernetes' published envelope (150,000 pods on
+/// 5,000 nodes, with 10,000 Deployments, 1,000 StatefulSets, 50 DaemonSets, 20,000 claims and
+/// 50,000 Warning events), scaled to `pods`. About 5% of the pods are in trouble: crash loops,
+/// unschedulable, images that cannot be pulled, not ready.
+pub fn envelope(pods: usize, now: Timestamp) -> Cluster {
+    let nodes = (pods / 30).max(3);
+    let deployments = (pods / 15).max(1);
+    let statefulsets = (pods / 150).max(1);
+    let daemonsets = 50.min(pods.max(1));
+    let claims = pods * 2 / 15;
+    let events = pods / 3;
+    let ns = |i: usize| format!("team-{:03}", i % 300);
+    let mut c = Cluster {
+        nodes: (0..nodes).map(|i| Node::new(&format!("node-{i:05}")).build(now)).collect(),
+        ..Cluster::default()
+    };
+    c.pods.reserve(pods);
+    for i in 0..pods {
+        let d = i % deployments;
+        let name = format!("app-{d:05}");
+        let mut pod = Pod::of_deployment(&ns(d), &name, "7c9696d669", &format!("{i:07}")).on_node(&format!("node-{:05}", i % nodes)).production();
+        if i % 40 == 1 {
+            pod = pod.container(Container::crashlooping("app", "OOMKilled", 137, (i % 30) as i64 + 5));
+        } else if i % 97 == 2 {
+            pod = pod.unschedulable("0/5000 nodes are available: 5000 Insufficient memory.");
+        } else if i % 151 == 3 {
+            pod = pod.phase("Pending").container(Container::waiting("app", "ImagePullBackOff", Some("Back-off pulling image \"registry.example.com/app:missing\"")));
+        } else if i % 211 == 4 {
+            pod = pod.container(Container::running("app").not_ready());
+        }
+        c.pods.push(pod.build(now));
+    }
+    for d in 0..deployments {
+        let replicas = (pods / deployments) as i64;
+        let short = i64::from(d % 20 == 0);
+        c.deployments.push(deployment(&ns(d), &format!("app-{d:05}"), Some(replicas), replicas - short, replicas - short, now));
+    }
+    for s in 0..statefulsets {
+        c.statefulsets.push(statefulset(&ns(s), &format!("db-{s:04}"), Some(3), 3, 3, now));
+    }
+    for d in 0..daemonsets {
+        c.daemonsets.push(daemonset("kube-system", &format!("agent-{d:02}"), nodes as i64, nodes as i64, nodes as i64, now));
+    }
+    for k in 0..claims {
+        let phase = if k % 50 == 0 { "Pending" } else { "Bound" };
+        c.pvcs.push(pvc(&ns(k), &format!("data-{k:06}"), phase, "local-path", false, now));
+    }
+    const REASONS: [&str; 12] = ["BackOff", "Unhealthy", "FailedScheduling", "Failed", "FailedMount", "FailedCreatePodSandBox", "ProvisioningFailed", "NodeNotReady", "Evicted", "FailedAttachVolume", "DNSConfigForming", "FailedKillPod"];
+    for e in 0..events {
+        let i = (e * 3) % pods.max(1);
+        let d = i % deployments;
+        let pod = format!("app-{d:05}-7c9696d669-{i:07}");
+        c.events.push(Event::warning("Pod", &ns(d), &pod, REASONS[e % REASONS.len()], "Readiness probe failed: HTTP probe failed with statuscode: 503").minutes_ago((e % 120) as i64).seq(e as u32).build(now));
+    }
+    c
+}

@@ -128,6 +128,30 @@ struct Shared {
     compress: std::sync::atomic::AtomicBool,
 }
 
+/// The pages of every list of `cluster`, as the server answers `?limit=500` (events with the
+/// `type=Warning` selector) following `continue`: what a full cycle reads, without a network.
+pub fn pages(cluster: Cluster) -> Vec<(Resource, Vec<String>)> {
+    let store = Store::new(cluster);
+    let mut out = Vec::new();
+    for resource in Resource::ALL {
+        let objects = store.objects.get(&resource).map(Vec::as_slice).unwrap_or(&[]);
+        let selector = (resource == Resource::Events).then(|| "type=Warning".to_string());
+        let mut params = ListParams { limit: Some(500), continue_token: None, field_selector: selector };
+        let mut bodies = Vec::new();
+        loop {
+            let body = api::list_page(resource, objects, None, &params, store.resource_version).expect("a valid query");
+            let next = serde_json::from_str::<Value>(&body).ok().and_then(|v| v["metadata"]["continue"].as_str().map(String::from));
+            bodies.push(body);
+            match next {
+                Some(c) => params.continue_token = Some(c),
+                None => break,
+            }
+        }
+        out.push((resource, bodies));
+    }
+    out
+}
+
 /// A running simulated API server. Dropping it stops it.
 pub struct Sim {
     addr: SocketAddr,

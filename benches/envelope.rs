@@ -1,0 +1,233 @@
+//! The benchmark at Kubernetes' envelope: `cargo bench --bench envelope` (sizes with
+//! `BENCH_SIZES=1000,10000`, peers skipped with `BENCH_PEERS=0`, the serve part with
+//! `BENCH_SERVE=0`). Prints tables; asserts nothing.
+//!
+//! For each size, the simulated API server serves pre-rendered pages (rendered and compressed
+//! once, before anything is measured), and each tool runs as a child process: wall time, CPU
+//! time and peak RSS come from wait4, bytes read from the server's count of body bytes sent.
+
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use dumbmonit::collect::workloads::{Daemon, Replicated};
+use dumbmonit::collect::{Event, Node, Pod, Pvc};
+use dumbmonit_sim::api::Resource;
+use dumbmonit_sim::{Sim, SimOptions, scenario};
+use serde::Deserialize;
+use serde::de::{DeserializeOwned, IgnoredAny};
+
+struct Measure {
+    wall: Duration,
+    cpu: Duration,
+    max_rss_kb: i64,
+    bytes: u64,
+    ok: bool,
+}
+
+/// Starts tools and reports their rusage. It is a small process started before the benchmark
+/// grows: a child's peak RSS (ru_maxrss) keeps the high-water mark of the process it was forked
+/// from, so the tools must not be forked from the benchmark itself.
+struct Spawner {
+    stdin: std::process::ChildStdin,
+    stdout: std::io::BufReader<std::process::ChildStdout>,
+}
+
+const SPAWNER: &str = r#"
+import json, os, signal, sys, time
+for line in sys.stdin:
+    req = json.loads(line)
+    start = time.monotonic()
+    pid = os.fork()
+    if pid == 0:
+        fd = os.open(os.devnull, os.O_RDWR)
+        os.dup2(fd, 1); os.dup2(fd, 2)
+        try:
+            os.execvp(req["args"][0], req["args"])
+        finally:
+            os._exit(127)
+    timed_out = False
+    while True:
+        p, status, ru = os.wait4(pid, os.WNOHANG)
+        if p:
+            break
+        if not timed_out and time.monotonic() - start > req["timeout"]:
+            os.kill(pid, signal.SIGKILL); timed_out = True
+        time.sleep(0.002)
+    code = os.waitstatus_to_exitcode(status)
+    print(json.dumps({"wall": time.monotonic() - start, "cpu": ru.ru_utime + ru.ru_stime,
+                      "maxrss_kb": ru.ru_maxrss, "code": code, "timed_out": timed_out}), flush=True)
+"#;
+
+impl Spawner {
+    fn start() -> Spawner {
+        let mut child = Command::new("python3")
+            .args(["-c", SPAWNER])
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .spawn()
+            .expect("python3 starts");
+        Spawner { stdin: child.stdin.take().unwrap(), stdout: std::io::BufReader::new(child.stdout.take().unwrap()) }
+    }
+
+    /// Runs `args` to its end (killed after `timeout`).
+    fn run(&mut self, args: &[String], sim: &Sim, timeout: Duration) -> Measure {
+        use std::io::{BufRead, Write};
+        let before = sim.bytes_sent();
+        let req = serde_json::json!({"args": args, "timeout": timeout.as_secs_f64()});
+        writeln!(self.stdin, "{req}").unwrap();
+        self.stdin.flush().unwrap();
+        let mut line = String::new();
+        self.stdout.read_line(&mut line).unwrap();
+        let v: serde_json::Value = serde_json::from_str(&line).expect("the spawner answers");
+        let code = v["code"].as_i64().unwrap_or(-1);
+        Measure {
+            wall: Duration::from_secs_f64(v["wall"].as_f64().unwrap()),
+            cpu: Duration::from_secs_f64(v["cpu"].as_f64().unwrap()),
+            max_rss_kb: v["maxrss_kb"].as_i64().unwrap(),
+            bytes: sim.bytes_sent() - before,
+            // check exits 0, 1 or 2 on a cluster it could read.
+            ok: !v["timed_out"].as_bool().unwrap_or(true) && (0..=2).contains(&code),
+        }
+    }
+}
+
+fn median(mut runs: Vec<Measure>) -> Measure {
+    runs.sort_by_key(|m| m.wall);
+    let mid = runs.len() / 2;
+    runs.swap_remove(mid)
+}
+
+#[derive(Deserialize)]
+#[serde(bound = "T: DeserializeOwned")]
+struct Page<T> {
+    items: Vec<T>,
+}
+
+fn parse_all(pages: &[(Resource, Vec<String>)]) -> (Duration, Duration) {
+    fn views<T: DeserializeOwned>(bodies: &[String]) -> usize {
+        bodies.iter().map(|b| serde_json::from_str::<Page<T>>(b).expect("valid").items.len()).sum()
+    }
+    let mut best = (Duration::MAX, Duration::MAX);
+    for _ in 0..3 {
+        let t = Instant::now();
+        for (_, bodies) in pages {
+            for b in bodies {
+                serde_json::from_str::<IgnoredAny>(b).expect("valid JSON");
+            }
+        }
+        let scan = t.elapsed();
+        let t = Instant::now();
+        let mut n = 0;
+        for (resource, bodies) in pages {
+            n += match resource {
+                Resource::Nodes => views::<Node>(bodies),
+                Resource::Pods => views::<Pod>(bodies),
+                Resource::Deployments | Resource::StatefulSets => views::<Replicated>(bodies),
+                Resource::DaemonSets => views::<Daemon>(bodies),
+                Resource::PersistentVolumeClaims => views::<Pvc>(bodies),
+                Resource::Events => views::<Event>(bodies),
+            };
+        }
+        std::hint::black_box(n);
+        best = (best.0.min(scan), best.1.min(t.elapsed()));
+    }
+    best
+}
+
+fn tool_version(cmd: &str, args: &[&str]) -> String {
+    Command::new(cmd).args(args).output().ok().map(|o| String::from_utf8_lossy(&o.stdout).lines().next().unwrap_or("").trim().to_string()).unwrap_or_else(|| "not found".into())
+}
+
+fn row(size: usize, tool: &str, gzip: &str, m: &Measure) {
+    println!(
+        "| {size:>7} | {tool:<34} | {gzip:<4} | {:>8.2} | {:>8.2} | {:>9.0} | {:>8.1} |{}",
+        m.wall.as_secs_f64(),
+        m.cpu.as_secs_f64(),
+        m.max_rss_kb as f64 / 1024.0,
+        m.bytes as f64 / 1e6,
+        if m.ok { "" } else { " did not finish" }
+    );
+}
+
+const PYTHON: &str = r#"
+import sys
+from kubernetes import client
+c = client.Configuration(); c.host = sys.argv[1]; c.ssl_ca_cert = sys.argv[2]
+c.api_key = {"authorization": "Bearer " + open(sys.argv[3]).read().strip()}
+api = client.CoreV1Api(client.ApiClient(c))
+token, n = None, 0
+while True:
+    page = api.list_pod_for_all_namespaces(limit=500, _continue=token)
+    n += len(page.items); token = page.metadata._continue
+    if not token: break
+print(n)
+"#;
+
+fn main() {
+    let sizes: Vec<usize> = std::env::var("BENCH_SIZES")
+        .unwrap_or_else(|_| "1000,10000,50000,150000".into())
+        .split(',')
+        .map(|s| s.trim().parse().expect("BENCH_SIZES: numbers"))
+        .collect();
+    let peers = std::env::var("BENCH_PEERS").map(|v| v != "0").unwrap_or(true);
+    let exe = env!("CARGO_BIN_EXE_dumbmonit");
+    let mut spawner = Spawner::start();
+    let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap();
+    let cpu = std::fs::read_to_string("/proc/cpuinfo").unwrap_or_default().lines().find(|l| l.starts_with("model name")).map(|l| l.split(':').nth(1).unwrap_or("").trim().to_string()).unwrap_or_default();
+    println!("# DumbMonit at the envelope");
+    println!();
+    println!("Machine: {} cores ({cpu}), {} GiB; simulator and tools on the same machine.", std::thread::available_parallelism().map(|n| n.get()).unwrap_or(0), sys_mem_gib());
+    println!("Date: {}. dumbmonit {}; {}; Python client {}.", jiff::Timestamp::now().strftime("%Y-%m-%d"), env!("CARGO_PKG_VERSION"), tool_version("kubectl", &["version", "--client"]), tool_version("python3", &["-c", "import kubernetes; print(kubernetes.__version__)"]));
+    println!();
+    println!("| pods    | tool (reads)                       | gzip | wall s   | CPU s    | peak RSS MB | MB read |");
+    println!("|---------|------------------------------------|------|----------|----------|-----------|----------|");
+    let dir = tempfile::tempdir().unwrap();
+    for &size in &sizes {
+        let now = jiff::Timestamp::now();
+        let cluster = scenario::envelope(size, now);
+        let pages = dumbmonit_sim::pages(cluster.clone());
+        let total: usize = pages.iter().flat_map(|(_, b)| b.iter().map(String::len)).sum();
+        let pod_bytes: usize = pages.iter().filter(|(r, _)| *r == Resource::Pods).flat_map(|(_, b)| b.iter().map(String::len)).sum();
+        let (scan, views) = parse_all(&pages);
+        drop(pages);
+        let sim = rt.block_on(Sim::start(SimOptions::default(), cluster)).unwrap();
+        let (token, ca) = (dir.path().join("token"), dir.path().join("ca.crt"));
+        std::fs::write(&token, sim.token()).unwrap();
+        std::fs::write(&ca, sim.ca_pem()).unwrap();
+        let check: Vec<String> = [exe, "check", &sim.url(), "--token-file", token.to_str().unwrap(), "--ca-file", ca.to_str().unwrap(), "--output", "prometheus", "--timeout", "60"]
+            .map(String::from)
+            .into();
+        let long = Duration::from_secs(600);
+        // Warm-up: every page rendered and compressed before anything is measured.
+        spawner.run(&check, &sim, long);
+        sim.set_compression(false);
+        spawner.run(&check, &sim, long);
+        for gzip in [true, false] {
+            sim.set_compression(gzip);
+            let m = median((0..3).map(|_| spawner.run(&check, &sim, long)).collect());
+            row(size, "dumbmonit check (8 collections)", if gzip { "yes" } else { "no" }, &m);
+        }
+        sim.set_compression(true);
+        let limit = Measure { wall: scan, cpu: scan, max_rss_kb: 0, bytes: total as u64, ok: true };
+        row(size, "serde_json scan, in-process", "–", &limit);
+        let limit = Measure { wall: views, cpu: views, max_rss_kb: 0, bytes: total as u64, ok: true };
+        row(size, "serde_json into compact views", "–", &limit);
+        if peers {
+            let kubeconfig = dir.path().join("kubeconfig");
+            std::fs::write(&kubeconfig, format!(
+                "apiVersion: v1\nkind: Config\nclusters:\n- name: sim\n  cluster:\n    server: {}\n    certificate-authority: {}\ncontexts:\n- name: sim\n  context: {{cluster: sim, user: sim}}\ncurrent-context: sim\nusers:\n- name: sim\n  user: {{token: {}}}\n",
+                sim.url(), ca.display(), sim.token())).unwrap();
+            let kubectl: Vec<String> = ["kubectl", "--kubeconfig", kubeconfig.to_str().unwrap(), "get", "pods", "-A", "-o", "json", "--chunk-size=500"].map(String::from).into();
+            spawner.run(&kubectl, &sim, long);
+            row(size, "kubectl get pods -A -o json (pods)", "yes", &spawner.run(&kubectl, &sim, long));
+            let python: Vec<String> = ["python3", "-c", PYTHON, &sim.url(), ca.to_str().unwrap(), token.to_str().unwrap()].map(String::from).into();
+            row(size, "Python client, pods paged by 500", "no", &spawner.run(&python, &sim, Duration::from_secs(900)));
+        }
+        println!("|         | ({:.0} MB of JSON in all, {:.0} MB of it pods: {:.1} KB per pod) | | | | | |", total as f64 / 1e6, pod_bytes as f64 / 1e6, pod_bytes as f64 / size as f64 / 1e3);
+        drop(sim);
+    }
+}
+
+fn sys_mem_gib() -> u64 {
+    std::fs::read_to_string("/proc/meminfo").ok().and_then(|m| m.lines().next().and_then(|l| l.split_whitespace().nth(1)).and_then(|kb| kb.parse::<u64>().ok())).map(|kb| kb / 1024 / 1024).unwrap_or(0)
+}
