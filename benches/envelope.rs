@@ -170,6 +170,7 @@ fn main() {
         .map(|s| s.trim().parse().expect("BENCH_SIZES: numbers"))
         .collect();
     let peers = std::env::var("BENCH_PEERS").map(|v| v != "0").unwrap_or(true);
+    let serve = std::env::var("BENCH_SERVE").map(|v| v != "0").unwrap_or(true);
     let exe = env!("CARGO_BIN_EXE_dumbmonit");
     let mut spawner = Spawner::start();
     let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap();
@@ -184,13 +185,13 @@ fn main() {
     let dir = tempfile::tempdir().unwrap();
     for &size in &sizes {
         let now = jiff::Timestamp::now();
-        let cluster = scenario::envelope(size, now);
-        let pages = dumbmonit_sim::pages(cluster.clone());
+        let sim = rt.block_on(Sim::start(SimOptions::default(), dumbmonit_sim::Cluster::default())).unwrap();
+        scenario::envelope_into(size, now, &mut |resource, items| sim.extend(resource, items));
+        let pages = sim.pages();
         let total: usize = pages.iter().flat_map(|(_, b)| b.iter().map(String::len)).sum();
         let pod_bytes: usize = pages.iter().filter(|(r, _)| *r == Resource::Pods).flat_map(|(_, b)| b.iter().map(String::len)).sum();
         let (scan, views) = parse_all(&pages);
         drop(pages);
-        let sim = rt.block_on(Sim::start(SimOptions::default(), cluster)).unwrap();
         let (token, ca) = (dir.path().join("token"), dir.path().join("ca.crt"));
         std::fs::write(&token, sim.token()).unwrap();
         std::fs::write(&ca, sim.ca_pem()).unwrap();
@@ -224,8 +225,90 @@ fn main() {
             row(size, "Python client, pods paged by 500", "no", &spawner.run(&python, &sim, Duration::from_secs(900)));
         }
         println!("|         | ({:.0} MB of JSON in all, {:.0} MB of it pods: {:.1} KB per pod) | | | | | |", total as f64 / 1e6, pod_bytes as f64 / 1e6, pod_bytes as f64 / size as f64 / 1e3);
+        if serve && Some(&size) == sizes.last() {
+            serve_section(size, &sim, dir.path(), exe);
+        }
         drop(sim);
     }
+}
+
+const WRK_SCRIPT: &str = r#"
+done = function(summary, latency, requests)
+  io.write(string.format("WRK %.2f %.2f %.2f %.1f\n", latency:percentile(50) / 1000, latency:percentile(95) / 1000,
+    latency:percentile(99) / 1000, summary.requests / (summary.duration / 1000000)))
+end
+"#;
+
+fn rss_mb(pid: u32, field: &str) -> f64 {
+    std::fs::read_to_string(format!("/proc/{pid}/status"))
+        .ok()
+        .and_then(|s| s.lines().find(|l| l.starts_with(field)).and_then(|l| l.split_whitespace().nth(1)).and_then(|kb| kb.parse::<f64>().ok()))
+        .map(|kb| kb / 1024.0)
+        .unwrap_or(0.0)
+}
+
+/// `serve` on the cluster of `sim`: page and /metrics latency under 20 clients, memory over 60 cycles.
+fn serve_section(size: usize, sim: &Sim, dir: &std::path::Path, exe: &str) {
+    let cfg = dir.join("serve.toml");
+    std::fs::write(
+        &cfg,
+        format!(
+            "listen = \"127.0.0.1:0\"\nstate_dir = {:?}\n\n[[cluster]]\nname = \"envelope\"\naddress = {:?}\ntoken_file = {:?}\nca_file = {:?}\ninterval = \"1s\"\ntimeout = \"60s\"\n",
+            dir.join("state").display().to_string(),
+            sim.url(),
+            dir.join("token").display().to_string(),
+            dir.join("ca.crt").display().to_string()
+        ),
+    )
+    .unwrap();
+    let log = dir.join("serve.log");
+    let mut child = Command::new(exe)
+        .args(["serve", "--config", cfg.to_str().unwrap()])
+        .stdout(Stdio::null())
+        .stderr(std::fs::File::create(&log).unwrap())
+        .spawn()
+        .unwrap();
+    let pid = child.id();
+    let cycles = || sim.requests().iter().filter(|r| r.path == "/version").count();
+    let wait_cycles = |n: usize| {
+        let deadline = Instant::now() + Duration::from_secs(3600);
+        while cycles() < n && Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(200));
+        }
+    };
+    let start_cycles = cycles();
+    // The first cycle is complete once the next one has started.
+    wait_cycles(start_cycles + 2);
+    let text = std::fs::read_to_string(&log).unwrap_or_default();
+    let addr = text.split("pages on http://").nth(1).and_then(|r| r.split_whitespace().next()).unwrap_or("").to_string();
+    let after_one = rss_mb(pid, "VmRSS:");
+    let script = dir.join("p95.lua");
+    std::fs::write(&script, WRK_SCRIPT).unwrap();
+    println!();
+    println!("`serve` at {size} pods, 20 concurrent clients for 10 s each (wrk), cycles back to back:");
+    println!();
+    println!("| route | p50 ms | p95 ms | p99 ms | requests/s |");
+    println!("|---|---|---|---|---|");
+    for route in ["/metrics", "/clusters/envelope"] {
+        let out = Command::new("wrk")
+            .args(["-t2", "-c20", "-d10s", "-s", script.to_str().unwrap(), &format!("http://{addr}{route}")])
+            .output()
+            .expect("wrk is needed: apt-get install wrk");
+        let text = String::from_utf8_lossy(&out.stdout);
+        let v: Vec<&str> = text.lines().find(|l| l.starts_with("WRK ")).map(|l| l.split_whitespace().skip(1).collect()).unwrap_or_default();
+        if v.len() == 4 {
+            println!("| `{route}` | {} | {} | {} | {} |", v[0], v[1], v[2], v[3]);
+        } else {
+            println!("| `{route}` | wrk failed: {} |", text.trim());
+        }
+    }
+    wait_cycles(start_cycles + 61);
+    let after_sixty = rss_mb(pid, "VmRSS:");
+    let peak = rss_mb(pid, "VmHWM:");
+    println!();
+    println!("Resident memory of `serve`: {after_one:.0} MB after the first cycle, {after_sixty:.0} MB after 60 (peak {peak:.0} MB).");
+    let _ = child.kill();
+    let _ = child.wait();
 }
 
 fn sys_mem_gib() -> u64 {

@@ -182,8 +182,8 @@ pub async fn check(
         Err(e) => return failed(e.to_string(), &conn.redactor),
     };
     let options = CycleOptions { record: record.is_some(), ..cycle_options.clone() };
-    let cycle = collect::run(&fetcher, &options, jiff::Timestamp::now()).await;
-    let health: Option<Health> = cycle.result.as_ref().ok().map(health::assess);
+    let mut cycle = collect::run(&fetcher, &options, jiff::Timestamp::now()).await;
+    let health: Option<Health> = cycle.result.as_mut().ok().map(|s| health::assess(std::mem::take(s)));
     let message = cycle.result.as_ref().err().map(|e| conn.redactor.clean(&e.to_string()));
     let mut warning = String::new();
     if let Some(path) = record {

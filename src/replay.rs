@@ -60,7 +60,7 @@ pub fn replay(cycles: Vec<record::Recorded>, cluster: &str, options: &CycleOptio
         let transitions = match cycle.outcome {
             Ok(lists) => {
                 let snapshot = lists.into_snapshot(cycle.time, options);
-                state.observe(cycle.time, cluster, &health::assess(&snapshot))
+                state.observe(cycle.time, cluster, &health::assess(snapshot))
             }
             Err(message) => state.observe_failure(cycle.time, cluster, &message),
         };

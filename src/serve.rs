@@ -407,7 +407,7 @@ async fn watch_cluster(c: ClusterConfig, shared: Arc<Shared>, offset: Duration, 
                 if let Some(dir) = &c.record_dir {
                     record(dir, &cycle, &redactor, c.record_retention.duration());
                 }
-                match &cycle.result {
+                match cycle.result {
                     Ok(snapshot) => {
                         let h = health::assess(snapshot);
                         (state.observe(now, &name, &h), Some(h), None, cycle.duration, cycle.stats)

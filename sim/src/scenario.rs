@@ -2,6 +2,8 @@
 
 use jiff::Timestamp;
 
+use crate::api::Resource;
+
 use crate::fixtures::{Cluster, Container, Event, Node, Pod, daemonset, deployment, pvc, statefulset};
 
 /// Three Ready nodes, a few healthy workloads, bound claims, no warnings.
@@ -174,6 +176,22 @@ pub fn finished_job(c: &mut Cluster, now: Timestamp) {
 /// 50,000 Warning events), scaled to `pods`. About 5% of the pods are in trouble: crash loops,
 /// unschedulable, images that cannot be pulled, not ready.
 pub fn envelope(pods: usize, now: Timestamp) -> Cluster {
+    let mut c = Cluster::default();
+    envelope_into(pods, now, &mut |resource, items| match resource {
+        Resource::Nodes => c.nodes.extend(items),
+        Resource::Pods => c.pods.extend(items),
+        Resource::Deployments => c.deployments.extend(items),
+        Resource::StatefulSets => c.statefulsets.extend(items),
+        Resource::DaemonSets => c.daemonsets.extend(items),
+        Resource::PersistentVolumeClaims => c.pvcs.extend(items),
+        Resource::Events => c.events.extend(items),
+    });
+    c
+}
+
+/// The same cluster, handed to `sink` in chunks of at most 5,000 objects.
+pub fn envelope_into(pods: usize, now: Timestamp, sink: &mut dyn FnMut(Resource, Vec<serde_json::Value>)) {
+    const CHUNK: usize = 5000;
     let nodes = (pods / 30).max(3);
     let deployments = (pods / 15).max(1);
     let statefulsets = (pods / 150).max(1);
@@ -181,11 +199,17 @@ pub fn envelope(pods: usize, now: Timestamp) -> Cluster {
     let claims = pods * 2 / 15;
     let events = pods / 3;
     let ns = |i: usize| format!("team-{:03}", i % 300);
-    let mut c = Cluster {
-        nodes: (0..nodes).map(|i| Node::new(&format!("node-{i:05}")).build(now)).collect(),
-        ..Cluster::default()
+    let mut chunk = Vec::with_capacity(CHUNK);
+    let mut flush = |resource: Resource, chunk: &mut Vec<serde_json::Value>, force: bool| {
+        if force || chunk.len() >= CHUNK {
+            sink(resource, std::mem::take(chunk));
+        }
     };
-    c.pods.reserve(pods);
+    for i in 0..nodes {
+        chunk.push(Node::new(&format!("node-{i:05}")).build(now));
+        flush(Resource::Nodes, &mut chunk, false);
+    }
+    flush(Resource::Nodes, &mut chunk, true);
     for i in 0..pods {
         let d = i % deployments;
         let name = format!("app-{d:05}");
@@ -199,29 +223,39 @@ pub fn envelope(pods: usize, now: Timestamp) -> Cluster {
         } else if i % 211 == 4 {
             pod = pod.container(Container::running("app").not_ready());
         }
-        c.pods.push(pod.build(now));
+        chunk.push(pod.build(now));
+        flush(Resource::Pods, &mut chunk, false);
     }
+    flush(Resource::Pods, &mut chunk, true);
     for d in 0..deployments {
         let replicas = (pods / deployments) as i64;
         let short = i64::from(d % 20 == 0);
-        c.deployments.push(deployment(&ns(d), &format!("app-{d:05}"), Some(replicas), replicas - short, replicas - short, now));
+        chunk.push(deployment(&ns(d), &format!("app-{d:05}"), Some(replicas), replicas - short, replicas - short, now));
+        flush(Resource::Deployments, &mut chunk, false);
     }
+    flush(Resource::Deployments, &mut chunk, true);
     for s in 0..statefulsets {
-        c.statefulsets.push(statefulset(&ns(s), &format!("db-{s:04}"), Some(3), 3, 3, now));
+        chunk.push(statefulset(&ns(s), &format!("db-{s:04}"), Some(3), 3, 3, now));
+        flush(Resource::StatefulSets, &mut chunk, false);
     }
+    flush(Resource::StatefulSets, &mut chunk, true);
     for d in 0..daemonsets {
-        c.daemonsets.push(daemonset("kube-system", &format!("agent-{d:02}"), nodes as i64, nodes as i64, nodes as i64, now));
+        chunk.push(daemonset("kube-system", &format!("agent-{d:02}"), nodes as i64, nodes as i64, nodes as i64, now));
     }
+    flush(Resource::DaemonSets, &mut chunk, true);
     for k in 0..claims {
         let phase = if k % 50 == 0 { "Pending" } else { "Bound" };
-        c.pvcs.push(pvc(&ns(k), &format!("data-{k:06}"), phase, "local-path", false, now));
+        chunk.push(pvc(&ns(k), &format!("data-{k:06}"), phase, "local-path", false, now));
+        flush(Resource::PersistentVolumeClaims, &mut chunk, false);
     }
+    flush(Resource::PersistentVolumeClaims, &mut chunk, true);
     const REASONS: [&str; 12] = ["BackOff", "Unhealthy", "FailedScheduling", "Failed", "FailedMount", "FailedCreatePodSandBox", "ProvisioningFailed", "NodeNotReady", "Evicted", "FailedAttachVolume", "DNSConfigForming", "FailedKillPod"];
     for e in 0..events {
         let i = (e * 3) % pods.max(1);
         let d = i % deployments;
         let pod = format!("app-{d:05}-7c9696d669-{i:07}");
-        c.events.push(Event::warning("Pod", &ns(d), &pod, REASONS[e % REASONS.len()], "Readiness probe failed: HTTP probe failed with statuscode: 503").minutes_ago((e % 120) as i64).seq(e as u32).build(now));
+        chunk.push(Event::warning("Pod", &ns(d), &pod, REASONS[e % REASONS.len()], "Readiness probe failed: HTTP probe failed with statuscode: 503").minutes_ago((e % 120) as i64).seq(e as u32).build(now));
+        flush(Resource::Events, &mut chunk, false);
     }
-    c
+    flush(Resource::Events, &mut chunk, true);
 }

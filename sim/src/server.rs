@@ -99,6 +99,29 @@ impl Page {
 }
 
 impl Store {
+    /// The pages of every list, as the server answers `?limit=500` (events with the
+    /// `type=Warning` selector) following `continue`: what a full cycle reads.
+    fn pages(&self) -> Vec<(Resource, Vec<String>)> {
+        let mut out = Vec::new();
+        for resource in Resource::ALL {
+            let objects = self.objects.get(&resource).map(Vec::as_slice).unwrap_or(&[]);
+            let selector = (resource == Resource::Events).then(|| "type=Warning".to_string());
+            let mut params = ListParams { limit: Some(500), continue_token: None, field_selector: selector };
+            let mut bodies = Vec::new();
+            loop {
+                let body = api::list_page(resource, objects, None, &params, self.resource_version).expect("a valid query");
+                let next = serde_json::from_str::<Value>(&body).ok().and_then(|v| v["metadata"]["continue"].as_str().map(String::from));
+                bodies.push(body);
+                match next {
+                    Some(c) => params.continue_token = Some(c),
+                    None => break,
+                }
+            }
+            out.push((resource, bodies));
+        }
+        out
+    }
+
     fn new(cluster: Cluster) -> Store {
         let mut rv = 1000u64;
         let mut objects = HashMap::new();
@@ -126,30 +149,6 @@ struct Shared {
     gzip_responses: std::sync::atomic::AtomicU64,
     bytes_sent: std::sync::atomic::AtomicU64,
     compress: std::sync::atomic::AtomicBool,
-}
-
-/// The pages of every list of `cluster`, as the server answers `?limit=500` (events with the
-/// `type=Warning` selector) following `continue`: what a full cycle reads, without a network.
-pub fn pages(cluster: Cluster) -> Vec<(Resource, Vec<String>)> {
-    let store = Store::new(cluster);
-    let mut out = Vec::new();
-    for resource in Resource::ALL {
-        let objects = store.objects.get(&resource).map(Vec::as_slice).unwrap_or(&[]);
-        let selector = (resource == Resource::Events).then(|| "type=Warning".to_string());
-        let mut params = ListParams { limit: Some(500), continue_token: None, field_selector: selector };
-        let mut bodies = Vec::new();
-        loop {
-            let body = api::list_page(resource, objects, None, &params, store.resource_version).expect("a valid query");
-            let next = serde_json::from_str::<Value>(&body).ok().and_then(|v| v["metadata"]["continue"].as_str().map(String::from));
-            bodies.push(body);
-            match next {
-                Some(c) => params.continue_token = Some(c),
-                None => break,
-            }
-        }
-        out.push((resource, bodies));
-    }
-    out
 }
 
 /// A running simulated API server. Dropping it stops it.
@@ -215,6 +214,26 @@ impl Sim {
         let next_rv = store.resource_version;
         *store = Store::new(cluster);
         store.resource_version = store.resource_version.max(next_rv + 1);
+    }
+
+    /// Adds objects to a list (a large cluster is built in chunks, so that its objects never
+    /// all exist as JSON values at once).
+    pub fn extend(&self, resource: Resource, items: Vec<Value>) {
+        let mut store = self.shared.store.write().unwrap();
+        let mut rv = store.resource_version;
+        let list = store.objects.entry(resource).or_default();
+        for o in items {
+            rv += 1;
+            list.push(StoredObject::new(resource, o, rv));
+        }
+        list.sort_by(|a, b| a.key.cmp(&b.key));
+        store.resource_version = rv;
+        store.pages.lock().unwrap().clear();
+    }
+
+    /// Every page of every list, as a full cycle reads them (for measuring parsing alone).
+    pub fn pages(&self) -> Vec<(Resource, Vec<String>)> {
+        self.shared.store.read().unwrap().pages()
     }
 
     /// Body bytes sent so far (compressed size when compressed).

@@ -19,7 +19,10 @@ pub struct Pod {
     pub status_detail: Option<String>,
     /// The scheduler's message while PodScheduled is False.
     pub scheduling: Option<String>,
-    /// Init containers first, then app containers.
+    /// Sum of `restartCount` over containers and init containers.
+    pub restarts: i64,
+    /// The containers with something to say: waiting, or not ready (init containers first).
+    /// A healthy pod keeps none, so that a large cluster costs little memory.
     pub containers: Vec<ContainerState>,
     /// `spec.volumes[].persistentVolumeClaim.claimName`.
     pub claims: Vec<String>,
@@ -39,9 +42,8 @@ pub struct ContainerState {
 }
 
 impl Pod {
-    /// Sum of `restartCount` over containers and init containers.
     pub fn restarts(&self) -> i64 {
-        self.containers.iter().map(|c| c.restarts).sum()
+        self.restarts
     }
 
     pub fn crashlooping(&self) -> bool {
@@ -214,11 +216,14 @@ impl From<RawPod> for Pod {
             (Some(x), None) | (None, Some(x)) => Some(x),
             (None, None) => None,
         };
+        let mut restarts = 0;
         let containers = status
             .init_container_statuses
             .into_iter()
             .map(|c| c.compact(true))
             .chain(status.container_statuses.into_iter().map(|c| c.compact(false)))
+            .inspect(|c| restarts += c.restarts)
+            .filter(|c| c.waiting.is_some() || !c.ready)
             .collect();
         let claims = raw
             .spec
@@ -232,6 +237,7 @@ impl From<RawPod> for Pod {
             ready,
             status_detail,
             scheduling,
+            restarts,
             containers,
             claims,
         }

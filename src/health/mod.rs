@@ -211,7 +211,19 @@ fn push_unique(why: &mut Vec<String>, line: Option<String>) {
 }
 
 /// Derives the cluster's health from one successful cycle.
-pub fn assess(s: &Snapshot) -> Health {
+/// Derives the cluster's health from one successful cycle. It consumes the snapshot: each pod's
+/// strings move into its health record rather than being copied, which halves the memory of a
+/// large cluster.
+pub fn assess(mut s: Snapshot) -> Health {
+    // Who uses each claim (pods neither Succeeded, which are not here, nor Failed).
+    let mut claim_users: HashMap<(String, String), Vec<String>> = HashMap::new();
+    for p in s.pods.iter().filter(|p| p.phase != "Failed") {
+        for claim in &p.claims {
+            claim_users.entry((p.namespace.clone(), claim.clone())).or_default().push(p.name.clone());
+        }
+    }
+    let raw_pods = std::mem::take(&mut s.pods);
+    let s = &s;
     let events = EventIndex::new(&s.events);
 
     let nodes: Vec<NodeHealth> =
@@ -255,8 +267,14 @@ pub fn assess(s: &Snapshot) -> Health {
             })
             .collect();
 
-    let mut pods: Vec<PodHealth> = s.pods.iter().map(|p| pod_health(p, &events)).collect();
+    let mut pods: Vec<PodHealth> = raw_pods.into_iter().map(|p| pod_health(p, &events)).collect();
     pods.sort_by(|a, b| (!a.has_problem(), &a.namespace, &a.name).cmp(&(!b.has_problem(), &b.namespace, &b.name)));
+
+    // One pass over the pods for what workloads and claims need: never a scan per object.
+    let mut problem_pods: HashMap<(&str, &str), Vec<&PodHealth>> = HashMap::new();
+    for p in pods.iter().filter(|p| p.has_problem() && !p.workload.is_empty()) {
+        problem_pods.entry((p.namespace.as_str(), p.workload.as_str())).or_default().push(p);
+    }
 
     let workloads: Vec<WorkloadHealth> = s
         .workloads
@@ -265,7 +283,7 @@ pub fn assess(s: &Snapshot) -> Health {
             let unavailable = w.unavailable();
             let mut why = Vec::new();
             if unavailable > 0 {
-                for p in pods.iter().filter(|p| p.namespace == w.namespace && p.workload == w.name && p.has_problem()) {
+                for p in problem_pods.get(&(w.namespace.as_str(), w.name.as_str())).into_iter().flatten() {
                     why.push(format!("pod {} is {}", p.name, p.problems().join(", ")));
                 }
                 push_unique(&mut why, events.why(w.kind.as_str(), &w.namespace, &w.name));
@@ -286,18 +304,15 @@ pub fn assess(s: &Snapshot) -> Health {
         .pvcs
         .iter()
         .map(|c| {
-            let users: Vec<&Pod> = s
-                .pods
-                .iter()
-                .filter(|p| p.namespace == c.namespace && p.phase != "Failed" && p.claims.contains(&c.name))
-                .collect();
+            let users: &[String] =
+                claim_users.get(&(c.namespace.clone(), c.name.clone())).map(Vec::as_slice).unwrap_or_default();
             let event = events.about("PersistentVolumeClaim", &c.namespace, &c.name);
             let stuck = c.phase == "Pending" && (!users.is_empty() || event.is_some());
             let mut why = Vec::new();
             if stuck {
                 push_unique(&mut why, events.why("PersistentVolumeClaim", &c.namespace, &c.name));
                 for u in users {
-                    why.push(format!("used by pod {}", u.name));
+                    why.push(format!("used by pod {u}"));
                 }
             }
             PvcHealth {
@@ -347,7 +362,7 @@ pub fn assess(s: &Snapshot) -> Health {
     Health { time: s.time, version: s.version.clone(), counts, nodes, pods, workloads, pvcs, events_by_reason }
 }
 
-fn pod_health(p: &Pod, events: &EventIndex) -> PodHealth {
+fn pod_health(p: Pod, events: &EventIndex) -> PodHealth {
     let crashlooping = p.crashlooping();
     let pending = p.phase == "Pending";
     let failed = p.phase == "Failed";
@@ -395,17 +410,17 @@ fn pod_health(p: &Pod, events: &EventIndex) -> PodHealth {
         push_unique(&mut why, p.scheduling.as_deref().map(|m| clean_line(&format!("Unschedulable: {m}"), WHY_MAX)));
     }
     PodHealth {
-        namespace: p.namespace.clone(),
-        name: p.name.clone(),
-        workload: p.workload.clone(),
-        phase: p.phase.clone(),
+        restarts: p.restarts(),
+        namespace: p.namespace,
+        name: p.name,
+        workload: p.workload,
+        phase: p.phase,
         ready: p.ready,
         crashlooping,
         pending,
         failed,
         not_ready,
         blocked,
-        restarts: p.restarts(),
         why,
     }
 }
@@ -494,6 +509,7 @@ mod tests {
             ready: phase == "Running",
             status_detail: None,
             scheduling: None,
+            restarts: 0,
             containers: vec![],
             claims: vec![],
         }
@@ -514,7 +530,7 @@ mod tests {
             pods: vec![pod("b", "ok", "Running"), crash, pod("a", "ok", "Running"), pod("y", "wait", "Pending")],
             ..Default::default()
         };
-        let h = assess(&s);
+        let h = assess(s);
         let order: Vec<String> = h.pods.iter().map(|p| format!("{}/{}", p.namespace, p.name)).collect();
         assert_eq!(order, ["y/wait", "z/crash", "a/ok", "b/ok"]);
         assert_eq!(
@@ -541,7 +557,7 @@ mod tests {
             pvcs: vec![Pvc { namespace: "a".into(), name: "wffc".into(), phase: "Pending".into() }],
             ..Default::default()
         };
-        let h = assess(&s);
+        let h = assess(s);
         assert!(!h.pvcs[0].stuck);
         assert_eq!(h.summary(), "Healthy: 1 node ready, 1 pod");
         assert_eq!(h.severity(), Severity::Ok);

@@ -40,6 +40,7 @@ struct ListMeta {
     #[serde(rename = "continue")]
     continue_token: Option<String>,
     resource_version: Option<String>,
+    remaining_item_count: Option<u64>,
 }
 
 /// Every item of a List, and the List's resourceVersion (of its first page).
@@ -121,10 +122,13 @@ impl Fetcher {
             };
             let page: ListPage<T> = decode(&body).map_err(|k| self.error(collection, k))?;
             drop(body);
-            items.extend(page.items);
             if continue_token.is_none() {
-                resource_version = page.metadata.resource_version.unwrap_or_default();
+                resource_version = page.metadata.resource_version.clone().unwrap_or_default();
+                // The first page says how many follow (without a selector): no growth by doubling.
+                let remaining = page.metadata.remaining_item_count.unwrap_or(0).min(10_000_000) as usize;
+                items.reserve_exact(page.items.len() + remaining);
             }
+            items.extend(page.items);
             match page.metadata.continue_token.filter(|c| !c.is_empty()) {
                 None => return Ok(Listed { items, resource_version }),
                 Some(next) if continue_token.as_deref() == Some(next.as_str()) => {

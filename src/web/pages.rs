@@ -252,6 +252,7 @@ fn alerts(body: &mut String, c: &ClusterView, now: Timestamp) {
     list.sort_by_key(|a| (!a.firing(), std::cmp::Reverse(a.severity), a.active_at));
     let rows: Vec<String> = list
         .iter()
+        .take(MAX_ROWS)
         .map(|a| {
             let object: Vec<String> = a
                 .labels
