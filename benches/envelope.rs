@@ -28,8 +28,17 @@ struct Measure {
 /// grows: a child's peak RSS (ru_maxrss) keeps the high-water mark of the process it was forked
 /// from, so the tools must not be forked from the benchmark itself.
 struct Spawner {
-    stdin: std::process::ChildStdin,
+    child: std::process::Child,
+    stdin: Option<std::process::ChildStdin>,
     stdout: std::io::BufReader<std::process::ChildStdout>,
+}
+
+impl Drop for Spawner {
+    fn drop(&mut self) {
+        // Its input closed, the helper ends.
+        drop(self.stdin.take());
+        let _ = self.child.wait();
+    }
 }
 
 const SPAWNER: &str = r#"
@@ -66,7 +75,9 @@ impl Spawner {
             .stdout(Stdio::piped())
             .spawn()
             .expect("python3 starts");
-        Spawner { stdin: child.stdin.take().unwrap(), stdout: std::io::BufReader::new(child.stdout.take().unwrap()) }
+        let stdin = child.stdin.take();
+        let stdout = std::io::BufReader::new(child.stdout.take().unwrap());
+        Spawner { child, stdin, stdout }
     }
 
     /// Runs `args` to its end (killed after `timeout`).
@@ -74,8 +85,9 @@ impl Spawner {
         use std::io::{BufRead, Write};
         let before = sim.bytes_sent();
         let req = serde_json::json!({"args": args, "timeout": timeout.as_secs_f64()});
-        writeln!(self.stdin, "{req}").unwrap();
-        self.stdin.flush().unwrap();
+        let stdin = self.stdin.as_mut().expect("open until dropped");
+        writeln!(stdin, "{req}").unwrap();
+        stdin.flush().unwrap();
         let mut line = String::new();
         self.stdout.read_line(&mut line).unwrap();
         let v: serde_json::Value = serde_json::from_str(&line).expect("the spawner answers");
@@ -135,7 +147,12 @@ fn parse_all(pages: &[(Resource, Vec<String>)]) -> (Duration, Duration) {
 }
 
 fn tool_version(cmd: &str, args: &[&str]) -> String {
-    Command::new(cmd).args(args).output().ok().map(|o| String::from_utf8_lossy(&o.stdout).lines().next().unwrap_or("").trim().to_string()).unwrap_or_else(|| "not found".into())
+    Command::new(cmd)
+        .args(args)
+        .output()
+        .ok()
+        .map(|o| String::from_utf8_lossy(&o.stdout).lines().next().unwrap_or("").trim().to_string())
+        .unwrap_or_else(|| "not found".into())
 }
 
 fn row(size: usize, tool: &str, gzip: &str, m: &Measure) {
@@ -174,11 +191,26 @@ fn main() {
     let exe = env!("CARGO_BIN_EXE_dumbmonit");
     let mut spawner = Spawner::start();
     let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap();
-    let cpu = std::fs::read_to_string("/proc/cpuinfo").unwrap_or_default().lines().find(|l| l.starts_with("model name")).map(|l| l.split(':').nth(1).unwrap_or("").trim().to_string()).unwrap_or_default();
+    let cpu = std::fs::read_to_string("/proc/cpuinfo")
+        .unwrap_or_default()
+        .lines()
+        .find(|l| l.starts_with("model name"))
+        .map(|l| l.split(':').nth(1).unwrap_or("").trim().to_string())
+        .unwrap_or_default();
     println!("# DumbMonit at the envelope");
     println!();
-    println!("Machine: {} cores ({cpu}), {} GiB; simulator and tools on the same machine.", std::thread::available_parallelism().map(|n| n.get()).unwrap_or(0), sys_mem_gib());
-    println!("Date: {}. dumbmonit {}; {}; Python client {}.", jiff::Timestamp::now().strftime("%Y-%m-%d"), env!("CARGO_PKG_VERSION"), tool_version("kubectl", &["version", "--client"]), tool_version("python3", &["-c", "import kubernetes; print(kubernetes.__version__)"]));
+    println!(
+        "Machine: {} cores ({cpu}), {} GiB; simulator and tools on the same machine.",
+        std::thread::available_parallelism().map(|n| n.get()).unwrap_or(0),
+        sys_mem_gib()
+    );
+    println!(
+        "Date: {}. dumbmonit {}; {}; Python client {}.",
+        jiff::Timestamp::now().strftime("%Y-%m-%d"),
+        env!("CARGO_PKG_VERSION"),
+        tool_version("kubectl", &["version", "--client"]),
+        tool_version("python3", &["-c", "import kubernetes; print(kubernetes.__version__)"])
+    );
     println!();
     println!("| pods    | tool (reads)                       | gzip | wall s   | CPU s    | peak RSS MB | MB read |");
     println!("|---------|------------------------------------|------|----------|----------|-----------|----------|");
@@ -189,15 +221,28 @@ fn main() {
         scenario::envelope_into(size, now, &mut |resource, items| sim.extend(resource, items));
         let pages = sim.pages();
         let total: usize = pages.iter().flat_map(|(_, b)| b.iter().map(String::len)).sum();
-        let pod_bytes: usize = pages.iter().filter(|(r, _)| *r == Resource::Pods).flat_map(|(_, b)| b.iter().map(String::len)).sum();
+        let pod_bytes: usize =
+            pages.iter().filter(|(r, _)| *r == Resource::Pods).flat_map(|(_, b)| b.iter().map(String::len)).sum();
         let (scan, views) = parse_all(&pages);
         drop(pages);
         let (token, ca) = (dir.path().join("token"), dir.path().join("ca.crt"));
         std::fs::write(&token, sim.token()).unwrap();
         std::fs::write(&ca, sim.ca_pem()).unwrap();
-        let check: Vec<String> = [exe, "check", &sim.url(), "--token-file", token.to_str().unwrap(), "--ca-file", ca.to_str().unwrap(), "--output", "prometheus", "--timeout", "60"]
-            .map(String::from)
-            .into();
+        let check: Vec<String> = [
+            exe,
+            "check",
+            &sim.url(),
+            "--token-file",
+            token.to_str().unwrap(),
+            "--ca-file",
+            ca.to_str().unwrap(),
+            "--output",
+            "prometheus",
+            "--timeout",
+            "60",
+        ]
+        .map(String::from)
+        .into();
         let long = Duration::from_secs(600);
         // Warm-up: every page rendered and compressed before anything is measured.
         spawner.run(&check, &sim, long);
@@ -218,13 +263,33 @@ fn main() {
             std::fs::write(&kubeconfig, format!(
                 "apiVersion: v1\nkind: Config\nclusters:\n- name: sim\n  cluster:\n    server: {}\n    certificate-authority: {}\ncontexts:\n- name: sim\n  context: {{cluster: sim, user: sim}}\ncurrent-context: sim\nusers:\n- name: sim\n  user: {{token: {}}}\n",
                 sim.url(), ca.display(), sim.token())).unwrap();
-            let kubectl: Vec<String> = ["kubectl", "--kubeconfig", kubeconfig.to_str().unwrap(), "get", "pods", "-A", "-o", "json", "--chunk-size=500"].map(String::from).into();
-            spawner.run(&kubectl, &sim, long);
+            let kubectl: Vec<String> = [
+                "kubectl",
+                "--kubeconfig",
+                kubeconfig.to_str().unwrap(),
+                "get",
+                "pods",
+                "-A",
+                "-o",
+                "json",
+                "--chunk-size=500",
+            ]
+            .map(String::from)
+            .into();
+            // The pods' pages are already rendered: kubectl asks `?limit=500` as DumbMonit does.
             row(size, "kubectl get pods -A -o json (pods)", "yes", &spawner.run(&kubectl, &sim, long));
-            let python: Vec<String> = ["python3", "-c", PYTHON, &sim.url(), ca.to_str().unwrap(), token.to_str().unwrap()].map(String::from).into();
+            let python: Vec<String> =
+                ["python3", "-c", PYTHON, &sim.url(), ca.to_str().unwrap(), token.to_str().unwrap()]
+                    .map(String::from)
+                    .into();
             row(size, "Python client, pods paged by 500", "no", &spawner.run(&python, &sim, Duration::from_secs(900)));
         }
-        println!("|         | ({:.0} MB of JSON in all, {:.0} MB of it pods: {:.1} KB per pod) | | | | | |", total as f64 / 1e6, pod_bytes as f64 / 1e6, pod_bytes as f64 / size as f64 / 1e3);
+        println!(
+            "|         | ({:.0} MB of JSON in all, {:.0} MB of it pods: {:.1} KB per pod) | | | | | |",
+            total as f64 / 1e6,
+            pod_bytes as f64 / 1e6,
+            pod_bytes as f64 / size as f64 / 1e3
+        );
         if serve && Some(&size) == sizes.last() {
             serve_section(size, &sim, dir.path(), exe);
         }
@@ -242,7 +307,12 @@ end
 fn rss_mb(pid: u32, field: &str) -> f64 {
     std::fs::read_to_string(format!("/proc/{pid}/status"))
         .ok()
-        .and_then(|s| s.lines().find(|l| l.starts_with(field)).and_then(|l| l.split_whitespace().nth(1)).and_then(|kb| kb.parse::<f64>().ok()))
+        .and_then(|s| {
+            s.lines()
+                .find(|l| l.starts_with(field))
+                .and_then(|l| l.split_whitespace().nth(1))
+                .and_then(|kb| kb.parse::<f64>().ok())
+        })
         .map(|kb| kb / 1024.0)
         .unwrap_or(0.0)
 }
@@ -280,7 +350,8 @@ fn serve_section(size: usize, sim: &Sim, dir: &std::path::Path, exe: &str) {
     // The first cycle is complete once the next one has started.
     wait_cycles(start_cycles + 2);
     let text = std::fs::read_to_string(&log).unwrap_or_default();
-    let addr = text.split("pages on http://").nth(1).and_then(|r| r.split_whitespace().next()).unwrap_or("").to_string();
+    let addr =
+        text.split("pages on http://").nth(1).and_then(|r| r.split_whitespace().next()).unwrap_or("").to_string();
     let after_one = rss_mb(pid, "VmRSS:");
     let script = dir.join("p95.lua");
     std::fs::write(&script, WRK_SCRIPT).unwrap();
@@ -295,7 +366,11 @@ fn serve_section(size: usize, sim: &Sim, dir: &std::path::Path, exe: &str) {
             .output()
             .expect("wrk is needed: apt-get install wrk");
         let text = String::from_utf8_lossy(&out.stdout);
-        let v: Vec<&str> = text.lines().find(|l| l.starts_with("WRK ")).map(|l| l.split_whitespace().skip(1).collect()).unwrap_or_default();
+        let v: Vec<&str> = text
+            .lines()
+            .find(|l| l.starts_with("WRK "))
+            .map(|l| l.split_whitespace().skip(1).collect())
+            .unwrap_or_default();
         if v.len() == 4 {
             println!("| `{route}` | {} | {} | {} | {} |", v[0], v[1], v[2], v[3]);
         } else {
@@ -306,11 +381,17 @@ fn serve_section(size: usize, sim: &Sim, dir: &std::path::Path, exe: &str) {
     let after_sixty = rss_mb(pid, "VmRSS:");
     let peak = rss_mb(pid, "VmHWM:");
     println!();
-    println!("Resident memory of `serve`: {after_one:.0} MB after the first cycle, {after_sixty:.0} MB after 60 (peak {peak:.0} MB).");
+    println!(
+        "Resident memory of `serve`: {after_one:.0} MB after the first cycle, {after_sixty:.0} MB after 60 (peak {peak:.0} MB)."
+    );
     let _ = child.kill();
     let _ = child.wait();
 }
 
 fn sys_mem_gib() -> u64 {
-    std::fs::read_to_string("/proc/meminfo").ok().and_then(|m| m.lines().next().and_then(|l| l.split_whitespace().nth(1)).and_then(|kb| kb.parse::<u64>().ok())).map(|kb| kb / 1024 / 1024).unwrap_or(0)
+    std::fs::read_to_string("/proc/meminfo")
+        .ok()
+        .and_then(|m| m.lines().next().and_then(|l| l.split_whitespace().nth(1)).and_then(|kb| kb.parse::<u64>().ok()))
+        .map(|kb| kb / 1024 / 1024)
+        .unwrap_or(0)
 }

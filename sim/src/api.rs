@@ -114,7 +114,10 @@ pub enum Route {
     Version,
     /// `/api`, `/apis`, `/api/v1`, `/apis/apps/v1`: what kubectl asks before it lists.
     Discovery(&'static str),
-    List { resource: Resource, namespace: Option<String> },
+    List {
+        resource: Resource,
+        namespace: Option<String>,
+    },
 }
 
 /// Maps a request path to a route, or `None` (404) when the API server would not serve it.
@@ -158,7 +161,8 @@ pub fn discovery(doc: &str) -> String {
                 })
             })
             .collect();
-        json!({"kind": "APIResourceList", "apiVersion": "v1", "groupVersion": group_version, "resources": resources}).to_string()
+        json!({"kind": "APIResourceList", "apiVersion": "v1", "groupVersion": group_version, "resources": resources})
+            .to_string()
     };
     match doc {
         "/api" => json!({"kind": "APIVersions", "versions": ["v1"], "serverAddressByClientCIDRs": [{"clientCIDR": "0.0.0.0/0", "serverAddress": "10.0.0.11:6443"}]}).to_string(),

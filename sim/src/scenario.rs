@@ -213,13 +213,19 @@ pub fn envelope_into(pods: usize, now: Timestamp, sink: &mut dyn FnMut(Resource,
     for i in 0..pods {
         let d = i % deployments;
         let name = format!("app-{d:05}");
-        let mut pod = Pod::of_deployment(&ns(d), &name, "7c9696d669", &format!("{i:07}")).on_node(&format!("node-{:05}", i % nodes)).production();
+        let mut pod = Pod::of_deployment(&ns(d), &name, "7c9696d669", &format!("{i:07}"))
+            .on_node(&format!("node-{:05}", i % nodes))
+            .production();
         if i % 40 == 1 {
             pod = pod.container(Container::crashlooping("app", "OOMKilled", 137, (i % 30) as i64 + 5));
         } else if i % 97 == 2 {
             pod = pod.unschedulable("0/5000 nodes are available: 5000 Insufficient memory.");
         } else if i % 151 == 3 {
-            pod = pod.phase("Pending").container(Container::waiting("app", "ImagePullBackOff", Some("Back-off pulling image \"registry.example.com/app:missing\"")));
+            pod = pod.phase("Pending").container(Container::waiting(
+                "app",
+                "ImagePullBackOff",
+                Some("Back-off pulling image \"registry.example.com/app:missing\""),
+            ));
         } else if i % 211 == 4 {
             pod = pod.container(Container::running("app").not_ready());
         }
@@ -249,12 +255,36 @@ pub fn envelope_into(pods: usize, now: Timestamp, sink: &mut dyn FnMut(Resource,
         flush(Resource::PersistentVolumeClaims, &mut chunk, false);
     }
     flush(Resource::PersistentVolumeClaims, &mut chunk, true);
-    const REASONS: [&str; 12] = ["BackOff", "Unhealthy", "FailedScheduling", "Failed", "FailedMount", "FailedCreatePodSandBox", "ProvisioningFailed", "NodeNotReady", "Evicted", "FailedAttachVolume", "DNSConfigForming", "FailedKillPod"];
+    const REASONS: [&str; 12] = [
+        "BackOff",
+        "Unhealthy",
+        "FailedScheduling",
+        "Failed",
+        "FailedMount",
+        "FailedCreatePodSandBox",
+        "ProvisioningFailed",
+        "NodeNotReady",
+        "Evicted",
+        "FailedAttachVolume",
+        "DNSConfigForming",
+        "FailedKillPod",
+    ];
     for e in 0..events {
         let i = (e * 3) % pods.max(1);
         let d = i % deployments;
         let pod = format!("app-{d:05}-7c9696d669-{i:07}");
-        chunk.push(Event::warning("Pod", &ns(d), &pod, REASONS[e % REASONS.len()], "Readiness probe failed: HTTP probe failed with statuscode: 503").minutes_ago((e % 120) as i64).seq(e as u32).build(now));
+        chunk.push(
+            Event::warning(
+                "Pod",
+                &ns(d),
+                &pod,
+                REASONS[e % REASONS.len()],
+                "Readiness probe failed: HTTP probe failed with statuscode: 503",
+            )
+            .minutes_ago((e % 120) as i64)
+            .seq(e as u32)
+            .build(now),
+        );
         flush(Resource::Events, &mut chunk, false);
     }
     flush(Resource::Events, &mut chunk, true);

@@ -90,7 +90,10 @@ impl Page {
         self.gzip
             .get_or_init(|| {
                 use std::io::Write;
-                let mut enc = flate2::write::GzEncoder::new(Vec::with_capacity(self.plain.len() / 8), flate2::Compression::fast());
+                let mut enc = flate2::write::GzEncoder::new(
+                    Vec::with_capacity(self.plain.len() / 8),
+                    flate2::Compression::fast(),
+                );
                 enc.write_all(&self.plain).expect("writing to memory");
                 Bytes::from(enc.finish().expect("writing to memory"))
             })
@@ -109,8 +112,11 @@ impl Store {
             let mut params = ListParams { limit: Some(500), continue_token: None, field_selector: selector };
             let mut bodies = Vec::new();
             loop {
-                let body = api::list_page(resource, objects, None, &params, self.resource_version).expect("a valid query");
-                let next = serde_json::from_str::<Value>(&body).ok().and_then(|v| v["metadata"]["continue"].as_str().map(String::from));
+                let body =
+                    api::list_page(resource, objects, None, &params, self.resource_version).expect("a valid query");
+                let next = serde_json::from_str::<Value>(&body)
+                    .ok()
+                    .and_then(|v| v["metadata"]["continue"].as_str().map(String::from));
                 bodies.push(body);
                 match next {
                     Some(c) => params.continue_token = Some(c),
@@ -313,7 +319,12 @@ async fn handle(shared: &Shared, req: Request<Incoming>) -> Response<Full<Bytes>
         Ok(page) => (StatusCode::OK, page.plain.clone(), false, None),
         Err(e) => {
             let retry_after = (e.code == 429 || e.code == 503).then_some("1");
-            (StatusCode::from_u16(e.code).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR), Bytes::from(e.body()), false, retry_after)
+            (
+                StatusCode::from_u16(e.code).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR),
+                Bytes::from(e.body()),
+                false,
+                retry_after,
+            )
         }
     };
     if gzip {
