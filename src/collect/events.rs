@@ -24,13 +24,6 @@ pub struct Event {
     pub count: i64,
 }
 
-impl Event {
-    /// Whether the event is about this object.
-    pub fn is_about(&self, kind: &str, namespace: &str, name: &str) -> bool {
-        self.kind == kind && self.object_name == name && self.object_namespace.as_deref().unwrap_or("") == namespace
-    }
-}
-
 #[derive(Deserialize)]
 #[serde(rename_all = "camelCase")]
 struct RawEvent {

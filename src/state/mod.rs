@@ -195,10 +195,19 @@ impl Store {
         notifications: &[(String, String)],
         history: Option<HistoryPoint>,
     ) -> Result<(), StateError> {
-        let written = self.written_pods.remove(cluster).unwrap_or_default();
+        let mut written = self.written_pods.remove(cluster).unwrap_or_default();
         let result = self.write_cycle(cluster, state, notifications, history, &written);
         // Only what was committed counts as written; after a failure everything is written again.
-        self.written_pods.insert(cluster.to_string(), if result.is_ok() { state.pods.clone() } else { HashMap::new() });
+        // Updated in place: a cycle copies only the pods that changed, not all of them.
+        if result.is_ok() {
+            written.retain(|k, _| state.pods.contains_key(k));
+            for (k, m) in &state.pods {
+                if written.get(k) != Some(m) {
+                    written.insert(k.clone(), m.clone());
+                }
+            }
+            self.written_pods.insert(cluster.to_string(), written);
+        }
         result
     }
 
