@@ -42,6 +42,8 @@ pub enum ReadErrorKind {
     Tls { detail: String },
     /// No complete answer within the deadline.
     Timeout { after: Duration },
+    /// The connection (TCP and TLS) was not set up within the deadline.
+    ConnectTimeout,
     /// Nothing listens at the address.
     Refused,
     /// The host name does not resolve.
@@ -52,8 +54,12 @@ pub enum ReadErrorKind {
     Status { code: u16, message: String },
     /// The answer was not the JSON expected.
     Unreadable { detail: String },
-    /// The server kept returning the same continue token.
-    EndlessPages,
+    /// The server returned the continue token it was asked with.
+    RepeatedContinue,
+    /// The list went on past this many pages.
+    EndlessPages { pages: usize },
+    /// An answer larger than this many bytes.
+    TooLarge { limit: usize },
 }
 
 impl fmt::Display for ReadError {
@@ -89,6 +95,7 @@ impl fmt::Display for ReadError {
             ),
             ReadErrorKind::Tls { detail } => write!(f, "TLS with the API server failed: {detail} ({at})"),
             ReadErrorKind::Timeout { after } => write!(f, "No answer from {at} within {}", seconds(*after)),
+            ReadErrorKind::ConnectTimeout => write!(f, "No connection to {at} within the deadline"),
             ReadErrorKind::Refused => {
                 write!(f, "Connection refused by {at}: is the API server running, and is the port right?")
             }
@@ -103,9 +110,17 @@ impl fmt::Display for ReadError {
                 Ok(())
             }
             ReadErrorKind::Unreadable { detail } => write!(f, "Unreadable answer from {at}: {detail}"),
-            ReadErrorKind::EndlessPages => {
+            ReadErrorKind::RepeatedContinue => {
                 write!(f, "The API server returned the same continue token twice at {at}: the list never ends")
             }
+            ReadErrorKind::EndlessPages { pages } => {
+                write!(f, "The list at {at} went on past {pages} pages of 500: the list never ends")
+            }
+            ReadErrorKind::TooLarge { limit } => write!(
+                f,
+                "An answer from {at} was larger than {} MiB: no API server sends that; is something else answering?",
+                limit / (1024 * 1024)
+            ),
         }
     }
 }

@@ -114,21 +114,27 @@ pub struct Recorded {
 /// Reads a recorded cycle; the error names what is wrong with the file.
 pub fn read(path: &Path) -> Result<Recorded, String> {
     let bytes = std::fs::read(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    parse(&bytes, &path.display().to_string())
+}
+
+/// Reads a recorded cycle from its bytes (gzip-compressed or not); errors start with `name`.
+pub fn parse(bytes: &[u8], name: &str) -> Result<Recorded, String> {
+    let inflated;
     let bytes = if bytes.starts_with(&[0x1f, 0x8b]) {
         let mut out = Vec::new();
-        flate2::read::MultiGzDecoder::new(bytes.as_slice())
+        flate2::read::MultiGzDecoder::new(bytes)
             .read_to_end(&mut out)
-            .map_err(|e| format!("{}: not valid gzip: {e}", path.display()))?;
-        out
+            .map_err(|e| format!("{name}: not valid gzip: {e}"))?;
+        inflated = out;
+        inflated.as_slice()
     } else {
         bytes
     };
-    let f: File =
-        serde_json::from_slice(&bytes).map_err(|e| format!("{}: not a recorded cycle: {e}", path.display()))?;
+    let f: File = serde_json::from_slice(bytes).map_err(|e| format!("{name}: not a recorded cycle: {e}"))?;
     if let Some(error) = f.error {
         return Ok(Recorded { time: f.time, outcome: Err(error) });
     }
-    let missing = |what: &str| format!("{}: not a recorded cycle: \"{what}\" is missing", path.display());
+    let missing = |what: &str| format!("{name}: not a recorded cycle: \"{what}\" is missing");
     let lists = Lists {
         version: f.version.ok_or_else(|| missing("version"))?,
         nodes: f.nodes.ok_or_else(|| missing("nodes"))?.items,

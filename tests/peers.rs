@@ -8,7 +8,8 @@ use common::{Harness, path};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_official_python_client_reads_the_simulator() {
-    let h = Harness::start(fixture::cluster(jiff::Timestamp::now())).await;
+    let mut h = Harness::start(fixture::cluster(jiff::Timestamp::now())).await;
+    h.peer_paths = true;
     let script = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/peers/python_client.py");
     let out = tokio::process::Command::new("python3")
         .args([script, &h.sim.url(), &path(&h.ca_file), &path(&h.token_file)])

@@ -114,10 +114,9 @@ async fn state_and_outbox_survive_kill_9() {
     h.sim.set_cluster(scenario::healthy(jiff::Timestamp::now()));
     let healed = progress(&state).0.unwrap();
     assert!(healed < minutes_after_start(60), "the trouble ends before any escalation (at 70 minutes)");
-    kill_loop(&cfg, &log, &mut rng, &mut kills, |_| {
-        progress(&state).0.is_some_and(|t| t >= healed + jiff::SignedDuration::from_mins(3))
-    })
-    .await;
+    // Past 50 cycles in all (one a minute on the test clock), with the kills going on.
+    let end = (healed + jiff::SignedDuration::from_mins(3)).max(minutes_after_start(50));
+    kill_loop(&cfg, &log, &mut rng, &mut kills, |_| progress(&state).0.is_some_and(|t| t >= end)).await;
 
     // A last run, left alone until the outbox is empty.
     let mut child = serve(&cfg, &log);
@@ -238,4 +237,10 @@ async fn serve_records_cycles_that_replay_reads() {
     let first: Value = serde_json::from_str(run.stdout.lines().next().unwrap()).unwrap();
     assert_eq!(first["time"], minutes_after_start(5).to_string(), "the recorded cycles replay as they ran live");
     assert!(!std::fs::read_to_string(&log).unwrap().contains(h.sim.token()));
+    for f in std::fs::read_dir(&records).unwrap() {
+        let mut text = String::new();
+        let file = std::fs::File::open(f.unwrap().path()).unwrap();
+        std::io::Read::read_to_string(&mut flate2::read::GzDecoder::new(file), &mut text).unwrap();
+        common::assert_no_secret(&text, "a recorded cycle");
+    }
 }

@@ -4,7 +4,7 @@
 mod common;
 
 use common::Harness;
-use common::web::{Served, get};
+use common::web::{self, Served, get};
 use dumbmonit_sim::fixtures::{Container, Event, Pod};
 use dumbmonit_sim::{Faults, scenario};
 
@@ -98,6 +98,14 @@ async fn two_clusters_on_the_pages_the_api_and_metrics() {
         1,
         "one family, samples of both clusters"
     );
+    // Compressed for a scraper that asks (Prometheus does): the same text.
+    let (head, body) = web::get_raw(s.addr, "/metrics", "Accept-Encoding: gzip\r\n");
+    assert!(head.to_ascii_lowercase().contains("content-encoding: gzip"), "{head}");
+    let mut text = String::new();
+    std::io::Read::read_to_string(&mut flate2::read::GzDecoder::new(&body[..]), &mut text).unwrap();
+    assert!(text.lines().any(|l| l == "dumbmonit_k8s_nodes{cluster=\"trouble\"} 3"), "{text}");
+    assert_eq!(text.matches("# TYPE dumbmonit_k8s_nodes gauge").count(), 1);
+    assert!(body.len() < text.len() / 3, "{} bytes compressed for {}", body.len(), text.len());
 
     // Restarts that change draw their line over 24 hours on the pod's row.
     let mut more_restarts = scenario::trouble(now);

@@ -12,4 +12,4 @@ mod server;
 mod tls;
 
 pub use fixtures::Cluster;
-pub use server::{Faults, RequestRecord, Sim, SimOptions};
+pub use server::{BodyFault, Faults, RequestRecord, Sim, SimOptions};

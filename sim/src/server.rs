@@ -6,9 +6,11 @@ use std::sync::{Arc, Mutex, RwLock};
 use std::time::Duration;
 
 use bytes::Bytes;
-use http_body_util::Full;
+use http_body_util::combinators::BoxBody;
+use http_body_util::{BodyExt, Full, StreamBody};
+use hyper::body::Frame;
 use hyper::body::Incoming;
-use hyper::header::{ACCEPT_ENCODING, AUTHORIZATION, CONTENT_ENCODING, CONTENT_TYPE, RETRY_AFTER};
+use hyper::header::{ACCEPT_ENCODING, AUTHORIZATION, CONTENT_ENCODING, CONTENT_LENGTH, CONTENT_TYPE, RETRY_AFTER};
 use hyper::service::service_fn;
 use hyper::{Request, Response, StatusCode};
 use hyper_util::rt::TokioIo;
@@ -34,6 +36,8 @@ pub struct SimOptions {
     pub sans: Vec<String>,
     /// The user the token authenticates as (named in 403 messages).
     pub user: String,
+    /// How long the serving certificate stays valid from the start; None: a year.
+    pub certificate_lifetime: Option<Duration>,
 }
 
 impl Default for SimOptions {
@@ -43,6 +47,7 @@ impl Default for SimOptions {
             token: "sim-token-0123456789abcdef".into(),
             sans: vec!["127.0.0.1".into(), "localhost".into(), "::1".into(), "kubernetes.default.svc".into()],
             user: "system:serviceaccount:kube-system:dumbmonit".into(),
+            certificate_lifetime: None,
         }
     }
 }
@@ -58,6 +63,33 @@ pub struct Faults {
     pub expire_continue: u32,
     /// Every API request is answered with this status (500, 503, 429…).
     pub fail_status: Option<u16>,
+    /// Lists of this resource are answered with this broken body.
+    pub body: Option<(Resource, BodyFault)>,
+    /// A continued list comes back with the very continue token it was asked with.
+    pub repeat_continue: bool,
+    /// Every continued list is an empty page with yet another continue token.
+    pub endless_pages: bool,
+    /// Each connection is closed after one answer, so every request makes a new handshake
+    /// (and sees the certificate as it is then).
+    pub close_connections: bool,
+}
+
+/// A list answer broken on the way.
+#[derive(Clone, Debug)]
+pub enum BodyFault {
+    /// Half the body is sent, then the connection is cut.
+    ResetMidway,
+    /// Half the body, as a complete answer (its Content-Length is the half's).
+    Truncated,
+    /// Another answer altogether: an HTML page from a proxy, invalid JSON, invalid UTF-8…
+    Replace { status: u16, content_type: &'static str, body: Bytes },
+}
+
+/// The body of an answer.
+pub(crate) type Body = BoxBody<Bytes, std::io::Error>;
+
+fn full(bytes: Bytes) -> Body {
+    Full::new(bytes).map_err(|never| match never {}).boxed()
 }
 
 /// One request as the server saw it (never the token).
@@ -155,6 +187,8 @@ struct Shared {
     gzip_responses: std::sync::atomic::AtomicU64,
     bytes_sent: std::sync::atomic::AtomicU64,
     compress: std::sync::atomic::AtomicBool,
+    /// Numbers the pages of `endless_pages`.
+    endless: std::sync::atomic::AtomicU64,
 }
 
 /// A running simulated API server. Dropping it stops it.
@@ -174,7 +208,7 @@ impl Drop for Sim {
 impl Sim {
     /// Generates the PKI, binds, and serves `cluster` until dropped.
     pub async fn start(options: SimOptions, cluster: Cluster) -> std::io::Result<Sim> {
-        let pki = Pki::generate(&options.sans).map_err(std::io::Error::other)?;
+        let pki = Pki::generate(&options.sans, options.certificate_lifetime).map_err(std::io::Error::other)?;
         let acceptor = TlsAcceptor::from(Arc::new(pki.server_config().map_err(std::io::Error::other)?));
         let listener = TcpListener::bind(options.bind).await?;
         let addr = listener.local_addr()?;
@@ -186,6 +220,7 @@ impl Sim {
             gzip_responses: Default::default(),
             bytes_sent: Default::default(),
             compress: std::sync::atomic::AtomicBool::new(true),
+            endless: Default::default(),
         });
         let task = tokio::spawn(accept_loop(listener, acceptor, shared.clone()));
         Ok(Sim { addr, ca_pem: pki.ca_pem, shared, task })
@@ -275,16 +310,20 @@ async fn accept_loop(listener: TcpListener, acceptor: TlsAcceptor, shared: Arc<S
             let Ok(tls) = acceptor.accept(tcp).await else {
                 return;
             };
+            let keep_alive = !shared.faults.lock().unwrap().close_connections;
             let service = service_fn(move |req| {
                 let shared = shared.clone();
                 async move { Ok::<_, std::convert::Infallible>(handle(&shared, req).await) }
             });
-            let _ = hyper::server::conn::http1::Builder::new().serve_connection(TokioIo::new(tls), service).await;
+            let _ = hyper::server::conn::http1::Builder::new()
+                .keep_alive(keep_alive)
+                .serve_connection(TokioIo::new(tls), service)
+                .await;
         });
     }
 }
 
-async fn handle(shared: &Shared, req: Request<Incoming>) -> Response<Full<Bytes>> {
+async fn handle(shared: &Shared, req: Request<Incoming>) -> Response<Body> {
     let path = req.uri().path().to_string();
     let query = req.uri().query().unwrap_or("").to_string();
     let accept_gzip = req
@@ -313,6 +352,11 @@ async fn handle(shared: &Shared, req: Request<Incoming>) -> Response<Full<Bytes>
     } else {
         answer(shared, &faults, &path, &query)
     };
+    if let (Ok(page), Some((resource, fault))) = (&result, &faults.body)
+        && matches!(api::route(&path), Some(Route::List { resource: r, .. }) if r == *resource)
+    {
+        return broken(&page.plain, fault);
+    }
     let compress = accept_gzip && shared.compress.load(std::sync::atomic::Ordering::Relaxed);
     let (status, body, gzip, retry_after) = match result {
         Ok(page) if compress && page.plain.len() >= GZIP_THRESHOLD => (StatusCode::OK, page.gzipped(), true, None),
@@ -353,6 +397,13 @@ fn answer(shared: &Shared, faults: &Faults, path: &str, query: &str) -> Result<A
             return Err(ApiError::expired(api::encode_continue(rv, "")));
         }
     }
+    if let Route::List { resource, namespace } = &route {
+        let token = ListParams::from_query(query)?.continue_token;
+        if faults.endless_pages || (faults.repeat_continue && token.is_some()) {
+            let body = looping_page(shared, faults, *resource, namespace, token.as_deref())?;
+            return Ok(Arc::new(Page { plain: Bytes::from(body), gzip: Default::default() }));
+        }
+    }
     let store = shared.store.read().unwrap();
     let key = (path.to_string(), query.to_string());
     if let Some(page) = store.pages.lock().unwrap().get(&key) {
@@ -373,6 +424,56 @@ fn answer(shared: &Shared, faults: &Faults, path: &str, query: &str) -> Result<A
     Ok(page)
 }
 
+/// A page under `repeat_continue` (the token asked with, again) or `endless_pages` (the first
+/// page with a continue token, then empty pages each with yet another token).
+fn looping_page(
+    shared: &Shared,
+    faults: &Faults,
+    resource: Resource,
+    namespace: &Option<String>,
+    token: Option<&str>,
+) -> Result<String, ApiError> {
+    let store = shared.store.read().unwrap();
+    let empty = Vec::new();
+    let objects = store.objects.get(&resource).unwrap_or(&empty);
+    // An empty page needs only the List's envelope: rendering one item is enough for that.
+    let limit = if faults.endless_pages && token.is_some() { 1 } else { 500 };
+    let first = ListParams { limit: Some(limit), continue_token: None, field_selector: None };
+    let page = api::list_page(resource, objects, namespace.as_deref(), &first, store.resource_version)?;
+    let mut page: Value = serde_json::from_str(&page).expect("a rendered page is JSON");
+    let next = match token {
+        Some(t) if !faults.endless_pages => t.to_string(),
+        _ => {
+            if token.is_some() {
+                page["items"] = Value::Array(Vec::new());
+            }
+            let n = shared.endless.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            api::encode_continue(store.resource_version, &format!("zz-endless/{n}"))
+        }
+    };
+    page["metadata"]["continue"] = Value::String(next);
+    Ok(page.to_string())
+}
+
+/// The answer `fault` makes of `plain`.
+fn broken(plain: &Bytes, fault: &BodyFault) -> Response<Body> {
+    let half = plain.slice(..plain.len() / 2);
+    let builder = Response::builder().header(CONTENT_TYPE, "application/json");
+    match fault {
+        BodyFault::ResetMidway => {
+            let frames: Vec<Result<Frame<Bytes>, std::io::Error>> =
+                vec![Ok(Frame::data(half)), Err(std::io::Error::new(std::io::ErrorKind::ConnectionReset, "cut"))];
+            let body = StreamBody::new(futures_util::stream::iter(frames)).boxed();
+            builder.header(CONTENT_LENGTH, plain.len()).body(body)
+        }
+        BodyFault::Truncated => builder.body(full(half)),
+        BodyFault::Replace { status, content_type, body } => {
+            Response::builder().status(*status).header(CONTENT_TYPE, *content_type).body(full(body.clone()))
+        }
+    }
+    .expect("static headers are valid")
+}
+
 fn take_expiry(shared: &Shared) -> bool {
     let mut faults = shared.faults.lock().unwrap();
     if faults.expire_continue > 0 {
@@ -383,7 +484,7 @@ fn take_expiry(shared: &Shared) -> bool {
     }
 }
 
-fn respond(status: StatusCode, body: Bytes, gzip: bool, retry_after: Option<&str>) -> Response<Full<Bytes>> {
+fn respond(status: StatusCode, body: Bytes, gzip: bool, retry_after: Option<&str>) -> Response<Body> {
     let mut builder = Response::builder().status(status).header(CONTENT_TYPE, "application/json");
     if let Some(r) = retry_after {
         builder = builder.header(RETRY_AFTER, r);
@@ -391,5 +492,5 @@ fn respond(status: StatusCode, body: Bytes, gzip: bool, retry_after: Option<&str
     if gzip {
         builder = builder.header(CONTENT_ENCODING, "gzip");
     }
-    builder.body(Full::new(body)).expect("static headers are valid")
+    builder.body(full(body)).expect("static headers are valid")
 }

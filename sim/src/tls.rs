@@ -12,8 +12,9 @@ pub struct Pki {
 }
 
 impl Pki {
-    /// A new CA and a server certificate for `sans` (DNS names or IP addresses).
-    pub fn generate(sans: &[String]) -> Result<Pki, rcgen::Error> {
+    /// A new CA and a server certificate for `sans` (DNS names or IP addresses), valid from an
+    /// hour ago for `lifetime` from now (a year when None).
+    pub fn generate(sans: &[String], lifetime: Option<std::time::Duration>) -> Result<Pki, rcgen::Error> {
         let ca_key = KeyPair::generate()?;
         let mut ca_params = CertificateParams::new(Vec::<String>::new())?;
         ca_params.distinguished_name.push(DnType::CommonName, "dumbmonit-sim-server-ca");
@@ -26,6 +27,9 @@ impl Pki {
         let server_key = KeyPair::generate()?;
         let mut params = CertificateParams::new(sans.to_vec())?;
         params.distinguished_name.push(DnType::CommonName, "kube-apiserver");
+        let now = time::OffsetDateTime::now_utc();
+        params.not_before = now - time::Duration::hours(1);
+        params.not_after = now + lifetime.unwrap_or(std::time::Duration::from_secs(365 * 86400));
         let server_cert = params.signed_by(&server_key, &issuer)?;
 
         Ok(Pki {

@@ -136,8 +136,11 @@ pub struct Lists {
 impl Lists {
     /// Leaves out Succeeded pods and the ignored namespaces (but not events about Nodes).
     pub fn into_snapshot(self, time: Timestamp, options: &CycleOptions) -> Snapshot {
+        let mut nodes = self.nodes;
+        once_each(&mut nodes, |n| ("", &n.name));
         let mut pods = self.pods;
         pods.retain(|p| p.phase != "Succeeded" && !options.ignored(&p.namespace));
+        once_each(&mut pods, |p| (&p.namespace, &p.name));
         let mut workloads: Vec<Workload> = self
             .deployments
             .into_iter()
@@ -146,8 +149,12 @@ impl Lists {
             .chain(self.daemonsets.into_iter().map(workloads::Daemon::into_workload))
             .collect();
         workloads.retain(|w| !options.ignored(&w.namespace));
+        // A Deployment and a StatefulSet may share a name: one of each per kind.
+        workloads.sort_by(|a, b| (a.kind, &a.namespace, &a.name).cmp(&(b.kind, &b.namespace, &b.name)));
+        workloads.dedup_by(|a, b| a.kind == b.kind && a.namespace == b.namespace && a.name == b.name);
         let mut pvcs = self.pvcs;
         pvcs.retain(|p| !options.ignored(&p.namespace));
+        once_each(&mut pvcs, |p| (&p.namespace, &p.name));
         let mut events = self.events;
         events.retain(|e| {
             e.event_type == "Warning"
@@ -155,8 +162,16 @@ impl Lists {
                     || !(options.ignored(&e.namespace)
                         || e.object_namespace.as_deref().is_some_and(|n| options.ignored(n))))
         });
-        Snapshot { time, version: self.version.git_version, nodes: self.nodes, pods, workloads, pvcs, events }
+        Snapshot { time, version: self.version.git_version, nodes, pods, workloads, pvcs, events }
     }
+}
+
+/// Orders objects by (namespace, name) and keeps one of each. A List never holds an object
+/// twice, but a misbehaving server or proxy that repeats items across pages would otherwise
+/// make one pod count twice.
+fn once_each<T>(items: &mut Vec<T>, key: impl Fn(&T) -> (&str, &str)) {
+    items.sort_by(|a, b| key(a).cmp(&key(b)));
+    items.dedup_by(|a, b| key(a) == key(b));
 }
 
 /// How one collection went.

@@ -45,6 +45,9 @@ pub struct Counts {
     pub pods_failed: u64,
     pub pods_crashlooping: u64,
     pub pods_not_ready: u64,
+    /// Running pods whose only problem is that they are not ready (the sentence names these).
+    #[serde(skip)]
+    pub pods_only_not_ready: u64,
     pub pods_blocked: u64,
     pub workloads: u64,
     pub workloads_missing_replicas: u64,
@@ -351,6 +354,7 @@ pub fn assess(mut s: Snapshot) -> Health {
         pods_failed: count(&|p| p.failed),
         pods_crashlooping: count(&|p| p.crashlooping),
         pods_not_ready: count(&|p| p.not_ready),
+        pods_only_not_ready: count(&|p| p.only_not_ready()),
         pods_blocked: count(&|p| !p.blocked.is_empty()),
         workloads: workloads.len() as u64,
         workloads_missing_replicas: workloads.iter().filter(|w| w.unavailable > 0).count() as u64,
@@ -454,7 +458,7 @@ impl Health {
             (c.pods_blocked, "pod blocked", "pods blocked"),
             (c.pods_pending, "pod pending", "pods pending"),
             (c.pods_failed, "pod failed", "pods failed"),
-            (self.pods.iter().filter(|p| p.only_not_ready()).count() as u64, "pod not ready", "pods not ready"),
+            (c.pods_only_not_ready, "pod not ready", "pods not ready"),
             (c.workloads_missing_replicas, "workload missing replicas", "workloads missing replicas"),
             (c.pvcs_pending, "claim stuck", "claims stuck"),
         ]
@@ -471,6 +475,20 @@ impl Health {
 }
 
 impl Health {
+    /// The pods with a problem: they come first.
+    pub fn problem_pods(&self) -> &[PodHealth] {
+        &self.pods[..self.pods.partition_point(|p| p.has_problem())]
+    }
+
+    /// Forgets the pods without a problem, once the rules and the metrics have seen them: what
+    /// `serve` keeps between cycles for its pages is then proportional to the trouble, not to
+    /// the cluster (at 150,000 pods, some 50 MB less). The counts stay as they were.
+    pub fn keep_problem_pods(&mut self) {
+        let problems = self.problem_pods().len();
+        self.pods.truncate(problems);
+        self.pods.shrink_to_fit();
+    }
+
     /// `3 nodes (3 ready), 42 pods (41 running, 1 pending, 0 failed), 12 workloads, 4 claims,
     /// 9 warning events in the last hour`
     pub fn counters(&self) -> String {

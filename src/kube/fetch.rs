@@ -15,6 +15,15 @@ use super::request::{PAGE_SIZE, get, list_uri};
 use crate::collect::Collection;
 use crate::error::{ConfigError, ReadError, ReadErrorKind};
 
+/// The largest answer read (after decompression). A page holds 500 objects, and the API server
+/// stores none larger than 1.5 MB; anything past this is not an API server talking.
+pub const MAX_BODY: usize = 256 * 1024 * 1024;
+
+/// The most pages one list may take: 2,000,000 objects at 500 a page, 13 times the pods of
+/// Kubernetes' largest supported cluster. A server that keeps handing out new continue tokens
+/// past this never finishes its list.
+pub const MAX_PAGES: usize = 4_000;
+
 /// Reads from one API server.
 #[derive(Clone)]
 pub struct Fetcher {
@@ -53,11 +62,18 @@ pub struct Listed<T> {
 /// One page of a List, decoded into the compact view `T` of each item.
 #[derive(Debug, Deserialize)]
 #[serde(bound = "T: DeserializeOwned")]
-struct ListPage<T> {
+pub struct ListPage<T> {
     #[serde(default)]
     metadata: ListMeta,
     #[serde(default, deserialize_with = "crate::collect::nullable")]
-    items: Vec<T>,
+    pub items: Vec<T>,
+}
+
+impl<T> ListPage<T> {
+    /// The token of the next page, if any.
+    pub fn continue_token(&self) -> Option<&str> {
+        self.metadata.continue_token.as_deref()
+    }
 }
 
 /// Why a single request failed.
@@ -104,12 +120,18 @@ impl Fetcher {
         let mut resource_version = String::new();
         let mut continue_token: Option<String> = None;
         let mut restarted = false;
+        let mut pages = 0;
         loop {
+            pages += 1;
+            if pages > MAX_PAGES {
+                return Err(self.error(collection, ReadErrorKind::EndlessPages { pages: MAX_PAGES }));
+            }
             let uri = list_uri(path, field_selector, PAGE_SIZE, continue_token.as_deref());
             let body = match self.fetch(&uri).await {
                 Ok(b) => b,
                 Err(Failure::Expired) if continue_token.is_some() && !restarted => {
                     restarted = true;
+                    pages = 0;
                     items.clear();
                     continue_token = None;
                     continue;
@@ -120,7 +142,7 @@ impl Fetcher {
                 }
                 Err(Failure::Read(k)) => return Err(self.error(collection, k)),
             };
-            let page: ListPage<T> = decode(&body).map_err(|k| self.error(collection, k))?;
+            let page = decode_page::<T>(&body).map_err(|k| self.error(collection, k))?;
             drop(body);
             if continue_token.is_none() {
                 resource_version = page.metadata.resource_version.clone().unwrap_or_default();
@@ -132,7 +154,7 @@ impl Fetcher {
             match page.metadata.continue_token.filter(|c| !c.is_empty()) {
                 None => return Ok(Listed { items, resource_version }),
                 Some(next) if continue_token.as_deref() == Some(next.as_str()) => {
-                    return Err(self.error(collection, ReadErrorKind::EndlessPages));
+                    return Err(self.error(collection, ReadErrorKind::RepeatedContinue));
                 }
                 Some(next) => continue_token = Some(next),
             }
@@ -145,23 +167,51 @@ impl Fetcher {
         let exchange = async {
             let response = self.client.send(request).await.map_err(|e| Failure::Read(self.classify(&e)))?;
             let status = response.status();
-            let body = response.into_body().collect().await.map_err(|e| Failure::Read(self.classify(&e)))?.to_bytes();
-            Ok::<_, Failure>((status, body))
+            let retry_after =
+                response.headers().get(http::header::RETRY_AFTER).and_then(|v| v.to_str().ok()).map(one_line);
+            let body = http_body_util::Limited::new(response.into_body(), MAX_BODY).collect().await.map_err(|e| {
+                if e.downcast_ref::<http_body_util::LengthLimitError>().is_some() {
+                    Failure::Read(ReadErrorKind::TooLarge { limit: MAX_BODY })
+                } else {
+                    Failure::Read(classify_chain(e.as_ref(), &host_of(&self.address)))
+                }
+            })?;
+            Ok::<_, Failure>((status, retry_after, body.to_bytes()))
         };
-        let (status, body) = match tokio::time::timeout(self.timeout, exchange).await {
+        let (status, retry_after, body) = match tokio::time::timeout(self.timeout, exchange).await {
             Err(_) => return Err(Failure::Read(ReadErrorKind::Timeout { after: self.timeout })),
             Ok(r) => r?,
         };
         if status.is_success() {
             return Ok(body);
         }
-        Err(status_failure(status, &body))
+        Err(match (status_failure(status, &body), retry_after) {
+            // Said, not obeyed: the next cycle comes at its interval, and until then the cluster
+            // is reported as it is, unreadable.
+            (Failure::Read(ReadErrorKind::Status { code, message }), Some(after)) => {
+                let asks = format!("it asks to retry after {after} s");
+                let message = if message.is_empty() { asks } else { format!("{message} ({asks})") };
+                Failure::Read(ReadErrorKind::Status { code, message })
+            }
+            (failure, _) => failure,
+        })
     }
 
     /// Names a transport failure from the error chain: TLS, refused, DNS, or other.
     fn classify(&self, err: &kube::Error) -> ReadErrorKind {
-        classify_chain(err, &host_of(&self.address))
+        match classify_chain(err, &host_of(&self.address)) {
+            // The connector's own deadline (the same timeout) ran out: a server that accepts the
+            // connection and never completes the TLS handshake, say.
+            ReadErrorKind::ConnectTimeout => ReadErrorKind::Timeout { after: self.timeout },
+            kind => kind,
+        }
     }
+}
+
+/// One page of a List as `list` reads it: the items decoded into the compact view `T`, and the
+/// List's metadata. Public for the fuzzer.
+pub fn decode_page<T: DeserializeOwned>(body: &[u8]) -> Result<ListPage<T>, ReadErrorKind> {
+    decode(body)
 }
 
 /// Decodes JSON, or says briefly why it is not what was expected (never echoing the body).
@@ -212,8 +262,14 @@ pub(crate) fn classify_chain(err: &(dyn StdError + 'static), host: &str) -> Read
         let io = e.downcast_ref::<std::io::Error>();
         match io.map(std::io::Error::kind) {
             Some(std::io::ErrorKind::ConnectionRefused) => return ReadErrorKind::Refused,
-            Some(std::io::ErrorKind::TimedOut) => {
-                return ReadErrorKind::Connection { detail: "the connection timed out".into() };
+            Some(std::io::ErrorKind::TimedOut) => return ReadErrorKind::ConnectTimeout,
+            Some(std::io::ErrorKind::UnexpectedEof) => {
+                return ReadErrorKind::Connection {
+                    detail: "the server closed the connection in the middle of an answer".into(),
+                };
+            }
+            Some(std::io::ErrorKind::ConnectionReset) => {
+                return ReadErrorKind::Connection { detail: "the connection was reset".into() };
             }
             _ => {}
         }

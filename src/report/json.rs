@@ -89,9 +89,7 @@ pub fn render(address: &str, cycle: &Cycle, health: Option<&Health>, message: Op
                 summary: h.summary(),
                 counts: Some(&h.counts),
                 nodes: Some(&h.nodes),
-                pods: Some(
-                    h.pods.iter().filter(|p| p.has_problem()).map(|p| Pod { pod: p, problems: p.problems() }).collect(),
-                ),
+                pods: Some(h.problem_pods().iter().map(|p| Pod { pod: p, problems: p.problems() }).collect()),
                 workloads: Some(h.workloads.iter().filter(|w| w.unavailable > 0).collect()),
                 claims: Some(h.pvcs.iter().filter(|c| c.stuck).collect()),
                 warning_events_by_reason: Some(

@@ -2,7 +2,7 @@
 
 use std::fmt::Write;
 
-use crate::health::{Health, plural};
+use crate::health::{Health, PodHealth, plural};
 
 /// At most this many rows of a problem table; the rest are counted.
 const MAX_ROWS: usize = 50;
@@ -47,7 +47,7 @@ pub fn render(address: &str, h: &Health) -> String {
         table(&mut out, "Nodes", &["NAME", "READY", "PRESSURE", "SCHEDULING", "KUBELET"], rows, more);
     }
 
-    let pods: Vec<_> = h.pods.iter().filter(|p| p.has_problem()).collect();
+    let pods: Vec<&PodHealth> = h.problem_pods().iter().collect();
     if !pods.is_empty() {
         let title = format!("Pods needing attention ({})", pods.len());
         let (rows, more) = capped(&pods, |p| Row {

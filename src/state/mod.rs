@@ -97,6 +97,7 @@ CREATE TABLE IF NOT EXISTS pod_restarts (
     restarts INTEGER NOT NULL,
     PRIMARY KEY (cluster, namespace, pod, time)
 );
+CREATE INDEX IF NOT EXISTS pod_restarts_age ON pod_restarts (cluster, time);
 ";
 
 /// How long history is kept.
@@ -131,6 +132,22 @@ impl Store {
         // where a kill makes it be sent again.
         conn.pragma_update(None, "journal_mode", "WAL").map_err(db)?;
         conn.pragma_update(None, "synchronous", "NORMAL").map_err(db)?;
+        conn.execute_batch(SCHEMA).map_err(db)?;
+        Ok(Store { conn, file, written_pods: HashMap::new() })
+    }
+
+    /// A database in memory, shared by every connection opened with the same `name` in this
+    /// process: what `serve` uses when its state directory cannot be used, so that it goes on
+    /// monitoring (nothing then survives a restart).
+    pub fn open_in_memory(name: &str) -> Result<Store, StateError> {
+        let file = PathBuf::from(format!("(in memory: {name})"));
+        let db = |source| StateError::Db { file: file.clone(), source };
+        let flags = rusqlite::OpenFlags::SQLITE_OPEN_READ_WRITE
+            | rusqlite::OpenFlags::SQLITE_OPEN_CREATE
+            | rusqlite::OpenFlags::SQLITE_OPEN_URI
+            | rusqlite::OpenFlags::SQLITE_OPEN_NO_MUTEX;
+        let conn = Connection::open_with_flags(format!("file:{name}?mode=memory&cache=shared"), flags).map_err(db)?;
+        conn.busy_timeout(std::time::Duration::from_secs(5)).map_err(db)?;
         conn.execute_batch(SCHEMA).map_err(db)?;
         Ok(Store { conn, file, written_pods: HashMap::new() })
     }

@@ -53,9 +53,8 @@ pub fn cluster(board: &Board, name: &str) -> Option<String> {
         doc["counts"] = json!(h.counts);
         doc["nodes_detail"] = json!(h.nodes);
         doc["pods_needing_attention"] = Value::Array(
-            h.pods
+            h.problem_pods()
                 .iter()
-                .filter(|p| p.has_problem())
                 .map(|p| {
                     let mut v = json!(p);
                     v["problems"] = json!(p.problems());
@@ -80,4 +79,28 @@ pub fn alerts(board: &Board) -> String {
 
 pub fn error(message: &str) -> String {
     json!({"error": message}).to_string()
+}
+
+/// The monitor's own health: what a soak run watches, and whether the state is being saved.
+pub fn monitor(board: &Board) -> String {
+    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+    let field = |name: &str| {
+        status
+            .lines()
+            .find(|l| l.starts_with(name))
+            .and_then(|l| l.split_whitespace().nth(1))
+            .and_then(|v| v.parse::<u64>().ok())
+    };
+    let open_fds = std::fs::read_dir("/proc/self/fd").map(|d| d.count() as u64).ok();
+    json!({
+        "uptime_seconds": board.uptime().as_secs(),
+        "resident_memory_bytes": field("VmRSS:").map(|kb| kb * 1024),
+        "peak_resident_memory_bytes": field("VmHWM:").map(|kb| kb * 1024),
+        "threads": field("Threads:"),
+        "open_fds": open_fds,
+        "tasks": tokio::runtime::Handle::try_current().ok().map(|h| h.metrics().num_alive_tasks()),
+        "state_saved": board.persistence_problem().is_none(),
+        "state_problem": board.persistence_problem(),
+    })
+    .to_string()
 }

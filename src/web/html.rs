@@ -64,6 +64,7 @@ main { padding: 1rem; max-width: 1200px; }
 h1 { font-size: 1.4rem; margin: .2rem 0 .4rem; }
 h2 { font-size: 1.1rem; margin: 1.6rem 0 .5rem; }
 .banner { margin: 0; padding: .5rem 1rem; background: #fff8c5; border-bottom: 1px solid #d4a72c; font-weight: 600; }
+.persistence { margin: 0; padding: .5rem 1rem; background: #ffebe9; border-bottom: 1px solid #ff8182; font-weight: 600; }
 .sentence { font-size: 1.15rem; font-weight: 600; margin: .3rem 0; }
 .ok { color: var(--ok); } .notice { color: var(--notice); } .critical, .unreachable { color: var(--critical); }
 .muted, .counters { color: var(--muted); }

@@ -16,7 +16,9 @@ use std::net::SocketAddr;
 use std::sync::{Arc, Mutex};
 
 use bytes::Bytes;
-use http::header::{AUTHORIZATION, CACHE_CONTROL, CONTENT_TYPE, HeaderValue, WWW_AUTHENTICATE};
+use http::header::{
+    ACCEPT_ENCODING, AUTHORIZATION, CACHE_CONTROL, CONTENT_ENCODING, CONTENT_TYPE, HeaderValue, VARY, WWW_AUTHENTICATE,
+};
 use http::{Method, Request, Response, StatusCode};
 use http_body_util::Full;
 use hyper::body::Incoming;
@@ -143,6 +145,7 @@ pub fn route(
     path: &str,
     query: &str,
     authorization: Option<&str>,
+    accepts_gzip: bool,
 ) -> Response<Full<Bytes>> {
     if method != Method::GET && method != Method::HEAD {
         let mut r = respond(StatusCode::METHOD_NOT_ALLOWED, "text/plain; charset=utf-8", "only GET and HEAD\n");
@@ -174,13 +177,25 @@ pub fn route(
                 respond(StatusCode::SERVICE_UNAVAILABLE, "text/plain; charset=utf-8", "not ready\n")
             }
         }
-        ["metrics"] => respond(StatusCode::OK, crate::metrics::exposition::CONTENT_TYPE, metrics::render(board)),
+        ["metrics"] => {
+            let text = metrics::current(board);
+            let content_type = crate::metrics::exposition::CONTENT_TYPE;
+            if accepts_gzip {
+                let mut r = respond(StatusCode::OK, content_type, text.gzip());
+                r.headers_mut().insert(CONTENT_ENCODING, HeaderValue::from_static("gzip"));
+                r.headers_mut().insert(VARY, HeaderValue::from_static("accept-encoding"));
+                r
+            } else {
+                respond(StatusCode::OK, content_type, text.plain())
+            }
+        }
         ["api", "v1", "clusters"] => respond(StatusCode::OK, JSON, api::clusters(board)),
         ["api", "v1", "clusters", name] => match api::cluster(board, name) {
             Some(doc) => respond(StatusCode::OK, JSON, doc),
             None => respond(StatusCode::NOT_FOUND, JSON, api::error(&format!("no cluster named {name}"))),
         },
         ["api", "v1", "alerts"] => respond(StatusCode::OK, JSON, api::alerts(board)),
+        ["api", "v1", "monitor"] => respond(StatusCode::OK, JSON, api::monitor(board)),
         ["static", "dumbmonit.css"] => {
             let mut r = respond(StatusCode::OK, "text/css; charset=utf-8", html::CSS);
             r.headers_mut().insert(CACHE_CONTROL, HeaderValue::from_static("max-age=3600"));
@@ -188,6 +203,21 @@ pub fn route(
         }
         _ => not_found(board, &format!("Nothing at {path}.")),
     }
+}
+
+/// Whether an Accept-Encoding header takes gzip (`gzip` or `*`, not refused with `q=0`).
+fn accepts_gzip(header: Option<&str>) -> bool {
+    header.is_some_and(|h| {
+        h.split(',').any(|part| {
+            let mut fields = part.split(';').map(str::trim);
+            let coding = fields.next().unwrap_or("");
+            let quality = fields
+                .find_map(|f| f.strip_prefix("q=").or_else(|| f.strip_prefix("Q=")))
+                .map(|q| q.trim().parse::<f32>().unwrap_or(0.0))
+                .unwrap_or(1.0);
+            (coding.eq_ignore_ascii_case("gzip") || coding == "*") && quality > 0.0
+        })
+    })
 }
 
 fn percent_decode(s: &str) -> String {
@@ -210,25 +240,46 @@ fn percent_decode(s: &str) -> String {
     String::from_utf8_lossy(&out).into_owned()
 }
 
+/// At most this many connections are served at once; more wait to be accepted.
+const MAX_CONNECTIONS: usize = 256;
+
+/// A client has this long to send a request's head; a connection idle that long is closed.
+const HEAD_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(10);
+
 /// Serves until the process ends.
 pub async fn serve(listener: tokio::net::TcpListener, board: Arc<Board>) {
+    let slots = Arc::new(tokio::sync::Semaphore::new(MAX_CONNECTIONS));
     loop {
-        let Ok((tcp, _)) = listener.accept().await else { continue };
+        let Ok(slot) = slots.clone().acquire_owned().await else { return };
+        let tcp = match listener.accept().await {
+            Ok((tcp, _)) => tcp,
+            Err(_) => {
+                // Out of file descriptors, say: wait instead of spinning.
+                tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+                continue;
+            }
+        };
         let board = board.clone();
         tokio::spawn(async move {
+            let _slot = slot;
             let service = service_fn(move |req: Request<Incoming>| {
                 let board = board.clone();
                 async move {
                     let auth = req.headers().get(AUTHORIZATION).and_then(|v| v.to_str().ok());
+                    let gzip = accepts_gzip(req.headers().get(ACCEPT_ENCODING).and_then(|v| v.to_str().ok()));
                     let mut response =
-                        route(&board, req.method(), req.uri().path(), req.uri().query().unwrap_or(""), auth);
+                        route(&board, req.method(), req.uri().path(), req.uri().query().unwrap_or(""), auth, gzip);
                     if req.method() == Method::HEAD {
                         *response.body_mut() = Full::new(Bytes::new());
                     }
                     Ok::<_, std::convert::Infallible>(response)
                 }
             });
-            let _ = hyper::server::conn::http1::Builder::new().serve_connection(TokioIo::new(tcp), service).await;
+            let _ = hyper::server::conn::http1::Builder::new()
+                .timer(hyper_util::rt::TokioTimer::new())
+                .header_read_timeout(HEAD_TIMEOUT)
+                .serve_connection(TokioIo::new(tcp), service)
+                .await;
         });
     }
 }
@@ -270,6 +321,17 @@ mod tests {
         assert!(!p.allows(Some(&format!("Basic {}", b64("root:pw")))));
         assert!(!p.allows(Some("Basic !!!")));
         assert!(Protection::default().allows(None), "no credentials configured: open");
+    }
+
+    #[test]
+    fn gzip_is_taken_unless_refused() {
+        assert!(accepts_gzip(Some("gzip")));
+        assert!(accepts_gzip(Some("deflate, GZIP;q=0.5")));
+        assert!(accepts_gzip(Some("*")));
+        assert!(!accepts_gzip(Some("gzip;q=0")));
+        assert!(!accepts_gzip(Some("identity")));
+        assert!(!accepts_gzip(Some("gzipped")));
+        assert!(!accepts_gzip(None));
     }
 
     #[test]

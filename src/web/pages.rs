@@ -49,7 +49,15 @@ pub fn overview(board: &Board) -> String {
     if clusters.is_empty() {
         body.push_str("<p>No cluster is configured.</p>\n");
     }
-    page("DumbMonit", board.banner.as_deref(), &body)
+    page("DumbMonit", board.banner.as_deref(), &with_notices(board, body))
+}
+
+/// The page's body, after what the monitor must say about itself (the state cannot be saved).
+fn with_notices(board: &Board, body: String) -> String {
+    match board.persistence_problem() {
+        Some(p) => format!("<p class=\"persistence\">{}</p>\n{body}", esc(&p)),
+        None => body,
+    }
 }
 
 fn table(out: &mut String, title: &str, headers: &[&str], rows: &[String], more: Option<String>) {
@@ -114,7 +122,7 @@ pub fn cluster(board: &Board, name: &str, query: &str) -> Option<String> {
     }
     alerts(&mut body, &c, now);
     history(&mut body, board, &c, now, week);
-    Some(page(&format!("{} · DumbMonit", c.name), board.banner.as_deref(), &body))
+    Some(page(&format!("{} · DumbMonit", c.name), board.banner.as_deref(), &with_notices(board, body)))
 }
 
 fn problems(body: &mut String, board: &Board, c: &ClusterView, h: &Health, now: Timestamp) {
@@ -148,10 +156,10 @@ fn problems(body: &mut String, board: &Board, c: &ClusterView, h: &Health, now: 
         table(body, "Nodes", &["Node", "Ready", "Pressure", "Scheduling", "Kubelet", "Why"], &rows, more);
     }
 
-    let pods: Vec<_> = h.pods.iter().filter(|p| p.has_problem()).collect();
+    let pods = h.problem_pods();
     if !pods.is_empty() {
         let day_ago = now.as_second() - 86400;
-        let store = board.store.lock().expect("store lock");
+        let store = board.reader();
         let rows: Vec<String> = pods
             .iter()
             .take(MAX_ROWS)
@@ -248,9 +256,9 @@ fn alerts(body: &mut String, c: &ClusterView, now: Timestamp) {
     if c.alerts.is_empty() {
         return;
     }
-    let mut list: Vec<_> = c.alerts.iter().collect();
-    list.sort_by_key(|a| (!a.firing(), std::cmp::Reverse(a.severity), a.active_at));
-    let rows: Vec<String> = list
+    // Already in the order shown: firing first, then the most severe, then the oldest.
+    let rows: Vec<String> = c
+        .alerts
         .iter()
         .take(MAX_ROWS)
         .map(|a| {
@@ -290,7 +298,7 @@ fn history(body: &mut String, board: &Board, c: &ClusterView, now: Timestamp, we
     let span = if week { 7 * 86400 } else { 86400 };
     let to = now.as_second();
     let from = to - span;
-    let points = board.store.lock().expect("store lock").history(&c.name, from).unwrap_or_default();
+    let points = board.reader().history(&c.name, from).unwrap_or_default();
     let line =
         |f: fn(&crate::state::HistoryPoint) -> i64| points.iter().map(|p| (p.time, f(p) as f64)).collect::<Vec<_>>();
     let _ = writeln!(

@@ -12,11 +12,60 @@ use std::path::{Path, PathBuf};
 use dumbmonit_sim::{Cluster, Sim, SimOptions};
 
 /// A simulated cluster, and the files a user would hold for it.
+///
+/// Across the whole suite, every harness checks when it is dropped that only GETs reached its
+/// simulator, and only at the eight collections' paths (`peer_paths` lets kubectl and the Python
+/// client read discovery documents too); and every output the tests see goes through
+/// [`assert_no_secret`].
 pub struct Harness {
     pub sim: Sim,
     pub dir: tempfile::TempDir,
     pub token_file: PathBuf,
     pub ca_file: PathBuf,
+    /// Other clients than DumbMonit read this simulator: any read path is allowed.
+    pub peer_paths: bool,
+}
+
+impl Drop for Harness {
+    fn drop(&mut self) {
+        if std::thread::panicking() {
+            return;
+        }
+        for r in self.sim.requests() {
+            assert_eq!(r.method, "GET", "only GET may ever be sent to an API server: {r:?}");
+            assert!(self.peer_paths || COLLECTION_PATHS.contains(&r.path.as_str()), "unexpected path: {r:?}");
+        }
+    }
+}
+
+/// What DumbMonit may read.
+pub const COLLECTION_PATHS: [&str; 8] = [
+    "/version",
+    "/api/v1/nodes",
+    "/api/v1/pods",
+    "/apis/apps/v1/deployments",
+    "/apis/apps/v1/statefulsets",
+    "/apis/apps/v1/daemonsets",
+    "/api/v1/persistentvolumeclaims",
+    "/api/v1/events",
+];
+
+/// Every secret the tests handed out: the simulators' tokens, and others registered.
+fn secrets() -> &'static std::sync::Mutex<Vec<String>> {
+    static SECRETS: std::sync::OnceLock<std::sync::Mutex<Vec<String>>> = std::sync::OnceLock::new();
+    SECRETS.get_or_init(|| std::sync::Mutex::new(vec![SimOptions::default().token]))
+}
+
+/// Remembers a secret that must never come out of the binary.
+pub fn register_secret(secret: &str) {
+    secrets().lock().unwrap().push(secret.to_string());
+}
+
+/// No secret the tests know appears in `text` (an output, a page, a log, a recorded cycle).
+pub fn assert_no_secret(text: &str, what: &str) {
+    for s in secrets().lock().unwrap().iter() {
+        assert!(!text.contains(s.as_str()), "a secret leaked into {what}");
+    }
 }
 
 /// What one run of the binary printed and how it ended.
@@ -33,13 +82,14 @@ impl Harness {
     }
 
     pub async fn start_with(options: SimOptions, cluster: Cluster) -> Harness {
+        register_secret(&options.token);
         let sim = Sim::start(options, cluster).await.expect("the simulator starts");
         let dir = tempfile::tempdir().unwrap();
         let token_file = dir.path().join("token");
         std::fs::write(&token_file, format!("{}\n", sim.token())).unwrap();
         let ca_file = dir.path().join("ca.crt");
         std::fs::write(&ca_file, sim.ca_pem()).unwrap();
-        Harness { sim, dir, token_file, ca_file }
+        Harness { sim, dir, token_file, ca_file, peer_paths: false }
     }
 
     /// `dumbmonit check URL --token-file … --ca-file … ARGS`.
@@ -59,23 +109,13 @@ impl Harness {
         assert!(!run.stderr.contains(token), "the token leaked on stderr");
     }
 
-    /// Only GETs, only to the eight collections' paths.
+    /// Only GETs, only to the eight collections' paths, and at least one.
     pub fn assert_only_reads(&self) {
-        let allowed = [
-            "/version",
-            "/api/v1/nodes",
-            "/api/v1/pods",
-            "/apis/apps/v1/deployments",
-            "/apis/apps/v1/statefulsets",
-            "/apis/apps/v1/daemonsets",
-            "/api/v1/persistentvolumeclaims",
-            "/api/v1/events",
-        ];
         let requests = self.sim.requests();
         assert!(!requests.is_empty(), "no request reached the simulator");
         for r in requests {
             assert_eq!(r.method, "GET", "only GET may be sent: {r:?}");
-            assert!(allowed.contains(&r.path.as_str()), "unexpected path: {r:?}");
+            assert!(COLLECTION_PATHS.contains(&r.path.as_str()), "unexpected path: {r:?}");
         }
     }
 }
@@ -101,6 +141,8 @@ pub async fn dumbmonit(args: &[String], env: &[(&str, &str)], home: &Path) -> Ru
         code: out.status.code().expect("exited, not killed"),
     };
     assert!(!run.stderr.contains("panicked"), "dumbmonit panicked: {}", run.stderr);
+    assert_no_secret(&run.stdout, "stdout");
+    assert_no_secret(&run.stderr, "stderr");
     run
 }
 

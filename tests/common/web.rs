@@ -33,6 +33,9 @@ impl Drop for Served {
     fn drop(&mut self) {
         let _ = self.child.kill();
         let _ = self.child.wait();
+        if !std::thread::panicking() {
+            super::assert_no_secret(&self.log(), "the log of serve");
+        }
     }
 }
 
@@ -115,6 +118,18 @@ impl Response {
     }
 }
 
+/// A GET with extra header lines (each ending in CRLF); the head as text, the body as bytes.
+pub fn get_raw(addr: SocketAddr, path: &str, headers: &str) -> (String, Vec<u8>) {
+    let mut s = TcpStream::connect(addr).expect("serve accepts connections");
+    s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+    write!(s, "GET {path} HTTP/1.0\r\nHost: {addr}\r\n{headers}\r\n").unwrap();
+    let mut raw = Vec::new();
+    s.read_to_end(&mut raw).unwrap();
+    let end = raw.windows(4).position(|w| w == b"\r\n\r\n").expect("a head") + 4;
+    super::assert_no_secret(&String::from_utf8_lossy(&raw), &format!("the answer to {path}"));
+    (String::from_utf8(raw[..end].to_vec()).expect("a text head"), raw[end..].to_vec())
+}
+
 /// A plain HTTP/1.0 request on loopback.
 pub fn get(addr: SocketAddr, method: &str, path: &str, authorization: Option<&str>) -> Response {
     let mut s = TcpStream::connect(addr).expect("serve accepts connections");
@@ -131,5 +146,6 @@ pub fn get(addr: SocketAddr, method: &str, path: &str, authorization: Option<&st
         .filter_map(|l| l.split_once(':'))
         .map(|(k, v)| (k.trim().to_ascii_lowercase(), v.trim().to_string()))
         .collect();
+    super::assert_no_secret(&text, &format!("the answer to {path}"));
     Response { status, headers, body: body.to_string() }
 }
