@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The whole test suite, on a fresh Debian machine: installs what the tests need (Debian's
 # prometheus for promtool and a real Prometheus, prometheus-alertmanager, chromium; the
-# Kubernetes Python client from PyPI), then checks formatting and lints and runs every test.
+# Kubernetes Python client from PyPI), then checks formatting and lints, runs every test, and
+# runs each fuzz target for a bounded time (FUZZ_SECONDS, 30 by default; 0 skips them).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -23,3 +24,6 @@ python3 -c 'import kubernetes' 2>/dev/null || python3 -m pip install --quiet --d
 cargo fmt --all --check
 cargo clippy --all-targets --locked -- -D warnings
 cargo test --workspace --locked
+if [ "${FUZZ_SECONDS:-30}" != 0 ]; then
+  scripts/fuzz.sh
+fi

@@ -10,6 +10,12 @@ pub fn parse_address(input: &str, default_port: u16) -> Result<String, ConfigErr
     if s.is_empty() {
         return Err(ConfigError::new("The address of the API server is empty"));
     }
+    if s.chars().any(|c| c.is_whitespace() || c.is_control() || !c.is_ascii()) {
+        return Err(ConfigError::new(format!(
+            "Not an address: {s:?} (spaces, control characters and non-ASCII text cannot be in it; \
+             an internationalized name is written in its xn-- form)"
+        )));
+    }
     let lower = s.to_ascii_lowercase();
     if lower.starts_with("http://") {
         return Err(ConfigError::new(format!(
@@ -29,6 +35,9 @@ pub fn parse_address(input: &str, default_port: u16) -> Result<String, ConfigErr
     } else {
         (s, "")
     };
+    if path.contains(['?', '#']) {
+        return Err(ConfigError::new(format!("Not an address: {s} (an API server's address has no ? or #)")));
+    }
     let (host, port) = split_host_port(authority, s)?;
     let port = port.unwrap_or(default_port);
     if port == 0 {
@@ -84,6 +93,18 @@ pub fn host_of(url: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn found_by_fuzzing() {
+        // A no-break space inside a path made an address that parsed differently a second time.
+        let e = parse_address("https://uses$/usrfer?\u{a0}//", 6443).unwrap_err().to_string();
+        assert!(e.starts_with("Not an address: "), "{e}");
+        assert!(parse_address("https://rancher.lan/k8s/clusters/c-m-1?x", 6443).is_err());
+        assert_eq!(
+            parse_address("https://rancher.lan/k8s/clusters/c-m-1", 6443).unwrap(),
+            "https://rancher.lan:6443/k8s/clusters/c-m-1"
+        );
+    }
 
     #[test]
     fn the_three_forms_and_ipv6() {
