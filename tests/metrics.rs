@@ -198,3 +198,52 @@ async fn the_exposition_passes_promtool() {
 fn which(cmd: &str) -> Option<std::path::PathBuf> {
     std::env::var_os("PATH")?.to_str()?.split(':').map(|d| std::path::Path::new(d).join(cmd)).find(|p| p.is_file())
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn requests_and_limits_per_node() {
+    let now = jiff::Timestamp::now();
+    let mut cluster = dumbmonit_sim::scenario::healthy(now);
+    // On node-2, beside its svclb pod (100m and 128Mi requested, 256Mi memory limit), a pod with
+    // a migration init container, a sidecar, two app containers and an overhead; a Failed pod,
+    // which asks nothing any more.
+    let mut pod = serde_json::json!({
+        "metadata": {"name": "worker-0", "namespace": "shop"},
+        "spec": {
+            "nodeName": "node-2",
+            "overhead": {"cpu": "20m", "memory": "16Mi"},
+            "initContainers": [
+                {"name": "migrate", "image": "m", "resources": {"requests": {"cpu": "2", "memory": "64Mi"}, "limits": {"cpu": "2"}}},
+                {"name": "proxy", "image": "p", "restartPolicy": "Always", "resources": {"requests": {"cpu": "100m", "memory": "64Mi"}, "limits": {"memory": "128Mi"}}}
+            ],
+            "containers": [
+                {"name": "app", "image": "a", "resources": {"requests": {"cpu": "500m", "memory": "1Gi"}, "limits": {"cpu": "3", "memory": "2Gi"}}},
+                {"name": "log", "image": "l", "resources": {"requests": {"cpu": "50m", "memory": "32Mi"}}}
+            ]
+        },
+        "status": {"phase": "Running", "conditions": [{"type": "Ready", "status": "True"}]}
+    });
+    cluster.pods.push(pod.clone());
+    pod["metadata"]["name"] = serde_json::json!("worker-old");
+    pod["status"]["phase"] = serde_json::json!("Failed");
+    cluster.pods.push(pod);
+    let h = Harness::start(cluster).await;
+    let run = h.check(&["--output", "prometheus"]).await;
+    let m = samples(&run.stdout);
+    let get = |name: &str, node: &str| m[&format!("{P}{name}{{node=\"{node}\"}}")];
+    let mi = 1024.0 * 1024.0;
+    // node-1: the six Deployment pods, db-0 and an svclb pod (the fixture schedules pods there
+    // unless told otherwise), each with one container of 100m and 128Mi, limited to 256Mi.
+    assert_eq!(get("node_cpu_requests_cores", "node-1"), 0.8);
+    assert_eq!(get("node_cpu_limits_cores", "node-1"), 0.0);
+    assert_eq!(get("node_memory_requests_bytes", "node-1"), 8.0 * 128.0 * mi);
+    assert_eq!(get("node_memory_limits_bytes", "node-1"), 8.0 * 256.0 * mi);
+    assert_eq!(get("node_cpu_allocatable_cores", "node-1"), 4.0);
+    assert_eq!(get("node_memory_allocatable_bytes", "node-1"), 8_029_404.0 * 1024.0);
+    // node-2: svclb + worker-0. CPU requests: the migration (2 cores, before the sidecar starts)
+    // beats app + log + proxy (650m); + 20m overhead. Memory requests: app + log + proxy
+    // (1120Mi) beat the migration (64Mi); + 16Mi. Limits are counted the same way.
+    assert_eq!(get("node_cpu_requests_cores", "node-2"), 0.1 + 2.02);
+    assert_eq!(get("node_memory_requests_bytes", "node-2"), (128.0 + 1120.0 + 16.0) * mi);
+    assert_eq!(get("node_cpu_limits_cores", "node-2"), 3.02);
+    assert_eq!(get("node_memory_limits_bytes", "node-2"), (256.0 + 2048.0 + 128.0 + 16.0) * mi);
+}

@@ -62,6 +62,12 @@ async fn two_clusters_on_the_pages_the_api_and_metrics() {
         assert!(page.body.contains(expected), "missing {expected:?} in the cluster page");
     }
     let page = s.get("/clusters/healthy");
+    // Requests and limits against allocatable: node-1 carries eight pods of 100m and 128Mi
+    // (limited to 256Mi) on 4 cores and 8029404Ki.
+    assert!(page.body.contains("<h2>Requests and limits against allocatable</h2>"), "{}", page.body);
+    assert!(page.body.contains("aria-label=\"CPU requests: 20% of allocatable\""));
+    assert!(page.body.contains("aria-label=\"memory limits: 26% of allocatable\""));
+    assert!(!page.body.contains("limits overcommitted"));
     assert!(page.body.contains("Healthy: 3 nodes ready, 10 pods"));
     assert!(!page.body.contains("Pods needing attention"), "a healthy cluster shows its counters and nothing else");
     assert!(s.get("/clusters/healthy?range=7d").body.contains("History, last 7 days"));

@@ -4,6 +4,7 @@ pub mod events;
 pub mod nodes;
 pub mod pods;
 pub mod pvcs;
+pub mod quantity;
 pub mod version;
 pub mod workloads;
 

@@ -17,6 +17,9 @@ pub struct Node {
     pub conditions: Vec<(String, String)>,
     pub unschedulable: bool,
     pub kubelet_version: String,
+    /// `status.allocatable`: CPU in millicores, memory in bytes (None when not reported).
+    pub allocatable_cpu: Option<i64>,
+    pub allocatable_memory: Option<i64>,
 }
 
 /// The conditions that become `node_pressure`, with their `condition` label.
@@ -45,6 +48,8 @@ struct Status {
     #[serde(deserialize_with = "nullable")]
     conditions: Vec<Condition>,
     node_info: Option<NodeInfo>,
+    #[serde(deserialize_with = "nullable")]
+    allocatable: super::quantity::Quantities,
 }
 
 #[derive(Default, Deserialize)]
@@ -88,6 +93,8 @@ impl From<RawNode> for Node {
                 .collect(),
             unschedulable: raw.spec.is_some_and(|s| s.unschedulable),
             kubelet_version: status.node_info.map(|i| i.kubelet_version).unwrap_or_default(),
+            allocatable_cpu: status.allocatable.cpu_millicores(),
+            allocatable_memory: status.allocatable.memory_bytes(),
         }
     }
 }

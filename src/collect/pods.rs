@@ -2,6 +2,7 @@
 
 use serde::Deserialize;
 
+use super::quantity::{ContainerResources, Demand, Quantities, Resources, pod_demand};
 use super::{Meta, nullable};
 
 /// The compact record of a Pod.
@@ -26,6 +27,10 @@ pub struct Pod {
     pub containers: Vec<ContainerState>,
     /// `spec.volumes[].persistentVolumeClaim.claimName`.
     pub claims: Vec<String>,
+    /// `spec.nodeName`: where it is scheduled; empty while it is not.
+    pub node: String,
+    /// What it asks of its node, as the scheduler counts it.
+    pub resources: Resources,
 }
 
 /// One container's status, as far as the health rules need it.
@@ -102,6 +107,29 @@ struct OwnerReference {
 struct Spec {
     #[serde(deserialize_with = "nullable")]
     volumes: Vec<Volume>,
+    #[serde(deserialize_with = "nullable")]
+    node_name: String,
+    #[serde(deserialize_with = "nullable")]
+    containers: Vec<ContainerSpec>,
+    #[serde(deserialize_with = "nullable")]
+    init_containers: Vec<ContainerSpec>,
+    #[serde(deserialize_with = "nullable")]
+    overhead: Quantities,
+}
+
+/// Of a container's spec, only its resources and whether it is a sidecar.
+#[derive(Default, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+struct ContainerSpec {
+    #[serde(deserialize_with = "nullable")]
+    resources: ContainerResources,
+    restart_policy: Option<String>,
+}
+
+impl ContainerSpec {
+    fn demand(self) -> Demand {
+        Demand { resources: self.resources, restart_always: self.restart_policy.as_deref() == Some("Always") }
+    }
 }
 
 #[derive(Default, Deserialize)]
@@ -225,10 +253,11 @@ impl From<RawPod> for Pod {
             .inspect(|c| restarts += c.restarts)
             .filter(|c| c.waiting.is_some() || !c.ready)
             .collect();
-        let claims = raw
-            .spec
-            .map(|s| s.volumes.into_iter().filter_map(|v| v.persistent_volume_claim).map(|c| c.claim_name).collect())
-            .unwrap_or_default();
+        let spec = raw.spec.unwrap_or_default();
+        let claims = spec.volumes.into_iter().filter_map(|v| v.persistent_volume_claim).map(|c| c.claim_name).collect();
+        let app: Vec<Demand> = spec.containers.into_iter().map(ContainerSpec::demand).collect();
+        let init: Vec<Demand> = spec.init_containers.into_iter().map(ContainerSpec::demand).collect();
+        let resources = pod_demand(&app, &init, &spec.overhead);
         Pod {
             namespace: raw.metadata.meta.namespace,
             name: raw.metadata.meta.name,
@@ -240,6 +269,8 @@ impl From<RawPod> for Pod {
             restarts,
             containers,
             claims,
+            node: spec.node_name,
+            resources,
         }
     }
 }
@@ -287,5 +318,22 @@ mod tests {
         assert_eq!(p.blocked().map(|c| c.name.as_str()).collect::<Vec<_>>(), ["side"]);
         assert_eq!(p.containers[0].last_terminated, Some(("Error".into(), 1)));
         assert!(p.containers[0].init);
+    }
+
+    #[test]
+    fn what_a_pod_asks_of_its_node() {
+        let p = pod(r#"{"metadata":{"name":"p","namespace":"n"},
+            "spec":{"nodeName":"node-a","overhead":{"cpu":"10m","memory":"1Mi"},
+              "initContainers":[{"name":"migrate","resources":{"requests":{"cpu":"1","memory":"64Mi"}}},
+                                {"name":"proxy","restartPolicy":"Always","resources":{"requests":{"cpu":"50m","memory":"32Mi"},"limits":{"memory":"64Mi"}}}],
+              "containers":[{"name":"app","resources":{"requests":{"cpu":"250m","memory":"256Mi"},"limits":{"cpu":"500m","memory":"512Mi"}}},
+                            {"name":"plain"}]}}"#);
+        assert_eq!(p.node, "node-a");
+        // CPU: the migration (1 core, before the sidecar starts) beats app + sidecar (300m).
+        assert_eq!(p.resources.cpu_requests, 1010);
+        // Memory: app + sidecar (288Mi) beats the migration (64Mi).
+        assert_eq!(p.resources.memory_requests, (288 + 1) * 1024 * 1024);
+        assert_eq!(p.resources.cpu_limits, 510);
+        assert_eq!(p.resources.memory_limits, (576 + 1) * 1024 * 1024);
     }
 }

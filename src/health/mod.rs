@@ -9,6 +9,7 @@ use jiff::{SignedDuration, Timestamp};
 use serde::Serialize;
 
 use crate::collect::nodes::PRESSURE_CONDITIONS;
+use crate::collect::quantity::Resources;
 use crate::collect::{Event, Pod, Snapshot, WorkloadKind};
 use why::{clean_line, exit_code_meaning};
 
@@ -68,6 +69,32 @@ pub struct NodeHealth {
     pub unschedulable: bool,
     pub kubelet_version: String,
     pub why: Vec<String>,
+    /// `status.allocatable`: millicores and bytes.
+    pub allocatable_cpu: Option<i64>,
+    pub allocatable_memory: Option<i64>,
+    /// The requests and limits of its pods that are neither Succeeded nor Failed.
+    #[serde(serialize_with = "resources_map")]
+    pub requested: Resources,
+}
+
+/// Requests and limits as `{"cpu_requests_cores": 0.25, …, "memory_limits_bytes": …}`.
+fn resources_map<S: serde::Serializer>(r: &Resources, s: S) -> Result<S::Ok, S::Error> {
+    use serde::ser::SerializeMap;
+    let mut m = s.serialize_map(Some(4))?;
+    m.serialize_entry("cpu_requests_cores", &(r.cpu_requests as f64 / 1000.0))?;
+    m.serialize_entry("cpu_limits_cores", &(r.cpu_limits as f64 / 1000.0))?;
+    m.serialize_entry("memory_requests_bytes", &r.memory_requests)?;
+    m.serialize_entry("memory_limits_bytes", &r.memory_limits)?;
+    m.end()
+}
+
+impl NodeHealth {
+    /// Limits past allocatable, in CPU or memory: the node promises more than it has.
+    pub fn overcommitted(&self) -> bool {
+        let over = |used: i64, total: Option<i64>| total.is_some_and(|t| t > 0 && used > t);
+        over(self.requested.cpu_limits, self.allocatable_cpu)
+            || over(self.requested.memory_limits, self.allocatable_memory)
+    }
 }
 
 /// `[("memory", false)]` as `{"memory": false}`.
@@ -225,6 +252,12 @@ pub fn assess(mut s: Snapshot) -> Health {
             claim_users.entry((p.namespace.clone(), claim.clone())).or_default().push(p.name.clone());
         }
     }
+    // What the non-terminated pods on each node ask of it (Succeeded pods are not here).
+    let mut demand: HashMap<&str, Resources> = HashMap::new();
+    for p in s.pods.iter().filter(|p| p.phase != "Failed" && !p.node.is_empty()) {
+        demand.entry(p.node.as_str()).or_default().add(p.resources);
+    }
+    let demand: HashMap<String, Resources> = demand.into_iter().map(|(k, v)| (k.to_string(), v)).collect();
     let raw_pods = std::mem::take(&mut s.pods);
     let s = &s;
     let events = EventIndex::new(&s.events);
@@ -266,6 +299,9 @@ pub fn assess(mut s: Snapshot) -> Health {
                     unschedulable: n.unschedulable,
                     kubelet_version: n.kubelet_version.clone(),
                     why,
+                    allocatable_cpu: n.allocatable_cpu,
+                    allocatable_memory: n.allocatable_memory,
+                    requested: demand.get(&n.name).copied().unwrap_or_default(),
                 }
             })
             .collect();
@@ -530,6 +566,8 @@ mod tests {
             restarts: 0,
             containers: vec![],
             claims: vec![],
+            node: String::new(),
+            resources: Resources::default(),
         }
     }
 
@@ -570,6 +608,8 @@ mod tests {
                 conditions: vec![],
                 unschedulable: false,
                 kubelet_version: "v1".into(),
+                allocatable_cpu: Some(2000),
+                allocatable_memory: Some(1 << 30),
             }],
             pods: vec![pod("a", "p", "Running")],
             pvcs: vec![Pvc { namespace: "a".into(), name: "wffc".into(), phase: "Pending".into() }],
@@ -579,5 +619,46 @@ mod tests {
         assert!(!h.pvcs[0].stuck);
         assert_eq!(h.summary(), "Healthy: 1 node ready, 1 pod");
         assert_eq!(h.severity(), Severity::Ok);
+    }
+
+    #[test]
+    fn each_node_sums_what_its_live_pods_ask() {
+        let node = |name: &str| Node {
+            name: name.into(),
+            ready: Some("True".into()),
+            ready_detail: None,
+            conditions: vec![],
+            unschedulable: false,
+            kubelet_version: "v1".into(),
+            allocatable_cpu: Some(1000),
+            allocatable_memory: Some(1 << 30),
+        };
+        let on = |name: &str, phase: &str, node: &str, cpu: i64, cpu_limit: i64| {
+            let mut p = pod("a", name, phase);
+            p.node = node.into();
+            p.resources =
+                Resources { cpu_requests: cpu, cpu_limits: cpu_limit, memory_requests: 1 << 20, memory_limits: 0 };
+            p
+        };
+        let s = Snapshot {
+            nodes: vec![node("n1"), node("n2")],
+            pods: vec![
+                on("p1", "Running", "n1", 300, 800),
+                on("p2", "Pending", "n1", 200, 400),
+                on("gone", "Failed", "n1", 5000, 5000),
+                on("waiting", "Pending", "", 700, 0),
+            ],
+            ..Default::default()
+        };
+        let h = assess(s);
+        let n1 = &h.nodes[0];
+        assert_eq!(
+            n1.requested,
+            Resources { cpu_requests: 500, cpu_limits: 1200, memory_requests: 2 << 20, memory_limits: 0 },
+            "a Failed pod and an unscheduled one ask nothing of the node"
+        );
+        assert!(n1.overcommitted(), "1.2 cores of limits on 1 allocatable");
+        assert_eq!(h.nodes[1].requested, Resources::default());
+        assert!(!h.nodes[1].overcommitted());
     }
 }

@@ -127,6 +127,50 @@ pub(super) const NODES: &[Generator<NodeHealth>] = &[
             out.push(Sample::new(vec![("node", n.name.clone()), ("kubelet_version", n.kubelet_version.clone())], 1.0))
         },
     },
+    Generator {
+        name: "node_cpu_requests_cores",
+        help: "CPU requested by the node's pods that are neither Succeeded nor Failed, counted as the scheduler does (init containers, sidecars, overhead), in cores.",
+        kind: Kind::Gauge,
+        samples: |n, out| out.push(Sample::new(node(n), n.requested.cpu_requests as f64 / 1000.0)),
+    },
+    Generator {
+        name: "node_cpu_limits_cores",
+        help: "CPU limits of the node's pods that are neither Succeeded nor Failed, in cores (a container without a limit adds nothing).",
+        kind: Kind::Gauge,
+        samples: |n, out| out.push(Sample::new(node(n), n.requested.cpu_limits as f64 / 1000.0)),
+    },
+    Generator {
+        name: "node_cpu_allocatable_cores",
+        help: "The node's allocatable CPU (status.allocatable), in cores.",
+        kind: Kind::Gauge,
+        samples: |n, out| {
+            if let Some(cpu) = n.allocatable_cpu {
+                out.push(Sample::new(node(n), cpu as f64 / 1000.0));
+            }
+        },
+    },
+    Generator {
+        name: "node_memory_requests_bytes",
+        help: "Memory requested by the node's pods that are neither Succeeded nor Failed, counted as the scheduler does, in bytes.",
+        kind: Kind::Gauge,
+        samples: |n, out| out.push(Sample::new(node(n), n.requested.memory_requests as f64)),
+    },
+    Generator {
+        name: "node_memory_limits_bytes",
+        help: "Memory limits of the node's pods that are neither Succeeded nor Failed, in bytes (a container without a limit adds nothing).",
+        kind: Kind::Gauge,
+        samples: |n, out| out.push(Sample::new(node(n), n.requested.memory_limits as f64)),
+    },
+    Generator {
+        name: "node_memory_allocatable_bytes",
+        help: "The node's allocatable memory (status.allocatable), in bytes.",
+        kind: Kind::Gauge,
+        samples: |n, out| {
+            if let Some(memory) = n.allocatable_memory {
+                out.push(Sample::new(node(n), memory as f64));
+            }
+        },
+    },
 ];
 
 fn pod(p: &PodHealth) -> Vec<(&'static str, String)> {

@@ -49,6 +49,9 @@ fn node(name: &str, ready: bool) -> NodeHealth {
         unschedulable: false,
         kubelet_version: "v1".into(),
         why: vec![],
+        allocatable_cpu: None,
+        allocatable_memory: None,
+        requested: Default::default(),
     }
 }
 

@@ -202,9 +202,34 @@ pub fn sparkline(points: &[(i64, i64)], from: i64, to: i64) -> String {
     )
 }
 
+/// A bar of `used` against `total`: filled to the share (red past 100%), with the percentage
+/// as its accessible name.
+pub fn usage_bar(what: &str, used: f64, total: f64) -> String {
+    let (w, h) = (120.0, 10.0);
+    let share = if total > 0.0 { used / total } else { 0.0 };
+    let fill = if share > 1.0 { "#cf222e" } else { "#0969da" };
+    let label = format!("{what}: {:.0}% of allocatable", share * 100.0);
+    format!(
+        "<svg viewBox=\"0 0 {w} {h}\" width=\"{w}\" height=\"{h}\" role=\"img\" aria-label=\"{label}\" xmlns=\"http://www.w3.org/2000/svg\">\
+         <title>{label}</title><rect width=\"{w}\" height=\"{h}\" fill=\"#eaeef2\"/>\
+         <rect width=\"{:.1}\" height=\"{h}\" fill=\"{fill}\"/></svg>",
+        (share.clamp(0.0, 1.0) * w)
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn usage_bars_fill_to_the_share_and_turn_red_past_the_whole() {
+        let half = usage_bar("CPU requests", 1.0, 2.0);
+        assert!(half.contains("<rect width=\"60.0\" height=\"10\" fill=\"#0969da\"/>"), "{half}");
+        assert!(half.contains("CPU requests: 50% of allocatable"));
+        let over = usage_bar("memory limits", 3.0, 2.0);
+        assert!(over.contains("<rect width=\"120.0\" height=\"10\" fill=\"#cf222e\"/>"), "{over}");
+        assert!(over.contains("150% of allocatable"));
+    }
 
     #[test]
     fn axes_are_rounded_and_labels_escaped() {

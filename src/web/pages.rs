@@ -120,6 +120,9 @@ pub fn cluster(board: &Board, name: &str, query: &str) -> Option<String> {
             problems(&mut body, board, &c, h, now);
         }
     }
+    if let Some(h) = &c.health {
+        capacity(&mut body, h);
+    }
     alerts(&mut body, &c, now);
     history(&mut body, board, &c, now, week);
     Some(page(&format!("{} · DumbMonit", c.name), board.banner.as_deref(), &with_notices(board, body)))
@@ -250,6 +253,65 @@ fn problems(body: &mut String, board: &Board, c: &ClusterView, h: &Health, now: 
             let _ = writeln!(body, "<p class=\"more\">and {} more reasons</p>", h.events_by_reason.len() - top.len());
         }
     }
+}
+
+/// Requests and limits against allocatable, per node: every node of a small cluster; in a large
+/// one, those overcommitted or with 90% or more of a resource requested.
+fn capacity(body: &mut String, h: &Health) {
+    let share = |used: i64, total: Option<i64>| total.filter(|t| *t > 0).map(|t| used as f64 / t as f64);
+    let busy = |n: &NodeHealth| {
+        n.overcommitted()
+            || share(n.requested.cpu_requests, n.allocatable_cpu).is_some_and(|s| s >= 0.9)
+            || share(n.requested.memory_requests, n.allocatable_memory).is_some_and(|s| s >= 0.9)
+    };
+    let mut nodes: Vec<&NodeHealth> = if h.nodes.len() <= ALL_NODES_UP_TO {
+        h.nodes.iter().collect()
+    } else {
+        h.nodes.iter().filter(|n| busy(n)).collect()
+    };
+    if nodes.is_empty() {
+        return;
+    }
+    nodes.sort_by_key(|n| !n.overcommitted());
+    let cell = |what: &str, used: i64, total: Option<i64>, shown: String| match total {
+        Some(t) if t > 0 => format!(
+            "<td>{} {shown} <span class=\"muted\">({:.0}%)</span></td>",
+            charts::usage_bar(what, used as f64, t as f64),
+            used as f64 / t as f64 * 100.0
+        ),
+        _ => format!("<td>{shown} <span class=\"muted\">(allocatable unknown)</span></td>"),
+    };
+    let cores = |m: i64| format!("{:.2}", m as f64 / 1000.0);
+    let gib = |b: i64| format!("{:.1} GiB", b as f64 / (1u64 << 30) as f64);
+    let rows: Vec<String> = nodes
+        .iter()
+        .take(MAX_ROWS)
+        .map(|n| {
+            let r = &n.requested;
+            format!(
+                "<tr><td>{}</td>{}{}{}{}<td>{}</td></tr>",
+                esc(&n.name),
+                cell("CPU requests", r.cpu_requests, n.allocatable_cpu, cores(r.cpu_requests)),
+                cell("CPU limits", r.cpu_limits, n.allocatable_cpu, cores(r.cpu_limits)),
+                cell("memory requests", r.memory_requests, n.allocatable_memory, gib(r.memory_requests)),
+                cell("memory limits", r.memory_limits, n.allocatable_memory, gib(r.memory_limits)),
+                if n.overcommitted() { "<span class=\"critical\">limits overcommitted</span>" } else { "–" }
+            )
+        })
+        .collect();
+    let more = (nodes.len() > MAX_ROWS).then(|| format!("and {} more", nodes.len() - MAX_ROWS));
+    let title = if h.nodes.len() <= ALL_NODES_UP_TO {
+        "Requests and limits against allocatable".to_string()
+    } else {
+        format!("Nodes overcommitted or 90% requested ({})", nodes.len())
+    };
+    table(
+        body,
+        &title,
+        &["Node", "CPU requests", "CPU limits", "Memory requests", "Memory limits", "Overcommit"],
+        &rows,
+        more,
+    );
 }
 
 fn alerts(body: &mut String, c: &ClusterView, now: Timestamp) {
