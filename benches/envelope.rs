@@ -138,6 +138,9 @@ fn parse_all(pages: &[(Resource, Vec<String>)]) -> (Duration, Duration) {
                 Resource::DaemonSets => views::<Daemon>(bodies),
                 Resource::PersistentVolumeClaims => views::<Pvc>(bodies),
                 Resource::Events => views::<Event>(bodies),
+                Resource::ApiServices => views::<dumbmonit::collect::optional::ApiService>(bodies),
+                Resource::NodeMetrics | Resource::PodMetrics => views::<dumbmonit::collect::optional::Usage>(bodies),
+                Resource::HorizontalPodAutoscalers => views::<dumbmonit::collect::optional::Hpa>(bodies),
             };
         }
         std::hint::black_box(n);

@@ -44,6 +44,9 @@ pub enum Command {
     Rules,
     /// Watch the configured clusters: rules with durations, persisted state, notifications.
     Serve(ServeArgs),
+    /// CPU and memory used, like kubectl top, from the Metrics API; when it is not available,
+    /// why, and what the pods request and limit instead (exit status 1).
+    Top(TopArgs),
 }
 
 #[derive(Args, Debug)]
@@ -124,6 +127,24 @@ pub struct RbacArgs {
     /// Name of the ServiceAccount, ClusterRole and binding
     #[arg(long, default_value = "dumbmonit")]
     pub name: String,
+    /// Also grant the optional reads: APIServices, the Metrics API (nodes and pods), HPAs
+    #[arg(long)]
+    pub optional: bool,
+}
+
+#[derive(Args, Debug)]
+pub struct TopArgs {
+    /// What to show
+    #[arg(value_enum, default_value = "nodes")]
+    pub what: TopWhat,
+    #[command(flatten)]
+    pub connect: ConnectArgs,
+}
+
+#[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TopWhat {
+    Nodes,
+    Pods,
 }
 
 impl ConnectArgs {
@@ -209,6 +230,42 @@ pub async fn check(
     CheckOutcome { stdout: conn.redactor.clean(&stdout), stderr, exit }
 }
 
+/// `dumbmonit top`: one cycle, then usage from the Metrics API, or why it is not available and
+/// the requests and limits per node instead.
+pub async fn top(connect: &ConnectOptions, cycle_options: &CycleOptions, what: TopWhat) -> CheckOutcome {
+    let conn = match kube::connect(connect).await {
+        Ok(c) => c,
+        Err(e) => {
+            let mut r = Redactor::default();
+            if let Some(t) = &connect.token {
+                r.add(t);
+            }
+            return CheckOutcome {
+                stdout: String::new(),
+                stderr: format!("{}\n", r.clean(&e.to_string())),
+                exit: EXIT_UNKNOWN,
+            };
+        }
+    };
+    let fetcher = match Fetcher::new(&conn, connect.timeout) {
+        Ok(f) => f,
+        Err(e) => {
+            let stderr = format!("{}\n", conn.redactor.clean(&e.to_string()));
+            return CheckOutcome { stdout: String::new(), stderr, exit: EXIT_UNKNOWN };
+        }
+    };
+    let mut cycle = collect::run(&fetcher, cycle_options, jiff::Timestamp::now()).await;
+    let h = match cycle.result.as_mut() {
+        Ok(s) => health::assess(std::mem::take(s)),
+        Err(e) => {
+            let stderr = format!("{}\n", conn.redactor.clean(&e.to_string()));
+            return CheckOutcome { stdout: String::new(), stderr, exit: EXIT_UNKNOWN };
+        }
+    };
+    let (stdout, exit) = crate::report::top::render(&h, what == TopWhat::Pods);
+    CheckOutcome { stdout: conn.redactor.clean(&stdout), stderr: String::new(), exit }
+}
+
 fn replay(args: &ReplayArgs) -> ExitCode {
     let cycles = match crate::replay::read_dir(&args.dir) {
         Ok(c) => c,
@@ -262,7 +319,7 @@ pub fn main() -> ExitCode {
             };
             emit(runtime().block_on(check(&connect, &cycle, args.output, args.record.as_deref())))
         }
-        Command::Rbac(args) => match rbac::manifests(&args.namespace, &args.name) {
+        Command::Rbac(args) => match rbac::manifests(&args.namespace, &args.name, args.optional) {
             Ok(yaml) => {
                 print!("{yaml}");
                 ExitCode::SUCCESS
@@ -278,6 +335,16 @@ pub fn main() -> ExitCode {
         Command::Rules => {
             print!("{}", crate::rules::prometheus::rule_file());
             ExitCode::SUCCESS
+        }
+        Command::Top(args) => {
+            let (connect, cycle) = match args.connect.options() {
+                Ok(o) => o,
+                Err(e) => {
+                    eprintln!("{e}");
+                    return ExitCode::from(EXIT_UNKNOWN);
+                }
+            };
+            emit(runtime().block_on(top(&connect, &cycle, args.what)))
         }
     }
 }

@@ -8,6 +8,17 @@ pub const RULES: [(&str, &[&str]); 2] = [
     ("apps", &["deployments", "statefulsets", "daemonsets"]),
 ];
 
+/// With `--optional`: the optional reads, each for what it brings (never `nodes/proxy`, which
+/// runs commands through the kubelet).
+pub const OPTIONAL_RULES: [(&str, &[&str]); 3] = [
+    // Whether metrics-server and other aggregated APIs answer, and why not.
+    ("apiregistration.k8s.io", &["apiservices"]),
+    // CPU and memory used per node and per pod (what `kubectl top` shows).
+    ("metrics.k8s.io", &["nodes", "pods"]),
+    // Autoscalers that cannot scale.
+    ("autoscaling", &["horizontalpodautoscalers"]),
+];
+
 /// A DNS-1123 label, as namespaces and these object names must be.
 fn check_name(flag: &str, v: &str) -> Result<(), ConfigError> {
     let ok = !v.is_empty()
@@ -25,11 +36,13 @@ fn check_name(flag: &str, v: &str) -> Result<(), ConfigError> {
 }
 
 /// The manifests, as one YAML stream for `kubectl apply -f -`.
-pub fn manifests(namespace: &str, name: &str) -> Result<String, ConfigError> {
+pub fn manifests(namespace: &str, name: &str, optional: bool) -> Result<String, ConfigError> {
     check_name("--namespace", namespace)?;
     check_name("--name", name)?;
+    let extra: &[(&str, &[&str])] = if optional { &OPTIONAL_RULES } else { &[] };
     let rules: String = RULES
         .iter()
+        .chain(extra)
         .map(|(group, resources)| {
             let list = resources.iter().map(|r| format!("\"{r}\"")).collect::<Vec<_>>().join(", ");
             format!("  - apiGroups: [\"{group}\"]\n    resources: [{list}]\n    verbs: [\"get\", \"list\"]\n")
@@ -67,9 +80,9 @@ mod tests {
 
     #[test]
     fn names_are_checked() {
-        assert!(manifests("kube-system", "dumbmonit").is_ok());
-        assert!(manifests("kube-system", "Dumb").is_err());
-        assert!(manifests("a\nb: c", "x").is_err());
-        assert!(manifests("", "x").is_err());
+        assert!(manifests("kube-system", "dumbmonit", false).is_ok());
+        assert!(manifests("kube-system", "Dumb", false).is_err());
+        assert!(manifests("a\nb: c", "x", false).is_err());
+        assert!(manifests("", "x", false).is_err());
     }
 }

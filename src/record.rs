@@ -2,8 +2,11 @@
 //!
 //! `{"time": RFC 3339, "version": <the /version body>, "nodes": <NodeList>, "pods": <PodList>,
 //!   "deployments": …, "statefulsets": …, "daemonsets": …, "persistentvolumeclaims": …,
-//!   "events": <EventList of the Warning events>}`, the Lists as the API server returned them
-//! (pages joined), or `{"time": …, "error": "<message>"}` for a failed cycle.
+//!   "events": <EventList of the Warning events>, "apiservices": …, "node_metrics": …,
+//!   "pod_metrics": …, "hpas": …}`, the Lists as the API server returned them (pages joined), or
+//! `{"time": …, "error": "<message>"}` for a failed cycle. An optional read that was not granted
+//! is recorded as `{"not_granted": true}`, one that failed as `{"error": "<message>"}`, one that
+//! was not asked for (the Metrics API while its APIService is down) is left out.
 
 use std::io::{Read, Write};
 use std::path::Path;
@@ -12,6 +15,7 @@ use jiff::Timestamp;
 use serde::Deserialize;
 use serde_json::value::RawValue;
 
+use crate::collect::optional::{ApiService, Extras, Hpa, Optional, Usage};
 use crate::collect::{Collection, Event, Lists, Node, Pod, Pvc, nullable, version, workloads};
 
 /// One List as the API server returned it.
@@ -22,11 +26,36 @@ pub struct RawList {
     pub items: Vec<Box<RawValue>>,
 }
 
+/// What an optional read returned.
+#[derive(Debug)]
+pub enum OptionalList {
+    Read(RawList),
+    NotGranted,
+    Failed(String),
+}
+
 /// Everything a successful cycle read, as returned.
 #[derive(Debug)]
 pub struct Recording {
     pub version: Box<RawValue>,
     pub lists: Vec<RawList>,
+    pub optional: Vec<(Collection, OptionalList)>,
+}
+
+fn render_list(out: &mut String, list: &RawList) {
+    let (kind, api_version) = list.collection.list_kind();
+    out.push_str(&format!(
+        ",\"{}\":{{\"kind\":\"{kind}\",\"apiVersion\":\"{api_version}\",\"metadata\":{{\"resourceVersion\":{}}},\"items\":[",
+        list.collection.name(),
+        serde_json::to_string(&list.resource_version).expect("a string serializes")
+    ));
+    for (i, item) in list.items.iter().enumerate() {
+        if i > 0 {
+            out.push(',');
+        }
+        out.push_str(item.get());
+    }
+    out.push_str("]}");
 }
 
 /// The text of a recorded cycle: its Lists, or the error of a failed cycle.
@@ -41,19 +70,18 @@ pub fn render(time: Timestamp, outcome: Result<&Recording, &str>) -> String {
             let mut out = String::with_capacity(size + 1024);
             out.push_str(&format!("{{\"time\":{time},\"version\":{}", rec.version.get()));
             for list in &rec.lists {
-                let (kind, api_version) = list.collection.list_kind();
-                out.push_str(&format!(
-                    ",\"{}\":{{\"kind\":\"{kind}\",\"apiVersion\":\"{api_version}\",\"metadata\":{{\"resourceVersion\":{}}},\"items\":[",
-                    list.collection.name(),
-                    serde_json::to_string(&list.resource_version).expect("a string serializes")
-                ));
-                for (i, item) in list.items.iter().enumerate() {
-                    if i > 0 {
-                        out.push(',');
-                    }
-                    out.push_str(item.get());
+                render_list(&mut out, list);
+            }
+            for (c, o) in &rec.optional {
+                match o {
+                    OptionalList::Read(list) => render_list(&mut out, list),
+                    OptionalList::NotGranted => out.push_str(&format!(",\"{}\":{{\"not_granted\":true}}", c.name())),
+                    OptionalList::Failed(m) => out.push_str(&format!(
+                        ",\"{}\":{{\"error\":{}}}",
+                        c.name(),
+                        serde_json::to_string(m).expect("a string serializes")
+                    )),
                 }
-                out.push_str("]}");
             }
             out.push_str("}\n");
             out
@@ -102,6 +130,29 @@ struct File {
     daemonsets: Option<Items<workloads::Daemon>>,
     persistentvolumeclaims: Option<Items<Pvc>>,
     events: Option<Items<Event>>,
+    apiservices: Option<OptionalItems<ApiService>>,
+    node_metrics: Option<OptionalItems<Usage>>,
+    pod_metrics: Option<OptionalItems<Usage>>,
+    hpas: Option<OptionalItems<Hpa>>,
+}
+
+/// A recorded optional read.
+#[derive(Deserialize)]
+#[serde(untagged, bound = "T: serde::de::DeserializeOwned")]
+enum OptionalItems<T> {
+    Failed { error: String },
+    NotGranted { not_granted: bool },
+    Read(Items<T>),
+}
+
+fn optional<T>(recorded: Option<OptionalItems<T>>) -> Optional<Vec<T>> {
+    match recorded {
+        None => Optional::Skipped,
+        Some(OptionalItems::Failed { error }) => Optional::Failed(error),
+        Some(OptionalItems::NotGranted { not_granted: true }) => Optional::NotGranted,
+        Some(OptionalItems::NotGranted { not_granted: false }) => Optional::Skipped,
+        Some(OptionalItems::Read(items)) => Optional::Read(items.items),
+    }
 }
 
 /// A recorded cycle, read back.
@@ -144,6 +195,12 @@ pub fn parse(bytes: &[u8], name: &str) -> Result<Recorded, String> {
         daemonsets: f.daemonsets.ok_or_else(|| missing("daemonsets"))?.items,
         pvcs: f.persistentvolumeclaims.ok_or_else(|| missing("persistentvolumeclaims"))?.items,
         events: f.events.ok_or_else(|| missing("events"))?.items,
+        extras: Extras {
+            apiservices: optional(f.apiservices),
+            node_metrics: optional(f.node_metrics),
+            pod_metrics: optional(f.pod_metrics),
+            hpas: optional(f.hpas),
+        },
     };
     Ok(Recorded { time: f.time, outcome: Ok(lists) })
 }
@@ -177,6 +234,10 @@ mod tests {
                     items: if c == Collection::Nodes { vec![raw(r#"{"metadata":{"name":"n1"}}"#)] } else { vec![] },
                 })
                 .collect(),
+            optional: vec![
+                (Collection::ApiServices, OptionalList::NotGranted),
+                (Collection::Hpas, OptionalList::Failed("The API server answered 500".into())),
+            ],
         };
         let t: Timestamp = "2026-11-30T03:00:00Z".parse().unwrap();
         let text = render(t, Ok(&rec));
@@ -190,6 +251,9 @@ mod tests {
         let lists = read(&path).unwrap().outcome.unwrap();
         assert_eq!(lists.version.git_version, "v1.33.4+k3s1");
         assert_eq!(lists.nodes[0].name, "n1");
+        assert_eq!(lists.extras.apiservices, Optional::NotGranted);
+        assert_eq!(lists.extras.hpas, Optional::Failed("The API server answered 500".into()));
+        assert_eq!(lists.extras.node_metrics, Optional::Skipped, "not recorded: not asked for");
     }
 
     #[test]

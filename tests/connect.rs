@@ -154,12 +154,14 @@ async fn kubeconfig_contexts_and_exec_plugins() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn only_gets_to_the_eight_collections_across_every_output() {
+async fn only_gets_to_the_collections_across_every_output() {
     let h = Harness::start(scenario::trouble(jiff::Timestamp::now())).await;
     for output in ["text", "json", "prometheus"] {
         let r = h.check(&["--output", output]).await;
         assert_eq!(r.code, 2, "{output}");
     }
     h.assert_only_reads();
-    assert_eq!(h.sim.requests().len(), 3 * 8);
+    // The eight collections and the four optional reads (the Metrics API is asked even though
+    // metrics-server is not installed here: only its APIService being down spares the request).
+    assert_eq!(h.sim.requests().len(), 3 * 12);
 }

@@ -15,10 +15,17 @@ pub enum Resource {
     DaemonSets,
     PersistentVolumeClaims,
     Events,
+    /// `apiregistration.k8s.io/v1`: the APIServices (local and aggregated).
+    ApiServices,
+    /// `metrics.k8s.io/v1beta1`, served through the aggregator by metrics-server.
+    NodeMetrics,
+    PodMetrics,
+    /// `autoscaling/v2`.
+    HorizontalPodAutoscalers,
 }
 
 impl Resource {
-    pub const ALL: [Resource; 7] = [
+    pub const ALL: [Resource; 11] = [
         Resource::Nodes,
         Resource::Pods,
         Resource::Deployments,
@@ -26,6 +33,10 @@ impl Resource {
         Resource::DaemonSets,
         Resource::PersistentVolumeClaims,
         Resource::Events,
+        Resource::ApiServices,
+        Resource::NodeMetrics,
+        Resource::PodMetrics,
+        Resource::HorizontalPodAutoscalers,
     ];
 
     /// The plural resource name used in paths and in RBAC.
@@ -38,18 +49,39 @@ impl Resource {
             Resource::DaemonSets => "daemonsets",
             Resource::PersistentVolumeClaims => "persistentvolumeclaims",
             Resource::Events => "events",
+            Resource::ApiServices => "apiservices",
+            Resource::NodeMetrics => "nodes",
+            Resource::PodMetrics => "pods",
+            Resource::HorizontalPodAutoscalers => "horizontalpodautoscalers",
         }
     }
 
     pub fn group(self) -> &'static str {
         match self {
             Resource::Deployments | Resource::StatefulSets | Resource::DaemonSets => "apps",
+            Resource::ApiServices => "apiregistration.k8s.io",
+            Resource::NodeMetrics | Resource::PodMetrics => "metrics.k8s.io",
+            Resource::HorizontalPodAutoscalers => "autoscaling",
             _ => "",
         }
     }
 
     pub fn api_version(self) -> &'static str {
-        if self.group() == "apps" { "apps/v1" } else { "v1" }
+        match self.group() {
+            "apps" => "apps/v1",
+            "apiregistration.k8s.io" => "apiregistration.k8s.io/v1",
+            "metrics.k8s.io" => "metrics.k8s.io/v1beta1",
+            "autoscaling" => "autoscaling/v2",
+            _ => "v1",
+        }
+    }
+
+    /// Where its lists are: `/api/v1/` or `/apis/GROUP/VERSION/`.
+    pub fn prefix(self) -> String {
+        match self.group() {
+            "" => "/api/v1/".to_string(),
+            _ => format!("/apis/{}/", self.api_version()),
+        }
     }
 
     pub fn kind(self) -> &'static str {
@@ -61,11 +93,15 @@ impl Resource {
             Resource::DaemonSets => "DaemonSet",
             Resource::PersistentVolumeClaims => "PersistentVolumeClaim",
             Resource::Events => "Event",
+            Resource::ApiServices => "APIService",
+            Resource::NodeMetrics => "NodeMetrics",
+            Resource::PodMetrics => "PodMetrics",
+            Resource::HorizontalPodAutoscalers => "HorizontalPodAutoscaler",
         }
     }
 
     pub fn namespaced(self) -> bool {
-        self != Resource::Nodes
+        !matches!(self, Resource::Nodes | Resource::ApiServices | Resource::NodeMetrics)
     }
 
     /// `pods`, or `deployments.apps` for a named group, as the API server writes it in messages.
@@ -130,15 +166,15 @@ pub fn route(path: &str) -> Option<Route> {
             return Some(Route::Discovery(doc));
         }
     }
-    let rest = path.strip_prefix("/api/v1/").or_else(|| path.strip_prefix("/apis/apps/v1/"))?;
-    let apps = path.starts_with("/apis/");
-    let parts: Vec<&str> = rest.split('/').collect();
-    let (namespace, plural) = match parts.as_slice() {
-        [plural] => (None, *plural),
-        ["namespaces", ns, plural] if !ns.is_empty() => (Some(ns.to_string()), *plural),
-        _ => return None,
-    };
-    let resource = Resource::ALL.into_iter().find(|r| r.plural() == plural && (r.group() == "apps") == apps)?;
+    let (resource, namespace) = Resource::ALL.into_iter().find_map(|r| {
+        let rest = path.strip_prefix(r.prefix().as_str())?;
+        let parts: Vec<&str> = rest.split('/').collect();
+        match parts.as_slice() {
+            [plural] if *plural == r.plural() => Some((r, None)),
+            ["namespaces", ns, plural] if !ns.is_empty() && *plural == r.plural() => Some((r, Some(ns.to_string()))),
+            _ => None,
+        }
+    })?;
     if namespace.is_some() && !resource.namespaced() {
         return None;
     }

@@ -19,6 +19,12 @@ pub struct Cluster {
     pub daemonsets: Vec<Value>,
     pub pvcs: Vec<Value>,
     pub events: Vec<Value>,
+    /// APIServices; an aggregated one for `metrics.k8s.io` decides how its paths answer: 404
+    /// without it, 503 while it is not Available, the lists below while it is.
+    pub apiservices: Vec<Value>,
+    pub node_metrics: Vec<Value>,
+    pub pod_metrics: Vec<Value>,
+    pub hpas: Vec<Value>,
 }
 
 impl Default for Cluster {
@@ -32,6 +38,10 @@ impl Default for Cluster {
             daemonsets: vec![],
             pvcs: vec![],
             events: vec![],
+            apiservices: vec![],
+            node_metrics: vec![],
+            pod_metrics: vec![],
+            hpas: vec![],
         }
     }
 }
@@ -46,6 +56,10 @@ impl Cluster {
             (Resource::DaemonSets, self.daemonsets),
             (Resource::PersistentVolumeClaims, self.pvcs),
             (Resource::Events, self.events),
+            (Resource::ApiServices, self.apiservices),
+            (Resource::NodeMetrics, self.node_metrics),
+            (Resource::PodMetrics, self.pod_metrics),
+            (Resource::HorizontalPodAutoscalers, self.hpas),
         ]
     }
 }
@@ -908,4 +922,98 @@ impl Event {
         }
         e
     }
+}
+
+// ---------------------------------------------------------------------------------------------
+// The aggregation layer, metrics-server and autoscaling
+
+/// A local APIService (`v1.apps`), always Available.
+pub fn apiservice_local(group: &str, version: &str, now: Timestamp) -> Value {
+    let name = if group.is_empty() { version.to_string() } else { format!("{version}.{group}") };
+    json!({
+        "metadata": {"name": name, "uid": uid(&format!("apiservice/{name}")), "creationTimestamp": ago(now, 60 * 24 * 30), "labels": {"kube-aggregator.kubernetes.io/automanaged": "onstart"}},
+        "spec": {"group": group, "version": version, "groupPriorityMinimum": 17800, "versionPriority": 15},
+        "status": {"conditions": [{"type": "Available", "status": "True", "lastTransitionTime": ago(now, 60 * 24 * 30), "reason": "Local", "message": "Local APIServices are always available"}]}
+    })
+}
+
+/// An aggregated APIService served by `namespace/service`. When not available, its condition
+/// is the one kube-aggregator writes when the discovery check cannot reach the service.
+pub fn apiservice_aggregated(
+    group: &str,
+    version: &str,
+    namespace: &str,
+    service: &str,
+    available: bool,
+    now: Timestamp,
+) -> Value {
+    let name = format!("{version}.{group}");
+    let condition = if available {
+        json!({"type": "Available", "status": "True", "lastTransitionTime": ago(now, 60 * 24), "reason": "Passed", "message": "all checks passed"})
+    } else {
+        json!({"type": "Available", "status": "False", "lastTransitionTime": ago(now, 60 * 24), "reason": "FailedDiscoveryCheck",
+               "message": format!("failing or missing response from https://10.96.0.12:4443/apis/{group}/{version}: Get \"https://10.96.0.12:4443/apis/{group}/{version}\": context deadline exceeded")})
+    };
+    json!({
+        "metadata": {"name": name, "uid": uid(&format!("apiservice/{name}")), "creationTimestamp": ago(now, 60 * 24 * 30),
+                     "labels": {"k8s-app": service}},
+        "spec": {"service": {"namespace": namespace, "name": service, "port": 443}, "group": group, "version": version,
+                 "insecureSkipTLSVerify": true, "groupPriorityMinimum": 100, "versionPriority": 100},
+        "status": {"conditions": [condition]}
+    })
+}
+
+/// A node's usage as metrics-server reports it (`cpu` in nanocores, `memory` in Ki).
+pub fn node_metrics(name: &str, cpu: &str, memory: &str, now: Timestamp) -> Value {
+    json!({
+        "metadata": {"name": name, "creationTimestamp": time(now), "labels": {"kubernetes.io/hostname": name}},
+        "timestamp": time(now - SignedDuration::from_secs(10)),
+        "window": "10.062s",
+        "usage": {"cpu": cpu, "memory": memory}
+    })
+}
+
+/// A pod's usage, per container.
+pub fn pod_metrics(namespace: &str, name: &str, containers: &[(&str, &str, &str)], now: Timestamp) -> Value {
+    json!({
+        "metadata": {"name": name, "namespace": namespace, "creationTimestamp": time(now)},
+        "timestamp": time(now - SignedDuration::from_secs(12)),
+        "window": "15.007s",
+        "containers": containers.iter().map(|(c, cpu, memory)| json!({"name": c, "usage": {"cpu": cpu, "memory": memory}})).collect::<Vec<_>>()
+    })
+}
+
+/// An `autoscaling/v2` HPA on a Deployment. `failing`: the ScalingActive condition is False with
+/// this (reason, message); otherwise it is True.
+#[allow(clippy::too_many_arguments)]
+pub fn hpa(
+    namespace: &str,
+    name: &str,
+    target: &str,
+    min: i64,
+    max: i64,
+    current: i64,
+    failing: Option<(&str, &str)>,
+    now: Timestamp,
+) -> Value {
+    let active = match failing {
+        Some((reason, message)) => {
+            json!({"type": "ScalingActive", "status": "False", "lastTransitionTime": ago(now, 30), "reason": reason, "message": message})
+        }
+        None => {
+            json!({"type": "ScalingActive", "status": "True", "lastTransitionTime": ago(now, 60), "reason": "ValidMetricFound", "message": "the HPA was able to successfully calculate a replica count from cpu resource utilization (percentage of request)"})
+        }
+    };
+    let limited = if current >= max {
+        json!({"type": "ScalingLimited", "status": "True", "lastTransitionTime": ago(now, 20), "reason": "TooManyReplicas", "message": "the desired replica count is more than the maximum replica count"})
+    } else {
+        json!({"type": "ScalingLimited", "status": "False", "lastTransitionTime": ago(now, 60), "reason": "DesiredWithinRange", "message": "the desired count is within the acceptable range"})
+    };
+    json!({
+        "metadata": {"name": name, "namespace": namespace, "uid": uid(&format!("hpa/{namespace}/{name}")), "creationTimestamp": ago(now, 60 * 24 * 3)},
+        "spec": {"scaleTargetRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": target}, "minReplicas": min, "maxReplicas": max,
+                 "metrics": [{"type": "Resource", "resource": {"name": "cpu", "target": {"type": "Utilization", "averageUtilization": 70}}}]},
+        "status": {"currentReplicas": current, "desiredReplicas": current,
+                   "conditions": [{"type": "AbleToScale", "status": "True", "lastTransitionTime": ago(now, 60), "reason": "SucceededGetScale", "message": "the HPA controller was able to get the target's current scale"}, active, limited]}
+    })
 }

@@ -185,7 +185,57 @@ pub fn envelope(pods: usize, now: Timestamp) -> Cluster {
         Resource::DaemonSets => c.daemonsets.extend(items),
         Resource::PersistentVolumeClaims => c.pvcs.extend(items),
         Resource::Events => c.events.extend(items),
+        Resource::ApiServices => c.apiservices.extend(items),
+        Resource::NodeMetrics => c.node_metrics.extend(items),
+        Resource::PodMetrics => c.pod_metrics.extend(items),
+        Resource::HorizontalPodAutoscalers => c.hpas.extend(items),
     });
+    c
+}
+
+/// Adds metrics-server to `c` as the aggregator sees it: the local APIServices, the aggregated
+/// `v1beta1.metrics.k8s.io` (Available, or failing its discovery check as when the control
+/// plane cannot reach the cluster's network), usage for every node and pod when available, and
+/// an HPA on the `web` Deployment of `shop` (unable to scale while the Metrics API is down).
+pub fn with_metrics_server(mut c: Cluster, available: bool, now: Timestamp) -> Cluster {
+    use crate::fixtures::{apiservice_aggregated, apiservice_local, hpa, node_metrics, pod_metrics};
+    for (group, version) in [("", "v1"), ("apps", "v1"), ("autoscaling", "v2"), ("apiregistration.k8s.io", "v1")] {
+        c.apiservices.push(apiservice_local(group, version, now));
+    }
+    c.apiservices.push(apiservice_aggregated(
+        "metrics.k8s.io",
+        "v1beta1",
+        "kube-system",
+        "metrics-server",
+        available,
+        now,
+    ));
+    if available {
+        for (i, n) in c.nodes.iter().enumerate() {
+            let name = n["metadata"]["name"].as_str().unwrap_or_default().to_string();
+            // 250m, 500m, 750m… and 1, 1.5, 2… GiB.
+            c.node_metrics.push(node_metrics(
+                &name,
+                &format!("{}n", (i as u64 + 1) * 250_000_000),
+                &format!("{}Ki", (i as u64 + 2) * 512 * 1024),
+                now,
+            ));
+        }
+        for p in &c.pods {
+            let (ns, name) = (
+                p["metadata"]["namespace"].as_str().unwrap_or_default(),
+                p["metadata"]["name"].as_str().unwrap_or_default(),
+            );
+            if p["status"]["phase"] == "Running" {
+                c.pod_metrics.push(pod_metrics(ns, name, &[("app", "2500000n", "24Mi")], now));
+            }
+        }
+    }
+    let failing = (!available).then_some((
+        "FailedGetResourceMetric",
+        "the HPA was unable to compute the replica count: failed to get cpu utilization: unable to get metrics for resource cpu: unable to fetch metrics from resource metrics API: the server is currently unable to handle the request (get pods.metrics.k8s.io)",
+    ));
+    c.hpas.push(hpa("shop", "web", "web", 2, 10, 2, failing, now));
     c
 }
 

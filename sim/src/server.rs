@@ -404,6 +404,9 @@ fn answer(shared: &Shared, faults: &Faults, path: &str, query: &str) -> Result<A
             return Ok(Arc::new(Page { plain: Bytes::from(body), gzip: Default::default() }));
         }
     }
+    if let Route::List { resource: Resource::NodeMetrics | Resource::PodMetrics, .. } = &route {
+        metrics_api_gate(&shared.store.read().unwrap())?;
+    }
     let store = shared.store.read().unwrap();
     let key = (path.to_string(), query.to_string());
     if let Some(page) = store.pages.lock().unwrap().get(&key) {
@@ -413,7 +416,12 @@ fn answer(shared: &Shared, faults: &Faults, path: &str, query: &str) -> Result<A
         Route::Version => store.version.to_string(),
         Route::Discovery(doc) => api::discovery(doc),
         Route::List { resource, namespace } => {
-            let params = ListParams::from_query(query)?;
+            let mut params = ListParams::from_query(query)?;
+            // metrics-server answers every item at once: it does not page.
+            if matches!(resource, Resource::NodeMetrics | Resource::PodMetrics) {
+                params.limit = None;
+                params.continue_token = None;
+            }
             let empty = Vec::new();
             let objects = store.objects.get(&resource).unwrap_or(&empty);
             api::list_page(resource, objects, namespace.as_deref(), &params, store.resource_version)?
@@ -472,6 +480,23 @@ fn broken(plain: &Bytes, fault: &BodyFault) -> Response<Body> {
         }
     }
     .expect("static headers are valid")
+}
+
+/// How the aggregator answers for `metrics.k8s.io`: 404 when no APIService registers it, 503
+/// while that APIService is not Available (the aggregator cannot reach metrics-server).
+fn metrics_api_gate(store: &Store) -> Result<(), ApiError> {
+    let registered = store
+        .objects
+        .get(&Resource::ApiServices)
+        .and_then(|list| list.iter().find(|o| o.key == "v1beta1.metrics.k8s.io"))
+        .ok_or_else(ApiError::not_found)?;
+    let object: Value = serde_json::from_str(&registered.json).expect("stored objects are JSON");
+    let available = object["status"]["conditions"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .any(|c| c["type"] == "Available" && c["status"] == "True");
+    if available { Ok(()) } else { Err(ApiError::service_unavailable()) }
 }
 
 fn take_expiry(shared: &Shared) -> bool {

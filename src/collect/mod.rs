@@ -2,6 +2,7 @@
 
 pub mod events;
 pub mod nodes;
+pub mod optional;
 pub mod pods;
 pub mod pvcs;
 pub mod quantity;
@@ -19,7 +20,8 @@ use serde_json::value::RawValue;
 use crate::error::ReadError;
 use crate::kube::Fetcher;
 use crate::kube::request::field_selector;
-use crate::record::{RawList, Recording};
+use crate::record::{OptionalList, RawList, Recording};
+use optional::{Extras, Optional};
 
 pub use events::Event;
 pub use nodes::Node;
@@ -38,9 +40,17 @@ pub enum Collection {
     DaemonSets,
     PersistentVolumeClaims,
     Events,
+    // The optional reads (see `optional`): not among the eight.
+    ApiServices,
+    NodeMetrics,
+    PodMetrics,
+    Hpas,
 }
 
 impl Collection {
+    pub const OPTIONAL: [Collection; 4] =
+        [Collection::ApiServices, Collection::NodeMetrics, Collection::PodMetrics, Collection::Hpas];
+
     pub const ALL: [Collection; 8] = [
         Collection::Version,
         Collection::Nodes,
@@ -63,6 +73,10 @@ impl Collection {
             Collection::DaemonSets => "daemonsets",
             Collection::PersistentVolumeClaims => "persistentvolumeclaims",
             Collection::Events => "events",
+            Collection::ApiServices => "apiservices",
+            Collection::NodeMetrics => "node_metrics",
+            Collection::PodMetrics => "pod_metrics",
+            Collection::Hpas => "hpas",
         }
     }
 
@@ -73,6 +87,10 @@ impl Collection {
             Collection::Deployments => "deployments.apps",
             Collection::StatefulSets => "statefulsets.apps",
             Collection::DaemonSets => "daemonsets.apps",
+            Collection::ApiServices => "apiservices.apiregistration.k8s.io",
+            Collection::NodeMetrics => "nodes.metrics.k8s.io",
+            Collection::PodMetrics => "pods.metrics.k8s.io",
+            Collection::Hpas => "horizontalpodautoscalers.autoscaling",
             other => other.name(),
         }
     }
@@ -88,6 +106,10 @@ impl Collection {
             Collection::DaemonSets => ("DaemonSetList", "apps/v1"),
             Collection::PersistentVolumeClaims => ("PersistentVolumeClaimList", "v1"),
             Collection::Events => ("EventList", "v1"),
+            Collection::ApiServices => ("APIServiceList", "apiregistration.k8s.io/v1"),
+            Collection::NodeMetrics => ("NodeMetricsList", "metrics.k8s.io/v1beta1"),
+            Collection::PodMetrics => ("PodMetricsList", "metrics.k8s.io/v1beta1"),
+            Collection::Hpas => ("HorizontalPodAutoscalerList", "autoscaling/v2"),
         }
     }
 
@@ -101,6 +123,10 @@ impl Collection {
             Collection::DaemonSets => "/apis/apps/v1/daemonsets",
             Collection::PersistentVolumeClaims => "/api/v1/persistentvolumeclaims",
             Collection::Events => "/api/v1/events",
+            Collection::ApiServices => "/apis/apiregistration.k8s.io/v1/apiservices",
+            Collection::NodeMetrics => "/apis/metrics.k8s.io/v1beta1/nodes",
+            Collection::PodMetrics => "/apis/metrics.k8s.io/v1beta1/pods",
+            Collection::Hpas => "/apis/autoscaling/v2/horizontalpodautoscalers",
         }
     }
 }
@@ -119,6 +145,8 @@ pub struct Snapshot {
     pub pvcs: Vec<Pvc>,
     /// Warning events.
     pub events: Vec<Event>,
+    /// What the optional reads found.
+    pub extras: optional::Extras,
 }
 
 /// The eight collections as read (live or from a recording), before filtering.
@@ -132,6 +160,7 @@ pub struct Lists {
     pub daemonsets: Vec<workloads::Daemon>,
     pub pvcs: Vec<Pvc>,
     pub events: Vec<Event>,
+    pub extras: optional::Extras,
 }
 
 impl Lists {
@@ -163,7 +192,14 @@ impl Lists {
                     || !(options.ignored(&e.namespace)
                         || e.object_namespace.as_deref().is_some_and(|n| options.ignored(n))))
         });
-        Snapshot { time, version: self.version.git_version, nodes, pods, workloads, pvcs, events }
+        let mut extras = self.extras;
+        if let Optional::Read(pods) = &mut extras.pod_metrics {
+            pods.retain(|p| !options.ignored(&p.namespace));
+        }
+        if let Optional::Read(hpas) = &mut extras.hpas {
+            hpas.retain(|h| !options.ignored(&h.namespace));
+        }
+        Snapshot { time, version: self.version.git_version, nodes, pods, workloads, pvcs, events, extras }
     }
 }
 
@@ -250,7 +286,7 @@ pub async fn run(fetcher: &Fetcher, options: &CycleOptions, now: Timestamp) -> C
     let skip = field_selector(None, &options.ignored_namespaces);
     let skip = skip.as_deref();
     let (f, rec) = (fetcher, options.record);
-    let (version, nodes, pods, deployments, statefulsets, daemonsets, pvcs, events) = tokio::join!(
+    let (version, nodes, pods, deployments, statefulsets, daemonsets, pvcs, events, extras) = tokio::join!(
         timed(Collection::Version, read_version(f, rec)),
         timed(Collection::Nodes, read::<Node>(f, Collection::Nodes, None, rec)),
         timed(Collection::Pods, read::<Pod>(f, Collection::Pods, skip, rec)),
@@ -260,6 +296,7 @@ pub async fn run(fetcher: &Fetcher, options: &CycleOptions, now: Timestamp) -> C
         timed(Collection::PersistentVolumeClaims, read::<Pvc>(f, Collection::PersistentVolumeClaims, skip, rec)),
         // Not filtered by namespace on the server: a Node's events may be recorded in an ignored one.
         timed(Collection::Events, read::<Event>(f, Collection::Events, Some("type=Warning"), rec)),
+        read_optional(f, rec),
     );
     let stats = vec![
         version.0.clone(),
@@ -282,8 +319,9 @@ pub async fn run(fetcher: &Fetcher, options: &CycleOptions, now: Timestamp) -> C
         let daemonsets = kept(daemonsets.1, &mut raw)?;
         let pvcs = kept(pvcs.1, &mut raw)?;
         let events = kept(events.1, &mut raw)?;
-        let lists = Lists { version, nodes, pods, deployments, statefulsets, daemonsets, pvcs, events };
-        let recording = raw_version.map(|version| Recording { version, lists: raw });
+        let (extras, optional) = extras;
+        let lists = Lists { version, nodes, pods, deployments, statefulsets, daemonsets, pvcs, events, extras };
+        let recording = raw_version.map(|version| Recording { version, lists: raw, optional });
         Ok((lists.into_snapshot(now, options), recording))
     })();
     let (result, recording) = match assembled {
@@ -293,8 +331,65 @@ pub async fn run(fetcher: &Fetcher, options: &CycleOptions, now: Timestamp) -> C
     Cycle { time: now, duration: started.elapsed(), stats, result, recording }
 }
 
+/// The optional reads, in parallel with the core's: the APIServices and the HPAs at once, the
+/// Metrics API once its APIService is known not to be down. Also what to record of each.
+async fn read_optional(f: &Fetcher, rec: bool) -> (Extras, Vec<(Collection, OptionalList)>) {
+    let metrics = async {
+        let apiservices = read::<optional::ApiService>(f, Collection::ApiServices, None, rec).await;
+        let down = apiservices.as_ref().is_ok_and(|(list, _)| {
+            list.iter().any(|a| a.name == optional::METRICS_APISERVICE && a.available == Some(false))
+        });
+        let (nodes, pods) = if down {
+            (None, None)
+        } else {
+            let (n, p) = tokio::join!(
+                read::<optional::Usage>(f, Collection::NodeMetrics, None, rec),
+                read::<optional::Usage>(f, Collection::PodMetrics, None, rec)
+            );
+            (Some(n), Some(p))
+        };
+        (apiservices, nodes, pods)
+    };
+    let ((apiservices, nodes, pods), hpas) =
+        tokio::join!(metrics, read::<optional::Hpa>(f, Collection::Hpas, None, rec));
+    let mut recorded = Vec::new();
+    let apiservices = kept_optional(Collection::ApiServices, Some(apiservices), &mut recorded);
+    let node_metrics = kept_optional(Collection::NodeMetrics, nodes, &mut recorded);
+    let pod_metrics = kept_optional(Collection::PodMetrics, pods, &mut recorded);
+    let hpas = kept_optional(Collection::Hpas, Some(hpas), &mut recorded);
+    (Extras { apiservices, node_metrics, pod_metrics, hpas }, recorded)
+}
+
+/// An optional read's outcome (None: not asked for); what to record of it goes to `recorded`
+/// when recording.
+fn kept_optional<T>(
+    c: Collection,
+    read: Option<ReadList<T>>,
+    recorded: &mut Vec<(Collection, OptionalList)>,
+) -> Optional<Vec<T>> {
+    match read {
+        None => Optional::Skipped,
+        Some(Ok((items, raw))) => {
+            recorded.extend(raw.map(|raw| (c, OptionalList::Read(raw))));
+            Optional::Read(items)
+        }
+        Some(Err(e)) => {
+            let outcome = Optional::from_result(Err(e));
+            let shown = match &outcome {
+                Optional::Failed(m) => OptionalList::Failed(m.clone()),
+                _ => OptionalList::NotGranted,
+            };
+            recorded.push((c, shown));
+            outcome
+        }
+    }
+}
+
+/// A List read: its items, and the List as returned when recording.
+type ReadList<T> = Result<(Vec<T>, Option<RawList>), ReadError>;
+
 /// A read's items, its raw List (when recording) set aside in `raw`.
-fn kept<T>(read: Result<(Vec<T>, Option<RawList>), ReadError>, raw: &mut Vec<RawList>) -> Result<Vec<T>, ReadError> {
+fn kept<T>(read: ReadList<T>, raw: &mut Vec<RawList>) -> Result<Vec<T>, ReadError> {
     let (items, list) = read?;
     raw.extend(list);
     Ok(items)

@@ -1,6 +1,7 @@
 //! From what a cycle read to what is wrong and why: the one derivation that the metrics,
 //! the reports and (later) the rules and pages all read from.
 
+pub mod extras;
 pub mod why;
 
 use std::collections::HashMap;
@@ -30,6 +31,8 @@ pub struct Health {
     pub pvcs: Vec<PvcHealth>,
     /// Warning events of the last hour per reason, highest count first (ties: reason ascending).
     pub events_by_reason: Vec<(String, u64)>,
+    /// What the optional reads found.
+    pub extras: extras::ExtrasHealth,
 }
 
 /// The counters, over every object.
@@ -75,6 +78,9 @@ pub struct NodeHealth {
     /// The requests and limits of its pods that are neither Succeeded nor Failed.
     #[serde(serialize_with = "resources_map")]
     pub requested: Resources,
+    /// Used now, from the Metrics API: millicores and bytes (None when it cannot be read).
+    pub usage_cpu: Option<i64>,
+    pub usage_memory: Option<i64>,
 }
 
 /// Requests and limits as `{"cpu_requests_cores": 0.25, …, "memory_limits_bytes": …}`.
@@ -259,10 +265,11 @@ pub fn assess(mut s: Snapshot) -> Health {
     }
     let demand: HashMap<String, Resources> = demand.into_iter().map(|(k, v)| (k.to_string(), v)).collect();
     let raw_pods = std::mem::take(&mut s.pods);
+    let raw_extras = std::mem::take(&mut s.extras);
     let s = &s;
     let events = EventIndex::new(&s.events);
 
-    let nodes: Vec<NodeHealth> =
+    let mut nodes: Vec<NodeHealth> =
         s.nodes
             .iter()
             .map(|n| {
@@ -302,6 +309,8 @@ pub fn assess(mut s: Snapshot) -> Health {
                     allocatable_cpu: n.allocatable_cpu,
                     allocatable_memory: n.allocatable_memory,
                     requested: demand.get(&n.name).copied().unwrap_or_default(),
+                    usage_cpu: None,
+                    usage_memory: None,
                 }
             })
             .collect();
@@ -399,7 +408,8 @@ pub fn assess(mut s: Snapshot) -> Health {
         warning_events,
     };
 
-    Health { time: s.time, version: s.version.clone(), counts, nodes, pods, workloads, pvcs, events_by_reason }
+    let extras = extras::assess(raw_extras, &mut nodes);
+    Health { time: s.time, version: s.version.clone(), counts, nodes, pods, workloads, pvcs, events_by_reason, extras }
 }
 
 fn pod_health(p: Pod, events: &EventIndex) -> PodHealth {
@@ -523,6 +533,7 @@ impl Health {
         let problems = self.problem_pods().len();
         self.pods.truncate(problems);
         self.pods.shrink_to_fit();
+        self.extras.pod_usage = Vec::new();
     }
 
     /// `3 nodes (3 ready), 42 pods (41 running, 1 pending, 0 failed), 12 workloads, 4 claims,

@@ -47,6 +47,8 @@ pub fn cluster_families(h: &Health) -> Vec<Family> {
     apply::<PodHealth>(objects::PODS, pods, &mut out);
     apply(objects::WORKLOADS, h.workloads.iter(), &mut out);
     apply(objects::PVCS, h.pvcs.iter(), &mut out);
+    apply(objects::APISERVICES, h.extras.apiservices.iter().flatten(), &mut out);
+    apply(objects::HPAS, h.extras.hpas.iter().flatten(), &mut out);
     out
 }
 

@@ -2,6 +2,7 @@
 
 use super::exposition::{Kind, Sample};
 use super::{EVENT_REASONS_LIMIT, Generator};
+use crate::health::extras::{ApiServiceHealth, HpaHealth};
 use crate::health::{Health, NodeHealth, PodHealth, PvcHealth, WorkloadHealth};
 
 fn flag(b: bool) -> f64 {
@@ -162,6 +163,26 @@ pub(super) const NODES: &[Generator<NodeHealth>] = &[
         samples: |n, out| out.push(Sample::new(node(n), n.requested.memory_limits as f64)),
     },
     Generator {
+        name: "node_cpu_usage_cores",
+        help: "CPU the node uses now, from the Metrics API (metrics.k8s.io), in cores; absent when that API cannot be read.",
+        kind: Kind::Gauge,
+        samples: |n, out| {
+            if let Some(cpu) = n.usage_cpu {
+                out.push(Sample::new(node(n), cpu as f64 / 1000.0));
+            }
+        },
+    },
+    Generator {
+        name: "node_memory_usage_bytes",
+        help: "Memory the node uses now (working set), from the Metrics API (metrics.k8s.io), in bytes; absent when that API cannot be read.",
+        kind: Kind::Gauge,
+        samples: |n, out| {
+            if let Some(memory) = n.usage_memory {
+                out.push(Sample::new(node(n), memory as f64));
+            }
+        },
+    },
+    Generator {
         name: "node_memory_allocatable_bytes",
         help: "The node's allocatable memory (status.allocatable), in bytes.",
         kind: Kind::Gauge,
@@ -257,5 +278,33 @@ pub(super) const PVCS: &[Generator<PvcHealth>] = &[
         help: "1 when the claim is Bound, else 0.",
         kind: Kind::Gauge,
         samples: |c, out| out.push(Sample::new(pvc(c), flag(c.bound))),
+    },
+];
+
+pub(super) const APISERVICES: &[Generator<ApiServiceHealth>] = &[Generator {
+    name: "apiservice_available",
+    help: "1 when the aggregated APIService's Available condition is True, else 0; `service` is the namespace/name it points to.",
+    kind: Kind::Gauge,
+    samples: |a, out| {
+        out.push(Sample::new(vec![("apiservice", a.name.clone()), ("service", a.service.clone())], flag(a.available)))
+    },
+}];
+
+fn hpa(h: &HpaHealth) -> Vec<(&'static str, String)> {
+    vec![("namespace", h.namespace.clone()), ("hpa", h.name.clone())]
+}
+
+pub(super) const HPAS: &[Generator<HpaHealth>] = &[
+    Generator {
+        name: "hpa_scaling_active",
+        help: "1 when the HorizontalPodAutoscaler's ScalingActive condition is True (it can compute a replica count), else 0.",
+        kind: Kind::Gauge,
+        samples: |h, out| out.push(Sample::new(hpa(h), flag(h.scaling_active))),
+    },
+    Generator {
+        name: "hpa_at_max",
+        help: "1 when the HorizontalPodAutoscaler runs at its maxReplicas and cannot scale out further, else 0.",
+        kind: Kind::Gauge,
+        samples: |h, out| out.push(Sample::new(hpa(h), flag(h.at_max))),
     },
 ];

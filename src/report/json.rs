@@ -26,6 +26,9 @@ struct Document<'a> {
     claims: Option<Vec<&'a PvcHealth>>,
     #[serde(skip_serializing_if = "Option::is_none")]
     warning_events_by_reason: Option<Vec<Reason<'a>>>,
+    /// The optional reads: aggregated APIServices, the Metrics API, HPAs, what is not granted.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    optional: Option<&'a crate::health::extras::ExtrasHealth>,
     collections: Vec<CollectionInfo>,
     error: Option<ErrorInfo>,
 }
@@ -95,6 +98,7 @@ pub fn render(address: &str, cycle: &Cycle, health: Option<&Health>, message: Op
                 warning_events_by_reason: Some(
                     h.events_by_reason.iter().map(|(r, n)| Reason { reason: r, count: *n }).collect(),
                 ),
+                optional: Some(&h.extras),
                 collections,
                 error: None,
             }
@@ -114,6 +118,7 @@ pub fn render(address: &str, cycle: &Cycle, health: Option<&Health>, message: Op
                 workloads: None,
                 claims: None,
                 warning_events_by_reason: None,
+                optional: None,
                 collections,
                 error: Some(ErrorInfo { collection, message }),
             }

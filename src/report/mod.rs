@@ -2,6 +2,7 @@
 
 pub mod json;
 pub mod text;
+pub mod top;
 
 /// `--output`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]

@@ -14,6 +14,7 @@ pub fn render(address: &str, h: &Health) -> String {
     let _ = writeln!(out, "{}", h.summary());
     let version = if h.version.is_empty() { "unknown version" } else { &h.version };
     let _ = writeln!(out, "Cluster {address} ({version}): {}", h.counters());
+    extras(&mut out, h);
     if h.severity() == crate::health::Severity::Ok {
         return out;
     }
@@ -92,6 +93,21 @@ pub fn render(address: &str, h: &Health) -> String {
         }
     }
     out
+}
+
+/// The optional reads' findings: aggregated APIs down, the Metrics API's diagnosis, HPAs that
+/// cannot scale. Nothing when all is well (or not read).
+fn extras(out: &mut String, h: &Health) {
+    let x = &h.extras;
+    for a in x.apiservices.iter().flatten().filter(|a| !a.available) {
+        let _ = writeln!(out, "APIService {} ({}) is not Available: {}: {}", a.name, a.service, a.reason, a.message);
+    }
+    if let crate::health::extras::MetricsApi::Unavailable(d) = &x.metrics_api {
+        let _ = writeln!(out, "{d}");
+    }
+    for a in x.hpas.iter().flatten().filter(|a| !a.scaling_active) {
+        let _ = writeln!(out, "HPA {}/{} cannot scale: {}: {}", a.namespace, a.name, a.reason, a.message);
+    }
 }
 
 /// The first `MAX_ROWS` items as rows, and the line that counts the rest.

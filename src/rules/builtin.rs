@@ -10,8 +10,9 @@ use super::engine::{PodMemory, RuleState, Transition};
 #[path = "tests.rs"]
 mod tests;
 use super::{
-    CRASHLOOP_WINDOW, MONITOR_UNREACHABLE, NODE_NOT_READY, NODE_PRESSURE, Observation, POD_CRASH_LOOPING, POD_PENDING,
-    POD_RESTARTING, PVC_PENDING, RESTART_THRESHOLD, RESTART_WINDOW, UNREACHABLE_AFTER, WORKLOAD_REPLICAS_MISSING,
+    AGGREGATED_API_UNAVAILABLE, CRASHLOOP_WINDOW, HPA_METRICS_UNAVAILABLE, MONITOR_UNREACHABLE, NODE_NOT_READY,
+    NODE_PRESSURE, Observation, POD_CRASH_LOOPING, POD_PENDING, POD_RESTARTING, PVC_PENDING, RESTART_THRESHOLD,
+    RESTART_WINDOW, UNREACHABLE_AFTER, WORKLOAD_REPLICAS_MISSING,
 };
 use crate::health::{Health, PodHealth};
 
@@ -123,8 +124,42 @@ impl RuleState {
                 description: c.why.join("; "),
             });
         }
+        // The optional reads: their rules are evaluated only when their read succeeded, so that
+        // a read that is not granted, or fails, resolves nothing.
+        let apiservices_read = h.extras.apiservices.is_some();
+        for a in h.extras.apiservices.iter().flatten().filter(|a| !a.available) {
+            let why = match (a.reason.as_str(), a.message.as_str()) {
+                ("", "") => "no Available condition".to_string(),
+                (r, "") => r.to_string(),
+                ("", m) => m.to_string(),
+                (r, m) => format!("{r}: {m}"),
+            };
+            obs.push(Observation {
+                rule: &AGGREGATED_API_UNAVAILABLE,
+                labels: labels(&[("apiservice", &a.name), ("service", &a.service)]),
+                summary: format!("APIService {} is not available", a.name),
+                description: format!("{why} (service {})", a.service),
+            });
+        }
+        let hpas_read = h.extras.hpas.is_some();
+        for x in h.extras.hpas.iter().flatten().filter(|x| !x.scaling_active) {
+            obs.push(Observation {
+                rule: &HPA_METRICS_UNAVAILABLE,
+                labels: labels(&[("namespace", &x.namespace), ("hpa", &x.name)]),
+                summary: format!("HPA {}/{} cannot scale: {}", x.namespace, x.name, x.reason),
+                description: x.message.clone(),
+            });
+        }
         self.failures = 0;
-        self.evaluate(now, cluster, obs, |_| true)
+        self.evaluate(now, cluster, obs, |rule| {
+            if rule.alertname == AGGREGATED_API_UNAVAILABLE.alertname {
+                apiservices_read
+            } else if rule.alertname == HPA_METRICS_UNAVAILABLE.alertname {
+                hpas_read
+            } else {
+                true
+            }
+        })
     }
 
     /// Evaluates the unreachable rule alone after a failed cycle: nothing else fires or resolves.

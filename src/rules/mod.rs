@@ -76,7 +76,20 @@ pub const MONITOR_UNREACHABLE: Rule = Rule {
     escalate_after: None,
 };
 
-pub const RULES: [&Rule; 8] = [
+pub const AGGREGATED_API_UNAVAILABLE: Rule = Rule {
+    alertname: "KubernetesAggregatedAPIUnavailable",
+    severity: Severity::Warning,
+    hold: minutes(5),
+    escalate_after: None,
+};
+pub const HPA_METRICS_UNAVAILABLE: Rule = Rule {
+    alertname: "KubernetesHPAMetricsUnavailable",
+    severity: Severity::Notice,
+    hold: minutes(10),
+    escalate_after: None,
+};
+
+pub const RULES: [&Rule; 10] = [
     &NODE_NOT_READY,
     &NODE_PRESSURE,
     &POD_CRASH_LOOPING,
@@ -85,6 +98,8 @@ pub const RULES: [&Rule; 8] = [
     &WORKLOAD_REPLICAS_MISSING,
     &PVC_PENDING,
     &MONITOR_UNREACHABLE,
+    &AGGREGATED_API_UNAVAILABLE,
+    &HPA_METRICS_UNAVAILABLE,
 ];
 
 /// A rule's condition holding for one object at one evaluation.

@@ -2,8 +2,9 @@
 //! metrics, for users whose Prometheus scrapes DumbMonit and whose Alertmanager routes alerts.
 
 use super::{
-    CRASHLOOP_WINDOW, MONITOR_UNREACHABLE, NODE_NOT_READY, NODE_PRESSURE, POD_CRASH_LOOPING, POD_PENDING,
-    POD_RESTARTING, PVC_PENDING, RESTART_THRESHOLD, RESTART_WINDOW, Rule, WORKLOAD_REPLICAS_MISSING,
+    AGGREGATED_API_UNAVAILABLE, CRASHLOOP_WINDOW, HPA_METRICS_UNAVAILABLE, MONITOR_UNREACHABLE, NODE_NOT_READY,
+    NODE_PRESSURE, POD_CRASH_LOOPING, POD_PENDING, POD_RESTARTING, PVC_PENDING, RESTART_THRESHOLD, RESTART_WINDOW,
+    Rule, WORKLOAD_REPLICAS_MISSING,
 };
 
 /// A Prometheus duration: `5m`, `1h`, `70m`.
@@ -113,6 +114,24 @@ fn exports() -> Vec<Export> {
             severity: "warning",
             summary: "Cluster {{ $labels.cluster }} cannot be read",
             description: "DumbMonit could not read the API server in two consecutive cycles.",
+        },
+        // The condition's message is on the cluster page and in the built-in alert; a metric has
+        // no room for it.
+        Export {
+            rule: &AGGREGATED_API_UNAVAILABLE,
+            expr: "dumbmonit_k8s_apiservice_available == 0".into(),
+            hold: AGGREGATED_API_UNAVAILABLE.hold,
+            severity: "warning",
+            summary: "APIService {{ $labels.apiservice }} is not available",
+            description: "The aggregated API {{ $labels.apiservice }} has not been Available for 5 minutes: the API server cannot reach service {{ $labels.service }}. See its condition with kubectl get apiservice {{ $labels.apiservice }} -o yaml.",
+        },
+        Export {
+            rule: &HPA_METRICS_UNAVAILABLE,
+            expr: "dumbmonit_k8s_hpa_scaling_active == 0".into(),
+            hold: HPA_METRICS_UNAVAILABLE.hold,
+            severity: "notice",
+            summary: "HPA {{ $labels.namespace }}/{{ $labels.hpa }} cannot scale",
+            description: "HPA {{ $labels.namespace }}/{{ $labels.hpa }} has not been able to compute a replica count for 10 minutes (its ScalingActive condition is False).",
         },
     ]
 }

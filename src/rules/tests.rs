@@ -3,6 +3,7 @@
 use jiff::{SignedDuration, Timestamp};
 
 use crate::collect::WorkloadKind;
+use crate::health::extras::{ApiServiceHealth, HpaHealth};
 use crate::health::{Counts, Health, NodeHealth, PodHealth, PvcHealth, WorkloadHealth};
 use crate::rules::{RuleState, Severity, Transition, TransitionState};
 
@@ -20,6 +21,7 @@ fn health(minute: i64) -> Health {
         workloads: vec![],
         pvcs: vec![],
         events_by_reason: vec![],
+        extras: Default::default(),
     }
 }
 
@@ -52,6 +54,8 @@ fn node(name: &str, ready: bool) -> NodeHealth {
         allocatable_cpu: None,
         allocatable_memory: None,
         requested: Default::default(),
+        usage_cpu: None,
+        usage_memory: None,
     }
 }
 
@@ -325,4 +329,62 @@ fn alerts_carry_object_labels_and_the_why() {
     assert_eq!(keys, ["alertname", "cluster", "namespace", "pod", "severity", "workload"]);
     assert_eq!(a.active_at, t(0));
     assert_eq!(a.fired_at, Some(t(10)));
+}
+
+fn metrics_apiservice(available: bool) -> ApiServiceHealth {
+    ApiServiceHealth {
+        name: "v1beta1.metrics.k8s.io".into(),
+        service: "kube-system/metrics-server".into(),
+        available,
+        reason: if available { "Passed" } else { "FailedDiscoveryCheck" }.into(),
+        message: if available { "all checks passed" } else { "failing or missing response from https://10.96.0.12:4443/apis/metrics.k8s.io/v1beta1: context deadline exceeded" }.into(),
+    }
+}
+
+#[test]
+fn an_unavailable_aggregated_api_fires_after_five_minutes_and_an_unread_list_resolves_nothing() {
+    // Down from minute 1 to 11; the APIServices cannot be read at minutes 8 and 9 (403, say).
+    let got = timeline(16, |m| {
+        let mut h = health(m);
+        h.extras.apiservices = (!(8..=9).contains(&m)).then(|| vec![metrics_apiservice(!(1..=11).contains(&m))]);
+        Some(h)
+    });
+    assert_eq!(
+        got,
+        [fired("KubernetesAggregatedAPIUnavailable", 6), resolved("KubernetesAggregatedAPIUnavailable", 12)]
+    );
+    let mut state = RuleState::default();
+    let mut h = health(0);
+    h.extras.apiservices = Some(vec![metrics_apiservice(false)]);
+    state.observe(t(0), "lab", &h);
+    let fired = state.observe(t(5), "lab", &h);
+    let a = &fired[0].alert;
+    assert_eq!(a.labels["apiservice"], "v1beta1.metrics.k8s.io");
+    assert_eq!(a.labels["service"], "kube-system/metrics-server");
+    assert_eq!(a.severity, Severity::Warning);
+    assert_eq!(
+        a.description,
+        "FailedDiscoveryCheck: failing or missing response from https://10.96.0.12:4443/apis/metrics.k8s.io/v1beta1: \
+         context deadline exceeded (service kube-system/metrics-server)"
+    );
+}
+
+#[test]
+fn an_hpa_that_cannot_scale_fires_after_ten_minutes() {
+    let hpa = |active: bool| HpaHealth {
+        namespace: "shop".into(),
+        name: "web".into(),
+        scaling_active: active,
+        reason: if active { "ValidMetricFound" } else { "FailedGetResourceMetric" }.into(),
+        message: "unable to fetch metrics from resource metrics API".into(),
+        at_max: false,
+        current_replicas: 2,
+        max_replicas: 10,
+    };
+    let got = timeline(25, |m| {
+        let mut h = health(m);
+        h.extras.hpas = Some(vec![hpa(!(2..=20).contains(&m))]);
+        Some(h)
+    });
+    assert_eq!(got, [fired("KubernetesHPAMetricsUnavailable", 12), resolved("KubernetesHPAMetricsUnavailable", 21)]);
 }

@@ -6,6 +6,7 @@ use jiff::Timestamp;
 
 use super::charts::{self, Series};
 use super::html::{ago, clock, esc, page, path_segment};
+use crate::health::extras::MetricsApi;
 use crate::health::{Health, NodeHealth, plural};
 use crate::serve::{Board, ClusterView};
 
@@ -122,6 +123,7 @@ pub fn cluster(board: &Board, name: &str, query: &str) -> Option<String> {
     }
     if let Some(h) = &c.health {
         capacity(&mut body, h);
+        optional_reads(&mut body, h);
     }
     alerts(&mut body, &c, now);
     history(&mut body, board, &c, now, week);
@@ -255,6 +257,72 @@ fn problems(body: &mut String, board: &Board, c: &ClusterView, h: &Health, now: 
     }
 }
 
+/// What the optional reads say: aggregated APIs down, HPAs that cannot scale, the Metrics API's
+/// diagnosis, and — once — what the service account may not read.
+fn optional_reads(body: &mut String, h: &Health) {
+    let x = &h.extras;
+    let down: Vec<_> = x.apiservices.iter().flatten().filter(|a| !a.available).collect();
+    if !down.is_empty() {
+        let rows: Vec<String> = down
+            .iter()
+            .take(MAX_ROWS)
+            .map(|a| {
+                format!(
+                    "<tr><td>{}</td><td>{}</td><td class=\"critical\">{}</td><td class=\"why\">{}</td></tr>",
+                    esc(&a.name),
+                    esc(&a.service),
+                    esc(if a.reason.is_empty() { "not available" } else { &a.reason }),
+                    esc(&a.message)
+                )
+            })
+            .collect();
+        table(body, "Aggregated APIs not available", &["APIService", "Service", "Reason", "Message"], &rows, None);
+    }
+    match &x.metrics_api {
+        MetricsApi::Unavailable(d) => {
+            let _ = writeln!(body, "<div class=\"error\">{}</div>", esc(d));
+        }
+        MetricsApi::NotInstalled => {
+            let _ = writeln!(body, "<p class=\"muted\">{}</p>", esc(&x.metrics_api.sentence()));
+        }
+        MetricsApi::Available | MetricsApi::NotGranted | MetricsApi::NotRead => {}
+    }
+    let hpas: Vec<_> = x.hpas.iter().flatten().filter(|a| !a.scaling_active || a.at_max).collect();
+    if !hpas.is_empty() {
+        let rows: Vec<String> = hpas
+            .iter()
+            .take(MAX_ROWS)
+            .map(|a| {
+                let state = match (a.scaling_active, a.at_max) {
+                    (false, _) => format!("cannot scale: {}", a.reason),
+                    (true, _) => "at maxReplicas".to_string(),
+                };
+                format!(
+                    "<tr><td>{}/{}</td><td class=\"notice\">{}</td><td>{}/{}</td><td class=\"why\">{}</td></tr>",
+                    esc(&a.namespace),
+                    esc(&a.name),
+                    esc(&state),
+                    a.current_replicas,
+                    a.max_replicas,
+                    esc(&a.message)
+                )
+            })
+            .collect();
+        let more = (hpas.len() > MAX_ROWS).then(|| format!("and {} more", hpas.len() - MAX_ROWS));
+        table(body, &format!("Autoscalers ({})", hpas.len()), &["HPA", "State", "Replicas / max", "Why"], &rows, more);
+    }
+    if !x.not_granted.is_empty() {
+        let _ = writeln!(
+            body,
+            "<p class=\"muted\">Not granted to this service account: {} (optional; <code>dumbmonit rbac --optional</code> adds them).</p>",
+            esc(&x.not_granted.join(", "))
+        );
+    }
+    for f in &x.failed {
+        let _ = writeln!(body, "<p class=\"muted\">Optional read failed: {}</p>", esc(f));
+    }
+}
+
 /// Requests and limits against allocatable, per node: every node of a small cluster; in a large
 /// one, those overcommitted or with 90% or more of a resource requested.
 fn capacity(body: &mut String, h: &Health) {
@@ -273,6 +341,7 @@ fn capacity(body: &mut String, h: &Health) {
         return;
     }
     nodes.sort_by_key(|n| !n.overcommitted());
+    let metrics = h.extras.metrics_available();
     let cell = |what: &str, used: i64, total: Option<i64>, shown: String| match total {
         Some(t) if t > 0 => format!(
             "<td>{} {shown} <span class=\"muted\">({:.0}%)</span></td>",
@@ -288,8 +357,19 @@ fn capacity(body: &mut String, h: &Health) {
         .take(MAX_ROWS)
         .map(|n| {
             let r = &n.requested;
+            let used = match (n.usage_cpu, n.usage_memory) {
+                (Some(c), Some(m)) => {
+                    format!(
+                        "{}{}",
+                        cell("CPU used", c, n.allocatable_cpu, cores(c)),
+                        cell("memory used", m, n.allocatable_memory, gib(m))
+                    )
+                }
+                _ if metrics => "<td>–</td><td>–</td>".to_string(),
+                _ => String::new(),
+            };
             format!(
-                "<tr><td>{}</td>{}{}{}{}<td>{}</td></tr>",
+                "<tr><td>{}</td>{used}{}{}{}{}<td>{}</td></tr>",
                 esc(&n.name),
                 cell("CPU requests", r.cpu_requests, n.allocatable_cpu, cores(r.cpu_requests)),
                 cell("CPU limits", r.cpu_limits, n.allocatable_cpu, cores(r.cpu_limits)),
@@ -305,13 +385,12 @@ fn capacity(body: &mut String, h: &Health) {
     } else {
         format!("Nodes overcommitted or 90% requested ({})", nodes.len())
     };
-    table(
-        body,
-        &title,
-        &["Node", "CPU requests", "CPU limits", "Memory requests", "Memory limits", "Overcommit"],
-        &rows,
-        more,
-    );
+    let mut headers = vec!["Node"];
+    if metrics {
+        headers.extend(["CPU used", "Memory used"]);
+    }
+    headers.extend(["CPU requests", "CPU limits", "Memory requests", "Memory limits", "Overcommit"]);
+    table(body, &title, &headers, &rows, more);
 }
 
 fn alerts(body: &mut String, c: &ClusterView, now: Timestamp) {

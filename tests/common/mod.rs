@@ -38,8 +38,8 @@ impl Drop for Harness {
     }
 }
 
-/// What DumbMonit may read.
-pub const COLLECTION_PATHS: [&str; 8] = [
+/// What DumbMonit may read: the eight collections, then the four optional reads.
+pub const COLLECTION_PATHS: [&str; 12] = [
     "/version",
     "/api/v1/nodes",
     "/api/v1/pods",
@@ -48,6 +48,10 @@ pub const COLLECTION_PATHS: [&str; 8] = [
     "/apis/apps/v1/daemonsets",
     "/api/v1/persistentvolumeclaims",
     "/api/v1/events",
+    "/apis/apiregistration.k8s.io/v1/apiservices",
+    "/apis/metrics.k8s.io/v1beta1/nodes",
+    "/apis/metrics.k8s.io/v1beta1/pods",
+    "/apis/autoscaling/v2/horizontalpodautoscalers",
 ];
 
 /// Every secret the tests handed out: the simulators' tokens, and others registered.

@@ -1,0 +1,260 @@
+//! The optional reads: each needs one permission more than the core's. Without it, or when it
+//! fails, the cycle still succeeds; what the read would have shown is said to be missing, and why.
+//!
+//! - APIServices (`apiregistration.k8s.io`): whether each aggregated API is Available, and why not.
+//! - The Metrics API (`metrics.k8s.io`, served by metrics-server through the aggregator): CPU and
+//!   memory used per node and per pod. Read only when its APIService is not known to be down.
+//! - HorizontalPodAutoscalers (`autoscaling/v2`): whether each can scale.
+
+use serde::Deserialize;
+
+use super::quantity::Quantities;
+use super::{Meta, nullable};
+use crate::error::{ReadError, ReadErrorKind};
+
+/// The APIService that serves the Metrics API.
+pub const METRICS_APISERVICE: &str = "v1beta1.metrics.k8s.io";
+
+/// An optional read's outcome.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub enum Optional<T> {
+    Read(T),
+    /// 403: the service account may not read it.
+    NotGranted,
+    /// Not asked for: the Metrics API's APIService is not Available.
+    #[default]
+    Skipped,
+    /// Another failure, in one line.
+    Failed(String),
+}
+
+impl<T> Optional<T> {
+    pub fn from_result(r: Result<T, ReadError>) -> Optional<T> {
+        match r {
+            Ok(v) => Optional::Read(v),
+            Err(ReadError { kind: ReadErrorKind::Forbidden { .. }, .. }) => Optional::NotGranted,
+            Err(e) => Optional::Failed(e.to_string()),
+        }
+    }
+
+    pub fn read(&self) -> Option<&T> {
+        match self {
+            Optional::Read(v) => Some(v),
+            _ => None,
+        }
+    }
+}
+
+/// What the optional reads found.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Extras {
+    pub apiservices: Optional<Vec<ApiService>>,
+    pub node_metrics: Optional<Vec<Usage>>,
+    pub pod_metrics: Optional<Vec<Usage>>,
+    pub hpas: Optional<Vec<Hpa>>,
+}
+
+/// The compact record of an APIService.
+#[derive(Clone, Debug, PartialEq, Deserialize)]
+#[serde(from = "RawApiService")]
+pub struct ApiService {
+    pub name: String,
+    /// `namespace/name` of `spec.service`: set for an aggregated API, empty for a local one.
+    pub service: String,
+    /// The Available condition: None when the APIService lists none.
+    pub available: Option<bool>,
+    /// That condition's reason and message.
+    pub reason: String,
+    pub message: String,
+}
+
+#[derive(Deserialize)]
+struct RawApiService {
+    #[serde(default)]
+    metadata: Meta,
+    #[serde(default, deserialize_with = "nullable")]
+    spec: ApiServiceSpec,
+    #[serde(default, deserialize_with = "nullable")]
+    status: ConditionsOnly,
+}
+
+#[derive(Default, Deserialize)]
+#[serde(default)]
+struct ApiServiceSpec {
+    service: Option<ServiceRef>,
+}
+
+#[derive(Default, Deserialize)]
+#[serde(default)]
+struct ServiceRef {
+    #[serde(deserialize_with = "nullable")]
+    namespace: String,
+    #[serde(deserialize_with = "nullable")]
+    name: String,
+}
+
+#[derive(Default, Deserialize)]
+#[serde(default)]
+struct ConditionsOnly {
+    #[serde(deserialize_with = "nullable")]
+    conditions: Vec<super::nodes::Condition>,
+}
+
+impl From<RawApiService> for ApiService {
+    fn from(raw: RawApiService) -> ApiService {
+        let available = raw.status.conditions.into_iter().find(|c| c.kind == "Available");
+        ApiService {
+            name: raw.metadata.name,
+            service: raw.spec.service.map(|s| format!("{}/{}", s.namespace, s.name)).unwrap_or_default(),
+            available: available.as_ref().map(|c| c.status == "True"),
+            reason: available.as_ref().and_then(|c| c.reason.clone()).unwrap_or_default(),
+            message: available.and_then(|c| c.message).unwrap_or_default(),
+        }
+    }
+}
+
+/// CPU (millicores) and memory (bytes) used by a node, or by a pod (its containers summed).
+#[derive(Clone, Debug, PartialEq, Deserialize)]
+#[serde(from = "RawUsage")]
+pub struct Usage {
+    pub namespace: String,
+    pub name: String,
+    pub cpu: i64,
+    pub memory: i64,
+}
+
+#[derive(Deserialize)]
+struct RawUsage {
+    #[serde(default)]
+    metadata: Meta,
+    /// NodeMetrics.
+    #[serde(default, deserialize_with = "nullable")]
+    usage: Quantities,
+    /// PodMetrics.
+    #[serde(default, deserialize_with = "nullable")]
+    containers: Vec<ContainerUsage>,
+}
+
+#[derive(Default, Deserialize)]
+#[serde(default)]
+struct ContainerUsage {
+    #[serde(deserialize_with = "nullable")]
+    usage: Quantities,
+}
+
+impl From<RawUsage> for Usage {
+    fn from(raw: RawUsage) -> Usage {
+        let all = std::iter::once(&raw.usage).chain(raw.containers.iter().map(|c| &c.usage));
+        let (cpu, memory) =
+            all.fold((0, 0), |(c, m), q| (c + q.cpu_millicores().unwrap_or(0), m + q.memory_bytes().unwrap_or(0)));
+        Usage { namespace: raw.metadata.namespace, name: raw.metadata.name, cpu, memory }
+    }
+}
+
+/// The compact record of an HPA.
+#[derive(Clone, Debug, PartialEq, Deserialize)]
+#[serde(from = "RawHpa")]
+pub struct Hpa {
+    pub namespace: String,
+    pub name: String,
+    pub max_replicas: i64,
+    pub current_replicas: i64,
+    /// The ScalingActive condition: (True, reason, message); None when not listed.
+    pub scaling_active: Option<(bool, String, String)>,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct RawHpa {
+    #[serde(default)]
+    metadata: Meta,
+    #[serde(default, deserialize_with = "nullable")]
+    spec: HpaSpec,
+    #[serde(default, deserialize_with = "nullable")]
+    status: HpaStatus,
+}
+
+#[derive(Default, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+struct HpaSpec {
+    #[serde(deserialize_with = "nullable")]
+    max_replicas: i64,
+}
+
+#[derive(Default, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+struct HpaStatus {
+    #[serde(deserialize_with = "nullable")]
+    current_replicas: i64,
+    #[serde(deserialize_with = "nullable")]
+    conditions: Vec<super::nodes::Condition>,
+}
+
+impl From<RawHpa> for Hpa {
+    fn from(raw: RawHpa) -> Hpa {
+        let active = raw.status.conditions.into_iter().find(|c| c.kind == "ScalingActive");
+        Hpa {
+            namespace: raw.metadata.namespace,
+            name: raw.metadata.name,
+            max_replicas: raw.spec.max_replicas,
+            current_replicas: raw.status.current_replicas,
+            scaling_active: active
+                .map(|c| (c.status == "True", c.reason.unwrap_or_default(), c.message.unwrap_or_default())),
+        }
+    }
+}
+
+impl Hpa {
+    /// At `maxReplicas`: it cannot scale out any further.
+    pub fn at_max(&self) -> bool {
+        self.max_replicas > 0 && self.current_replicas >= self.max_replicas
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_aggregated_apiservice_that_fails_its_check() {
+        let a: ApiService = serde_json::from_str(
+            r#"{"metadata":{"name":"v1beta1.metrics.k8s.io"},
+                "spec":{"service":{"namespace":"kube-system","name":"metrics-server","port":443}},
+                "status":{"conditions":[{"type":"Available","status":"False","reason":"FailedDiscoveryCheck",
+                  "message":"failing or missing response from https://10.96.0.12:4443/apis/metrics.k8s.io/v1beta1"}]}}"#,
+        )
+        .unwrap();
+        assert_eq!(a.service, "kube-system/metrics-server");
+        assert_eq!(a.available, Some(false));
+        assert_eq!(a.reason, "FailedDiscoveryCheck");
+        let local: ApiService =
+            serde_json::from_str(r#"{"metadata":{"name":"v1.apps"},"spec":{},"status":null}"#).unwrap();
+        assert_eq!((local.service.as_str(), local.available), ("", None));
+    }
+
+    #[test]
+    fn usage_of_a_node_and_of_a_pod() {
+        let n: Usage =
+            serde_json::from_str(r#"{"metadata":{"name":"n1"},"usage":{"cpu":"250000000n","memory":"1048576Ki"}}"#)
+                .unwrap();
+        assert_eq!((n.cpu, n.memory), (250, 1 << 30));
+        let p: Usage = serde_json::from_str(
+            r#"{"metadata":{"name":"p","namespace":"a"},"containers":[
+                {"name":"app","usage":{"cpu":"2500000n","memory":"24Mi"}},{"name":"side","usage":{"cpu":"1m","memory":"8Mi"}}]}"#,
+        )
+        .unwrap();
+        assert_eq!((p.namespace.as_str(), p.cpu, p.memory), ("a", 4, 32 << 20));
+    }
+
+    #[test]
+    fn an_hpa_that_cannot_get_metrics() {
+        let h: Hpa = serde_json::from_str(
+            r#"{"metadata":{"name":"web","namespace":"shop"},"spec":{"maxReplicas":10},
+                "status":{"currentReplicas":10,"conditions":[{"type":"ScalingActive","status":"False",
+                  "reason":"FailedGetResourceMetric","message":"unable to get metrics"}]}}"#,
+        )
+        .unwrap();
+        assert_eq!(h.scaling_active, Some((false, "FailedGetResourceMetric".into(), "unable to get metrics".into())));
+        assert!(h.at_max());
+    }
+}

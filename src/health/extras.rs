@@ -1,0 +1,210 @@
+//! What the optional reads say: aggregated APIServices, the Metrics API (and why it is not
+//! there), usage per node and pod, HPAs that cannot scale.
+
+use serde::Serialize;
+
+use super::NodeHealth;
+use crate::collect::Collection;
+use crate::collect::optional::{Extras, METRICS_APISERVICE, Optional, Usage};
+
+/// An aggregated APIService (one served by a Service in the cluster).
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct ApiServiceHealth {
+    pub name: String,
+    /// `namespace/name` of the Service it points to.
+    pub service: String,
+    pub available: bool,
+    pub reason: String,
+    pub message: String,
+}
+
+/// An HPA.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct HpaHealth {
+    pub namespace: String,
+    pub name: String,
+    /// The ScalingActive condition is True (an HPA that lists none counts as active).
+    pub scaling_active: bool,
+    pub reason: String,
+    pub message: String,
+    pub at_max: bool,
+    pub current_replicas: i64,
+    pub max_replicas: i64,
+}
+
+/// The optional reads, derived.
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct ExtrasHealth {
+    /// Aggregated APIServices; None when the APIServices were not read.
+    pub apiservices: Option<Vec<ApiServiceHealth>>,
+    /// HPAs; None when they were not read.
+    pub hpas: Option<Vec<HpaHealth>>,
+    /// Whether usage could be read, and if not, why.
+    pub metrics_api: MetricsApi,
+    /// Pods' usage (the ignored namespaces left out), for `dumbmonit top pods`.
+    #[serde(skip)]
+    pub pod_usage: Vec<Usage>,
+    /// The optional reads this service account may not do, each once (`apiservices.apiregistration.k8s.io`…).
+    pub not_granted: Vec<&'static str>,
+    /// Optional reads that failed otherwise, in one line each.
+    pub failed: Vec<String>,
+}
+
+/// The Metrics API, as this cycle found it.
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+#[serde(tag = "state", content = "detail", rename_all = "snake_case")]
+pub enum MetricsApi {
+    Available,
+    /// No APIService registers it: metrics-server is not deployed (a choice, not a fault).
+    NotInstalled,
+    /// The service account may not read it.
+    NotGranted,
+    /// Registered but not answering: `Metrics API not available: …` and what to check.
+    Unavailable(String),
+    /// Not read (a recorded cycle from before these reads).
+    #[default]
+    NotRead,
+}
+
+impl MetricsApi {
+    /// One line for reports and pages.
+    pub fn sentence(&self) -> String {
+        match self {
+            MetricsApi::Available => "Metrics API available".into(),
+            MetricsApi::NotInstalled => format!(
+                "Metrics API not available: it is not installed (no APIService {METRICS_APISERVICE}; metrics-server is not deployed)"
+            ),
+            MetricsApi::NotGranted => format!(
+                "Metrics API not read: the service account may not list {} (`dumbmonit rbac --optional` grants it)",
+                Collection::NodeMetrics.resource()
+            ),
+            MetricsApi::Unavailable(d) => d.clone(),
+            MetricsApi::NotRead => "Metrics API not read".into(),
+        }
+    }
+}
+
+impl ExtrasHealth {
+    /// Whether the Metrics API answered.
+    pub fn metrics_available(&self) -> bool {
+        self.metrics_api == MetricsApi::Available
+    }
+}
+
+/// What to check when the Metrics API's APIService is down.
+fn unavailable_diagnosis(a: &ApiServiceHealth) -> String {
+    let why = match (a.reason.as_str(), a.message.as_str()) {
+        ("", "") => "it has no Available condition".to_string(),
+        (r, "") => r.to_string(),
+        ("", m) => m.to_string(),
+        (r, m) => format!("{r}: {m}"),
+    };
+    let (namespace, service) = a.service.split_once('/').unwrap_or(("", a.service.as_str()));
+    format!(
+        "Metrics API not available: APIService {} is not Available ({why}). It points to service {}: check \
+         that the service has endpoints (kubectl -n {namespace} get endpoints {service}), that its pods are \
+         ready, and that the control plane can reach them: the API server calls them directly, so a control \
+         plane outside the cluster's network (k0smotron, a KubeVirt-nested cluster), a NetworkPolicy or a \
+         firewall stops it.",
+        a.name, a.service
+    )
+}
+
+/// Derives the optional reads, and adds the nodes' usage to `nodes`.
+pub fn assess(extras: Extras, nodes: &mut [NodeHealth]) -> ExtrasHealth {
+    let mut out = ExtrasHealth::default();
+    let mut note = |c: Collection, o: &dyn Fn() -> Option<String>, granted: bool| {
+        if !granted {
+            out.not_granted.push(c.resource());
+        } else if let Some(m) = o() {
+            out.failed.push(m);
+        }
+    };
+    let failed_message = |o: &Optional<Vec<()>>| match o {
+        Optional::Failed(m) => Some(m.clone()),
+        _ => None,
+    };
+    let apiservices_state: Optional<Vec<()>> = shape_of(&extras.apiservices);
+    let hpas_state: Optional<Vec<()>> = shape_of(&extras.hpas);
+    note(Collection::ApiServices, &|| failed_message(&apiservices_state), apiservices_state != Optional::NotGranted);
+    note(Collection::Hpas, &|| failed_message(&hpas_state), hpas_state != Optional::NotGranted);
+
+    let aggregated: Option<Vec<ApiServiceHealth>> = extras.apiservices.read().map(|list| {
+        list.iter()
+            .filter(|a| !a.service.is_empty())
+            .map(|a| ApiServiceHealth {
+                name: a.name.clone(),
+                service: a.service.clone(),
+                available: a.available == Some(true),
+                reason: a.reason.clone(),
+                message: a.message.clone(),
+            })
+            .collect()
+    });
+    let metrics_service = aggregated.as_ref().and_then(|l| l.iter().find(|a| a.name == METRICS_APISERVICE).cloned());
+    let registered = extras.apiservices.read().map(|l| l.iter().any(|a| a.name == METRICS_APISERVICE));
+
+    out.metrics_api = match (&extras.node_metrics, &metrics_service) {
+        (Optional::Read(_), _) => MetricsApi::Available,
+        (_, Some(a)) if !a.available => MetricsApi::Unavailable(unavailable_diagnosis(a)),
+        (Optional::NotGranted, _) => MetricsApi::NotGranted,
+        (Optional::Failed(_), _) if registered == Some(false) => MetricsApi::NotInstalled,
+        (Optional::Failed(m), _) => {
+            let hint = if registered.is_none() {
+                " Grant get and list on apiservices (`dumbmonit rbac --optional`) to see why."
+            } else {
+                ""
+            };
+            MetricsApi::Unavailable(format!("Metrics API not available: {m}.{hint}"))
+        }
+        (Optional::Skipped, _) => MetricsApi::NotRead,
+    };
+    if out.metrics_api == MetricsApi::NotGranted {
+        out.not_granted.push(Collection::NodeMetrics.resource());
+    }
+    if let Optional::NotGranted = extras.pod_metrics {
+        out.not_granted.push(Collection::PodMetrics.resource());
+    }
+
+    if let Optional::Read(usage) = &extras.node_metrics {
+        for n in nodes.iter_mut() {
+            if let Some(u) = usage.iter().find(|u| u.name == n.name) {
+                n.usage_cpu = Some(u.cpu);
+                n.usage_memory = Some(u.memory);
+            }
+        }
+    }
+    if let Optional::Read(pods) = extras.pod_metrics {
+        out.pod_usage = pods;
+    }
+    out.apiservices = aggregated;
+    out.hpas = extras.hpas.read().map(|list| {
+        list.iter()
+            .map(|h| {
+                let (active, reason, message) =
+                    h.scaling_active.clone().unwrap_or((true, String::new(), String::new()));
+                HpaHealth {
+                    namespace: h.namespace.clone(),
+                    name: h.name.clone(),
+                    scaling_active: active,
+                    reason,
+                    message,
+                    at_max: h.at_max(),
+                    current_replicas: h.current_replicas,
+                    max_replicas: h.max_replicas,
+                }
+            })
+            .collect()
+    });
+    out
+}
+
+/// The outcome of a read without its items.
+fn shape_of<T>(o: &Optional<T>) -> Optional<Vec<()>> {
+    match o {
+        Optional::Read(_) => Optional::Read(Vec::new()),
+        Optional::NotGranted => Optional::NotGranted,
+        Optional::Skipped => Optional::Skipped,
+        Optional::Failed(m) => Optional::Failed(m.clone()),
+    }
+}
