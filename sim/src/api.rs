@@ -161,7 +161,15 @@ pub fn route(path: &str) -> Option<Route> {
     if path == "/version" || path == "/version/" {
         return Some(Route::Version);
     }
-    for doc in ["/api", "/apis", "/api/v1", "/apis/apps/v1"] {
+    for doc in [
+        "/api",
+        "/apis",
+        "/api/v1",
+        "/apis/apps/v1",
+        "/apis/apiregistration.k8s.io/v1",
+        "/apis/autoscaling/v2",
+        "/apis/metrics.k8s.io/v1beta1",
+    ] {
         if path.trim_end_matches('/') == doc {
             return Some(Route::Discovery(doc));
         }
@@ -181,8 +189,9 @@ pub fn route(path: &str) -> Option<Route> {
     Some(Route::List { resource, namespace })
 }
 
-/// The discovery documents, as kube-apiserver answers them (legacy, unaggregated form).
-pub fn discovery(doc: &str) -> String {
+/// The discovery documents, as kube-apiserver answers them (legacy, unaggregated form). An
+/// aggregated group is listed only while its APIService is Available, as the aggregator does.
+pub fn discovery(doc: &str, metrics_available: bool) -> String {
     let resources = |group_version: &str, list: &[(Resource, &str)]| {
         let resources: Vec<Value> = list
             .iter()
@@ -192,8 +201,8 @@ pub fn discovery(doc: &str) -> String {
                     "singularName": r.kind().to_lowercase(),
                     "namespaced": r.namespaced(),
                     "kind": r.kind(),
-                    "verbs": ["create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"],
-                    "shortNames": [short],
+                    "verbs": if r.group() == "metrics.k8s.io" { json!(["get", "list"]) } else { json!(["create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"]) },
+                    "shortNames": if short.is_empty() { json!([]) } else { json!([short]) },
                 })
             })
             .collect();
@@ -202,8 +211,21 @@ pub fn discovery(doc: &str) -> String {
     };
     match doc {
         "/api" => json!({"kind": "APIVersions", "versions": ["v1"], "serverAddressByClientCIDRs": [{"clientCIDR": "0.0.0.0/0", "serverAddress": "10.0.0.11:6443"}]}).to_string(),
-        "/apis" => json!({"kind": "APIGroupList", "apiVersion": "v1", "groups": [{"name": "apps", "versions": [{"groupVersion": "apps/v1", "version": "v1"}], "preferredVersion": {"groupVersion": "apps/v1", "version": "v1"}}]}).to_string(),
+        "/apis" => {
+            let group = |name: &str, version: &str| {
+                let gv = format!("{name}/{version}");
+                json!({"name": name, "versions": [{"groupVersion": gv, "version": version}], "preferredVersion": {"groupVersion": gv, "version": version}})
+            };
+            let mut groups = vec![group("apps", "v1"), group("apiregistration.k8s.io", "v1"), group("autoscaling", "v2")];
+            if metrics_available {
+                groups.push(group("metrics.k8s.io", "v1beta1"));
+            }
+            json!({"kind": "APIGroupList", "apiVersion": "v1", "groups": groups}).to_string()
+        }
         "/api/v1" => resources("v1", &[(Resource::Nodes, "no"), (Resource::Pods, "po"), (Resource::PersistentVolumeClaims, "pvc"), (Resource::Events, "ev")]),
+        "/apis/apiregistration.k8s.io/v1" => resources("apiregistration.k8s.io/v1", &[(Resource::ApiServices, "")]),
+        "/apis/autoscaling/v2" => resources("autoscaling/v2", &[(Resource::HorizontalPodAutoscalers, "hpa")]),
+        "/apis/metrics.k8s.io/v1beta1" => resources("metrics.k8s.io/v1beta1", &[(Resource::NodeMetrics, ""), (Resource::PodMetrics, "")]),
         _ => resources("apps/v1", &[(Resource::Deployments, "deploy"), (Resource::StatefulSets, "sts"), (Resource::DaemonSets, "ds")]),
     }
 }
@@ -583,7 +605,7 @@ mod tests {
         assert_eq!(route("/api/v1/namespaces/x/nodes"), None, "nodes are cluster-scoped");
         assert_eq!(route("/api/v1/secrets"), None);
         assert_eq!(route("/apis/apps/v1"), Some(Route::Discovery("/apis/apps/v1")));
-        let v: Value = serde_json::from_str(&discovery("/api/v1")).unwrap();
+        let v: Value = serde_json::from_str(&discovery("/api/v1", false)).unwrap();
         assert_eq!(v["resources"][1]["name"], "pods");
     }
 

@@ -404,7 +404,11 @@ fn answer(shared: &Shared, faults: &Faults, path: &str, query: &str) -> Result<A
             return Ok(Arc::new(Page { plain: Bytes::from(body), gzip: Default::default() }));
         }
     }
-    if let Route::List { resource: Resource::NodeMetrics | Resource::PodMetrics, .. } = &route {
+    if matches!(
+        &route,
+        Route::List { resource: Resource::NodeMetrics | Resource::PodMetrics, .. }
+            | Route::Discovery("/apis/metrics.k8s.io/v1beta1")
+    ) {
         metrics_api_gate(&shared.store.read().unwrap())?;
     }
     let store = shared.store.read().unwrap();
@@ -414,7 +418,7 @@ fn answer(shared: &Shared, faults: &Faults, path: &str, query: &str) -> Result<A
     }
     let body = match route {
         Route::Version => store.version.to_string(),
-        Route::Discovery(doc) => api::discovery(doc),
+        Route::Discovery(doc) => api::discovery(doc, metrics_api_gate(&store).is_ok()),
         Route::List { resource, namespace } => {
             let mut params = ListParams::from_query(query)?;
             // metrics-server answers every item at once: it does not page.

@@ -13,13 +13,11 @@ pub struct Pod {
     pub name: String,
     /// The controller behind the pod (the Deployment for a ReplicaSet's pod); empty for a bare pod.
     pub workload: String,
-    pub phase: String,
+    pub phase: Phase,
     /// The Ready condition is `"True"`.
     pub ready: bool,
-    /// `status.reason` and `status.message` (an eviction, say).
-    pub status_detail: Option<String>,
-    /// The scheduler's message while PodScheduled is False.
-    pub scheduling: Option<String>,
+    /// What a few pods have to say; boxed, so that the many that say nothing cost 8 bytes.
+    pub detail: Option<Box<PodDetail>>,
     /// Sum of `restartCount` over containers and init containers.
     pub restarts: i64,
     /// The containers with something to say: waiting, or not ready (init containers first).
@@ -31,6 +29,66 @@ pub struct Pod {
     pub node: String,
     /// What it asks of its node, as the scheduler counts it.
     pub resources: Resources,
+}
+
+/// `status.phase`, in one byte (its text is one of five words).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Phase {
+    /// No phase given.
+    #[default]
+    None,
+    Pending,
+    Running,
+    Succeeded,
+    Failed,
+    Unknown,
+}
+
+impl Phase {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Phase::None => "",
+            Phase::Pending => "Pending",
+            Phase::Running => "Running",
+            Phase::Succeeded => "Succeeded",
+            Phase::Failed => "Failed",
+            Phase::Unknown => "Unknown",
+        }
+    }
+}
+
+impl From<&str> for Phase {
+    fn from(s: &str) -> Phase {
+        match s {
+            "" => Phase::None,
+            "Pending" => Phase::Pending,
+            "Running" => Phase::Running,
+            "Succeeded" => Phase::Succeeded,
+            "Failed" => Phase::Failed,
+            // Not a phase Kubernetes has: as unknown as it gets.
+            _ => Phase::Unknown,
+        }
+    }
+}
+
+impl PartialEq<&str> for Phase {
+    fn eq(&self, other: &&str) -> bool {
+        self.as_str() == *other
+    }
+}
+
+impl serde::Serialize for Phase {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.as_str())
+    }
+}
+
+/// `status.reason` and `status.message` (an eviction, say), and the scheduler's message while
+/// PodScheduled is False.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct PodDetail {
+    pub status: Option<String>,
+    pub scheduling: Option<String>,
 }
 
 /// One container's status, as far as the health rules need it.
@@ -47,6 +105,14 @@ pub struct ContainerState {
 }
 
 impl Pod {
+    pub fn status_detail(&self) -> Option<&str> {
+        self.detail.as_ref().and_then(|d| d.status.as_deref())
+    }
+
+    pub fn scheduling(&self) -> Option<&str> {
+        self.detail.as_ref().and_then(|d| d.scheduling.as_deref())
+    }
+
     pub fn restarts(&self) -> i64 {
         self.restarts
     }
@@ -262,10 +328,10 @@ impl From<RawPod> for Pod {
             namespace: raw.metadata.meta.namespace,
             name: raw.metadata.meta.name,
             workload,
-            phase: status.phase,
+            phase: Phase::from(status.phase.as_str()),
             ready,
-            status_detail,
-            scheduling,
+            detail: (status_detail.is_some() || scheduling.is_some())
+                .then(|| Box::new(PodDetail { status: status_detail, scheduling })),
             restarts,
             containers,
             claims,
@@ -301,6 +367,7 @@ mod tests {
         assert_eq!(p.workload, "", "an owner that is not the controller does not count");
         let p = pod(r#"{"metadata":{"name":"bare","labels":null,"ownerReferences":null},"spec":null,"status":null}"#);
         assert_eq!((p.workload.as_str(), p.phase.as_str(), p.ready), ("", "", false));
+        assert_eq!(std::mem::size_of::<Phase>(), 1);
     }
 
     #[test]

@@ -125,7 +125,7 @@ pub struct PodHealth {
     pub namespace: String,
     pub name: String,
     pub workload: String,
-    pub phase: String,
+    pub phase: crate::collect::pods::Phase,
     pub ready: bool,
     pub crashlooping: bool,
     pub pending: bool,
@@ -444,7 +444,7 @@ fn pod_health(p: Pod, events: &EventIndex) -> PodHealth {
         push_unique(&mut why, Some(clean_line(&line, WHY_MAX)));
     }
     if failed {
-        push_unique(&mut why, p.status_detail.as_deref().map(|d| clean_line(d, WHY_MAX)));
+        push_unique(&mut why, p.status_detail().map(|d| clean_line(d, WHY_MAX)));
     }
     if not_ready && !crashlooping && blocked.is_empty() {
         let names: Vec<&str> = p.containers.iter().filter(|c| !c.init && !c.ready).map(|c| c.name.as_str()).collect();
@@ -457,7 +457,7 @@ fn pod_health(p: Pod, events: &EventIndex) -> PodHealth {
         push_unique(&mut why, events.why("Pod", &p.namespace, &p.name));
     }
     if pending && events.about("Pod", &p.namespace, &p.name).is_none() {
-        push_unique(&mut why, p.scheduling.as_deref().map(|m| clean_line(&format!("Unschedulable: {m}"), WHY_MAX)));
+        push_unique(&mut why, p.scheduling().map(|m| clean_line(&format!("Unschedulable: {m}"), WHY_MAX)));
     }
     PodHealth {
         restarts: p.restarts(),
@@ -572,8 +572,7 @@ mod tests {
             workload: String::new(),
             phase: phase.into(),
             ready: phase == "Running",
-            status_detail: None,
-            scheduling: None,
+            detail: None,
             restarts: 0,
             containers: vec![],
             claims: vec![],
