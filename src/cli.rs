@@ -176,18 +176,13 @@ pub struct CheckOutcome {
     pub exit: u8,
 }
 
-/// One cycle against the cluster, rendered as asked, and written to `record` when given.
-pub async fn check(
-    connect: &ConnectOptions,
-    cycle_options: &CycleOptions,
-    output: Output,
-    record: Option<&Path>,
-) -> CheckOutcome {
-    let failed = |message: String, redactor: &Redactor| CheckOutcome {
-        stdout: String::new(),
-        stderr: format!("{}\n", redactor.clean(&message)),
-        exit: EXIT_UNKNOWN,
-    };
+/// An outcome that is only an error line, the token taken out.
+fn unreadable(message: &str, redactor: &Redactor) -> CheckOutcome {
+    CheckOutcome { stdout: String::new(), stderr: format!("{}\n", redactor.clean(message)), exit: EXIT_UNKNOWN }
+}
+
+/// The connection and its fetcher, or the outcome that says why there is none.
+async fn connected(connect: &ConnectOptions) -> Result<(kube::Connection, Fetcher), CheckOutcome> {
     let conn = match kube::connect(connect).await {
         Ok(c) => c,
         Err(e) => {
@@ -195,12 +190,25 @@ pub async fn check(
             if let Some(t) = &connect.token {
                 r.add(t);
             }
-            return failed(e.to_string(), &r);
+            return Err(unreadable(&e.to_string(), &r));
         }
     };
-    let fetcher = match Fetcher::new(&conn, connect.timeout) {
-        Ok(f) => f,
-        Err(e) => return failed(e.to_string(), &conn.redactor),
+    match Fetcher::new(&conn, connect.timeout) {
+        Ok(f) => Ok((conn, f)),
+        Err(e) => Err(unreadable(&e.to_string(), &conn.redactor)),
+    }
+}
+
+/// One cycle against the cluster, rendered as asked, and written to `record` when given.
+pub async fn check(
+    connect: &ConnectOptions,
+    cycle_options: &CycleOptions,
+    output: Output,
+    record: Option<&Path>,
+) -> CheckOutcome {
+    let (conn, fetcher) = match connected(connect).await {
+        Ok(c) => c,
+        Err(outcome) => return outcome,
     };
     let options = CycleOptions { record: record.is_some(), ..cycle_options.clone() };
     let mut cycle = collect::run(&fetcher, &options, jiff::Timestamp::now()).await;
@@ -233,34 +241,14 @@ pub async fn check(
 /// `dumbmonit top`: one cycle, then usage from the Metrics API, or why it is not available and
 /// the requests and limits per node instead.
 pub async fn top(connect: &ConnectOptions, cycle_options: &CycleOptions, what: TopWhat) -> CheckOutcome {
-    let conn = match kube::connect(connect).await {
+    let (conn, fetcher) = match connected(connect).await {
         Ok(c) => c,
-        Err(e) => {
-            let mut r = Redactor::default();
-            if let Some(t) = &connect.token {
-                r.add(t);
-            }
-            return CheckOutcome {
-                stdout: String::new(),
-                stderr: format!("{}\n", r.clean(&e.to_string())),
-                exit: EXIT_UNKNOWN,
-            };
-        }
-    };
-    let fetcher = match Fetcher::new(&conn, connect.timeout) {
-        Ok(f) => f,
-        Err(e) => {
-            let stderr = format!("{}\n", conn.redactor.clean(&e.to_string()));
-            return CheckOutcome { stdout: String::new(), stderr, exit: EXIT_UNKNOWN };
-        }
+        Err(outcome) => return outcome,
     };
     let mut cycle = collect::run(&fetcher, cycle_options, jiff::Timestamp::now()).await;
     let h = match cycle.result.as_mut() {
         Ok(s) => health::assess(std::mem::take(s)),
-        Err(e) => {
-            let stderr = format!("{}\n", conn.redactor.clean(&e.to_string()));
-            return CheckOutcome { stdout: String::new(), stderr, exit: EXIT_UNKNOWN };
-        }
+        Err(e) => return unreadable(&e.to_string(), &conn.redactor),
     };
     let (stdout, exit) = crate::report::top::render(&h, what == TopWhat::Pods);
     CheckOutcome { stdout: conn.redactor.clean(&stdout), stderr: String::new(), exit }

@@ -91,14 +91,21 @@ impl ExtrasHealth {
     }
 }
 
+impl ApiServiceHealth {
+    /// `Reason: message` of its Available condition.
+    pub fn why(&self) -> String {
+        match (self.reason.as_str(), self.message.as_str()) {
+            ("", "") => "it has no Available condition".to_string(),
+            (r, "") => r.to_string(),
+            ("", m) => m.to_string(),
+            (r, m) => format!("{r}: {m}"),
+        }
+    }
+}
+
 /// What to check when the Metrics API's APIService is down.
 fn unavailable_diagnosis(a: &ApiServiceHealth) -> String {
-    let why = match (a.reason.as_str(), a.message.as_str()) {
-        ("", "") => "it has no Available condition".to_string(),
-        (r, "") => r.to_string(),
-        ("", m) => m.to_string(),
-        (r, m) => format!("{r}: {m}"),
-    };
+    let why = a.why();
     let (namespace, service) = a.service.split_once('/').unwrap_or(("", a.service.as_str()));
     format!(
         "Metrics API not available: APIService {} is not Available ({why}). It points to service {}: check \
@@ -113,21 +120,15 @@ fn unavailable_diagnosis(a: &ApiServiceHealth) -> String {
 /// Derives the optional reads, and adds the nodes' usage to `nodes`.
 pub fn assess(extras: Extras, nodes: &mut [NodeHealth]) -> ExtrasHealth {
     let mut out = ExtrasHealth::default();
-    let mut note = |c: Collection, o: &dyn Fn() -> Option<String>, granted: bool| {
-        if !granted {
-            out.not_granted.push(c.resource());
-        } else if let Some(m) = o() {
-            out.failed.push(m);
+    for (c, read) in
+        [(Collection::ApiServices, outcome(&extras.apiservices)), (Collection::Hpas, outcome(&extras.hpas))]
+    {
+        match read {
+            Outcome::NotGranted => out.not_granted.push(c.resource()),
+            Outcome::Failed(m) => out.failed.push(m),
+            Outcome::Fine => {}
         }
-    };
-    let failed_message = |o: &Optional<Vec<()>>| match o {
-        Optional::Failed(m) => Some(m.clone()),
-        _ => None,
-    };
-    let apiservices_state: Optional<Vec<()>> = shape_of(&extras.apiservices);
-    let hpas_state: Optional<Vec<()>> = shape_of(&extras.hpas);
-    note(Collection::ApiServices, &|| failed_message(&apiservices_state), apiservices_state != Optional::NotGranted);
-    note(Collection::Hpas, &|| failed_message(&hpas_state), hpas_state != Optional::NotGranted);
+    }
 
     let aggregated: Option<Vec<ApiServiceHealth>> = extras.apiservices.read().map(|list| {
         list.iter()
@@ -199,12 +200,17 @@ pub fn assess(extras: Extras, nodes: &mut [NodeHealth]) -> ExtrasHealth {
     out
 }
 
-/// The outcome of a read without its items.
-fn shape_of<T>(o: &Optional<T>) -> Optional<Vec<()>> {
+/// What an optional read needs said about it.
+enum Outcome {
+    Fine,
+    NotGranted,
+    Failed(String),
+}
+
+fn outcome<T>(o: &Optional<T>) -> Outcome {
     match o {
-        Optional::Read(_) => Optional::Read(Vec::new()),
-        Optional::NotGranted => Optional::NotGranted,
-        Optional::Skipped => Optional::Skipped,
-        Optional::Failed(m) => Optional::Failed(m.clone()),
+        Optional::NotGranted => Outcome::NotGranted,
+        Optional::Failed(m) => Outcome::Failed(m.clone()),
+        Optional::Read(_) | Optional::Skipped => Outcome::Fine,
     }
 }

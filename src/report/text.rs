@@ -100,7 +100,7 @@ pub fn render(address: &str, h: &Health) -> String {
 fn extras(out: &mut String, h: &Health) {
     let x = &h.extras;
     for a in x.apiservices.iter().flatten().filter(|a| !a.available) {
-        let _ = writeln!(out, "APIService {} ({}) is not Available: {}: {}", a.name, a.service, a.reason, a.message);
+        let _ = writeln!(out, "APIService {} ({}) is not Available: {}", a.name, a.service, a.why());
     }
     if let crate::health::extras::MetricsApi::Unavailable(d) = &x.metrics_api {
         let _ = writeln!(out, "{d}");

@@ -128,17 +128,11 @@ impl RuleState {
         // a read that is not granted, or fails, resolves nothing.
         let apiservices_read = h.extras.apiservices.is_some();
         for a in h.extras.apiservices.iter().flatten().filter(|a| !a.available) {
-            let why = match (a.reason.as_str(), a.message.as_str()) {
-                ("", "") => "no Available condition".to_string(),
-                (r, "") => r.to_string(),
-                ("", m) => m.to_string(),
-                (r, m) => format!("{r}: {m}"),
-            };
             obs.push(Observation {
                 rule: &AGGREGATED_API_UNAVAILABLE,
                 labels: labels(&[("apiservice", &a.name), ("service", &a.service)]),
                 summary: format!("APIService {} is not available", a.name),
-                description: format!("{why} (service {})", a.service),
+                description: format!("{} (service {})", a.why(), a.service),
             });
         }
         let hpas_read = h.extras.hpas.is_some();
