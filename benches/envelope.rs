@@ -116,8 +116,11 @@ struct Page<T> {
 }
 
 fn parse_all(pages: &[(Resource, Vec<String>)]) -> (Duration, Duration) {
-    fn views<T: DeserializeOwned>(bodies: &[String]) -> usize {
-        bodies.iter().map(|b| serde_json::from_str::<Page<T>>(b).expect("valid").items.len()).sum()
+    fn views<T: dumbmonit::collect::FromApi>(bodies: &[String]) -> usize {
+        bodies
+            .iter()
+            .map(|b| serde_json::from_str::<Page<dumbmonit::collect::Api<T>>>(b).expect("valid").items.len())
+            .sum()
     }
     let mut best = (Duration::MAX, Duration::MAX);
     for _ in 0..3 {

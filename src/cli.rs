@@ -44,6 +44,9 @@ pub enum Command {
     Rules,
     /// Watch the configured clusters: rules with durations, persisted state, notifications.
     Serve(ServeArgs),
+    /// Read the cluster near it, as serve would, and push each cycle to DumbMonit servers over
+    /// HTTPS (outbound only); cycles are kept while a server is away and delivered in order.
+    Agent(AgentArgs),
     /// CPU and memory used, like kubectl top, from the Metrics API; when it is not available,
     /// why, and what the pods request and limit instead (exit status 1).
     Top(TopArgs),
@@ -93,6 +96,77 @@ pub struct ConnectArgs {
     /// Use the mounted service-account token and CA (when running in a pod)
     #[arg(long)]
     pub in_cluster: bool,
+}
+
+#[derive(Args, Debug)]
+pub struct AgentArgs {
+    /// A DumbMonit server to report to (repeatable: each gets every cycle)
+    #[arg(long = "server", value_name = "URL", required = true)]
+    pub servers: Vec<String>,
+    /// The file holding this cluster's agent token (the server's `agent_token_file`)
+    #[arg(long, value_name = "FILE")]
+    pub agent_token_file: PathBuf,
+    /// The CA that signed the servers' certificates, when not among the system's roots
+    #[arg(long, value_name = "FILE")]
+    pub server_ca_file: Option<PathBuf>,
+    /// The cluster's name on the servers (optional: the token names it too)
+    #[arg(long, value_name = "NAME")]
+    pub cluster: Option<String>,
+    #[command(flatten)]
+    pub connect: ConnectArgs,
+    /// Keep unsent cycles in this directory (default: in memory)
+    #[arg(long, value_name = "DIR")]
+    pub buffer_dir: Option<PathBuf>,
+    /// Drop kept cycles older than this before the newest (24h, 90m, 3600s)
+    #[arg(long, value_name = "DURATION", default_value = "24h")]
+    pub buffer_max_age: String,
+    /// Drop the oldest kept cycles past this size (256MiB, 1GiB, bytes)
+    #[arg(long, value_name = "SIZE", default_value = "256MiB")]
+    pub buffer_max_size: String,
+    /// Serve /healthz and /readyz here (for probes), e.g. 0.0.0.0:8081
+    #[arg(long, value_name = "ADDR")]
+    pub listen: Option<std::net::SocketAddr>,
+}
+
+/// Bytes from `256MiB`, `1GiB`, `500MB`, `4096`.
+fn parse_size(s: &str) -> Result<u64, String> {
+    let s = s.trim();
+    let split = s.find(|c: char| c.is_ascii_alphabetic()).unwrap_or(s.len());
+    let (n, unit) = s.split_at(split);
+    let n: f64 = n.trim().parse().map_err(|_| format!("not a size: {s:?} (write 256MiB, 1GiB or bytes)"))?;
+    let factor: f64 = match unit {
+        "" | "B" => 1.0,
+        "KB" => 1e3,
+        "MB" => 1e6,
+        "GB" => 1e9,
+        "KiB" => 1024.0,
+        "MiB" => 1024.0 * 1024.0,
+        "GiB" => 1024.0 * 1024.0 * 1024.0,
+        _ => return Err(format!("unknown unit in {s:?} (use B, KB, MB, GB, KiB, MiB or GiB)")),
+    };
+    Ok((n * factor) as u64)
+}
+
+impl AgentArgs {
+    pub fn options(&self) -> Result<crate::agent::AgentOptions, ConfigError> {
+        let (connect, cycle) = self.connect.options()?;
+        let age = crate::config::parse_duration(&self.buffer_max_age)
+            .map_err(|e| ConfigError::new(format!("--buffer-max-age: {e}")))?;
+        let max_bytes =
+            parse_size(&self.buffer_max_size).map_err(|e| ConfigError::new(format!("--buffer-max-size: {e}")))?;
+        Ok(crate::agent::AgentOptions {
+            servers: self.servers.clone(),
+            token_file: self.agent_token_file.clone(),
+            server_ca_file: self.server_ca_file.clone(),
+            cluster: self.cluster.clone(),
+            connect,
+            ignored_namespaces: cycle.ignored_namespaces,
+            buffer_dir: self.buffer_dir.clone(),
+            max_age: jiff::SignedDuration::from_secs_f64(age),
+            max_bytes,
+            listen: self.listen,
+        })
+    }
 }
 
 #[derive(Args, Debug)]
@@ -320,6 +394,13 @@ pub fn main() -> ExitCode {
         Command::Demo(args) => crate::demo::main(&args),
         Command::Replay(args) => replay(&args),
         Command::Serve(args) => crate::serve::main(&args.config),
+        Command::Agent(args) => match args.options() {
+            Ok(o) => crate::agent::main(o),
+            Err(e) => {
+                eprintln!("{e}");
+                ExitCode::from(EXIT_UNKNOWN)
+            }
+        },
         Command::Rules => {
             print!("{}", crate::rules::prometheus::rule_file());
             ExitCode::SUCCESS

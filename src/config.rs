@@ -55,7 +55,8 @@ impl<'de> Deserialize<'de> for Seconds {
     }
 }
 
-fn parse_duration(s: &str) -> Result<f64, String> {
+/// Seconds from `10`, `"10s"`, `"5m"`, `"24h"`, `"2d"` or `"500ms"`.
+pub fn parse_duration(s: &str) -> Result<f64, String> {
     let s = s.trim();
     let split = s.find(|c: char| c.is_ascii_alphabetic()).unwrap_or(s.len());
     let (number, unit) = s.split_at(split);
@@ -87,6 +88,16 @@ pub struct Config {
     pub clusters: Vec<ClusterConfig>,
     #[serde(default, rename = "notifier")]
     pub notifiers: Vec<NotifierConfig>,
+    /// Serve over HTTPS (for agents that push across the internet).
+    pub tls: Option<TlsConfig>,
+}
+
+/// `[tls]`: the certificate chain and private key (PEM) that `serve` presents.
+#[derive(Clone, Debug, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TlsConfig {
+    pub cert_file: PathBuf,
+    pub key_file: PathBuf,
 }
 
 #[derive(Clone, Debug, Default, PartialEq, Deserialize)]
@@ -108,6 +119,8 @@ pub struct AuthConfig {
 pub struct ClusterConfig {
     pub name: String,
     pub address: Option<String>,
+    /// The cluster is read by a relay agent, which proves who it is with the token in this file.
+    pub agent_token_file: Option<PathBuf>,
     #[serde(default = "defaults::port")]
     pub port: u16,
     pub token: Option<String>,
@@ -209,10 +222,35 @@ impl Config {
             if !names.insert(c.name.clone()) {
                 return err(format!("{at}: field `name` is used twice"));
             }
-            let modes = [c.address.is_some(), c.kubeconfig.is_some() || c.context.is_some(), c.in_cluster];
+            if c.agent_token_file.is_some() {
+                let direct = [
+                    ("address", c.address.is_some()),
+                    ("token", c.token.is_some()),
+                    ("token_file", c.token_file.is_some()),
+                    ("ca", c.ca.is_some()),
+                    ("ca_file", c.ca_file.is_some()),
+                    ("insecure_skip_tls_verify", c.insecure_skip_tls_verify),
+                    ("kubeconfig", c.kubeconfig.is_some()),
+                    ("context", c.context.is_some()),
+                    ("in_cluster", c.in_cluster),
+                    ("record_dir", c.record_dir.is_some()),
+                ];
+                if let Some((field, _)) = direct.iter().find(|(_, set)| *set) {
+                    return err(format!(
+                        "{at}: field `{field}` does not go with `agent_token_file`: the agent reads the cluster, \
+                         with its own connection settings"
+                    ));
+                }
+            }
+            let modes = [
+                c.address.is_some(),
+                c.kubeconfig.is_some() || c.context.is_some(),
+                c.in_cluster,
+                c.agent_token_file.is_some(),
+            ];
             if modes.iter().filter(|m| **m).count() != 1 {
                 return err(format!(
-                    "{at}: give exactly one of `address`, `kubeconfig`/`context` or `in_cluster = true`"
+                    "{at}: give exactly one of `address`, `kubeconfig`/`context`, `in_cluster = true` or `agent_token_file`"
                 ));
             }
             for (field, v) in
@@ -298,6 +336,32 @@ impl AuthConfig {
 }
 
 impl ClusterConfig {
+    /// The agent's token, read from `agent_token_file` (None for a cluster read directly).
+    pub fn agent_token(&self) -> Option<Result<String, ConfigError>> {
+        let path = self.agent_token_file.as_ref()?;
+        Some(
+            std::fs::read_to_string(path)
+                .map_err(|e| {
+                    ConfigError::new(format!(
+                        "cluster {:?}: field `agent_token_file` {}: {e}",
+                        self.name,
+                        path.display()
+                    ))
+                })
+                .and_then(|t| {
+                    let t = t.trim().to_string();
+                    if t.len() < 16 {
+                        Err(ConfigError::new(format!(
+                            "cluster {:?}: field `agent_token_file`: the token must be at least 16 characters",
+                            self.name
+                        )))
+                    } else {
+                        Ok(t)
+                    }
+                }),
+        )
+    }
+
     pub fn connect_options(&self) -> ConnectOptions {
         ConnectOptions {
             address: self.address.clone(),
@@ -382,6 +446,18 @@ url = "http://127.0.0.1:9093"
             load(&GOOD.replace("address = ", "in_cluster = true\naddress = ")).unwrap_err().contains("exactly one of")
         );
         assert!(load("state_dir = \"/x\"\n").unwrap_err().contains("no [[cluster]]"));
+        assert_eq!(
+            load(&GOOD.replace("ignored_namespaces", "agent_token_file = \"/a\"\nignored_namespaces")).unwrap_err(),
+            "FILE: cluster \"k3s-lab\": field `address` does not go with `agent_token_file`: the agent reads the \
+             cluster, with its own connection settings"
+        );
+        let agent = load(
+            "state_dir = \"/x\"\n[[cluster]]\nname = \"edge\"\nagent_token_file = \"/a\"\ninterval = \"60s\"\n\
+             [tls]\ncert_file = \"/c\"\nkey_file = \"/k\"\n",
+        )
+        .unwrap();
+        assert_eq!(agent.clusters[0].agent_token_file.as_deref(), Some(Path::new("/a")));
+        assert_eq!(agent.tls.unwrap().key_file, Path::new("/k"));
         assert!(load(&format!("{GOOD}type2 = 1\n")).unwrap_err().contains("unknown field `type2`"));
         let with_auth = |a: &str| load(&GOOD.replace("\n[[cluster]]", &format!("\n[auth]\n{a}\n\n[[cluster]]")));
         assert!(with_auth("bearer_token = \"t\"").is_ok());

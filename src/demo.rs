@@ -94,6 +94,7 @@ async fn tour_in(args: &DemoArgs, dir: PathBuf) -> Result<(), String> {
     let cluster = ClusterConfig {
         name: "demo".into(),
         address: Some(url.clone()),
+        agent_token_file: None,
         port: 6443,
         token: None,
         token_file: Some(token_file.clone()),
@@ -115,6 +116,7 @@ async fn tour_in(args: &DemoArgs, dir: PathBuf) -> Result<(), String> {
         auth: AuthConfig::default(),
         clusters: vec![cluster],
         notifiers: Vec::new(),
+        tls: None,
     };
     let pace_s = args.pace;
     let check = format!("dumbmonit check {url} --token-file {} --ca-file {}", token_file.display(), ca_file.display());

@@ -146,6 +146,10 @@ impl Redactor {
         }
     }
 
+    pub fn secrets(&self) -> impl Iterator<Item = &str> {
+        self.secrets.iter().map(String::as_str)
+    }
+
     pub fn clean(&self, text: &str) -> String {
         let mut out = text.to_string();
         for s in &self.secrets {

@@ -6,7 +6,9 @@
 //! - [`metrics`]: the `dumbmonit_k8s_` exposition.
 //! - [`report`]: the text and JSON reports of `check`.
 
+pub mod agent;
 pub mod cli;
+pub mod clock;
 pub mod collect;
 pub mod config;
 pub mod demo;

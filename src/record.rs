@@ -16,7 +16,9 @@ use serde::Deserialize;
 use serde_json::value::RawValue;
 
 use crate::collect::optional::{ApiService, Extras, Hpa, Optional, Usage};
-use crate::collect::{Collection, Event, Lists, Node, Pod, Pvc, nullable, version, workloads};
+use crate::collect::{
+    Api, Collection, Event, FromApi, Lists, Node, Pod, Pvc, nullable, unwrap_api, version, workloads,
+};
 
 /// One List as the API server returned it.
 #[derive(Debug)]
@@ -89,13 +91,28 @@ pub fn render(time: Timestamp, outcome: Result<&Recording, &str>) -> String {
     }
 }
 
+/// Where a file is written before it is renamed into place.
+fn partial(path: &Path) -> std::path::PathBuf {
+    path.with_file_name(format!(
+        ".{}.partial",
+        path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default()
+    ))
+}
+
+/// Writes `bytes` to `path`; the file appears whole or not at all (written aside, synced, then
+/// renamed).
+pub fn write_bytes(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    let tmp = partial(path);
+    let mut file = std::fs::File::create(&tmp)?;
+    file.write_all(bytes)?;
+    file.sync_all()?;
+    std::fs::rename(&tmp, path)
+}
+
 /// Writes a recorded cycle to `path`, gzip-compressed when it ends in `.gz`. The file appears
 /// whole or not at all (written aside, then renamed).
 pub fn write(path: &Path, text: &str) -> std::io::Result<()> {
-    let tmp = path.with_file_name(format!(
-        ".{}.partial",
-        path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default()
-    ));
+    let tmp = partial(path);
     {
         let file = std::fs::File::create(&tmp)?;
         if path.extension().is_some_and(|e| e == "gz") {
@@ -112,10 +129,16 @@ pub fn write(path: &Path, text: &str) -> std::io::Result<()> {
 }
 
 #[derive(Deserialize)]
-#[serde(bound = "T: serde::de::DeserializeOwned")]
+#[serde(bound = "T: FromApi")]
 struct Items<T> {
     #[serde(default, deserialize_with = "nullable")]
-    items: Vec<T>,
+    items: Vec<Api<T>>,
+}
+
+impl<T> Items<T> {
+    fn into_vec(self) -> Vec<T> {
+        unwrap_api(self.items)
+    }
 }
 
 #[derive(Deserialize)]
@@ -138,7 +161,7 @@ struct File {
 
 /// A recorded optional read.
 #[derive(Deserialize)]
-#[serde(untagged, bound = "T: serde::de::DeserializeOwned")]
+#[serde(untagged, bound = "T: FromApi")]
 enum OptionalItems<T> {
     Failed { error: String },
     NotGranted { not_granted: bool },
@@ -151,7 +174,7 @@ fn optional<T>(recorded: Option<OptionalItems<T>>) -> Optional<Vec<T>> {
         Some(OptionalItems::Failed { error }) => Optional::Failed(error),
         Some(OptionalItems::NotGranted { not_granted: true }) => Optional::NotGranted,
         Some(OptionalItems::NotGranted { not_granted: false }) => Optional::Skipped,
-        Some(OptionalItems::Read(items)) => Optional::Read(items.items),
+        Some(OptionalItems::Read(items)) => Optional::Read(items.into_vec()),
     }
 }
 
@@ -188,13 +211,13 @@ pub fn parse(bytes: &[u8], name: &str) -> Result<Recorded, String> {
     let missing = |what: &str| format!("{name}: not a recorded cycle: \"{what}\" is missing");
     let lists = Lists {
         version: f.version.ok_or_else(|| missing("version"))?,
-        nodes: f.nodes.ok_or_else(|| missing("nodes"))?.items,
-        pods: f.pods.ok_or_else(|| missing("pods"))?.items,
-        deployments: f.deployments.ok_or_else(|| missing("deployments"))?.items,
-        statefulsets: f.statefulsets.ok_or_else(|| missing("statefulsets"))?.items,
-        daemonsets: f.daemonsets.ok_or_else(|| missing("daemonsets"))?.items,
-        pvcs: f.persistentvolumeclaims.ok_or_else(|| missing("persistentvolumeclaims"))?.items,
-        events: f.events.ok_or_else(|| missing("events"))?.items,
+        nodes: f.nodes.ok_or_else(|| missing("nodes"))?.into_vec(),
+        pods: f.pods.ok_or_else(|| missing("pods"))?.into_vec(),
+        deployments: f.deployments.ok_or_else(|| missing("deployments"))?.into_vec(),
+        statefulsets: f.statefulsets.ok_or_else(|| missing("statefulsets"))?.into_vec(),
+        daemonsets: f.daemonsets.ok_or_else(|| missing("daemonsets"))?.into_vec(),
+        pvcs: f.persistentvolumeclaims.ok_or_else(|| missing("persistentvolumeclaims"))?.into_vec(),
+        events: f.events.ok_or_else(|| missing("events"))?.into_vec(),
         extras: Extras {
             apiservices: optional(f.apiservices),
             node_metrics: optional(f.node_metrics),

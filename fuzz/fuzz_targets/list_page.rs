@@ -1,18 +1,18 @@
 //! The list-page decoder, with each compact view: any bytes decode or fail with a reason.
 #![no_main]
 
-use dumbmonit::collect::{Node, Pod, Pvc};
+use dumbmonit::collect::{Api, Node, Pod, Pvc};
 use dumbmonit::kube::fetch::decode_page;
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {
-    if let Ok(page) = decode_page::<Pod>(data) {
+    if let Ok(page) = decode_page::<Api<Pod>>(data) {
         for pod in &page.items {
-            let _ = pod.crashlooping();
+            let _ = pod.0.crashlooping();
         }
         let _ = page.continue_token();
     }
-    let _ = decode_page::<Node>(data);
-    let _ = decode_page::<Pvc>(data);
-    let _ = decode_page::<dumbmonit::collect::events::Event>(data);
+    let _ = decode_page::<Api<Node>>(data);
+    let _ = decode_page::<Api<Pvc>>(data);
+    let _ = decode_page::<Api<dumbmonit::collect::events::Event>>(data);
 });

@@ -9,7 +9,7 @@ pub mod api;
 pub mod fixtures;
 pub mod scenario;
 mod server;
-mod tls;
+pub mod tls;
 
 pub use fixtures::Cluster;
 pub use server::{BodyFault, Faults, RequestRecord, Sim, SimOptions};

@@ -189,6 +189,8 @@ struct Shared {
     compress: std::sync::atomic::AtomicBool,
     /// Numbers the pages of `endless_pages`.
     endless: std::sync::atomic::AtomicU64,
+    /// The token accepted instead of the first one, once rotated (the old one is then refused).
+    rotated: Mutex<Option<String>>,
 }
 
 /// A running simulated API server. Dropping it stops it.
@@ -221,6 +223,7 @@ impl Sim {
             bytes_sent: Default::default(),
             compress: std::sync::atomic::AtomicBool::new(true),
             endless: Default::default(),
+            rotated: Mutex::new(None),
         });
         let task = tokio::spawn(accept_loop(listener, acceptor, shared.clone()));
         Ok(Sim { addr, ca_pem: pki.ca_pem, shared, task })
@@ -238,6 +241,11 @@ impl Sim {
     /// The cluster CA, PEM.
     pub fn ca_pem(&self) -> &str {
         &self.ca_pem
+    }
+
+    /// From now on only `token` is accepted, as after a service-account token rotation.
+    pub fn rotate_token(&self, token: &str) {
+        *self.shared.rotated.lock().unwrap() = Some(token.to_string());
     }
 
     pub fn token(&self) -> &str {
@@ -331,7 +339,8 @@ async fn handle(shared: &Shared, req: Request<Incoming>) -> Response<Body> {
         .get(ACCEPT_ENCODING)
         .and_then(|v| v.to_str().ok())
         .is_some_and(|v| v.split(',').any(|e| e.trim().starts_with("gzip")));
-    let expected = format!("Bearer {}", shared.options.token);
+    let token = shared.rotated.lock().unwrap().clone().unwrap_or_else(|| shared.options.token.clone());
+    let expected = format!("Bearer {token}");
     let authorized = req.headers().get(AUTHORIZATION).is_some_and(|v| v.as_bytes() == expected.as_bytes());
     shared.log.lock().unwrap().push(RequestRecord {
         method: req.method().to_string(),

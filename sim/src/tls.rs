@@ -7,6 +7,9 @@ use rustls::pki_types::{CertificateDer, PrivateKeyDer, PrivatePkcs8KeyDer};
 pub struct Pki {
     /// The cluster CA, PEM (what `ca.crt` of a service-account Secret holds).
     pub ca_pem: String,
+    /// The serving certificate and its key, PEM (for a server other than the simulator).
+    pub server_cert_pem: String,
+    pub server_key_pem: String,
     pub(crate) server_chain: Vec<CertificateDer<'static>>,
     pub(crate) server_key: PrivatePkcs8KeyDer<'static>,
 }
@@ -34,6 +37,8 @@ impl Pki {
 
         Ok(Pki {
             ca_pem: ca_cert.pem(),
+            server_cert_pem: server_cert.pem(),
+            server_key_pem: server_key.serialize_pem(),
             server_chain: vec![server_cert.der().clone()],
             server_key: PrivatePkcs8KeyDer::from(server_key.serialize_der()),
         })

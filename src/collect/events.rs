@@ -1,13 +1,12 @@
 //! Warning events: what they are about, why, and when they last happened.
 
 use jiff::Timestamp;
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 
 use super::{Meta, nullable, parse_time};
 
 /// The compact record of an Event.
-#[derive(Clone, Debug, PartialEq, Deserialize)]
-#[serde(from = "RawEvent")]
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
 pub struct Event {
     /// Where the event is recorded.
     pub namespace: String,
@@ -26,7 +25,7 @@ pub struct Event {
 
 #[derive(Deserialize)]
 #[serde(rename_all = "camelCase")]
-struct RawEvent {
+pub struct RawEvent {
     #[serde(default)]
     metadata: Meta,
     involved_object: Option<ObjectReference>,
@@ -79,12 +78,16 @@ impl From<RawEvent> for Event {
     }
 }
 
+impl super::FromApi for Event {
+    type Raw = RawEvent;
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
     fn last_seen(json: &str) -> Option<String> {
-        serde_json::from_str::<Event>(json).unwrap().last_seen.map(|t| t.to_string())
+        crate::collect::from_api::<Event>(json).unwrap().last_seen.map(|t| t.to_string())
     }
 
     #[test]

@@ -6,7 +6,9 @@ pub mod optional;
 pub mod pods;
 pub mod pvcs;
 pub mod quantity;
+pub mod reader;
 pub mod version;
+pub mod wire;
 pub mod workloads;
 
 use std::future::Future;
@@ -132,7 +134,11 @@ impl Collection {
 }
 
 /// Everything one successful cycle read, in compact records, ignored namespaces left out.
-#[derive(Clone, Debug, Default)]
+///
+/// This is the seam between reading and everything after it: a cycle read here, one pushed by
+/// an agent (see `wire`) and one read back from a recording all become a `Snapshot`, and the
+/// derivation, the rules, the metrics and the pages only ever see that.
+#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, Deserialize)]
 pub struct Snapshot {
     /// When the cycle started: "now" for every age and window.
     pub time: Timestamp,
@@ -169,7 +175,7 @@ impl Lists {
         let mut nodes = self.nodes;
         once_each(&mut nodes, |n| ("", &n.name));
         let mut pods = self.pods;
-        pods.retain(|p| p.phase != "Succeeded" && !options.ignored(&p.namespace));
+        pods.retain(|p| p.phase != "Succeeded");
         once_each(&mut pods, |p| (&p.namespace, &p.name));
         let mut workloads: Vec<Workload> = self
             .deployments
@@ -178,28 +184,60 @@ impl Lists {
             .chain(self.statefulsets.into_iter().map(|s| s.into_workload(WorkloadKind::StatefulSet)))
             .chain(self.daemonsets.into_iter().map(workloads::Daemon::into_workload))
             .collect();
-        workloads.retain(|w| !options.ignored(&w.namespace));
         // A Deployment and a StatefulSet may share a name: one of each per kind.
         workloads.sort_by(|a, b| (a.kind, &a.namespace, &a.name).cmp(&(b.kind, &b.namespace, &b.name)));
         workloads.dedup_by(|a, b| a.kind == b.kind && a.namespace == b.namespace && a.name == b.name);
         let mut pvcs = self.pvcs;
-        pvcs.retain(|p| !options.ignored(&p.namespace));
         once_each(&mut pvcs, |p| (&p.namespace, &p.name));
         let mut events = self.events;
-        events.retain(|e| {
-            e.event_type == "Warning"
-                && (e.kind == "Node"
-                    || !(options.ignored(&e.namespace)
-                        || e.object_namespace.as_deref().is_some_and(|n| options.ignored(n))))
+        events.retain(|e| e.event_type == "Warning");
+        let mut snapshot = Snapshot {
+            time,
+            version: self.version.git_version,
+            nodes,
+            pods,
+            workloads,
+            pvcs,
+            events,
+            extras: self.extras,
+        };
+        snapshot.leave_out(&options.ignored_namespaces);
+        snapshot.canonical_order();
+        snapshot
+    }
+}
+
+impl Snapshot {
+    /// Leaves out what is in the ignored namespaces (but not events about Nodes, which may be
+    /// recorded in one).
+    pub fn leave_out(&mut self, ignored: &[String]) {
+        if ignored.is_empty() {
+            return;
+        }
+        let ignored = |namespace: &str| ignored.iter().any(|n| n == namespace);
+        self.pods.retain(|p| !ignored(&p.namespace));
+        self.workloads.retain(|w| !ignored(&w.namespace));
+        self.pvcs.retain(|p| !ignored(&p.namespace));
+        self.events.retain(|e| {
+            e.kind == "Node" || !(ignored(&e.namespace) || e.object_namespace.as_deref().is_some_and(ignored))
         });
-        let mut extras = self.extras;
-        if let Optional::Read(pods) = &mut extras.pod_metrics {
-            pods.retain(|p| !options.ignored(&p.namespace));
+        if let Optional::Read(pods) = &mut self.extras.pod_metrics {
+            pods.retain(|p| !ignored(&p.namespace));
         }
-        if let Optional::Read(hpas) = &mut extras.hpas {
-            hpas.retain(|h| !options.ignored(&h.namespace));
+        if let Optional::Read(hpas) = &mut self.extras.hpas {
+            hpas.retain(|h| !ignored(&h.namespace));
         }
-        Snapshot { time, version: self.version.git_version, nodes, pods, workloads, pvcs, events, extras }
+    }
+
+    /// Puts every list in its one order: nodes by name; pods and claims by namespace then name;
+    /// workloads by kind, namespace and name; events by every field. A snapshot rebuilt from an
+    /// agent's report (which does not carry order) is then the snapshot the agent read.
+    pub fn canonical_order(&mut self) {
+        self.nodes.sort_by(|a, b| a.name.cmp(&b.name));
+        self.pods.sort_by(|a, b| (&a.namespace, &a.name).cmp(&(&b.namespace, &b.name)));
+        self.workloads.sort_by(|a, b| (a.kind, &a.namespace, &a.name).cmp(&(b.kind, &b.namespace, &b.name)));
+        self.pvcs.sort_by(|a, b| (&a.namespace, &a.name).cmp(&(&b.namespace, &b.name)));
+        self.events.sort();
     }
 }
 
@@ -238,31 +276,53 @@ pub struct CycleOptions {
     pub record: bool,
 }
 
-impl CycleOptions {
-    fn ignored(&self, namespace: &str) -> bool {
-        self.ignored_namespaces.iter().any(|n| n == namespace)
+/// A compact record that is decoded from the object the API server sends: the API's JSON is
+/// read into `Raw`, which becomes the record. The record's own serde form is the agent's wire
+/// form (`wire`), not the API's.
+pub trait FromApi: Sized {
+    type Raw: DeserializeOwned + Into<Self>;
+}
+
+/// An item as the API server sends it, decoded into its compact record `T`.
+#[derive(Debug)]
+#[repr(transparent)]
+pub struct Api<T>(pub T);
+
+impl<'de, T: FromApi> Deserialize<'de> for Api<T> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Api<T>, D::Error> {
+        T::Raw::deserialize(d).map(|raw| Api(raw.into()))
     }
 }
 
+/// Decodes one object of the API into its compact record.
+pub fn from_api<T: FromApi>(json: &str) -> serde_json::Result<T> {
+    serde_json::from_str::<Api<T>>(json).map(|a| a.0)
+}
+
+/// Unwraps decoded items (in place: `Api<T>` has the layout of `T`).
+pub fn unwrap_api<T>(items: Vec<Api<T>>) -> Vec<T> {
+    items.into_iter().map(|a| a.0).collect()
+}
+
 /// Reads one List into compact views, keeping the raw items too when recording.
-async fn read<T: DeserializeOwned>(
+async fn read<T: FromApi>(
     f: &Fetcher,
     c: Collection,
     selector: Option<&str>,
     record: bool,
 ) -> Result<(Vec<T>, Option<RawList>), ReadError> {
     if !record {
-        return Ok((f.list::<T>(c, c.path(), selector).await?.items, None));
+        return Ok((unwrap_api(f.list::<Api<T>>(c, c.path(), selector).await?.items), None));
     }
     let listed = f.list::<Box<RawValue>>(c, c.path(), selector).await?;
     let items =
-        listed.items.iter().map(|raw| serde_json::from_str::<T>(raw.get())).collect::<Result<Vec<T>, _>>().map_err(
-            |e| ReadError {
+        listed.items.iter().map(|raw| from_api::<T>(raw.get())).collect::<Result<Vec<T>, _>>().map_err(|e| {
+            ReadError {
                 address: f.address().to_string(),
                 collection: c,
                 kind: crate::error::ReadErrorKind::Unreadable { detail: format!("invalid item: {e}") },
-            },
-        )?;
+            }
+        })?;
     Ok((items, Some(RawList { collection: c, resource_version: listed.resource_version, items: listed.items })))
 }
 

@@ -1,12 +1,11 @@
 //! Nodes: readiness, pressure, cordon, kubelet version.
 
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 
 use super::{Meta, nullable};
 
 /// The compact record of a Node.
-#[derive(Clone, Debug, PartialEq, Deserialize)]
-#[serde(from = "RawNode")]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Node {
     pub name: String,
     /// The Ready condition's status (`True`, `False`, `Unknown`), `None` when the node lists none.
@@ -28,7 +27,7 @@ pub const PRESSURE_CONDITIONS: [(&str, &str); 4] =
 
 #[derive(Deserialize)]
 #[serde(rename_all = "camelCase")]
-struct RawNode {
+pub struct RawNode {
     #[serde(default)]
     metadata: Meta,
     spec: Option<Spec>,
@@ -99,17 +98,21 @@ impl From<RawNode> for Node {
     }
 }
 
+impl super::FromApi for Node {
+    type Raw = RawNode;
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
     #[test]
     fn decodes_a_sparse_node() {
-        let n: Node = serde_json::from_str(r#"{"metadata":{"name":"n1"},"status":null}"#).unwrap();
+        let n: Node = crate::collect::from_api(r#"{"metadata":{"name":"n1"},"status":null}"#).unwrap();
         assert_eq!(n.name, "n1");
         assert_eq!(n.ready, None);
         assert!(!n.unschedulable);
-        let n: Node = serde_json::from_str(
+        let n: Node = crate::collect::from_api(
             r#"{"metadata":{"name":"n2"},"spec":{"unschedulable":true},"status":{"conditions":[
                 {"type":"Ready","status":"Unknown","reason":"NodeStatusUnknown","message":"Kubelet stopped posting node status."},
                 {"type":"DiskPressure","status":"True"},{"type":"FrequentKubeletRestart","status":"False"}],

@@ -6,7 +6,7 @@
 //!   memory used per node and per pod. Read only when its APIService is not known to be down.
 //! - HorizontalPodAutoscalers (`autoscaling/v2`): whether each can scale.
 
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 
 use super::quantity::Quantities;
 use super::{Meta, nullable};
@@ -16,7 +16,7 @@ use crate::error::{ReadError, ReadErrorKind};
 pub const METRICS_APISERVICE: &str = "v1beta1.metrics.k8s.io";
 
 /// An optional read's outcome.
-#[derive(Clone, Debug, Default, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub enum Optional<T> {
     Read(T),
     /// 403: the service account may not read it.
@@ -46,7 +46,7 @@ impl<T> Optional<T> {
 }
 
 /// What the optional reads found.
-#[derive(Clone, Debug, Default, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct Extras {
     pub apiservices: Optional<Vec<ApiService>>,
     pub node_metrics: Optional<Vec<Usage>>,
@@ -55,8 +55,7 @@ pub struct Extras {
 }
 
 /// The compact record of an APIService.
-#[derive(Clone, Debug, PartialEq, Deserialize)]
-#[serde(from = "RawApiService")]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct ApiService {
     pub name: String,
     /// `namespace/name` of `spec.service`: set for an aggregated API, empty for a local one.
@@ -69,7 +68,7 @@ pub struct ApiService {
 }
 
 #[derive(Deserialize)]
-struct RawApiService {
+pub struct RawApiService {
     #[serde(default)]
     metadata: Meta,
     #[serde(default, deserialize_with = "nullable")]
@@ -114,8 +113,7 @@ impl From<RawApiService> for ApiService {
 }
 
 /// CPU (millicores) and memory (bytes) used by a node, or by a pod (its containers summed).
-#[derive(Clone, Debug, PartialEq, Deserialize)]
-#[serde(from = "RawUsage")]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Usage {
     pub namespace: String,
     pub name: String,
@@ -124,7 +122,7 @@ pub struct Usage {
 }
 
 #[derive(Deserialize)]
-struct RawUsage {
+pub struct RawUsage {
     #[serde(default)]
     metadata: Meta,
     /// NodeMetrics.
@@ -152,8 +150,7 @@ impl From<RawUsage> for Usage {
 }
 
 /// The compact record of an HPA.
-#[derive(Clone, Debug, PartialEq, Deserialize)]
-#[serde(from = "RawHpa")]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Hpa {
     pub namespace: String,
     pub name: String,
@@ -165,7 +162,7 @@ pub struct Hpa {
 
 #[derive(Deserialize)]
 #[serde(rename_all = "camelCase")]
-struct RawHpa {
+pub struct RawHpa {
     #[serde(default)]
     metadata: Meta,
     #[serde(default, deserialize_with = "nullable")]
@@ -211,13 +208,25 @@ impl Hpa {
     }
 }
 
+impl super::FromApi for ApiService {
+    type Raw = RawApiService;
+}
+
+impl super::FromApi for Usage {
+    type Raw = RawUsage;
+}
+
+impl super::FromApi for Hpa {
+    type Raw = RawHpa;
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
     #[test]
     fn an_aggregated_apiservice_that_fails_its_check() {
-        let a: ApiService = serde_json::from_str(
+        let a: ApiService = crate::collect::from_api(
             r#"{"metadata":{"name":"v1beta1.metrics.k8s.io"},
                 "spec":{"service":{"namespace":"kube-system","name":"metrics-server","port":443}},
                 "status":{"conditions":[{"type":"Available","status":"False","reason":"FailedDiscoveryCheck",
@@ -228,17 +237,17 @@ mod tests {
         assert_eq!(a.available, Some(false));
         assert_eq!(a.reason, "FailedDiscoveryCheck");
         let local: ApiService =
-            serde_json::from_str(r#"{"metadata":{"name":"v1.apps"},"spec":{},"status":null}"#).unwrap();
+            crate::collect::from_api(r#"{"metadata":{"name":"v1.apps"},"spec":{},"status":null}"#).unwrap();
         assert_eq!((local.service.as_str(), local.available), ("", None));
     }
 
     #[test]
     fn usage_of_a_node_and_of_a_pod() {
         let n: Usage =
-            serde_json::from_str(r#"{"metadata":{"name":"n1"},"usage":{"cpu":"250000000n","memory":"1048576Ki"}}"#)
+            crate::collect::from_api(r#"{"metadata":{"name":"n1"},"usage":{"cpu":"250000000n","memory":"1048576Ki"}}"#)
                 .unwrap();
         assert_eq!((n.cpu, n.memory), (250, 1 << 30));
-        let p: Usage = serde_json::from_str(
+        let p: Usage = crate::collect::from_api(
             r#"{"metadata":{"name":"p","namespace":"a"},"containers":[
                 {"name":"app","usage":{"cpu":"2500000n","memory":"24Mi"}},{"name":"side","usage":{"cpu":"1m","memory":"8Mi"}}]}"#,
         )
@@ -248,7 +257,7 @@ mod tests {
 
     #[test]
     fn an_hpa_that_cannot_get_metrics() {
-        let h: Hpa = serde_json::from_str(
+        let h: Hpa = crate::collect::from_api(
             r#"{"metadata":{"name":"web","namespace":"shop"},"spec":{"maxReplicas":10},
                 "status":{"currentReplicas":10,"conditions":[{"type":"ScalingActive","status":"False",
                   "reason":"FailedGetResourceMetric","message":"unable to get metrics"}]}}"#,

@@ -1,13 +1,12 @@
 //! Pods: phase, readiness, what each container waits for or last died of, the claims they use.
 
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 
 use super::quantity::{ContainerResources, Demand, Quantities, Resources, pod_demand};
 use super::{Meta, nullable};
 
 /// The compact record of a Pod.
-#[derive(Clone, Debug, PartialEq, Deserialize)]
-#[serde(from = "RawPod")]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Pod {
     pub namespace: String,
     pub name: String,
@@ -83,16 +82,22 @@ impl serde::Serialize for Phase {
     }
 }
 
+impl<'de> Deserialize<'de> for Phase {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Phase, D::Error> {
+        Ok(Phase::from(String::deserialize(d)?.as_str()))
+    }
+}
+
 /// `status.reason` and `status.message` (an eviction, say), and the scheduler's message while
 /// PodScheduled is False.
-#[derive(Clone, Debug, Default, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct PodDetail {
     pub status: Option<String>,
     pub scheduling: Option<String>,
 }
 
 /// One container's status, as far as the health rules need it.
-#[derive(Clone, Debug, PartialEq, Default)]
+#[derive(Clone, Debug, PartialEq, Default, Serialize, Deserialize)]
 pub struct ContainerState {
     pub name: String,
     pub init: bool,
@@ -133,7 +138,7 @@ impl Pod {
 
 #[derive(Deserialize)]
 #[serde(rename_all = "camelCase")]
-struct RawPod {
+pub struct RawPod {
     #[serde(default)]
     metadata: PodMeta,
     spec: Option<Spec>,
@@ -341,12 +346,16 @@ impl From<RawPod> for Pod {
     }
 }
 
+impl super::FromApi for Pod {
+    type Raw = RawPod;
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
     fn pod(json: &str) -> Pod {
-        serde_json::from_str(json).unwrap()
+        crate::collect::from_api(json).unwrap()
     }
 
     #[test]

@@ -1,12 +1,11 @@
 //! PersistentVolumeClaims: their phase.
 
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 
 use super::Meta;
 
 /// The compact record of a claim.
-#[derive(Clone, Debug, PartialEq, Deserialize)]
-#[serde(from = "RawPvc")]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Pvc {
     pub namespace: String,
     pub name: String,
@@ -14,7 +13,7 @@ pub struct Pvc {
 }
 
 #[derive(Deserialize)]
-struct RawPvc {
+pub struct RawPvc {
     #[serde(default)]
     metadata: Meta,
     status: Option<Status>,
@@ -34,4 +33,8 @@ impl From<RawPvc> for Pvc {
             phase: raw.status.and_then(|s| s.phase).unwrap_or_else(|| "Pending".into()),
         }
     }
+}
+
+impl super::FromApi for Pvc {
+    type Raw = RawPvc;
 }

@@ -48,7 +48,7 @@ pub fn bytes(q: &str) -> Option<i64> {
 }
 
 /// CPU (millicores) and memory (bytes) requested and limited.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, Deserialize)]
 pub struct Resources {
     pub cpu_requests: i64,
     pub cpu_limits: i64,

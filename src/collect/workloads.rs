@@ -1,6 +1,6 @@
 //! Deployments, StatefulSets and DaemonSets: desired against ready and available replicas.
 
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 
 use super::{Meta, nullable};
 
@@ -21,8 +21,33 @@ impl WorkloadKind {
     }
 }
 
+impl Serialize for WorkloadKind {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.as_str())
+    }
+}
+
+impl<'de> Deserialize<'de> for WorkloadKind {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<WorkloadKind, D::Error> {
+        match String::deserialize(d)?.as_str() {
+            "Deployment" => Ok(WorkloadKind::Deployment),
+            "StatefulSet" => Ok(WorkloadKind::StatefulSet),
+            "DaemonSet" => Ok(WorkloadKind::DaemonSet),
+            other => Err(serde::de::Error::custom(format!("not a workload kind: {other}"))),
+        }
+    }
+}
+
+impl super::FromApi for Replicated {
+    type Raw = Replicated;
+}
+
+impl super::FromApi for Daemon {
+    type Raw = Daemon;
+}
+
 /// The compact record of a workload.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Workload {
     pub kind: WorkloadKind,
     pub namespace: String,

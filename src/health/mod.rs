@@ -182,12 +182,6 @@ pub struct WorkloadHealth {
     pub why: Vec<String>,
 }
 
-impl Serialize for WorkloadKind {
-    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        s.serialize_str(self.as_str())
-    }
-}
-
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct PvcHealth {
     pub namespace: String,

@@ -5,6 +5,7 @@
 //! route but `/healthz` (and `/metrics` when configured open) requires the configured
 //! credentials.
 
+pub mod agent;
 pub mod api;
 pub mod charts;
 pub mod html;
@@ -246,9 +247,10 @@ const MAX_CONNECTIONS: usize = 256;
 /// A client has this long to send a request's head; a connection idle that long is closed.
 const HEAD_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(10);
 
-/// Serves until the process ends.
-pub async fn serve(listener: tokio::net::TcpListener, board: Arc<Board>) {
+/// Serves until the process ends, over TLS when `tls` is given.
+pub async fn serve(listener: tokio::net::TcpListener, board: Arc<Board>, tls: Option<Arc<rustls::ServerConfig>>) {
     let slots = Arc::new(tokio::sync::Semaphore::new(MAX_CONNECTIONS));
+    let acceptor = tls.map(tokio_rustls::TlsAcceptor::from);
     loop {
         let Ok(slot) = slots.clone().acquire_owned().await else { return };
         let tcp = match listener.accept().await {
@@ -260,28 +262,70 @@ pub async fn serve(listener: tokio::net::TcpListener, board: Arc<Board>) {
             }
         };
         let board = board.clone();
+        let acceptor = acceptor.clone();
         tokio::spawn(async move {
             let _slot = slot;
-            let service = service_fn(move |req: Request<Incoming>| {
-                let board = board.clone();
-                async move {
-                    let auth = req.headers().get(AUTHORIZATION).and_then(|v| v.to_str().ok());
-                    let gzip = accepts_gzip(req.headers().get(ACCEPT_ENCODING).and_then(|v| v.to_str().ok()));
-                    let mut response =
-                        route(&board, req.method(), req.uri().path(), req.uri().query().unwrap_or(""), auth, gzip);
-                    if req.method() == Method::HEAD {
-                        *response.body_mut() = Full::new(Bytes::new());
+            match acceptor {
+                None => connection(TokioIo::new(tcp), board).await,
+                // A client that never finishes its handshake is dropped like one that never
+                // sends a request's head.
+                Some(a) => {
+                    if let Ok(Ok(tls)) = tokio::time::timeout(HEAD_TIMEOUT, a.accept(tcp)).await {
+                        connection(TokioIo::new(tls), board).await;
                     }
-                    Ok::<_, std::convert::Infallible>(response)
                 }
-            });
-            let _ = hyper::server::conn::http1::Builder::new()
-                .timer(hyper_util::rt::TokioTimer::new())
-                .header_read_timeout(HEAD_TIMEOUT)
-                .serve_connection(TokioIo::new(tcp), service)
-                .await;
+            }
         });
     }
+}
+
+/// Serves the requests of one connection.
+async fn connection<I>(io: I, board: Arc<Board>)
+where
+    I: hyper::rt::Read + hyper::rt::Write + Unpin + Send + 'static,
+{
+    let service = service_fn(move |req: Request<Incoming>| {
+        let board = board.clone();
+        async move {
+            if req.uri().path().starts_with("/api/v1/agent/") {
+                return Ok::<_, std::convert::Infallible>(agent::handle(&board, req).await);
+            }
+            let auth = req.headers().get(AUTHORIZATION).and_then(|v| v.to_str().ok());
+            let gzip = accepts_gzip(req.headers().get(ACCEPT_ENCODING).and_then(|v| v.to_str().ok()));
+            let mut response =
+                route(&board, req.method(), req.uri().path(), req.uri().query().unwrap_or(""), auth, gzip);
+            if req.method() == Method::HEAD {
+                *response.body_mut() = Full::new(Bytes::new());
+            }
+            Ok(response)
+        }
+    });
+    let _ = hyper::server::conn::http1::Builder::new()
+        .timer(hyper_util::rt::TokioTimer::new())
+        .header_read_timeout(HEAD_TIMEOUT)
+        .serve_connection(io, service)
+        .await;
+}
+
+/// The TLS settings of `[tls]`: the certificate chain and key read from their PEM files.
+pub fn tls_config(t: &crate::config::TlsConfig) -> Result<rustls::ServerConfig, String> {
+    use rustls_pki_types::pem::PemObject;
+    use rustls_pki_types::{CertificateDer, PrivateKeyDer};
+    let certs = CertificateDer::pem_file_iter(&t.cert_file)
+        .and_then(|i| i.collect::<Result<Vec<_>, _>>())
+        .map_err(|e| format!("tls: field `cert_file` {}: {e}", t.cert_file.display()))?;
+    if certs.is_empty() {
+        return Err(format!("tls: field `cert_file` {}: no certificate in it", t.cert_file.display()));
+    }
+    let key = PrivateKeyDer::from_pem_file(&t.key_file)
+        .map_err(|e| format!("tls: field `key_file` {}: {e}", t.key_file.display()))?;
+    let provider = Arc::new(rustls::crypto::ring::default_provider());
+    rustls::ServerConfig::builder_with_provider(provider)
+        .with_safe_default_protocol_versions()
+        .map_err(|e| format!("tls: {e}"))?
+        .with_no_client_auth()
+        .with_single_cert(certs, key)
+        .map_err(|e| format!("tls: the certificate and key of `cert_file` and `key_file` do not go together: {e}"))
 }
 
 /// Binds the listen address, with a message that names it when that fails.

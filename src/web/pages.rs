@@ -100,6 +100,16 @@ pub fn cluster(board: &Board, name: &str, query: &str) -> Option<String> {
         if version.is_empty() { "version unknown".into() } else { esc(&version) },
         when(c.last_cycle, now)
     );
+    if let Some(a) = &c.agent {
+        let _ = writeln!(
+            body,
+            "<p class=\"muted agent\">Read through its agent · last report {}</p>",
+            when(a.last_report, now)
+        );
+        for n in a.notes() {
+            let _ = writeln!(body, "<p class=\"stale agent\">{}</p>", esc(&n));
+        }
+    }
     let _ = writeln!(body, "<p class=\"sentence {}\">{}</p>", c.status(), esc(&c.sentence()));
     if let Some(e) = &c.error {
         let _ = writeln!(body, "<div class=\"error\"><strong>Cannot be read.</strong> {}</div>", esc(e));

@@ -27,6 +27,8 @@ pub struct Served {
     pub child: Child,
     pub addr: SocketAddr,
     pub log: PathBuf,
+    /// The CA (PEM) of serve's certificate when it serves over TLS.
+    pub tls_ca: Option<String>,
 }
 
 impl Drop for Served {
@@ -56,11 +58,13 @@ impl Served {
             child: cmd.spawn().expect("dumbmonit serve starts"),
             addr: SocketAddr::from(([0, 0, 0, 0], 0)),
             log: log.clone(),
+            tls_ca: None,
         };
         let deadline = Instant::now() + Duration::from_secs(20);
         loop {
             let text = std::fs::read_to_string(&log).unwrap_or_default();
-            if let Some(addr) = text.split("pages on http://").nth(1).and_then(|r| r.split_whitespace().next()) {
+            let after = text.split("pages on http://").nth(1).or_else(|| text.split("pages on https://").nth(1));
+            if let Some(addr) = after.and_then(|r| r.split_whitespace().next()) {
                 served.addr = addr.parse().unwrap();
                 return served;
             }
@@ -70,7 +74,10 @@ impl Served {
     }
 
     pub fn get(&self, path: &str) -> Response {
-        get(self.addr, "GET", path, None)
+        match &self.tls_ca {
+            Some(ca) => get_tls(self.addr, path, ca),
+            None => get(self.addr, "GET", path, None),
+        }
     }
 
     pub fn get_with(&self, path: &str, authorization: &str) -> Response {
@@ -148,4 +155,65 @@ pub fn get(addr: SocketAddr, method: &str, path: &str, authorization: Option<&st
         .collect();
     super::assert_no_secret(&text, &format!("the answer to {path}"));
     Response { status, headers, body: body.to_string() }
+}
+
+/// Parses an HTTP/1.0 answer.
+fn parse_answer(raw: Vec<u8>, path: &str) -> Response {
+    let text = String::from_utf8(raw).expect("UTF-8 answers");
+    let (head, body) = text.split_once("\r\n\r\n").unwrap_or((&text, ""));
+    let mut lines = head.lines();
+    let status = lines.next().and_then(|l| l.split_whitespace().nth(1)).and_then(|s| s.parse().ok()).unwrap_or(0);
+    let headers = lines
+        .filter_map(|l| l.split_once(':'))
+        .map(|(k, v)| (k.trim().to_ascii_lowercase(), v.trim().to_string()))
+        .collect();
+    super::assert_no_secret(&text, &format!("the answer to {path}"));
+    Response { status, headers, body: body.to_string() }
+}
+
+/// A GET over TLS, the server verified against `ca_pem` as `localhost`.
+pub fn get_tls(addr: SocketAddr, path: &str, ca_pem: &str) -> Response {
+    request_tls(addr, "GET", path, &[], b"", ca_pem)
+}
+
+/// Any request over TLS, with extra headers and a body.
+pub fn request_tls(
+    addr: SocketAddr,
+    method: &str,
+    path: &str,
+    headers: &[(&str, &str)],
+    body: &[u8],
+    ca_pem: &str,
+) -> Response {
+    use rustls::pki_types::CertificateDer;
+    use rustls::pki_types::pem::PemObject;
+    let mut roots = rustls::RootCertStore::empty();
+    for c in CertificateDer::pem_slice_iter(ca_pem.as_bytes()) {
+        roots.add(c.unwrap()).unwrap();
+    }
+    let provider = std::sync::Arc::new(rustls::crypto::ring::default_provider());
+    let config = rustls::ClientConfig::builder_with_provider(provider)
+        .with_safe_default_protocol_versions()
+        .unwrap()
+        .with_root_certificates(roots)
+        .with_no_client_auth();
+    let conn = rustls::ClientConnection::new(std::sync::Arc::new(config), "localhost".try_into().unwrap()).unwrap();
+    let tcp = TcpStream::connect(addr).expect("serve accepts connections");
+    tcp.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+    let mut tls = rustls::StreamOwned::new(conn, tcp);
+    let mut head = format!("{method} {path} HTTP/1.0\r\nHost: localhost\r\n");
+    if !headers.iter().any(|(k, _)| k.eq_ignore_ascii_case("content-length")) {
+        head.push_str(&format!("Content-Length: {}\r\n", body.len()));
+    }
+    for (k, v) in headers {
+        head.push_str(&format!("{k}: {v}\r\n"));
+    }
+    head.push_str("\r\n");
+    tls.write_all(head.as_bytes()).unwrap();
+    // A server that refuses early may close before the body is all sent: its answer still counts.
+    let _ = tls.write_all(body);
+    let mut raw = Vec::new();
+    // A server that closes without close_notify still gave its whole answer (HTTP/1.0).
+    let _ = tls.read_to_end(&mut raw);
+    parse_answer(raw, path)
 }

@@ -7,6 +7,8 @@
 //! file reloads the configuration without losing state; SIGTERM finishes the cycles under way
 //! and the outbox flush, then exits.
 
+pub mod agents;
+
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -17,49 +19,21 @@ use std::time::Duration;
 use jiff::{SignedDuration, Timestamp};
 use tokio::sync::{Notify, watch};
 
+use crate::clock::Clock;
+use crate::collect::reader::{self, Reader};
 use crate::collect::{self, CollectionStat, CycleOptions};
 use crate::config::{ClusterConfig, Config};
 use crate::error::Redactor;
 use crate::health::{self, Health, Severity};
-use crate::kube::{self, Fetcher};
+use crate::kube;
 use crate::metrics::exposition::{Rendered, prerender};
 use crate::notify::worker::{Counters, Delivery, NotifierSet};
 use crate::notify::{Client, Notifier};
-use crate::rules::{Alert, RuleState, TransitionState};
+use crate::rules::{Alert, RuleState, Transition, TransitionState};
 use crate::state::{HistoryPoint, Store};
 use crate::web::Protection;
 
-/// For tests only: `START/STEP` (an RFC 3339 time and seconds) makes the first cycle happen at
-/// START and each next one STEP seconds after the last committed one, whatever the wall clock
-/// says, so that hours of rule time pass in seconds, across restarts too.
-pub const TEST_CLOCK_ENV: &str = "DUMBMONIT_TEST_CLOCK";
-
-#[derive(Clone, Copy, Debug)]
-enum Clock {
-    Wall,
-    Stepped { start: Timestamp, step: SignedDuration },
-}
-
-impl Clock {
-    fn from_env() -> Result<Clock, String> {
-        let Ok(v) = std::env::var(TEST_CLOCK_ENV) else { return Ok(Clock::Wall) };
-        let (start, step) = v.split_once('/').ok_or_else(|| format!("{TEST_CLOCK_ENV}: expected START/STEP"))?;
-        let start = start.parse().map_err(|e| format!("{TEST_CLOCK_ENV}: {e}"))?;
-        let step: i64 = step.parse().map_err(|e| format!("{TEST_CLOCK_ENV}: {e}"))?;
-        Ok(Clock::Stepped { start, step: SignedDuration::from_secs(step) })
-    }
-
-    fn now(self, last: Option<Timestamp>) -> Timestamp {
-        match self {
-            Clock::Wall => Timestamp::now(),
-            Clock::Stepped { start, step } => last.map(|t| t + step).unwrap_or(start),
-        }
-    }
-}
-
-fn log(message: &str) {
-    eprintln!("{} {message}", Timestamp::now().round(jiff::Unit::Second).unwrap_or(Timestamp::now()));
-}
+pub use crate::clock::log;
 
 /// What the pages, the API and /metrics know of one cluster.
 #[derive(Clone, Debug)]
@@ -81,6 +55,19 @@ pub struct ClusterView {
     pub objects: Arc<Vec<Rendered>>,
     /// The monitor's own series of the last cycle (`up`, durations), rendered once.
     pub own: Arc<Vec<Rendered>>,
+    /// For a cluster read through an agent: what is known of the agent.
+    pub agent: Option<AgentView>,
+}
+
+/// What the server knows of a cluster's agent.
+#[derive(Clone, Debug, Default)]
+pub struct AgentView {
+    /// When its last report arrived, by the server's clock.
+    pub last_report: Option<Timestamp>,
+    /// The agent's clock − the server's, from that report.
+    pub skew: SignedDuration,
+    /// What the agent said about itself (its buffer cannot be written, say).
+    pub note: Option<String>,
 }
 
 impl ClusterView {
@@ -98,6 +85,7 @@ impl ClusterView {
             alerts: Arc::default(),
             objects: Arc::default(),
             own: Arc::default(),
+            agent: None,
         }
     }
 
@@ -150,6 +138,8 @@ pub struct Board {
     generation: AtomicU64,
     /// The last /metrics text, kept while nothing it depends on changes.
     pub exposition: Mutex<Option<Arc<crate::web::metrics::Exposition>>>,
+    /// Where each agent's reports go, by cluster.
+    agents: RwLock<HashMap<String, agents::Door>>,
 }
 
 impl Board {
@@ -214,14 +204,25 @@ impl Board {
     }
 
     /// Keeps the views of `order` (new ones empty), in that order.
-    fn arrange(&self, order: &[(String, String)]) {
+    fn arrange(&self, order: &[(String, String, bool)]) {
         let mut clusters = self.clusters.write().expect("board lock");
         let mut old: HashMap<String, ClusterView> = clusters.drain(..).map(|c| (c.name.clone(), c)).collect();
         *clusters = order
             .iter()
-            .map(|(name, address)| {
+            .map(|(name, address, agent)| {
                 let mut v = old.remove(name).unwrap_or_else(|| ClusterView::new(name, address));
-                v.address = address.clone();
+                match (agent, &v.agent) {
+                    (false, _) => {
+                        v.address = address.clone();
+                        v.agent = None;
+                    }
+                    (true, None) => {
+                        v.address = address.clone();
+                        v.agent = Some(AgentView::default());
+                    }
+                    // The address the agent reported stays.
+                    (true, Some(_)) => {}
+                }
                 v
             })
             .collect();
@@ -267,6 +268,8 @@ struct Running {
     config: ClusterConfig,
     stop: watch::Sender<bool>,
     task: tokio::task::JoinHandle<()>,
+    /// Where an agent's reports go, for a cluster read through an agent.
+    inbox: Option<tokio::sync::mpsc::Sender<agents::Push>>,
 }
 
 /// What every cluster task shares.
@@ -296,6 +299,8 @@ pub async fn run(config: Config, options: ServeOptions) -> Result<(), String> {
             (store, Store::open_in_memory(&name).map_err(|e| e.to_string())?, Some(e.to_string()))
         }
     };
+    let tls = config.tls.as_ref().map(crate::web::tls_config).transpose()?.map(Arc::new);
+    let scheme = if tls.is_some() { "https" } else { "http" };
     let listener = crate::web::bind(config.listen).await?;
     let address = listener.local_addr().map_err(|e| e.to_string())?;
     let board = Arc::new(Board {
@@ -312,6 +317,7 @@ pub async fn run(config: Config, options: ServeOptions) -> Result<(), String> {
         ready: AtomicBool::new(false),
         generation: AtomicU64::new(0),
         exposition: Mutex::new(None),
+        agents: RwLock::new(HashMap::new()),
     });
     let shared = Arc::new(Shared {
         board: board.clone(),
@@ -328,12 +334,12 @@ pub async fn run(config: Config, options: ServeOptions) -> Result<(), String> {
         counters: board.counters.clone(),
     };
     let worker = tokio::spawn(delivery.run(shared.wake.clone(), stop_rx));
-    let web = tokio::spawn(crate::web::serve(listener, board.clone()));
+    let web = tokio::spawn(crate::web::serve(listener, board.clone(), tls));
 
     let mut running: HashMap<String, Running> = HashMap::new();
     apply_clusters(&shared, &mut running, &config.clusters).await;
     board.ready.store(true, Ordering::SeqCst);
-    log(&format!("dumbmonit serve: watching {} cluster(s); pages on http://{address}", config.clusters.len()));
+    log(&format!("dumbmonit serve: watching {} cluster(s); pages on {scheme}://{address}", config.clusters.len()));
     if let Some(f) = options.on_listening {
         f(address);
     }
@@ -409,23 +415,38 @@ async fn apply_clusters(shared: &Arc<Shared>, running: &mut HashMap<String, Runn
         let _ = r.stop.send(true);
         let _ = r.task.await;
     }
-    let order: Vec<(String, String)> = clusters.iter().map(|c| (c.name.clone(), shown_address(c))).collect();
+    let order: Vec<(String, String, bool)> =
+        clusters.iter().map(|c| (c.name.clone(), shown_address(c), c.agent_token_file.is_some())).collect();
     shared.board.arrange(&order);
-    shared.firing.lock().expect("firing lock").retain(|name, _| order.iter().any(|(n, _)| n == name));
+    shared.firing.lock().expect("firing lock").retain(|name, _| order.iter().any(|(n, ..)| n == name));
+    shared.board.agents.write().expect("agents lock").retain(|name, _| running.contains_key(name));
     let count = clusters.len().max(1) as u32;
     for (i, c) in clusters.iter().enumerate() {
-        if running.contains_key(&c.name) {
+        if let Some(r) = running.get(&c.name) {
+            // A kept agent's cluster: its token file is read again.
+            if let Some(inbox) = &r.inbox {
+                agents::open_door(shared, c, inbox.clone());
+            }
             continue;
         }
-        // Spread the clusters' cycles over the interval.
-        let offset = c.interval.duration().mul_f64(i as f64 / count as f64);
         let (stop, stop_rx) = watch::channel(false);
-        let task = tokio::spawn(watch_cluster(c.clone(), shared.clone(), offset, stop_rx));
-        running.insert(c.name.clone(), Running { config: c.clone(), stop, task });
+        let (task, inbox) = if c.agent_token_file.is_some() {
+            let (tx, rx) = tokio::sync::mpsc::channel(8);
+            agents::open_door(shared, c, tx.clone());
+            (tokio::spawn(agents::watch_agent(c.clone(), shared.clone(), rx, stop_rx)), Some(tx))
+        } else {
+            // Spread the clusters' cycles over the interval.
+            let offset = c.interval.duration().mul_f64(i as f64 / count as f64);
+            (tokio::spawn(watch_cluster(c.clone(), shared.clone(), offset, stop_rx)), None)
+        };
+        running.insert(c.name.clone(), Running { config: c.clone(), stop, task, inbox });
     }
 }
 
 fn shown_address(c: &ClusterConfig) -> String {
+    if c.agent_token_file.is_some() {
+        return "through its agent (no report yet)".into();
+    }
     match (&c.address, &c.kubeconfig, &c.context, c.in_cluster) {
         (Some(a), ..) => kube::address::parse_address(a, c.port).unwrap_or_else(|_| a.clone()),
         (None, Some(k), ctx, _) => {
@@ -436,85 +457,94 @@ fn shown_address(c: &ClusterConfig) -> String {
     }
 }
 
-async fn watch_cluster(c: ClusterConfig, shared: Arc<Shared>, offset: Duration, mut stop: watch::Receiver<bool>) {
-    let name = c.name.clone();
-    let board = &shared.board;
-    let mut state: RuleState = match board.store.lock().expect("store lock").load(&name) {
-        Ok(s) => s,
-        Err(e) => {
-            log(&format!("cluster {name}: {e}; starting from an empty state"));
-            RuleState::default()
-        }
-    };
-    board.update(&name, |v| {
-        v.alerts = shown_alerts(&state);
-        v.last_cycle = v.last_cycle.or(state.last_cycle);
-    });
-    let options = CycleOptions { ignored_namespaces: c.ignored_namespaces.clone(), record: c.record_dir.is_some() };
-    let mut redactor = Redactor::default();
-    if let Some(t) = &c.token {
-        redactor.add(t);
+/// One cycle of a cluster, however it arrived: read here, or pushed by an agent. Everything
+/// after it (the derivation, the rules, the state, notifications, the pages and /metrics) is
+/// one path, `Watch::take`.
+pub struct Arrival {
+    /// When the cycle happened: the rules' "now" (an agent's cycles keep the agent's times).
+    pub time: Timestamp,
+    pub duration: Duration,
+    pub stats: Vec<CollectionStat>,
+    /// What was read, or why it could not be (a message free of secrets).
+    pub outcome: Result<collect::Snapshot, String>,
+    /// Heard of this long after it happened (a cycle an agent kept while the server was away).
+    pub late: Option<SignedDuration>,
+    /// Alerts raised while no report came which the late cycles show did not hold: resolved.
+    pub retracted: Vec<Alert>,
+}
+
+/// The rules' state of one cluster and the one path its cycles take.
+struct Watch {
+    name: String,
+    state: RuleState,
+    shared: Arc<Shared>,
+}
+
+impl Watch {
+    fn load(name: &str, shared: &Arc<Shared>) -> Watch {
+        let board = &shared.board;
+        let state: RuleState = match board.store.lock().expect("store lock").load(name) {
+            Ok(s) => s,
+            Err(e) => {
+                log(&format!("cluster {name}: {e}; starting from an empty state"));
+                RuleState::default()
+            }
+        };
+        board.update(name, |v| {
+            v.alerts = shown_alerts(&state);
+            v.last_cycle = v.last_cycle.or(state.last_cycle);
+        });
+        Watch { name: name.into(), state, shared: shared.clone() }
     }
-    // A connection that cannot be set up (a missing token file, say) fails every cycle with its
-    // message, as a read would: the unreachable rule then speaks for it.
-    let fetcher = match kube::connect(&c.connect_options()).await {
-        Ok(conn) => {
-            redactor = conn.redactor.clone();
-            Fetcher::new(&conn, c.timeout.duration()).map_err(|e| e.to_string())
-        }
-        Err(e) => Err(e.to_string()),
-    };
-    let mut ticker = tokio::time::interval_at(tokio::time::Instant::now() + offset, c.interval.duration());
-    ticker.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
-    loop {
-        tokio::select! {
-            // A stop wins over a tick that is due at the same moment.
-            biased;
-            _ = stop.changed() => return,
-            _ = ticker.tick() => {}
-        }
-        let now = shared.clock.now(state.last_cycle);
-        let (transitions, health, error, duration, stats) = match &fetcher {
-            Ok(f) => {
-                let cycle = collect::run(f, &options, now).await;
-                if let Some(dir) = &c.record_dir {
-                    record(dir, &cycle, &redactor, c.record_retention.duration());
-                }
-                match cycle.result {
-                    Ok(snapshot) => {
-                        // The derivation takes a while at scale: off the threads that serve pages.
-                        let cluster = name.clone();
-                        let mut moved = std::mem::take(&mut state);
-                        let (back, transitions, h, objects) = tokio::task::spawn_blocking(move || {
-                            let h = health::assess(snapshot);
-                            let transitions = moved.observe(now, &cluster, &h);
-                            let objects = object_series(&cluster, &h);
-                            let mut h = h;
-                            h.keep_problem_pods();
-                            (moved, transitions, h, objects)
-                        })
-                        .await
-                        .expect("the derivation does not panic");
-                        state = back;
-                        board.update(&name, |v| v.objects = Arc::new(objects));
-                        (transitions, Some(h), None, cycle.duration, cycle.stats)
-                    }
-                    Err(e) => {
-                        let message = redactor.clean(&e.to_string());
-                        (state.observe_failure(now, &name, &message), None, Some(message), cycle.duration, cycle.stats)
-                    }
-                }
+
+    /// Takes one cycle: derives its health, evaluates the rules, saves the state and the
+    /// notifications in one transaction, and updates what the pages and /metrics show.
+    async fn take(&mut self, arrival: Arrival) -> Vec<Transition> {
+        let name = self.name.clone();
+        let board = &self.shared.board;
+        let now = arrival.time;
+        let (mut transitions, health, error) = match arrival.outcome {
+            Ok(snapshot) => {
+                // The derivation takes a while at scale: off the threads that serve pages.
+                let cluster = name.clone();
+                let mut moved = std::mem::take(&mut self.state);
+                let (back, transitions, h, objects) = tokio::task::spawn_blocking(move || {
+                    let h = health::assess(snapshot);
+                    let transitions = moved.observe(now, &cluster, &h);
+                    let objects = object_series(&cluster, &h);
+                    let mut h = h;
+                    h.keep_problem_pods();
+                    (moved, transitions, h, objects)
+                })
+                .await
+                .expect("the derivation does not panic");
+                self.state = back;
+                board.update(&name, |v| v.objects = Arc::new(objects));
+                (transitions, Some(h), None)
             }
-            Err(message) => {
-                (state.observe_failure(now, &name, message), None, Some(message.clone()), Duration::ZERO, Vec::new())
+            Err(message) => (self.state.observe_failure(now, &name, &message), None, Some(message)),
+        };
+        for alert in arrival.retracted {
+            if !self.state.alerts.values().any(|a| a.labels == alert.labels) {
+                transitions.push(Transition {
+                    time: now,
+                    state: TransitionState::Resolved,
+                    alert,
+                    previous_labels: None,
+                });
             }
+        }
+        // Notifications of a cycle heard of late say so; the alert's own times stay the cycle's.
+        let told: Vec<Transition> = match arrival.late {
+            None => transitions.clone(),
+            Some(late) => transitions.iter().cloned().map(|t| late_note(t, late)).collect(),
         };
         let notifications: Vec<(String, String)> = board
             .notifiers
             .read()
             .expect("notifiers lock")
             .iter()
-            .flat_map(|n| n.bodies(&transitions).into_iter().map(|b| (n.name.clone(), b)))
+            .flat_map(|n| n.bodies(&told).into_iter().map(|b| (n.name.clone(), b)))
             .collect();
         let point = health.as_ref().map(|h| {
             let k = &h.counts;
@@ -529,7 +559,7 @@ async fn watch_cluster(c: ClusterConfig, shared: Arc<Shared>, offset: Duration, 
                 warning_events: k.warning_events as i64,
             }
         });
-        let committed = board.store.lock().expect("store lock").commit_cycle(&name, &state, &notifications, point);
+        let committed = board.store.lock().expect("store lock").commit_cycle(&name, &self.state, &notifications, point);
         match committed {
             Ok(()) => *board.persist_error.lock().expect("persist lock") = None,
             Err(e) => {
@@ -537,23 +567,23 @@ async fn watch_cluster(c: ClusterConfig, shared: Arc<Shared>, offset: Duration, 
                 *board.persist_error.lock().expect("persist lock") = Some(e.to_string());
             }
         }
-        shared
+        self.shared
             .firing
             .lock()
             .expect("firing lock")
-            .insert(name.clone(), state.alerts.values().filter(|a| a.firing()).cloned().collect());
-        shared.wake.notify_one();
+            .insert(name.clone(), self.state.alerts.values().filter(|a| a.firing()).cloned().collect());
+        self.shared.wake.notify_one();
         let failed = error.is_some();
         if failed && transitions.is_empty() {
             log(&format!("cluster {name}: {}", error.as_deref().unwrap_or("")));
         }
-        let own = labelled(&name, crate::metrics::monitor_families(!failed, duration, &stats));
-        let alerts = shown_alerts(&state);
+        let own = labelled(&name, crate::metrics::monitor_families(!failed, arrival.duration, &arrival.stats));
+        let alerts = shown_alerts(&self.state);
         board.update(&name, |v| {
             v.last_cycle = Some(now);
             v.up = !failed;
-            v.cycle_duration = duration;
-            v.stats = stats;
+            v.cycle_duration = arrival.duration;
+            v.stats = arrival.stats;
             v.alerts = alerts;
             v.own = Arc::new(own);
             match health {
@@ -572,13 +602,65 @@ async fn watch_cluster(c: ClusterConfig, shared: Arc<Shared>, offset: Duration, 
                 TransitionState::Escalated => "escalated",
                 TransitionState::Resolved => "resolved",
             };
+            let late = arrival.late.map(|l| format!(" (reported {} late)", words(l))).unwrap_or_default();
             log(&format!(
-                "cluster {name}: {verb} {} ({}): {}",
+                "cluster {name}: {verb} {} ({}){late}: {}",
                 t.alert.alertname,
                 t.alert.severity.as_str(),
                 t.alert.summary
             ));
         }
+        transitions
+    }
+}
+
+/// A transition as told when its cycle was heard of late.
+fn late_note(mut t: Transition, late: SignedDuration) -> Transition {
+    let note = format!(
+        "Reported late: this happened at {}, {} before the server heard of it (the agent could not reach the server until then).",
+        t.time,
+        words(late)
+    );
+    t.alert.description = if t.alert.description.is_empty() { note } else { format!("{} {note}", t.alert.description) };
+    t
+}
+
+/// `45 s`, `2 min`, `3 h`, `2 days`.
+pub fn words(d: SignedDuration) -> String {
+    let s = d.as_secs().abs();
+    let exact = d.as_secs_f64().abs();
+    if exact < 10.0 && exact.fract() > 0.0 {
+        return format!("{} s", (exact * 10.0).round() / 10.0);
+    }
+    match s {
+        s if s < 90 => format!("{s} s"),
+        s if s < 90 * 60 => format!("{} min", s / 60),
+        s if s < 48 * 3600 => format!("{} h", s / 3600),
+        s => format!("{} days", s / 86400),
+    }
+}
+
+async fn watch_cluster(c: ClusterConfig, shared: Arc<Shared>, offset: Duration, mut stop: watch::Receiver<bool>) {
+    let name = c.name.clone();
+    let mut watch = Watch::load(&name, &shared);
+    let options = CycleOptions { ignored_namespaces: c.ignored_namespaces.clone(), record: c.record_dir.is_some() };
+    let mut reader = Reader::new(c.connect_options()).await;
+    let mut ticker = tokio::time::interval_at(tokio::time::Instant::now() + offset, c.interval.duration());
+    ticker.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    loop {
+        tokio::select! {
+            // A stop wins over a tick that is due at the same moment.
+            biased;
+            _ = stop.changed() => return,
+            _ = ticker.tick() => {}
+        }
+        let now = shared.clock.now(watch.state.last_cycle);
+        let cycle = reader.cycle(&options, now).await;
+        if let (Some(dir), Ok(cycle)) = (&c.record_dir, &cycle) {
+            record(dir, cycle, &reader.redactor, c.record_retention.duration());
+        }
+        let (duration, stats, outcome) = reader::outcome(cycle, &reader.redactor);
+        watch.take(Arrival { time: now, duration, stats, outcome, late: None, retracted: Vec::new() }).await;
     }
 }
 

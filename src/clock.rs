@@ -1,0 +1,36 @@
+//! The time a cycle happens at: the wall clock, or for tests a stepped clock.
+
+use jiff::{SignedDuration, Timestamp};
+
+/// For tests only: `START/STEP` (an RFC 3339 time and seconds) makes the first cycle happen at
+/// START and each next one STEP seconds after the last committed one, whatever the wall clock
+/// says, so that hours of rule time pass in seconds, across restarts too.
+pub const TEST_CLOCK_ENV: &str = "DUMBMONIT_TEST_CLOCK";
+
+#[derive(Clone, Copy, Debug)]
+pub enum Clock {
+    Wall,
+    Stepped { start: Timestamp, step: SignedDuration },
+}
+
+impl Clock {
+    pub fn from_env() -> Result<Clock, String> {
+        let Ok(v) = std::env::var(TEST_CLOCK_ENV) else { return Ok(Clock::Wall) };
+        let (start, step) = v.split_once('/').ok_or_else(|| format!("{TEST_CLOCK_ENV}: expected START/STEP"))?;
+        let start = start.parse().map_err(|e| format!("{TEST_CLOCK_ENV}: {e}"))?;
+        let step: i64 = step.parse().map_err(|e| format!("{TEST_CLOCK_ENV}: {e}"))?;
+        Ok(Clock::Stepped { start, step: SignedDuration::from_secs(step) })
+    }
+
+    pub fn now(self, last: Option<Timestamp>) -> Timestamp {
+        match self {
+            Clock::Wall => Timestamp::now(),
+            Clock::Stepped { start, step } => last.map(|t| t + step).unwrap_or(start),
+        }
+    }
+}
+
+/// Writes one line to standard error, stamped with the time (to the second).
+pub fn log(message: &str) {
+    eprintln!("{} {message}", Timestamp::now().round(jiff::Unit::Second).unwrap_or(Timestamp::now()));
+}

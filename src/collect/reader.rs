@@ -1,0 +1,104 @@
+//! A cluster read cycle after cycle, by `serve` or by an agent: the connection is set up once
+//! and set up again when the token file changes (kubelet replaces a pod's service-account token
+//! about every hour), so that a rotated token is used from the next cycle on.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use jiff::Timestamp;
+
+use super::{CollectionStat, Cycle, CycleOptions, Snapshot};
+use crate::error::Redactor;
+use crate::kube::{self, ConnectOptions, Fetcher};
+
+/// Where kubelet mounts a pod's service-account token.
+pub const IN_CLUSTER_TOKEN: &str = "/var/run/secrets/kubernetes.io/serviceaccount/token";
+
+/// Reads one cluster, cycle after cycle.
+pub struct Reader {
+    options: ConnectOptions,
+    /// The reader, or why it could not be set up (every cycle then fails with that message).
+    fetcher: Result<Fetcher, String>,
+    /// The API server's address as shown, once known.
+    address: Option<String>,
+    /// Secrets that must never leave the process in any text.
+    pub redactor: Redactor,
+    /// The token file's content when the connection was set up.
+    token_seen: Option<String>,
+}
+
+impl Reader {
+    pub async fn new(options: ConnectOptions) -> Reader {
+        let mut r = Reader {
+            options,
+            fetcher: Err(String::new()),
+            address: None,
+            redactor: Redactor::default(),
+            token_seen: None,
+        };
+        r.token_seen = r.token_now();
+        r.set_up().await;
+        r
+    }
+
+    /// The token file the connection uses, if it uses one.
+    fn token_file(&self) -> Option<PathBuf> {
+        if self.options.in_cluster {
+            return Some(PathBuf::from(IN_CLUSTER_TOKEN));
+        }
+        self.options.token_file.clone()
+    }
+
+    fn token_now(&self) -> Option<String> {
+        self.token_file().and_then(|f| std::fs::read_to_string(f).ok()).map(|t| t.trim().to_string())
+    }
+
+    async fn set_up(&mut self) {
+        if let Some(t) = &self.token_seen {
+            self.redactor.add(t);
+        }
+        // A connection that cannot be set up (a missing token file, say) fails every cycle with
+        // its message, as a read would: the unreachable rule then speaks for it.
+        self.fetcher = match kube::connect(&self.options).await {
+            Ok(conn) => {
+                for s in conn.redactor.secrets() {
+                    self.redactor.add(s);
+                }
+                self.address = Some(conn.address.clone());
+                Fetcher::new(&conn, self.options.timeout).map_err(|e| e.to_string())
+            }
+            Err(e) => Err(self.redactor.clean(&e.to_string())),
+        };
+    }
+
+    /// The API server's address, as shown in messages (None before a connection was set up).
+    pub fn address(&self) -> Option<&str> {
+        self.address.as_deref()
+    }
+
+    /// Reads one cycle (after setting the connection up again if the token file changed), or
+    /// says why the connection cannot be set up.
+    pub async fn cycle(&mut self, options: &CycleOptions, now: Timestamp) -> Result<Cycle, String> {
+        let token = self.token_now();
+        if token.is_some() && token != self.token_seen {
+            self.token_seen = token;
+            self.set_up().await;
+        }
+        match &self.fetcher {
+            Ok(f) => Ok(super::run(f, options, now).await),
+            Err(m) => Err(m.clone()),
+        }
+    }
+}
+
+/// A cycle as everything after reading takes it: its duration, how each collection went, and
+/// the snapshot or the error in one line free of secrets.
+pub fn outcome(
+    cycle: Result<Cycle, String>,
+    redactor: &Redactor,
+) -> (Duration, Vec<CollectionStat>, Result<Snapshot, String>) {
+    match cycle {
+        Ok(c) => (c.duration, c.stats, c.result.map_err(|e| redactor.clean(&e.to_string()))),
+        Err(m) => (Duration::ZERO, Vec::new(), Err(m)),
+    }
+}

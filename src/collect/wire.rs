@@ -1,0 +1,482 @@
+//! What an agent sends the server for each cycle: a `Report`, whose snapshot travels as the
+//! difference from the last one that server acknowledged.
+//!
+//! Every list of the snapshot is sent as a set of items keyed by a 64-bit hash of the item's
+//! own JSON: items the server already holds (same hash) are not sent again, items that are gone
+//! are named by their hash. A healthy cluster that does not change costs a few hundred bytes a
+//! cycle, whatever its size. Order is not sent: the snapshot's lists have one canonical order
+//! (`Snapshot::canonical_order`), which the server restores.
+//!
+//! The base of a difference is named by its cycle time. A server that does not hold that base (it
+//! restarted, say) answers 409, and the agent sends the whole snapshot.
+//!
+//! Per-pod usage of the Metrics API is not sent: the server shows node usage only, and per-pod
+//! usage changes at every cycle (at 150,000 pods it would be most of each push). Whether it
+//! could be read is sent.
+
+use std::collections::HashMap;
+use std::hash::Hasher;
+use std::time::Duration;
+
+use jiff::Timestamp;
+use serde::de::DeserializeOwned;
+use serde::{Deserialize, Serialize};
+
+use super::optional::{Extras, Optional};
+use super::{Collection, CollectionStat, Event, Node, Pod, Pvc, Snapshot, Workload};
+
+/// The header in which an agent may name its cluster.
+pub const CLUSTER_HEADER: &str = "dumbmonit-cluster";
+
+/// The version of this format; a server refuses others with a message that says both.
+pub const FORMAT: u32 = 1;
+
+/// What the server tells its agent in every answer: the cluster's settings live on the server,
+/// so that changing them needs no visit to the cluster.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Settings {
+    pub cluster: String,
+    pub interval_seconds: f64,
+    pub timeout_seconds: f64,
+    pub ignored_namespaces: Vec<String>,
+}
+
+/// The server's answer to a report.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Answer {
+    /// `taken`, `duplicate` (already held: dropped), `unknown_base` (send the whole snapshot),
+    /// or `refused`.
+    pub status: String,
+    #[serde(default)]
+    pub message: Option<String>,
+    pub settings: Option<Settings>,
+}
+
+/// One cycle, as an agent reports it.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Report {
+    pub format: u32,
+    /// When the cycle started, by the agent's clock: the rules' "now".
+    pub time: Timestamp,
+    /// When this report was sent, by the agent's clock: the server measures the skew with it.
+    pub sent: Timestamp,
+    pub duration_ms: u64,
+    pub stats: Vec<Stat>,
+    /// The API server the agent reads, as shown in messages.
+    pub address: String,
+    /// What the agent has to say about itself (its buffer cannot be written, say).
+    #[serde(default)]
+    pub note: Option<String>,
+    pub outcome: Outcome,
+}
+
+/// How one collection went.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Stat {
+    pub collection: String,
+    pub ms: u64,
+    pub ok: bool,
+}
+
+impl Stat {
+    pub fn from_stats(stats: &[CollectionStat]) -> Vec<Stat> {
+        stats
+            .iter()
+            .map(|s| Stat { collection: s.collection.name().into(), ms: s.duration.as_millis() as u64, ok: s.ok })
+            .collect()
+    }
+
+    /// Back to the monitor's own records; unknown collections are left out.
+    pub fn to_stats(stats: &[Stat]) -> Vec<CollectionStat> {
+        stats
+            .iter()
+            .filter_map(|s| {
+                let collection =
+                    Collection::ALL.iter().chain(&Collection::OPTIONAL).find(|c| c.name() == s.collection)?;
+                Some(CollectionStat { collection: *collection, duration: Duration::from_millis(s.ms), ok: s.ok })
+            })
+            .collect()
+    }
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case", deny_unknown_fields)]
+pub enum Outcome {
+    /// The cycle read the cluster.
+    Snapshot(Box<Delta>),
+    /// The agent could not read the API server: its message.
+    Error(String),
+}
+
+/// A snapshot, whole (`base` None) or as the difference from the snapshot of cycle `base`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Delta {
+    pub base: Option<Timestamp>,
+    pub version: String,
+    pub nodes: ListDelta<Node>,
+    pub pods: ListDelta<Pod>,
+    pub workloads: ListDelta<Workload>,
+    pub pvcs: ListDelta<Pvc>,
+    pub events: ListDelta<Event>,
+    pub extras: Extras,
+}
+
+/// Items to put (each with its hash; an item held n times is sent n times) and hashes of items
+/// gone. A hash that is put replaces whatever the base held under it.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+#[serde(bound = "T: Serialize + DeserializeOwned")]
+pub struct ListDelta<T> {
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub put: Vec<(u64, T)>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub gone: Vec<u64>,
+}
+
+/// The hashes of one list, with how many items share each.
+pub type Counts = HashMap<u64, u32>;
+
+/// What a server holds of a snapshot, as the agent remembers it: the hashes of each list.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Acknowledged {
+    pub time: Option<Timestamp>,
+    nodes: Counts,
+    pods: Counts,
+    workloads: Counts,
+    pvcs: Counts,
+    events: Counts,
+}
+
+/// The stable 64-bit hash of an item's JSON (SipHash with fixed keys).
+fn hash_of<T: Serialize>(item: &T) -> u64 {
+    let json = serde_json::to_vec(item).expect("a compact record serializes");
+    #[allow(deprecated)]
+    let mut h = std::hash::SipHasher::new_with_keys(0x6475_6d62_6d6f_6e69, 0x7420_7769_7265_0001);
+    h.write(&json);
+    h.finish()
+}
+
+fn whole_list<T: Serialize>(items: Vec<T>) -> ListDelta<T> {
+    ListDelta { put: items.into_iter().map(|i| (hash_of(&i), i)).collect(), gone: Vec::new() }
+}
+
+fn counts_of<T>(put: &[(u64, T)]) -> Counts {
+    let mut c = Counts::with_capacity(put.len());
+    for (h, _) in put {
+        *c.entry(*h).or_default() += 1;
+    }
+    c
+}
+
+impl<T> ListDelta<T> {
+    /// A whole list narrowed to what differs from `base`.
+    fn narrowed(self, base: &Counts) -> ListDelta<T> {
+        let now = counts_of(&self.put);
+        let put = self.put.into_iter().filter(|(h, _)| base.get(h) != now.get(h)).collect();
+        let mut gone: Vec<u64> = base.keys().filter(|h| !now.contains_key(h)).copied().collect();
+        gone.sort_unstable();
+        ListDelta { put, gone }
+    }
+}
+
+/// The whole snapshot, each item with its hash (per-pod usage left out).
+pub fn whole(snapshot: Snapshot) -> Delta {
+    let mut extras = snapshot.extras;
+    if let Optional::Read(usage) = &mut extras.pod_metrics {
+        usage.clear();
+    }
+    Delta {
+        base: None,
+        version: snapshot.version,
+        nodes: whole_list(snapshot.nodes),
+        pods: whole_list(snapshot.pods),
+        workloads: whole_list(snapshot.workloads),
+        pvcs: whole_list(snapshot.pvcs),
+        events: whole_list(snapshot.events),
+        extras,
+    }
+}
+
+impl Delta {
+    /// What the server holds once it has taken this whole snapshot of cycle `time`.
+    pub fn held(&self, time: Timestamp) -> Acknowledged {
+        debug_assert!(self.base.is_none(), "only a whole snapshot says all that is held");
+        Acknowledged {
+            time: Some(time),
+            nodes: counts_of(&self.nodes.put),
+            pods: counts_of(&self.pods.put),
+            workloads: counts_of(&self.workloads.put),
+            pvcs: counts_of(&self.pvcs.put),
+            events: counts_of(&self.events.put),
+        }
+    }
+
+    /// This whole snapshot as the difference from what the server holds (unchanged when it
+    /// holds nothing).
+    pub fn narrowed(self, base: &Acknowledged) -> Delta {
+        let Some(time) = base.time else { return self };
+        Delta {
+            base: Some(time),
+            version: self.version,
+            nodes: self.nodes.narrowed(&base.nodes),
+            pods: self.pods.narrowed(&base.pods),
+            workloads: self.workloads.narrowed(&base.workloads),
+            pvcs: self.pvcs.narrowed(&base.pvcs),
+            events: self.events.narrowed(&base.events),
+            extras: self.extras,
+        }
+    }
+}
+
+/// The snapshot as sent given what the server holds, and what it holds once it takes it.
+pub fn encode(snapshot: &Snapshot, base: &Acknowledged) -> (Delta, Acknowledged) {
+    let w = whole(snapshot.clone());
+    let held = w.held(snapshot.time);
+    (w.narrowed(base), held)
+}
+
+/// What the server holds of the last snapshot it took from an agent.
+#[derive(Clone, Debug, Default)]
+pub struct Held {
+    pub time: Option<Timestamp>,
+    nodes: HashMap<u64, (Node, u32)>,
+    pods: HashMap<u64, (Pod, u32)>,
+    workloads: HashMap<u64, (Workload, u32)>,
+    pvcs: HashMap<u64, (Pvc, u32)>,
+    events: HashMap<u64, (Event, u32)>,
+}
+
+/// Why a delta cannot be applied.
+#[derive(Debug, PartialEq, thiserror::Error)]
+pub enum ApplyError {
+    #[error("the report is the difference from the cycle of {base}, which this server does not hold")]
+    UnknownBase { base: Timestamp },
+}
+
+fn apply_list<T: Clone>(held: &HashMap<u64, (T, u32)>, delta: ListDelta<T>) -> HashMap<u64, (T, u32)> {
+    let mut out = held.clone();
+    for h in &delta.gone {
+        out.remove(h);
+    }
+    let mut put: HashMap<u64, (T, u32)> = HashMap::with_capacity(delta.put.len());
+    for (h, item) in delta.put {
+        put.entry(h).and_modify(|(_, n)| *n += 1).or_insert((item, 1));
+    }
+    out.extend(put);
+    out
+}
+
+fn expand<T: Clone>(held: &HashMap<u64, (T, u32)>) -> Vec<T> {
+    held.values().flat_map(|(item, n)| std::iter::repeat_n(item.clone(), *n as usize)).collect()
+}
+
+impl Held {
+    /// Applies a report's delta: the snapshot of cycle `time`, and what to hold next. `self` is
+    /// left as it was, so that a cycle that is refused later changes nothing.
+    pub fn apply(&self, time: Timestamp, delta: Delta) -> Result<(Snapshot, Held), ApplyError> {
+        let base = match delta.base {
+            None => &Held::default(),
+            Some(b) if self.time == Some(b) => self,
+            Some(base) => return Err(ApplyError::UnknownBase { base }),
+        };
+        let next = Held {
+            time: Some(time),
+            nodes: apply_list(&base.nodes, delta.nodes),
+            pods: apply_list(&base.pods, delta.pods),
+            workloads: apply_list(&base.workloads, delta.workloads),
+            pvcs: apply_list(&base.pvcs, delta.pvcs),
+            events: apply_list(&base.events, delta.events),
+        };
+        let mut snapshot = Snapshot {
+            time,
+            version: delta.version,
+            nodes: expand(&next.nodes),
+            pods: expand(&next.pods),
+            workloads: expand(&next.workloads),
+            pvcs: expand(&next.pvcs),
+            events: expand(&next.events),
+            extras: delta.extras,
+        };
+        snapshot.canonical_order();
+        Ok((snapshot, next))
+    }
+}
+
+impl Report {
+    /// The report's JSON, gzip-compressed.
+    pub fn to_gzip(&self) -> Vec<u8> {
+        use std::io::Write;
+        let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+        serde_json::to_writer(&mut gz, self).expect("a report serializes");
+        gz.write_all(b"\n").expect("writing to memory");
+        gz.finish().expect("writing to memory")
+    }
+
+    /// A report from its JSON, gzip-compressed or not, inflating at most `limit` bytes.
+    pub fn parse(bytes: &[u8], limit: u64) -> Result<Report, String> {
+        use std::io::Read;
+        let inflated;
+        let bytes = if bytes.starts_with(&[0x1f, 0x8b]) {
+            let mut out = Vec::new();
+            flate2::read::MultiGzDecoder::new(bytes)
+                .take(limit.saturating_add(1))
+                .read_to_end(&mut out)
+                .map_err(|e| format!("not valid gzip: {e}"))?;
+            if out.len() as u64 > limit {
+                return Err(format!("larger than {} MiB once inflated", limit / (1024 * 1024)));
+            }
+            inflated = out;
+            inflated.as_slice()
+        } else {
+            bytes
+        };
+        let report: Report = serde_json::from_slice(bytes).map_err(|e| format!("not a cycle report: {e}"))?;
+        if report.format != FORMAT {
+            return Err(format!("report format {} is not {FORMAT}: agent and server versions differ", report.format));
+        }
+        Ok(report)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::collect::WorkloadKind;
+
+    fn node(name: &str, ready: &str) -> Node {
+        Node {
+            name: name.into(),
+            ready: Some(ready.into()),
+            ready_detail: None,
+            conditions: vec![],
+            unschedulable: false,
+            kubelet_version: "v1.33.4".into(),
+            allocatable_cpu: Some(2000),
+            allocatable_memory: None,
+        }
+    }
+
+    fn workload(name: &str, ready: i64) -> Workload {
+        Workload {
+            kind: WorkloadKind::Deployment,
+            namespace: "web".into(),
+            name: name.into(),
+            desired: 3,
+            ready,
+            available: ready,
+        }
+    }
+
+    fn event(reason: &str) -> Event {
+        Event {
+            namespace: "web".into(),
+            kind: "Pod".into(),
+            object_namespace: Some("web".into()),
+            object_name: "api-1".into(),
+            reason: reason.into(),
+            message: "Back-off".into(),
+            event_type: "Warning".into(),
+            last_seen: None,
+            count: 3,
+        }
+    }
+
+    fn snapshot(t: &str, nodes: Vec<Node>, workloads: Vec<Workload>, events: Vec<Event>) -> Snapshot {
+        let mut s = Snapshot {
+            time: t.parse().unwrap(),
+            version: "v1.33.4+k3s1".into(),
+            nodes,
+            workloads,
+            events,
+            ..Default::default()
+        };
+        s.canonical_order();
+        s
+    }
+
+    fn round_trip(report: &Delta) -> Delta {
+        serde_json::from_str(&serde_json::to_string(report).unwrap()).unwrap()
+    }
+
+    #[test]
+    fn a_chain_of_differences_rebuilds_every_snapshot() {
+        let one = snapshot(
+            "2026-11-30T03:00:00Z",
+            vec![node("a", "True"), node("b", "True")],
+            vec![workload("api", 3)],
+            vec![event("BackOff"), event("BackOff")],
+        );
+        let two = snapshot(
+            "2026-11-30T03:01:00Z",
+            vec![node("a", "True"), node("b", "False"), node("c", "True")],
+            vec![workload("api", 3)],
+            vec![event("BackOff")],
+        );
+        let three = snapshot("2026-11-30T03:02:00Z", vec![node("a", "True")], vec![], vec![]);
+
+        let (d1, ack1) = encode(&one, &Acknowledged::default());
+        assert_eq!(d1.base, None);
+        assert_eq!(d1.nodes.put.len(), 2);
+        assert_eq!(d1.events.put.len(), 2, "an item held twice is sent twice");
+        let (s1, held1) = Held::default().apply(one.time, round_trip(&d1)).unwrap();
+        assert_eq!(s1, one);
+
+        let (d2, ack2) = encode(&two, &ack1);
+        assert_eq!(d2.base, Some(one.time));
+        assert_eq!(d2.nodes.put.iter().map(|(_, n)| n.name.as_str()).collect::<Vec<_>>(), ["b", "c"]);
+        assert_eq!(d2.nodes.gone.len(), 1, "the old node b");
+        assert!(d2.workloads.put.is_empty() && d2.workloads.gone.is_empty(), "unchanged: nothing sent");
+        assert_eq!(d2.events.put.len(), 1, "the count changed from two to one");
+        let (s2, held2) = held1.apply(two.time, round_trip(&d2)).unwrap();
+        assert_eq!(s2, two);
+
+        let (d3, _) = encode(&three, &ack2);
+        let (s3, _) = held2.apply(three.time, round_trip(&d3)).unwrap();
+        assert_eq!(s3, three);
+
+        // A server that holds another base refuses the difference; the whole snapshot goes.
+        assert_eq!(held1.apply(three.time, d3.clone()).unwrap_err(), ApplyError::UnknownBase { base: two.time });
+        let (whole, _) = encode(&three, &Acknowledged::default());
+        assert_eq!(whole.base, None);
+        assert_eq!(held1.apply(three.time, whole).unwrap().0, three);
+    }
+
+    #[test]
+    fn per_pod_usage_stays_behind_but_its_outcome_travels() {
+        let mut s = snapshot("2026-11-30T03:00:00Z", vec![], vec![], vec![]);
+        s.extras.pod_metrics = Optional::Read(vec![
+            crate::collect::from_api(r#"{"metadata":{"name":"p","namespace":"n"},"containers":[]}"#).unwrap(),
+        ]);
+        let (d, _) = encode(&s, &Acknowledged::default());
+        assert_eq!(d.extras.pod_metrics, Optional::Read(vec![]));
+    }
+
+    #[test]
+    fn reports_refuse_other_formats_and_bombs() {
+        let s = snapshot("2026-11-30T03:00:00Z", vec![node("a", "True")], vec![], vec![]);
+        let (delta, _) = encode(&s, &Acknowledged::default());
+        let mut r = Report {
+            format: FORMAT,
+            time: s.time,
+            sent: s.time,
+            duration_ms: 12,
+            stats: vec![],
+            address: "https://10.43.0.1:443".into(),
+            note: None,
+            outcome: Outcome::Snapshot(Box::new(delta)),
+        };
+        let gz = r.to_gzip();
+        assert_eq!(Report::parse(&gz, 1 << 20).unwrap(), r);
+        assert!(Report::parse(&gz, 10).unwrap_err().contains("larger than"));
+        r.format = 7;
+        let text = serde_json::to_vec(&r).unwrap();
+        assert_eq!(
+            Report::parse(&text, 1 << 20).unwrap_err(),
+            "report format 7 is not 1: agent and server versions differ"
+        );
+        assert!(Report::parse(b"{}", 1 << 20).unwrap_err().starts_with("not a cycle report"));
+    }
+}

@@ -1,0 +1,267 @@
+//! Clusters read by a relay agent. The agent pushes each cycle (`collect::wire`); here each push
+//! is checked, put in order and taken by the same path as a cycle read by `serve` itself
+//! (`Watch::take`). Times are the agent's: a stretch the agent kept while the server was away is
+//! evaluated afterwards as it happened.
+//!
+//! Two failures stay apart: the agent reporting that it cannot read its API server (its message,
+//! said to come from the agent), and no report at all for two intervals ("No report from the
+//! agent for 2 min"). When reports come back from inside a stretch the server had filled with
+//! "no report", the server goes back to its state before that stretch and takes them in order;
+//! what it raised meanwhile is resolved.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use jiff::{SignedDuration, Timestamp};
+use tokio::sync::{mpsc, oneshot, watch};
+use tokio::time::Instant;
+
+use super::{Arrival, Shared, Watch, log, words};
+use crate::collect::wire::{Held, Outcome, Report, Settings, Stat};
+use crate::config::ClusterConfig;
+use crate::rules::RuleState;
+
+/// How far ahead of the server's clock a cycle may be before it is refused.
+pub const FUTURE_BOUND: SignedDuration = SignedDuration::from_hours(1);
+
+/// A clock skew past this is said on the cluster's page.
+pub const SKEW_SHOWN: SignedDuration = SignedDuration::from_secs(30);
+
+/// A report on its way to its cluster's task.
+pub struct Push {
+    pub report: Report,
+    /// When it arrived, by the server's clock.
+    pub received: Timestamp,
+    pub reply: oneshot::Sender<Reply>,
+}
+
+/// What became of a report.
+#[derive(Debug, PartialEq)]
+pub enum Reply {
+    Taken,
+    /// The server already had this cycle (or a later one): dropped, so the agent moves on.
+    Duplicate,
+    /// The difference's base is not held here: the agent sends the whole snapshot.
+    UnknownBase(String),
+    Refused(String),
+}
+
+/// Where an agent's reports go.
+pub struct Door {
+    token: String,
+    pub settings: Settings,
+    pub inbox: mpsc::Sender<Push>,
+}
+
+/// The answer to an agent's knock.
+pub enum Knock {
+    Open {
+        settings: Settings,
+        inbox: mpsc::Sender<Push>,
+    },
+    /// The token is not the one of the cluster named (or of any agent's cluster).
+    WrongToken,
+    /// No cluster of that name is read through an agent here.
+    NotConfigured(String),
+}
+
+impl super::Board {
+    /// Finds the agent's cluster: by name when the agent gives one, else by token. Every token
+    /// is compared, in constant time, whatever matches.
+    pub fn knock(&self, cluster: Option<&str>, token: &str) -> Knock {
+        let doors = self.agents.read().expect("agents lock");
+        if let Some(name) = cluster
+            && !doors.contains_key(name)
+        {
+            return Knock::NotConfigured(name.to_string());
+        }
+        let mut found = None;
+        for (name, door) in doors.iter() {
+            let same = crate::web::constant_time_eq(door.token.as_bytes(), token.as_bytes());
+            if same && cluster.is_none_or(|c| c == name) {
+                found = Some(door);
+            }
+        }
+        match found {
+            Some(d) => Knock::Open { settings: d.settings.clone(), inbox: d.inbox.clone() },
+            None => Knock::WrongToken,
+        }
+    }
+}
+
+pub fn settings_of(c: &ClusterConfig) -> Settings {
+    Settings {
+        cluster: c.name.clone(),
+        interval_seconds: c.interval.0,
+        timeout_seconds: c.timeout.0,
+        ignored_namespaces: c.ignored_namespaces.clone(),
+    }
+}
+
+/// Opens (or re-keys) the door of an agent's cluster; the token is read from its file. A token
+/// that cannot be read leaves the door closed, which the log says.
+pub(super) fn open_door(shared: &Shared, c: &ClusterConfig, inbox: mpsc::Sender<Push>) {
+    let token = match c.agent_token() {
+        Some(Ok(t)) => t,
+        Some(Err(e)) => {
+            log(&format!("{e}; the agent of cluster {} cannot report until this is fixed", c.name));
+            String::new()
+        }
+        None => return,
+    };
+    let door = Door { token, settings: settings_of(c), inbox };
+    shared.board.agents.write().expect("agents lock").insert(c.name.clone(), door);
+}
+
+/// Everything one agent's cluster carries between reports.
+struct Link {
+    watch: Watch,
+    held: Held,
+    ignored: Vec<String>,
+    interval: Duration,
+    heard: Instant,
+    /// Agent clock − server clock, from the last report.
+    skew: SignedDuration,
+    /// The state before the server started saying "no report": reports from inside that
+    /// stretch are taken from there.
+    checkpoint: Option<RuleState>,
+}
+
+pub(super) async fn watch_agent(
+    c: ClusterConfig,
+    shared: Arc<Shared>,
+    mut inbox: mpsc::Receiver<Push>,
+    mut stop: watch::Receiver<bool>,
+) {
+    let interval = c.interval.duration();
+    let mut link = Link {
+        watch: Watch::load(&c.name, &shared),
+        held: Held::default(),
+        ignored: c.ignored_namespaces.clone(),
+        interval,
+        heard: Instant::now(),
+        skew: SignedDuration::ZERO,
+        checkpoint: None,
+    };
+    let silence = interval * 2;
+    let mut ticker = tokio::time::interval_at(Instant::now() + silence, interval);
+    ticker.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    loop {
+        tokio::select! {
+            biased;
+            _ = stop.changed() => return,
+            push = inbox.recv() => {
+                let Some(push) = push else { return };
+                let reply = link.take(push.report, push.received).await;
+                let _ = push.reply.send(reply);
+            }
+            _ = ticker.tick() => {
+                if link.heard.elapsed() >= silence {
+                    link.silent(silence).await;
+                }
+            }
+        }
+    }
+}
+
+impl Link {
+    /// No report for two intervals: a failed cycle, at the agent's clock as last seen.
+    async fn silent(&mut self, silence: Duration) {
+        if self.checkpoint.is_none() {
+            self.checkpoint = Some(self.watch.state.clone());
+        }
+        let estimate = Timestamp::now() + self.skew;
+        // Time never goes backwards, whatever the skew did.
+        let time = match self.watch.state.last_cycle {
+            Some(last) if estimate <= last => last + SignedDuration::from_secs(1),
+            _ => estimate,
+        };
+        let message =
+            format!("No report from the agent for {}", words(SignedDuration::try_from(silence).unwrap_or_default()));
+        let arrival = Arrival {
+            time,
+            duration: Duration::ZERO,
+            stats: Vec::new(),
+            outcome: Err(message),
+            late: None,
+            retracted: Vec::new(),
+        };
+        self.watch.take(arrival).await;
+    }
+
+    async fn take(&mut self, r: Report, received: Timestamp) -> Reply {
+        let name = self.watch.name.clone();
+        if r.time > received + FUTURE_BOUND {
+            return Reply::Refused(format!(
+                "the cycle's time {} is more than {} ahead of this server's clock ({})",
+                r.time,
+                words(FUTURE_BOUND),
+                received.round(jiff::Unit::Second).unwrap_or(received)
+            ));
+        }
+        let mut retracted = Vec::new();
+        if let Some(last) = self.watch.state.last_cycle
+            && r.time <= last
+        {
+            let from_silence = self.checkpoint.as_ref().is_some_and(|cp| cp.last_cycle.is_none_or(|t| r.time > t));
+            if !from_silence {
+                return Reply::Duplicate;
+            }
+            let before = self.checkpoint.take().expect("checked above");
+            let provisional = std::mem::replace(&mut self.watch.state, before);
+            retracted = provisional.alerts.into_values().filter(|a| a.firing()).collect();
+            log(&format!("cluster {name}: the agent's kept cycles arrive; taking them from {} on", r.time));
+        }
+        let outcome = match r.outcome {
+            Outcome::Snapshot(delta) => match self.held.apply(r.time, *delta) {
+                Ok((mut snapshot, next)) => {
+                    self.held = next;
+                    // The server's ignored namespaces hold even for a cycle read with older settings.
+                    snapshot.leave_out(&self.ignored);
+                    Ok(snapshot)
+                }
+                Err(e) => return Reply::UnknownBase(e.to_string()),
+            },
+            Outcome::Error(m) => Err(format!("The agent reports: {m}")),
+        };
+        self.heard = Instant::now();
+        self.checkpoint = None;
+        self.skew = r.sent.duration_since(received);
+        let held_back = r.sent.duration_since(r.time);
+        let late = (held_back > SignedDuration::try_from(self.interval * 2).unwrap_or_default()).then_some(held_back);
+        let skew = self.skew;
+        let (address, note) = (r.address.clone(), r.note.clone());
+        self.watch.shared.board.update(&name, |v| {
+            v.address = address;
+            v.agent = Some(super::AgentView { last_report: Some(received), skew, note });
+        });
+        let arrival = Arrival {
+            time: r.time,
+            duration: Duration::from_millis(r.duration_ms),
+            stats: Stat::to_stats(&r.stats),
+            outcome,
+            late,
+            retracted,
+        };
+        self.watch.take(arrival).await;
+        Reply::Taken
+    }
+}
+
+impl super::AgentView {
+    /// What the page says about the agent, beyond the cluster's health.
+    pub fn notes(&self) -> Vec<String> {
+        let mut notes = Vec::new();
+        if self.skew.abs() > SKEW_SHOWN {
+            let way = if self.skew.is_positive() { "ahead of" } else { "behind" };
+            notes.push(format!(
+                "The agent's clock is {} {way} the server's: cycle times are the agent's.",
+                words(self.skew)
+            ));
+        }
+        if let Some(n) = &self.note {
+            notes.push(format!("The agent says: {n}"));
+        }
+        notes
+    }
+}
