@@ -47,6 +47,9 @@ pub enum Command {
     /// Read the cluster near it, as serve would, and push each cycle to DumbMonit servers over
     /// HTTPS (outbound only); cycles are kept while a server is away and delivered in order.
     Agent(AgentArgs),
+    /// Print the objects to run something in a cluster, for `kubectl apply -f -`.
+    #[command(subcommand)]
+    Manifests(ManifestsCommand),
     /// CPU and memory used, like kubectl top, from the Metrics API; when it is not available,
     /// why, and what the pods request and limit instead (exit status 1).
     Top(TopArgs),
@@ -96,6 +99,33 @@ pub struct ConnectArgs {
     /// Use the mounted service-account token and CA (when running in a pod)
     #[arg(long)]
     pub in_cluster: bool,
+}
+
+#[derive(Subcommand, Debug)]
+pub enum ManifestsCommand {
+    /// The relay agent (namespace, read-only RBAC, token Secret, Deployment, NetworkPolicy),
+    /// from the same files as the kustomize base deploy/agent
+    Agent(ManifestsAgentArgs),
+}
+
+#[derive(Args, Debug)]
+pub struct ManifestsAgentArgs {
+    /// The DumbMonit server the agent reports to
+    #[arg(long, value_name = "URL")]
+    pub server: String,
+    /// The cluster's name on the server (its [[cluster]] name)
+    #[arg(long, value_name = "NAME")]
+    pub cluster: String,
+    /// The cluster's agent token (the server's agent_token_file); without it a new one is made
+    /// and written to ./NAME.agent-token (mode 0600)
+    #[arg(long, value_name = "FILE")]
+    pub agent_token_file: Option<PathBuf>,
+    /// The image to run
+    #[arg(long, value_name = "IMAGE", default_value = crate::manifests::DEFAULT_IMAGE)]
+    pub image: String,
+    /// The namespace to run it in
+    #[arg(long, value_name = "NS", default_value = crate::manifests::BASE_NAMESPACE)]
+    pub namespace: String,
 }
 
 #[derive(Args, Debug)]
@@ -394,6 +424,32 @@ pub fn main() -> ExitCode {
         Command::Demo(args) => crate::demo::main(&args),
         Command::Replay(args) => replay(&args),
         Command::Serve(args) => crate::serve::main(&args.config),
+        Command::Manifests(ManifestsCommand::Agent(a)) => {
+            let m = crate::manifests::AgentManifest {
+                server: a.server,
+                cluster: a.cluster,
+                token_file: a.agent_token_file,
+                image: a.image,
+                namespace: a.namespace,
+            };
+            match crate::manifests::agent(&m) {
+                Ok((yaml, written)) => {
+                    print!("{yaml}");
+                    if let Some(f) = written {
+                        eprintln!(
+                            "A new agent token is in {}: put it in the server's agent_token_file for [[cluster]] name = {:?}.",
+                            f.display(),
+                            m.cluster
+                        );
+                    }
+                    ExitCode::SUCCESS
+                }
+                Err(e) => {
+                    eprintln!("{e}");
+                    ExitCode::from(EXIT_UNKNOWN)
+                }
+            }
+        }
         Command::Agent(args) => match args.options() {
             Ok(o) => crate::agent::main(o),
             Err(e) => {

@@ -15,6 +15,7 @@ pub mod demo;
 pub mod error;
 pub mod health;
 pub mod kube;
+pub mod manifests;
 pub mod metrics;
 pub mod notify;
 pub mod rbac;

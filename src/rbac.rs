@@ -20,7 +20,7 @@ pub const OPTIONAL_RULES: [(&str, &[&str]); 3] = [
 ];
 
 /// A DNS-1123 label, as namespaces and these object names must be.
-fn check_name(flag: &str, v: &str) -> Result<(), ConfigError> {
+pub fn check_name(flag: &str, v: &str) -> Result<(), ConfigError> {
     let ok = !v.is_empty()
         && v.len() <= 63
         && v.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')

@@ -2,6 +2,7 @@
 
 #![allow(dead_code)]
 
+pub mod agent;
 pub mod fixture;
 pub mod receiver;
 pub mod web;

@@ -1,0 +1,173 @@
+//! `dumbmonit manifests agent`: the objects of the kustomize bases `deploy/rbac` and
+//! `deploy/agent`, with the user's values filled in, ready for `kubectl apply -f -`. They are
+//! rendered from the very files of `deploy/`, embedded when the binary is built, the way
+//! `kubectl kustomize` renders them with an overlay that sets the namespace, the image, the
+//! ConfigMap's `server` and `cluster` and the Secret's `agent.token` (a test compares both).
+
+use std::path::{Path, PathBuf};
+
+use base64::Engine;
+
+use crate::error::ConfigError;
+
+const NAMESPACE: &str = include_str!("../deploy/rbac/namespace.yaml");
+const RBAC: &str = include_str!("../deploy/rbac/rbac.yaml");
+const DEPLOYMENT: &str = include_str!("../deploy/agent/deployment.yaml");
+const NETWORK_POLICY: &str = include_str!("../deploy/agent/networkpolicy.yaml");
+
+/// The namespace and image of the bases.
+pub const BASE_NAMESPACE: &str = "dumbmonit";
+pub const DEFAULT_IMAGE: &str = "dumbmonit:dev";
+
+/// What `manifests agent` is told.
+#[derive(Clone, Debug)]
+pub struct AgentManifest {
+    pub server: String,
+    pub cluster: String,
+    pub token_file: Option<PathBuf>,
+    pub image: String,
+    pub namespace: String,
+}
+
+/// A YAML double-quoted scalar (JSON's string syntax is valid YAML).
+fn quoted(s: &str) -> String {
+    serde_json::to_string(s).expect("a string serializes")
+}
+
+/// The YAML documents of a file, without its comments-only head.
+fn documents(file: &str) -> impl Iterator<Item = String> + '_ {
+    file.split("\n---\n").map(|d| {
+        d.lines().skip_while(|l| l.starts_with('#') || l.trim().is_empty()).collect::<Vec<_>>().join("\n") + "\n"
+    })
+}
+
+/// The token: read from its file, or made anew (32 random bytes, hex) and written to `path`
+/// with mode 0600 so that it can be given to the server. Never printed.
+fn token(m: &AgentManifest) -> Result<(String, Option<PathBuf>), ConfigError> {
+    if let Some(f) = &m.token_file {
+        let t = std::fs::read_to_string(f)
+            .map_err(|e| ConfigError::new(format!("--agent-token-file {}: {e}", f.display())))?
+            .trim()
+            .to_string();
+        if t.len() < 16 || t.chars().any(|c| c.is_control() || c.is_whitespace()) {
+            return Err(ConfigError::new(format!(
+                "--agent-token-file {}: the token must be at least 16 characters, without spaces",
+                f.display()
+            )));
+        }
+        return Ok((t, None));
+    }
+    let mut bytes = [0u8; 32];
+    ring::rand::SecureRandom::fill(&ring::rand::SystemRandom::new(), &mut bytes)
+        .map_err(|_| ConfigError::new("cannot make a random token: the system's random source failed"))?;
+    let token: String = bytes.iter().map(|b| format!("{b:02x}")).collect();
+    let path = PathBuf::from(format!("{}.agent-token", m.cluster));
+    write_private(&path, &token)?;
+    Ok((token, Some(path)))
+}
+
+fn write_private(path: &Path, text: &str) -> Result<(), ConfigError> {
+    use std::io::Write;
+    use std::os::unix::fs::OpenOptionsExt;
+    let mut f = std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(0o600)
+        .open(path)
+        .map_err(|e| ConfigError::new(format!("cannot write the new token to {}: {e}", path.display())))?;
+    f.write_all(format!("{text}\n").as_bytes())
+        .map_err(|e| ConfigError::new(format!("cannot write the new token to {}: {e}", path.display())))
+}
+
+/// The server URL's port when it is not one the base's NetworkPolicy already allows.
+fn extra_port(server: &str) -> Option<u16> {
+    let uri: http::Uri = server.parse().ok()?;
+    let port = uri.port_u16().unwrap_or(if uri.scheme_str() == Some("http") { 80 } else { 443 });
+    (port != 443 && port != 6443).then_some(port)
+}
+
+/// The YAML stream, and the file a new token was written to (None when one was given).
+pub fn agent(m: &AgentManifest) -> Result<(String, Option<PathBuf>), ConfigError> {
+    crate::rbac::check_name("--namespace", &m.namespace)?;
+    if m.cluster.is_empty() || m.cluster.chars().any(|c| c.is_control() || c == '/') {
+        return Err(ConfigError::new(
+            "--cluster: give the cluster's name on the server (no '/' or control characters)",
+        ));
+    }
+    crate::agent::push::Server::new(&m.server, None).map_err(ConfigError::new)?;
+    if m.image.is_empty() || m.image.chars().any(|c| c.is_whitespace() || c.is_control()) {
+        return Err(ConfigError::new(format!("--image {:?}: not an image reference", m.image)));
+    }
+    let (token, written) = token(m)?;
+    let ns = &m.namespace;
+    let in_ns = |doc: &str| doc.replace(&format!("namespace: {BASE_NAMESPACE}"), &format!("namespace: {ns}"));
+    let mut docs: Vec<String> = Vec::new();
+    docs.extend(
+        documents(NAMESPACE).map(|d| d.replace(&format!("  name: {BASE_NAMESPACE}\n"), &format!("  name: {ns}\n"))),
+    );
+    docs.extend(documents(RBAC).map(|d| in_ns(&d)));
+    docs.push(format!(
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: dumbmonit-agent\n  namespace: {ns}\ndata:\n  cluster: {}\n  server: {}\n",
+        quoted(&m.cluster),
+        quoted(&m.server)
+    ));
+    docs.push(format!(
+        "apiVersion: v1\nkind: Secret\nmetadata:\n  name: dumbmonit-agent\n  namespace: {ns}\ntype: Opaque\ndata:\n  agent.token: {}\n",
+        base64::engine::general_purpose::STANDARD.encode(token.as_bytes())
+    ));
+    docs.extend(
+        documents(DEPLOYMENT)
+            .map(|d| in_ns(&d).replace("image: dumbmonit\n", &format!("image: {}\n", quoted(&m.image)))),
+    );
+    docs.extend(documents(NETWORK_POLICY).map(|d| {
+        let d = in_ns(&d);
+        match extra_port(&m.server) {
+            None => d,
+            Some(p) => d.replace(
+                "        - port: 6443\n          protocol: TCP\n",
+                &format!(
+                    "        - port: 6443\n          protocol: TCP\n        - port: {p}\n          protocol: TCP\n"
+                ),
+            ),
+        }
+    }));
+    let head = format!(
+        "# DumbMonit relay agent for cluster {}, reporting to {}.\n# Apply: dumbmonit manifests agent ... | kubectl apply -f -\n",
+        m.cluster.replace('\n', " "),
+        m.server
+    );
+    Ok((head + &docs.join("---\n"), written))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn given(server: &str) -> AgentManifest {
+        let dir = std::env::temp_dir().join(format!("dumbmonit-manifests-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let f = dir.join("t");
+        std::fs::write(&f, "0123456789abcdef0123\n").unwrap();
+        AgentManifest {
+            server: server.into(),
+            cluster: "edge: \"x\"".into(),
+            token_file: Some(f),
+            image: "registry.example/dumbmonit:1.0".into(),
+            namespace: "monitoring".into(),
+        }
+    }
+
+    #[test]
+    fn values_are_filled_in_and_quoted() {
+        let (yaml, written) = agent(&given("https://dumbmonit.example.com:8443")).unwrap();
+        assert!(written.is_none());
+        assert!(yaml.contains("  cluster: \"edge: \\\"x\\\"\"\n"), "{yaml}");
+        assert!(yaml.contains("image: \"registry.example/dumbmonit:1.0\"\n"));
+        assert!(yaml.contains("  agent.token: MDEyMzQ1Njc4OWFiY2RlZjAxMjM=\n"));
+        assert!(yaml.contains("        - port: 8443\n"), "the server's port is let out");
+        assert!(!yaml.contains("namespace: dumbmonit\n"));
+        assert_eq!(yaml.lines().filter(|l| l.starts_with("kind: ")).count(), 8, "{yaml}");
+        assert!(agent(&AgentManifest { namespace: "Bad".into(), ..given("https://x") }).is_err());
+        assert!(agent(&given("http://monitor.example")).unwrap_err().0.contains("plain http://"));
+    }
+}
