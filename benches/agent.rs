@@ -96,9 +96,8 @@ fn measure(size: usize, dir: &Path) -> Row {
     .unwrap();
     let bin = env!("CARGO_BIN_EXE_dumbmonit");
     let quiet = || Stdio::null();
-    let serve = Killed(
-        Command::new(bin).args(["serve", "--config", &p("dumbmonit.toml")]).stderr(quiet()).spawn().unwrap(),
-    );
+    let serve =
+        Killed(Command::new(bin).args(["serve", "--config", &p("dumbmonit.toml")]).stderr(quiet()).spawn().unwrap());
     let probe = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap();
     let agent = Killed(
         Command::new(bin)
@@ -146,7 +145,9 @@ fn main() {
         .split(',')
         .map(|s| s.trim().parse().expect("BENCH_SIZES: numbers of pods"))
         .collect();
-    println!("| pods | first push (whole snapshot, gzip) | next pushes (unchanged cluster, gzip) | agent RSS peak | agent RSS between cycles | serve RSS peak |");
+    println!(
+        "| pods | first push (whole snapshot, gzip) | next pushes (unchanged cluster, gzip) | agent RSS peak | agent RSS between cycles | serve RSS peak |"
+    );
     println!("|---:|---:|---:|---:|---:|---:|");
     for size in sizes {
         let dir = tempfile::tempdir().unwrap();

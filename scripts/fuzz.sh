@@ -15,7 +15,7 @@ command -v cargo-fuzz >/dev/null 2>&1 || cargo install cargo-fuzz --locked --ver
 cargo fuzz build -s none
 scratch="$(mktemp -d)"
 trap 'rm -rf "$scratch"' EXIT
-for target in address ca list_page recorded_cycle; do
+for target in address ca list_page recorded_cycle agent_report; do
   mkdir -p "$scratch/$target"
   echo "fuzz: $target for ${seconds} s"
   status=0

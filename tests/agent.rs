@@ -122,8 +122,9 @@ fn minutes(m: i64) -> jiff::Timestamp {
     START.parse::<jiff::Timestamp>().unwrap() + jiff::SignedDuration::from_mins(m)
 }
 
-fn last_cycle(s: &Served, name: &str) -> Option<jiff::Timestamp> {
-    s.get(&format!("/api/v1/clusters/{name}")).json()["last_cycle"].as_str().map(|t| t.parse().unwrap())
+/// The last cycle the server took from the agent (not a "no report" one).
+fn last_good(s: &Served, name: &str) -> Option<jiff::Timestamp> {
+    s.get(&format!("/api/v1/clusters/{name}")).json()["last_good_cycle"].as_str().map(|t| t.parse().unwrap())
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -137,7 +138,7 @@ async fn kept_cycles_arrive_in_order_once_and_alerts_keep_the_agents_times() {
     // One minute of the agent's clock per cycle.
     let clock = [("DUMBMONIT_TEST_CLOCK", &*format!("{START}/60"))];
     let agent = Agent::start(&site, &h, &server_url(&s), &["--buffer-dir", &path(&buffer)], &clock);
-    wait_until("minute 2 taken", || last_cycle(&s, "edge").is_some_and(|t| t >= minutes(2)), || agent.log());
+    wait_until("minute 2 taken", || last_good(&s, "edge").is_some_and(|t| t >= minutes(2)), || agent.log());
     let port = s.addr.port();
     drop(s);
 
@@ -155,13 +156,17 @@ async fn kept_cycles_arrive_in_order_once_and_alerts_keep_the_agents_times() {
     let s = site.serve(&[]);
     wait_until(
         "minute 14 taken",
-        || last_cycle(&s, "edge").is_some_and(|t| t >= minutes(14)),
+        || last_good(&s, "edge").is_some_and(|t| t >= minutes(14)),
         || format!("{}\n{}", s.log(), agent.log()),
     );
+    // The agent's clock runs on test time, hours behind: the page says so.
+    let page = s.get("/clusters/edge").body;
+    assert!(page.contains("The agent&#39;s clock is") && page.contains("behind the server&#39;s"), "{page}");
     drop(agent);
     drop(s);
 
     let times = history(&site.dir.path().join("state"), "edge");
+    assert!(times.len() >= 15, "{times:?}");
     let expected: Vec<jiff::Timestamp> = (0..times.len() as i64).map(minutes).collect();
     assert_eq!(times, expected, "every cycle once, in order, at the agent's times");
 
@@ -429,4 +434,39 @@ async fn bad_pushes_are_refused_said_in_the_log_and_change_nothing() {
     assert_eq!(r.json()["settings"]["cluster"], "edge");
     let r = request_tls(s.addr, "DELETE", "/api/v1/agent/cycles", &[("Authorization", &auth)], b"", &site.ca);
     assert_eq!(r.status, 405);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn each_server_gets_every_cycle_even_the_one_that_was_away() {
+    let h = Harness::start(scenario::healthy(minutes(0))).await;
+    let (one, two) = (Site::new("interval = \"0.2s\"", ""), Site::new("interval = \"0.2s\"", ""));
+    // One CA file that trusts both servers.
+    std::fs::write(&one.ca_file, format!("{}{}", one.ca, two.ca)).unwrap();
+    let (s1, s2) = (one.serve(&[]), two.serve(&[]));
+    let clock = [("DUMBMONIT_TEST_CLOCK", &*format!("{START}/60"))];
+    let extra = ["--server", &server_url(&s2)];
+    let agent = Agent::start(&one, &h, &server_url(&s1), &extra, &clock);
+    let at = |s: &Served, m: i64| last_good(s, "edge").is_some_and(|t| t >= minutes(m));
+    wait_until("both at minute 2", || at(&s1, 2) && at(&s2, 2), || agent.log());
+    let port = s2.addr.port();
+    drop(s2);
+    wait_until("the first server goes on", || at(&s1, 8), || agent.log());
+    let text = std::fs::read_to_string(&two.config).unwrap();
+    std::fs::write(&two.config, text.replace("listen = \"127.0.0.1:0\"", &format!("listen = \"127.0.0.1:{port}\"")))
+        .unwrap();
+    let s2 = two.serve(&[]);
+    wait_until("the second catches up", || at(&s2, 10), || agent.log());
+    drop(agent);
+    drop((s1, s2));
+    for site in [&one, &two] {
+        let times = history(&site.dir.path().join("state"), "edge");
+        assert!(
+            times.len() >= 11,
+            "{times:?} in {}: {:?}",
+            site.dir.path().display(),
+            std::fs::read_dir(site.dir.path().join("state"))
+                .map(|d| d.flatten().map(|e| e.file_name()).collect::<Vec<_>>())
+        );
+        assert_eq!(times, (0..times.len() as i64).map(minutes).collect::<Vec<_>>(), "every cycle, once, in order");
+    }
 }
