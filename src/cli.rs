@@ -60,6 +60,10 @@ pub struct ServeArgs {
     /// The configuration file (TOML)
     #[arg(long, value_name = "FILE")]
     pub config: PathBuf,
+    /// Watch only this shard of the clusters, INDEX/COUNT (0/3 is the first of three); wins
+    /// over `shard` in the file
+    #[arg(long, value_name = "INDEX/COUNT")]
+    pub shard: Option<crate::config::Shard>,
 }
 
 #[derive(Args, Debug, Clone)]
@@ -423,7 +427,7 @@ pub fn main() -> ExitCode {
         },
         Command::Demo(args) => crate::demo::main(&args),
         Command::Replay(args) => replay(&args),
-        Command::Serve(args) => crate::serve::main(&args.config),
+        Command::Serve(args) => crate::serve::main(&args.config, args.shard),
         Command::Manifests(ManifestsCommand::Agent(a)) => {
             let m = crate::manifests::AgentManifest {
                 server: a.server,

@@ -90,6 +90,55 @@ pub struct Config {
     pub notifiers: Vec<NotifierConfig>,
     /// Serve over HTTPS (for agents that push across the internet).
     pub tls: Option<TlsConfig>,
+    /// Watch only the clusters of this shard (`"INDEX/COUNT"`); `serve --shard` wins over it.
+    pub shard: Option<Shard>,
+}
+
+/// One shard of the configured clusters: those whose stable hash of the name (64-bit FNV-1a),
+/// modulo COUNT, is INDEX. Every instance with the same clusters and COUNT agrees on the split.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Shard {
+    pub index: u32,
+    pub count: u32,
+}
+
+impl std::str::FromStr for Shard {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Shard, String> {
+        let bad = || format!("{s:?} is not INDEX/COUNT (for example \"0/3\": the first of three shards)");
+        let (i, c) = s.split_once('/').ok_or_else(bad)?;
+        let index: u32 = i.trim().parse().map_err(|_| bad())?;
+        let count: u32 = c.trim().parse().map_err(|_| bad())?;
+        if count == 0 || index >= count {
+            return Err(format!("{s:?}: INDEX must be below COUNT (shards are numbered from 0)"));
+        }
+        Ok(Shard { index, count })
+    }
+}
+
+impl std::fmt::Display for Shard {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}/{}", self.index, self.count)
+    }
+}
+
+impl<'de> Deserialize<'de> for Shard {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Shard, D::Error> {
+        String::deserialize(d)?.parse().map_err(serde::de::Error::custom)
+    }
+}
+
+impl Shard {
+    /// Whether the cluster named `name` is this shard's.
+    pub fn owns(&self, name: &str) -> bool {
+        let mut h: u64 = 0xcbf29ce484222325;
+        for b in name.bytes() {
+            h ^= b as u64;
+            h = h.wrapping_mul(0x100000001b3);
+        }
+        h % self.count as u64 == self.index as u64
+    }
 }
 
 /// `[tls]`: the certificate chain and private key (PEM) that `serve` presents.
@@ -418,6 +467,17 @@ url = "http://127.0.0.1:9093"
     }
 
     #[test]
+    fn shards_split_the_clusters_once_each() {
+        let names: Vec<String> = (0..200).map(|i| format!("cluster-{i}")).collect();
+        let shards: Vec<Shard> = (0..3).map(|index| Shard { index, count: 3 }).collect();
+        for n in &names {
+            assert_eq!(shards.iter().filter(|s| s.owns(n)).count(), 1, "{n}");
+        }
+        let sizes: Vec<usize> = shards.iter().map(|s| names.iter().filter(|n| s.owns(n)).count()).collect();
+        assert!(sizes.iter().all(|&n| n > 40), "roughly even: {sizes:?}");
+    }
+
+    #[test]
     fn errors_name_the_file_the_object_and_the_field() {
         assert_eq!(
             load(&GOOD.replace("interval = \"30s\"", "intervall = 30")).unwrap_err().split(": ").next().unwrap(),
@@ -451,6 +511,9 @@ url = "http://127.0.0.1:9093"
             "FILE: cluster \"k3s-lab\": field `address` does not go with `agent_token_file`: the agent reads the \
              cluster, with its own connection settings"
         );
+        assert!(load(&format!("shard = \"3/3\"\n{GOOD}")).unwrap_err().contains("INDEX must be below COUNT"));
+        assert!(load(&format!("shard = \"a/3\"\n{GOOD}")).unwrap_err().contains("is not INDEX/COUNT"));
+        assert_eq!(load(&format!("shard = \"1/3\"\n{GOOD}")).unwrap().shard, Some(Shard { index: 1, count: 3 }));
         let agent = load(
             "state_dir = \"/x\"\n[[cluster]]\nname = \"edge\"\nagent_token_file = \"/a\"\ninterval = \"60s\"\n\
              [tls]\ncert_file = \"/c\"\nkey_file = \"/k\"\n",

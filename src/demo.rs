@@ -117,12 +117,14 @@ async fn tour_in(args: &DemoArgs, dir: PathBuf) -> Result<(), String> {
         clusters: vec![cluster],
         notifiers: Vec::new(),
         tls: None,
+        shard: None,
     };
     let pace_s = args.pace;
     let check = format!("dumbmonit check {url} --token-file {} --ca-file {}", token_file.display(), ca_file.display());
     let options = ServeOptions {
         banner: Some(BANNER.into()),
         config_path: None,
+        shard: None,
         on_listening: Some(Box::new(move |addr| {
             println!("DumbMonit demo: a SIMULATED cluster (no real cluster is contacted).");
             println!();

@@ -221,6 +221,7 @@ async fn run(o: AgentOptions) -> Result<(), String> {
         drop(report);
         shared.buffer.lock().expect("buffer lock").keep(now, gz);
         shared.made_one.store(true, std::sync::atomic::Ordering::SeqCst);
+        reader::release_free_memory();
         for w in &shared.wake {
             w.notify_one();
         }
@@ -343,6 +344,8 @@ async fn deliver(
                     shared.take_settings(s);
                 }
                 shared.buffer.lock().expect("buffer lock").delivered(i, report.time);
+                drop(report);
+                reader::release_free_memory();
             }
             Ok(r) if r.status == http::StatusCode::CONFLICT => {
                 // The server does not hold the base (it restarted): the whole snapshot goes.

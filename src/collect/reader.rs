@@ -102,3 +102,15 @@ pub fn outcome(
         Err(m) => (Duration::ZERO, Vec::new(), Err(m)),
     }
 }
+
+/// Gives the memory a cycle freed back to the system. A cycle allocates and frees a lot (a
+/// whole cluster's lists); glibc keeps freed memory in per-thread arenas, which over many cycles
+/// made the resident size grow with nothing live in it (at 150,000 pods: 210 MB after one cycle,
+/// 450 MB after sixty).
+pub fn release_free_memory() {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    // SAFETY: malloc_trim only returns free memory of the allocator's arenas to the system.
+    unsafe {
+        libc::malloc_trim(0);
+    }
+}

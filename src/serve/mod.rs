@@ -239,9 +239,19 @@ pub struct ServeOptions {
     pub config_path: Option<PathBuf>,
     /// Told the address once the pages are served.
     pub on_listening: Option<Box<dyn FnOnce(std::net::SocketAddr) + Send>>,
+    /// `--shard`: wins over the file's `shard`.
+    pub shard: Option<crate::config::Shard>,
 }
 
-pub fn main(config_path: &Path) -> ExitCode {
+/// The clusters this instance watches: its shard's, or all.
+fn owned(config: &Config, flag: Option<crate::config::Shard>) -> Vec<ClusterConfig> {
+    match flag.or(config.shard) {
+        None => config.clusters.clone(),
+        Some(s) => config.clusters.iter().filter(|c| s.owns(&c.name)).cloned().collect(),
+    }
+}
+
+pub fn main(config_path: &Path, shard: Option<crate::config::Shard>) -> ExitCode {
     let config = match Config::load(config_path) {
         Ok(c) => c,
         Err(e) => {
@@ -250,7 +260,7 @@ pub fn main(config_path: &Path) -> ExitCode {
         }
     };
     let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build().expect("the async runtime starts");
-    let options = ServeOptions { config_path: Some(config_path.to_path_buf()), ..Default::default() };
+    let options = ServeOptions { config_path: Some(config_path.to_path_buf()), shard, ..Default::default() };
     match runtime.block_on(run(config, options)) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
@@ -337,9 +347,24 @@ pub async fn run(config: Config, options: ServeOptions) -> Result<(), String> {
     let web = tokio::spawn(crate::web::serve(listener, board.clone(), tls));
 
     let mut running: HashMap<String, Running> = HashMap::new();
-    apply_clusters(&shared, &mut running, &config.clusters).await;
+    let shard = options.shard;
+    let mine = owned(&config, shard);
+    apply_clusters(&shared, &mut running, &mine).await;
     board.ready.store(true, Ordering::SeqCst);
-    log(&format!("dumbmonit serve: watching {} cluster(s); pages on {scheme}://{address}", config.clusters.len()));
+    let of = match shard.or(config.shard) {
+        Some(s) => format!(" (shard {s} of {} configured)", config.clusters.len()),
+        None => String::new(),
+    };
+    log(&format!("dumbmonit serve: watching {} cluster(s){of}; pages on {scheme}://{address}", mine.len()));
+    for n in board.notifiers.read().expect("notifiers lock").iter() {
+        if n.kind == crate::config::NotifierKind::Webhook {
+            log(&format!(
+                "notifier {} posts to its webhook directly: replicas of serve would each post their own; \
+                 to run replicas, notify through Alertmanager, which deduplicates them",
+                n.name
+            ));
+        }
+    }
     if let Some(f) = options.on_listening {
         f(address);
     }
@@ -365,7 +390,7 @@ pub async fn run(config: Config, options: ServeOptions) -> Result<(), String> {
             match Config::load(path) {
                 Err(e) => log(&format!("configuration not reloaded, the running one stays: {e}")),
                 Ok(new) => {
-                    reload_into(&shared, &mut running, &current, &new).await;
+                    reload_into(&shared, &mut running, &current, &new, shard).await;
                     current = new;
                     log(&format!("configuration reloaded from {}", path.display()));
                 }
@@ -384,7 +409,13 @@ fn file_stamp(path: &Path) -> Option<(std::time::SystemTime, u64)> {
     std::fs::metadata(path).ok().and_then(|m| Some((m.modified().ok()?, m.len())))
 }
 
-async fn reload_into(shared: &Arc<Shared>, running: &mut HashMap<String, Running>, old: &Config, new: &Config) {
+async fn reload_into(
+    shared: &Arc<Shared>,
+    running: &mut HashMap<String, Running>,
+    old: &Config,
+    new: &Config,
+    shard: Option<crate::config::Shard>,
+) {
     if new.listen != old.listen {
         log("`listen` changed: that needs a restart; the pages stay where they are");
     }
@@ -399,7 +430,11 @@ async fn reload_into(shared: &Arc<Shared>, running: &mut HashMap<String, Running
         Ok(p) => *shared.board.protection.write().expect("protection lock") = Arc::new(p),
         Err(e) => log(&format!("auth not reloaded: {e}")),
     }
-    apply_clusters(shared, running, &new.clusters).await;
+    if shard.is_none() && new.shard != old.shard {
+        let now = new.shard.map(|s| s.to_string()).unwrap_or_else(|| "none".into());
+        log(&format!("shard is now {now}: clusters move in and out, each with its saved state"));
+    }
+    apply_clusters(shared, running, &owned(new, shard)).await;
 }
 
 /// Stops the clusters that are gone or changed, starts the new and changed ones.
@@ -559,6 +594,13 @@ impl Watch {
                 warning_events: k.warning_events as i64,
             }
         });
+        // What Alertmanager is re-sent changes before the outbox does: a re-send taken from the
+        // previous cycle must never follow this cycle's resolution (it would fire the alert again).
+        self.shared
+            .firing
+            .lock()
+            .expect("firing lock")
+            .insert(name.clone(), self.state.alerts.values().filter(|a| a.firing()).cloned().collect());
         let committed = board.store.lock().expect("store lock").commit_cycle(&name, &self.state, &notifications, point);
         match committed {
             Ok(()) => *board.persist_error.lock().expect("persist lock") = None,
@@ -567,11 +609,6 @@ impl Watch {
                 *board.persist_error.lock().expect("persist lock") = Some(e.to_string());
             }
         }
-        self.shared
-            .firing
-            .lock()
-            .expect("firing lock")
-            .insert(name.clone(), self.state.alerts.values().filter(|a| a.firing()).cloned().collect());
         self.shared.wake.notify_one();
         let failed = error.is_some();
         if failed && transitions.is_empty() {
@@ -595,7 +632,7 @@ impl Watch {
                 None => v.error = error,
             }
         });
-        release_free_memory();
+        reader::release_free_memory();
         for t in &transitions {
             let verb = match t.state {
                 TransitionState::Firing => "firing",
@@ -661,18 +698,6 @@ async fn watch_cluster(c: ClusterConfig, shared: Arc<Shared>, offset: Duration, 
         }
         let (duration, stats, outcome) = reader::outcome(cycle, &reader.redactor);
         watch.take(Arrival { time: now, duration, stats, outcome, late: None, retracted: Vec::new() }).await;
-    }
-}
-
-/// Gives the memory a cycle freed back to the system. A cycle allocates and frees a lot (a
-/// whole cluster's lists); glibc keeps freed memory in per-thread arenas, which over many cycles
-/// made the resident size grow with nothing live in it (at 150,000 pods: 210 MB after one cycle,
-/// 450 MB after sixty).
-fn release_free_memory() {
-    #[cfg(all(target_os = "linux", target_env = "gnu"))]
-    // SAFETY: malloc_trim only returns free memory of the allocator's arenas to the system.
-    unsafe {
-        libc::malloc_trim(0);
     }
 }
 

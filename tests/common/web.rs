@@ -145,16 +145,7 @@ pub fn get(addr: SocketAddr, method: &str, path: &str, authorization: Option<&st
     write!(s, "{method} {path} HTTP/1.0\r\nHost: {addr}\r\n{auth}\r\n").unwrap();
     let mut raw = Vec::new();
     s.read_to_end(&mut raw).unwrap();
-    let text = String::from_utf8(raw).expect("UTF-8 answers");
-    let (head, body) = text.split_once("\r\n\r\n").unwrap_or((&text, ""));
-    let mut lines = head.lines();
-    let status = lines.next().and_then(|l| l.split_whitespace().nth(1)).and_then(|s| s.parse().ok()).unwrap_or(0);
-    let headers = lines
-        .filter_map(|l| l.split_once(':'))
-        .map(|(k, v)| (k.trim().to_ascii_lowercase(), v.trim().to_string()))
-        .collect();
-    super::assert_no_secret(&text, &format!("the answer to {path}"));
-    Response { status, headers, body: body.to_string() }
+    parse_answer(raw, path)
 }
 
 /// Parses an HTTP/1.0 answer.
