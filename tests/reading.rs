@@ -103,3 +103,38 @@ async fn a_changed_cluster_is_seen_by_the_next_check() {
     assert_eq!(run.code, 0, "{}", run.stdout);
     assert!(run.stdout.starts_with("Healthy: 3 nodes ready, 10 pods\n"), "{}", run.stdout);
 }
+
+/// The simulator serves a fleet of clusters under path prefixes, each with its own faults and
+/// request log; DumbMonit reads an address with a path like any other.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_fleet_serves_each_cluster_under_its_path_prefix() {
+    use dumbmonit_sim::{Sim, SimOptions, scenario};
+    let now = jiff::Timestamp::now();
+    let sim = Sim::start_fleet(SimOptions::default(), scenario::healthy(now), 3).await.unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let (token, ca) = (dir.path().join("token"), dir.path().join("ca.crt"));
+    std::fs::write(&token, sim.token()).unwrap();
+    std::fs::write(&ca, sim.ca_pem()).unwrap();
+    let check = |i: usize| {
+        let args: Vec<String> = vec![
+            "check".into(),
+            sim.member_url(i),
+            "--token-file".into(),
+            common::path(&token),
+            "--ca-file".into(),
+            common::path(&ca),
+        ];
+        let home = dir.path().to_path_buf();
+        async move { common::dumbmonit(&args, &[], &home).await }
+    };
+    sim.set_member_faults(1, Faults { fail_status: Some(503), ..Default::default() });
+    let (zero, one, two) = (check(0).await, check(1).await, check(2).await);
+    assert_eq!((zero.code, one.code, two.code), (0, 3, 0), "{}", one.stderr);
+    assert!(one.stderr.contains(&sim.member_url(1)), "{}", one.stderr);
+    assert!(zero.stdout.starts_with("Healthy: 3 nodes ready"), "{}", zero.stdout);
+    let paths: Vec<String> = sim.member_requests(2).into_iter().map(|r| r.path).collect();
+    assert!(paths.contains(&"/api/v1/pods".to_string()), "each member sees its own paths: {paths:?}");
+    assert!(sim.member_requests(0).iter().all(|r| r.method == "GET"));
+    let unknown = check(7).await;
+    assert_eq!(unknown.code, 3, "{}", unknown.stderr);
+}

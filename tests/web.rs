@@ -289,3 +289,39 @@ async fn a_slow_cluster_never_delays_another_and_sigterm_ends_cleanly() {
     assert!(status.success(), "{status}");
     assert!(s.log().contains("stopping: finishing the cycles under way and flushing the outbox"));
 }
+
+/// Past a few hundred clusters the overview stays usable: counts per status at the top (each a
+/// filter), what needs attention first, a filter by name, 100 clusters a page.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_overview_pages_filters_and_puts_trouble_first() {
+    let now = jiff::Timestamp::now();
+    let healthy = Harness::start(dumbmonit_sim::scenario::healthy(now)).await;
+    let names: Vec<String> = (0..129).map(|i| format!("site-{i:03}")).collect();
+    let list: Vec<(&str, &Harness)> = names.iter().map(|n| (n.as_str(), &healthy)).collect();
+    let cfg = write_config(healthy.dir.path(), "", &list);
+    // One more, which never answers: it must come first.
+    let mut text = std::fs::read_to_string(&cfg).unwrap().replace("interval = \"100ms\"", "interval = \"1s\"");
+    text.push_str(&format!(
+        "[[cluster]]\nname = \"zz-<b>gone\"\naddress = \"https://127.0.0.1:1\"\ntoken_file = {:?}\ninterval = \"1s\"\ntimeout = \"1s\"\n",
+        healthy.token_file.to_str().unwrap()
+    ));
+    std::fs::write(&cfg, text).unwrap();
+    let s = Served::start(&cfg, &[]);
+    let r = s.wait_for("/", "every cluster read", |r| r.body.contains("129 ok") && r.body.contains("1 unreachable"));
+    let body = &r.body;
+    assert!(body.contains("130 clusters</a>"), "{body}");
+    assert!(body.contains("Page 1 of 2") && body.contains("rel=\"next\""), "{body}");
+    assert_eq!(body.matches("<tr><td>").count(), 100, "100 a page");
+    let first = body.split("<tr><td>").nth(1).unwrap();
+    assert!(first.contains("zz-&lt;b&gt;gone"), "trouble first, escaped: {first}");
+    let second = s.get("/?page=2").body;
+    assert_eq!(second.matches("<tr><td>").count(), 30);
+    assert!(second.contains("Page 2 of 2") && second.contains("rel=\"prev\""));
+    let only = s.get("/?status=unreachable").body;
+    assert_eq!(only.matches("<tr><td>").count(), 1, "{only}");
+    let named = s.get("/?q=site-12").body;
+    assert_eq!(named.matches("<tr><td>").count(), 9, "site-120 … site-128: {named}");
+    let hostile = s.get("/?q=%22%3E%3Cscript%3E").body;
+    assert!(hostile.contains("value=\"&quot;&gt;&lt;script&gt;\"") && !hostile.contains("\"><script>"), "{hostile}");
+    assert!(hostile.contains("No cluster matches."));
+}

@@ -181,7 +181,8 @@ impl Store {
 
 struct Shared {
     options: SimOptions,
-    store: RwLock<Store>,
+    /// Shared by the members of a fleet: they serve the same objects.
+    store: Arc<RwLock<Store>>,
     faults: Mutex<Faults>,
     log: Mutex<Vec<RequestRecord>>,
     gzip_responses: std::sync::atomic::AtomicU64,
@@ -194,10 +195,15 @@ struct Shared {
 }
 
 /// A running simulated API server. Dropping it stops it.
+///
+/// A fleet (`start_fleet`) is many clusters from one process: cluster `i` is served under the
+/// path prefix `/c/i` (`member_url(i)`), each with its own faults and request log, all with the
+/// same objects (stored once).
 pub struct Sim {
     addr: SocketAddr,
     ca_pem: String,
     shared: Arc<Shared>,
+    members: Arc<Vec<Arc<Shared>>>,
     task: tokio::task::JoinHandle<()>,
 }
 
@@ -210,23 +216,58 @@ impl Drop for Sim {
 impl Sim {
     /// Generates the PKI, binds, and serves `cluster` until dropped.
     pub async fn start(options: SimOptions, cluster: Cluster) -> std::io::Result<Sim> {
+        Sim::serve(options, cluster, None).await
+    }
+
+    /// `count` clusters with the same objects, cluster `i` under `/c/i`.
+    pub async fn start_fleet(options: SimOptions, cluster: Cluster, count: usize) -> std::io::Result<Sim> {
+        Sim::serve(options, cluster, Some(count)).await
+    }
+
+    async fn serve(options: SimOptions, cluster: Cluster, fleet: Option<usize>) -> std::io::Result<Sim> {
         let pki = Pki::generate(&options.sans, options.certificate_lifetime).map_err(std::io::Error::other)?;
         let acceptor = TlsAcceptor::from(Arc::new(pki.server_config().map_err(std::io::Error::other)?));
         let listener = TcpListener::bind(options.bind).await?;
         let addr = listener.local_addr()?;
-        let shared = Arc::new(Shared {
-            options,
-            store: RwLock::new(Store::new(cluster)),
-            faults: Mutex::new(Faults::default()),
-            log: Mutex::new(Vec::new()),
-            gzip_responses: Default::default(),
-            bytes_sent: Default::default(),
-            compress: std::sync::atomic::AtomicBool::new(true),
-            endless: Default::default(),
-            rotated: Mutex::new(None),
-        });
-        let task = tokio::spawn(accept_loop(listener, acceptor, shared.clone()));
-        Ok(Sim { addr, ca_pem: pki.ca_pem, shared, task })
+        let store = Arc::new(RwLock::new(Store::new(cluster)));
+        let member = |options: SimOptions| {
+            Arc::new(Shared {
+                options,
+                store: store.clone(),
+                faults: Mutex::new(Faults::default()),
+                log: Mutex::new(Vec::new()),
+                gzip_responses: Default::default(),
+                bytes_sent: Default::default(),
+                compress: std::sync::atomic::AtomicBool::new(true),
+                endless: Default::default(),
+                rotated: Mutex::new(None),
+            })
+        };
+        let members: Vec<Arc<Shared>> = (0..fleet.unwrap_or(1).max(1)).map(|_| member(options.clone())).collect();
+        let members = Arc::new(members);
+        let shared = members[0].clone();
+        let task = tokio::spawn(accept_loop(listener, acceptor, members.clone(), fleet.is_some()));
+        Ok(Sim { addr, ca_pem: pki.ca_pem, shared, members, task })
+    }
+
+    /// The address of cluster `i` of a fleet: `https://127.0.0.1:PORT/c/i`.
+    pub fn member_url(&self, i: usize) -> String {
+        format!("https://{}/c/{i}", self.addr)
+    }
+
+    /// How many clusters this server serves.
+    pub fn members(&self) -> usize {
+        self.members.len()
+    }
+
+    /// Every request cluster `i` of a fleet served so far.
+    pub fn member_requests(&self, i: usize) -> Vec<RequestRecord> {
+        self.members[i].log.lock().unwrap().clone()
+    }
+
+    /// Faults of cluster `i` of a fleet.
+    pub fn set_member_faults(&self, i: usize, faults: Faults) {
+        *self.members[i].faults.lock().unwrap() = faults;
     }
 
     pub fn addr(&self) -> SocketAddr {
@@ -306,22 +347,39 @@ impl Sim {
     }
 }
 
-async fn accept_loop(listener: TcpListener, acceptor: TlsAcceptor, shared: Arc<Shared>) {
+/// The member a path is for, and the path within it: `/c/17/api/v1/pods` is cluster 17's
+/// `/api/v1/pods` in a fleet; a single cluster takes every path as it is.
+fn member_of(members: &[Arc<Shared>], fleet: bool, path: &str) -> Option<(Arc<Shared>, String)> {
+    if !fleet {
+        return Some((members[0].clone(), path.to_string()));
+    }
+    let rest = path.strip_prefix("/c/")?;
+    let (index, inner) = rest.split_once('/').unwrap_or((rest, ""));
+    let member = members.get(index.parse::<usize>().ok()?)?;
+    Some((member.clone(), format!("/{inner}")))
+}
+
+async fn accept_loop(listener: TcpListener, acceptor: TlsAcceptor, members: Arc<Vec<Arc<Shared>>>, fleet: bool) {
     loop {
         let Ok((tcp, _)) = listener.accept().await else {
             continue;
         };
         let acceptor = acceptor.clone();
-        let shared = shared.clone();
+        let members = members.clone();
         tokio::spawn(async move {
             // A failed handshake (untrusted CA on the client side, say) just ends the connection.
             let Ok(tls) = acceptor.accept(tcp).await else {
                 return;
             };
-            let keep_alive = !shared.faults.lock().unwrap().close_connections;
-            let service = service_fn(move |req| {
-                let shared = shared.clone();
-                async move { Ok::<_, std::convert::Infallible>(handle(&shared, req).await) }
+            let keep_alive = !members.iter().any(|m| m.faults.lock().unwrap().close_connections);
+            let service = service_fn(move |req: Request<Incoming>| {
+                let found = member_of(&members, fleet, req.uri().path());
+                async move {
+                    Ok::<_, std::convert::Infallible>(match found {
+                        Some((shared, path)) => handle(&shared, path, req).await,
+                        None => respond(StatusCode::NOT_FOUND, Bytes::from(ApiError::not_found().body()), false, None),
+                    })
+                }
             });
             let _ = hyper::server::conn::http1::Builder::new()
                 .keep_alive(keep_alive)
@@ -331,8 +389,7 @@ async fn accept_loop(listener: TcpListener, acceptor: TlsAcceptor, shared: Arc<S
     }
 }
 
-async fn handle(shared: &Shared, req: Request<Incoming>) -> Response<Body> {
-    let path = req.uri().path().to_string();
+async fn handle(shared: &Shared, path: String, req: Request<Incoming>) -> Response<Body> {
     let query = req.uri().query().unwrap_or("").to_string();
     let accept_gzip = req
         .headers()

@@ -140,6 +140,38 @@ pub struct Board {
     pub exposition: Mutex<Option<Arc<crate::web::metrics::Exposition>>>,
     /// Where each agent's reports go, by cluster.
     agents: RwLock<HashMap<String, agents::Door>>,
+    /// How late cycles start and how long their state takes to save, recently.
+    pub timings: Mutex<Timings>,
+}
+
+/// The most recent samples of two durations, in seconds: how late each cycle started after its
+/// schedule, and how long each cycle's transaction took.
+#[derive(Debug, Default)]
+pub struct Timings {
+    pub start_lag: std::collections::VecDeque<f64>,
+    pub commit: std::collections::VecDeque<f64>,
+}
+
+impl Timings {
+    const KEPT: usize = 20_000;
+
+    fn push(list: &mut std::collections::VecDeque<f64>, d: Duration) {
+        if list.len() == Self::KEPT {
+            list.pop_front();
+        }
+        list.push_back(d.as_secs_f64());
+    }
+
+    /// (p50, p99, max, samples) of a list.
+    pub fn quantiles(list: &std::collections::VecDeque<f64>) -> Option<(f64, f64, f64, usize)> {
+        if list.is_empty() {
+            return None;
+        }
+        let mut v: Vec<f64> = list.iter().copied().collect();
+        v.sort_by(f64::total_cmp);
+        let at = |q: f64| v[((v.len() - 1) as f64 * q).round() as usize];
+        Some((at(0.5), at(0.99), v[v.len() - 1], v.len()))
+    }
 }
 
 impl Board {
@@ -328,6 +360,7 @@ pub async fn run(config: Config, options: ServeOptions) -> Result<(), String> {
         generation: AtomicU64::new(0),
         exposition: Mutex::new(None),
         agents: RwLock::new(HashMap::new()),
+        timings: Mutex::new(Timings::default()),
     });
     let shared = Arc::new(Shared {
         board: board.clone(),
@@ -601,7 +634,9 @@ impl Watch {
             .lock()
             .expect("firing lock")
             .insert(name.clone(), self.state.alerts.values().filter(|a| a.firing()).cloned().collect());
+        let saving = std::time::Instant::now();
         let committed = board.store.lock().expect("store lock").commit_cycle(&name, &self.state, &notifications, point);
+        Timings::push(&mut board.timings.lock().expect("timings lock").commit, saving.elapsed());
         match committed {
             Ok(()) => *board.persist_error.lock().expect("persist lock") = None,
             Err(e) => {
@@ -685,12 +720,13 @@ async fn watch_cluster(c: ClusterConfig, shared: Arc<Shared>, offset: Duration, 
     let mut ticker = tokio::time::interval_at(tokio::time::Instant::now() + offset, c.interval.duration());
     ticker.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     loop {
-        tokio::select! {
+        let due = tokio::select! {
             // A stop wins over a tick that is due at the same moment.
             biased;
             _ = stop.changed() => return,
-            _ = ticker.tick() => {}
-        }
+            due = ticker.tick() => due,
+        };
+        Timings::push(&mut shared.board.timings.lock().expect("timings lock").start_lag, due.elapsed());
         let now = shared.clock.now(watch.state.last_cycle);
         let cycle = reader.cycle(&options, now).await;
         if let (Some(dir), Ok(cycle)) = (&c.record_dir, &cycle) {

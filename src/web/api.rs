@@ -97,8 +97,18 @@ pub fn monitor(board: &Board) -> String {
             .and_then(|v| v.parse::<u64>().ok())
     };
     let open_fds = std::fs::read_dir("/proc/self/fd").map(|d| d.count() as u64).ok();
+    let quantiles = |list: &std::collections::VecDeque<f64>| match crate::serve::Timings::quantiles(list) {
+        Some((p50, p99, max, samples)) => json!({"p50": p50, "p99": p99, "max": max, "samples": samples}),
+        None => Value::Null,
+    };
+    let (lag, commit) = {
+        let t = board.timings.lock().expect("timings lock");
+        (quantiles(&t.start_lag), quantiles(&t.commit))
+    };
     json!({
         "uptime_seconds": board.uptime().as_secs(),
+        "cycle_start_lag_seconds": lag,
+        "commit_seconds": commit,
         "resident_memory_bytes": field("VmRSS:").map(|kb| kb * 1024),
         "peak_resident_memory_bytes": field("VmHWM:").map(|kb| kb * 1024),
         "threads": field("Threads:"),

@@ -77,6 +77,10 @@ th { font-size: .8rem; text-transform: uppercase; color: var(--muted); white-spa
 td.why { font-size: .9rem; word-break: break-word; }
 td.why div + div { margin-top: .2rem; }
 .more { color: var(--muted); font-style: italic; }
+.statuses a { text-decoration: none; }
+.statuses a[aria-current] { font-weight: bold; text-decoration: underline; }
+form.filter { margin: .4rem 0; }
+nav.pages { margin: .4rem 0; }
 .charts { display: grid; grid-template-columns: repeat(auto-fill, minmax(min(100%, 480px), 1fr)); gap: .8rem 1.6rem; }
 figure { margin: 0; }
 figcaption { font-size: .85rem; color: var(--muted); }

@@ -114,7 +114,7 @@ pub fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
     diff == 0
 }
 
-const CSP: &str = "default-src 'none'; style-src 'self'; img-src 'self' data:; frame-ancestors 'none'; base-uri 'none'; form-action 'none'";
+const CSP: &str = "default-src 'none'; style-src 'self'; img-src 'self' data:; frame-ancestors 'none'; base-uri 'none'; form-action 'self'";
 
 /// A response with the security headers.
 pub fn respond(status: StatusCode, content_type: &str, body: impl Into<Bytes>) -> Response<Full<Bytes>> {
@@ -166,7 +166,7 @@ pub fn route(
     let segments: Vec<String> = path.trim_start_matches('/').split('/').map(percent_decode).collect();
     let segments: Vec<&str> = segments.iter().map(String::as_str).collect();
     match segments.as_slice() {
-        [""] => respond(StatusCode::OK, HTML, pages::overview(board)),
+        [""] => respond(StatusCode::OK, HTML, pages::overview(board, query)),
         ["clusters", name] => match pages::cluster(board, name, query) {
             Some(page) => respond(StatusCode::OK, HTML, page),
             None => not_found(board, &format!("No cluster named {name}.")),

@@ -22,13 +22,95 @@ fn when(t: Option<Timestamp>, now: Timestamp) -> String {
     }
 }
 
-pub fn overview(board: &Board) -> String {
+/// Clusters on one overview page.
+pub const OVERVIEW_PAGE: usize = 100;
+
+/// The statuses, most in need of attention first.
+const STATUSES: [&str; 5] = ["unreachable", "critical", "notice", "waiting", "ok"];
+
+/// What the overview is asked for: `?status=critical&q=edge&page=2`.
+struct OverviewQuery {
+    status: Option<&'static str>,
+    name: String,
+    page: usize,
+}
+
+impl OverviewQuery {
+    fn parse(query: &str) -> OverviewQuery {
+        let mut q = OverviewQuery { status: None, name: String::new(), page: 1 };
+        for (k, v) in form_urlencoded::parse(query.as_bytes()) {
+            match k.as_ref() {
+                "status" => q.status = STATUSES.iter().find(|s| **s == v).copied(),
+                "q" => q.name = v.trim().chars().take(100).collect(),
+                "page" => q.page = v.parse().unwrap_or(1).max(1),
+                _ => {}
+            }
+        }
+        q
+    }
+
+    /// This query's link, on another page or with another status.
+    fn link(&self, status: Option<&str>, page: usize) -> String {
+        let mut out = form_urlencoded::Serializer::new(String::new());
+        if let Some(s) = status {
+            out.append_pair("status", s);
+        }
+        if !self.name.is_empty() {
+            out.append_pair("q", &self.name);
+        }
+        if page > 1 {
+            out.append_pair("page", &page.to_string());
+        }
+        let q = out.finish();
+        if q.is_empty() { "/".into() } else { format!("/?{q}") }
+    }
+}
+
+/// Every cluster on one line, what needs attention first: the counts per status at the top
+/// (each a filter), a filter by name, 100 clusters a page.
+pub fn overview(board: &Board, query: &str) -> String {
     let now = Timestamp::now();
-    let clusters = board.clusters();
-    let mut body = String::from(
-        "<h1>Clusters</h1>\n<div class=\"scroll\"><table>\n<thead><tr><th>Cluster</th><th>Status</th><th>Nodes ready</th><th>Pods</th><th>Firing alerts</th><th>Last good cycle</th></tr></thead>\n<tbody>\n",
+    let q = OverviewQuery::parse(query);
+    let mut clusters = board.clusters();
+    let rank = |c: &ClusterView| STATUSES.iter().position(|s| *s == c.status()).unwrap_or(STATUSES.len());
+    clusters.sort_by(|a, b| rank(a).cmp(&rank(b)).then_with(|| a.name.cmp(&b.name)));
+    let total = clusters.len();
+    let mut body = String::from("<h1>Clusters</h1>\n");
+    let counts: Vec<(&str, usize)> =
+        STATUSES.iter().map(|s| (*s, clusters.iter().filter(|c| c.status() == *s).count())).collect();
+    let _ = write!(
+        body,
+        "<p class=\"statuses\"><a href=\"{}\">{}</a>",
+        esc(&q.link(None, 1)),
+        plural(total as u64, "cluster", "clusters")
     );
-    for c in &clusters {
+    for (s, n) in &counts {
+        if *n > 0 {
+            let current = if q.status == Some(*s) { " aria-current=\"true\"" } else { "" };
+            let _ = write!(body, " · <a class=\"{s}\" href=\"{}\"{current}>{n} {s}</a>", esc(&q.link(Some(s), 1)));
+        }
+    }
+    body.push_str("</p>\n");
+    if total > OVERVIEW_PAGE || !q.name.is_empty() {
+        let _ = writeln!(
+            body,
+            "<form class=\"filter\" method=\"get\" action=\"/\">{}<input type=\"search\" name=\"q\" value=\"{}\" placeholder=\"cluster name contains\" aria-label=\"Cluster name contains\"> <button type=\"submit\">Filter</button></form>",
+            q.status.map(|s| format!("<input type=\"hidden\" name=\"status\" value=\"{s}\">")).unwrap_or_default(),
+            esc(&q.name)
+        );
+    }
+    let needle = q.name.to_lowercase();
+    let shown: Vec<&ClusterView> = clusters
+        .iter()
+        .filter(|c| q.status.is_none_or(|s| c.status() == s))
+        .filter(|c| needle.is_empty() || c.name.to_lowercase().contains(&needle))
+        .collect();
+    let pages = shown.len().div_ceil(OVERVIEW_PAGE).max(1);
+    let page = q.page.min(pages);
+    body.push_str(
+        "<div class=\"scroll\"><table>\n<thead><tr><th>Cluster</th><th>Status</th><th>Nodes ready</th><th>Pods</th><th>Firing alerts</th><th>Last good cycle</th></tr></thead>\n<tbody>\n",
+    );
+    for c in shown.iter().skip((page - 1) * OVERVIEW_PAGE).take(OVERVIEW_PAGE) {
         let (nodes, pods) = match &c.health {
             Some(h) => (format!("{}/{}", h.counts.nodes_ready, h.counts.nodes), h.counts.pods.to_string()),
             None => ("–".into(), "–".into()),
@@ -47,10 +129,26 @@ pub fn overview(board: &Board) -> String {
         );
     }
     body.push_str("</tbody></table></div>\n");
-    if clusters.is_empty() {
+    if total == 0 {
         body.push_str("<p>No cluster is configured.</p>\n");
+    } else if shown.is_empty() {
+        body.push_str("<p>No cluster matches.</p>\n");
     }
-    page("DumbMonit", board.banner.as_deref(), &with_notices(board, body))
+    if pages > 1 {
+        let _ = write!(body, "<nav class=\"pages\">Page {page} of {pages}");
+        if page > 1 {
+            let _ = write!(body, " · <a href=\"{}\" rel=\"prev\">previous</a>", esc(&q.link(q.status, page - 1)));
+        }
+        if page < pages {
+            let _ = write!(body, " · <a href=\"{}\" rel=\"next\">next</a>", esc(&q.link(q.status, page + 1)));
+        }
+        body.push_str("</nav>\n");
+    }
+    page_of("DumbMonit", board, body)
+}
+
+fn page_of(title: &str, board: &Board, body: String) -> String {
+    page(title, board.banner.as_deref(), &with_notices(board, body))
 }
 
 /// The page's body, after what the monitor must say about itself (the state cannot be saved).
