@@ -470,3 +470,20 @@ async fn each_server_gets_every_cycle_even_the_one_that_was_away() {
         assert_eq!(times, (0..times.len() as i64).map(minutes).collect::<Vec<_>>(), "every cycle, once, in order");
     }
 }
+
+/// A token file that cannot be read leaves the cluster's door closed to everyone, the empty
+/// token included.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_unreadable_agent_token_file_opens_to_nobody() {
+    let site = Site::new("interval = \"60s\"", "");
+    std::fs::remove_file(&site.token_file).unwrap();
+    let s = site.serve(&[]);
+    assert!(s.log().contains("field `agent_token_file`"), "{}", s.log());
+    let body = serde_json::to_vec(&report(jiff::Timestamp::now(), None)).unwrap();
+    for auth in [None, Some("Bearer "), Some("Bearer  "), Some("Basic Og==")] {
+        let headers: Vec<(&str, &str)> = auth.iter().map(|a| ("Authorization", *a)).collect();
+        let r = request_tls(s.addr, "POST", "/api/v1/agent/cycles", &headers, &body, &site.ca);
+        assert_eq!(r.status, 401, "{auth:?}: {}", r.body);
+    }
+    assert!(s.get("/api/v1/clusters/edge").json()["last_cycle"].is_null());
+}

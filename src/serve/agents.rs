@@ -75,9 +75,13 @@ impl super::Board {
         {
             return Knock::NotConfigured(name.to_string());
         }
+        if token.is_empty() {
+            return Knock::WrongToken;
+        }
         let mut found = None;
         for (name, door) in doors.iter() {
-            let same = crate::web::constant_time_eq(door.token.as_bytes(), token.as_bytes());
+            // A door whose token file could not be read has no token, and opens to none.
+            let same = !door.token.is_empty() && crate::web::constant_time_eq(door.token.as_bytes(), token.as_bytes());
             if same && cluster.is_none_or(|c| c == name) {
                 found = Some(door);
             }
@@ -199,6 +203,9 @@ impl Link {
                 received.round(jiff::Unit::Second).unwrap_or(received)
             ));
         }
+        // The agent is heard, even when what it says is a cycle the server already has.
+        self.heard = Instant::now();
+        self.skew = r.sent.duration_since(received);
         let mut retracted = Vec::new();
         if let Some(last) = self.watch.state.last_cycle
             && r.time <= last
@@ -224,9 +231,7 @@ impl Link {
             },
             Outcome::Error(m) => Err(format!("The agent reports: {m}")),
         };
-        self.heard = Instant::now();
         self.checkpoint = None;
-        self.skew = r.sent.duration_since(received);
         let held_back = r.sent.duration_since(r.time);
         let late = (held_back > SignedDuration::try_from(self.interval * 2).unwrap_or_default()).then_some(held_back);
         let skew = self.skew;
