@@ -1,6 +1,8 @@
 //! Many clusters from one `serve`: `cargo bench --bench clusters` (counts with
 //! `BENCH_CLUSTERS=100,1000`, the time watched per count with `BENCH_WATCH_SECONDS`, 130 by
-//! default: two intervals and a little). Prints a table; asserts nothing.
+//! default: two intervals and a little; `BENCH_CLOSE=1` makes the simulator close every
+//! connection after its answer, to show what idle kept-alive connections cost). Prints a
+//! table; asserts nothing.
 //!
 //! For each count, one simulated API server serves that many clusters under path prefixes
 //! (`/c/i`), each about 100 pods in the envelope's proportions, and a real `serve` (release build)
@@ -76,6 +78,9 @@ fn measure(count: usize, dir: &Path, watch: Duration) -> Row {
     let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(1).enable_all().build().unwrap();
     let now = jiff::Timestamp::now();
     let sim = rt.block_on(Sim::start_fleet(SimOptions::default(), scenario::envelope(100, now), count)).unwrap();
+    if std::env::var("BENCH_CLOSE").is_ok() {
+        sim.set_faults(dumbmonit_sim::Faults { close_connections: true, ..Default::default() });
+    }
     std::fs::write(dir.join("token"), sim.token()).unwrap();
     std::fs::write(dir.join("ca.crt"), sim.ca_pem()).unwrap();
     let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();

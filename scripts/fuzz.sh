@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Runs each fuzz target for a bounded time (FUZZ_SECONDS, 30 by default) from the committed
+# Runs each fuzz target for a bounded time (FUZZ_SECONDS, 20 by default) from the committed
 # corpus in fuzz/corpus/TARGET. New inputs go to a scratch directory, so the committed corpus
 # only changes by hand (`cargo fuzz cmin`). A crash fails the run and leaves its input in
 # fuzz/artifacts/TARGET/: add it to a unit test, fix, and commit both.
@@ -9,7 +9,7 @@
 # looked for is panics, hangs and runaway memory.
 set -euo pipefail
 cd "$(dirname "$0")/../fuzz"
-seconds="${FUZZ_SECONDS:-30}"
+seconds="${FUZZ_SECONDS:-20}"
 export RUSTC_BOOTSTRAP=1
 command -v cargo-fuzz >/dev/null 2>&1 || cargo install cargo-fuzz --locked --version 0.13.2
 cargo fuzz build -s none

