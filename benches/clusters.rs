@@ -34,7 +34,7 @@ fn get(port: u16, path: &str) -> (u16, String, Duration) {
     let Ok(mut s) = std::net::TcpStream::connect(("127.0.0.1", port)) else {
         return (0, String::new(), started.elapsed());
     };
-    let _ = s.set_read_timeout(Some(Duration::from_secs(30)));
+    let _ = s.set_read_timeout(Some(Duration::from_secs(60)));
     let _ = write!(s, "GET {path} HTTP/1.0\r\nHost: x\r\nAccept-Encoding: gzip\r\n\r\n");
     let mut raw = Vec::new();
     let _ = s.read_to_end(&mut raw);
