@@ -202,10 +202,23 @@ async fn a_wrong_token_is_refused_said_once_and_the_cycles_wait() {
     assert!(s.get("/api/v1/clusters/edge").json()["last_good_cycle"].is_null(), "nothing stored");
     assert!(s.log().contains("the agent token is not the one of any agent's cluster"), "{}", s.log());
 
-    // The right token: the kept cycles go, the first first.
+    // Meanwhile the server says no report came, and the unreachable alert fires.
+    let unreachable = || {
+        s.get("/api/v1/alerts").json().as_array().unwrap().iter().any(|a| {
+            a["cluster"] == "edge" && a["alertname"] == "KubernetesMonitorUnreachable" && a["state"] == "firing"
+        })
+    };
+    wait_until("the unreachable alert", unreachable, || s.log());
+
+    // The right token: the kept cycles go, the first first. They come from inside the stretch
+    // the server filled with "no report": it goes back before it, takes them in order, and
+    // resolves what it raised meanwhile.
     std::fs::write(&site.token_file, good).unwrap();
     wait_until("taken", || s.get("/api/v1/clusters/edge").json()["last_good_cycle"].is_string(), || agent.log());
     assert!(agent.log().contains("takes the reports again"), "{}", agent.log());
+    wait_until("the unreachable alert resolved", || !unreachable(), || s.log());
+    assert!(s.log().contains("the agent's kept cycles arrive"), "{}", s.log());
+    assert!(s.log().contains("cluster edge: resolved KubernetesMonitorUnreachable"), "{}", s.log());
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

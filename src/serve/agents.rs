@@ -206,19 +206,19 @@ impl Link {
         // The agent is heard, even when what it says is a cycle the server already has.
         self.heard = Instant::now();
         self.skew = r.sent.duration_since(received);
-        let mut retracted = Vec::new();
-        if let Some(last) = self.watch.state.last_cycle
-            && r.time <= last
-        {
-            let from_silence = self.checkpoint.as_ref().is_some_and(|cp| cp.last_cycle.is_none_or(|t| r.time > t));
-            if !from_silence {
-                return Reply::Duplicate;
+        // A cycle not newer than the last one taken is one the server has, unless it comes from
+        // inside a stretch the server filled with "no report": then it is taken from before it.
+        let from_silence = match self.watch.state.last_cycle {
+            Some(last) if r.time <= last => {
+                if !self.checkpoint.as_ref().is_some_and(|cp| cp.last_cycle.is_none_or(|t| r.time > t)) {
+                    return Reply::Duplicate;
+                }
+                true
             }
-            let before = self.checkpoint.take().expect("checked above");
-            let provisional = std::mem::replace(&mut self.watch.state, before);
-            retracted = provisional.alerts.into_values().filter(|a| a.firing()).collect();
-            log(&format!("cluster {name}: the agent's kept cycles arrive; taking them from {} on", r.time));
-        }
+            _ => false,
+        };
+        // The difference is applied before anything changes: a report refused here leaves the
+        // cluster's state as it was.
         let outcome = match r.outcome {
             Outcome::Snapshot(delta) => match self.held.apply(r.time, *delta) {
                 Ok((mut snapshot, next)) => {
@@ -231,6 +231,13 @@ impl Link {
             },
             Outcome::Error(m) => Err(format!("The agent reports: {m}")),
         };
+        let mut retracted = Vec::new();
+        if from_silence {
+            let before = self.checkpoint.take().expect("checked above");
+            let provisional = std::mem::replace(&mut self.watch.state, before);
+            retracted = provisional.alerts.into_values().filter(|a| a.firing()).collect();
+            log(&format!("cluster {name}: the agent's kept cycles arrive; taking them from {} on", r.time));
+        }
         self.checkpoint = None;
         let held_back = r.sent.duration_since(r.time);
         let late = (held_back > SignedDuration::try_from(self.interval * 2).unwrap_or_default()).then_some(held_back);
