@@ -210,7 +210,8 @@ impl Link {
         // inside a stretch the server filled with "no report": then it is taken from before it.
         let from_silence = match self.watch.state.last_cycle {
             Some(last) if r.time <= last => {
-                if !self.checkpoint.as_ref().is_some_and(|cp| cp.last_cycle.is_none_or(|t| r.time > t)) {
+                let inside = self.checkpoint.as_ref().is_some_and(|cp| cp.last_cycle.is_none_or(|t| r.time > t));
+                if !inside {
                     return Reply::Duplicate;
                 }
                 true
