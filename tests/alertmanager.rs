@@ -6,25 +6,13 @@ mod common;
 use std::io::{Read, Write};
 use std::net::TcpStream;
 use std::path::Path;
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use common::{Harness, path};
+use common::{Harness, Killed, free_port, path};
 use dumbmonit_sim::fixtures::{Container, Pod};
 use dumbmonit_sim::{Faults, scenario};
 use serde_json::Value;
-
-struct Killed(Child);
-impl Drop for Killed {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
-}
 
 /// A plain HTTP/1.0 GET on loopback: (status, body).
 fn get(port: u16, path: &str) -> Option<(u16, String)> {

@@ -7,27 +7,15 @@
 mod common;
 
 use std::path::Path;
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use common::receiver::Receiver;
 use common::web::Served;
-use common::{Harness, path};
+use common::{Harness, Killed, free_port, path};
 use dumbmonit_sim::scenario;
 
 const START: &str = "2026-11-30T03:00:00Z";
-
-struct Killed(Child);
-impl Drop for Killed {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
-}
 
 /// An Alertmanager in a gossip cluster: (process, web port).
 fn alertmanager(dir: &Path, name: &str, cluster: u16, peer: u16, webhook: &str) -> (Killed, u16) {

@@ -8,7 +8,7 @@ use libfuzzer_sys::fuzz_target;
 fuzz_target!(|data: &[u8]| {
     let Ok(report) = Report::parse(data, 16 * 1024 * 1024) else { return };
     let Outcome::Snapshot(delta) = report.outcome else { return };
-    let Ok((snapshot, _)) = Held::default().apply(report.time, *delta) else { return };
+    let Ok(snapshot) = Held::default().apply(report.time, *delta) else { return };
     let health = dumbmonit::health::assess(snapshot);
     let _ = health.summary();
     let _ = dumbmonit::metrics::exposition::encode(&dumbmonit::metrics::cluster_families(&health));

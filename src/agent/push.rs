@@ -16,6 +16,7 @@ use hyper_util::client::proxy::matcher::Matcher;
 use hyper_util::rt::TokioExecutor;
 
 use crate::collect::wire::Answer;
+use crate::notify::describe;
 
 type Https<C> = hyper_rustls::HttpsConnector<C>;
 
@@ -164,20 +165,6 @@ impl Server {
             .await
             .unwrap_or_else(|_| Err(SendError::Timeout { url: self.url.clone(), seconds: deadline.as_secs() }))
     }
-}
-
-/// The innermost useful words of an error chain (a refused connection, a certificate problem).
-fn describe(e: &(dyn std::error::Error + 'static)) -> String {
-    let mut words = e.to_string();
-    let mut source = e.source();
-    while let Some(s) = source {
-        let text = s.to_string();
-        if !text.is_empty() && !words.contains(&text) {
-            words = format!("{words}: {text}");
-        }
-        source = s.source();
-    }
-    words
 }
 
 #[cfg(test)]

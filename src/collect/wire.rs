@@ -256,17 +256,16 @@ pub enum ApplyError {
     UnknownBase { base: Timestamp },
 }
 
-fn apply_list<T: Clone>(held: &HashMap<u64, (T, u32)>, delta: ListDelta<T>) -> HashMap<u64, (T, u32)> {
-    let mut out = held.clone();
+/// Applies a list's difference in place: gone hashes leave, put hashes replace what was held.
+fn apply_list<T>(held: &mut HashMap<u64, (T, u32)>, delta: ListDelta<T>) {
     for h in &delta.gone {
-        out.remove(h);
+        held.remove(h);
     }
     let mut put: HashMap<u64, (T, u32)> = HashMap::with_capacity(delta.put.len());
     for (h, item) in delta.put {
         put.entry(h).and_modify(|(_, n)| *n += 1).or_insert((item, 1));
     }
-    out.extend(put);
-    out
+    held.extend(put);
 }
 
 fn expand<T: Clone>(held: &HashMap<u64, (T, u32)>) -> Vec<T> {
@@ -274,34 +273,32 @@ fn expand<T: Clone>(held: &HashMap<u64, (T, u32)>) -> Vec<T> {
 }
 
 impl Held {
-    /// Applies a report's delta: the snapshot of cycle `time`, and what to hold next. `self` is
-    /// left as it was, so that a cycle that is refused later changes nothing.
-    pub fn apply(&self, time: Timestamp, delta: Delta) -> Result<(Snapshot, Held), ApplyError> {
-        let base = match delta.base {
-            None => &Held::default(),
-            Some(b) if self.time == Some(b) => self,
+    /// Applies a report's delta and returns the snapshot of cycle `time`, which is then what
+    /// is held. A delta from a base not held is refused before anything changes.
+    pub fn apply(&mut self, time: Timestamp, delta: Delta) -> Result<Snapshot, ApplyError> {
+        match delta.base {
+            None => *self = Held::default(),
+            Some(b) if self.time == Some(b) => {}
             Some(base) => return Err(ApplyError::UnknownBase { base }),
-        };
-        let next = Held {
-            time: Some(time),
-            nodes: apply_list(&base.nodes, delta.nodes),
-            pods: apply_list(&base.pods, delta.pods),
-            workloads: apply_list(&base.workloads, delta.workloads),
-            pvcs: apply_list(&base.pvcs, delta.pvcs),
-            events: apply_list(&base.events, delta.events),
-        };
+        }
+        self.time = Some(time);
+        apply_list(&mut self.nodes, delta.nodes);
+        apply_list(&mut self.pods, delta.pods);
+        apply_list(&mut self.workloads, delta.workloads);
+        apply_list(&mut self.pvcs, delta.pvcs);
+        apply_list(&mut self.events, delta.events);
         let mut snapshot = Snapshot {
             time,
             version: delta.version,
-            nodes: expand(&next.nodes),
-            pods: expand(&next.pods),
-            workloads: expand(&next.workloads),
-            pvcs: expand(&next.pvcs),
-            events: expand(&next.events),
+            nodes: expand(&self.nodes),
+            pods: expand(&self.pods),
+            workloads: expand(&self.workloads),
+            pvcs: expand(&self.pvcs),
+            events: expand(&self.events),
             extras: delta.extras,
         };
         snapshot.canonical_order();
-        Ok((snapshot, next))
+        Ok(snapshot)
     }
 }
 
@@ -421,7 +418,9 @@ mod tests {
         assert_eq!(d1.base, None);
         assert_eq!(d1.nodes.put.len(), 2);
         assert_eq!(d1.events.put.len(), 2, "an item held twice is sent twice");
-        let (s1, held1) = Held::default().apply(one.time, round_trip(&d1)).unwrap();
+        let mut held = Held::default();
+        let s1 = held.apply(one.time, round_trip(&d1)).unwrap();
+        let held1 = held.clone();
         assert_eq!(s1, one);
 
         let (d2, ack2) = encode(&two, &ack1);
@@ -430,18 +429,20 @@ mod tests {
         assert_eq!(d2.nodes.gone.len(), 1, "the old node b");
         assert!(d2.workloads.put.is_empty() && d2.workloads.gone.is_empty(), "unchanged: nothing sent");
         assert_eq!(d2.events.put.len(), 1, "the count changed from two to one");
-        let (s2, held2) = held1.apply(two.time, round_trip(&d2)).unwrap();
+        let s2 = held.apply(two.time, round_trip(&d2)).unwrap();
         assert_eq!(s2, two);
 
         let (d3, _) = encode(&three, &ack2);
-        let (s3, _) = held2.apply(three.time, round_trip(&d3)).unwrap();
+        let s3 = held.apply(three.time, round_trip(&d3)).unwrap();
         assert_eq!(s3, three);
 
         // A server that holds another base refuses the difference; the whole snapshot goes.
-        assert_eq!(held1.apply(three.time, d3.clone()).unwrap_err(), ApplyError::UnknownBase { base: two.time });
+        let mut other = held1.clone();
+        assert_eq!(other.apply(three.time, d3.clone()).unwrap_err(), ApplyError::UnknownBase { base: two.time });
+        assert_eq!(other.time, held1.time, "a refused delta changes nothing held");
         let (whole, _) = encode(&three, &Acknowledged::default());
         assert_eq!(whole.base, None);
-        assert_eq!(held1.apply(three.time, whole).unwrap().0, three);
+        assert_eq!(other.apply(three.time, whole).unwrap(), three);
     }
 
     #[test]

@@ -184,7 +184,8 @@ impl Client {
     }
 }
 
-fn describe(e: &(dyn std::error::Error + 'static)) -> String {
+/// An error and its sources, in one line (a refused connection, a certificate problem).
+pub fn describe(e: &(dyn std::error::Error + 'static)) -> String {
     let mut parts = vec![e.to_string()];
     let mut cur = e.source();
     while let Some(s) = cur {

@@ -222,8 +222,7 @@ impl Link {
         // cluster's state as it was.
         let outcome = match r.outcome {
             Outcome::Snapshot(delta) => match self.held.apply(r.time, *delta) {
-                Ok((mut snapshot, next)) => {
-                    self.held = next;
+                Ok(mut snapshot) => {
                     // The server's ignored namespaces hold even for a cycle read with older settings.
                     snapshot.leave_out(&self.ignored);
                     Ok(snapshot)

@@ -125,6 +125,21 @@ impl Harness {
     }
 }
 
+/// A child process (a peer such as Alertmanager), killed when dropped.
+pub struct Killed(pub std::process::Child);
+
+impl Drop for Killed {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// A loopback port free now.
+pub fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
+}
+
 pub fn path(p: &Path) -> String {
     p.to_str().unwrap().to_string()
 }
