@@ -29,20 +29,33 @@ impl Drop for Killed {
 }
 
 /// A GET on loopback: (status, body, how long it took).
-fn get(port: u16, path: &str) -> (u16, String, Duration) {
+fn get(port: u16, path: &str) -> (u16, Vec<u8>, Duration) {
     let started = Instant::now();
     let Ok(mut s) = std::net::TcpStream::connect(("127.0.0.1", port)) else {
-        return (0, String::new(), started.elapsed());
+        return (0, Vec::new(), started.elapsed());
     };
     let _ = s.set_read_timeout(Some(Duration::from_secs(60)));
     let _ = write!(s, "GET {path} HTTP/1.0\r\nHost: x\r\nAccept-Encoding: gzip\r\n\r\n");
     let mut raw = Vec::new();
     let _ = s.read_to_end(&mut raw);
     let took = started.elapsed();
-    let text = String::from_utf8_lossy(&raw).into_owned();
-    let status = text.split_whitespace().nth(1).and_then(|s| s.parse().ok()).unwrap_or(0);
-    let body = text.split_once("\r\n\r\n").map(|(_, b)| b.to_string()).unwrap_or_default();
-    (status, body, took)
+    let status = String::from_utf8_lossy(&raw[..raw.len().min(16)])
+        .split_whitespace()
+        .nth(1)
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(0);
+    let at = raw.windows(4).position(|w| w == b"\r\n\r\n").map(|i| i + 4).unwrap_or(raw.len());
+    (status, raw.split_off(at), took)
+}
+
+/// The body of a GET without compression.
+fn get_plain(port: u16, path: &str) -> Vec<u8> {
+    let Ok(mut s) = std::net::TcpStream::connect(("127.0.0.1", port)) else { return Vec::new() };
+    let _ = write!(s, "GET {path} HTTP/1.0\r\nHost: x\r\n\r\n");
+    let mut raw = Vec::new();
+    let _ = s.read_to_end(&mut raw);
+    let at = raw.windows(4).position(|w| w == b"\r\n\r\n").map(|i| i + 4).unwrap_or(raw.len());
+    raw.split_off(at)
 }
 
 fn rss_mb(pid: u32) -> (f64, f64) {
@@ -72,6 +85,8 @@ struct Row {
     peak_mb: f64,
     overview_p95: Duration,
     metrics_p95: Duration,
+    /// The /metrics body as sent with gzip, and its plain size.
+    metrics_size: (usize, usize),
 }
 
 fn measure(count: usize, dir: &Path, watch: Duration) -> Row {
@@ -112,21 +127,25 @@ fn measure(count: usize, dir: &Path, watch: Duration) -> Row {
     let (mut overview, mut metrics) = (Vec::new(), Vec::new());
     let mut read_in_first_interval = 0;
     let mut peak: f64 = 0.0;
+    let mut gzipped = 0;
     while started.elapsed() < watch {
         let tick = Instant::now();
         overview.push(get(port, "/").2);
-        metrics.push(get(port, "/metrics").2);
+        let (_, body, took) = get(port, "/metrics");
+        gzipped = body.len();
+        metrics.push(took);
         peak = peak.max(rss_mb(serve.0.id()).1);
         if read_in_first_interval == 0 && started.elapsed() >= Duration::from_secs(62) {
             let (_, body, _) = get(port, "/api/v1/clusters");
-            let clusters: Value = serde_json::from_str(&body).unwrap_or(Value::Null);
+            let clusters: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
             read_in_first_interval =
                 clusters.as_array().map(|a| a.iter().filter(|c| c["last_good_cycle"].is_string()).count()).unwrap_or(0);
         }
         std::thread::sleep(Duration::from_secs(1).saturating_sub(tick.elapsed()));
     }
+    let plain = get_plain(port, "/metrics").len();
     let (_, body, _) = get(port, "/api/v1/monitor");
-    let monitor: Value = serde_json::from_str(&body).unwrap_or(Value::Null);
+    let monitor: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
     let q = |k: &str| (monitor[k]["p50"].as_f64().unwrap_or(f64::NAN), monitor[k]["p99"].as_f64().unwrap_or(f64::NAN));
     let row = Row {
         clusters: count,
@@ -136,6 +155,7 @@ fn measure(count: usize, dir: &Path, watch: Duration) -> Row {
         peak_mb: peak.max(rss_mb(serve.0.id()).0),
         overview_p95: p95(overview),
         metrics_p95: p95(metrics),
+        metrics_size: (gzipped, plain),
     };
     drop(serve);
     drop(sim);
@@ -154,14 +174,14 @@ fn main() {
     let watch =
         Duration::from_secs(std::env::var("BENCH_WATCH_SECONDS").ok().and_then(|s| s.parse().ok()).unwrap_or(130));
     println!(
-        "| clusters | read in the first interval | start lag p50 / p99 | commit p50 / p99 | RSS peak (per cluster) | overview p95 | /metrics p95 |"
+        "| clusters | read in the first interval | start lag p50 / p99 | commit p50 / p99 | RSS peak (per cluster) | overview p95 | /metrics p95 | /metrics gzip / plain |"
     );
-    println!("|---:|---:|---:|---:|---:|---:|---:|");
+    println!("|---:|---:|---:|---:|---:|---:|---:|---:|");
     for count in counts {
         let dir = tempfile::tempdir().unwrap();
         let r = measure(count, dir.path(), watch);
         println!(
-            "| {} | {} | {:.3} / {:.3} s | {:.1} / {:.1} ms | {:.0} MB ({:.0} KB) | {:.0} ms | {:.0} ms |",
+            "| {} | {} | {:.3} / {:.3} s | {:.1} / {:.1} ms | {:.0} MB ({:.0} KB) | {:.0} ms | {:.0} ms | {:.1} / {:.1} MB |",
             r.clusters,
             r.read_in_first_interval,
             r.lag.0,
@@ -171,7 +191,9 @@ fn main() {
             r.peak_mb,
             r.peak_mb * 1024.0 / r.clusters as f64,
             r.overview_p95.as_secs_f64() * 1000.0,
-            r.metrics_p95.as_secs_f64() * 1000.0
+            r.metrics_p95.as_secs_f64() * 1000.0,
+            r.metrics_size.0 as f64 / 1e6,
+            r.metrics_size.1 as f64 / 1e6
         );
     }
 }

@@ -111,7 +111,9 @@ async fn two_clusters_on_the_pages_the_api_and_metrics() {
     std::io::Read::read_to_string(&mut flate2::read::GzDecoder::new(&body[..]), &mut text).unwrap();
     assert!(text.lines().any(|l| l == "dumbmonit_k8s_nodes{cluster=\"trouble\"} 3"), "{text}");
     assert_eq!(text.matches("# TYPE dumbmonit_k8s_nodes gauge").count(), 1);
-    assert!(body.len() < text.len() / 3, "{} bytes compressed for {}", body.len(), text.len());
+    // Each cluster's families are compressed apart (they are joined per family), which costs
+    // small texts a little: 2.5 times smaller here, 12 times at 5,000 clusters.
+    assert!(body.len() < text.len() / 2, "{} bytes compressed for {}", body.len(), text.len());
 
     // Restarts that change draw their line over 24 hours on the pod's row.
     let mut more_restarts = scenario::trouble(now);

@@ -114,3 +114,19 @@ pub fn release_free_memory() {
         libc::malloc_trim(0);
     }
 }
+
+/// [`release_free_memory`] at most once a second however many clusters end a cycle: trimming
+/// walks every arena, and at 5,000 clusters, 80 trims a second took a fifth of `serve`'s CPU.
+pub fn release_free_memory_now_and_then() {
+    use std::sync::Mutex;
+    use std::time::Instant;
+    static LAST: Mutex<Option<Instant>> = Mutex::new(None);
+    {
+        let mut last = LAST.lock().unwrap_or_else(|e| e.into_inner());
+        if last.is_some_and(|t| t.elapsed() < Duration::from_secs(1)) {
+            return;
+        }
+        *last = Some(Instant::now());
+    }
+    release_free_memory();
+}

@@ -100,6 +100,110 @@ pub fn merge(sources: &[&[Rendered]]) -> String {
     out
 }
 
+/// A rendered family kept compressed, so that `serve` holds thousands of clusters' series in a
+/// twentieth of their text and answers a gzip /metrics by copying, not compressing: its sample
+/// lines as a raw deflate fragment that starts afresh (no reference to what precedes it) and ends
+/// byte-aligned (a sync flush, not a final block), so fragments written one after another form
+/// one deflate stream; with the lines' CRC-32 and length the gzip trailer is computed without the
+/// text.
+#[derive(Clone, Debug)]
+pub struct Packed {
+    pub name: String,
+    pub help: &'static str,
+    pub kind: Kind,
+    deflated: Box<[u8]>,
+    crc: crc32fast::Hasher,
+}
+
+/// Compresses rendered families (once, in the task that rendered them).
+pub fn pack(rendered: Vec<Rendered>) -> Vec<Packed> {
+    rendered
+        .into_iter()
+        .map(|f| Packed {
+            deflated: deflate_fragment(f.samples.as_bytes()).into_boxed_slice(),
+            crc: crc_of(f.samples.as_bytes()),
+            name: f.name,
+            help: f.help,
+            kind: f.kind,
+        })
+        .collect()
+}
+
+impl Packed {
+    /// The compressed size, in bytes.
+    pub fn size(&self) -> usize {
+        self.deflated.len()
+    }
+}
+
+fn crc_of(bytes: &[u8]) -> crc32fast::Hasher {
+    let mut h = crc32fast::Hasher::new();
+    h.update(bytes);
+    h
+}
+
+/// `input` as raw deflate data ending in a sync flush.
+fn deflate_fragment(input: &[u8]) -> Vec<u8> {
+    use flate2::{Compress, Compression, FlushCompress};
+    let mut c = Compress::new(Compression::fast(), false);
+    let mut out = Vec::with_capacity(input.len() / 8 + 64);
+    loop {
+        let consumed = c.total_in() as usize;
+        c.compress_vec(&input[consumed..], &mut out, FlushCompress::Sync).expect("deflating into memory");
+        // The flush is complete once every byte is taken and the output was not filled up.
+        if c.total_in() as usize == input.len() && out.len() < out.capacity() {
+            return out;
+        }
+        out.reserve(out.capacity().max(64));
+    }
+}
+
+/// [`merge`] of packed families, as one gzip member: the families' HELP and TYPE lines are
+/// compressed here, their samples copied as they are.
+pub fn merge_gzip(sources: &[&[Packed]]) -> Vec<u8> {
+    // Every source lists its families in the same order (the generators'), so the family after
+    // the last one found is nearly always the next one: no hashing of 175,000 names.
+    let mut groups: Vec<(&str, Vec<&Packed>)> = Vec::new();
+    for source in sources {
+        let mut at = 0;
+        for f in source.iter() {
+            let found = (at..groups.len()).chain(0..at.min(groups.len())).find(|&i| groups[i].0 == f.name);
+            at = match found {
+                Some(i) => i,
+                None => {
+                    groups.push((&f.name, Vec::with_capacity(sources.len())));
+                    groups.len() - 1
+                }
+            };
+            groups[at].1.push(f);
+        }
+    }
+    let size = groups.iter().flat_map(|(_, g)| g).map(|f| f.deflated.len()).sum::<usize>() + groups.len() * 96 + 32;
+    // RFC 1952: magic, deflate, no flags, no time, no extra flags, unknown OS.
+    let mut out = Vec::with_capacity(size);
+    out.extend_from_slice(&[0x1f, 0x8b, 8, 0, 0, 0, 0, 0, 0, 0xff]);
+    let mut crc = crc32fast::Hasher::new();
+    for (name, parts) in &groups {
+        let kind = match parts[0].kind {
+            Kind::Gauge => "gauge",
+            Kind::Counter => "counter",
+        };
+        let header = format!("# HELP {name} {}\n# TYPE {name} {kind}\n", escape_help(parts[0].help));
+        out.extend_from_slice(&deflate_fragment(header.as_bytes()));
+        crc.update(header.as_bytes());
+        for f in parts {
+            out.extend_from_slice(&f.deflated);
+            crc.combine(&f.crc);
+        }
+    }
+    // The last block: stored, final, empty (RFC 1951); then CRC-32 and length modulo 2^32.
+    out.extend_from_slice(&[0x01, 0x00, 0x00, 0xff, 0xff]);
+    let length = crc.total_len() as u32;
+    out.extend_from_slice(&crc.finalize().to_le_bytes());
+    out.extend_from_slice(&length.to_le_bytes());
+    out
+}
+
 /// Renders families in the text format. Families without samples are left out.
 pub fn encode(families: &[Family]) -> String {
     merge(&[&prerender(families)])
@@ -180,5 +284,38 @@ mod tests {
              # HELP y h\n# TYPE y gauge\ny{cluster=\"a\"} 2\ny{cluster=\"b\"} 3\n\
              # HELP z h\n# TYPE z gauge\nz{cluster=\"b\"} 4\n"
         );
+    }
+
+    fn gunzip(bytes: &[u8]) -> String {
+        use std::io::Read;
+        let mut text = String::new();
+        flate2::read::GzDecoder::new(bytes).read_to_string(&mut text).expect("one valid gzip member");
+        text
+    }
+
+    #[test]
+    fn packed_families_merge_into_one_gzip_member_of_the_same_text() {
+        // Sources of every size: empty samples, one line, and more than a deflate block holds.
+        let family = |name: &str, cluster: &str, lines: usize| Family {
+            name: name.into(),
+            help: "help \\ with\nescapes",
+            kind: if name == "c" { Kind::Counter } else { Kind::Gauge },
+            samples: (0..lines)
+                .map(|i| {
+                    Sample::new(
+                        vec![("cluster", cluster.into()), ("pod", format!("p-{i}-{}", i * 7919 % 1013))],
+                        i as f64,
+                    )
+                })
+                .collect(),
+        };
+        let a = prerender(&[family("x", "a", 1), family("y", "a", 40_000), family("c", "a", 3)]);
+        let b = prerender(&[family("y", "b", 2), family("z", "b", 0), family("x", "b", 700)]);
+        let c = prerender(&[]);
+        let plain = merge(&[&a, &b, &c]);
+        let gz = merge_gzip(&[&pack(a), &pack(b), &pack(c)]);
+        assert_eq!(gunzip(&gz), plain);
+        assert!(gz.len() * 5 < plain.len(), "{} bytes for {} of text", gz.len(), plain.len());
+        assert_eq!(gunzip(&merge_gzip(&[])), "");
     }
 }

@@ -2,7 +2,7 @@
 //! earlier one fails (a resolution never overtakes its firing), retries with backoff, then
 //! re-sends the firing alerts to Alertmanager.
 
-use std::collections::{BTreeMap, HashMap, HashSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -28,8 +28,37 @@ pub struct Delivery {
     pub notifiers: NotifierSet,
     pub client: Client,
     /// Each cluster's firing alerts, as of its last cycle, for re-sending to Alertmanager.
-    pub firing: Arc<Mutex<BTreeMap<String, Vec<Alert>>>>,
+    pub firing: Arc<Mutex<Firing>>,
     pub counters: Arc<Mutex<Counters>>,
+}
+
+/// Each cluster's firing alerts as of its last cycle, and the clusters that had a cycle since the
+/// last re-send: a cluster's firing alerts are re-sent after each of its cycles, not after
+/// every cluster's (with thousands of clusters that would be every alert many times a second).
+#[derive(Debug, Default)]
+pub struct Firing {
+    alerts: BTreeMap<String, Vec<Alert>>,
+    cycled: BTreeSet<String>,
+}
+
+impl Firing {
+    /// A cycle of `cluster` ended with these alerts firing.
+    pub fn cycled(&mut self, cluster: &str, alerts: Vec<Alert>) {
+        self.alerts.insert(cluster.to_string(), alerts);
+        self.cycled.insert(cluster.to_string());
+    }
+
+    /// Forgets the clusters for which `keep` is false.
+    pub fn retain(&mut self, keep: impl Fn(&str) -> bool) {
+        self.alerts.retain(|name, _| keep(name));
+        self.cycled.retain(|name| keep(name));
+    }
+
+    /// The firing alerts of the clusters that had a cycle since the last call.
+    fn take_cycled(&mut self) -> Vec<&Alert> {
+        let cycled = std::mem::take(&mut self.cycled);
+        cycled.iter().filter_map(|c| self.alerts.get(c)).flatten().collect()
+    }
 }
 
 /// 2, 4, 8 … 256 seconds.
@@ -92,12 +121,17 @@ impl Delivery {
             }
         }
         if resend {
-            let firing: Vec<Alert> =
-                self.firing.lock().expect("firing lock").values().flatten().cloned().collect::<Vec<_>>();
-            for n in notifiers.iter().filter(|n| !held.contains(&n.name)) {
-                if let Some(body) = n.resend(firing.iter())
-                    && let Err(e) = self.client.post(n, &body).await
-                {
+            let bodies: Vec<(&Notifier, String)> = {
+                let mut firing = self.firing.lock().expect("firing lock");
+                let alerts = firing.take_cycled();
+                notifiers
+                    .iter()
+                    .filter(|n| !held.contains(&n.name))
+                    .filter_map(|n| n.resend(alerts.iter().copied()).map(|body| (n, body)))
+                    .collect()
+            };
+            for (n, body) in bodies {
+                if let Err(e) = self.client.post(n, &body).await {
                     *self.counters.lock().expect("counters lock").failed.entry(n.name.clone()).or_default() += 1;
                     log(&format!("re-sending the firing alerts to {} ({}) failed: {e}", n.name, n.shown));
                 }

@@ -141,7 +141,7 @@ fn not_found(board: &Board, what: &str) -> Response<Full<Bytes>> {
 
 /// Routes one request.
 pub fn route(
-    board: &Board,
+    board: &Arc<Board>,
     method: &Method,
     path: &str,
     query: &str,
