@@ -10,13 +10,15 @@ pub const RULES: [(&str, &[&str]); 2] = [
 
 /// With `--optional`: the optional reads, each for what it brings (never `nodes/proxy`, which
 /// runs commands through the kubelet).
-pub const OPTIONAL_RULES: [(&str, &[&str]); 3] = [
+pub const OPTIONAL_RULES: [(&str, &[&str]); 4] = [
     // Whether metrics-server and other aggregated APIs answer, and why not.
     ("apiregistration.k8s.io", &["apiservices"]),
     // CPU and memory used per node and per pod (what `kubectl top` shows).
     ("metrics.k8s.io", &["nodes", "pods"]),
     // Autoscalers that cannot scale.
     ("autoscaling", &["horizontalpodautoscalers"]),
+    // Jobs that failed, CronJobs that stopped running.
+    ("batch", &["jobs", "cronjobs"]),
 ];
 
 /// A DNS-1123 label, as namespaces and these object names must be.

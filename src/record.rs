@@ -3,7 +3,8 @@
 //! `{"time": RFC 3339, "version": <the /version body>, "nodes": <NodeList>, "pods": <PodList>,
 //!   "deployments": …, "statefulsets": …, "daemonsets": …, "persistentvolumeclaims": …,
 //!   "events": <EventList of the Warning events>, "apiservices": …, "node_metrics": …,
-//!   "pod_metrics": …, "hpas": …}`, the Lists as the API server returned them (pages joined), or
+//!   "pod_metrics": …, "hpas": …, "jobs": …, "cronjobs": …, "certificates": {"serving": RFC 3339,
+//!   "client": RFC 3339}}`, the Lists as the API server returned them (pages joined), or
 //! `{"time": …, "error": "<message>"}` for a failed cycle. An optional read that was not granted
 //! is recorded as `{"not_granted": true}`, one that failed as `{"error": "<message>"}`, one that
 //! was not asked for (the Metrics API while its APIService is down) is left out.
@@ -15,9 +16,9 @@ use jiff::Timestamp;
 use serde::Deserialize;
 use serde_json::value::RawValue;
 
-use crate::collect::optional::{ApiService, Extras, Hpa, Optional, Usage};
+use crate::collect::optional::{ApiService, CronJob, Extras, Hpa, Job, Optional, Usage};
 use crate::collect::{
-    Api, Collection, Event, FromApi, Lists, Node, Pod, Pvc, nullable, unwrap_api, version, workloads,
+    Api, Certificates, Collection, Event, FromApi, Lists, Node, Pod, Pvc, nullable, unwrap_api, version, workloads,
 };
 
 /// One List as the API server returned it.
@@ -42,6 +43,7 @@ pub struct Recording {
     pub version: Box<RawValue>,
     pub lists: Vec<RawList>,
     pub optional: Vec<(Collection, OptionalList)>,
+    pub certificates: Certificates,
 }
 
 fn render_list(out: &mut String, list: &RawList) {
@@ -84,6 +86,10 @@ pub fn render(time: Timestamp, outcome: Result<&Recording, &str>) -> String {
                         serde_json::to_string(m).expect("a string serializes")
                     )),
                 }
+            }
+            if rec.certificates != Certificates::default() {
+                out.push_str(",\"certificates\":");
+                out.push_str(&serde_json::to_string(&rec.certificates).expect("timestamps serialize"));
             }
             out.push_str("}\n");
             out
@@ -157,6 +163,10 @@ struct File {
     node_metrics: Option<OptionalItems<Usage>>,
     pod_metrics: Option<OptionalItems<Usage>>,
     hpas: Option<OptionalItems<Hpa>>,
+    jobs: Option<OptionalItems<Job>>,
+    cronjobs: Option<OptionalItems<CronJob>>,
+    #[serde(default)]
+    certificates: Certificates,
 }
 
 /// A recorded optional read.
@@ -223,7 +233,10 @@ pub fn parse(bytes: &[u8], name: &str) -> Result<Recorded, String> {
             node_metrics: optional(f.node_metrics),
             pod_metrics: optional(f.pod_metrics),
             hpas: optional(f.hpas),
+            jobs: optional(f.jobs),
+            cronjobs: optional(f.cronjobs),
         },
+        certificates: f.certificates,
     };
     Ok(Recorded { time: f.time, outcome: Ok(lists) })
 }
@@ -261,6 +274,7 @@ mod tests {
                 (Collection::ApiServices, OptionalList::NotGranted),
                 (Collection::Hpas, OptionalList::Failed("The API server answered 500".into())),
             ],
+            certificates: Certificates { serving: Some("2026-12-05T03:00:00Z".parse().unwrap()), client: None },
         };
         let t: Timestamp = "2026-11-30T03:00:00Z".parse().unwrap();
         let text = render(t, Ok(&rec));
@@ -277,6 +291,7 @@ mod tests {
         assert_eq!(lists.extras.apiservices, Optional::NotGranted);
         assert_eq!(lists.extras.hpas, Optional::Failed("The API server answered 500".into()));
         assert_eq!(lists.extras.node_metrics, Optional::Skipped, "not recorded: not asked for");
+        assert_eq!(lists.certificates.serving, Some("2026-12-05T03:00:00Z".parse().unwrap()));
     }
 
     #[test]

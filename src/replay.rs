@@ -19,6 +19,8 @@ pub struct Line<'a> {
     pub state: TransitionState,
     pub labels: &'a std::collections::BTreeMap<String, String>,
     pub summary: &'a str,
+    /// The why, as the notification carries it.
+    pub description: &'a str,
 }
 
 pub fn line(t: &Transition) -> String {
@@ -29,6 +31,7 @@ pub fn line(t: &Transition) -> String {
         state: t.state,
         labels: &t.alert.labels,
         summary: &t.alert.summary,
+        description: &t.alert.description,
     })
     .expect("a line serializes")
 }
@@ -60,7 +63,7 @@ pub fn replay(cycles: Vec<record::Recorded>, cluster: &str, options: &CycleOptio
         let transitions = match cycle.outcome {
             Ok(lists) => {
                 let snapshot = lists.into_snapshot(cycle.time, options);
-                state.observe(cycle.time, cluster, &health::assess(snapshot))
+                state.observe(cycle.time, cluster, &mut health::assess(snapshot))
             }
             Err(message) => state.observe_failure(cycle.time, cluster, &message),
         };

@@ -22,10 +22,13 @@ pub enum Resource {
     PodMetrics,
     /// `autoscaling/v2`.
     HorizontalPodAutoscalers,
+    /// `batch/v1`.
+    Jobs,
+    CronJobs,
 }
 
 impl Resource {
-    pub const ALL: [Resource; 11] = [
+    pub const ALL: [Resource; 13] = [
         Resource::Nodes,
         Resource::Pods,
         Resource::Deployments,
@@ -37,6 +40,8 @@ impl Resource {
         Resource::NodeMetrics,
         Resource::PodMetrics,
         Resource::HorizontalPodAutoscalers,
+        Resource::Jobs,
+        Resource::CronJobs,
     ];
 
     /// The plural resource name used in paths and in RBAC.
@@ -53,6 +58,8 @@ impl Resource {
             Resource::NodeMetrics => "nodes",
             Resource::PodMetrics => "pods",
             Resource::HorizontalPodAutoscalers => "horizontalpodautoscalers",
+            Resource::Jobs => "jobs",
+            Resource::CronJobs => "cronjobs",
         }
     }
 
@@ -62,6 +69,7 @@ impl Resource {
             Resource::ApiServices => "apiregistration.k8s.io",
             Resource::NodeMetrics | Resource::PodMetrics => "metrics.k8s.io",
             Resource::HorizontalPodAutoscalers => "autoscaling",
+            Resource::Jobs | Resource::CronJobs => "batch",
             _ => "",
         }
     }
@@ -72,6 +80,7 @@ impl Resource {
             "apiregistration.k8s.io" => "apiregistration.k8s.io/v1",
             "metrics.k8s.io" => "metrics.k8s.io/v1beta1",
             "autoscaling" => "autoscaling/v2",
+            "batch" => "batch/v1",
             _ => "v1",
         }
     }
@@ -97,6 +106,8 @@ impl Resource {
             Resource::NodeMetrics => "NodeMetrics",
             Resource::PodMetrics => "PodMetrics",
             Resource::HorizontalPodAutoscalers => "HorizontalPodAutoscaler",
+            Resource::Jobs => "Job",
+            Resource::CronJobs => "CronJob",
         }
     }
 
@@ -168,6 +179,7 @@ pub fn route(path: &str) -> Option<Route> {
         "/apis/apps/v1",
         "/apis/apiregistration.k8s.io/v1",
         "/apis/autoscaling/v2",
+        "/apis/batch/v1",
         "/apis/metrics.k8s.io/v1beta1",
     ] {
         if path.trim_end_matches('/') == doc {
@@ -216,7 +228,12 @@ pub fn discovery(doc: &str, metrics_available: bool) -> String {
                 let gv = format!("{name}/{version}");
                 json!({"name": name, "versions": [{"groupVersion": gv, "version": version}], "preferredVersion": {"groupVersion": gv, "version": version}})
             };
-            let mut groups = vec![group("apps", "v1"), group("apiregistration.k8s.io", "v1"), group("autoscaling", "v2")];
+            let mut groups = vec![
+                group("apps", "v1"),
+                group("apiregistration.k8s.io", "v1"),
+                group("autoscaling", "v2"),
+                group("batch", "v1"),
+            ];
             if metrics_available {
                 groups.push(group("metrics.k8s.io", "v1beta1"));
             }
@@ -225,6 +242,7 @@ pub fn discovery(doc: &str, metrics_available: bool) -> String {
         "/api/v1" => resources("v1", &[(Resource::Nodes, "no"), (Resource::Pods, "po"), (Resource::PersistentVolumeClaims, "pvc"), (Resource::Events, "ev")]),
         "/apis/apiregistration.k8s.io/v1" => resources("apiregistration.k8s.io/v1", &[(Resource::ApiServices, "")]),
         "/apis/autoscaling/v2" => resources("autoscaling/v2", &[(Resource::HorizontalPodAutoscalers, "hpa")]),
+        "/apis/batch/v1" => resources("batch/v1", &[(Resource::Jobs, ""), (Resource::CronJobs, "cj")]),
         "/apis/metrics.k8s.io/v1beta1" => resources("metrics.k8s.io/v1beta1", &[(Resource::NodeMetrics, ""), (Resource::PodMetrics, "")]),
         _ => resources("apps/v1", &[(Resource::Deployments, "deploy"), (Resource::StatefulSets, "sts"), (Resource::DaemonSets, "ds")]),
     }

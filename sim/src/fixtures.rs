@@ -25,6 +25,9 @@ pub struct Cluster {
     pub node_metrics: Vec<Value>,
     pub pod_metrics: Vec<Value>,
     pub hpas: Vec<Value>,
+    /// `batch/v1`.
+    pub jobs: Vec<Value>,
+    pub cronjobs: Vec<Value>,
 }
 
 impl Default for Cluster {
@@ -42,6 +45,8 @@ impl Default for Cluster {
             node_metrics: vec![],
             pod_metrics: vec![],
             hpas: vec![],
+            jobs: vec![],
+            cronjobs: vec![],
         }
     }
 }
@@ -60,6 +65,8 @@ impl Cluster {
             (Resource::NodeMetrics, self.node_metrics),
             (Resource::PodMetrics, self.pod_metrics),
             (Resource::HorizontalPodAutoscalers, self.hpas),
+            (Resource::Jobs, self.jobs),
+            (Resource::CronJobs, self.cronjobs),
         ]
     }
 }
@@ -1016,4 +1023,76 @@ pub fn hpa(
         "status": {"currentReplicas": current, "desiredReplicas": current,
                    "conditions": [{"type": "AbleToScale", "status": "True", "lastTransitionTime": ago(now, 60), "reason": "SucceededGetScale", "message": "the HPA controller was able to get the target's current scale"}, active, limited]}
     })
+}
+
+// Jobs and CronJobs (`batch/v1`)
+
+/// A Job; `owner` is the CronJob that created it. `outcome`: `Some(true)` Complete,
+/// `Some(false)` Failed (its back-off limit reached), None still running.
+pub fn job(namespace: &str, name: &str, owner: Option<&str>, outcome: Option<bool>, created: Timestamp) -> Value {
+    let created_at = time(created);
+    let mut metadata = json!({
+        "name": name,
+        "namespace": namespace,
+        "uid": uid(&format!("Job/{namespace}/{name}")),
+        "creationTimestamp": created_at,
+        "labels": {"batch.kubernetes.io/job-name": name, "job-name": name},
+    });
+    if let Some(cronjob) = owner {
+        metadata["ownerReferences"] = json!([{"apiVersion": "batch/v1", "kind": "CronJob", "name": cronjob, "uid": uid(cronjob), "controller": true, "blockOwnerDeletion": true}]);
+        metadata["annotations"] = json!({"batch.kubernetes.io/cronjob-scheduled-timestamp": created_at});
+    }
+    let ended = time(created + SignedDuration::from_mins(2));
+    let status = match outcome {
+        Some(true) => {
+            json!({"startTime": created_at, "completionTime": ended, "succeeded": 1, "failed": 1, "ready": 0, "terminating": 0, "uncountedTerminatedPods": {}, "conditions": [
+                {"type": "SuccessCriteriaMet", "status": "True", "lastProbeTime": ended, "lastTransitionTime": ended, "reason": "CompletionsReached", "message": "Reached expected number of succeeded pods"},
+                {"type": "Complete", "status": "True", "lastProbeTime": ended, "lastTransitionTime": ended, "reason": "CompletionsReached", "message": "Reached expected number of succeeded pods"}
+            ]})
+        }
+        Some(false) => {
+            json!({"startTime": created_at, "failed": 7, "ready": 0, "terminating": 0, "uncountedTerminatedPods": {}, "conditions": [
+                {"type": "FailureTarget", "status": "True", "lastProbeTime": ended, "lastTransitionTime": ended, "reason": "BackoffLimitExceeded", "message": "Job has reached the specified backoff limit"},
+                {"type": "Failed", "status": "True", "lastProbeTime": ended, "lastTransitionTime": ended, "reason": "BackoffLimitExceeded", "message": "Job has reached the specified backoff limit"}
+            ]})
+        }
+        None => {
+            json!({"startTime": created_at, "active": 1, "ready": 1, "terminating": 0, "uncountedTerminatedPods": {}})
+        }
+    };
+    json!({
+        "kind": "Job",
+        "apiVersion": "batch/v1",
+        "metadata": metadata,
+        "spec": {"parallelism": 1, "completions": 1, "backoffLimit": 6, "completionMode": "NonIndexed", "suspend": false, "podReplacementPolicy": "TerminatingOrFailed", "template": pod_template(name)},
+        "status": status
+    })
+}
+
+/// A CronJob on `schedule`, last scheduled at `last` (None: never yet).
+pub fn cronjob(namespace: &str, name: &str, schedule: &str, last: Option<Timestamp>, now: Timestamp) -> Value {
+    let mut status = json!({});
+    if let Some(t) = last {
+        status["lastScheduleTime"] = json!(time(t));
+        status["lastSuccessfulTime"] = json!(time(t + SignedDuration::from_mins(2)));
+    }
+    json!({
+        "kind": "CronJob",
+        "apiVersion": "batch/v1",
+        "metadata": {"name": name, "namespace": namespace, "uid": uid(&format!("CronJob/{namespace}/{name}")), "generation": 1, "creationTimestamp": ago(now, 60 * 24 * 30)},
+        "spec": {"schedule": schedule, "concurrencyPolicy": "Forbid", "suspend": false, "successfulJobsHistoryLimit": 3, "failedJobsHistoryLimit": 1,
+                 "jobTemplate": {"metadata": {}, "spec": {"backoffLimit": 6, "template": pod_template(name)}}},
+        "status": status
+    })
+}
+
+/// Marks a built pod as deleted: its grace period (`grace` seconds) ended `past_end` ago (a
+/// negative value: it has that long still), held by `finalizers`.
+pub fn deleting(mut pod: Value, grace: i64, past_end: SignedDuration, finalizers: &[&str], now: Timestamp) -> Value {
+    pod["metadata"]["deletionTimestamp"] = json!(time(now - past_end));
+    pod["metadata"]["deletionGracePeriodSeconds"] = json!(grace);
+    if !finalizers.is_empty() {
+        pod["metadata"]["finalizers"] = json!(finalizers);
+    }
+    pod
 }

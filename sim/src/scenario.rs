@@ -1,10 +1,13 @@
 //! Ready-made clusters: a healthy one, and one in the kinds of trouble DumbMonit reports.
 
-use jiff::Timestamp;
+use jiff::{SignedDuration, Timestamp};
+use serde_json::json;
 
 use crate::api::Resource;
 
-use crate::fixtures::{Cluster, Container, Event, Node, Pod, daemonset, deployment, pvc, statefulset};
+use crate::fixtures::{
+    Cluster, Container, Event, Node, Pod, cronjob, daemonset, deleting, deployment, job, pvc, statefulset,
+};
 
 /// Three Ready nodes, a few healthy workloads, bound claims, no warnings.
 pub fn healthy(now: Timestamp) -> Cluster {
@@ -171,6 +174,77 @@ pub fn finished_job(c: &mut Cluster, now: Timestamp) {
     );
 }
 
+/// What else takes clusters down, each case once: a kubelet four minor versions behind the API
+/// server (node-3), a Deployment past its progress deadline (shop/checkout), a StatefulSet whose
+/// update stopped at one replica of three (shop/queue), a pod held by a finalizer 30 minutes past
+/// its grace period (shop/legacy-0), a failed Job of the CronJob ops/report, and the CronJob
+/// ops/backup, hourly, last scheduled three runs ago. (The certificate expiring in five days is
+/// the simulator's option `certificate_lifetime`; a flapping node is a test changing node-2.)
+pub fn outages(now: Timestamp) -> Cluster {
+    let mut c = healthy(now);
+    c.nodes[2] = Node::new("node-3").kubelet("v1.29.15+k3s1").build(now);
+
+    let mut checkout = deployment("shop", "checkout", Some(3), 1, 1, now);
+    checkout["status"]["updatedReplicas"] = json!(1);
+    checkout["status"]["conditions"][1] = json!({
+        "type": "Progressing", "status": "False",
+        "lastUpdateTime": crate::fixtures::time(now - SignedDuration::from_mins(5)),
+        "lastTransitionTime": crate::fixtures::time(now - SignedDuration::from_mins(5)),
+        "reason": "ProgressDeadlineExceeded",
+        "message": "ReplicaSet \"checkout-6d5f7c8b9a\" has timed out progressing."
+    });
+    c.deployments.push(checkout);
+    c.statefulsets.push(mid_update(statefulset("shop", "queue", Some(3), 3, 3, now), 1));
+
+    let legacy = Pod::new("shop", "legacy-0").owned_by("StatefulSet", "legacy").build(now);
+    c.pods.push(deleting(legacy, 30, SignedDuration::from_mins(30), &["example.com/drain-connections"], now));
+
+    let hour = SignedDuration::from_hours(1);
+    // The controller schedules on the hour (lastScheduleTime is a time the schedule gives).
+    let on_the_hour = on_the_hour(now);
+    c.cronjobs.push(cronjob("ops", "report", "0 * * * *", Some(on_the_hour), now));
+    c.jobs.push(job("ops", "report-29400000", Some("report"), Some(false), on_the_hour));
+    c.jobs.push(job("ops", "report-29399940", Some("report"), Some(true), on_the_hour - hour));
+    // backup's last run was three runs before the one due now.
+    c.cronjobs.push(cronjob("ops", "backup", "0 * * * *", Some(on_the_hour - 3 * hour), now));
+    c.jobs.push(job("ops", "backup-29399820", Some("backup"), Some(true), on_the_hour - 3 * hour));
+    c
+}
+
+/// A StatefulSet whose update to a new revision reached `updated` replicas.
+pub fn mid_update(mut sts: serde_json::Value, updated: i64) -> serde_json::Value {
+    let name = sts["metadata"]["name"].as_str().unwrap_or("sts").to_string();
+    let desired = sts["status"]["replicas"].as_i64().unwrap_or(1);
+    sts["status"]["updatedReplicas"] = json!(updated);
+    sts["status"]["currentReplicas"] = json!(desired - updated);
+    sts["status"]["updateRevision"] = json!(format!("{name}-7f8e9d0c1b"));
+    sts
+}
+
+/// A healthy cluster that is busy, with what must raise no alarm: a StatefulSet update that
+/// progresses (one more replica every `step`, done at 3), a Job of a CronJob that succeeded
+/// after a failed attempt, a failed Job whose newer run succeeded, a pod deleted a minute ago
+/// with a grace period of two minutes, and a CronJob that runs on time.
+pub fn busy(step: i64, now: Timestamp) -> Cluster {
+    let mut c = healthy(now);
+    let db = statefulset("shop", "queue", Some(3), 3, 3, now);
+    c.statefulsets.push(if step < 3 { mid_update(db, step) } else { db });
+    let leaving = Pod::new("shop", "web-old-1").owned_by("ReplicaSet", "web-old").build(now);
+    c.pods.push(deleting(leaving, 120, SignedDuration::from_secs(-60), &[], now));
+    let hour = SignedDuration::from_hours(1);
+    let last = on_the_hour(now);
+    c.cronjobs.push(cronjob("ops", "report", "0 * * * *", Some(last), now));
+    c.jobs.push(job("ops", "report-29400000", Some("report"), Some(true), last));
+    c.jobs.push(job("ops", "report-29399940", Some("report"), Some(false), last - hour));
+    c.jobs.push(job("ops", "report-29399880", Some("report"), Some(true), last - 2 * hour));
+    c
+}
+
+/// The start of the hour `now` is in.
+fn on_the_hour(now: Timestamp) -> Timestamp {
+    Timestamp::from_second(now.as_second() - now.as_second().rem_euclid(3600)).expect("in range")
+}
+
 /// A cluster at scale, in the proportions of Kubernetes' published envelope (150,000 pods on
 /// 5,000 nodes, with 10,000 Deployments, 1,000 StatefulSets, 50 DaemonSets, 20,000 claims and
 /// 50,000 Warning events), scaled to `pods`. About 5% of the pods are in trouble: crash loops,
@@ -189,6 +263,8 @@ pub fn envelope(pods: usize, now: Timestamp) -> Cluster {
         Resource::NodeMetrics => c.node_metrics.extend(items),
         Resource::PodMetrics => c.pod_metrics.extend(items),
         Resource::HorizontalPodAutoscalers => c.hpas.extend(items),
+        Resource::Jobs => c.jobs.extend(items),
+        Resource::CronJobs => c.cronjobs.extend(items),
     });
     c
 }

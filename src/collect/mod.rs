@@ -21,6 +21,7 @@ use serde_json::value::RawValue;
 
 use crate::error::ReadError;
 use crate::kube::Fetcher;
+pub use crate::kube::certificates::Certificates;
 use crate::kube::request::field_selector;
 use crate::record::{OptionalList, RawList, Recording};
 use optional::{Extras, Optional};
@@ -47,11 +48,19 @@ pub enum Collection {
     NodeMetrics,
     PodMetrics,
     Hpas,
+    Jobs,
+    CronJobs,
 }
 
 impl Collection {
-    pub const OPTIONAL: [Collection; 4] =
-        [Collection::ApiServices, Collection::NodeMetrics, Collection::PodMetrics, Collection::Hpas];
+    pub const OPTIONAL: [Collection; 6] = [
+        Collection::ApiServices,
+        Collection::NodeMetrics,
+        Collection::PodMetrics,
+        Collection::Hpas,
+        Collection::Jobs,
+        Collection::CronJobs,
+    ];
 
     pub const ALL: [Collection; 8] = [
         Collection::Version,
@@ -79,6 +88,8 @@ impl Collection {
             Collection::NodeMetrics => "node_metrics",
             Collection::PodMetrics => "pod_metrics",
             Collection::Hpas => "hpas",
+            Collection::Jobs => "jobs",
+            Collection::CronJobs => "cronjobs",
         }
     }
 
@@ -93,6 +104,8 @@ impl Collection {
             Collection::NodeMetrics => "nodes.metrics.k8s.io",
             Collection::PodMetrics => "pods.metrics.k8s.io",
             Collection::Hpas => "horizontalpodautoscalers.autoscaling",
+            Collection::Jobs => "jobs.batch",
+            Collection::CronJobs => "cronjobs.batch",
             other => other.name(),
         }
     }
@@ -112,6 +125,8 @@ impl Collection {
             Collection::NodeMetrics => ("NodeMetricsList", "metrics.k8s.io/v1beta1"),
             Collection::PodMetrics => ("PodMetricsList", "metrics.k8s.io/v1beta1"),
             Collection::Hpas => ("HorizontalPodAutoscalerList", "autoscaling/v2"),
+            Collection::Jobs => ("JobList", "batch/v1"),
+            Collection::CronJobs => ("CronJobList", "batch/v1"),
         }
     }
 
@@ -129,6 +144,8 @@ impl Collection {
             Collection::NodeMetrics => "/apis/metrics.k8s.io/v1beta1/nodes",
             Collection::PodMetrics => "/apis/metrics.k8s.io/v1beta1/pods",
             Collection::Hpas => "/apis/autoscaling/v2/horizontalpodautoscalers",
+            Collection::Jobs => "/apis/batch/v1/jobs",
+            Collection::CronJobs => "/apis/batch/v1/cronjobs",
         }
     }
 }
@@ -153,6 +170,9 @@ pub struct Snapshot {
     pub events: Vec<Event>,
     /// What the optional reads found.
     pub extras: optional::Extras,
+    /// When the certificates of the connection expire.
+    #[serde(default)]
+    pub certificates: Certificates,
 }
 
 /// The eight collections as read (live or from a recording), before filtering.
@@ -167,6 +187,7 @@ pub struct Lists {
     pub pvcs: Vec<Pvc>,
     pub events: Vec<Event>,
     pub extras: optional::Extras,
+    pub certificates: Certificates,
 }
 
 impl Lists {
@@ -200,6 +221,7 @@ impl Lists {
             pvcs,
             events,
             extras: self.extras,
+            certificates: self.certificates,
         };
         snapshot.leave_out(&options.ignored_namespaces);
         snapshot.canonical_order();
@@ -226,6 +248,12 @@ impl Snapshot {
         }
         if let Optional::Read(hpas) = &mut self.extras.hpas {
             hpas.retain(|h| !ignored(&h.namespace));
+        }
+        if let Optional::Read(jobs) = &mut self.extras.jobs {
+            jobs.retain(|j| !ignored(&j.namespace));
+        }
+        if let Optional::Read(cronjobs) = &mut self.extras.cronjobs {
+            cronjobs.retain(|c| !ignored(&c.namespace));
         }
     }
 
@@ -380,8 +408,20 @@ pub async fn run(fetcher: &Fetcher, options: &CycleOptions, now: Timestamp) -> C
         let pvcs = kept(pvcs.1, &mut raw)?;
         let events = kept(events.1, &mut raw)?;
         let (extras, optional) = extras;
-        let lists = Lists { version, nodes, pods, deployments, statefulsets, daemonsets, pvcs, events, extras };
-        let recording = raw_version.map(|version| Recording { version, lists: raw, optional });
+        let certificates = f.certificates();
+        let lists = Lists {
+            version,
+            nodes,
+            pods,
+            deployments,
+            statefulsets,
+            daemonsets,
+            pvcs,
+            events,
+            extras,
+            certificates: certificates.clone(),
+        };
+        let recording = raw_version.map(|version| Recording { version, lists: raw, optional, certificates });
         Ok((lists.into_snapshot(now, options), recording))
     })();
     let (result, recording) = match assembled {
@@ -410,14 +450,20 @@ async fn read_optional(f: &Fetcher, rec: bool) -> (Extras, Vec<(Collection, Opti
         };
         (apiservices, nodes, pods)
     };
-    let ((apiservices, nodes, pods), hpas) =
-        tokio::join!(metrics, read::<optional::Hpa>(f, Collection::Hpas, None, rec));
+    let ((apiservices, nodes, pods), hpas, jobs, cronjobs) = tokio::join!(
+        metrics,
+        read::<optional::Hpa>(f, Collection::Hpas, None, rec),
+        read::<optional::Job>(f, Collection::Jobs, None, rec),
+        read::<optional::CronJob>(f, Collection::CronJobs, None, rec)
+    );
     let mut recorded = Vec::new();
     let apiservices = kept_optional(Collection::ApiServices, Some(apiservices), &mut recorded);
     let node_metrics = kept_optional(Collection::NodeMetrics, nodes, &mut recorded);
     let pod_metrics = kept_optional(Collection::PodMetrics, pods, &mut recorded);
     let hpas = kept_optional(Collection::Hpas, Some(hpas), &mut recorded);
-    (Extras { apiservices, node_metrics, pod_metrics, hpas }, recorded)
+    let jobs = kept_optional(Collection::Jobs, Some(jobs), &mut recorded);
+    let cronjobs = kept_optional(Collection::CronJobs, Some(cronjobs), &mut recorded);
+    (Extras { apiservices, node_metrics, pod_metrics, hpas, jobs, cronjobs }, recorded)
 }
 
 /// An optional read's outcome (None: not asked for); what to record of it goes to `recorded`

@@ -51,7 +51,7 @@ struct Status {
     allocatable: super::quantity::Quantities,
 }
 
-#[derive(Default, Deserialize)]
+#[derive(Debug, Default, Deserialize)]
 #[serde(rename_all = "camelCase", default)]
 pub(crate) struct Condition {
     #[serde(rename = "type", deserialize_with = "nullable")]

@@ -5,6 +5,7 @@
 //! - The Metrics API (`metrics.k8s.io`, served by metrics-server through the aggregator): CPU and
 //!   memory used per node and per pod. Read only when its APIService is not known to be down.
 //! - HorizontalPodAutoscalers (`autoscaling/v2`): whether each can scale.
+//! - Jobs and CronJobs (`batch/v1`): which Jobs failed, and when each CronJob last ran.
 
 use serde::{Deserialize, Serialize};
 
@@ -52,6 +53,10 @@ pub struct Extras {
     pub node_metrics: Optional<Vec<Usage>>,
     pub pod_metrics: Optional<Vec<Usage>>,
     pub hpas: Optional<Vec<Hpa>>,
+    #[serde(default)]
+    pub jobs: Optional<Vec<Job>>,
+    #[serde(default)]
+    pub cronjobs: Optional<Vec<CronJob>>,
 }
 
 /// The compact record of an APIService.
@@ -206,6 +211,145 @@ impl Hpa {
     pub fn at_max(&self) -> bool {
         self.max_replicas > 0 && self.current_replicas >= self.max_replicas
     }
+}
+
+/// The compact record of a Job.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Job {
+    pub namespace: String,
+    pub name: String,
+    /// The CronJob that created it (its controller), empty for a Job of its own.
+    pub owner: String,
+    pub created: Option<jiff::Timestamp>,
+    /// The `Failed` condition is True: its reason and message (`BackoffLimitExceeded: Job has
+    /// reached the specified backoff limit`).
+    pub failed: Option<String>,
+    /// The `Complete` condition is True.
+    pub complete: bool,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct RawJob {
+    #[serde(default)]
+    metadata: OwnedMeta,
+    #[serde(default, deserialize_with = "nullable")]
+    status: ConditionsOnly,
+}
+
+/// `metadata` with the owner references.
+#[derive(Default, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+struct OwnedMeta {
+    #[serde(flatten)]
+    meta: Meta,
+    #[serde(deserialize_with = "nullable")]
+    owner_references: Vec<OwnerRef>,
+}
+
+#[derive(Default, Deserialize)]
+#[serde(default)]
+struct OwnerRef {
+    #[serde(deserialize_with = "nullable")]
+    kind: String,
+    #[serde(deserialize_with = "nullable")]
+    name: String,
+    #[serde(deserialize_with = "nullable")]
+    controller: bool,
+}
+
+impl From<RawJob> for Job {
+    fn from(raw: RawJob) -> Job {
+        let holds = |kind: &str| raw.status.conditions.iter().find(|c| c.kind == kind && c.status == "True");
+        let failed = holds("Failed").map(|c| {
+            match (c.reason.as_deref().filter(|r| !r.is_empty()), c.message.as_deref().filter(|m| !m.is_empty())) {
+                (Some(r), Some(m)) => format!("{r}: {m}"),
+                (Some(x), None) | (None, Some(x)) => x.to_string(),
+                (None, None) => "Failed".into(),
+            }
+        });
+        let complete = holds("Complete").is_some();
+        let owner = raw
+            .metadata
+            .owner_references
+            .iter()
+            .find(|o| o.controller && o.kind == "CronJob")
+            .map(|o| o.name.clone())
+            .unwrap_or_default();
+        Job {
+            created: super::parse_time(raw.metadata.meta.creation_timestamp.as_deref()),
+            namespace: raw.metadata.meta.namespace,
+            name: raw.metadata.meta.name,
+            owner,
+            failed,
+            complete,
+        }
+    }
+}
+
+/// The compact record of a CronJob.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct CronJob {
+    pub namespace: String,
+    pub name: String,
+    /// `spec.schedule`, as written (`*/5 * * * *`, `@hourly`).
+    pub schedule: String,
+    /// `spec.timeZone`: an IANA name; None for the controller's own time zone (UTC in the
+    /// kube-controller-manager images).
+    pub time_zone: Option<String>,
+    pub suspended: bool,
+    pub created: Option<jiff::Timestamp>,
+    /// `status.lastScheduleTime`.
+    pub last_schedule: Option<jiff::Timestamp>,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct RawCronJob {
+    #[serde(default)]
+    metadata: Meta,
+    #[serde(default, deserialize_with = "nullable")]
+    spec: CronJobSpec,
+    #[serde(default, deserialize_with = "nullable")]
+    status: CronJobStatus,
+}
+
+#[derive(Default, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+struct CronJobSpec {
+    #[serde(deserialize_with = "nullable")]
+    schedule: String,
+    time_zone: Option<String>,
+    #[serde(deserialize_with = "nullable")]
+    suspend: bool,
+}
+
+#[derive(Default, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+struct CronJobStatus {
+    last_schedule_time: Option<String>,
+}
+
+impl From<RawCronJob> for CronJob {
+    fn from(raw: RawCronJob) -> CronJob {
+        CronJob {
+            created: super::parse_time(raw.metadata.creation_timestamp.as_deref()),
+            namespace: raw.metadata.namespace,
+            name: raw.metadata.name,
+            schedule: raw.spec.schedule,
+            time_zone: raw.spec.time_zone.filter(|z| !z.is_empty()),
+            suspended: raw.spec.suspend,
+            last_schedule: super::parse_time(raw.status.last_schedule_time.as_deref()),
+        }
+    }
+}
+
+impl super::FromApi for Job {
+    type Raw = RawJob;
+}
+
+impl super::FromApi for CronJob {
+    type Raw = RawCronJob;
 }
 
 impl super::FromApi for ApiService {

@@ -94,6 +94,13 @@ impl<'de> Deserialize<'de> for Phase {
 pub struct PodDetail {
     pub status: Option<String>,
     pub scheduling: Option<String>,
+    /// `metadata.deletionTimestamp`: when the pod's grace period ends (the deletion request plus
+    /// `deletionGracePeriodSeconds`); set once the pod is being deleted.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub deletion: Option<jiff::Timestamp>,
+    /// `metadata.finalizers`, kept for a pod being deleted only.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub finalizers: Vec<String>,
 }
 
 /// One container's status, as far as the health rules need it.
@@ -116,6 +123,16 @@ impl Pod {
 
     pub fn scheduling(&self) -> Option<&str> {
         self.detail.as_ref().and_then(|d| d.scheduling.as_deref())
+    }
+
+    /// When its grace period ends, for a pod being deleted.
+    pub fn deletion(&self) -> Option<jiff::Timestamp> {
+        self.detail.as_ref().and_then(|d| d.deletion)
+    }
+
+    /// The finalizers of a pod being deleted.
+    pub fn finalizers(&self) -> &[String] {
+        self.detail.as_ref().map(|d| d.finalizers.as_slice()).unwrap_or_default()
     }
 
     pub fn restarts(&self) -> i64 {
@@ -153,6 +170,9 @@ struct PodMeta {
     labels: Option<Labels>,
     #[serde(deserialize_with = "nullable")]
     owner_references: Vec<OwnerReference>,
+    deletion_timestamp: Option<String>,
+    #[serde(deserialize_with = "nullable")]
+    finalizers: Vec<String>,
 }
 
 #[derive(Default, Deserialize)]
@@ -329,14 +349,16 @@ impl From<RawPod> for Pod {
         let app: Vec<Demand> = spec.containers.into_iter().map(ContainerSpec::demand).collect();
         let init: Vec<Demand> = spec.init_containers.into_iter().map(ContainerSpec::demand).collect();
         let resources = pod_demand(&app, &init, &spec.overhead);
+        let deletion = super::parse_time(raw.metadata.deletion_timestamp.as_deref());
+        let finalizers = if deletion.is_some() { raw.metadata.finalizers } else { Vec::new() };
         Pod {
             namespace: raw.metadata.meta.namespace,
             name: raw.metadata.meta.name,
             workload,
             phase: Phase::from(status.phase.as_str()),
             ready,
-            detail: (status_detail.is_some() || scheduling.is_some())
-                .then(|| Box::new(PodDetail { status: status_detail, scheduling })),
+            detail: (status_detail.is_some() || scheduling.is_some() || deletion.is_some())
+                .then(|| Box::new(PodDetail { status: status_detail, scheduling, deletion, finalizers })),
             restarts,
             containers,
             claims,

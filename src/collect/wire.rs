@@ -122,6 +122,14 @@ pub struct Delta {
     pub pvcs: ListDelta<Pvc>,
     pub events: ListDelta<Event>,
     pub extras: Extras,
+    /// When the agent's connection's certificates end (left out when not known, so that a
+    /// report without them reads as before).
+    #[serde(default, skip_serializing_if = "is_unknown")]
+    pub certificates: crate::collect::Certificates,
+}
+
+fn is_unknown(c: &crate::collect::Certificates) -> bool {
+    *c == crate::collect::Certificates::default()
 }
 
 /// Items to put (each with its hash; an item held n times is sent n times) and hashes of items
@@ -197,6 +205,7 @@ pub fn whole(snapshot: Snapshot) -> Delta {
         pvcs: whole_list(snapshot.pvcs),
         events: whole_list(snapshot.events),
         extras,
+        certificates: snapshot.certificates,
     }
 }
 
@@ -227,6 +236,7 @@ impl Delta {
             pvcs: self.pvcs.narrowed(&base.pvcs),
             events: self.events.narrowed(&base.events),
             extras: self.extras,
+            certificates: self.certificates,
         }
     }
 }
@@ -296,6 +306,7 @@ impl Held {
             pvcs: expand(&self.pvcs),
             events: expand(&self.events),
             extras: delta.extras,
+            certificates: delta.certificates,
         };
         snapshot.canonical_order();
         Ok(snapshot)
@@ -364,6 +375,9 @@ mod tests {
             desired: 3,
             ready,
             available: ready,
+            updated: ready,
+            updating: ready < 3,
+            deadline_exceeded: None,
         }
     }
 

@@ -55,6 +55,19 @@ pub struct Workload {
     pub desired: i64,
     pub ready: i64,
     pub available: i64,
+    /// Replicas (a DaemonSet's scheduled pods) already at the current template:
+    /// `status.updatedReplicas`, `status.updatedNumberScheduled`.
+    #[serde(default)]
+    pub updated: i64,
+    /// An update is under way: fewer replicas updated than the update aims at (for a StatefulSet,
+    /// while `updateRevision` differs from `currentRevision`, above its partition). Never for the
+    /// `OnDelete` strategy, whose updates wait for someone to delete pods.
+    #[serde(default)]
+    pub updating: bool,
+    /// A Deployment whose `Progressing` condition is False with reason `ProgressDeadlineExceeded`:
+    /// that condition's message.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub deadline_exceeded: Option<String>,
 }
 
 impl Workload {
@@ -78,6 +91,28 @@ pub struct Replicated {
 #[serde(rename_all = "camelCase", default)]
 struct ReplicatedSpec {
     replicas: Option<i64>,
+    update_strategy: Option<UpdateStrategy>,
+}
+
+/// A StatefulSet's or DaemonSet's `spec.updateStrategy`.
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+struct UpdateStrategy {
+    #[serde(rename = "type", deserialize_with = "nullable")]
+    kind: String,
+    rolling_update: Option<RollingUpdate>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+struct RollingUpdate {
+    partition: Option<i64>,
+}
+
+impl UpdateStrategy {
+    fn on_delete(s: Option<&UpdateStrategy>) -> bool {
+        s.is_some_and(|s| s.kind == "OnDelete")
+    }
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -87,18 +122,52 @@ struct ReplicatedStatus {
     ready_replicas: i64,
     #[serde(deserialize_with = "nullable")]
     available_replicas: i64,
+    #[serde(deserialize_with = "nullable")]
+    updated_replicas: i64,
+    #[serde(deserialize_with = "nullable")]
+    current_revision: String,
+    #[serde(deserialize_with = "nullable")]
+    update_revision: String,
+    #[serde(deserialize_with = "nullable")]
+    conditions: Vec<super::nodes::Condition>,
 }
 
 impl Replicated {
     pub fn into_workload(self, kind: WorkloadKind) -> Workload {
         let status = self.status.unwrap_or_default();
+        let spec = self.spec.unwrap_or_default();
+        let desired = spec.replicas.unwrap_or(1);
+        let updated = status.updated_replicas;
+        let updating = match kind {
+            WorkloadKind::StatefulSet => {
+                let strategy = spec.update_strategy.as_ref();
+                let partition = strategy.and_then(|s| s.rolling_update.as_ref()).and_then(|r| r.partition).unwrap_or(0);
+                !UpdateStrategy::on_delete(strategy)
+                    && !status.update_revision.is_empty()
+                    && status.update_revision != status.current_revision
+                    && updated < (desired - partition).max(0)
+            }
+            _ => updated < desired,
+        };
+        let deadline_exceeded = status
+            .conditions
+            .iter()
+            .find(|c| {
+                c.kind == "Progressing"
+                    && c.status == "False"
+                    && c.reason.as_deref() == Some("ProgressDeadlineExceeded")
+            })
+            .map(|c| c.message.clone().unwrap_or_default());
         Workload {
             kind,
             namespace: self.metadata.namespace,
             name: self.metadata.name,
-            desired: self.spec.and_then(|s| s.replicas).unwrap_or(1),
+            desired,
             ready: status.ready_replicas,
             available: status.available_replicas,
+            updated,
+            updating,
+            deadline_exceeded: deadline_exceeded.filter(|_| kind == WorkloadKind::Deployment),
         }
     }
 }
@@ -108,7 +177,14 @@ impl Replicated {
 pub struct Daemon {
     #[serde(default)]
     metadata: Meta,
+    spec: Option<DaemonSpec>,
     status: Option<DaemonStatus>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+struct DaemonSpec {
+    update_strategy: Option<UpdateStrategy>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -120,11 +196,14 @@ struct DaemonStatus {
     number_ready: i64,
     #[serde(deserialize_with = "nullable")]
     number_available: i64,
+    #[serde(deserialize_with = "nullable")]
+    updated_number_scheduled: i64,
 }
 
 impl Daemon {
     pub fn into_workload(self) -> Workload {
         let s = self.status.unwrap_or_default();
+        let on_delete = UpdateStrategy::on_delete(self.spec.as_ref().and_then(|s| s.update_strategy.as_ref()));
         Workload {
             kind: WorkloadKind::DaemonSet,
             namespace: self.metadata.namespace,
@@ -132,6 +211,9 @@ impl Daemon {
             desired: s.desired_number_scheduled,
             ready: s.number_ready,
             available: s.number_available,
+            updated: s.updated_number_scheduled,
+            updating: !on_delete && s.updated_number_scheduled < s.desired_number_scheduled,
+            deadline_exceeded: None,
         }
     }
 }

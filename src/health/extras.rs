@@ -39,6 +39,13 @@ pub struct ExtrasHealth {
     pub apiservices: Option<Vec<ApiServiceHealth>>,
     /// HPAs; None when they were not read.
     pub hpas: Option<Vec<HpaHealth>>,
+    /// Jobs with a Failed condition; None when Jobs were not read.
+    pub jobs: Option<Vec<super::batch::JobHealth>>,
+    /// Every Job read: (namespace, name, owner, failed), for `job_failed`.
+    #[serde(skip)]
+    pub all_jobs: Vec<(String, String, String, bool)>,
+    /// CronJobs not suspended; None when CronJobs were not read.
+    pub cronjobs: Option<Vec<super::batch::CronJobHealth>>,
     /// Whether usage could be read, and if not, why.
     pub metrics_api: MetricsApi,
     /// Pods' usage (the ignored namespaces left out), for `dumbmonit top pods`.
@@ -118,11 +125,14 @@ fn unavailable_diagnosis(a: &ApiServiceHealth) -> String {
 }
 
 /// Derives the optional reads, and adds the nodes' usage to `nodes`.
-pub fn assess(extras: Extras, nodes: &mut [NodeHealth]) -> ExtrasHealth {
+pub fn assess(extras: Extras, nodes: &mut [NodeHealth], now: jiff::Timestamp) -> ExtrasHealth {
     let mut out = ExtrasHealth::default();
-    for (c, read) in
-        [(Collection::ApiServices, outcome(&extras.apiservices)), (Collection::Hpas, outcome(&extras.hpas))]
-    {
+    for (c, read) in [
+        (Collection::ApiServices, outcome(&extras.apiservices)),
+        (Collection::Hpas, outcome(&extras.hpas)),
+        (Collection::Jobs, outcome(&extras.jobs)),
+        (Collection::CronJobs, outcome(&extras.cronjobs)),
+    ] {
         match read {
             Outcome::NotGranted => out.not_granted.push(c.resource()),
             Outcome::Failed(m) => out.failed.push(m),
@@ -179,6 +189,12 @@ pub fn assess(extras: Extras, nodes: &mut [NodeHealth]) -> ExtrasHealth {
         out.pod_usage = pods;
     }
     out.apiservices = aggregated;
+    if let Optional::Read(jobs) = &extras.jobs {
+        out.jobs = Some(super::batch::failed_jobs(jobs));
+        out.all_jobs =
+            jobs.iter().map(|j| (j.namespace.clone(), j.name.clone(), j.owner.clone(), j.failed.is_some())).collect();
+    }
+    out.cronjobs = extras.cronjobs.read().map(|list| super::batch::cronjobs(list, now));
     out.hpas = extras.hpas.read().map(|list| {
         list.iter()
             .map(|h| {

@@ -1,6 +1,7 @@
 //! From what a cycle read to what is wrong and why: the one derivation that the metrics,
 //! the reports and (later) the rules and pages all read from.
 
+pub mod batch;
 pub mod extras;
 pub mod why;
 
@@ -33,6 +34,23 @@ pub struct Health {
     pub events_by_reason: Vec<(String, u64)>,
     /// What the optional reads found.
     pub extras: extras::ExtrasHealth,
+    /// When the connection's certificates expire.
+    pub certificates: crate::collect::Certificates,
+}
+
+/// A certificate that expires within this is a problem (Notice); within [`CERTIFICATE_URGENT`],
+/// a Warning.
+pub const CERTIFICATE_SOON: SignedDuration = SignedDuration::from_hours(30 * 24);
+pub const CERTIFICATE_URGENT: SignedDuration = SignedDuration::from_hours(7 * 24);
+
+/// A certificate of the connection that expires within [`CERTIFICATE_SOON`].
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Expiring {
+    /// `serving` or `client`.
+    pub certificate: &'static str,
+    pub not_after: Timestamp,
+    /// Whole days left (0 on its last day, negative once expired).
+    pub days: i64,
 }
 
 /// The counters, over every object.
@@ -53,8 +71,15 @@ pub struct Counts {
     #[serde(skip)]
     pub pods_only_not_ready: u64,
     pub pods_blocked: u64,
+    /// Pods past the end of their grace period, still there.
+    pub pods_stuck_terminating: u64,
     pub workloads: u64,
     pub workloads_missing_replicas: u64,
+    /// Deployments past their progress deadline (StatefulSets and DaemonSets whose update made
+    /// no progress for 15 minutes are counted by `serve`'s rules, which remember).
+    pub rollouts_stuck: u64,
+    /// Nodes whose kubelet is outside the supported version skew.
+    pub nodes_version_skew: u64,
     pub pvcs: u64,
     pub pvcs_pending: u64,
     pub warning_events: u64,
@@ -81,6 +106,11 @@ pub struct NodeHealth {
     /// Used now, from the Metrics API: millicores and bytes (None when it cannot be read).
     pub usage_cpu: Option<i64>,
     pub usage_memory: Option<i64>,
+    /// Its kubelet is newer than the API server, or more than three minor versions older.
+    pub kubelet_skew: bool,
+    /// Changes of its Ready condition in the last 15 minutes, as the rules saw them across
+    /// cycles (0 for a single reading).
+    pub ready_transitions: u32,
 }
 
 /// Requests and limits as `{"cpu_requests_cores": 0.25, …, "memory_limits_bytes": …}`.
@@ -135,12 +165,19 @@ pub struct PodHealth {
     /// The waiting reasons that block a container (`ImagePullBackOff`…), each once.
     pub blocked: Vec<String>,
     pub restarts: i64,
+    /// Seconds since the end of its grace period, for a pod being deleted and still there past it.
+    pub terminating: Option<i64>,
     pub why: Vec<String>,
 }
 
 impl PodHealth {
     pub fn has_problem(&self) -> bool {
-        self.crashlooping || !self.blocked.is_empty() || self.pending || self.failed || self.not_ready
+        self.crashlooping
+            || !self.blocked.is_empty()
+            || self.pending
+            || self.failed
+            || self.not_ready
+            || self.terminating.is_some()
     }
 
     /// The problems, most severe first, as words.
@@ -157,6 +194,9 @@ impl PodHealth {
         }
         if self.failed {
             p.push("failed".into());
+        }
+        if self.terminating.is_some() {
+            p.push("stuck terminating".into());
         }
         // A crash-looping, blocked or failed pod is not ready either; say so only when it is all.
         if self.not_ready && p.is_empty() {
@@ -179,6 +219,12 @@ pub struct WorkloadHealth {
     pub desired: i64,
     pub ready: i64,
     pub unavailable: i64,
+    /// Replicas at the current template, and whether an update is under way.
+    pub updated: i64,
+    pub updating: bool,
+    /// A Deployment past its progress deadline, or (set by the rules, which remember) a
+    /// StatefulSet or DaemonSet whose update made no progress for 15 minutes.
+    pub rollout_stuck: bool,
     pub why: Vec<String>,
 }
 
@@ -261,6 +307,7 @@ pub fn assess(mut s: Snapshot) -> Health {
     let raw_pods = std::mem::take(&mut s.pods);
     let raw_extras = std::mem::take(&mut s.extras);
     let s = &s;
+    let server_minor = minor_version(&s.version);
     let events = EventIndex::new(&s.events);
 
     let mut nodes: Vec<NodeHealth> =
@@ -292,6 +339,13 @@ pub fn assess(mut s: Snapshot) -> Health {
                 if !why.is_empty() {
                     push_unique(&mut why, events.why("Node", "", &n.name));
                 }
+                let kubelet_skew = outside_skew(server_minor, minor_version(&n.kubelet_version));
+                if kubelet_skew {
+                    why.push(format!(
+                        "kubelet {} is outside the supported skew from the API server {} (at most 3 minor versions older, never newer)",
+                        n.kubelet_version, s.version
+                    ));
+                }
                 NodeHealth {
                     name: n.name.clone(),
                     ready,
@@ -305,11 +359,15 @@ pub fn assess(mut s: Snapshot) -> Health {
                     requested: demand.get(&n.name).copied().unwrap_or_default(),
                     usage_cpu: None,
                     usage_memory: None,
+                    kubelet_skew,
+                    ready_transitions: 0,
                 }
             })
             .collect();
 
-    let mut pods: Vec<PodHealth> = raw_pods.into_iter().map(|p| pod_health(p, &events)).collect();
+    let not_ready: std::collections::HashSet<&str> =
+        nodes.iter().filter(|n| !n.ready).map(|n| n.name.as_str()).collect();
+    let mut pods: Vec<PodHealth> = raw_pods.into_iter().map(|p| pod_health(p, &events, s.time, &not_ready)).collect();
     pods.sort_by(|a, b| (!a.has_problem(), &a.namespace, &a.name).cmp(&(!b.has_problem(), &b.namespace, &b.name)));
 
     // One pass over the pods for what workloads and claims need: never a scan per object.
@@ -324,6 +382,9 @@ pub fn assess(mut s: Snapshot) -> Health {
         .map(|w| {
             let unavailable = w.unavailable();
             let mut why = Vec::new();
+            if let Some(message) = &w.deadline_exceeded {
+                why.push(clean_line(&format!("ProgressDeadlineExceeded: {message}"), WHY_MAX));
+            }
             if unavailable > 0 {
                 for p in problem_pods.get(&(w.namespace.as_str(), w.name.as_str())).into_iter().flatten() {
                     why.push(format!("pod {} is {}", p.name, p.problems().join(", ")));
@@ -337,6 +398,9 @@ pub fn assess(mut s: Snapshot) -> Health {
                 desired: w.desired,
                 ready: w.ready,
                 unavailable,
+                updated: w.updated,
+                updating: w.updating,
+                rollout_stuck: w.deadline_exceeded.is_some(),
                 why,
             }
         })
@@ -395,18 +459,49 @@ pub fn assess(mut s: Snapshot) -> Health {
         pods_not_ready: count(&|p| p.not_ready),
         pods_only_not_ready: count(&|p| p.only_not_ready()),
         pods_blocked: count(&|p| !p.blocked.is_empty()),
+        pods_stuck_terminating: count(&|p| p.terminating.is_some()),
         workloads: workloads.len() as u64,
         workloads_missing_replicas: workloads.iter().filter(|w| w.unavailable > 0).count() as u64,
+        rollouts_stuck: workloads.iter().filter(|w| w.rollout_stuck).count() as u64,
+        nodes_version_skew: nodes.iter().filter(|n| n.kubelet_skew).count() as u64,
         pvcs: pvcs.len() as u64,
         pvcs_pending: pvcs.iter().filter(|c| c.stuck).count() as u64,
         warning_events,
     };
 
-    let extras = extras::assess(raw_extras, &mut nodes);
-    Health { time: s.time, version: s.version.clone(), counts, nodes, pods, workloads, pvcs, events_by_reason, extras }
+    let extras = extras::assess(raw_extras, &mut nodes, s.time);
+    Health {
+        time: s.time,
+        version: s.version.clone(),
+        counts,
+        nodes,
+        pods,
+        workloads,
+        pvcs,
+        events_by_reason,
+        extras,
+        certificates: s.certificates.clone(),
+    }
 }
 
-fn pod_health(p: Pod, events: &EventIndex) -> PodHealth {
+/// The minor version of `v1.33.4+k3s1`, `v1.29.0-eks-5e0fdde`: 33, 29.
+fn minor_version(version: &str) -> Option<u32> {
+    let mut parts = version.trim_start_matches('v').split('.');
+    let major = parts.next()?;
+    let minor: String = parts.next()?.chars().take_while(|c| c.is_ascii_digit()).collect();
+    (major == "1").then(|| minor.parse().ok()).flatten()
+}
+
+/// A kubelet newer than the API server, or more than three minor versions older, is outside
+/// the skew Kubernetes supports. Unknown versions are not judged.
+fn outside_skew(server: Option<u32>, kubelet: Option<u32>) -> bool {
+    match (server, kubelet) {
+        (Some(s), Some(k)) => k > s || s - k > 3,
+        _ => false,
+    }
+}
+
+fn pod_health(p: Pod, events: &EventIndex, now: Timestamp, down: &std::collections::HashSet<&str>) -> PodHealth {
     let crashlooping = p.crashlooping();
     let pending = p.phase == "Pending";
     let failed = p.phase == "Failed";
@@ -453,7 +548,27 @@ fn pod_health(p: Pod, events: &EventIndex) -> PodHealth {
     if pending && events.about("Pod", &p.namespace, &p.name).is_none() {
         push_unique(&mut why, p.scheduling().map(|m| clean_line(&format!("Unschedulable: {m}"), WHY_MAX)));
     }
+    // deletionTimestamp is when the grace period ends: past it, the pod should be gone.
+    let terminating = p.deletion().filter(|end| now > *end).map(|end| now.duration_since(end).as_secs());
+    if terminating.is_some() {
+        if !p.finalizers().is_empty() {
+            why.push(clean_line(&format!("waits for its finalizers: {}", p.finalizers().join(", ")), WHY_MAX));
+        }
+        if down.contains(p.node.as_str()) {
+            why.push(format!(
+                "its node {} is not ready: the kubelet cannot confirm that the containers stopped",
+                p.node
+            ));
+        }
+        if why.is_empty() {
+            why.push("past its grace period: the kubelet has not confirmed that its containers stopped".into());
+        }
+        if !problem {
+            push_unique(&mut why, events.why("Pod", &p.namespace, &p.name));
+        }
+    }
     PodHealth {
+        terminating,
         restarts: p.restarts(),
         namespace: p.namespace,
         name: p.name,
@@ -481,6 +596,12 @@ impl Health {
             || c.pods_not_ready > 0
             || c.workloads_missing_replicas > 0
             || c.pvcs_pending > 0
+            || c.pods_stuck_terminating > 0
+            || c.rollouts_stuck > 0
+            || c.nodes_version_skew > 0
+            || self.jobs_failed() > 0
+            || self.cronjobs_missed() > 0
+            || !self.expiring().is_empty()
         {
             Severity::Notice
         } else {
@@ -501,16 +622,65 @@ impl Health {
             (c.pods_only_not_ready, "pod not ready", "pods not ready"),
             (c.workloads_missing_replicas, "workload missing replicas", "workloads missing replicas"),
             (c.pvcs_pending, "claim stuck", "claims stuck"),
+            (c.pods_stuck_terminating, "pod stuck terminating", "pods stuck terminating"),
+            (c.rollouts_stuck, "rollout stuck", "rollouts stuck"),
+            (self.jobs_failed(), "job failed", "jobs failed"),
+            (self.cronjobs_missed(), "cron job missed its runs", "cron jobs missed their runs"),
+            (c.nodes_version_skew, "kubelet outside the version skew", "kubelets outside the version skew"),
         ]
         .into_iter()
         .filter(|(n, _, _)| *n > 0)
         .map(|(n, one, many)| format!("{n} {}", if n == 1 { one } else { many }))
         .collect();
+        let mut parts = parts;
+        for e in self.expiring() {
+            parts.push(format!(
+                "{} certificate expires {}",
+                if e.certificate == "serving" { "API server" } else { "client" },
+                in_days(e.days)
+            ));
+        }
         if parts.is_empty() {
             format!("Healthy: {} ready, {}", plural(c.nodes_ready, "node", "nodes"), plural(c.pods, "pod", "pods"))
         } else {
             parts.join(", ")
         }
+    }
+
+    /// Failed Jobs that no newer run of their CronJob made history.
+    pub fn jobs_failed(&self) -> u64 {
+        self.extras.jobs.iter().flatten().filter(|j| !j.superseded).count() as u64
+    }
+
+    pub fn cronjobs_missed(&self) -> u64 {
+        self.extras.cronjobs.iter().flatten().filter(|c| c.missed).count() as u64
+    }
+
+    /// The certificates of the connection that expire within 30 days.
+    pub fn expiring(&self) -> Vec<Expiring> {
+        [("serving", self.certificates.serving), ("client", self.certificates.client)]
+            .into_iter()
+            .filter_map(|(certificate, t)| {
+                let t = t?;
+                let left = t.duration_since(self.time);
+                (left < CERTIFICATE_SOON).then(|| Expiring {
+                    certificate,
+                    not_after: t,
+                    days: left.as_secs().div_euclid(86_400),
+                })
+            })
+            .collect()
+    }
+}
+
+/// `in 5 days`, `today`, `2 days ago`.
+pub fn in_days(days: i64) -> String {
+    match days {
+        0 => "within a day".into(),
+        1 => "in 1 day".into(),
+        d if d > 1 => format!("in {d} days"),
+        -1 => "expired 1 day ago".into(),
+        d => format!("expired {} days ago", -d),
     }
 }
 

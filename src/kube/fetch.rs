@@ -30,6 +30,10 @@ pub struct Fetcher {
     client: kube::Client,
     address: String,
     timeout: Duration,
+    /// The serving certificate's `notAfter`, noted at each TLS handshake.
+    serving: super::certificates::Slot,
+    /// The client certificate's, from the kubeconfig.
+    client_not_after: Option<jiff::Timestamp>,
 }
 
 /// The API server's `Status` object, as far as messages need it.
@@ -91,7 +95,7 @@ pub const POOL_IDLE: Duration = Duration::from_secs(5);
 /// kube's client, with a connection pool that lets idle connections go after `POOL_IDLE`
 /// (kube's own keeps them 90 s). The same layers as kube's: base URI, gzip, authentication
 /// (tokens, exec plugins), extra headers. A kubeconfig that names a proxy gets kube's own.
-fn client(config: &kube::Config) -> Result<kube::Client, kube::Error> {
+fn client(config: &kube::Config, serving: &super::certificates::Slot) -> Result<kube::Client, kube::Error> {
     use kube::client::ConfigExt;
     if config.proxy_url.is_some() {
         return kube::Client::try_from(config.clone());
@@ -99,7 +103,10 @@ fn client(config: &kube::Config) -> Result<kube::Client, kube::Error> {
     let mut http = hyper_util::client::legacy::connect::HttpConnector::new();
     http.enforce_http(false);
     http.set_connect_timeout(config.connect_timeout);
-    let https = config.rustls_https_connector_with_connector(http)?;
+    let https = super::certificates::Noting {
+        inner: config.rustls_https_connector_with_connector(http)?,
+        slot: serving.clone(),
+    };
     let pool = hyper_util::client::legacy::Client::builder(hyper_util::rt::TokioExecutor::new())
         .pool_timer(hyper_util::rt::TokioTimer::new())
         .pool_idle_timeout(POOL_IDLE)
@@ -122,9 +129,19 @@ fn client(config: &kube::Config) -> Result<kube::Client, kube::Error> {
 
 impl Fetcher {
     pub fn new(conn: &Connection, timeout: Duration) -> Result<Fetcher, ConfigError> {
-        let client = client(&conn.config)
+        let serving = super::certificates::Slot::default();
+        let client = client(&conn.config, &serving)
             .map_err(|e| ConfigError::new(format!("Cannot set up the connection to {}: {e}", conn.address)))?;
-        Ok(Fetcher { client, address: conn.address.clone(), timeout })
+        let client_not_after = super::certificates::client_not_after(&conn.config.auth_info);
+        Ok(Fetcher { client, address: conn.address.clone(), timeout, serving, client_not_after })
+    }
+
+    /// When the certificates of the connection expire, as far as known now.
+    pub fn certificates(&self) -> super::certificates::Certificates {
+        super::certificates::Certificates {
+            serving: *self.serving.lock().expect("certificate slot"),
+            client: self.client_not_after,
+        }
     }
 
     pub fn address(&self) -> &str {

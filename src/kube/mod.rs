@@ -2,6 +2,7 @@
 
 pub mod address;
 pub mod ca;
+pub mod certificates;
 pub mod connect;
 pub mod fetch;
 pub mod request;

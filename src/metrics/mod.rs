@@ -49,6 +49,7 @@ pub fn cluster_families(h: &Health) -> Vec<Family> {
     apply(objects::PVCS, h.pvcs.iter(), &mut out);
     apply(objects::APISERVICES, h.extras.apiservices.iter().flatten(), &mut out);
     apply(objects::HPAS, h.extras.hpas.iter().flatten(), &mut out);
+    apply(objects::CRONJOBS, h.extras.cronjobs.iter().flatten(), &mut out);
     out
 }
 

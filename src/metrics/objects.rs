@@ -2,6 +2,7 @@
 
 use super::exposition::{Kind, Sample};
 use super::{EVENT_REASONS_LIMIT, Generator};
+use crate::health::batch::CronJobHealth;
 use crate::health::extras::{ApiServiceHealth, HpaHealth};
 use crate::health::{Health, NodeHealth, PodHealth, PvcHealth, WorkloadHealth};
 
@@ -76,6 +77,43 @@ pub(super) const CLUSTER: &[Generator<Health>] = &[
         samples: |h, out| one(out, h.counts.pvcs_pending),
     },
     Generator {
+        name: "pods_stuck_terminating",
+        help: "Pods being deleted and still there past the end of their grace period.",
+        kind: Kind::Gauge,
+        samples: |h, out| one(out, h.counts.pods_stuck_terminating),
+    },
+    Generator {
+        name: "apiserver_certificate_expiry_timestamp_seconds",
+        help: "notAfter of the API server's serving certificate, from the last TLS handshake (also when its verification is skipped), in Unix seconds.",
+        kind: Kind::Gauge,
+        samples: |h, out| {
+            if let Some(t) = h.certificates.serving {
+                out.push(Sample::new(vec![], t.as_second() as f64));
+            }
+        },
+    },
+    Generator {
+        name: "client_certificate_expiry_timestamp_seconds",
+        help: "notAfter of the client certificate DumbMonit authenticates with (kubeconfig client-certificate), in Unix seconds.",
+        kind: Kind::Gauge,
+        samples: |h, out| {
+            if let Some(t) = h.certificates.client {
+                out.push(Sample::new(vec![], t.as_second() as f64));
+            }
+        },
+    },
+    Generator {
+        name: "job_failed",
+        help: "1 when the Job's Failed condition is True, else 0 (optional read of batch/v1 jobs); owner is its CronJob.",
+        kind: Kind::Gauge,
+        samples: |h, out| {
+            for (namespace, job, owner, failed) in &h.extras.all_jobs {
+                let labels = vec![("namespace", namespace.clone()), ("job", job.clone()), ("owner", owner.clone())];
+                out.push(Sample::new(labels, flag(*failed)));
+            }
+        },
+    },
+    Generator {
         name: "warning_events",
         help: "Warning events whose last occurrence is within the hour before the cycle.",
         kind: Kind::Gauge,
@@ -127,6 +165,18 @@ pub(super) const NODES: &[Generator<NodeHealth>] = &[
         samples: |n, out| {
             out.push(Sample::new(vec![("node", n.name.clone()), ("kubelet_version", n.kubelet_version.clone())], 1.0))
         },
+    },
+    Generator {
+        name: "node_kubelet_skew",
+        help: "1 when the node's kubelet is outside the supported version skew from the API server (newer than it, or more than 3 minor versions older), else 0.",
+        kind: Kind::Gauge,
+        samples: |n, out| out.push(Sample::new(node(n), flag(n.kubelet_skew))),
+    },
+    Generator {
+        name: "node_ready_transitions",
+        help: "Times the node's Ready condition changed in the last 15 minutes, across cycles.",
+        kind: Kind::Gauge,
+        samples: |n, out| out.push(Sample::new(node(n), n.ready_transitions as f64)),
     },
     Generator {
         name: "node_cpu_requests_cores",
@@ -224,6 +274,16 @@ pub(super) const PODS: &[Generator<PodHealth>] = &[
         samples: |p, out| out.push(Sample::new(pod(p), p.restarts as f64)),
     },
     Generator {
+        name: "pod_terminating_seconds",
+        help: "Seconds since the pod's deletionTimestamp (the end of its grace period), for pods still there past it.",
+        kind: Kind::Gauge,
+        samples: |p, out| {
+            if let Some(seconds) = p.terminating {
+                out.push(Sample::new(pod(p), seconds as f64));
+            }
+        },
+    },
+    Generator {
         name: "pod_blocked",
         help: "1 while a container waits for a reason other than starting or CrashLoopBackOff; reason is that waiting reason.",
         kind: Kind::Gauge,
@@ -259,6 +319,39 @@ pub(super) const WORKLOADS: &[Generator<WorkloadHealth>] = &[
         help: "max(desired - available, 0).",
         kind: Kind::Gauge,
         samples: |w, out| out.push(Sample::new(workload(w), w.unavailable as f64)),
+    },
+    Generator {
+        name: "workload_rollout_stuck",
+        help: "1 when the rollout is stuck: a Deployment's Progressing condition is False with reason ProgressDeadlineExceeded, or a StatefulSet's or DaemonSet's update has not progressed for 15 minutes; else 0.",
+        kind: Kind::Gauge,
+        samples: |w, out| out.push(Sample::new(workload(w), flag(w.rollout_stuck))),
+    },
+];
+
+fn cronjob(c: &CronJobHealth) -> Vec<(&'static str, String)> {
+    vec![("namespace", c.namespace.clone()), ("cronjob", c.name.clone())]
+}
+
+pub(super) const CRONJOBS: &[Generator<CronJobHealth>] = &[
+    Generator {
+        name: "cronjob_last_schedule_age_seconds",
+        help: "Seconds since the CronJob's status.lastScheduleTime, for CronJobs not suspended (optional read of batch/v1 cronjobs).",
+        kind: Kind::Gauge,
+        samples: |c, out| {
+            if let Some(age) = c.last_schedule_age {
+                out.push(Sample::new(cronjob(c), age as f64));
+            }
+        },
+    },
+    Generator {
+        name: "cronjob_schedule_interval_seconds",
+        help: "Seconds from the CronJob's last schedule to the run its schedule (and time zone) gives next: its period there. KubernetesCronJobMissed fires past twice this.",
+        kind: Kind::Gauge,
+        samples: |c, out| {
+            if let (Some(interval), Some(_)) = (c.interval, c.last_schedule_age) {
+                out.push(Sample::new(cronjob(c), interval as f64));
+            }
+        },
     },
 ];
 

@@ -26,11 +26,22 @@ struct Document<'a> {
     claims: Option<Vec<&'a PvcHealth>>,
     #[serde(skip_serializing_if = "Option::is_none")]
     warning_events_by_reason: Option<Vec<Reason<'a>>>,
-    /// The optional reads: aggregated APIServices, the Metrics API, HPAs, what is not granted.
+    /// The optional reads: aggregated APIServices, the Metrics API, HPAs, Jobs and CronJobs, what
+    /// is not granted.
     #[serde(skip_serializing_if = "Option::is_none")]
     optional: Option<&'a crate::health::extras::ExtrasHealth>,
+    /// When the connection's certificates end, and those ending within 30 days.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    certificates: Option<Certificates<'a>>,
     collections: Vec<CollectionInfo>,
     error: Option<ErrorInfo>,
+}
+
+#[derive(Serialize)]
+struct Certificates<'a> {
+    #[serde(flatten)]
+    not_after: &'a crate::collect::Certificates,
+    expiring: Vec<crate::health::Expiring>,
 }
 
 #[derive(Serialize)]
@@ -93,12 +104,13 @@ pub fn render(address: &str, cycle: &Cycle, health: Option<&Health>, message: Op
                 counts: Some(&h.counts),
                 nodes: Some(&h.nodes),
                 pods: Some(h.problem_pods().iter().map(|p| Pod { pod: p, problems: p.problems() }).collect()),
-                workloads: Some(h.workloads.iter().filter(|w| w.unavailable > 0).collect()),
+                workloads: Some(h.workloads.iter().filter(|w| w.unavailable > 0 || w.rollout_stuck).collect()),
                 claims: Some(h.pvcs.iter().filter(|c| c.stuck).collect()),
                 warning_events_by_reason: Some(
                     h.events_by_reason.iter().map(|(r, n)| Reason { reason: r, count: *n }).collect(),
                 ),
                 optional: Some(&h.extras),
+                certificates: Some(Certificates { not_after: &h.certificates, expiring: h.expiring() }),
                 collections,
                 error: None,
             }
@@ -119,6 +131,7 @@ pub fn render(address: &str, cycle: &Cycle, health: Option<&Health>, message: Op
                 claims: None,
                 warning_events_by_reason: None,
                 optional: None,
+                certificates: None,
                 collections,
                 error: Some(ErrorInfo { collection, message }),
             }

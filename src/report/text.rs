@@ -19,7 +19,9 @@ pub fn render(address: &str, h: &Health) -> String {
         return out;
     }
 
-    let attention = |n: &&crate::health::NodeHealth| !n.ready || n.under_pressure() || n.unschedulable;
+    let attention = |n: &&crate::health::NodeHealth| {
+        !n.ready || n.under_pressure() || n.unschedulable || n.kubelet_skew || n.ready_transitions > 0
+    };
     let nodes: Vec<_> = if h.nodes.len() <= ALL_NODES_UP_TO {
         h.nodes.iter().collect()
     } else {
@@ -72,6 +74,19 @@ pub fn render(address: &str, h: &Health) -> String {
         table(&mut out, &title, &["WORKLOAD", "READY", "UNAVAILABLE"], rows, more);
     }
 
+    let stuck: Vec<_> = h.workloads.iter().filter(|w| w.rollout_stuck).collect();
+    if !stuck.is_empty() {
+        let title = format!("Stuck rollouts ({})", stuck.len());
+        let (rows, more) = capped(&stuck, |w| Row {
+            cells: vec![
+                format!("{} {}/{}", w.kind.as_str(), w.namespace, w.name),
+                format!("{}/{}", w.updated, w.desired),
+            ],
+            why: w.why.clone(),
+        });
+        table(&mut out, &title, &["WORKLOAD", "UPDATED"], rows, more);
+    }
+
     let claims: Vec<_> = h.pvcs.iter().filter(|c| c.stuck).collect();
     if !claims.is_empty() {
         let title = format!("Stuck claims ({})", claims.len());
@@ -107,6 +122,23 @@ fn extras(out: &mut String, h: &Health) {
     }
     for a in x.hpas.iter().flatten().filter(|a| !a.scaling_active) {
         let _ = writeln!(out, "HPA {}/{} cannot scale: {}: {}", a.namespace, a.name, a.reason, a.message);
+    }
+    for e in h.expiring() {
+        let which =
+            if e.certificate == "serving" { "The API server's serving certificate" } else { "The client certificate" };
+        let _ = writeln!(
+            out,
+            "{which} expires on {} ({})",
+            e.not_after.strftime("%Y-%m-%d %H:%M UTC"),
+            crate::health::in_days(e.days)
+        );
+    }
+    for j in x.jobs.iter().flatten().filter(|j| !j.superseded) {
+        let of = if j.owner.is_empty() { String::new() } else { format!(" (CronJob {})", j.owner) };
+        let _ = writeln!(out, "Job {}/{}{of} failed: {}", j.namespace, j.name, j.why);
+    }
+    for c in x.cronjobs.iter().flatten().filter(|c| c.missed) {
+        let _ = writeln!(out, "CronJob {}/{} missed its runs: {}", c.namespace, c.name, c.why.join("; "));
     }
 }
 

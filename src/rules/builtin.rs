@@ -10,11 +10,14 @@ use super::engine::{PodMemory, RuleState, Transition};
 #[path = "tests.rs"]
 mod tests;
 use super::{
-    AGGREGATED_API_UNAVAILABLE, CRASHLOOP_WINDOW, HPA_METRICS_UNAVAILABLE, MONITOR_UNREACHABLE, NODE_NOT_READY,
-    NODE_PRESSURE, Observation, POD_CRASH_LOOPING, POD_PENDING, POD_RESTARTING, PVC_PENDING, RESTART_THRESHOLD,
-    RESTART_WINDOW, UNREACHABLE_AFTER, WORKLOAD_REPLICAS_MISSING,
+    AGGREGATED_API_UNAVAILABLE, CERTIFICATE_EXPIRING, CRASHLOOP_WINDOW, CRONJOB_MISSED, FLAPPING_CHANGES,
+    FLAPPING_WINDOW, HPA_METRICS_UNAVAILABLE, JOB_FAILED, MONITOR_UNREACHABLE, NODE_FLAPPING, NODE_NOT_READY,
+    NODE_PRESSURE, Observation, POD_CRASH_LOOPING, POD_PENDING, POD_RESTARTING, POD_STUCK_TERMINATING, PVC_PENDING,
+    RESTART_THRESHOLD, RESTART_WINDOW, ROLLOUT_PATIENCE, ROLLOUT_STUCK, TERMINATING_PATIENCE, UNREACHABLE_AFTER,
+    VERSION_SKEW, WORKLOAD_REPLICAS_MISSING,
 };
-use crate::health::{Health, PodHealth};
+use crate::collect::WorkloadKind;
+use crate::health::{CERTIFICATE_URGENT, Health, PodHealth};
 
 fn labels(pairs: &[(&str, &str)]) -> BTreeMap<String, String> {
     pairs.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect()
@@ -37,16 +40,87 @@ fn pod_description(p: &PodHealth) -> String {
 }
 
 impl RuleState {
-    /// Evaluates every rule after a successful cycle.
-    pub fn observe(&mut self, now: Timestamp, cluster: &str, h: &Health) -> Vec<Transition> {
+    /// Adds to `h` what only a memory of earlier cycles tells: each node's Ready changes within
+    /// the flapping window, and which StatefulSet and DaemonSet updates made no progress for
+    /// [`ROLLOUT_PATIENCE`].
+    pub fn remember(&mut self, now: Timestamp, h: &mut Health) {
+        let mut readiness = HashMap::with_capacity(h.nodes.len());
+        for n in &mut h.nodes {
+            let (last, mut changes) = self.readiness.remove(&n.name).unwrap_or((n.ready, Vec::new()));
+            if last != n.ready {
+                changes.push(now);
+            }
+            changes.retain(|t| within(now, *t, FLAPPING_WINDOW));
+            n.ready_transitions = changes.len() as u32;
+            readiness.insert(n.name.clone(), (n.ready, changes));
+        }
+        self.readiness = readiness;
+
+        let mut rollouts = HashMap::new();
+        for w in h.workloads.iter_mut().filter(|w| w.kind != WorkloadKind::Deployment && w.updating) {
+            let key = (w.kind.as_str().to_string(), w.namespace.clone(), w.name.clone());
+            let (updated, since) = match self.rollouts.remove(&key) {
+                Some((updated, since)) if updated == w.updated => (updated, since),
+                _ => (w.updated, now),
+            };
+            if !within(now, since, ROLLOUT_PATIENCE) {
+                w.rollout_stuck = true;
+                w.why.insert(
+                    0,
+                    format!(
+                        "its update has made no progress for {} min: {} of {} replicas updated",
+                        now.duration_since(since).as_secs() / 60,
+                        w.updated,
+                        w.desired
+                    ),
+                );
+            }
+            rollouts.insert(key, (updated, since));
+        }
+        self.rollouts = rollouts;
+        h.counts.rollouts_stuck = h.workloads.iter().filter(|w| w.rollout_stuck).count() as u64;
+    }
+
+    /// Evaluates every rule after a successful cycle; first adds to `h` what the rules remember
+    /// (see [`RuleState::remember`]).
+    pub fn observe(&mut self, now: Timestamp, cluster: &str, h: &mut Health) -> Vec<Transition> {
+        self.remember(now, h);
+        let h = &*h;
         let mut obs = Vec::new();
         for n in &h.nodes {
-            if !n.ready {
+            let flapping = n.ready_transitions > FLAPPING_CHANGES;
+            if flapping {
+                obs.push(Observation {
+                    rule: &NODE_FLAPPING,
+                    labels: labels(&[("node", &n.name)]),
+                    summary: format!(
+                        "Node {} is flapping: its Ready condition changed {} times in 15 minutes",
+                        n.name, n.ready_transitions
+                    ),
+                    description: n.why.join("; "),
+                    escalate: false,
+                });
+            }
+            if n.kubelet_skew {
+                obs.push(Observation {
+                    rule: &VERSION_SKEW,
+                    labels: labels(&[("node", &n.name)]),
+                    summary: format!(
+                        "Kubelet {} on node {} is outside the supported skew from the API server {}",
+                        n.kubelet_version, n.name, h.version
+                    ),
+                    description: "A kubelet may be up to three minor versions older than the API server, never newer: upgrade the node (or, for a newer kubelet, the control plane first).".into(),
+                    escalate: false,
+                });
+            }
+            // While the node flaps, that one alert tells it: not a not-ready alert each time.
+            if !n.ready && !flapping {
                 obs.push(Observation {
                     rule: &NODE_NOT_READY,
                     labels: labels(&[("node", &n.name)]),
                     summary: format!("Node {} is not ready", n.name),
                     description: n.why.join("; "),
+                    escalate: false,
                 });
             }
             for (condition, on) in &n.pressure {
@@ -56,6 +130,7 @@ impl RuleState {
                         labels: labels(&[("node", &n.name), ("condition", condition)]),
                         summary: format!("Node {} is under {condition} pressure", n.name),
                         description: n.why.join("; "),
+                        escalate: false,
                     });
                 }
             }
@@ -77,6 +152,7 @@ impl RuleState {
                     labels: pod_labels(p),
                     summary: format!("Pod {}/{} is crash-looping", p.namespace, p.name),
                     description: if p.crashlooping { pod_description(p) } else { String::new() },
+                    escalate: false,
                 });
             }
             if p.pending {
@@ -85,6 +161,7 @@ impl RuleState {
                     labels: pod_labels(p),
                     summary: format!("Pod {}/{} is pending", p.namespace, p.name),
                     description: pod_description(p),
+                    escalate: false,
                 });
             }
             let increase: i64 = memory.increases.iter().map(|(_, n)| n).sum();
@@ -94,6 +171,7 @@ impl RuleState {
                     labels: pod_labels(p),
                     summary: format!("Pod {}/{} restarted {increase} times in the last hour", p.namespace, p.name),
                     description: pod_description(p),
+                    escalate: false,
                 });
             }
             pods.insert(key, memory);
@@ -101,7 +179,86 @@ impl RuleState {
         // Pods that are gone are forgotten, and their alerts resolve.
         self.pods = pods;
 
-        for w in h.workloads.iter().filter(|w| w.unavailable > 0) {
+        for w in h.workloads.iter().filter(|w| w.rollout_stuck) {
+            obs.push(Observation {
+                rule: &ROLLOUT_STUCK,
+                labels: labels(&[("kind", w.kind.as_str()), ("namespace", &w.namespace), ("workload", &w.name)]),
+                summary: format!("The rollout of {} {}/{} is stuck", w.kind.as_str(), w.namespace, w.name),
+                description: w.why.join("; "),
+                escalate: false,
+            });
+        }
+        for e in h.expiring() {
+            let k3s = h.version.contains("+k3s");
+            let (what, fix) = match (e.certificate, k3s) {
+                ("serving", true) => (
+                    "The API server's serving certificate",
+                    " k3s renews the certificates that expire within 90 days when it restarts: restart k3s on each server node.",
+                ),
+                ("serving", false) => (
+                    "The API server's serving certificate",
+                    " Renew it (kubeadm: kubeadm certs renew apiserver, then restart the API server).",
+                ),
+                (_, true) => (
+                    "The client certificate DumbMonit authenticates with",
+                    " k3s's admin kubeconfig certificate lasts one year; k3s renews it when it restarts within 90 days of its end: restart k3s, then copy the new /etc/rancher/k3s/k3s.yaml.",
+                ),
+                (_, false) => (
+                    "The client certificate DumbMonit authenticates with",
+                    " Renew it, or read with a service-account token instead (dumbmonit rbac).",
+                ),
+            };
+            let left = e.not_after.duration_since(h.time);
+            obs.push(Observation {
+                rule: &CERTIFICATE_EXPIRING,
+                labels: labels(&[("certificate", e.certificate)]),
+                summary: format!(
+                    "{what} expires on {} ({})",
+                    e.not_after.strftime("%Y-%m-%d %H:%M UTC"),
+                    crate::health::in_days(e.days)
+                ),
+                description: format!("It is valid until {}.{fix}", e.not_after),
+                escalate: left < CERTIFICATE_URGENT,
+            });
+        }
+        let patience = TERMINATING_PATIENCE.as_secs() as i64;
+        for p in h.pods.iter().filter(|p| p.terminating.is_some_and(|s| s >= patience)) {
+            obs.push(Observation {
+                rule: &POD_STUCK_TERMINATING,
+                labels: pod_labels(p),
+                summary: format!(
+                    "Pod {}/{} has been terminating for {} min past its grace period",
+                    p.namespace,
+                    p.name,
+                    p.terminating.unwrap_or_default() / 60
+                ),
+                description: p.why.join("; "),
+                escalate: false,
+            });
+        }
+        let jobs_read = h.extras.jobs.is_some();
+        for j in h.extras.jobs.iter().flatten().filter(|j| !j.superseded) {
+            let of = if j.owner.is_empty() { String::new() } else { format!(" (of CronJob {})", j.owner) };
+            obs.push(Observation {
+                rule: &JOB_FAILED,
+                labels: labels(&[("namespace", &j.namespace), ("job", &j.name), ("owner", &j.owner)]),
+                summary: format!("Job {}/{}{of} failed", j.namespace, j.name),
+                description: j.why.clone(),
+                escalate: false,
+            });
+        }
+        let cronjobs_read = h.extras.cronjobs.is_some();
+        for c in h.extras.cronjobs.iter().flatten().filter(|c| c.missed) {
+            obs.push(Observation {
+                rule: &CRONJOB_MISSED,
+                labels: labels(&[("namespace", &c.namespace), ("cronjob", &c.name)]),
+                summary: format!("CronJob {}/{} missed its runs", c.namespace, c.name),
+                description: c.why.join("; "),
+                escalate: false,
+            });
+        }
+        // A stuck rollout is told once, by its own alert, not also as missing replicas.
+        for w in h.workloads.iter().filter(|w| w.unavailable > 0 && !w.rollout_stuck) {
             obs.push(Observation {
                 rule: &WORKLOAD_REPLICAS_MISSING,
                 labels: labels(&[("kind", w.kind.as_str()), ("namespace", &w.namespace), ("workload", &w.name)]),
@@ -114,6 +271,7 @@ impl RuleState {
                     w.desired
                 ),
                 description: w.why.join("; "),
+                escalate: false,
             });
         }
         for c in h.pvcs.iter().filter(|c| c.stuck) {
@@ -122,6 +280,7 @@ impl RuleState {
                 labels: labels(&[("namespace", &c.namespace), ("pvc", &c.name)]),
                 summary: format!("Claim {}/{} is stuck in Pending", c.namespace, c.name),
                 description: c.why.join("; "),
+                escalate: false,
             });
         }
         // The optional reads: their rules are evaluated only when their read succeeded, so that
@@ -133,6 +292,7 @@ impl RuleState {
                 labels: labels(&[("apiservice", &a.name), ("service", &a.service)]),
                 summary: format!("APIService {} is not available", a.name),
                 description: format!("{} (service {})", a.why(), a.service),
+                escalate: false,
             });
         }
         let hpas_read = h.extras.hpas.is_some();
@@ -142,6 +302,7 @@ impl RuleState {
                 labels: labels(&[("namespace", &x.namespace), ("hpa", &x.name)]),
                 summary: format!("HPA {}/{} cannot scale: {}", x.namespace, x.name, x.reason),
                 description: x.message.clone(),
+                escalate: false,
             });
         }
         self.failures = 0;
@@ -150,6 +311,10 @@ impl RuleState {
                 apiservices_read
             } else if rule.alertname == HPA_METRICS_UNAVAILABLE.alertname {
                 hpas_read
+            } else if rule.alertname == JOB_FAILED.alertname {
+                jobs_read
+            } else if rule.alertname == CRONJOB_MISSED.alertname {
+                cronjobs_read
             } else {
                 true
             }
@@ -165,6 +330,7 @@ impl RuleState {
                 labels: BTreeMap::new(),
                 summary: format!("Cluster {cluster} cannot be read"),
                 description: message.to_string(),
+                escalate: false,
             }]
         } else {
             Vec::new()

@@ -70,6 +70,11 @@ pub struct RuleState {
     pub failures: u32,
     /// The last cycle evaluated, successful or not.
     pub last_cycle: Option<Timestamp>,
+    /// By node: its Ready at the last cycle, and when it changed within the flapping window.
+    pub readiness: HashMap<String, (bool, Vec<Timestamp>)>,
+    /// By (kind, namespace, name) of a StatefulSet or DaemonSet being updated: its updated
+    /// replicas, and since when they are that many.
+    pub rollouts: HashMap<(String, String, String), (i64, Timestamp)>,
 }
 
 /// `alertname{k="v",…}` over the object's labels: an alert's identity, whatever its severity.
@@ -102,6 +107,7 @@ impl RuleState {
             // An empty label is no label, as in Prometheus: a bare pod's alert has no `workload`.
             obs.labels.retain(|_, v| !v.is_empty());
             let key = alert_key(obs.rule.alertname, &obs.labels);
+            let urgent = obs.escalate;
             let alert = self.alerts.entry(key.clone()).or_insert_with(|| {
                 let mut labels = obs.labels.clone();
                 labels.insert("alertname".into(), obs.rule.alertname.into());
@@ -124,15 +130,20 @@ impl RuleState {
             }
             if alert.fired_at.is_none() && held(now, alert.active_at, obs.rule.hold) {
                 alert.fired_at = Some(now);
+                if urgent && alert.severity != Severity::Warning {
+                    // Urgent when first told: it fires as a Warning.
+                    alert.escalated_at = Some(now);
+                    alert.severity = Severity::Warning;
+                    alert.labels.insert("severity".into(), Severity::Warning.as_str().into());
+                }
                 transitions.push(Transition {
                     time: now,
                     state: TransitionState::Firing,
                     alert: alert.clone(),
                     previous_labels: None,
                 });
-            } else if let (Some(after), Some(fired), None) =
-                (obs.rule.escalate_after, alert.fired_at, alert.escalated_at)
-                && held(now, fired, after)
+            } else if let (Some(fired), None) = (alert.fired_at, alert.escalated_at)
+                && (urgent || obs.rule.escalate_after.is_some_and(|after| held(now, fired, after)))
             {
                 let previous = alert.labels.clone();
                 alert.escalated_at = Some(now);

@@ -89,7 +89,30 @@ pub const HPA_METRICS_UNAVAILABLE: Rule = Rule {
     escalate_after: None,
 };
 
-pub const RULES: [&Rule; 10] = [
+pub const CERTIFICATE_EXPIRING: Rule = Rule {
+    alertname: "KubernetesAPICertificateExpiring",
+    severity: Severity::Notice,
+    hold: minutes(0),
+    escalate_after: None,
+};
+pub const VERSION_SKEW: Rule =
+    Rule { alertname: "KubernetesVersionSkew", severity: Severity::Notice, hold: minutes(60), escalate_after: None };
+pub const ROLLOUT_STUCK: Rule =
+    Rule { alertname: "KubernetesRolloutStuck", severity: Severity::Warning, hold: minutes(0), escalate_after: None };
+pub const POD_STUCK_TERMINATING: Rule = Rule {
+    alertname: "KubernetesPodStuckTerminating",
+    severity: Severity::Notice,
+    hold: minutes(0),
+    escalate_after: None,
+};
+pub const NODE_FLAPPING: Rule =
+    Rule { alertname: "KubernetesNodeFlapping", severity: Severity::Warning, hold: minutes(0), escalate_after: None };
+pub const JOB_FAILED: Rule =
+    Rule { alertname: "KubernetesJobFailed", severity: Severity::Notice, hold: minutes(0), escalate_after: None };
+pub const CRONJOB_MISSED: Rule =
+    Rule { alertname: "KubernetesCronJobMissed", severity: Severity::Notice, hold: minutes(0), escalate_after: None };
+
+pub const RULES: [&Rule; 17] = [
     &NODE_NOT_READY,
     &NODE_PRESSURE,
     &POD_CRASH_LOOPING,
@@ -100,6 +123,13 @@ pub const RULES: [&Rule; 10] = [
     &MONITOR_UNREACHABLE,
     &AGGREGATED_API_UNAVAILABLE,
     &HPA_METRICS_UNAVAILABLE,
+    &CERTIFICATE_EXPIRING,
+    &VERSION_SKEW,
+    &ROLLOUT_STUCK,
+    &POD_STUCK_TERMINATING,
+    &NODE_FLAPPING,
+    &JOB_FAILED,
+    &CRONJOB_MISSED,
 ];
 
 /// A rule's condition holding for one object at one evaluation.
@@ -112,6 +142,9 @@ pub struct Observation {
     pub summary: String,
     /// The why.
     pub description: String,
+    /// The condition is past its urgent threshold: the alert is (or becomes) a Warning now,
+    /// whatever its rule's severity (a certificate within 7 days of its end).
+    pub escalate: bool,
 }
 
 /// How long the crash-loop and restart rules look back.
@@ -121,3 +154,10 @@ pub const RESTART_WINDOW: Duration = minutes(60);
 pub const RESTART_THRESHOLD: i64 = 5;
 /// Failed cycles in a row before `KubernetesMonitorUnreachable` fires.
 pub const UNREACHABLE_AFTER: u32 = 2;
+/// How long a StatefulSet's or DaemonSet's update may make no progress before it is stuck.
+pub const ROLLOUT_PATIENCE: Duration = minutes(15);
+/// The window over which a node's Ready changes are counted, and how many make it flap.
+pub const FLAPPING_WINDOW: Duration = minutes(15);
+pub const FLAPPING_CHANGES: u32 = 2;
+/// How long past its grace period a pod may stay before `KubernetesPodStuckTerminating`.
+pub const TERMINATING_PATIENCE: Duration = minutes(15);

@@ -2,9 +2,10 @@
 //! metrics, for users whose Prometheus scrapes DumbMonit and whose Alertmanager routes alerts.
 
 use super::{
-    AGGREGATED_API_UNAVAILABLE, CRASHLOOP_WINDOW, HPA_METRICS_UNAVAILABLE, MONITOR_UNREACHABLE, NODE_NOT_READY,
-    NODE_PRESSURE, POD_CRASH_LOOPING, POD_PENDING, POD_RESTARTING, PVC_PENDING, RESTART_THRESHOLD, RESTART_WINDOW,
-    Rule, WORKLOAD_REPLICAS_MISSING,
+    AGGREGATED_API_UNAVAILABLE, CERTIFICATE_EXPIRING, CRASHLOOP_WINDOW, CRONJOB_MISSED, FLAPPING_CHANGES,
+    HPA_METRICS_UNAVAILABLE, JOB_FAILED, MONITOR_UNREACHABLE, NODE_FLAPPING, NODE_NOT_READY, NODE_PRESSURE,
+    POD_CRASH_LOOPING, POD_PENDING, POD_RESTARTING, POD_STUCK_TERMINATING, PVC_PENDING, RESTART_THRESHOLD,
+    RESTART_WINDOW, ROLLOUT_STUCK, Rule, TERMINATING_PATIENCE, VERSION_SKEW, WORKLOAD_REPLICAS_MISSING,
 };
 
 /// A Prometheus duration: `5m`, `1h`, `70m`.
@@ -35,12 +36,27 @@ struct Export {
     description: &'static str,
 }
 
+/// The seconds left to each certificate of the connection, labelled `certificate`, below
+/// `days`.
+fn certificates_within(days: u64) -> String {
+    let left = |metric: &str, which: &str| {
+        format!(
+            "label_replace(dumbmonit_k8s_{metric}_certificate_expiry_timestamp_seconds - time(), \"certificate\", \"{which}\", \"\", \"\")"
+        )
+    };
+    let limit = days * 86_400;
+    format!("{} < {limit} or {} < {limit}", left("apiserver", "serving"), left("client", "client"))
+}
+
 fn exports() -> Vec<Export> {
     let crash = format!("max_over_time(dumbmonit_k8s_pod_crashlooping[{}])", window(CRASHLOOP_WINDOW));
+    let unavailable = "dumbmonit_k8s_workload_unavailable > 0 unless on(cluster, kind, namespace, workload) dumbmonit_k8s_workload_rollout_stuck == 1";
     vec![
         Export {
             rule: &NODE_NOT_READY,
-            expr: "dumbmonit_k8s_node_ready == 0".into(),
+            expr: format!(
+                "dumbmonit_k8s_node_ready == 0 unless on(cluster, node) dumbmonit_k8s_node_ready_transitions > {FLAPPING_CHANGES}"
+            ),
             hold: NODE_NOT_READY.hold,
             severity: "warning",
             summary: "Node {{ $labels.node }} is not ready",
@@ -83,7 +99,7 @@ fn exports() -> Vec<Export> {
         },
         Export {
             rule: &WORKLOAD_REPLICAS_MISSING,
-            expr: "dumbmonit_k8s_workload_unavailable > 0".into(),
+            expr: unavailable.into(),
             hold: WORKLOAD_REPLICAS_MISSING.hold,
             severity: "notice",
             summary: "{{ $labels.kind }} {{ $labels.namespace }}/{{ $labels.workload }} has {{ $value }} unavailable replica(s)",
@@ -92,7 +108,7 @@ fn exports() -> Vec<Export> {
         // The escalation: the same alert at Warning once it has fired for an hour.
         Export {
             rule: &WORKLOAD_REPLICAS_MISSING,
-            expr: "dumbmonit_k8s_workload_unavailable > 0".into(),
+            expr: unavailable.into(),
             hold: WORKLOAD_REPLICAS_MISSING.hold + WORKLOAD_REPLICAS_MISSING.escalate_after.expect("it escalates"),
             severity: "warning",
             summary: "{{ $labels.kind }} {{ $labels.namespace }}/{{ $labels.workload }} has {{ $value }} unavailable replica(s)",
@@ -133,6 +149,73 @@ fn exports() -> Vec<Export> {
             summary: "HPA {{ $labels.namespace }}/{{ $labels.hpa }} cannot scale",
             description: "HPA {{ $labels.namespace }}/{{ $labels.hpa }} has not been able to compute a replica count for 10 minutes (its ScalingActive condition is False).",
         },
+        Export {
+            rule: &CERTIFICATE_EXPIRING,
+            expr: certificates_within(30),
+            hold: CERTIFICATE_EXPIRING.hold,
+            severity: "notice",
+            summary: "The {{ $labels.certificate }} certificate of cluster {{ $labels.cluster }} expires in {{ $value | humanizeDuration }}",
+            description: "Renew it before it ends (k3s renews the certificates that expire within 90 days when it restarts).",
+        },
+        // The escalation: within 7 days, the same alert at Warning.
+        Export {
+            rule: &CERTIFICATE_EXPIRING,
+            expr: certificates_within(7),
+            hold: CERTIFICATE_EXPIRING.hold,
+            severity: "warning",
+            summary: "The {{ $labels.certificate }} certificate of cluster {{ $labels.cluster }} expires in {{ $value | humanizeDuration }}",
+            description: "Renew it before it ends (k3s renews the certificates that expire within 90 days when it restarts).",
+        },
+        Export {
+            rule: &VERSION_SKEW,
+            expr: "dumbmonit_k8s_node_kubelet_skew == 1".into(),
+            hold: VERSION_SKEW.hold,
+            severity: "notice",
+            summary: "The kubelet of node {{ $labels.node }} is outside the supported version skew",
+            description: "A kubelet may be up to three minor versions older than the API server, never newer.",
+        },
+        Export {
+            rule: &ROLLOUT_STUCK,
+            expr: "dumbmonit_k8s_workload_rollout_stuck == 1".into(),
+            hold: ROLLOUT_STUCK.hold,
+            severity: "warning",
+            summary: "The rollout of {{ $labels.kind }} {{ $labels.namespace }}/{{ $labels.workload }} is stuck",
+            description: "A Deployment past its progress deadline, or a StatefulSet or DaemonSet update without progress for 15 minutes.",
+        },
+        Export {
+            rule: &POD_STUCK_TERMINATING,
+            expr: format!("dumbmonit_k8s_pod_terminating_seconds >= {}", TERMINATING_PATIENCE.as_secs()),
+            hold: POD_STUCK_TERMINATING.hold,
+            severity: "notice",
+            summary: "Pod {{ $labels.namespace }}/{{ $labels.pod }} has been terminating for {{ $value | humanizeDuration }} past its grace period",
+            description: "A finalizer, or a node that is not ready, keeps pod {{ $labels.namespace }}/{{ $labels.pod }} from going.",
+        },
+        Export {
+            rule: &NODE_FLAPPING,
+            expr: format!("dumbmonit_k8s_node_ready_transitions > {FLAPPING_CHANGES}"),
+            hold: NODE_FLAPPING.hold,
+            severity: "warning",
+            summary: "Node {{ $labels.node }} is flapping: its Ready condition changed {{ $value }} times in 15 minutes",
+            description: "The Ready condition of node {{ $labels.node }} keeps changing.",
+        },
+        Export {
+            rule: &JOB_FAILED,
+            expr: "dumbmonit_k8s_job_failed == 1".into(),
+            hold: JOB_FAILED.hold,
+            severity: "notice",
+            summary: "Job {{ $labels.namespace }}/{{ $labels.job }} failed",
+            description: "Job {{ $labels.namespace }}/{{ $labels.job }} (CronJob {{ $labels.owner }}) has its Failed condition True.",
+        },
+        Export {
+            rule: &CRONJOB_MISSED,
+            expr:
+                "dumbmonit_k8s_cronjob_last_schedule_age_seconds > 2 * dumbmonit_k8s_cronjob_schedule_interval_seconds"
+                    .into(),
+            hold: CRONJOB_MISSED.hold,
+            severity: "notice",
+            summary: "CronJob {{ $labels.namespace }}/{{ $labels.cronjob }} missed its runs",
+            description: "CronJob {{ $labels.namespace }}/{{ $labels.cronjob }} last ran more than twice its schedule's period ago.",
+        },
     ]
 }
 
@@ -147,7 +230,9 @@ pub fn rule_file() -> String {
          # Check: promtool check rules FILE. Differences from the built-in evaluation:\n\
          # - per-pod series cover at most 500 pods, those with problems first;\n\
          # - increase() extrapolates at the window's edges, the built-in rule counts the increases seen;\n\
-         # - the escalation is a second rule at severity warning (inhibit the notice one in Alertmanager).\n\
+         # - the escalation is a second rule at severity warning (inhibit the notice one in Alertmanager);\n\
+         # - KubernetesJobFailed is not resolved by a newer successful run of the CronJob (the built-in rule is);\n\
+         # - KubernetesCronJobMissed needs a lastScheduleTime (the built-in rule counts from creation otherwise).\n\
          groups:\n  - name: dumbmonit\n    rules:\n",
     );
     for e in exports() {

@@ -614,10 +614,9 @@ impl Watch {
                 let cluster = name.clone();
                 let mut moved = std::mem::take(&mut self.state);
                 let (back, transitions, h, objects) = tokio::task::spawn_blocking(move || {
-                    let h = health::assess(snapshot);
-                    let transitions = moved.observe(now, &cluster, &h);
+                    let mut h = health::assess(snapshot);
+                    let transitions = moved.observe(now, &cluster, &mut h);
                     let objects = object_series(&cluster, &h);
-                    let mut h = h;
                     h.keep_problem_pods();
                     (moved, transitions, h, objects)
                 })

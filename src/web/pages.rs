@@ -180,7 +180,7 @@ fn why(lines: &[String]) -> String {
 }
 
 fn node_needs_attention(n: &NodeHealth) -> bool {
-    !n.ready || n.under_pressure() || n.unschedulable
+    !n.ready || n.under_pressure() || n.unschedulable || n.kubelet_skew || n.ready_transitions > 0
 }
 
 /// The Cluster panel, or None for an unknown cluster.
@@ -333,6 +333,27 @@ fn problems(body: &mut String, board: &Board, c: &ClusterView, h: &Health, now: 
         );
     }
 
+    let stuck: Vec<_> = h.workloads.iter().filter(|w| w.rollout_stuck).collect();
+    if !stuck.is_empty() {
+        let rows: Vec<String> = stuck
+            .iter()
+            .take(MAX_ROWS)
+            .map(|w| {
+                format!(
+                    "<tr><td>{} {}/{}</td><td class=\"critical\">{}/{}</td><td class=\"why\">{}</td></tr>",
+                    w.kind.as_str(),
+                    esc(&w.namespace),
+                    esc(&w.name),
+                    w.updated,
+                    w.desired,
+                    why(&w.why)
+                )
+            })
+            .collect();
+        let more = (stuck.len() > MAX_ROWS).then(|| format!("and {} more", stuck.len() - MAX_ROWS));
+        table(body, &format!("Stuck rollouts ({})", stuck.len()), &["Workload", "Updated", "Why"], &rows, more);
+    }
+
     let claims: Vec<_> = h.pvcs.iter().filter(|p| p.stuck).collect();
     if !claims.is_empty() {
         let rows: Vec<String> = claims
@@ -368,7 +389,60 @@ fn problems(body: &mut String, board: &Board, c: &ClusterView, h: &Health, now: 
 /// What the optional reads say: aggregated APIs down, HPAs that cannot scale, the Metrics API's
 /// diagnosis, and — once — what the service account may not read.
 fn optional_reads(body: &mut String, h: &Health) {
+    for e in h.expiring() {
+        let which =
+            if e.certificate == "serving" { "The API server's serving certificate" } else { "The client certificate" };
+        let _ = writeln!(
+            body,
+            "<div class=\"{}\">{which} expires on {} ({}).</div>",
+            if e.days < 7 { "error" } else { "notice" },
+            esc(&e.not_after.strftime("%Y-%m-%d %H:%M UTC").to_string()),
+            esc(&crate::health::in_days(e.days))
+        );
+    }
     let x = &h.extras;
+    let jobs: Vec<_> = x.jobs.iter().flatten().filter(|j| !j.superseded).collect();
+    if !jobs.is_empty() {
+        let rows: Vec<String> = jobs
+            .iter()
+            .take(MAX_ROWS)
+            .map(|j| {
+                format!(
+                    "<tr><td>{}/{}</td><td>{}</td><td class=\"why\">{}</td></tr>",
+                    esc(&j.namespace),
+                    esc(&j.name),
+                    if j.owner.is_empty() { "–".to_string() } else { esc(&j.owner) },
+                    esc(&j.why)
+                )
+            })
+            .collect();
+        let more = (jobs.len() > MAX_ROWS).then(|| format!("and {} more", jobs.len() - MAX_ROWS));
+        table(body, &format!("Failed jobs ({})", jobs.len()), &["Job", "CronJob", "Why"], &rows, more);
+    }
+    let missed: Vec<_> = x.cronjobs.iter().flatten().filter(|c| c.missed).collect();
+    if !missed.is_empty() {
+        let rows: Vec<String> = missed
+            .iter()
+            .take(MAX_ROWS)
+            .map(|c| {
+                format!(
+                    "<tr><td>{}/{}</td><td><code>{}</code></td><td class=\"why\">{}</td></tr>",
+                    esc(&c.namespace),
+                    esc(&c.name),
+                    esc(&c.schedule),
+                    why(&c.why)
+                )
+            })
+            .collect();
+        let more = (missed.len() > MAX_ROWS).then(|| format!("and {} more", missed.len() - MAX_ROWS));
+        table(
+            body,
+            &format!("Cron jobs that missed their runs ({})", missed.len()),
+            &["CronJob", "Schedule", "Why"],
+            &rows,
+            more,
+        );
+    }
     let down: Vec<_> = x.apiservices.iter().flatten().filter(|a| !a.available).collect();
     if !down.is_empty() {
         let rows: Vec<String> = down

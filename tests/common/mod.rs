@@ -39,8 +39,8 @@ impl Drop for Harness {
     }
 }
 
-/// What DumbMonit may read: the eight collections, then the four optional reads.
-pub const COLLECTION_PATHS: [&str; 12] = [
+/// What DumbMonit may read: the eight collections, then the six optional reads.
+pub const COLLECTION_PATHS: [&str; 14] = [
     "/version",
     "/api/v1/nodes",
     "/api/v1/pods",
@@ -53,6 +53,8 @@ pub const COLLECTION_PATHS: [&str; 12] = [
     "/apis/metrics.k8s.io/v1beta1/nodes",
     "/apis/metrics.k8s.io/v1beta1/pods",
     "/apis/autoscaling/v2/horizontalpodautoscalers",
+    "/apis/batch/v1/jobs",
+    "/apis/batch/v1/cronjobs",
 ];
 
 /// Every secret the tests handed out: the simulators' tokens, and others registered.

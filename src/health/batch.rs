@@ -1,0 +1,235 @@
+//! Jobs that failed and CronJobs that stopped running, from the optional `batch/v1` reads.
+
+use jiff::{SignedDuration, Timestamp};
+use serde::Serialize;
+
+use crate::collect::optional::{CronJob, Job};
+
+/// A Job whose `Failed` condition is True.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct JobHealth {
+    pub namespace: String,
+    pub name: String,
+    /// Its CronJob, empty for a Job of its own.
+    pub owner: String,
+    /// The condition's reason and message.
+    pub why: String,
+    /// A newer Job of the same CronJob completed since: the failure is history, not a problem.
+    pub superseded: bool,
+}
+
+/// A CronJob that is not suspended.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct CronJobHealth {
+    pub namespace: String,
+    pub name: String,
+    pub schedule: String,
+    pub last_schedule: Option<Timestamp>,
+    /// Seconds since `lastScheduleTime`.
+    pub last_schedule_age: Option<i64>,
+    /// Seconds from the last schedule (or, never scheduled, from its creation) to the run due
+    /// next after it: the schedule's period there.
+    pub interval: Option<i64>,
+    /// Older than twice that period: at least one run was due and did not happen.
+    pub missed: bool,
+    pub why: Vec<String>,
+}
+
+/// Every Job with a `Failed` condition, each marked superseded when a Job of the same CronJob
+/// created after it completed.
+pub fn failed_jobs(jobs: &[Job]) -> Vec<JobHealth> {
+    jobs.iter()
+        .filter_map(|j| {
+            let why = j.failed.clone()?;
+            let superseded = !j.owner.is_empty()
+                && jobs.iter().any(|other| {
+                    other.complete
+                        && other.namespace == j.namespace
+                        && other.owner == j.owner
+                        && matches!((other.created, j.created), (Some(a), Some(b)) if a > b)
+                });
+            Some(JobHealth {
+                namespace: j.namespace.clone(),
+                name: j.name.clone(),
+                owner: j.owner.clone(),
+                why,
+                superseded,
+            })
+        })
+        .collect()
+}
+
+/// The CronJobs that are not suspended, with how long since each last ran against its schedule.
+pub fn cronjobs(list: &[CronJob], now: Timestamp) -> Vec<CronJobHealth> {
+    list.iter()
+        .filter(|c| !c.suspended)
+        .map(|c| {
+            let base = c.last_schedule.or(c.created);
+            let (interval, error) = match base.map(|b| next_after(&c.schedule, c.time_zone.as_deref(), b)) {
+                Some(Ok(next)) => (Some(next.duration_since(base.expect("a base")).as_secs()), None),
+                Some(Err(e)) => (None, Some(e)),
+                None => (None, None),
+            };
+            let age = |t: Timestamp| now.duration_since(t).as_secs();
+            let missed = match (base, interval) {
+                (Some(b), Some(i)) => i > 0 && age(b) > 2 * i,
+                _ => false,
+            };
+            let mut why = Vec::new();
+            if missed {
+                let since = match c.last_schedule {
+                    Some(t) => format!("last scheduled {} ago", words(age(t))),
+                    None => format!("never scheduled since its creation {} ago", words(age(base.expect("a base")))),
+                };
+                why.push(format!(
+                    "{since}, while {:?} runs it every {}: check the kube-controller-manager and the CronJob's events",
+                    c.schedule,
+                    words(interval.unwrap_or_default())
+                ));
+            }
+            if let Some(e) = error {
+                why.push(e);
+            }
+            CronJobHealth {
+                namespace: c.namespace.clone(),
+                name: c.name.clone(),
+                schedule: c.schedule.clone(),
+                last_schedule: c.last_schedule,
+                last_schedule_age: c.last_schedule.map(age),
+                interval,
+                missed,
+                why,
+            }
+        })
+        .collect()
+}
+
+/// `90 min`, `2 h`, `3 days`: whole units, the largest that fits twice.
+fn words(seconds: i64) -> String {
+    let s = seconds.max(0);
+    if s >= 2 * 86_400 {
+        format!("{} days", s / 86_400)
+    } else if s >= 2 * 3_600 {
+        format!("{} h", s / 3_600)
+    } else if s >= 2 * 60 {
+        format!("{} min", s / 60)
+    } else {
+        format!("{s} s")
+    }
+}
+
+/// The first run of `schedule` strictly after `after`, in `zone` (UTC when None), as the
+/// CronJob controller reads it: five fields, or one of `@yearly`, `@annually`, `@monthly`,
+/// `@weekly`, `@daily`, `@midnight`, `@hourly`, `@every <duration>`.
+pub fn next_after(schedule: &str, zone: Option<&str>, after: Timestamp) -> Result<Timestamp, String> {
+    use chrono::TimeZone;
+    let schedule = schedule.trim();
+    if let Some(every) = schedule.strip_prefix("@every ") {
+        let d = crate::config::parse_duration(every.trim())
+            .map_err(|e| format!("schedule {schedule:?} cannot be read: {e}"))?;
+        let d = SignedDuration::try_from_secs_f64(d).map_err(|e| e.to_string())?;
+        return after.checked_add(d).map_err(|e| e.to_string());
+    }
+    let fields = match schedule {
+        "@yearly" | "@annually" => "0 0 1 1 *",
+        "@monthly" => "0 0 1 * *",
+        "@weekly" => "0 0 * * 0",
+        "@daily" | "@midnight" => "0 0 * * *",
+        "@hourly" => "0 * * * *",
+        other => other,
+    };
+    let cron: croner::Cron = fields.parse().map_err(|e| format!("schedule {schedule:?} cannot be read: {e}"))?;
+    let tz: chrono_tz::Tz = match zone {
+        None => chrono_tz::UTC,
+        Some(z) => z.parse().map_err(|_| format!("time zone {z:?} is not known"))?,
+    };
+    let start =
+        tz.timestamp_opt(after.as_second(), 0).single().ok_or_else(|| format!("{after} cannot be placed in {tz}"))?;
+    let next =
+        cron.find_next_occurrence(&start, false).map_err(|e| format!("schedule {schedule:?} has no next run: {e}"))?;
+    Timestamp::from_second(next.timestamp()).map_err(|e| e.to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn t(s: &str) -> Timestamp {
+        s.parse().unwrap()
+    }
+
+    #[test]
+    fn the_next_run_of_a_schedule() {
+        assert_eq!(next_after("*/5 * * * *", None, t("2026-11-30T10:00:00Z")).unwrap(), t("2026-11-30T10:05:00Z"));
+        assert_eq!(next_after("@hourly", None, t("2026-11-30T10:00:00Z")).unwrap(), t("2026-11-30T11:00:00Z"));
+        assert_eq!(next_after("@every 90m", None, t("2026-11-30T10:00:00Z")).unwrap(), t("2026-11-30T11:30:00Z"));
+        // 02:00 in Paris is 01:00 UTC in winter.
+        assert_eq!(
+            next_after("0 2 * * *", Some("Europe/Paris"), t("2026-11-30T10:00:00Z")).unwrap(),
+            t("2026-12-01T01:00:00Z")
+        );
+        // Weekdays at 09:00: after Friday's run, Monday's.
+        assert_eq!(next_after("0 9 * * 1-5", None, t("2026-12-04T09:00:00Z")).unwrap(), t("2026-12-07T09:00:00Z"));
+        assert!(next_after("61 * * * *", None, t("2026-11-30T10:00:00Z")).unwrap_err().contains("cannot be read"));
+        assert!(
+            next_after("0 * * * *", Some("Mars/Olympus"), t("2026-11-30T10:00:00Z")).unwrap_err().contains("not known")
+        );
+    }
+
+    fn cron(schedule: &str, last: Option<&str>) -> CronJob {
+        CronJob {
+            namespace: "ops".into(),
+            name: "backup".into(),
+            schedule: schedule.into(),
+            time_zone: None,
+            suspended: false,
+            created: Some(t("2026-11-01T00:00:00Z")),
+            last_schedule: last.map(t),
+        }
+    }
+
+    #[test]
+    fn a_cronjob_misses_when_older_than_twice_its_period() {
+        let now = t("2026-11-30T10:20:00Z");
+        let on_time = cronjobs(&[cron("*/5 * * * *", Some("2026-11-30T10:15:00Z"))], now);
+        assert_eq!(
+            (on_time[0].interval, on_time[0].missed, on_time[0].last_schedule_age),
+            (Some(300), false, Some(300))
+        );
+        let exactly_twice = cronjobs(&[cron("*/5 * * * *", Some("2026-11-30T10:10:00Z"))], now);
+        assert!(!exactly_twice[0].missed, "ten minutes is not older than twice five");
+        let late = cronjobs(&[cron("*/5 * * * *", Some("2026-11-30T10:09:00Z"))], now);
+        assert!(late[0].missed);
+        assert!(late[0].why[0].contains("last scheduled 11 min ago"), "{:?}", late[0].why);
+        let never = cronjobs(&[cron("@daily", None)], now);
+        assert!(never[0].missed && never[0].last_schedule_age.is_none(), "{never:?}");
+        let mut suspended = cron("*/5 * * * *", Some("2026-11-01T00:00:00Z"));
+        suspended.suspended = true;
+        assert!(cronjobs(&[suspended], now).is_empty());
+    }
+
+    #[test]
+    fn a_failed_job_is_history_once_a_newer_run_completed() {
+        let job = |name: &str, created: &str, failed: bool, complete: bool| Job {
+            namespace: "ops".into(),
+            name: name.into(),
+            owner: "backup".into(),
+            created: Some(t(created)),
+            failed: failed.then(|| "BackoffLimitExceeded: Job has reached the specified backoff limit".into()),
+            complete,
+        };
+        let failed = failed_jobs(&[job("backup-1", "2026-11-30T09:00:00Z", true, false)]);
+        assert!(!failed[0].superseded);
+        let later = failed_jobs(&[
+            job("backup-1", "2026-11-30T09:00:00Z", true, false),
+            job("backup-2", "2026-11-30T10:00:00Z", false, true),
+        ]);
+        assert_eq!(later.len(), 1);
+        assert!(later[0].superseded);
+        let earlier = failed_jobs(&[
+            job("backup-0", "2026-11-30T08:00:00Z", false, true),
+            job("backup-1", "2026-11-30T09:00:00Z", true, false),
+        ]);
+        assert!(!earlier[0].superseded, "an older success does not clear a newer failure");
+    }
+}
