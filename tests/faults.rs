@@ -301,7 +301,9 @@ async fn a_certificate_that_expires_while_the_monitor_runs() {
         dumbmonit_sim::SimOptions { certificate_lifetime: Some(Duration::from_secs(3)), ..Default::default() };
     let h = Harness::start_with(options, scenario::healthy(jiff::Timestamp::now())).await;
     let started = Instant::now();
-    assert_eq!(h.check(&[]).await.code, 0, "valid for a few seconds more");
+    let run = h.check(&[]).await;
+    assert_eq!(run.code, 1, "valid for a few seconds more, which is a notice: {}", run.stdout);
+    assert!(run.stdout.starts_with("API server certificate expires within a day"), "{}", run.stdout);
     tokio::time::sleep(Duration::from_secs(4).saturating_sub(started.elapsed())).await;
     let line = one_error(&h, &h.check(&[]).await);
     assert!(line.starts_with("The certificate of the API server could not be verified: it has expired"), "{line}");

@@ -281,3 +281,56 @@ async fn a_busy_healthy_cluster_raises_none_of_them() {
     let (got, lines) = replay(dir.path(), 40, |m| (scenario::busy(m / 5, minute(m)), far)).await;
     assert!(got.is_empty(), "{lines:#?}");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn serve_remembers_across_cycles_and_shows_every_case_on_the_page() {
+    let options = SimOptions { certificate_lifetime: Some(FIVE_DAYS), ..Default::default() };
+    let h = Harness::start_with(options, scenario::outages(Timestamp::now())).await;
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = common::web::write_config(dir.path(), "", &[("edge", &h, "100ms")]);
+    // A minute of rule time per cycle, from half an hour ago.
+    let clock = format!("{}/60", Timestamp::now() - SignedDuration::from_mins(30));
+    let s = common::web::Served::start(&cfg, &[("DUMBMONIT_TEST_CLOCK", &clock)]);
+    // Fifteen cycles without progress make the StatefulSet's update stuck.
+    let alerts = s.wait_for("/api/v1/alerts", "the StatefulSet's stuck rollout", |r| {
+        r.body.contains("\"KubernetesRolloutStuck\"") && r.body.contains("\"StatefulSet\"")
+    });
+    for name in [
+        "KubernetesAPICertificateExpiring",
+        "KubernetesPodStuckTerminating",
+        "KubernetesJobFailed",
+        "KubernetesCronJobMissed",
+    ] {
+        assert!(alerts.body.contains(name), "{name} in {}", alerts.body);
+    }
+    assert!(
+        !alerts.body.contains("KubernetesWorkloadReplicasMissing"),
+        "a stuck rollout is one alert: {}",
+        alerts.body
+    );
+
+    let page = s.get("/clusters/edge");
+    assert_eq!(page.status, 200);
+    for expected in [
+        "2 rollouts stuck",
+        "The API server's serving certificate expires on",
+        "Stuck rollouts (2)",
+        "its update has made no progress for",
+        "ProgressDeadlineExceeded: ReplicaSet &quot;checkout-6d5f7c8b9a&quot; has timed out progressing.",
+        "stuck terminating",
+        "waits for its finalizers: example.com/drain-connections",
+        "Failed jobs (1)",
+        "report-29400000",
+        "Cron jobs that missed their runs (1)",
+        "kubelet v1.29.15+k3s1 is outside the supported skew",
+    ] {
+        assert!(page.body.contains(expected), "missing {expected:?} in the page:\n{}", page.body);
+    }
+    let m = samples(&s.get("/metrics").body);
+    assert_eq!(
+        m["dumbmonit_k8s_workload_rollout_stuck{cluster=\"edge\",kind=\"StatefulSet\",namespace=\"shop\",workload=\"queue\"}"],
+        1.0
+    );
+    assert_eq!(m["dumbmonit_k8s_node_ready_transitions{cluster=\"edge\",node=\"node-2\"}"], 0.0);
+    assert_eq!(m["dumbmonit_k8s_pods_stuck_terminating{cluster=\"edge\"}"], 1.0);
+}

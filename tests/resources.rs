@@ -144,6 +144,8 @@ async fn an_optional_read_that_is_not_granted_leaves_the_cycle_whole() {
         (Resource::NodeMetrics, "nodes.metrics.k8s.io"),
         (Resource::PodMetrics, "pods.metrics.k8s.io"),
         (Resource::HorizontalPodAutoscalers, "horizontalpodautoscalers.autoscaling"),
+        (Resource::Jobs, "jobs.batch"),
+        (Resource::CronJobs, "cronjobs.batch"),
     ] {
         h.sim.set_faults(Faults { forbidden: vec![forbidden], ..Default::default() });
         let run = h.check(&["--output", "prometheus"]).await;
@@ -202,10 +204,12 @@ async fn rbac_optional_adds_exactly_the_optional_reads() {
             "    resources: [\"nodes\", \"pods\"]",
             "  - apiGroups: [\"autoscaling\"]",
             "    resources: [\"horizontalpodautoscalers\"]",
+            "  - apiGroups: [\"batch\"]",
+            "    resources: [\"jobs\", \"cronjobs\"]",
         ]
     );
     assert!(!optional.contains("proxy") && !optional.contains("secrets") && !optional.contains("configmaps"));
-    assert_eq!(optional.matches("verbs: [\"get\", \"list\"]").count(), 5);
+    assert_eq!(optional.matches("verbs: [\"get\", \"list\"]").count(), 6);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
