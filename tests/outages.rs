@@ -334,3 +334,41 @@ async fn serve_remembers_across_cycles_and_shows_every_case_on_the_page() {
     assert_eq!(m["dumbmonit_k8s_node_ready_transitions{cluster=\"edge\",node=\"node-2\"}"], 0.0);
     assert_eq!(m["dumbmonit_k8s_pods_stuck_terminating{cluster=\"edge\"}"], 1.0);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_client_certificate_of_a_kubeconfig_is_read_for_its_end() {
+    use base64::Engine;
+    let h = Harness::start(scenario::healthy(Timestamp::now())).await;
+    // A client certificate beside the token, as a k3s admin kubeconfig carries one (the
+    // simulator asks for none, so the token authenticates).
+    let key = rcgen::KeyPair::generate().unwrap();
+    let mut params = rcgen::CertificateParams::new(Vec::<String>::new()).unwrap();
+    params.distinguished_name.push(rcgen::DnType::CommonName, "system:admin");
+    params.not_after = rcgen::date_time_ymd(2031, 6, 1);
+    let cert = params.self_signed(&key).unwrap();
+    let b64 = |s: &str| base64::engine::general_purpose::STANDARD.encode(s);
+    let kubeconfig = format!(
+        "apiVersion: v1\nkind: Config\nclusters:\n- name: sim\n  cluster:\n    server: {}\n    certificate-authority-data: {}\n\
+         contexts:\n- name: admin\n  context:\n    cluster: sim\n    user: admin\ncurrent-context: admin\nusers:\n\
+         - name: admin\n  user:\n    token: {}\n    client-certificate-data: {}\n    client-key-data: {}\n",
+        h.sim.url(),
+        b64(h.sim.ca_pem()),
+        h.sim.token(),
+        b64(&cert.pem()),
+        b64(&key.serialize_pem())
+    );
+    let file = h.dir.path().join("kubeconfig");
+    std::fs::write(&file, kubeconfig).unwrap();
+    let run = dumbmonit(
+        &["check".into(), "--kubeconfig".into(), path(&file), "--output".into(), "prometheus".into()],
+        &[],
+        h.dir.path(),
+    )
+    .await;
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let m = samples(&run.stdout);
+    let end: Timestamp = "2031-06-01T00:00:00Z".parse().unwrap();
+    assert_eq!(m["dumbmonit_k8s_client_certificate_expiry_timestamp_seconds"], end.as_second() as f64);
+    assert!(m.contains_key("dumbmonit_k8s_apiserver_certificate_expiry_timestamp_seconds"));
+    assert!(!run.stdout.contains("BEGIN"), "no key material in the output");
+}
