@@ -14,8 +14,7 @@ use crate::kube::{self, ConnectOptions, Fetcher};
 use crate::report::{self, Output};
 use crate::{metrics, rbac};
 
-/// Exit status when the cluster could not be read, or the command line or configuration is wrong.
-pub const EXIT_UNKNOWN: u8 = 3;
+pub use crate::error::EXIT_UNKNOWN;
 
 #[derive(Parser, Debug)]
 #[command(

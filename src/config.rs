@@ -359,8 +359,8 @@ impl Config {
 
 impl AuthConfig {
     /// The protection of the web side, secrets read from their files.
-    pub fn protection(&self) -> Result<crate::web::Protection, ConfigError> {
-        use crate::web::{Credentials, Password};
+    pub fn protection(&self) -> Result<crate::auth::Protection, ConfigError> {
+        use crate::auth::{Credentials, Password};
         let read = |path: &Path, field: &str| {
             std::fs::read_to_string(path)
                 .map(|s| s.trim_end_matches(['\n', '\r']).to_string())
@@ -380,7 +380,7 @@ impl AuthConfig {
         } else {
             None
         };
-        Ok(crate::web::Protection::new(credentials, self.open_metrics))
+        Ok(crate::auth::Protection::new(credentials, self.open_metrics))
     }
 }
 

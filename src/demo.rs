@@ -44,14 +44,14 @@ fn listen_address(args: &DemoArgs) -> SocketAddr {
 pub fn main(args: &DemoArgs) -> ExitCode {
     if !(args.pace > 0.0 && args.interval > 0.0 && args.pace.is_finite() && args.interval.is_finite()) {
         eprintln!("--pace and --interval take seconds above 0");
-        return ExitCode::from(crate::cli::EXIT_UNKNOWN);
+        return ExitCode::from(crate::error::EXIT_UNKNOWN);
     }
     let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build().expect("the async runtime starts");
     match runtime.block_on(tour(args)) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("{e}");
-            ExitCode::from(crate::cli::EXIT_UNKNOWN)
+            ExitCode::from(crate::error::EXIT_UNKNOWN)
         }
     }
 }

@@ -5,6 +5,11 @@ use std::time::Duration;
 
 use crate::collect::Collection;
 
+/// Exit status when the cluster could not be read, or the command line or configuration is
+/// wrong (the monitoring-plugin convention's UNKNOWN). Here, below every command, so that each
+/// can use it without importing the command line.
+pub const EXIT_UNKNOWN: u8 = 3;
+
 /// A failure before any request is sent: a flag, a file or a kubeconfig is wrong.
 #[derive(Debug, thiserror::Error)]
 #[error("{0}")]

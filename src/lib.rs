@@ -7,6 +7,7 @@
 //! - [`report`]: the text and JSON reports of `check`.
 
 pub mod agent;
+pub mod auth;
 pub mod cli;
 pub mod clock;
 pub mod collect;

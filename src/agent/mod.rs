@@ -25,9 +25,6 @@ use crate::kube::ConnectOptions;
 use buffer::Buffer;
 use push::Server;
 
-/// Exit status when the agent cannot start (its options are wrong).
-const EXIT_BAD_OPTIONS: u8 = 3;
-
 /// How `dumbmonit agent` runs.
 pub struct AgentOptions {
     pub servers: Vec<String>,
@@ -122,7 +119,7 @@ pub fn main(options: AgentOptions) -> ExitCode {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("{e}");
-            ExitCode::from(EXIT_BAD_OPTIONS)
+            ExitCode::from(crate::error::EXIT_UNKNOWN)
         }
     }
 }

@@ -81,7 +81,7 @@ impl super::Board {
         let mut found = None;
         for (name, door) in doors.iter() {
             // A door whose token file could not be read has no token, and opens to none.
-            let same = !door.token.is_empty() && crate::web::constant_time_eq(door.token.as_bytes(), token.as_bytes());
+            let same = !door.token.is_empty() && crate::auth::constant_time_eq(door.token.as_bytes(), token.as_bytes());
             if same && cluster.is_none_or(|c| c == name) {
                 found = Some(door);
             }

@@ -19,6 +19,7 @@ use std::time::Duration;
 use jiff::{SignedDuration, Timestamp};
 use tokio::sync::{Notify, watch};
 
+use crate::auth::Protection;
 use crate::clock::Clock;
 use crate::collect::reader::{self, Reader};
 use crate::collect::{self, CollectionStat, CycleOptions};
@@ -31,7 +32,6 @@ use crate::notify::worker::{Counters, Delivery, NotifierSet};
 use crate::notify::{Client, Notifier};
 use crate::rules::{Alert, RuleState, Transition, TransitionState};
 use crate::state::{HistoryPoint, Store};
-use crate::web::Protection;
 
 pub use crate::clock::log;
 
@@ -289,7 +289,7 @@ pub fn main(config_path: &Path, shard: Option<crate::config::Shard>) -> ExitCode
         Ok(c) => c,
         Err(e) => {
             eprintln!("{e}");
-            return ExitCode::from(crate::cli::EXIT_UNKNOWN);
+            return ExitCode::from(crate::error::EXIT_UNKNOWN);
         }
     };
     let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build().expect("the async runtime starts");
@@ -298,7 +298,7 @@ pub fn main(config_path: &Path, shard: Option<crate::config::Shard>) -> ExitCode
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("{e}");
-            ExitCode::from(crate::cli::EXIT_UNKNOWN)
+            ExitCode::from(crate::error::EXIT_UNKNOWN)
         }
     }
 }

@@ -6,7 +6,8 @@
 //! is never formatted nor compressed per request: each cluster's series are rendered and
 //! compressed once per cycle by its task (fragments of one deflate stream, see
 //! [`crate::metrics::exposition::Packed`]), joined here into one gzip body once per change, and
-//! kept until something changes. A client that does not take gzip gets that body inflated.
+//! kept until something changes. A client that does not take gzip gets that body inflated (once
+//! per change, then kept beside it).
 //!
 //! Joining stays cheap until thousands of clusters (at 5,000 clusters of 100 pods, 32 MB of gzip
 //! out of 175,000 fragments: about 0.1 s). So that requests never queue behind it, a text whose
@@ -15,8 +16,8 @@
 //! most about a second. Below that, every request sees every cycle already taken.
 
 use std::io::Read;
-use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, OnceLock};
 use std::time::{Duration, Instant};
 
 use bytes::Bytes;
@@ -38,6 +39,8 @@ pub struct Key {
 pub struct Exposition {
     key: Key,
     gzip: Bytes,
+    /// The text, inflated on the first request that does not take gzip.
+    plain: OnceLock<Bytes>,
     made: Instant,
     took: Duration,
 }
@@ -46,11 +49,16 @@ pub struct Exposition {
 pub const SLOW_BUILD: Duration = Duration::from_millis(20);
 
 impl Exposition {
-    /// The text, inflated for this request (not kept: clients that scrape take gzip).
+    /// The text, inflated once for the clients that do not take gzip (Prometheus does), and
+    /// kept as long as this text is current.
     pub fn plain(&self) -> Bytes {
-        let mut text = Vec::with_capacity(self.gzip.len() * 8);
-        flate2::read::GzDecoder::new(&self.gzip[..]).read_to_end(&mut text).expect("our own gzip member");
-        Bytes::from(text)
+        self.plain
+            .get_or_init(|| {
+                let mut text = Vec::with_capacity(self.gzip.len() * 8);
+                flate2::read::GzDecoder::new(&self.gzip[..]).read_to_end(&mut text).expect("our own gzip member");
+                Bytes::from(text)
+            })
+            .clone()
     }
 
     pub fn gzip(&self) -> Bytes {
@@ -126,7 +134,7 @@ fn build(board: &Board, key: Key) -> Arc<Exposition> {
     let mut parts: Vec<&[Packed]> = clusters.iter().map(|c| c.as_slice()).collect();
     parts.push(&own);
     let gzip = Bytes::from(merge_gzip(&parts));
-    let e = Arc::new(Exposition { key, gzip, made: Instant::now(), took: started.elapsed() });
+    let e = Arc::new(Exposition { key, gzip, plain: OnceLock::new(), made: Instant::now(), took: started.elapsed() });
     *board.exposition.lock().expect("exposition lock") = Some(e.clone());
     e
 }
