@@ -426,7 +426,7 @@ pub fn main() -> ExitCode {
         },
         Command::Demo(args) => crate::demo::main(&args),
         Command::Replay(args) => replay(&args),
-        Command::Serve(args) => crate::serve::main(&args.config, args.shard),
+        Command::Serve(args) => crate::serve::main(&args.config, args.shard, crate::web::start),
         Command::Manifests(ManifestsCommand::Agent(a)) => {
             let m = crate::manifests::AgentManifest {
                 server: a.server,

@@ -34,3 +34,18 @@ impl Clock {
 pub fn log(message: &str) {
     eprintln!("{} {message}", Timestamp::now().round(jiff::Unit::Second).unwrap_or(Timestamp::now()));
 }
+
+/// `45 s`, `2 min`, `3 h`, `2 days`.
+pub fn words(d: SignedDuration) -> String {
+    let s = d.as_secs().abs();
+    let exact = d.as_secs_f64().abs();
+    if exact < 10.0 && exact.fract() > 0.0 {
+        return format!("{} s", (exact * 10.0).round() / 10.0);
+    }
+    match s {
+        s if s < 90 => format!("{s} s"),
+        s if s < 90 * 60 => format!("{} min", s / 60),
+        s if s < 48 * 3600 => format!("{} h", s / 3600),
+        s => format!("{} days", s / 86400),
+    }
+}

@@ -125,6 +125,7 @@ async fn tour_in(args: &DemoArgs, dir: PathBuf) -> Result<(), String> {
         banner: Some(BANNER.into()),
         config_path: None,
         shard: None,
+        pages: Some(crate::web::start),
         on_listening: Some(Box::new(move |addr| {
             println!("DumbMonit demo: a SIMULATED cluster (no real cluster is contacted).");
             println!();

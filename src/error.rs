@@ -3,7 +3,7 @@
 use std::fmt;
 use std::time::Duration;
 
-use crate::collect::Collection;
+use crate::collection::Collection;
 
 /// Exit status when the cluster could not be read, or the command line or configuration is
 /// wrong (the monitoring-plugin convention's UNKNOWN). Here, below every command, so that each

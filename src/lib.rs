@@ -8,9 +8,11 @@
 
 pub mod agent;
 pub mod auth;
+pub mod board;
 pub mod cli;
 pub mod clock;
 pub mod collect;
+pub mod collection;
 pub mod config;
 pub mod demo;
 pub mod error;

@@ -14,37 +14,12 @@ use std::path::Path;
 
 use jiff::Timestamp;
 use serde::Deserialize;
-use serde_json::value::RawValue;
 
 use crate::collect::optional::{ApiService, CronJob, Extras, Hpa, Job, Optional, Usage};
+pub use crate::collect::raw::{OptionalList, RawList, Recording};
 use crate::collect::{
-    Api, Certificates, Collection, Event, FromApi, Lists, Node, Pod, Pvc, nullable, unwrap_api, version, workloads,
+    Api, Certificates, Event, FromApi, Lists, Node, Pod, Pvc, nullable, unwrap_api, version, workloads,
 };
-
-/// One List as the API server returned it.
-#[derive(Debug)]
-pub struct RawList {
-    pub collection: Collection,
-    pub resource_version: String,
-    pub items: Vec<Box<RawValue>>,
-}
-
-/// What an optional read returned.
-#[derive(Debug)]
-pub enum OptionalList {
-    Read(RawList),
-    NotGranted,
-    Failed(String),
-}
-
-/// Everything a successful cycle read, as returned.
-#[derive(Debug)]
-pub struct Recording {
-    pub version: Box<RawValue>,
-    pub lists: Vec<RawList>,
-    pub optional: Vec<(Collection, OptionalList)>,
-    pub certificates: Certificates,
-}
 
 fn render_list(out: &mut String, list: &RawList) {
     let (kind, api_version) = list.collection.list_kind();
@@ -244,6 +219,8 @@ pub fn parse(bytes: &[u8], name: &str) -> Result<Recorded, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::collect::Collection;
+    use serde_json::value::RawValue;
 
     #[test]
     fn a_failed_cycle_round_trips() {

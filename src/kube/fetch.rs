@@ -6,13 +6,13 @@ use std::time::Duration;
 
 use http::StatusCode;
 use http_body_util::BodyExt;
-use serde::Deserialize;
 use serde::de::DeserializeOwned;
+use serde::{Deserialize, Deserializer};
 
 use super::address::host_of;
 use super::connect::Connection;
 use super::request::{PAGE_SIZE, get, list_uri};
-use crate::collect::Collection;
+use crate::collection::Collection;
 use crate::error::{ConfigError, ReadError, ReadErrorKind};
 
 /// The largest answer read (after decompression). A page holds 500 objects, and the API server
@@ -69,7 +69,7 @@ pub struct Listed<T> {
 pub struct ListPage<T> {
     #[serde(default)]
     metadata: ListMeta,
-    #[serde(default, deserialize_with = "crate::collect::nullable")]
+    #[serde(default, deserialize_with = "nullable")]
     pub items: Vec<T>,
 }
 
@@ -374,6 +374,15 @@ fn san(presented: &str) -> String {
         }
     }
     s.to_string()
+}
+
+/// Deserializes `null` as the default, for fields the API server may send as null.
+pub fn nullable<'de, D, T>(d: D) -> Result<T, D::Error>
+where
+    D: Deserializer<'de>,
+    T: Deserialize<'de> + Default,
+{
+    Ok(Option::<T>::deserialize(d)?.unwrap_or_default())
 }
 
 #[cfg(test)]

@@ -13,85 +13,17 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use jiff::{SignedDuration, Timestamp};
-use tokio::sync::{mpsc, oneshot, watch};
+use tokio::sync::{mpsc, watch};
 use tokio::time::Instant;
 
 use super::{Arrival, Shared, Watch, log, words};
+use crate::board::{AgentView, Door, Push, Reply};
 use crate::collect::wire::{Held, Outcome, Report, Settings, Stat};
 use crate::config::ClusterConfig;
 use crate::rules::RuleState;
 
 /// How far ahead of the server's clock a cycle may be before it is refused.
 pub const FUTURE_BOUND: SignedDuration = SignedDuration::from_hours(1);
-
-/// A clock skew past this is said on the cluster's page.
-pub const SKEW_SHOWN: SignedDuration = SignedDuration::from_secs(30);
-
-/// A report on its way to its cluster's task.
-pub struct Push {
-    pub report: Report,
-    /// When it arrived, by the server's clock.
-    pub received: Timestamp,
-    pub reply: oneshot::Sender<Reply>,
-}
-
-/// What became of a report.
-#[derive(Debug, PartialEq)]
-pub enum Reply {
-    Taken,
-    /// The server already had this cycle (or a later one): dropped, so the agent moves on.
-    Duplicate,
-    /// The difference's base is not held here: the agent sends the whole snapshot.
-    UnknownBase(String),
-    Refused(String),
-}
-
-/// Where an agent's reports go.
-pub struct Door {
-    token: String,
-    pub settings: Settings,
-    pub inbox: mpsc::Sender<Push>,
-}
-
-/// The answer to an agent's knock.
-pub enum Knock {
-    Open {
-        settings: Settings,
-        inbox: mpsc::Sender<Push>,
-    },
-    /// The token is not the one of the cluster named (or of any agent's cluster).
-    WrongToken,
-    /// No cluster of that name is read through an agent here.
-    NotConfigured(String),
-}
-
-impl super::Board {
-    /// Finds the agent's cluster: by name when the agent gives one, else by token. Every token
-    /// is compared, in constant time, whatever matches.
-    pub fn knock(&self, cluster: Option<&str>, token: &str) -> Knock {
-        let doors = self.agents.read().expect("agents lock");
-        if let Some(name) = cluster
-            && !doors.contains_key(name)
-        {
-            return Knock::NotConfigured(name.to_string());
-        }
-        if token.is_empty() {
-            return Knock::WrongToken;
-        }
-        let mut found = None;
-        for (name, door) in doors.iter() {
-            // A door whose token file could not be read has no token, and opens to none.
-            let same = !door.token.is_empty() && crate::auth::constant_time_eq(door.token.as_bytes(), token.as_bytes());
-            if same && cluster.is_none_or(|c| c == name) {
-                found = Some(door);
-            }
-        }
-        match found {
-            Some(d) => Knock::Open { settings: d.settings.clone(), inbox: d.inbox.clone() },
-            None => Knock::WrongToken,
-        }
-    }
-}
 
 pub fn settings_of(c: &ClusterConfig) -> Settings {
     Settings {
@@ -114,7 +46,7 @@ pub(super) fn open_door(shared: &Shared, c: &ClusterConfig, inbox: mpsc::Sender<
         None => return,
     };
     let door = Door { token, settings: settings_of(c), inbox };
-    shared.board.agents.write().expect("agents lock").insert(c.name.clone(), door);
+    shared.board.open_door(&c.name, door);
 }
 
 /// Everything one agent's cluster carries between reports.
@@ -245,7 +177,7 @@ impl Link {
         let (address, note) = (r.address.clone(), r.note.clone());
         self.watch.shared.board.update(&name, |v| {
             v.address = address;
-            v.agent = Some(super::AgentView { last_report: Some(received), skew, note });
+            v.agent = Some(AgentView { last_report: Some(received), skew, note });
         });
         let arrival = Arrival {
             time: r.time,
@@ -257,23 +189,5 @@ impl Link {
         };
         self.watch.take(arrival).await;
         Reply::Taken
-    }
-}
-
-impl super::AgentView {
-    /// What the page says about the agent, beyond the cluster's health.
-    pub fn notes(&self) -> Vec<String> {
-        let mut notes = Vec::new();
-        if self.skew.abs() > SKEW_SHOWN {
-            let way = if self.skew.is_positive() { "ahead of" } else { "behind" };
-            notes.push(format!(
-                "The agent's clock is {} {way} the server's: cycle times are the agent's.",
-                words(self.skew)
-            ));
-        }
-        if let Some(n) = &self.note {
-            notes.push(format!("The agent says: {n}"));
-        }
-        notes
     }
 }

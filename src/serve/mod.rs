@@ -12,256 +12,27 @@ pub mod agents;
 use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, RwLock};
 use std::time::Duration;
 
 use jiff::{SignedDuration, Timestamp};
 use tokio::sync::{Notify, watch};
 
-use crate::auth::Protection;
 use crate::clock::Clock;
 use crate::collect::reader::{self, Reader};
 use crate::collect::{self, CollectionStat, CycleOptions};
 use crate::config::{ClusterConfig, Config};
 use crate::error::Redactor;
-use crate::health::{self, Health, Severity};
+use crate::health::{self, Health};
 use crate::kube;
 use crate::metrics::exposition::{Packed, pack, prerender};
-use crate::notify::worker::{Counters, Delivery, NotifierSet};
+use crate::notify::worker::{Delivery, NotifierSet};
 use crate::notify::{Client, Notifier};
 use crate::rules::{Alert, RuleState, Transition, TransitionState};
 use crate::state::{HistoryPoint, Store};
 
-pub use crate::clock::log;
-
-/// What the pages, the API and /metrics know of one cluster.
-#[derive(Clone, Debug)]
-pub struct ClusterView {
-    pub name: String,
-    pub address: String,
-    pub last_cycle: Option<Timestamp>,
-    pub last_good: Option<Timestamp>,
-    /// The last good cycle's health, kept while the cluster cannot be read.
-    pub health: Option<Arc<Health>>,
-    /// Why the last cycle failed; None when it succeeded.
-    pub error: Option<String>,
-    pub up: bool,
-    pub cycle_duration: Duration,
-    pub stats: Vec<CollectionStat>,
-    /// Active alerts, pending and firing: firing first, then the most severe, then the oldest.
-    pub alerts: Arc<Vec<Alert>>,
-    /// The `dumbmonit_k8s_` object series of the last good cycle, rendered and compressed once
-    /// for /metrics.
-    pub objects: Arc<Vec<Packed>>,
-    /// The monitor's own series of the last cycle (`up`, durations), rendered and compressed once.
-    pub own: Arc<Vec<Packed>>,
-    /// For a cluster read through an agent: what is known of the agent.
-    pub agent: Option<AgentView>,
-}
-
-/// What the server knows of a cluster's agent.
-#[derive(Clone, Debug, Default)]
-pub struct AgentView {
-    /// When its last report arrived, by the server's clock.
-    pub last_report: Option<Timestamp>,
-    /// The agent's clock − the server's, from that report.
-    pub skew: SignedDuration,
-    /// What the agent said about itself (its buffer cannot be written, say).
-    pub note: Option<String>,
-}
-
-impl ClusterView {
-    fn new(name: &str, address: &str) -> ClusterView {
-        ClusterView {
-            name: name.into(),
-            address: address.into(),
-            last_cycle: None,
-            last_good: None,
-            health: None,
-            error: None,
-            up: false,
-            cycle_duration: Duration::ZERO,
-            stats: Vec::new(),
-            alerts: Arc::default(),
-            objects: Arc::default(),
-            own: Arc::default(),
-            agent: None,
-        }
-    }
-
-    /// `ok`, `notice`, `critical`, `unreachable` or `waiting`.
-    pub fn status(&self) -> &'static str {
-        if self.error.is_some() {
-            return "unreachable";
-        }
-        match self.health.as_ref().map(|h| h.severity()) {
-            None => "waiting",
-            Some(Severity::Ok) => "ok",
-            Some(Severity::Notice) => "notice",
-            Some(Severity::Critical) => "critical",
-        }
-    }
-
-    /// The one sentence.
-    pub fn sentence(&self) -> String {
-        match (&self.error, &self.health) {
-            (Some(e), _) => format!("Cannot be read: {e}"),
-            (None, Some(h)) => h.summary(),
-            (None, None) => "Waiting for the first cycle".into(),
-        }
-    }
-
-    pub fn firing(&self) -> usize {
-        self.alerts.iter().filter(|a| a.firing()).count()
-    }
-}
-
-/// Everything the web side reads, kept up to date by the cluster tasks.
-pub struct Board {
-    clusters: RwLock<Vec<ClusterView>>,
-    pub store: Arc<Mutex<Store>>,
-    /// A second connection for the pages' queries: in WAL mode they never wait for a cycle's
-    /// transaction.
-    reader: Mutex<Store>,
-    /// Why the state directory could not be opened at start (the state is then in memory).
-    state_error: Option<String>,
-    /// Why the last cycle could not be written (a full disk, say); None once one is.
-    persist_error: Mutex<Option<String>>,
-    started: std::time::Instant,
-    pub counters: Arc<Mutex<Counters>>,
-    /// Shown on every page (the demo says the cluster is simulated).
-    pub banner: Option<String>,
-    protection: RwLock<Arc<Protection>>,
-    notifiers: NotifierSet,
-    ready: AtomicBool,
-    /// Changes whenever a view does, so that what is derived from all views can be cached.
-    generation: AtomicU64,
-    /// The last /metrics text, kept while nothing it depends on changes.
-    pub exposition: Mutex<Option<Arc<crate::web::metrics::Exposition>>>,
-    /// Where each agent's reports go, by cluster.
-    agents: RwLock<HashMap<String, agents::Door>>,
-    /// How late cycles start and how long their state takes to save, recently.
-    pub timings: Mutex<Timings>,
-}
-
-/// The most recent samples of two durations, in seconds: how late each cycle started after its
-/// schedule, and how long each cycle's transaction took.
-#[derive(Debug, Default)]
-pub struct Timings {
-    pub start_lag: std::collections::VecDeque<f64>,
-    pub commit: std::collections::VecDeque<f64>,
-}
-
-impl Timings {
-    const KEPT: usize = 20_000;
-
-    fn push(list: &mut std::collections::VecDeque<f64>, d: Duration) {
-        if list.len() == Self::KEPT {
-            list.pop_front();
-        }
-        list.push_back(d.as_secs_f64());
-    }
-
-    /// (p50, p99, max, samples) of a list.
-    pub fn quantiles(list: &std::collections::VecDeque<f64>) -> Option<(f64, f64, f64, usize)> {
-        if list.is_empty() {
-            return None;
-        }
-        let mut v: Vec<f64> = list.iter().copied().collect();
-        v.sort_by(f64::total_cmp);
-        let at = |q: f64| v[((v.len() - 1) as f64 * q).round() as usize];
-        Some((at(0.5), at(0.99), v[v.len() - 1], v.len()))
-    }
-}
-
-impl Board {
-    pub fn clusters(&self) -> Vec<ClusterView> {
-        self.clusters.read().expect("board lock").clone()
-    }
-
-    pub fn cluster(&self, name: &str) -> Option<ClusterView> {
-        self.clusters.read().expect("board lock").iter().find(|c| c.name == name).cloned()
-    }
-
-    /// Why the state is not being saved, if it is not: said on every page.
-    pub fn persistence_problem(&self) -> Option<String> {
-        let now = self.persist_error.lock().expect("persist lock").clone();
-        match (&self.state_error, now) {
-            (Some(e), _) => Some(format!("{e}. The state is kept in memory only: a restart loses alerts and history.")),
-            (None, Some(e)) => Some(format!(
-                "The last cycle could not be saved: {e}. Monitoring goes on; what is not saved is lost on a restart."
-            )),
-            (None, None) => None,
-        }
-    }
-
-    /// How long the monitor has run.
-    pub fn uptime(&self) -> Duration {
-        self.started.elapsed()
-    }
-
-    /// The connection the pages read with.
-    pub fn reader(&self) -> std::sync::MutexGuard<'_, Store> {
-        self.reader.lock().expect("reader lock")
-    }
-
-    pub fn protection(&self) -> Arc<Protection> {
-        self.protection.read().expect("protection lock").clone()
-    }
-
-    pub fn ready(&self) -> bool {
-        self.ready.load(Ordering::SeqCst)
-    }
-
-    pub fn notifier_names(&self) -> Vec<String> {
-        self.notifiers.read().expect("notifiers lock").iter().map(|n| n.name.clone()).collect()
-    }
-
-    fn update(&self, name: &str, f: impl FnOnce(&mut ClusterView)) {
-        let mut clusters = self.clusters.write().expect("board lock");
-        if let Some(v) = clusters.iter_mut().find(|c| c.name == name) {
-            f(v);
-        }
-        self.generation.fetch_add(1, Ordering::SeqCst);
-    }
-
-    /// Changes whenever a cluster's view does.
-    pub fn generation(&self) -> u64 {
-        self.generation.load(Ordering::SeqCst)
-    }
-
-    /// Each cluster's series, in order: its objects', then its own.
-    pub fn packed_series(&self) -> Vec<Arc<Vec<Packed>>> {
-        self.clusters.read().expect("board lock").iter().flat_map(|c| [c.objects.clone(), c.own.clone()]).collect()
-    }
-
-    /// Keeps the views of `order` (new ones empty), in that order.
-    fn arrange(&self, order: &[(String, String, bool)]) {
-        let mut clusters = self.clusters.write().expect("board lock");
-        let mut old: HashMap<String, ClusterView> = clusters.drain(..).map(|c| (c.name.clone(), c)).collect();
-        *clusters = order
-            .iter()
-            .map(|(name, address, agent)| {
-                let mut v = old.remove(name).unwrap_or_else(|| ClusterView::new(name, address));
-                match (agent, &v.agent) {
-                    (false, _) => {
-                        v.address = address.clone();
-                        v.agent = None;
-                    }
-                    (true, None) => {
-                        v.address = address.clone();
-                        v.agent = Some(AgentView::default());
-                    }
-                    // The address the agent reported stays.
-                    (true, Some(_)) => {}
-                }
-                v
-            })
-            .collect();
-        self.generation.fetch_add(1, Ordering::SeqCst);
-    }
-}
+use crate::board::{Board, StartPages, Timings};
+pub use crate::clock::{log, words};
 
 /// How `serve` runs beyond its configuration file.
 #[derive(Default)]
@@ -274,6 +45,8 @@ pub struct ServeOptions {
     pub on_listening: Option<Box<dyn FnOnce(std::net::SocketAddr) + Send>>,
     /// `--shard`: wins over the file's `shard`.
     pub shard: Option<crate::config::Shard>,
+    /// What serves the pages, the API, /metrics and the agents' door (`web::start`).
+    pub pages: Option<StartPages>,
 }
 
 /// The clusters this instance watches: its shard's, or all.
@@ -284,7 +57,7 @@ fn owned(config: &Config, flag: Option<crate::config::Shard>) -> Vec<ClusterConf
     }
 }
 
-pub fn main(config_path: &Path, shard: Option<crate::config::Shard>) -> ExitCode {
+pub fn main(config_path: &Path, shard: Option<crate::config::Shard>, pages: StartPages) -> ExitCode {
     let config = match Config::load(config_path) {
         Ok(c) => c,
         Err(e) => {
@@ -293,7 +66,8 @@ pub fn main(config_path: &Path, shard: Option<crate::config::Shard>) -> ExitCode
         }
     };
     let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build().expect("the async runtime starts");
-    let options = ServeOptions { config_path: Some(config_path.to_path_buf()), shard, ..Default::default() };
+    let options =
+        ServeOptions { config_path: Some(config_path.to_path_buf()), shard, pages: Some(pages), ..Default::default() };
     match runtime.block_on(run(config, options)) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
@@ -312,7 +86,7 @@ struct Running {
     stop: watch::Sender<bool>,
     task: tokio::task::JoinHandle<()>,
     /// Where an agent's reports go, for a cluster read through an agent.
-    inbox: Option<tokio::sync::mpsc::Sender<agents::Push>>,
+    inbox: Option<tokio::sync::mpsc::Sender<crate::board::Push>>,
 }
 
 /// What every cluster task shares.
@@ -342,27 +116,7 @@ pub async fn run(config: Config, options: ServeOptions) -> Result<(), String> {
             (store, Store::open_in_memory(&name).map_err(|e| e.to_string())?, Some(e.to_string()))
         }
     };
-    let tls = config.tls.as_ref().map(crate::web::tls_config).transpose()?.map(Arc::new);
-    let scheme = if tls.is_some() { "https" } else { "http" };
-    let listener = crate::web::bind(config.listen).await?;
-    let address = listener.local_addr().map_err(|e| e.to_string())?;
-    let board = Arc::new(Board {
-        clusters: RwLock::new(Vec::new()),
-        store: Arc::new(Mutex::new(store)),
-        reader: Mutex::new(reader),
-        state_error,
-        persist_error: Mutex::new(None),
-        started: std::time::Instant::now(),
-        counters: Arc::new(Mutex::new(Counters::default())),
-        banner: options.banner,
-        protection: RwLock::new(Arc::new(protection)),
-        notifiers: notifier_set.clone(),
-        ready: AtomicBool::new(false),
-        generation: AtomicU64::new(0),
-        exposition: Mutex::new(None),
-        agents: RwLock::new(HashMap::new()),
-        timings: Mutex::new(Timings::default()),
-    });
+    let board = Arc::new(Board::new(store, reader, state_error, options.banner, protection, notifier_set.clone()));
     let shared = Arc::new(Shared {
         board: board.clone(),
         firing: Arc::new(Mutex::new(Default::default())),
@@ -378,19 +132,21 @@ pub async fn run(config: Config, options: ServeOptions) -> Result<(), String> {
         counters: board.counters.clone(),
     };
     let worker = tokio::spawn(delivery.run(shared.wake.clone(), stop_rx));
-    let web = web_runtime(listener, board.clone(), tls)?;
+    let start = options.pages.ok_or("serve: nothing to serve the pages with")?;
+    let pages = start(config.listen, config.tls.as_ref(), board.clone())?;
+    let (scheme, address) = (pages.scheme, pages.address);
 
     let mut running: HashMap<String, Running> = HashMap::new();
     let shard = options.shard;
     let mine = owned(&config, shard);
     apply_clusters(&shared, &mut running, &mine).await;
-    board.ready.store(true, Ordering::SeqCst);
+    board.set_ready();
     let of = match shard.or(config.shard) {
         Some(s) => format!(" (shard {s} of {} configured)", config.clusters.len()),
         None => String::new(),
     };
     log(&format!("dumbmonit serve: watching {} cluster(s){of}; pages on {scheme}://{address}", mine.len()));
-    for n in board.notifiers.read().expect("notifiers lock").iter() {
+    for n in board.notifiers().read().expect("notifiers lock").iter() {
         if n.kind == crate::config::NotifierKind::Webhook {
             log(&format!(
                 "notifier {} posts to its webhook directly: replicas of serve would each post their own; \
@@ -435,43 +191,8 @@ pub async fn run(config: Config, options: ServeOptions) -> Result<(), String> {
     apply_clusters(&shared, &mut running, &[]).await;
     let _ = stop_tx.send(true);
     let _ = worker.await;
-    drop(web);
+    drop(pages);
     Ok(())
-}
-
-/// The web side's runtime, stopped when dropped (also from inside the main runtime).
-struct WebSide(Option<tokio::runtime::Runtime>);
-
-impl Drop for WebSide {
-    fn drop(&mut self) {
-        if let Some(runtime) = self.0.take() {
-            runtime.shutdown_background();
-        }
-    }
-}
-
-/// The pages, the API, /metrics and the agents' door on a runtime of their own: with thousands
-/// of clusters, the cycles' TLS handshakes and decoding keep the main runtime's threads busy, and
-/// requests queued behind them (at 5,000 clusters, /metrics p95 700 ms with the text ready).
-fn web_runtime(
-    listener: tokio::net::TcpListener,
-    board: Arc<Board>,
-    tls: Option<Arc<rustls::ServerConfig>>,
-) -> Result<WebSide, String> {
-    let failed = |e: std::io::Error| format!("Cannot serve the pages: {e}");
-    let listener = listener.into_std().map_err(failed)?;
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(1)
-        .thread_name("dumbmonit-web")
-        .enable_all()
-        .build()
-        .map_err(failed)?;
-    let listener = {
-        let _entered = runtime.enter();
-        tokio::net::TcpListener::from_std(listener).map_err(failed)?
-    };
-    runtime.spawn(crate::web::serve(listener, board, tls));
-    Ok(WebSide(Some(runtime)))
 }
 
 fn file_stamp(path: &Path) -> Option<(std::time::SystemTime, u64)> {
@@ -492,11 +213,11 @@ async fn reload_into(
         log("`state_dir` changed: that needs a restart; the state stays where it is");
     }
     match notifiers(new) {
-        Ok(n) => *shared.board.notifiers.write().expect("notifiers lock") = Arc::new(n),
+        Ok(n) => *shared.board.notifiers().write().expect("notifiers lock") = Arc::new(n),
         Err(e) => log(&format!("notifiers not reloaded: {e}")),
     }
     match new.auth.protection() {
-        Ok(p) => *shared.board.protection.write().expect("protection lock") = Arc::new(p),
+        Ok(p) => shared.board.set_protection(p),
         Err(e) => log(&format!("auth not reloaded: {e}")),
     }
     if shard.is_none() && new.shard != old.shard {
@@ -524,7 +245,7 @@ async fn apply_clusters(shared: &Arc<Shared>, running: &mut HashMap<String, Runn
     shared.board.arrange(&order);
     let watched: HashSet<&str> = order.iter().map(|(n, ..)| n.as_str()).collect();
     shared.firing.lock().expect("firing lock").retain(|name| watched.contains(name));
-    shared.board.agents.write().expect("agents lock").retain(|name, _| running.contains_key(name));
+    shared.board.keep_doors(|name| running.contains_key(name));
     let count = clusters.len().max(1) as u32;
     for (i, c) in clusters.iter().enumerate() {
         if let Some(r) = running.get(&c.name) {
@@ -644,7 +365,7 @@ impl Watch {
             Some(late) => transitions.iter().cloned().map(|t| late_note(t, late)).collect(),
         };
         let notifications: Vec<(String, String)> = board
-            .notifiers
+            .notifiers()
             .read()
             .expect("notifiers lock")
             .iter()
@@ -674,10 +395,10 @@ impl Watch {
         let committed = board.store.lock().expect("store lock").commit_cycle(&name, &self.state, &notifications, point);
         Timings::push(&mut board.timings.lock().expect("timings lock").commit, saving.elapsed());
         match committed {
-            Ok(()) => *board.persist_error.lock().expect("persist lock") = None,
+            Ok(()) => board.saved(Ok(())),
             Err(e) => {
                 log(&format!("cluster {name}: cannot persist the cycle, monitoring goes on: {e}"));
-                *board.persist_error.lock().expect("persist lock") = Some(e.to_string());
+                board.saved(Err(e.to_string()));
             }
         }
         self.shared.wake.notify_one();
@@ -731,21 +452,6 @@ fn late_note(mut t: Transition, late: SignedDuration) -> Transition {
     );
     t.alert.description = if t.alert.description.is_empty() { note } else { format!("{} {note}", t.alert.description) };
     t
-}
-
-/// `45 s`, `2 min`, `3 h`, `2 days`.
-pub fn words(d: SignedDuration) -> String {
-    let s = d.as_secs().abs();
-    let exact = d.as_secs_f64().abs();
-    if exact < 10.0 && exact.fract() > 0.0 {
-        return format!("{} s", (exact * 10.0).round() / 10.0);
-    }
-    match s {
-        s if s < 90 => format!("{s} s"),
-        s if s < 90 * 60 => format!("{} min", s / 60),
-        s if s < 48 * 3600 => format!("{} h", s / 3600),
-        s => format!("{} days", s / 86400),
-    }
 }
 
 async fn watch_cluster(c: ClusterConfig, shared: Arc<Shared>, offset: Duration, mut stop: watch::Receiver<bool>) {

@@ -21,9 +21,9 @@ use http_body_util::{BodyExt, Full, Limited};
 use hyper::body::Incoming;
 
 use super::{JSON, respond};
+use crate::board::{Board, Knock, Push, Reply};
+use crate::clock::log;
 use crate::collect::wire::{Answer, Report};
-use crate::serve::agents::{Knock, Push, Reply};
-use crate::serve::{Board, log};
 
 /// The largest report taken, as sent (gzip) and once inflated.
 pub const MAX_BODY: usize = 64 * 1024 * 1024;

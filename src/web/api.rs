@@ -3,8 +3,8 @@
 
 use serde_json::{Value, json};
 
+use crate::board::{Board, ClusterView};
 use crate::rules::Alert;
-use crate::serve::{Board, ClusterView};
 
 fn time(t: Option<jiff::Timestamp>) -> Value {
     t.map(|t| json!(t.to_string())).unwrap_or(Value::Null)
@@ -97,7 +97,7 @@ pub fn monitor(board: &Board) -> String {
             .and_then(|v| v.parse::<u64>().ok())
     };
     let open_fds = std::fs::read_dir("/proc/self/fd").map(|d| d.count() as u64).ok();
-    let quantiles = |list: &std::collections::VecDeque<f64>| match crate::serve::Timings::quantiles(list) {
+    let quantiles = |list: &std::collections::VecDeque<f64>| match crate::board::Timings::quantiles(list) {
         Some((p50, p99, max, samples)) => json!({"p50": p50, "p99": p99, "max": max, "samples": samples}),
         None => Value::Null,
     };

@@ -15,56 +15,17 @@
 //! while a newer one is joined in the background: /metrics then lags the clusters' cycles by at
 //! most about a second. Below that, every request sees every cycle already taken.
 
-use std::io::Read;
+use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, OnceLock};
 use std::time::{Duration, Instant};
 
 use bytes::Bytes;
 
+use crate::board::{Board, Exposition, ExpositionKey as Key};
 use crate::metrics::exposition::{Family, Kind, Packed, Sample, merge_gzip, pack, prerender};
-use crate::serve::Board;
-
-/// What the text depends on besides the clusters' views: the notification counters and the
-/// outbox's length.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Key {
-    generation: u64,
-    sent: u64,
-    failed: u64,
-    queued: u64,
-}
-
-/// One /metrics text, as long as its key holds.
-pub struct Exposition {
-    key: Key,
-    gzip: Bytes,
-    /// The text, inflated on the first request that does not take gzip.
-    plain: OnceLock<Bytes>,
-    made: Instant,
-    took: Duration,
-}
 
 /// A join slower than this lets requests take the last text for ten times as long.
 pub const SLOW_BUILD: Duration = Duration::from_millis(20);
-
-impl Exposition {
-    /// The text, inflated once for the clients that do not take gzip (Prometheus does), and
-    /// kept as long as this text is current.
-    pub fn plain(&self) -> Bytes {
-        self.plain
-            .get_or_init(|| {
-                let mut text = Vec::with_capacity(self.gzip.len() * 8);
-                flate2::read::GzDecoder::new(&self.gzip[..]).read_to_end(&mut text).expect("our own gzip member");
-                Bytes::from(text)
-            })
-            .clone()
-    }
-
-    pub fn gzip(&self) -> Bytes {
-        self.gzip.clone()
-    }
-}
 
 /// A join running in the background.
 static JOINING: AtomicBool = AtomicBool::new(false);
@@ -134,7 +95,7 @@ fn build(board: &Board, key: Key) -> Arc<Exposition> {
     let mut parts: Vec<&[Packed]> = clusters.iter().map(|c| c.as_slice()).collect();
     parts.push(&own);
     let gzip = Bytes::from(merge_gzip(&parts));
-    let e = Arc::new(Exposition { key, gzip, plain: OnceLock::new(), made: Instant::now(), took: started.elapsed() });
+    let e = Arc::new(Exposition::new(key, gzip, started.elapsed()));
     *board.exposition.lock().expect("exposition lock") = Some(e.clone());
     e
 }

@@ -6,9 +6,9 @@ use jiff::Timestamp;
 
 use super::charts::{self, Series};
 use super::html::{ago, clock, esc, page, path_segment};
+use crate::board::{Board, ClusterView};
 use crate::health::extras::MetricsApi;
 use crate::health::{Health, NodeHealth, plural};
-use crate::serve::{Board, ClusterView};
 
 /// At most this many rows of a problem table; the rest are counted.
 const MAX_ROWS: usize = 50;

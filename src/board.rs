@@ -1,0 +1,447 @@
+//! The board: what `serve` knows of every cluster, kept up to date by the cluster tasks and read
+//! by the pages, the JSON API, /metrics and the agents' door. It sits below both `serve` (which
+//! fills it) and `web` (which reads it), so that neither imports the other.
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, OnceLock, RwLock};
+use std::time::{Duration, Instant};
+
+use bytes::Bytes;
+use jiff::{SignedDuration, Timestamp};
+use tokio::sync::{mpsc, oneshot};
+
+use crate::auth::Protection;
+use crate::clock::words;
+use crate::collect::CollectionStat;
+use crate::collect::wire::{Report, Settings};
+use crate::health::{Health, Severity};
+use crate::metrics::exposition::Packed;
+use crate::notify::worker::{Counters, NotifierSet};
+use crate::rules::Alert;
+use crate::state::Store;
+
+/// Starts the web side on the board, at the listen address, over TLS when `[tls]` is given.
+/// `serve` is given `web::start` by its caller, so that it never imports `web`, which sits above it.
+pub type StartPages = fn(std::net::SocketAddr, Option<&crate::config::TlsConfig>, Arc<Board>) -> Result<Pages, String>;
+
+/// The web side, running until dropped.
+pub struct Pages {
+    pub address: std::net::SocketAddr,
+    pub scheme: &'static str,
+    pub running: Box<dyn Send>,
+}
+
+/// A clock skew past this is said on the cluster's page.
+pub const SKEW_SHOWN: SignedDuration = SignedDuration::from_secs(30);
+
+/// What the pages, the API and /metrics know of one cluster.
+#[derive(Clone, Debug)]
+pub struct ClusterView {
+    pub name: String,
+    pub address: String,
+    pub last_cycle: Option<Timestamp>,
+    pub last_good: Option<Timestamp>,
+    /// The last good cycle's health, kept while the cluster cannot be read.
+    pub health: Option<Arc<Health>>,
+    /// Why the last cycle failed; None when it succeeded.
+    pub error: Option<String>,
+    pub up: bool,
+    pub cycle_duration: Duration,
+    pub stats: Vec<CollectionStat>,
+    /// Active alerts, pending and firing: firing first, then the most severe, then the oldest.
+    pub alerts: Arc<Vec<Alert>>,
+    /// The `dumbmonit_k8s_` object series of the last good cycle, rendered and compressed once
+    /// for /metrics.
+    pub objects: Arc<Vec<Packed>>,
+    /// The monitor's own series of the last cycle (`up`, durations), rendered and compressed once.
+    pub own: Arc<Vec<Packed>>,
+    /// For a cluster read through an agent: what is known of the agent.
+    pub agent: Option<AgentView>,
+}
+
+/// What the server knows of a cluster's agent.
+#[derive(Clone, Debug, Default)]
+pub struct AgentView {
+    /// When its last report arrived, by the server's clock.
+    pub last_report: Option<Timestamp>,
+    /// The agent's clock − the server's, from that report.
+    pub skew: SignedDuration,
+    /// What the agent said about itself (its buffer cannot be written, say).
+    pub note: Option<String>,
+}
+
+impl ClusterView {
+    pub fn new(name: &str, address: &str) -> ClusterView {
+        ClusterView {
+            name: name.into(),
+            address: address.into(),
+            last_cycle: None,
+            last_good: None,
+            health: None,
+            error: None,
+            up: false,
+            cycle_duration: Duration::ZERO,
+            stats: Vec::new(),
+            alerts: Arc::default(),
+            objects: Arc::default(),
+            own: Arc::default(),
+            agent: None,
+        }
+    }
+
+    /// `ok`, `notice`, `critical`, `unreachable` or `waiting`.
+    pub fn status(&self) -> &'static str {
+        if self.error.is_some() {
+            return "unreachable";
+        }
+        match self.health.as_ref().map(|h| h.severity()) {
+            None => "waiting",
+            Some(Severity::Ok) => "ok",
+            Some(Severity::Notice) => "notice",
+            Some(Severity::Critical) => "critical",
+        }
+    }
+
+    /// The one sentence.
+    pub fn sentence(&self) -> String {
+        match (&self.error, &self.health) {
+            (Some(e), _) => format!("Cannot be read: {e}"),
+            (None, Some(h)) => h.summary(),
+            (None, None) => "Waiting for the first cycle".into(),
+        }
+    }
+
+    pub fn firing(&self) -> usize {
+        self.alerts.iter().filter(|a| a.firing()).count()
+    }
+}
+
+/// Everything the web side reads, kept up to date by the cluster tasks.
+pub struct Board {
+    clusters: RwLock<Vec<ClusterView>>,
+    pub store: Arc<Mutex<Store>>,
+    /// A second connection for the pages' queries: in WAL mode they never wait for a cycle's
+    /// transaction.
+    reader: Mutex<Store>,
+    /// Why the state directory could not be opened at start (the state is then in memory).
+    state_error: Option<String>,
+    /// Why the last cycle could not be written (a full disk, say); None once one is.
+    persist_error: Mutex<Option<String>>,
+    started: Instant,
+    pub counters: Arc<Mutex<Counters>>,
+    /// Shown on every page (the demo says the cluster is simulated).
+    pub banner: Option<String>,
+    protection: RwLock<Arc<Protection>>,
+    notifiers: NotifierSet,
+    ready: AtomicBool,
+    /// Changes whenever a view does, so that what is derived from all views can be cached.
+    generation: AtomicU64,
+    /// The last /metrics text, kept while nothing it depends on changes.
+    pub exposition: Mutex<Option<Arc<Exposition>>>,
+    /// Where each agent's reports go, by cluster.
+    agents: RwLock<HashMap<String, Door>>,
+    /// How late cycles start and how long their state takes to save, recently.
+    pub timings: Mutex<Timings>,
+}
+
+/// The most recent samples of two durations, in seconds: how late each cycle started after its
+/// schedule, and how long each cycle's transaction took.
+#[derive(Debug, Default)]
+pub struct Timings {
+    pub start_lag: std::collections::VecDeque<f64>,
+    pub commit: std::collections::VecDeque<f64>,
+}
+
+impl Timings {
+    const KEPT: usize = 20_000;
+
+    pub fn push(list: &mut std::collections::VecDeque<f64>, d: Duration) {
+        if list.len() == Self::KEPT {
+            list.pop_front();
+        }
+        list.push_back(d.as_secs_f64());
+    }
+
+    /// (p50, p99, max, samples) of a list.
+    pub fn quantiles(list: &std::collections::VecDeque<f64>) -> Option<(f64, f64, f64, usize)> {
+        if list.is_empty() {
+            return None;
+        }
+        let mut v: Vec<f64> = list.iter().copied().collect();
+        v.sort_by(f64::total_cmp);
+        let at = |q: f64| v[((v.len() - 1) as f64 * q).round() as usize];
+        Some((at(0.5), at(0.99), v[v.len() - 1], v.len()))
+    }
+}
+
+impl Board {
+    /// An empty board: no cluster yet, not ready.
+    pub fn new(
+        store: Store,
+        reader: Store,
+        state_error: Option<String>,
+        banner: Option<String>,
+        protection: Protection,
+        notifiers: NotifierSet,
+    ) -> Board {
+        Board {
+            clusters: RwLock::new(Vec::new()),
+            store: Arc::new(Mutex::new(store)),
+            reader: Mutex::new(reader),
+            state_error,
+            persist_error: Mutex::new(None),
+            started: Instant::now(),
+            counters: Arc::new(Mutex::new(Counters::default())),
+            banner,
+            protection: RwLock::new(Arc::new(protection)),
+            notifiers,
+            ready: AtomicBool::new(false),
+            generation: AtomicU64::new(0),
+            exposition: Mutex::new(None),
+            agents: RwLock::new(HashMap::new()),
+            timings: Mutex::new(Timings::default()),
+        }
+    }
+
+    /// Says whether the last cycle could be saved.
+    pub fn saved(&self, outcome: Result<(), String>) {
+        *self.persist_error.lock().expect("persist lock") = outcome.err();
+    }
+
+    pub fn set_ready(&self) {
+        self.ready.store(true, Ordering::SeqCst);
+    }
+
+    pub fn set_protection(&self, p: Protection) {
+        *self.protection.write().expect("protection lock") = Arc::new(p);
+    }
+
+    pub fn notifiers(&self) -> &NotifierSet {
+        &self.notifiers
+    }
+
+    /// Opens (or re-keys) the door of an agent's cluster.
+    pub fn open_door(&self, cluster: &str, door: Door) {
+        self.agents.write().expect("agents lock").insert(cluster.to_string(), door);
+    }
+
+    /// Closes the doors of the clusters `keep` does not name.
+    pub fn keep_doors(&self, keep: impl Fn(&str) -> bool) {
+        self.agents.write().expect("agents lock").retain(|name, _| keep(name));
+    }
+
+    pub fn clusters(&self) -> Vec<ClusterView> {
+        self.clusters.read().expect("board lock").clone()
+    }
+
+    pub fn cluster(&self, name: &str) -> Option<ClusterView> {
+        self.clusters.read().expect("board lock").iter().find(|c| c.name == name).cloned()
+    }
+
+    /// Why the state is not being saved, if it is not: said on every page.
+    pub fn persistence_problem(&self) -> Option<String> {
+        let now = self.persist_error.lock().expect("persist lock").clone();
+        match (&self.state_error, now) {
+            (Some(e), _) => Some(format!("{e}. The state is kept in memory only: a restart loses alerts and history.")),
+            (None, Some(e)) => Some(format!(
+                "The last cycle could not be saved: {e}. Monitoring goes on; what is not saved is lost on a restart."
+            )),
+            (None, None) => None,
+        }
+    }
+
+    /// How long the monitor has run.
+    pub fn uptime(&self) -> Duration {
+        self.started.elapsed()
+    }
+
+    /// The connection the pages read with.
+    pub fn reader(&self) -> std::sync::MutexGuard<'_, Store> {
+        self.reader.lock().expect("reader lock")
+    }
+
+    pub fn protection(&self) -> Arc<Protection> {
+        self.protection.read().expect("protection lock").clone()
+    }
+
+    pub fn ready(&self) -> bool {
+        self.ready.load(Ordering::SeqCst)
+    }
+
+    pub fn notifier_names(&self) -> Vec<String> {
+        self.notifiers.read().expect("notifiers lock").iter().map(|n| n.name.clone()).collect()
+    }
+
+    pub fn update(&self, name: &str, f: impl FnOnce(&mut ClusterView)) {
+        let mut clusters = self.clusters.write().expect("board lock");
+        if let Some(v) = clusters.iter_mut().find(|c| c.name == name) {
+            f(v);
+        }
+        self.generation.fetch_add(1, Ordering::SeqCst);
+    }
+
+    /// Changes whenever a cluster's view does.
+    pub fn generation(&self) -> u64 {
+        self.generation.load(Ordering::SeqCst)
+    }
+
+    /// Each cluster's series, in order: its objects', then its own.
+    pub fn packed_series(&self) -> Vec<Arc<Vec<Packed>>> {
+        self.clusters.read().expect("board lock").iter().flat_map(|c| [c.objects.clone(), c.own.clone()]).collect()
+    }
+
+    /// Keeps the views of `order` (new ones empty), in that order.
+    pub fn arrange(&self, order: &[(String, String, bool)]) {
+        let mut clusters = self.clusters.write().expect("board lock");
+        let mut old: HashMap<String, ClusterView> = clusters.drain(..).map(|c| (c.name.clone(), c)).collect();
+        *clusters = order
+            .iter()
+            .map(|(name, address, agent)| {
+                let mut v = old.remove(name).unwrap_or_else(|| ClusterView::new(name, address));
+                match (agent, &v.agent) {
+                    (false, _) => {
+                        v.address = address.clone();
+                        v.agent = None;
+                    }
+                    (true, None) => {
+                        v.address = address.clone();
+                        v.agent = Some(AgentView::default());
+                    }
+                    // The address the agent reported stays.
+                    (true, Some(_)) => {}
+                }
+                v
+            })
+            .collect();
+        self.generation.fetch_add(1, Ordering::SeqCst);
+    }
+}
+
+/// A report on its way to its cluster's task.
+pub struct Push {
+    pub report: Report,
+    /// When it arrived, by the server's clock.
+    pub received: Timestamp,
+    pub reply: oneshot::Sender<Reply>,
+}
+
+/// What became of a report.
+#[derive(Debug, PartialEq)]
+pub enum Reply {
+    Taken,
+    /// The server already had this cycle (or a later one): dropped, so the agent moves on.
+    Duplicate,
+    /// The difference's base is not held here: the agent sends the whole snapshot.
+    UnknownBase(String),
+    Refused(String),
+}
+
+/// Where an agent's reports go.
+pub struct Door {
+    pub token: String,
+    pub settings: Settings,
+    pub inbox: mpsc::Sender<Push>,
+}
+
+/// The answer to an agent's knock.
+pub enum Knock {
+    Open {
+        settings: Settings,
+        inbox: mpsc::Sender<Push>,
+    },
+    /// The token is not the one of the cluster named (or of any agent's cluster).
+    WrongToken,
+    /// No cluster of that name is read through an agent here.
+    NotConfigured(String),
+}
+
+impl Board {
+    /// Finds the agent's cluster: by name when the agent gives one, else by token. Every token
+    /// is compared, in constant time, whatever matches.
+    pub fn knock(&self, cluster: Option<&str>, token: &str) -> Knock {
+        let doors = self.agents.read().expect("agents lock");
+        if let Some(name) = cluster
+            && !doors.contains_key(name)
+        {
+            return Knock::NotConfigured(name.to_string());
+        }
+        if token.is_empty() {
+            return Knock::WrongToken;
+        }
+        let mut found = None;
+        for (name, door) in doors.iter() {
+            // A door whose token file could not be read has no token, and opens to none.
+            let same = !door.token.is_empty() && crate::auth::constant_time_eq(door.token.as_bytes(), token.as_bytes());
+            if same && cluster.is_none_or(|c| c == name) {
+                found = Some(door);
+            }
+        }
+        match found {
+            Some(d) => Knock::Open { settings: d.settings.clone(), inbox: d.inbox.clone() },
+            None => Knock::WrongToken,
+        }
+    }
+}
+
+impl AgentView {
+    /// What the page says about the agent, beyond the cluster's health.
+    pub fn notes(&self) -> Vec<String> {
+        let mut notes = Vec::new();
+        if self.skew.abs() > SKEW_SHOWN {
+            let way = if self.skew.is_positive() { "ahead of" } else { "behind" };
+            notes.push(format!(
+                "The agent's clock is {} {way} the server's: cycle times are the agent's.",
+                words(self.skew)
+            ));
+        }
+        if let Some(n) = &self.note {
+            notes.push(format!("The agent says: {n}"));
+        }
+        notes
+    }
+}
+
+/// What /metrics answers with what the text depends on besides the clusters' views: the
+/// notification counters and the outbox's length.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ExpositionKey {
+    pub generation: u64,
+    pub sent: u64,
+    pub failed: u64,
+    pub queued: u64,
+}
+
+/// One /metrics text, kept as long as its key holds (joined by `web::metrics`).
+pub struct Exposition {
+    pub key: ExpositionKey,
+    gzip: Bytes,
+    /// The text, inflated on the first request that does not take gzip.
+    plain: OnceLock<Bytes>,
+    /// When it was joined, and how long that took.
+    pub made: Instant,
+    pub took: Duration,
+}
+
+impl Exposition {
+    pub fn new(key: ExpositionKey, gzip: Bytes, took: Duration) -> Exposition {
+        Exposition { key, gzip, plain: OnceLock::new(), made: Instant::now(), took }
+    }
+
+    /// The text, inflated once for the clients that do not take gzip (Prometheus does), and
+    /// kept as long as this text is current.
+    pub fn plain(&self) -> Bytes {
+        use std::io::Read;
+        self.plain
+            .get_or_init(|| {
+                let mut text = Vec::with_capacity(self.gzip.len() * 8);
+                flate2::read::GzDecoder::new(&self.gzip[..]).read_to_end(&mut text).expect("our own gzip member");
+                Bytes::from(text)
+            })
+            .clone()
+    }
+
+    pub fn gzip(&self) -> Bytes {
+        self.gzip.clone()
+    }
+}

@@ -1,0 +1,120 @@
+//! The collections a cycle reads, named once for every room: the reads (`kube`, `collect`), the
+//! errors that name them (`error`), the recordings and the metrics' `collection` label.
+
+/// What one cycle reads.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Collection {
+    Version,
+    Nodes,
+    Pods,
+    Deployments,
+    StatefulSets,
+    DaemonSets,
+    PersistentVolumeClaims,
+    Events,
+    // The optional reads (see `collect::optional`): not among the eight.
+    ApiServices,
+    NodeMetrics,
+    PodMetrics,
+    Hpas,
+    Jobs,
+    CronJobs,
+}
+
+impl Collection {
+    pub const OPTIONAL: [Collection; 6] = [
+        Collection::ApiServices,
+        Collection::NodeMetrics,
+        Collection::PodMetrics,
+        Collection::Hpas,
+        Collection::Jobs,
+        Collection::CronJobs,
+    ];
+
+    pub const ALL: [Collection; 8] = [
+        Collection::Version,
+        Collection::Nodes,
+        Collection::Pods,
+        Collection::Deployments,
+        Collection::StatefulSets,
+        Collection::DaemonSets,
+        Collection::PersistentVolumeClaims,
+        Collection::Events,
+    ];
+
+    /// The name used in messages and in the `collection` label.
+    pub fn name(self) -> &'static str {
+        match self {
+            Collection::Version => "version",
+            Collection::Nodes => "nodes",
+            Collection::Pods => "pods",
+            Collection::Deployments => "deployments",
+            Collection::StatefulSets => "statefulsets",
+            Collection::DaemonSets => "daemonsets",
+            Collection::PersistentVolumeClaims => "persistentvolumeclaims",
+            Collection::Events => "events",
+            Collection::ApiServices => "apiservices",
+            Collection::NodeMetrics => "node_metrics",
+            Collection::PodMetrics => "pod_metrics",
+            Collection::Hpas => "hpas",
+            Collection::Jobs => "jobs",
+            Collection::CronJobs => "cronjobs",
+        }
+    }
+
+    /// The resource as RBAC and the API server name it (`deployments.apps`).
+    pub fn resource(self) -> &'static str {
+        match self {
+            Collection::Version => "/version",
+            Collection::Deployments => "deployments.apps",
+            Collection::StatefulSets => "statefulsets.apps",
+            Collection::DaemonSets => "daemonsets.apps",
+            Collection::ApiServices => "apiservices.apiregistration.k8s.io",
+            Collection::NodeMetrics => "nodes.metrics.k8s.io",
+            Collection::PodMetrics => "pods.metrics.k8s.io",
+            Collection::Hpas => "horizontalpodautoscalers.autoscaling",
+            Collection::Jobs => "jobs.batch",
+            Collection::CronJobs => "cronjobs.batch",
+            other => other.name(),
+        }
+    }
+
+    /// The `kind` and `apiVersion` of the List.
+    pub fn list_kind(self) -> (&'static str, &'static str) {
+        match self {
+            Collection::Version => ("", ""),
+            Collection::Nodes => ("NodeList", "v1"),
+            Collection::Pods => ("PodList", "v1"),
+            Collection::Deployments => ("DeploymentList", "apps/v1"),
+            Collection::StatefulSets => ("StatefulSetList", "apps/v1"),
+            Collection::DaemonSets => ("DaemonSetList", "apps/v1"),
+            Collection::PersistentVolumeClaims => ("PersistentVolumeClaimList", "v1"),
+            Collection::Events => ("EventList", "v1"),
+            Collection::ApiServices => ("APIServiceList", "apiregistration.k8s.io/v1"),
+            Collection::NodeMetrics => ("NodeMetricsList", "metrics.k8s.io/v1beta1"),
+            Collection::PodMetrics => ("PodMetricsList", "metrics.k8s.io/v1beta1"),
+            Collection::Hpas => ("HorizontalPodAutoscalerList", "autoscaling/v2"),
+            Collection::Jobs => ("JobList", "batch/v1"),
+            Collection::CronJobs => ("CronJobList", "batch/v1"),
+        }
+    }
+
+    pub fn path(self) -> &'static str {
+        match self {
+            Collection::Version => "/version",
+            Collection::Nodes => "/api/v1/nodes",
+            Collection::Pods => "/api/v1/pods",
+            Collection::Deployments => "/apis/apps/v1/deployments",
+            Collection::StatefulSets => "/apis/apps/v1/statefulsets",
+            Collection::DaemonSets => "/apis/apps/v1/daemonsets",
+            Collection::PersistentVolumeClaims => "/api/v1/persistentvolumeclaims",
+            Collection::Events => "/api/v1/events",
+            Collection::ApiServices => "/apis/apiregistration.k8s.io/v1/apiservices",
+            Collection::NodeMetrics => "/apis/metrics.k8s.io/v1beta1/nodes",
+            Collection::PodMetrics => "/apis/metrics.k8s.io/v1beta1/pods",
+            Collection::Hpas => "/apis/autoscaling/v2/horizontalpodautoscalers",
+            Collection::Jobs => "/apis/batch/v1/jobs",
+            Collection::CronJobs => "/apis/batch/v1/cronjobs",
+        }
+    }
+}
