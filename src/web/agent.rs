@@ -15,10 +15,12 @@
 //!
 //! Every refusal is one line in the server's log; tokens appear in none.
 
-use bytes::Bytes;
-use http::{Method, Request, Response, StatusCode};
-use http_body_util::{BodyExt, Full, Limited};
-use hyper::body::Incoming;
+use std::sync::Arc;
+
+use axum::extract::{Request, State};
+use axum::response::Response;
+use http::{Method, StatusCode};
+use http_body_util::{BodyExt, Limited};
 
 use super::{JSON, respond};
 use crate::board::{Board, Knock, Push, Reply};
@@ -36,23 +38,24 @@ fn answer(
     word: &str,
     message: Option<String>,
     settings: Option<crate::collect::wire::Settings>,
-) -> Response<Full<Bytes>> {
+) -> Response {
     let body = Answer { status: word.into(), message, settings };
     respond(status, JSON, serde_json::to_string(&body).expect("an answer serializes"))
 }
 
-fn refuse(status: StatusCode, message: String) -> Response<Full<Bytes>> {
+fn refuse(status: StatusCode, message: String) -> Response {
     log(&format!("agent request refused ({}): {message}", status.as_u16()));
     answer(status, "refused", Some(message), None)
 }
 
-pub async fn handle(board: &Board, req: Request<Incoming>) -> Response<Full<Bytes>> {
-    let header = |name: &str| req.headers().get(name).and_then(|v| v.to_str().ok()).map(str::to_string);
+pub async fn handle(State(board): State<Arc<Board>>, req: Request) -> Response {
+    let (parts, body) = req.into_parts();
+    let header = |name: &str| parts.headers.get(name).and_then(|v| v.to_str().ok()).map(str::to_string);
     let token = header("authorization")
         .and_then(|a| a.strip_prefix("Bearer ").map(|t| t.trim().to_string()))
         .unwrap_or_default();
     let cluster = header(CLUSTER_HEADER);
-    let route = (req.method().clone(), req.uri().path().to_string());
+    let route = (parts.method.clone(), parts.uri.path().to_string());
     let is_push = match (&route.0, route.1.as_str()) {
         (&Method::POST, "/api/v1/agent/cycles") => true,
         (&Method::GET, "/api/v1/agent/settings") => false,
@@ -85,7 +88,7 @@ pub async fn handle(board: &Board, req: Request<Incoming>) -> Response<Full<Byte
             format!("cluster {name}: the report is larger than {} MiB", MAX_BODY / (1024 * 1024)),
         );
     }
-    let body = match Limited::new(req.into_body(), MAX_BODY).collect().await {
+    let body = match Limited::new(body, MAX_BODY).collect().await {
         Ok(b) => b.to_bytes(),
         Err(e) if e.downcast_ref::<http_body_util::LengthLimitError>().is_some() => {
             return refuse(

@@ -14,109 +14,159 @@ pub mod pages;
 
 use std::net::SocketAddr;
 use std::sync::Arc;
+use std::time::Duration;
 
+use axum::Router;
+use axum::body::Body;
+use axum::extract::{Path, RawQuery, Request, State};
+use axum::middleware::{self, Next};
+use axum::response::{IntoResponse, Response};
+use axum::routing::{any, get};
 use bytes::Bytes;
 use http::header::{
-    ACCEPT_ENCODING, AUTHORIZATION, CACHE_CONTROL, CONTENT_ENCODING, CONTENT_TYPE, HeaderValue, VARY, WWW_AUTHENTICATE,
+    ACCEPT_ENCODING, AUTHORIZATION, CACHE_CONTROL, CONTENT_ENCODING, CONTENT_TYPE, HeaderName, HeaderValue, VARY,
+    WWW_AUTHENTICATE,
 };
-use http::{Method, Request, Response, StatusCode};
-use http_body_util::Full;
-use hyper::body::Incoming;
-use hyper::service::service_fn;
+use http::{Method, StatusCode};
 use hyper_util::rt::TokioIo;
+use hyper_util::service::TowerToHyperService;
+use tower_http::compression::CompressionLayer;
+use tower_http::set_header::SetResponseHeaderLayer;
+use tower_http::timeout::TimeoutLayer;
 
 use crate::board::{Board, Pages};
 
 const CSP: &str = "default-src 'none'; style-src 'self'; img-src 'self' data:; frame-ancestors 'none'; base-uri 'none'; form-action 'self'";
 
-/// A response with the security headers.
-pub fn respond(status: StatusCode, content_type: &str, body: impl Into<Bytes>) -> Response<Full<Bytes>> {
-    let mut r = Response::new(Full::new(body.into()));
-    *r.status_mut() = status;
-    let h = r.headers_mut();
-    h.insert(CONTENT_TYPE, HeaderValue::from_str(content_type).expect("a static content type"));
-    h.insert("content-security-policy", HeaderValue::from_static(CSP));
-    h.insert("x-content-type-options", HeaderValue::from_static("nosniff"));
-    h.insert("x-frame-options", HeaderValue::from_static("DENY"));
-    h.insert("referrer-policy", HeaderValue::from_static("no-referrer"));
-    h.insert(CACHE_CONTROL, HeaderValue::from_static("no-store"));
-    r
+/// A response with the given status, type and body (the security headers are added to every
+/// response by [`router`]'s layers).
+pub fn respond(status: StatusCode, content_type: &'static str, body: impl Into<Bytes>) -> Response {
+    (status, [(CONTENT_TYPE, HeaderValue::from_static(content_type))], Body::from(body.into())).into_response()
 }
 
 pub const HTML: &str = "text/html; charset=utf-8";
 pub const JSON: &str = "application/json";
+const TEXT: &str = "text/plain; charset=utf-8";
 
-fn not_found(board: &Board, what: &str) -> Response<Full<Bytes>> {
+/// A request that takes longer than this (an agent's report stuck in its cluster's queue, say)
+/// is answered 503.
+const REQUEST_TIMEOUT: Duration = Duration::from_secs(60);
+
+fn not_found(board: &Board, what: &str) -> Response {
     let body =
         html::page("Not found", board.banner.as_deref(), &format!("<h1>Not found</h1><p>{}</p>", html::esc(what)));
     respond(StatusCode::NOT_FOUND, HTML, body)
 }
 
-/// Routes one request.
-pub fn route(
-    board: &Arc<Board>,
-    method: &Method,
-    path: &str,
-    query: &str,
-    authorization: Option<&str>,
-    accepts_gzip: bool,
-) -> Response<Full<Bytes>> {
-    if method != Method::GET && method != Method::HEAD {
-        let mut r = respond(StatusCode::METHOD_NOT_ALLOWED, "text/plain; charset=utf-8", "only GET and HEAD\n");
+/// Every route: the pages, the JSON API, /metrics, the probes and the agents' door, with the
+/// security headers on every answer, compression of what is not compressed yet, and a deadline.
+pub fn router(board: Arc<Board>) -> Router {
+    let header = |name: &'static str, value: &'static str| {
+        SetResponseHeaderLayer::overriding(HeaderName::from_static(name), HeaderValue::from_static(value))
+    };
+    Router::new()
+        .route("/", get(overview))
+        .route("/clusters/{name}", get(cluster))
+        .route("/readyz", get(readyz))
+        .route("/metrics", get(exposition))
+        .route(
+            "/api/v1/clusters",
+            get(|State(b): State<Arc<Board>>| async move { respond(StatusCode::OK, JSON, api::clusters(&b)) }),
+        )
+        .route("/api/v1/clusters/{name}", get(api_cluster))
+        .route(
+            "/api/v1/alerts",
+            get(|State(b): State<Arc<Board>>| async move { respond(StatusCode::OK, JSON, api::alerts(&b)) }),
+        )
+        .route(
+            "/api/v1/monitor",
+            get(|State(b): State<Arc<Board>>| async move { respond(StatusCode::OK, JSON, api::monitor(&b)) }),
+        )
+        .route("/static/dumbmonit.css", get(stylesheet))
+        .fallback(nothing_here)
+        .layer(middleware::from_fn_with_state(board.clone(), viewers_only))
+        // The probe and the agents' door are outside the viewers' credentials: an agent has a
+        // token of its own, checked by its door.
+        .route("/healthz", get(|| async { respond(StatusCode::OK, TEXT, "ok\n") }))
+        .route("/api/v1/agent/{*rest}", any(agent::handle))
+        .with_state(board)
+        .layer(CompressionLayer::new().gzip(true))
+        .layer(TimeoutLayer::with_status_code(StatusCode::SERVICE_UNAVAILABLE, REQUEST_TIMEOUT))
+        .layer(header("content-security-policy", CSP))
+        .layer(header("x-content-type-options", "nosniff"))
+        .layer(header("x-frame-options", "DENY"))
+        .layer(header("referrer-policy", "no-referrer"))
+        .layer(SetResponseHeaderLayer::if_not_present(CACHE_CONTROL, HeaderValue::from_static("no-store")))
+}
+
+/// Only GET and HEAD are served to viewers, and only with the configured credentials (but
+/// `/metrics` when it is configured open).
+async fn viewers_only(State(board): State<Arc<Board>>, request: Request, next: Next) -> Response {
+    if request.method() != Method::GET && request.method() != Method::HEAD {
+        let mut r = respond(StatusCode::METHOD_NOT_ALLOWED, TEXT, "only GET and HEAD\n");
         r.headers_mut().insert("allow", HeaderValue::from_static("GET, HEAD"));
         return r;
     }
-    if path == "/healthz" {
-        return respond(StatusCode::OK, "text/plain; charset=utf-8", "ok\n");
-    }
     let protection = board.protection();
-    let open = path == "/metrics" && protection.open_metrics;
+    let open = request.uri().path() == "/metrics" && protection.open_metrics;
+    let authorization = request.headers().get(AUTHORIZATION).and_then(|v| v.to_str().ok());
     if !open && !protection.allows(authorization) {
-        let mut r = respond(StatusCode::UNAUTHORIZED, "text/plain; charset=utf-8", "credentials required\n");
+        let mut r = respond(StatusCode::UNAUTHORIZED, TEXT, "credentials required\n");
         r.headers_mut().insert(WWW_AUTHENTICATE, HeaderValue::from_static(protection.challenge()));
         return r;
     }
-    let segments: Vec<String> = path.trim_start_matches('/').split('/').map(percent_decode).collect();
-    let segments: Vec<&str> = segments.iter().map(String::as_str).collect();
-    match segments.as_slice() {
-        [""] => respond(StatusCode::OK, HTML, pages::overview(board, query)),
-        ["clusters", name] => match pages::cluster(board, name, query) {
-            Some(page) => respond(StatusCode::OK, HTML, page),
-            None => not_found(board, &format!("No cluster named {name}.")),
-        },
-        ["readyz"] => {
-            if board.ready() {
-                respond(StatusCode::OK, "text/plain; charset=utf-8", "ready\n")
-            } else {
-                respond(StatusCode::SERVICE_UNAVAILABLE, "text/plain; charset=utf-8", "not ready\n")
-            }
-        }
-        ["metrics"] => {
-            let text = metrics::current(board);
-            let content_type = crate::metrics::exposition::CONTENT_TYPE;
-            if accepts_gzip {
-                let mut r = respond(StatusCode::OK, content_type, text.gzip());
-                r.headers_mut().insert(CONTENT_ENCODING, HeaderValue::from_static("gzip"));
-                r.headers_mut().insert(VARY, HeaderValue::from_static("accept-encoding"));
-                r
-            } else {
-                respond(StatusCode::OK, content_type, text.plain())
-            }
-        }
-        ["api", "v1", "clusters"] => respond(StatusCode::OK, JSON, api::clusters(board)),
-        ["api", "v1", "clusters", name] => match api::cluster(board, name) {
-            Some(doc) => respond(StatusCode::OK, JSON, doc),
-            None => respond(StatusCode::NOT_FOUND, JSON, api::error(&format!("no cluster named {name}"))),
-        },
-        ["api", "v1", "alerts"] => respond(StatusCode::OK, JSON, api::alerts(board)),
-        ["api", "v1", "monitor"] => respond(StatusCode::OK, JSON, api::monitor(board)),
-        ["static", "dumbmonit.css"] => {
-            let mut r = respond(StatusCode::OK, "text/css; charset=utf-8", html::CSS);
-            r.headers_mut().insert(CACHE_CONTROL, HeaderValue::from_static("max-age=3600"));
-            r
-        }
-        _ => not_found(board, &format!("Nothing at {path}.")),
+    next.run(request).await
+}
+
+async fn overview(State(board): State<Arc<Board>>, RawQuery(query): RawQuery) -> Response {
+    respond(StatusCode::OK, HTML, pages::overview(&board, query.as_deref().unwrap_or("")))
+}
+
+async fn cluster(State(board): State<Arc<Board>>, Path(name): Path<String>, RawQuery(query): RawQuery) -> Response {
+    match pages::cluster(&board, &name, query.as_deref().unwrap_or("")) {
+        Some(page) => respond(StatusCode::OK, HTML, page),
+        None => not_found(&board, &format!("No cluster named {name}.")),
     }
+}
+
+async fn api_cluster(State(board): State<Arc<Board>>, Path(name): Path<String>) -> Response {
+    match api::cluster(&board, &name) {
+        Some(doc) => respond(StatusCode::OK, JSON, doc),
+        None => respond(StatusCode::NOT_FOUND, JSON, api::error(&format!("no cluster named {name}"))),
+    }
+}
+
+async fn readyz(State(board): State<Arc<Board>>) -> Response {
+    if board.ready() {
+        respond(StatusCode::OK, TEXT, "ready\n")
+    } else {
+        respond(StatusCode::SERVICE_UNAVAILABLE, TEXT, "not ready\n")
+    }
+}
+
+/// `/metrics`: the kept gzip body as it is when the client takes gzip (Prometheus does), else
+/// the kept text.
+async fn exposition(State(board): State<Arc<Board>>, headers: http::HeaderMap) -> Response {
+    let text = metrics::current(&board);
+    let content_type = crate::metrics::exposition::CONTENT_TYPE;
+    if accepts_gzip(headers.get(ACCEPT_ENCODING).and_then(|v| v.to_str().ok())) {
+        let mut r = respond(StatusCode::OK, content_type, text.gzip());
+        r.headers_mut().insert(CONTENT_ENCODING, HeaderValue::from_static("gzip"));
+        r.headers_mut().insert(VARY, HeaderValue::from_static("accept-encoding"));
+        r
+    } else {
+        respond(StatusCode::OK, content_type, text.plain())
+    }
+}
+
+async fn stylesheet() -> Response {
+    let mut r = respond(StatusCode::OK, "text/css; charset=utf-8", html::CSS);
+    r.headers_mut().insert(CACHE_CONTROL, HeaderValue::from_static("max-age=3600"));
+    r
+}
+
+async fn nothing_here(State(board): State<Arc<Board>>, uri: http::Uri) -> Response {
+    not_found(&board, &format!("Nothing at {}.", uri.path()))
 }
 
 /// Whether an Accept-Encoding header takes gzip (`gzip` or `*`, not refused with `q=0`).
@@ -134,57 +184,38 @@ fn accepts_gzip(header: Option<&str>) -> bool {
     })
 }
 
-fn percent_decode(s: &str) -> String {
-    let hex = |b: u8| (b as char).to_digit(16).map(|d| d as u8);
-    let bytes = s.as_bytes();
-    let mut out = Vec::with_capacity(bytes.len());
-    let mut i = 0;
-    while i < bytes.len() {
-        if bytes[i] == b'%'
-            && i + 2 < bytes.len()
-            && let (Some(hi), Some(lo)) = (hex(bytes[i + 1]), hex(bytes[i + 2]))
-        {
-            out.push(hi << 4 | lo);
-            i += 3;
-            continue;
-        }
-        out.push(bytes[i]);
-        i += 1;
-    }
-    String::from_utf8_lossy(&out).into_owned()
-}
-
 /// At most this many connections are served at once; more wait to be accepted.
 const MAX_CONNECTIONS: usize = 256;
 
 /// A client has this long to send a request's head; a connection idle that long is closed.
-const HEAD_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(10);
+const HEAD_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// Serves until the process ends, over TLS when `tls` is given.
 pub async fn serve(listener: tokio::net::TcpListener, board: Arc<Board>, tls: Option<Arc<rustls::ServerConfig>>) {
     let slots = Arc::new(tokio::sync::Semaphore::new(MAX_CONNECTIONS));
     let acceptor = tls.map(tokio_rustls::TlsAcceptor::from);
+    let router = router(board);
     loop {
         let Ok(slot) = slots.clone().acquire_owned().await else { return };
         let tcp = match listener.accept().await {
             Ok((tcp, _)) => tcp,
             Err(_) => {
                 // Out of file descriptors, say: wait instead of spinning.
-                tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+                tokio::time::sleep(Duration::from_millis(50)).await;
                 continue;
             }
         };
-        let board = board.clone();
+        let router = router.clone();
         let acceptor = acceptor.clone();
         tokio::spawn(async move {
             let _slot = slot;
             match acceptor {
-                None => connection(TokioIo::new(tcp), board).await,
+                None => connection(TokioIo::new(tcp), router).await,
                 // A client that never finishes its handshake is dropped like one that never
                 // sends a request's head.
                 Some(a) => {
                     if let Ok(Ok(tls)) = tokio::time::timeout(HEAD_TIMEOUT, a.accept(tcp)).await {
-                        connection(TokioIo::new(tls), board).await;
+                        connection(TokioIo::new(tls), router).await;
                     }
                 }
             }
@@ -193,30 +224,14 @@ pub async fn serve(listener: tokio::net::TcpListener, board: Arc<Board>, tls: Op
 }
 
 /// Serves the requests of one connection.
-async fn connection<I>(io: I, board: Arc<Board>)
+async fn connection<I>(io: I, router: Router)
 where
     I: hyper::rt::Read + hyper::rt::Write + Unpin + Send + 'static,
 {
-    let service = service_fn(move |req: Request<Incoming>| {
-        let board = board.clone();
-        async move {
-            if req.uri().path().starts_with("/api/v1/agent/") {
-                return Ok::<_, std::convert::Infallible>(agent::handle(&board, req).await);
-            }
-            let auth = req.headers().get(AUTHORIZATION).and_then(|v| v.to_str().ok());
-            let gzip = accepts_gzip(req.headers().get(ACCEPT_ENCODING).and_then(|v| v.to_str().ok()));
-            let mut response =
-                route(&board, req.method(), req.uri().path(), req.uri().query().unwrap_or(""), auth, gzip);
-            if req.method() == Method::HEAD {
-                *response.body_mut() = Full::new(Bytes::new());
-            }
-            Ok(response)
-        }
-    });
     let _ = hyper::server::conn::http1::Builder::new()
         .timer(hyper_util::rt::TokioTimer::new())
         .header_read_timeout(HEAD_TIMEOUT)
-        .serve_connection(io, service)
+        .serve_connection(io, TowerToHyperService::new(router))
         .await;
 }
 
@@ -296,13 +311,5 @@ mod tests {
         assert!(!accepts_gzip(Some("identity")));
         assert!(!accepts_gzip(Some("gzipped")));
         assert!(!accepts_gzip(None));
-    }
-
-    #[test]
-    fn paths_are_decoded() {
-        assert_eq!(percent_decode("k3s%20lab"), "k3s lab");
-        assert_eq!(percent_decode("%zz"), "%zz");
-        assert_eq!(percent_decode("a%2"), "a%2");
-        assert_eq!(percent_decode("%é%41"), "%éA", "no slicing inside a character");
     }
 }
