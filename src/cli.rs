@@ -319,6 +319,8 @@ pub async fn check(
     };
     let options = CycleOptions { record: record.is_some(), ..cycle_options.clone() };
     let mut cycle = collect::run(&fetcher, &options, jiff::Timestamp::now()).await;
+    // What the reading threads freed goes back before the derivation, which runs on this one.
+    collect::reader::release_free_memory();
     let health: Option<Health> = cycle.result.as_mut().ok().map(|s| health::assess(std::mem::take(s)));
     let message = cycle.result.as_ref().err().map(|e| conn.redactor.clean(&e.to_string()));
     let mut warning = String::new();
@@ -342,7 +344,7 @@ pub async fn check(
         (None, Some(m)) => (format!("{m}\n{warning}"), EXIT_UNKNOWN),
         (None, None) => unreachable!("a cycle either succeeds or carries its error"),
     };
-    CheckOutcome { stdout: conn.redactor.clean(&stdout), stderr, exit }
+    CheckOutcome { stdout: conn.redactor.clean_owned(stdout), stderr, exit }
 }
 
 /// `dumbmonit top`: one cycle, then usage from the Metrics API, or why it is not available and
@@ -358,7 +360,7 @@ pub async fn top(connect: &ConnectOptions, cycle_options: &CycleOptions, what: T
         Err(e) => return unreadable(&e.to_string(), &conn.redactor),
     };
     let (stdout, exit) = crate::report::top::render(&h, what == TopWhat::Pods);
-    CheckOutcome { stdout: conn.redactor.clean(&stdout), stderr: String::new(), exit }
+    CheckOutcome { stdout: conn.redactor.clean_owned(stdout), stderr: String::new(), exit }
 }
 
 fn replay(args: &ReplayArgs) -> ExitCode {

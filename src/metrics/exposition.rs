@@ -73,6 +73,31 @@ pub fn prerender(families: &[Family]) -> Vec<Rendered> {
         .collect()
 }
 
+/// [`merge`] of one source whose families each have their own name, giving up each family's
+/// text once it is written: the exposition is not held twice (at the envelope, 12 MB).
+pub fn join(rendered: Vec<Rendered>) -> String {
+    let mut names: Vec<&str> = rendered.iter().map(|f| f.name.as_str()).collect();
+    names.sort_unstable();
+    if names.windows(2).any(|w| w[0] == w[1]) {
+        return merge(&[&rendered]);
+    }
+    let size: usize = rendered.iter().map(|f| f.name.len() * 2 + f.help.len() * 2 + 32 + f.samples.len()).sum();
+    let mut out = String::with_capacity(size);
+    for f in rendered {
+        if f.samples.is_empty() {
+            continue;
+        }
+        let kind = match f.kind {
+            Kind::Gauge => "gauge",
+            Kind::Counter => "counter",
+        };
+        let _ = writeln!(out, "# HELP {} {}", f.name, escape_help(f.help));
+        let _ = writeln!(out, "# TYPE {} {kind}", f.name);
+        out.push_str(&f.samples);
+    }
+    out
+}
+
 /// Writes rendered families from several sources as one exposition: a family's HELP and TYPE
 /// once, then its samples from every source, families in the order they first appear.
 pub fn merge(sources: &[&[Rendered]]) -> String {
@@ -82,21 +107,29 @@ pub fn merge(sources: &[&[Rendered]]) -> String {
             order.push(&f.name);
         }
     }
-    let size = sources.iter().flat_map(|s| s.iter()).map(|f| f.samples.len() + 64).sum();
+    // Each family's HELP and TYPE lines first, so that the text is allocated once, at its size:
+    // at the envelope it is over 10 MB, and growing it by doubling held twice that.
+    let heads: Vec<(&str, String)> = order
+        .iter()
+        .filter_map(|name| {
+            let first = sources.iter().flat_map(|s| s.iter()).find(|f| f.name == *name)?;
+            let kind = match first.kind {
+                Kind::Gauge => "gauge",
+                Kind::Counter => "counter",
+            };
+            Some((*name, format!("# HELP {name} {}\n# TYPE {name} {kind}\n", escape_help(first.help))))
+        })
+        .collect();
+    let size = heads.iter().map(|(_, h)| h.len()).sum::<usize>()
+        + sources.iter().flat_map(|s| s.iter()).map(|f| f.samples.len()).sum::<usize>();
     let mut out = String::with_capacity(size);
-    for name in order {
-        let mut parts = sources.iter().flat_map(|s| s.iter()).filter(|f| f.name == name).peekable();
-        let Some(first) = parts.peek() else { continue };
-        let kind = match first.kind {
-            Kind::Gauge => "gauge",
-            Kind::Counter => "counter",
-        };
-        let _ = writeln!(out, "# HELP {name} {}", escape_help(first.help));
-        let _ = writeln!(out, "# TYPE {name} {kind}");
-        for f in parts {
+    for (name, head) in heads {
+        out.push_str(&head);
+        for f in sources.iter().flat_map(|s| s.iter()).filter(|f| f.name == name) {
             out.push_str(&f.samples);
         }
     }
+    debug_assert_eq!(out.len(), size, "the text's size is known before it is written");
     out
 }
 
@@ -291,6 +324,26 @@ mod tests {
         let mut text = String::new();
         flate2::read::GzDecoder::new(bytes).read_to_string(&mut text).expect("one valid gzip member");
         text
+    }
+
+    #[test]
+    fn joining_one_source_writes_what_merging_writes() {
+        let family = |name: &str, help: &'static str, n: usize| Family {
+            name: name.into(),
+            help,
+            kind: if n.is_multiple_of(2) { Kind::Gauge } else { Kind::Counter },
+            samples: (0..n).map(|i| Sample::new(vec![("pod", format!("p\"{i}"))], i as f64)).collect(),
+        };
+        let families = vec![family("a", "A \\ help\nwith a line", 3), family("b", "B", 0), family("c", "C", 2)];
+        let rendered = prerender(&families);
+        let merged = merge(&[&rendered]);
+        assert!(merged.contains("# TYPE c gauge") && !merged.contains("# HELP b"), "{merged}");
+        assert_eq!(join(rendered), merged);
+        // A name twice in one source is merged under one HELP, as `merge` does.
+        let twice = prerender(&[family("a", "A", 1), family("a", "A", 2)]);
+        let merged = merge(&[&twice]);
+        assert_eq!(merged.matches("# HELP a").count(), 1);
+        assert_eq!(join(twice), merged);
     }
 
     #[test]

@@ -96,5 +96,8 @@ pub fn monitor_families(up: bool, duration: std::time::Duration, stats: &[Collec
 pub fn render(cycle: &Cycle, health: Option<&Health>) -> String {
     let mut families = health.map(cluster_families).unwrap_or_default();
     families.extend(monitor_families(cycle.result.is_ok(), cycle.duration, &cycle.stats));
-    exposition::encode(&families)
+    // The families go before the text is joined: at the envelope they hold as much as the text.
+    let rendered = exposition::prerender(&families);
+    drop(families);
+    exposition::join(rendered)
 }
