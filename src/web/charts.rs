@@ -3,7 +3,15 @@
 
 use std::fmt::Write;
 
-use super::html::esc;
+use maud::Escaper;
+
+/// Escapes text for SVG content and attribute values (with `maud`'s escaper).
+fn esc(s: &str) -> String {
+    use std::fmt::Write as _;
+    let mut out = String::with_capacity(s.len());
+    let _ = Escaper::new(&mut out).write_str(s);
+    out
+}
 
 /// One line of a chart.
 pub struct Series<'a> {

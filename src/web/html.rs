@@ -1,22 +1,7 @@
 //! HTML pieces: escaping (every string from a cluster is untrusted), the page layout, times.
 
 use jiff::Timestamp;
-
-/// Escapes text for HTML content and attribute values.
-pub fn esc(s: &str) -> String {
-    let mut out = String::with_capacity(s.len() + 8);
-    for c in s.chars() {
-        match c {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '"' => out.push_str("&quot;"),
-            '\'' => out.push_str("&#39;"),
-            c => out.push(c),
-        }
-    }
-    out
-}
+use maud::{DOCTYPE, Markup, html};
 
 /// Escapes a path segment for an href (cluster names are ours, but may hold anything).
 pub fn path_segment(s: &str) -> String {
@@ -40,17 +25,29 @@ pub fn ago(t: Timestamp, now: Timestamp) -> String {
     }
 }
 
-/// A whole page: title, the banner (the demo's "simulated" notice) and the body.
-pub fn page(title: &str, banner: Option<&str>, body: &str) -> String {
-    let banner = banner.map(|b| format!("<p class=\"banner\">{}</p>\n", esc(b))).unwrap_or_default();
-    format!(
-        "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n\
-         <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n\
-         <meta http-equiv=\"refresh\" content=\"30\">\n<title>{}</title>\n\
-         <link rel=\"stylesheet\" href=\"/static/dumbmonit.css\">\n</head>\n<body>\n{banner}\
-         <header><a href=\"/\">DumbMonit</a></header>\n<main>\n{body}</main>\n</body>\n</html>\n",
-        esc(title)
-    )
+/// A whole page: title, the banner (the demo's "simulated" notice) and the body. Everything
+/// interpolated into markup is escaped by `maud`; only markup built by `maud` is taken as is.
+pub fn page(title: &str, banner: Option<&str>, body: Markup) -> String {
+    html! {
+        (DOCTYPE)
+        html lang="en" {
+            head {
+                meta charset="utf-8";
+                meta name="viewport" content="width=device-width, initial-scale=1";
+                meta http-equiv="refresh" content="30";
+                title { (title) }
+                link rel="stylesheet" href="/static/dumbmonit.css";
+            }
+            body {
+                @if let Some(b) = banner {
+                    p.banner { (b) }
+                }
+                header { a href="/" { "DumbMonit" } }
+                main { (body) }
+            }
+        }
+    }
+    .into_string()
 }
 
 /// The stylesheet: one file, no external resources.
@@ -96,10 +93,11 @@ mod tests {
 
     #[test]
     fn escaping_makes_markup_inert() {
-        assert_eq!(
-            esc("<script>alert(\"x\")</script> & 'q'"),
-            "&lt;script&gt;alert(&quot;x&quot;)&lt;/script&gt; &amp; &#39;q&#39;"
-        );
+        let evil = "<script>alert(\"x\")</script> & 'q'";
+        let page = page(evil, Some(evil), html! { p title=(evil) { (evil) } });
+        assert!(!page.contains("<script"), "{page}");
+        assert!(page.contains("<title>&lt;script&gt;alert(&quot;x&quot;)&lt;/script&gt; &amp; 'q'</title>"), "{page}");
+        assert!(page.contains("<p title=\"&lt;script&gt;alert(&quot;x&quot;)&lt;/script&gt; &amp; 'q'\">"), "{page}");
         assert_eq!(path_segment("a b/c"), "a%20b%2Fc");
     }
 

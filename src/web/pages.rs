@@ -1,11 +1,10 @@
 //! The status pages: `/` (every cluster on one line) and `/clusters/{name}` (the Cluster panel).
 
-use std::fmt::Write;
-
 use jiff::Timestamp;
+use maud::{Markup, PreEscaped, html};
 
 use super::charts::{self, Series};
-use super::html::{ago, clock, esc, page, path_segment};
+use super::html::{ago, clock, page, path_segment};
 use crate::board::{Board, ClusterView};
 use crate::health::extras::MetricsApi;
 use crate::health::{Health, NodeHealth, plural};
@@ -15,10 +14,12 @@ const MAX_ROWS: usize = 50;
 /// Clusters with at most this many nodes list every node.
 const ALL_NODES_UP_TO: usize = 20;
 
-fn when(t: Option<Timestamp>, now: Timestamp) -> String {
-    match t {
-        Some(t) => format!("{} <span class=\"muted\">({})</span>", clock(t), ago(t, now)),
-        None => "<span class=\"muted\">never</span>".into(),
+fn when(t: Option<Timestamp>, now: Timestamp) -> Markup {
+    html! {
+        @match t {
+            Some(t) => { (clock(t)) " " span.muted { "(" (ago(t, now)) ")" } }
+            None => span.muted { "never" },
+        }
     }
 }
 
@@ -75,30 +76,8 @@ pub fn overview(board: &Board, query: &str) -> String {
     let rank = |c: &ClusterView| STATUSES.iter().position(|s| *s == c.status()).unwrap_or(STATUSES.len());
     clusters.sort_by(|a, b| rank(a).cmp(&rank(b)).then_with(|| a.name.cmp(&b.name)));
     let total = clusters.len();
-    let mut body = String::from("<h1>Clusters</h1>\n");
     let counts: Vec<(&str, usize)> =
         STATUSES.iter().map(|s| (*s, clusters.iter().filter(|c| c.status() == *s).count())).collect();
-    let _ = write!(
-        body,
-        "<p class=\"statuses\"><a href=\"{}\">{}</a>",
-        esc(&q.link(None, 1)),
-        plural(total as u64, "cluster", "clusters")
-    );
-    for (s, n) in &counts {
-        if *n > 0 {
-            let current = if q.status == Some(*s) { " aria-current=\"true\"" } else { "" };
-            let _ = write!(body, " · <a class=\"{s}\" href=\"{}\"{current}>{n} {s}</a>", esc(&q.link(Some(s), 1)));
-        }
-    }
-    body.push_str("</p>\n");
-    if total > OVERVIEW_PAGE || !q.name.is_empty() {
-        let _ = writeln!(
-            body,
-            "<form class=\"filter\" method=\"get\" action=\"/\">{}<input type=\"search\" name=\"q\" value=\"{}\" placeholder=\"cluster name contains\" aria-label=\"Cluster name contains\"> <button type=\"submit\">Filter</button></form>",
-            q.status.map(|s| format!("<input type=\"hidden\" name=\"status\" value=\"{s}\">")).unwrap_or_default(),
-            esc(&q.name)
-        );
-    }
     let needle = q.name.to_lowercase();
     let shown: Vec<&ClusterView> = clusters
         .iter()
@@ -107,76 +86,104 @@ pub fn overview(board: &Board, query: &str) -> String {
         .collect();
     let pages = shown.len().div_ceil(OVERVIEW_PAGE).max(1);
     let page = q.page.min(pages);
-    body.push_str(
-        "<div class=\"scroll\"><table>\n<thead><tr><th>Cluster</th><th>Status</th><th>Nodes ready</th><th>Pods</th><th>Firing alerts</th><th>Last good cycle</th></tr></thead>\n<tbody>\n",
-    );
-    for c in shown.iter().skip((page - 1) * OVERVIEW_PAGE).take(OVERVIEW_PAGE) {
-        let (nodes, pods) = match &c.health {
-            Some(h) => (format!("{}/{}", h.counts.nodes_ready, h.counts.nodes), h.counts.pods.to_string()),
-            None => ("–".into(), "–".into()),
-        };
-        let status = match &c.error {
-            Some(e) => format!("<span class=\"unreachable\">Cannot be read</span>: {}", esc(e)),
-            None => format!("<span class=\"{}\">{}</span>", c.status(), esc(&c.sentence())),
-        };
-        let _ = writeln!(
-            body,
-            "<tr><td><a href=\"/clusters/{}\">{}</a></td><td>{status}</td><td>{nodes}</td><td>{pods}</td><td>{}</td><td>{}</td></tr>",
-            path_segment(&c.name),
-            esc(&c.name),
-            c.firing(),
-            when(c.last_good, now)
-        );
-    }
-    body.push_str("</tbody></table></div>\n");
-    if total == 0 {
-        body.push_str("<p>No cluster is configured.</p>\n");
-    } else if shown.is_empty() {
-        body.push_str("<p>No cluster matches.</p>\n");
-    }
-    if pages > 1 {
-        let _ = write!(body, "<nav class=\"pages\">Page {page} of {pages}");
-        if page > 1 {
-            let _ = write!(body, " · <a href=\"{}\" rel=\"prev\">previous</a>", esc(&q.link(q.status, page - 1)));
+    let body = html! {
+        h1 { "Clusters" }
+        p.statuses {
+            a href=(q.link(None, 1)) { (plural(total as u64, "cluster", "clusters")) }
+            @for (s, n) in &counts {
+                @if *n > 0 {
+                    " · "
+                    a class=(s) href=(q.link(Some(s), 1)) aria-current=[(q.status == Some(*s)).then_some("true")] { (n) " " (s) }
+                }
+            }
         }
-        if page < pages {
-            let _ = write!(body, " · <a href=\"{}\" rel=\"next\">next</a>", esc(&q.link(q.status, page + 1)));
+        @if total > OVERVIEW_PAGE || !q.name.is_empty() {
+            form.filter method="get" action="/" {
+                @if let Some(s) = q.status {
+                    input type="hidden" name="status" value=(s);
+                }
+                input type="search" name="q" value=(q.name) placeholder="cluster name contains" aria-label="Cluster name contains";
+                " "
+                button type="submit" { "Filter" }
+            }
         }
-        body.push_str("</nav>\n");
-    }
+        div.scroll {
+            table {
+                thead { tr { th { "Cluster" } th { "Status" } th { "Nodes ready" } th { "Pods" } th { "Firing alerts" } th { "Last good cycle" } } }
+                tbody {
+                    @for c in shown.iter().skip((page - 1) * OVERVIEW_PAGE).take(OVERVIEW_PAGE) {
+                        tr {
+                            td { a href={ "/clusters/" (path_segment(&c.name)) } { (c.name) } }
+                            td {
+                                @match &c.error {
+                                    Some(e) => { span.unreachable { "Cannot be read" } ": " (e) }
+                                    None => span class=(c.status()) { (c.sentence()) },
+                                }
+                            }
+                            @match &c.health {
+                                Some(h) => { td { (h.counts.nodes_ready) "/" (h.counts.nodes) } td { (h.counts.pods) } }
+                                None => { td { "–" } td { "–" } }
+                            }
+                            td { (c.firing()) }
+                            td { (when(c.last_good, now)) }
+                        }
+                    }
+                }
+            }
+        }
+        @if total == 0 {
+            p { "No cluster is configured." }
+        } @else if shown.is_empty() {
+            p { "No cluster matches." }
+        }
+        @if pages > 1 {
+            nav.pages {
+                "Page " (page) " of " (pages)
+                @if page > 1 { " · " a href=(q.link(q.status, page - 1)) rel="prev" { "previous" } }
+                @if page < pages { " · " a href=(q.link(q.status, page + 1)) rel="next" { "next" } }
+            }
+        }
+    };
     page_of("DumbMonit", board, body)
 }
 
-fn page_of(title: &str, board: &Board, body: String) -> String {
-    page(title, board.banner.as_deref(), &with_notices(board, body))
+fn page_of(title: &str, board: &Board, body: Markup) -> String {
+    page(title, board.banner.as_deref(), with_notices(board, body))
 }
 
 /// The page's body, after what the monitor must say about itself (the state cannot be saved).
-fn with_notices(board: &Board, body: String) -> String {
-    match board.persistence_problem() {
-        Some(p) => format!("<p class=\"persistence\">{}</p>\n{body}", esc(&p)),
-        None => body,
+fn with_notices(board: &Board, body: Markup) -> Markup {
+    html! {
+        @if let Some(p) = board.persistence_problem() {
+            p.persistence { (p) }
+        }
+        (body)
     }
 }
 
-fn table(out: &mut String, title: &str, headers: &[&str], rows: &[String], more: Option<String>) {
-    let _ = write!(out, "<h2>{}</h2>\n<div class=\"scroll\"><table>\n<thead><tr>", esc(title));
-    for h in headers {
-        let _ = write!(out, "<th>{h}</th>");
-    }
-    out.push_str("</tr></thead>\n<tbody>\n");
-    for r in rows {
-        out.push_str(r);
-        out.push('\n');
-    }
-    out.push_str("</tbody></table></div>\n");
-    if let Some(m) = more {
-        let _ = writeln!(out, "<p class=\"more\">{}</p>", esc(&m));
+/// A table of problems: at most [`MAX_ROWS`] rows, then how many more.
+fn table(title: &str, headers: &[&str], rows: Markup, more: Option<String>) -> Markup {
+    html! {
+        h2 { (title) }
+        div.scroll {
+            table {
+                thead { tr { @for h in headers { th { (h) } } } }
+                tbody { (rows) }
+            }
+        }
+        @if let Some(m) = more {
+            p.more { (m) }
+        }
     }
 }
 
-fn why(lines: &[String]) -> String {
-    lines.iter().map(|l| format!("<div>{}</div>", esc(l))).collect()
+fn why(lines: &[String]) -> Markup {
+    html! { @for l in lines { div { (l) } } }
+}
+
+/// "and N more" below a table that shows [`MAX_ROWS`] of `n` rows.
+fn more_than_shown(n: usize) -> Option<String> {
+    (n > MAX_ROWS).then(|| format!("and {} more", n - MAX_ROWS))
 }
 
 fn node_needs_attention(n: &NodeHealth) -> bool {
@@ -188,57 +195,43 @@ pub fn cluster(board: &Board, name: &str, query: &str) -> Option<String> {
     let c = board.cluster(name)?;
     let now = Timestamp::now();
     let week = query.split('&').any(|p| p == "range=7d");
-    let mut body = String::new();
-    let _ = writeln!(body, "<h1>{}</h1>", esc(&c.name));
     let version = c.health.as_ref().map(|h| h.version.clone()).unwrap_or_default();
-    let _ = writeln!(
-        body,
-        "<p class=\"muted\">{} · {} · last cycle {}</p>",
-        esc(&c.address),
-        if version.is_empty() { "version unknown".into() } else { esc(&version) },
-        when(c.last_cycle, now)
-    );
-    if let Some(a) = &c.agent {
-        let _ = writeln!(
-            body,
-            "<p class=\"muted agent\">Read through its agent · last report {}</p>",
-            when(a.last_report, now)
-        );
-        for n in a.notes() {
-            let _ = writeln!(body, "<p class=\"stale agent\">{}</p>", esc(&n));
+    let body = html! {
+        h1 { (c.name) }
+        p.muted {
+            (c.address) " · "
+            @if version.is_empty() { "version unknown" } @else { (version) }
+            " · last cycle " (when(c.last_cycle, now))
         }
-    }
-    let _ = writeln!(body, "<p class=\"sentence {}\">{}</p>", c.status(), esc(&c.sentence()));
-    if let Some(e) = &c.error {
-        let _ = writeln!(body, "<div class=\"error\"><strong>Cannot be read.</strong> {}</div>", esc(e));
-        match c.last_good {
-            Some(t) => {
-                let _ = writeln!(
-                    body,
-                    "<p class=\"stale\">The data below is the last good data, from {} ({}).</p>",
-                    clock(t),
-                    ago(t, now)
-                );
+        @if let Some(a) = &c.agent {
+            p class="muted agent" { "Read through its agent · last report " (when(a.last_report, now)) }
+            @for n in a.notes() {
+                p class="stale agent" { (n) }
             }
-            None => body.push_str("<p class=\"stale\">No cycle has read this cluster yet.</p>\n"),
         }
-    }
-    if let Some(h) = &c.health {
-        let _ = writeln!(body, "<p class=\"counters\">{}</p>", esc(&h.counters()));
-        if h.severity() != crate::health::Severity::Ok {
-            problems(&mut body, board, &c, h, now);
+        p class={ "sentence " (c.status()) } { (c.sentence()) }
+        @if let Some(e) = &c.error {
+            div.error { strong { "Cannot be read." } " " (e) }
+            @match c.last_good {
+                Some(t) => p.stale { "The data below is the last good data, from " (clock(t)) " (" (ago(t, now)) ")." },
+                None => p.stale { "No cycle has read this cluster yet." },
+            }
         }
-    }
-    if let Some(h) = &c.health {
-        capacity(&mut body, h);
-        optional_reads(&mut body, h);
-    }
-    alerts(&mut body, &c, now);
-    history(&mut body, board, &c, now, week);
-    Some(page(&format!("{} · DumbMonit", c.name), board.banner.as_deref(), &with_notices(board, body)))
+        @if let Some(h) = &c.health {
+            p.counters { (h.counters()) }
+            @if h.severity() != crate::health::Severity::Ok {
+                (problems(board, &c, h, now))
+            }
+            (capacity(h))
+            (optional_reads(h))
+        }
+        (alerts(&c, now))
+        (history(board, &c, now, week))
+    };
+    Some(page(&format!("{} · DumbMonit", c.name), board.banner.as_deref(), with_notices(board, body)))
 }
 
-fn problems(body: &mut String, board: &Board, c: &ClusterView, h: &Health, now: Timestamp) {
+fn problems(board: &Board, c: &ClusterView, h: &Health, now: Timestamp) -> Markup {
     let mut nodes: Vec<&NodeHealth> = if h.nodes.len() <= ALL_NODES_UP_TO {
         h.nodes.iter().collect()
     } else {
@@ -246,268 +239,180 @@ fn problems(body: &mut String, board: &Board, c: &ClusterView, h: &Health, now: 
     };
     // Not ready first, then under pressure, then cordoned, then the rest.
     nodes.sort_by_key(|n| (n.ready, !n.under_pressure(), !n.unschedulable));
-    if !nodes.is_empty() {
-        let rows: Vec<String> = nodes
-            .iter()
-            .map(|n| {
-                let pressure: Vec<&str> = n.pressure.iter().filter(|(_, on)| *on).map(|(c, _)| c.as_str()).collect();
-                format!(
-                    "<tr><td>{}</td><td class=\"{}\">{}</td><td>{}</td><td>{}</td><td>{}</td><td class=\"why\">{}</td></tr>",
-                    esc(&n.name),
-                    if n.ready { "ok" } else { "critical" },
-                    esc(&n.ready_status),
-                    if pressure.is_empty() { "–".into() } else { esc(&pressure.join(", ")) },
-                    if n.unschedulable { "cordoned" } else { "–" },
-                    esc(&n.kubelet_version),
-                    why(&n.why)
-                )
-            })
-            .collect();
-        let more = h.nodes.len() - nodes.len();
-        let more = (more > 0)
-            .then(|| format!("and {} Ready, without pressure", plural(more as u64, "more node", "more nodes")));
-        table(body, "Nodes", &["Node", "Ready", "Pressure", "Scheduling", "Kubelet", "Why"], &rows, more);
-    }
-
+    let more_nodes = h.nodes.len() - nodes.len();
+    let more_nodes = (more_nodes > 0)
+        .then(|| format!("and {} Ready, without pressure", plural(more_nodes as u64, "more node", "more nodes")));
     let pods = h.problem_pods();
-    if !pods.is_empty() {
-        let day_ago = now.as_second() - 86400;
-        let store = board.reader();
-        let rows: Vec<String> = pods
-            .iter()
-            .take(MAX_ROWS)
-            .map(|p| {
-                let history = store.pod_restarts(&c.name, &p.namespace, &p.name, day_ago).unwrap_or_default();
-                let spark = if history.len() > 1 {
-                    charts::sparkline(&history, day_ago, now.as_second())
-                } else {
-                    String::new()
-                };
-                format!(
-                    "<tr><td>{}/{}</td><td class=\"{}\">{}</td><td>{} {spark}</td><td class=\"why\">{}</td></tr>",
-                    esc(&p.namespace),
-                    esc(&p.name),
-                    if p.crashlooping { "critical" } else { "notice" },
-                    esc(&p.problems().join(", ")),
-                    p.restarts,
-                    why(&p.why)
-                )
-            })
-            .collect();
-        drop(store);
-        let more = (pods.len() > MAX_ROWS).then(|| format!("and {} more", pods.len() - MAX_ROWS));
-        table(
-            body,
-            &format!("Pods needing attention ({})", pods.len()),
-            &["Pod", "State", "Restarts", "Why"],
-            &rows,
-            more,
-        );
-    }
-
+    let day_ago = now.as_second() - 86400;
     let workloads: Vec<_> = h.workloads.iter().filter(|w| w.unavailable > 0).collect();
-    if !workloads.is_empty() {
-        let rows: Vec<String> = workloads
-            .iter()
-            .take(MAX_ROWS)
-            .map(|w| {
-                format!(
-                    "<tr><td>{} {}/{}</td><td>{}/{}</td><td>{}</td><td class=\"why\">{}</td></tr>",
-                    w.kind.as_str(),
-                    esc(&w.namespace),
-                    esc(&w.name),
-                    w.ready,
-                    w.desired,
-                    w.unavailable,
-                    why(&w.why)
-                )
-            })
-            .collect();
-        let more = (workloads.len() > MAX_ROWS).then(|| format!("and {} more", workloads.len() - MAX_ROWS));
-        table(
-            body,
-            &format!("Workloads missing replicas ({})", workloads.len()),
-            &["Workload", "Ready", "Unavailable", "Why"],
-            &rows,
-            more,
-        );
-    }
-
     let stuck: Vec<_> = h.workloads.iter().filter(|w| w.rollout_stuck).collect();
-    if !stuck.is_empty() {
-        let rows: Vec<String> = stuck
-            .iter()
-            .take(MAX_ROWS)
-            .map(|w| {
-                format!(
-                    "<tr><td>{} {}/{}</td><td class=\"critical\">{}/{}</td><td class=\"why\">{}</td></tr>",
-                    w.kind.as_str(),
-                    esc(&w.namespace),
-                    esc(&w.name),
-                    w.updated,
-                    w.desired,
-                    why(&w.why)
-                )
-            })
-            .collect();
-        let more = (stuck.len() > MAX_ROWS).then(|| format!("and {} more", stuck.len() - MAX_ROWS));
-        table(body, &format!("Stuck rollouts ({})", stuck.len()), &["Workload", "Updated", "Why"], &rows, more);
-    }
-
     let claims: Vec<_> = h.pvcs.iter().filter(|p| p.stuck).collect();
-    if !claims.is_empty() {
-        let rows: Vec<String> = claims
-            .iter()
-            .take(MAX_ROWS)
-            .map(|p| {
-                format!(
-                    "<tr><td>{}/{}</td><td>{}</td><td class=\"why\">{}</td></tr>",
-                    esc(&p.namespace),
-                    esc(&p.name),
-                    esc(&p.phase),
-                    why(&p.why)
-                )
-            })
-            .collect();
-        let more = (claims.len() > MAX_ROWS).then(|| format!("and {} more", claims.len() - MAX_ROWS));
-        table(body, &format!("Stuck claims ({})", claims.len()), &["Claim", "Phase", "Why"], &rows, more);
-    }
-
-    if !h.events_by_reason.is_empty() {
-        let top: Vec<(String, u64)> = h.events_by_reason.iter().take(20).cloned().collect();
-        let _ = writeln!(
-            body,
-            "<h2>Warning events in the last hour, by reason</h2>\n<figure>{}</figure>",
-            charts::bars("Warning events in the last hour, by reason", &top)
-        );
-        if h.events_by_reason.len() > top.len() {
-            let _ = writeln!(body, "<p class=\"more\">and {} more reasons</p>", h.events_by_reason.len() - top.len());
+    let top: Vec<(String, u64)> = h.events_by_reason.iter().take(20).cloned().collect();
+    html! {
+        @if !nodes.is_empty() {
+            (table("Nodes", &["Node", "Ready", "Pressure", "Scheduling", "Kubelet", "Why"], html! {
+                @for n in &nodes {
+                    @let pressure: Vec<&str> = n.pressure.iter().filter(|(_, on)| *on).map(|(c, _)| c.as_str()).collect();
+                    tr {
+                        td { (n.name) }
+                        td class=(if n.ready { "ok" } else { "critical" }) { (n.ready_status) }
+                        td { @if pressure.is_empty() { "–" } @else { (pressure.join(", ")) } }
+                        td { (if n.unschedulable { "cordoned" } else { "–" }) }
+                        td { (n.kubelet_version) }
+                        td.why { (why(&n.why)) }
+                    }
+                }
+            }, more_nodes))
+        }
+        @if !pods.is_empty() {
+            (table(&format!("Pods needing attention ({})", pods.len()), &["Pod", "State", "Restarts", "Why"], {
+                let store = board.reader();
+                html! {
+                    @for p in pods.iter().take(MAX_ROWS) {
+                        @let history = store.pod_restarts(&c.name, &p.namespace, &p.name, day_ago).unwrap_or_default();
+                        tr {
+                            td { (p.namespace) "/" (p.name) }
+                            td class=(if p.crashlooping { "critical" } else { "notice" }) { (p.problems().join(", ")) }
+                            td {
+                                (p.restarts) " "
+                                @if history.len() > 1 {
+                                    (PreEscaped(charts::sparkline(&history, day_ago, now.as_second())))
+                                }
+                            }
+                            td.why { (why(&p.why)) }
+                        }
+                    }
+                }
+            }, more_than_shown(pods.len())))
+        }
+        @if !workloads.is_empty() {
+            (table(&format!("Workloads missing replicas ({})", workloads.len()), &["Workload", "Ready", "Unavailable", "Why"], html! {
+                @for w in workloads.iter().take(MAX_ROWS) {
+                    tr {
+                        td { (w.kind.as_str()) " " (w.namespace) "/" (w.name) }
+                        td { (w.ready) "/" (w.desired) }
+                        td { (w.unavailable) }
+                        td.why { (why(&w.why)) }
+                    }
+                }
+            }, more_than_shown(workloads.len())))
+        }
+        @if !stuck.is_empty() {
+            (table(&format!("Stuck rollouts ({})", stuck.len()), &["Workload", "Updated", "Why"], html! {
+                @for w in stuck.iter().take(MAX_ROWS) {
+                    tr {
+                        td { (w.kind.as_str()) " " (w.namespace) "/" (w.name) }
+                        td.critical { (w.updated) "/" (w.desired) }
+                        td.why { (why(&w.why)) }
+                    }
+                }
+            }, more_than_shown(stuck.len())))
+        }
+        @if !claims.is_empty() {
+            (table(&format!("Stuck claims ({})", claims.len()), &["Claim", "Phase", "Why"], html! {
+                @for p in claims.iter().take(MAX_ROWS) {
+                    tr {
+                        td { (p.namespace) "/" (p.name) }
+                        td { (p.phase) }
+                        td.why { (why(&p.why)) }
+                    }
+                }
+            }, more_than_shown(claims.len())))
+        }
+        @if !top.is_empty() {
+            h2 { "Warning events in the last hour, by reason" }
+            figure { (PreEscaped(charts::bars("Warning events in the last hour, by reason", &top))) }
+            @if h.events_by_reason.len() > top.len() {
+                p.more { "and " (h.events_by_reason.len() - top.len()) " more reasons" }
+            }
         }
     }
 }
 
 /// What the optional reads say: aggregated APIs down, HPAs that cannot scale, the Metrics API's
 /// diagnosis, and — once — what the service account may not read.
-fn optional_reads(body: &mut String, h: &Health) {
-    for e in h.expiring() {
-        let which =
-            if e.certificate == "serving" { "The API server's serving certificate" } else { "The client certificate" };
-        let _ = writeln!(
-            body,
-            "<div class=\"{}\">{which} expires on {} ({}).</div>",
-            if e.days < 7 { "error" } else { "notice" },
-            esc(&e.not_after.strftime("%Y-%m-%d %H:%M UTC").to_string()),
-            esc(&crate::health::in_days(e.days))
-        );
-    }
+fn optional_reads(h: &Health) -> Markup {
     let x = &h.extras;
     let jobs: Vec<_> = x.jobs.iter().flatten().filter(|j| !j.superseded).collect();
-    if !jobs.is_empty() {
-        let rows: Vec<String> = jobs
-            .iter()
-            .take(MAX_ROWS)
-            .map(|j| {
-                format!(
-                    "<tr><td>{}/{}</td><td>{}</td><td class=\"why\">{}</td></tr>",
-                    esc(&j.namespace),
-                    esc(&j.name),
-                    if j.owner.is_empty() { "–".to_string() } else { esc(&j.owner) },
-                    esc(&j.why)
-                )
-            })
-            .collect();
-        let more = (jobs.len() > MAX_ROWS).then(|| format!("and {} more", jobs.len() - MAX_ROWS));
-        table(body, &format!("Failed jobs ({})", jobs.len()), &["Job", "CronJob", "Why"], &rows, more);
-    }
     let missed: Vec<_> = x.cronjobs.iter().flatten().filter(|c| c.missed).collect();
-    if !missed.is_empty() {
-        let rows: Vec<String> = missed
-            .iter()
-            .take(MAX_ROWS)
-            .map(|c| {
-                format!(
-                    "<tr><td>{}/{}</td><td><code>{}</code></td><td class=\"why\">{}</td></tr>",
-                    esc(&c.namespace),
-                    esc(&c.name),
-                    esc(&c.schedule),
-                    why(&c.why)
-                )
-            })
-            .collect();
-        let more = (missed.len() > MAX_ROWS).then(|| format!("and {} more", missed.len() - MAX_ROWS));
-        table(
-            body,
-            &format!("Cron jobs that missed their runs ({})", missed.len()),
-            &["CronJob", "Schedule", "Why"],
-            &rows,
-            more,
-        );
-    }
     let down: Vec<_> = x.apiservices.iter().flatten().filter(|a| !a.available).collect();
-    if !down.is_empty() {
-        let rows: Vec<String> = down
-            .iter()
-            .take(MAX_ROWS)
-            .map(|a| {
-                format!(
-                    "<tr><td>{}</td><td>{}</td><td class=\"critical\">{}</td><td class=\"why\">{}</td></tr>",
-                    esc(&a.name),
-                    esc(&a.service),
-                    esc(if a.reason.is_empty() { "not available" } else { &a.reason }),
-                    esc(&a.message)
-                )
-            })
-            .collect();
-        table(body, "Aggregated APIs not available", &["APIService", "Service", "Reason", "Message"], &rows, None);
-    }
-    match &x.metrics_api {
-        MetricsApi::Unavailable(d) => {
-            let _ = writeln!(body, "<div class=\"error\">{}</div>", esc(d));
-        }
-        MetricsApi::NotInstalled => {
-            let _ = writeln!(body, "<p class=\"muted\">{}</p>", esc(&x.metrics_api.sentence()));
-        }
-        MetricsApi::Available | MetricsApi::NotGranted | MetricsApi::NotRead => {}
-    }
     let hpas: Vec<_> = x.hpas.iter().flatten().filter(|a| !a.scaling_active || a.at_max).collect();
-    if !hpas.is_empty() {
-        let rows: Vec<String> = hpas
-            .iter()
-            .take(MAX_ROWS)
-            .map(|a| {
-                let state = match (a.scaling_active, a.at_max) {
-                    (false, _) => format!("cannot scale: {}", a.reason),
-                    (true, _) => "at maxReplicas".to_string(),
-                };
-                format!(
-                    "<tr><td>{}/{}</td><td class=\"notice\">{}</td><td>{}/{}</td><td class=\"why\">{}</td></tr>",
-                    esc(&a.namespace),
-                    esc(&a.name),
-                    esc(&state),
-                    a.current_replicas,
-                    a.max_replicas,
-                    esc(&a.message)
-                )
-            })
-            .collect();
-        let more = (hpas.len() > MAX_ROWS).then(|| format!("and {} more", hpas.len() - MAX_ROWS));
-        table(body, &format!("Autoscalers ({})", hpas.len()), &["HPA", "State", "Replicas / max", "Why"], &rows, more);
-    }
-    if !x.not_granted.is_empty() {
-        let _ = writeln!(
-            body,
-            "<p class=\"muted\">Not granted to this service account: {} (optional; <code>dumbmonit rbac --optional</code> adds them).</p>",
-            esc(&x.not_granted.join(", "))
-        );
-    }
-    for f in &x.failed {
-        let _ = writeln!(body, "<p class=\"muted\">Optional read failed: {}</p>", esc(f));
+    html! {
+        @for e in h.expiring() {
+            div class=(if e.days < 7 { "error" } else { "notice" }) {
+                (if e.certificate == "serving" { "The API server's serving certificate" } else { "The client certificate" })
+                " expires on " (e.not_after.strftime("%Y-%m-%d %H:%M UTC").to_string())
+                " (" (crate::health::in_days(e.days)) ")."
+            }
+        }
+        @if !jobs.is_empty() {
+            (table(&format!("Failed jobs ({})", jobs.len()), &["Job", "CronJob", "Why"], html! {
+                @for j in jobs.iter().take(MAX_ROWS) {
+                    tr {
+                        td { (j.namespace) "/" (j.name) }
+                        td { @if j.owner.is_empty() { "–" } @else { (j.owner) } }
+                        td.why { (j.why) }
+                    }
+                }
+            }, more_than_shown(jobs.len())))
+        }
+        @if !missed.is_empty() {
+            (table(&format!("Cron jobs that missed their runs ({})", missed.len()), &["CronJob", "Schedule", "Why"], html! {
+                @for c in missed.iter().take(MAX_ROWS) {
+                    tr {
+                        td { (c.namespace) "/" (c.name) }
+                        td { code { (c.schedule) } }
+                        td.why { (why(&c.why)) }
+                    }
+                }
+            }, more_than_shown(missed.len())))
+        }
+        @if !down.is_empty() {
+            (table("Aggregated APIs not available", &["APIService", "Service", "Reason", "Message"], html! {
+                @for a in down.iter().take(MAX_ROWS) {
+                    tr {
+                        td { (a.name) }
+                        td { (a.service) }
+                        td.critical { (if a.reason.is_empty() { "not available" } else { &a.reason }) }
+                        td.why { (a.message) }
+                    }
+                }
+            }, None))
+        }
+        @match &x.metrics_api {
+            MetricsApi::Unavailable(d) => div.error { (d) },
+            MetricsApi::NotInstalled => p.muted { (x.metrics_api.sentence()) },
+            MetricsApi::Available | MetricsApi::NotGranted | MetricsApi::NotRead => {}
+        }
+        @if !hpas.is_empty() {
+            (table(&format!("Autoscalers ({})", hpas.len()), &["HPA", "State", "Replicas / max", "Why"], html! {
+                @for a in hpas.iter().take(MAX_ROWS) {
+                    tr {
+                        td { (a.namespace) "/" (a.name) }
+                        td.notice {
+                            @if a.scaling_active { "at maxReplicas" } @else { "cannot scale: " (a.reason) }
+                        }
+                        td { (a.current_replicas) "/" (a.max_replicas) }
+                        td.why { (a.message) }
+                    }
+                }
+            }, more_than_shown(hpas.len())))
+        }
+        @if !x.not_granted.is_empty() {
+            p.muted {
+                "Not granted to this service account: " (x.not_granted.join(", "))
+                " (optional; " code { "dumbmonit rbac --optional" } " adds them)."
+            }
+        }
+        @for f in &x.failed {
+            p.muted { "Optional read failed: " (f) }
+        }
     }
 }
 
 /// Requests and limits against allocatable, per node: every node of a small cluster; in a large
 /// one, those overcommitted or with 90% or more of a resource requested.
-fn capacity(body: &mut String, h: &Health) {
+fn capacity(h: &Health) -> Markup {
     let share = |used: i64, total: Option<i64>| total.filter(|t| *t > 0).map(|t| used as f64 / t as f64);
     let busy = |n: &NodeHealth| {
         n.overcommitted()
@@ -520,48 +425,23 @@ fn capacity(body: &mut String, h: &Health) {
         h.nodes.iter().filter(|n| busy(n)).collect()
     };
     if nodes.is_empty() {
-        return;
+        return html! {};
     }
     nodes.sort_by_key(|n| !n.overcommitted());
     let metrics = h.extras.metrics_available();
-    let cell = |what: &str, used: i64, total: Option<i64>, shown: String| match total {
-        Some(t) if t > 0 => format!(
-            "<td>{} {shown} <span class=\"muted\">({:.0}%)</span></td>",
-            charts::usage_bar(what, used as f64, t as f64),
-            used as f64 / t as f64 * 100.0
-        ),
-        _ => format!("<td>{shown} <span class=\"muted\">(allocatable unknown)</span></td>"),
+    let cell = |what: &str, used: i64, total: Option<i64>, shown: String| {
+        html! {
+            @match total {
+                Some(t) if t > 0 => td {
+                    (PreEscaped(charts::usage_bar(what, used as f64, t as f64))) " " (shown) " "
+                    span.muted { "(" (format!("{:.0}", used as f64 / t as f64 * 100.0)) "%)" }
+                },
+                _ => td { (shown) " " span.muted { "(allocatable unknown)" } },
+            }
+        }
     };
     let cores = |m: i64| format!("{:.2}", m as f64 / 1000.0);
     let gib = |b: i64| format!("{:.1} GiB", b as f64 / (1u64 << 30) as f64);
-    let rows: Vec<String> = nodes
-        .iter()
-        .take(MAX_ROWS)
-        .map(|n| {
-            let r = &n.requested;
-            let used = match (n.usage_cpu, n.usage_memory) {
-                (Some(c), Some(m)) => {
-                    format!(
-                        "{}{}",
-                        cell("CPU used", c, n.allocatable_cpu, cores(c)),
-                        cell("memory used", m, n.allocatable_memory, gib(m))
-                    )
-                }
-                _ if metrics => "<td>–</td><td>–</td>".to_string(),
-                _ => String::new(),
-            };
-            format!(
-                "<tr><td>{}</td>{used}{}{}{}{}<td>{}</td></tr>",
-                esc(&n.name),
-                cell("CPU requests", r.cpu_requests, n.allocatable_cpu, cores(r.cpu_requests)),
-                cell("CPU limits", r.cpu_limits, n.allocatable_cpu, cores(r.cpu_limits)),
-                cell("memory requests", r.memory_requests, n.allocatable_memory, gib(r.memory_requests)),
-                cell("memory limits", r.memory_limits, n.allocatable_memory, gib(r.memory_limits)),
-                if n.overcommitted() { "<span class=\"critical\">limits overcommitted</span>" } else { "–" }
-            )
-        })
-        .collect();
-    let more = (nodes.len() > MAX_ROWS).then(|| format!("and {} more", nodes.len() - MAX_ROWS));
     let title = if h.nodes.len() <= ALL_NODES_UP_TO {
         "Requests and limits against allocatable".to_string()
     } else {
@@ -572,63 +452,71 @@ fn capacity(body: &mut String, h: &Health) {
         headers.extend(["CPU used", "Memory used"]);
     }
     headers.extend(["CPU requests", "CPU limits", "Memory requests", "Memory limits", "Overcommit"]);
-    table(body, &title, &headers, &rows, more);
+    let rows = html! {
+        @for n in nodes.iter().take(MAX_ROWS) {
+            @let r = &n.requested;
+            tr {
+                td { (n.name) }
+                @match (n.usage_cpu, n.usage_memory) {
+                    (Some(c), Some(m)) => {
+                        (cell("CPU used", c, n.allocatable_cpu, cores(c)))
+                        (cell("memory used", m, n.allocatable_memory, gib(m)))
+                    }
+                    _ => { @if metrics { td { "–" } td { "–" } } }
+                }
+                (cell("CPU requests", r.cpu_requests, n.allocatable_cpu, cores(r.cpu_requests)))
+                (cell("CPU limits", r.cpu_limits, n.allocatable_cpu, cores(r.cpu_limits)))
+                (cell("memory requests", r.memory_requests, n.allocatable_memory, gib(r.memory_requests)))
+                (cell("memory limits", r.memory_limits, n.allocatable_memory, gib(r.memory_limits)))
+                td { @if n.overcommitted() { span.critical { "limits overcommitted" } } @else { "–" } }
+            }
+        }
+    };
+    table(&title, &headers, rows, more_than_shown(nodes.len()))
 }
 
-fn alerts(body: &mut String, c: &ClusterView, now: Timestamp) {
+fn alerts(c: &ClusterView, now: Timestamp) -> Markup {
     if c.alerts.is_empty() {
-        return;
+        return html! {};
     }
     // Already in the order shown: firing first, then the most severe, then the oldest.
-    let rows: Vec<String> = c
-        .alerts
-        .iter()
-        .take(MAX_ROWS)
-        .map(|a| {
-            let object: Vec<String> = a
+    let rows = html! {
+        @for a in c.alerts.iter().take(MAX_ROWS) {
+            @let object: Vec<String> = a
                 .labels
                 .iter()
                 .filter(|(k, _)| !["alertname", "severity", "cluster"].contains(&k.as_str()))
                 .map(|(k, v)| format!("{k}={v}"))
                 .collect();
-            let (state, since) = match a.fired_at {
+            @let (state, since) = match a.fired_at {
                 Some(t) => ("firing", t),
                 None => ("pending", a.active_at),
             };
-            format!(
-                "<tr><td>{}</td><td class=\"{}\">{}</td><td>{}</td><td>{}</td><td>{}</td><td>{} <span class=\"muted\">({})</span></td></tr>",
-                esc(&a.alertname),
-                if a.severity == crate::rules::Severity::Warning { "critical" } else { "notice" },
-                a.severity.as_str(),
-                esc(&object.join(" ")),
-                esc(&a.summary),
-                state,
-                clock(since),
-                ago(since, now)
-            )
-        })
-        .collect();
+            tr {
+                td { (a.alertname) }
+                td class=(if a.severity == crate::rules::Severity::Warning { "critical" } else { "notice" }) { (a.severity.as_str()) }
+                td { (object.join(" ")) }
+                td { (a.summary) }
+                td { (state) }
+                td { (clock(since)) " " span.muted { "(" (ago(since, now)) ")" } }
+            }
+        }
+    };
     table(
-        body,
         &format!("Alerts ({})", c.alerts.len()),
         &["Alert", "Severity", "Object", "Summary", "State", "Since"],
-        &rows,
+        rows,
         None,
-    );
+    )
 }
 
-fn history(body: &mut String, board: &Board, c: &ClusterView, now: Timestamp, week: bool) {
+fn history(board: &Board, c: &ClusterView, now: Timestamp, week: bool) -> Markup {
     let span = if week { 7 * 86400 } else { 86400 };
     let to = now.as_second();
     let from = to - span;
     let points = board.reader().history(&c.name, from).unwrap_or_default();
     let line =
         |f: fn(&crate::state::HistoryPoint) -> i64| points.iter().map(|p| (p.time, f(p) as f64)).collect::<Vec<_>>();
-    let _ = writeln!(
-        body,
-        "<h2>History, last {}</h2>\n<nav class=\"range\"><a href=\"?range=24h\">24 hours</a><a href=\"?range=7d\">7 days</a></nav>\n<div class=\"charts\">",
-        if week { "7 days" } else { "24 hours" }
-    );
     let charts = [
         (
             "Nodes ready",
@@ -654,12 +542,16 @@ fn history(body: &mut String, board: &Board, c: &ClusterView, now: Timestamp, we
             vec![Series { name: "warning events", color: "#bf8700", points: line(|p| p.warning_events) }],
         ),
     ];
-    for (title, series) in charts {
-        let _ = writeln!(
-            body,
-            "<figure><figcaption>{title}</figcaption>{}</figure>",
-            charts::line_chart(title, from, to, &series)
-        );
+    html! {
+        h2 { "History, last " (if week { "7 days" } else { "24 hours" }) }
+        nav.range { a href="?range=24h" { "24 hours" } a href="?range=7d" { "7 days" } }
+        div.charts {
+            @for (title, series) in &charts {
+                figure {
+                    figcaption { (title) }
+                    (PreEscaped(charts::line_chart(title, from, to, series)))
+                }
+            }
+        }
     }
-    body.push_str("</div>\n");
 }
