@@ -21,7 +21,7 @@ fn neutral(text: &str, name: &str) -> String {
         .replace(&format!(">{name}<"), ">NAME<")
         .replace(&format!("<title>{name} "), "<title>NAME ")
         .lines()
-        .map(|l| without_agent_lines(l))
+        .map(without_agent_lines)
         .collect::<Vec<_>>()
         .join("\n")
 }

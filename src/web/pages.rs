@@ -1,7 +1,7 @@
 //! The status pages: `/` (every cluster on one line) and `/clusters/{name}` (the Cluster panel).
 
 use jiff::Timestamp;
-use maud::{Markup, PreEscaped, html};
+use maud::{Markup, html};
 
 use super::charts::{self, Series};
 use super::html::{ago, clock, page, path_segment};
@@ -276,7 +276,7 @@ fn problems(board: &Board, c: &ClusterView, h: &Health, now: Timestamp) -> Marku
                             td {
                                 (p.restarts) " "
                                 @if history.len() > 1 {
-                                    (PreEscaped(charts::sparkline(&history, day_ago, now.as_second())))
+                                    (charts::sparkline(&history, day_ago, now.as_second()))
                                 }
                             }
                             td.why { (why(&p.why)) }
@@ -321,7 +321,7 @@ fn problems(board: &Board, c: &ClusterView, h: &Health, now: Timestamp) -> Marku
         }
         @if !top.is_empty() {
             h2 { "Warning events in the last hour, by reason" }
-            figure { (PreEscaped(charts::bars("Warning events in the last hour, by reason", &top))) }
+            figure { (charts::bars("Warning events in the last hour, by reason", &top)) }
             @if h.events_by_reason.len() > top.len() {
                 p.more { "and " (h.events_by_reason.len() - top.len()) " more reasons" }
             }
@@ -433,7 +433,7 @@ fn capacity(h: &Health) -> Markup {
         html! {
             @match total {
                 Some(t) if t > 0 => td {
-                    (PreEscaped(charts::usage_bar(what, used as f64, t as f64))) " " (shown) " "
+                    (charts::usage_bar(what, used as f64, t as f64)) " " (shown) " "
                     span.muted { "(" (format!("{:.0}", used as f64 / t as f64 * 100.0)) "%)" }
                 },
                 _ => td { (shown) " " span.muted { "(allocatable unknown)" } },
@@ -549,7 +549,7 @@ fn history(board: &Board, c: &ClusterView, now: Timestamp, week: bool) -> Markup
             @for (title, series) in &charts {
                 figure {
                     figcaption { (title) }
-                    (PreEscaped(charts::line_chart(title, from, to, series)))
+                    (charts::line_chart(title, from, to, series))
                 }
             }
         }
