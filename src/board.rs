@@ -35,6 +35,14 @@ pub struct Pages {
 /// A clock skew past this is said on the cluster's page.
 pub const SKEW_SHOWN: SignedDuration = SignedDuration::from_secs(30);
 
+/// A watched cluster, in the board's order.
+pub struct Arranged {
+    pub name: String,
+    pub address: String,
+    pub agent: bool,
+    pub from_pages: bool,
+}
+
 /// What the pages, the API and /metrics know of one cluster.
 #[derive(Clone, Debug)]
 pub struct ClusterView {
@@ -58,6 +66,8 @@ pub struct ClusterView {
     pub own: Arc<Vec<Packed>>,
     /// For a cluster read through an agent: what is known of the agent.
     pub agent: Option<AgentView>,
+    /// Added on the pages (editable there), not in the configuration file.
+    pub from_pages: bool,
 }
 
 /// What the server knows of a cluster's agent.
@@ -87,6 +97,7 @@ impl ClusterView {
             objects: Arc::default(),
             own: Arc::default(),
             agent: None,
+            from_pages: false,
         }
     }
 
@@ -143,6 +154,11 @@ pub struct Board {
     agents: RwLock<HashMap<String, Door>>,
     /// How late cycles start and how long their state takes to save, recently.
     pub timings: Mutex<Timings>,
+    /// Seals the tokens of clusters added on the pages and signs the forms' CSRF tokens; None
+    /// when `secret_key_file` could not be read or made (the pages then change nothing).
+    pub secret_key: Option<Arc<crate::secret::SecretKey>>,
+    /// Told when a cluster is added, changed or removed on the pages.
+    pub clusters_changed: tokio::sync::Notify,
 }
 
 /// The most recent samples of two durations, in seconds: how late each cycle started after its
@@ -184,6 +200,7 @@ impl Board {
         banner: Option<String>,
         protection: Protection,
         notifiers: NotifierSet,
+        secret_key: Option<Arc<crate::secret::SecretKey>>,
     ) -> Board {
         Board {
             clusters: RwLock::new(Vec::new()),
@@ -201,6 +218,8 @@ impl Board {
             exposition: Mutex::new(None),
             agents: RwLock::new(HashMap::new()),
             timings: Mutex::new(Timings::default()),
+            secret_key,
+            clusters_changed: tokio::sync::Notify::new(),
         }
     }
 
@@ -292,13 +311,14 @@ impl Board {
     }
 
     /// Keeps the views of `order` (new ones empty), in that order.
-    pub fn arrange(&self, order: &[(String, String, bool)]) {
+    pub fn arrange(&self, order: &[Arranged]) {
         let mut clusters = self.clusters.write().expect("board lock");
         let mut old: HashMap<String, ClusterView> = clusters.drain(..).map(|c| (c.name.clone(), c)).collect();
         *clusters = order
             .iter()
-            .map(|(name, address, agent)| {
+            .map(|Arranged { name, address, agent, from_pages }| {
                 let mut v = old.remove(name).unwrap_or_else(|| ClusterView::new(name, address));
+                v.from_pages = *from_pages;
                 match (agent, &v.agent) {
                     (false, _) => {
                         v.address = address.clone();

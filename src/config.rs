@@ -92,6 +92,9 @@ pub struct Config {
     pub tls: Option<TlsConfig>,
     /// Watch only the clusters of this shard (`"INDEX/COUNT"`); `serve --shard` wins over it.
     pub shard: Option<Shard>,
+    /// The key that seals the tokens of clusters added on the pages (made on first start, mode
+    /// 0600, when absent); `STATE_DIR/secret.key` by default.
+    pub secret_key_file: Option<PathBuf>,
 }
 
 /// One shard of the configured clusters: those whose stable hash of the name (64-bit FNV-1a),
@@ -161,12 +164,32 @@ pub struct AuthConfig {
     /// Serve /metrics without credentials (for a Prometheus that scrapes it).
     #[serde(default)]
     pub open_metrics: bool,
+    /// `[auth.admin]`: who may also add, edit and remove clusters on the pages. Without it the
+    /// pages change nothing.
+    pub admin: Option<AdminConfig>,
+}
+
+/// `[auth.admin]`: the same fields as `[auth]`'s credentials.
+#[derive(Clone, Debug, Default, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct AdminConfig {
+    pub bearer_token: Option<String>,
+    pub bearer_token_file: Option<PathBuf>,
+    pub username: Option<String>,
+    pub password_hash: Option<String>,
+    pub password_file: Option<PathBuf>,
 }
 
 #[derive(Clone, Debug, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ClusterConfig {
     pub name: String,
+    /// A cluster added on the pages (kept in the state directory), not in the file.
+    #[serde(skip)]
+    pub from_pages: bool,
+    /// The agent token of a cluster added on the pages (the file's clusters name a file).
+    #[serde(skip)]
+    pub agent_token_value: Option<String>,
     pub address: Option<String>,
     /// The cluster is read by a relay agent, which proves who it is with the token in this file.
     pub agent_token_file: Option<PathBuf>,
@@ -222,6 +245,11 @@ pub struct NotifierConfig {
 }
 
 impl Config {
+    /// Where the secret key is (`secret_key_file`, else `STATE_DIR/secret.key`).
+    pub fn secret_key_path(&self) -> PathBuf {
+        self.secret_key_file.clone().unwrap_or_else(|| self.state_dir.join("secret.key"))
+    }
+
     /// Reads and checks a configuration file.
     pub fn load(path: &Path) -> Result<Config, ConfigError> {
         let file = path.display();
@@ -243,24 +271,30 @@ impl Config {
     fn check(&mut self, file: &str) -> Result<(), ConfigError> {
         let err = |what: String| Err(ConfigError::new(format!("{file}: {what}")));
         let a = &self.auth;
-        let bearer = a.bearer_token.is_some() || a.bearer_token_file.is_some();
-        let basic = a.username.is_some() || a.password_hash.is_some() || a.password_file.is_some();
-        if bearer && basic {
-            return err("auth: give a bearer token or basic auth (`username` with `password_hash` or `password_file`), not both".into());
+        let viewers = CredentialFields {
+            bearer_token: a.bearer_token.is_some(),
+            bearer_token_file: a.bearer_token_file.is_some(),
+            username: a.username.is_some(),
+            password_hash: a.password_hash.as_deref(),
+            password_file: a.password_file.is_some(),
+        };
+        if let Err(e) = viewers.check("auth") {
+            return err(e);
         }
-        if a.bearer_token.is_some() && a.bearer_token_file.is_some() {
-            return err("auth: give `bearer_token` or `bearer_token_file`, not both".into());
-        }
-        if basic && (a.username.is_none() || a.password_hash.is_some() == a.password_file.is_some()) {
-            return err("auth: basic auth needs `username` and one of `password_hash` or `password_file`".into());
-        }
-        if let Some(h) = &a.password_hash
-            && !(h.len() == 60 && (h.starts_with("$2a$") || h.starts_with("$2b$") || h.starts_with("$2y$")))
-        {
-            return err("auth: field `password_hash` must be a bcrypt hash ($2y$…, as htpasswd -nbBC 10 prints)".into());
-        }
-        if self.clusters.is_empty() {
-            return err("no [[cluster]]: give at least one cluster to watch".into());
+        if let Some(admin) = &a.admin {
+            let f = CredentialFields {
+                bearer_token: admin.bearer_token.is_some(),
+                bearer_token_file: admin.bearer_token_file.is_some(),
+                username: admin.username.is_some(),
+                password_hash: admin.password_hash.as_deref(),
+                password_file: admin.password_file.is_some(),
+            };
+            if !(f.bearer_token || f.bearer_token_file || f.username) {
+                return err("auth.admin: give `bearer_token`, `bearer_token_file` or `username`".into());
+            }
+            if let Err(e) = f.check("auth.admin") {
+                return err(e);
+            }
         }
         let mut names = std::collections::HashSet::new();
         for c in &self.clusters {
@@ -357,36 +391,157 @@ impl Config {
     }
 }
 
+/// Which credential fields a section gives, to check that they go together.
+struct CredentialFields<'a> {
+    bearer_token: bool,
+    bearer_token_file: bool,
+    username: bool,
+    password_hash: Option<&'a str>,
+    password_file: bool,
+}
+
+impl CredentialFields<'_> {
+    fn check(&self, section: &str) -> Result<(), String> {
+        let bearer = self.bearer_token || self.bearer_token_file;
+        let basic = self.username || self.password_hash.is_some() || self.password_file;
+        if bearer && basic {
+            return Err(format!(
+                "{section}: give a bearer token or basic auth (`username` with `password_hash` or `password_file`), not both"
+            ));
+        }
+        if self.bearer_token && self.bearer_token_file {
+            return Err(format!("{section}: give `bearer_token` or `bearer_token_file`, not both"));
+        }
+        if basic && (!self.username || self.password_hash.is_some() == self.password_file) {
+            return Err(format!(
+                "{section}: basic auth needs `username` and one of `password_hash` or `password_file`"
+            ));
+        }
+        if let Some(h) = self.password_hash
+            && !(h.len() == 60 && (h.starts_with("$2a$") || h.starts_with("$2b$") || h.starts_with("$2y$")))
+        {
+            return Err(format!(
+                "{section}: field `password_hash` must be a bcrypt hash ($2y$…, as htpasswd -nbBC 10 prints)"
+            ));
+        }
+        Ok(())
+    }
+}
+
+/// The credentials a section gives, secrets read from their files.
+fn credentials(
+    section: &str,
+    bearer_token: &Option<String>,
+    bearer_token_file: &Option<PathBuf>,
+    username: &Option<String>,
+    password_hash: &Option<String>,
+    password_file: &Option<PathBuf>,
+) -> Result<Option<crate::auth::Credentials>, ConfigError> {
+    use crate::auth::{Credentials, Password};
+    let read = |path: &Path, field: &str| {
+        std::fs::read_to_string(path)
+            .map(|s| s.trim_end_matches(['\n', '\r']).to_string())
+            .map_err(|e| ConfigError::new(format!("{section}: field `{field}` {}: {e}", path.display())))
+    };
+    Ok(if let Some(t) = bearer_token {
+        Some(Credentials::Bearer(t.clone()))
+    } else if let Some(f) = bearer_token_file {
+        Some(Credentials::Bearer(read(f, "bearer_token_file")?.trim().to_string()))
+    } else if let Some(username) = username {
+        let password = match (password_hash, password_file) {
+            (Some(h), _) => Password::Bcrypt(h.clone()),
+            (None, Some(f)) => Password::Plain(read(f, "password_file")?),
+            (None, None) => unreachable!("checked at load"),
+        };
+        Some(Credentials::Basic { username: username.clone(), password })
+    } else {
+        None
+    })
+}
+
 impl AuthConfig {
     /// The protection of the web side, secrets read from their files.
     pub fn protection(&self) -> Result<crate::auth::Protection, ConfigError> {
-        use crate::auth::{Credentials, Password};
-        let read = |path: &Path, field: &str| {
-            std::fs::read_to_string(path)
-                .map(|s| s.trim_end_matches(['\n', '\r']).to_string())
-                .map_err(|e| ConfigError::new(format!("auth: field `{field}` {}: {e}", path.display())))
+        let viewers = credentials(
+            "auth",
+            &self.bearer_token,
+            &self.bearer_token_file,
+            &self.username,
+            &self.password_hash,
+            &self.password_file,
+        )?;
+        let admins = match &self.admin {
+            Some(a) => credentials(
+                "auth.admin",
+                &a.bearer_token,
+                &a.bearer_token_file,
+                &a.username,
+                &a.password_hash,
+                &a.password_file,
+            )?,
+            None => None,
         };
-        let credentials = if let Some(t) = &self.bearer_token {
-            Some(Credentials::Bearer(t.clone()))
-        } else if let Some(f) = &self.bearer_token_file {
-            Some(Credentials::Bearer(read(f, "bearer_token_file")?.trim().to_string()))
-        } else if let Some(username) = &self.username {
-            let password = match (&self.password_hash, &self.password_file) {
-                (Some(h), _) => Password::Bcrypt(h.clone()),
-                (None, Some(f)) => Password::Plain(read(f, "password_file")?),
-                (None, None) => unreachable!("checked at load"),
-            };
-            Some(Credentials::Basic { username: username.clone(), password })
-        } else {
-            None
-        };
-        Ok(crate::auth::Protection::new(credentials, self.open_metrics))
+        Ok(crate::auth::Protection::new(viewers, self.open_metrics).with_admins(admins))
+    }
+}
+
+/// The settings of a cluster added on the pages, as kept in the state directory: everything but
+/// its token, which is sealed apart.
+#[derive(Clone, Debug, PartialEq, serde::Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PageSettings {
+    /// The API server, for a cluster read directly; None for one read through its agent.
+    pub address: Option<String>,
+    pub port: u16,
+    /// The cluster CA, PEM or base64 of PEM, as pasted.
+    pub ca: Option<String>,
+    pub insecure_skip_tls_verify: bool,
+    /// Seconds.
+    pub timeout: f64,
+    /// Seconds.
+    pub interval: f64,
+    pub ignored_namespaces: Vec<String>,
+}
+
+impl PageSettings {
+    /// The cluster to watch, with its token (the service account's, or the agent's).
+    pub fn to_cluster(&self, name: &str, token: String) -> ClusterConfig {
+        let agent = self.address.is_none();
+        ClusterConfig {
+            name: name.to_string(),
+            from_pages: true,
+            agent_token_value: agent.then(|| token.clone()),
+            address: self.address.clone(),
+            agent_token_file: None,
+            port: self.port,
+            token: (!agent).then_some(token),
+            token_file: None,
+            ca: self.ca.clone(),
+            ca_file: None,
+            insecure_skip_tls_verify: self.insecure_skip_tls_verify,
+            kubeconfig: None,
+            context: None,
+            in_cluster: false,
+            timeout: Seconds(self.timeout),
+            interval: Seconds(self.interval),
+            ignored_namespaces: self.ignored_namespaces.clone(),
+            record_dir: None,
+            record_retention: defaults::record_retention(),
+        }
     }
 }
 
 impl ClusterConfig {
     /// The agent's token, read from `agent_token_file` (None for a cluster read directly).
+    /// Whether the cluster is read by a relay agent.
+    pub fn is_agent(&self) -> bool {
+        self.agent_token_file.is_some() || self.agent_token_value.is_some()
+    }
+
     pub fn agent_token(&self) -> Option<Result<String, ConfigError>> {
+        if let Some(t) = &self.agent_token_value {
+            return Some(Ok(t.clone()));
+        }
         let path = self.agent_token_file.as_ref()?;
         Some(
             std::fs::read_to_string(path)
@@ -505,7 +660,7 @@ url = "http://127.0.0.1:9093"
         assert!(
             load(&GOOD.replace("address = ", "in_cluster = true\naddress = ")).unwrap_err().contains("exactly one of")
         );
-        assert!(load("state_dir = \"/x\"\n").unwrap_err().contains("no [[cluster]]"));
+        assert!(load("state_dir = \"/x\"\n").unwrap().clusters.is_empty(), "clusters may all come from the pages");
         assert_eq!(
             load(&GOOD.replace("ignored_namespaces", "agent_token_file = \"/a\"\nignored_namespaces")).unwrap_err(),
             "FILE: cluster \"k3s-lab\": field `address` does not go with `agent_token_file`: the agent reads the \

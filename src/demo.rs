@@ -95,6 +95,8 @@ async fn tour_in(args: &DemoArgs, dir: PathBuf) -> Result<(), String> {
         name: "demo".into(),
         address: Some(url.clone()),
         agent_token_file: None,
+        from_pages: false,
+        agent_token_value: None,
         port: 6443,
         token: None,
         token_file: Some(token_file.clone()),
@@ -118,6 +120,7 @@ async fn tour_in(args: &DemoArgs, dir: PathBuf) -> Result<(), String> {
         notifiers: Vec::new(),
         tls: None,
         shard: None,
+        secret_key_file: None,
     };
     let pace_s = args.pace;
     let check = format!("dumbmonit check {url} --token-file {} --ca-file {}", token_file.display(), ca_file.display());

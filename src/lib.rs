@@ -26,6 +26,7 @@ pub mod record;
 pub mod replay;
 pub mod report;
 pub mod rules;
+pub mod secret;
 pub mod serve;
 pub mod state;
 pub mod web;

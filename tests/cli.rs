@@ -215,7 +215,7 @@ async fn the_demo_tells_its_story_on_pages_that_say_it_is_simulated() {
         let page = get(p);
         assert_eq!(page.status, 200);
         assert!(
-            page.body.contains("Simulated cluster: this is DumbMonit&#39;s demo, no real cluster is watched."),
+            page.body.contains("Simulated cluster: this is DumbMonit's demo, no real cluster is watched."),
             "{p}"
         );
     }

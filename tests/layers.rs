@@ -8,7 +8,7 @@ use std::path::Path;
 /// From the bottom up. A module may use modules of lower layers only, never its own layer's.
 const LAYERS: &[&[&str]] = &[
     &["collection"],
-    &["error", "clock", "auth"],
+    &["error", "clock", "auth", "secret"],
     &["kube", "rbac"],
     &["collect", "config"],
     &["record", "health"],

@@ -31,7 +31,7 @@ use crate::notify::{Client, Notifier};
 use crate::rules::{Alert, RuleState, Transition, TransitionState};
 use crate::state::{HistoryPoint, Store};
 
-use crate::board::{Board, StartPages, Timings};
+use crate::board::{Arranged, Board, StartPages, Timings};
 pub use crate::clock::{log, words};
 
 /// How `serve` runs beyond its configuration file.
@@ -116,7 +116,17 @@ pub async fn run(config: Config, options: ServeOptions) -> Result<(), String> {
             (store, Store::open_in_memory(&name).map_err(|e| e.to_string())?, Some(e.to_string()))
         }
     };
-    let board = Arc::new(Board::new(store, reader, state_error, options.banner, protection, notifier_set.clone()));
+    // The key that seals the tokens of clusters added on the pages. Without it those clusters
+    // cannot be read, and the pages change nothing; the clusters of the file are watched anyway.
+    let secret_key = match crate::secret::SecretKey::load_or_create(&config.secret_key_path()) {
+        Ok(k) => Some(Arc::new(k)),
+        Err(e) => {
+            log(&format!("{e}; clusters cannot be added on the pages, and those added before are not watched"));
+            None
+        }
+    };
+    let board =
+        Arc::new(Board::new(store, reader, state_error, options.banner, protection, notifier_set.clone(), secret_key));
     let shared = Arc::new(Shared {
         board: board.clone(),
         firing: Arc::new(Mutex::new(Default::default())),
@@ -138,7 +148,7 @@ pub async fn run(config: Config, options: ServeOptions) -> Result<(), String> {
 
     let mut running: HashMap<String, Running> = HashMap::new();
     let shard = options.shard;
-    let mine = owned(&config, shard);
+    let mine = watched(&config, shard, &board);
     apply_clusters(&shared, &mut running, &mine).await;
     board.set_ready();
     let of = match shard.or(config.shard) {
@@ -169,6 +179,10 @@ pub async fn run(config: Config, options: ServeOptions) -> Result<(), String> {
             _ = tokio::signal::ctrl_c() => break,
             _ = term.recv() => break,
             _ = hup.recv() => true,
+            _ = board.clusters_changed.notified() => {
+                apply_clusters(&shared, &mut running, &watched(&current, shard, &board)).await;
+                continue;
+            }
             _ = tokio::time::sleep(Duration::from_secs(2)) => {
                 let stamp = options.config_path.as_deref().and_then(file_stamp);
                 let changed = stamp.is_some() && stamp != seen;
@@ -224,7 +238,50 @@ async fn reload_into(
         let now = new.shard.map(|s| s.to_string()).unwrap_or_else(|| "none".into());
         log(&format!("shard is now {now}: clusters move in and out, each with its saved state"));
     }
-    apply_clusters(shared, running, &owned(new, shard)).await;
+    apply_clusters(shared, running, &watched(new, shard, &shared.board)).await;
+}
+
+/// The clusters this instance watches: its share of the file's, then its share of those added
+/// on the pages (a name the file already uses is left out, and said).
+fn watched(config: &Config, flag: Option<crate::config::Shard>, board: &Board) -> Vec<ClusterConfig> {
+    let mut list = owned(config, flag);
+    let shard = flag.or(config.shard);
+    for c in page_clusters(board) {
+        if list.iter().any(|f| f.name == c.name) {
+            log(&format!("cluster {}: added on the pages and in the file; the file's is watched", c.name));
+        } else if shard.is_none_or(|s| s.owns(&c.name)) {
+            list.push(c);
+        }
+    }
+    list
+}
+
+/// The clusters added on the pages, their tokens unsealed. One that cannot be read (another
+/// key, a damaged row) is left out, and said.
+fn page_clusters(board: &Board) -> Vec<ClusterConfig> {
+    let Some(key) = &board.secret_key else { return Vec::new() };
+    let rows = match board.store.lock().expect("store lock").page_clusters() {
+        Ok(rows) => rows,
+        Err(e) => {
+            log(&format!("the clusters added on the pages cannot be read: {e}"));
+            return Vec::new();
+        }
+    };
+    rows.into_iter()
+        .filter_map(|row| {
+            let settings: crate::config::PageSettings = serde_json::from_str(&row.settings)
+                .map_err(|e| log(&format!("cluster {}: its settings cannot be read: {e}", row.name)))
+                .ok()?;
+            let token = key.open(&row.sealed).ok().and_then(|t| String::from_utf8(t).ok()).or_else(|| {
+                log(&format!(
+                    "cluster {}: its token cannot be unsealed with this secret_key_file (another key?)",
+                    row.name
+                ));
+                None
+            })?;
+            Some(settings.to_cluster(&row.name, token))
+        })
+        .collect()
 }
 
 /// Stops the clusters that are gone or changed, starts the new and changed ones.
@@ -240,10 +297,17 @@ async fn apply_clusters(shared: &Arc<Shared>, running: &mut HashMap<String, Runn
         let _ = r.stop.send(true);
         let _ = r.task.await;
     }
-    let order: Vec<(String, String, bool)> =
-        clusters.iter().map(|c| (c.name.clone(), shown_address(c), c.agent_token_file.is_some())).collect();
+    let order: Vec<Arranged> = clusters
+        .iter()
+        .map(|c| Arranged {
+            name: c.name.clone(),
+            address: shown_address(c),
+            agent: c.is_agent(),
+            from_pages: c.from_pages,
+        })
+        .collect();
     shared.board.arrange(&order);
-    let watched: HashSet<&str> = order.iter().map(|(n, ..)| n.as_str()).collect();
+    let watched: HashSet<&str> = order.iter().map(|a| a.name.as_str()).collect();
     shared.firing.lock().expect("firing lock").retain(|name| watched.contains(name));
     shared.board.keep_doors(|name| running.contains_key(name));
     let count = clusters.len().max(1) as u32;
@@ -256,7 +320,7 @@ async fn apply_clusters(shared: &Arc<Shared>, running: &mut HashMap<String, Runn
             continue;
         }
         let (stop, stop_rx) = watch::channel(false);
-        let (task, inbox) = if c.agent_token_file.is_some() {
+        let (task, inbox) = if c.is_agent() {
             let (tx, rx) = tokio::sync::mpsc::channel(8);
             agents::open_door(shared, c, tx.clone());
             (tokio::spawn(agents::watch_agent(c.clone(), shared.clone(), rx, stop_rx)), Some(tx))
@@ -270,7 +334,7 @@ async fn apply_clusters(shared: &Arc<Shared>, running: &mut HashMap<String, Runn
 }
 
 fn shown_address(c: &ClusterConfig) -> String {
-    if c.agent_token_file.is_some() {
+    if c.is_agent() {
         return "through its agent (no report yet)".into();
     }
     match (&c.address, &c.kubeconfig, &c.context, c.in_cluster) {

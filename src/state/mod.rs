@@ -98,7 +98,39 @@ CREATE TABLE IF NOT EXISTS pod_restarts (
     PRIMARY KEY (cluster, namespace, pod, time)
 );
 CREATE INDEX IF NOT EXISTS pod_restarts_age ON pod_restarts (cluster, time);
+CREATE TABLE IF NOT EXISTS page_clusters (
+    name TEXT PRIMARY KEY,
+    settings TEXT NOT NULL,
+    sealed BLOB NOT NULL,
+    updated INTEGER NOT NULL
+);
+CREATE TABLE IF NOT EXISTS audit (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    time INTEGER NOT NULL,
+    who TEXT NOT NULL,
+    action TEXT NOT NULL,
+    cluster TEXT NOT NULL
+);
 ";
+
+/// A cluster added on the pages: its settings (JSON, no secret in them) and its token (the
+/// service account's, or the agent's), sealed with the secret key.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PageCluster {
+    pub name: String,
+    pub settings: String,
+    pub sealed: Vec<u8>,
+}
+
+/// One change made on the pages.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct AuditEntry {
+    /// Unix seconds.
+    pub time: i64,
+    pub who: String,
+    pub action: String,
+    pub cluster: String,
+}
 
 /// How long history is kept.
 pub const HISTORY_DAYS: i64 = 8;
@@ -393,6 +425,69 @@ impl Store {
             .execute("UPDATE outbox SET next_attempt = ?1", [Timestamp::now().to_string()])
             .map(drop)
             .map_err(|e| self.db(e))
+    }
+
+    /// The clusters added on the pages, by name.
+    pub fn page_clusters(&self) -> Result<Vec<PageCluster>, StateError> {
+        let mut stmt = self
+            .conn
+            .prepare("SELECT name, settings, sealed FROM page_clusters ORDER BY name")
+            .map_err(|e| self.db(e))?;
+        let rows = stmt
+            .query_map([], |r| Ok(PageCluster { name: r.get(0)?, settings: r.get(1)?, sealed: r.get(2)? }))
+            .map_err(|e| self.db(e))?;
+        rows.collect::<Result<Vec<_>, _>>().map_err(|e| self.db(e))
+    }
+
+    /// Adds or replaces a cluster of the pages, and writes the change to the audit list, at once.
+    pub fn save_page_cluster(&mut self, c: &PageCluster, entry: &AuditEntry) -> Result<(), StateError> {
+        let file = self.file.clone();
+        let db = |source| StateError::Db { file: file.clone(), source };
+        let tx = self.conn.transaction().map_err(db)?;
+        tx.execute(
+            "INSERT INTO page_clusters (name, settings, sealed, updated) VALUES (?1, ?2, ?3, ?4)
+             ON CONFLICT(name) DO UPDATE SET settings = ?2, sealed = ?3, updated = ?4",
+            params![c.name, c.settings, c.sealed, entry.time],
+        )
+        .and_then(|_| Self::audit_in(&tx, entry))
+        .and_then(|_| tx.commit())
+        .map_err(db)
+    }
+
+    /// Removes a cluster of the pages (and says so in the audit list); false when none has
+    /// that name.
+    pub fn remove_page_cluster(&mut self, name: &str, entry: &AuditEntry) -> Result<bool, StateError> {
+        let file = self.file.clone();
+        let db = |source| StateError::Db { file: file.clone(), source };
+        let tx = self.conn.transaction().map_err(db)?;
+        let removed = tx.execute("DELETE FROM page_clusters WHERE name = ?1", [name]).map_err(db)?;
+        if removed > 0 {
+            Self::audit_in(&tx, entry).map_err(db)?;
+        }
+        tx.commit().map_err(db)?;
+        Ok(removed > 0)
+    }
+
+    fn audit_in(tx: &rusqlite::Transaction<'_>, e: &AuditEntry) -> rusqlite::Result<()> {
+        tx.execute(
+            "INSERT INTO audit (time, who, action, cluster) VALUES (?1, ?2, ?3, ?4)",
+            params![e.time, e.who, e.action, e.cluster],
+        )
+        .map(drop)
+    }
+
+    /// The newest changes first.
+    pub fn audit(&self, limit: usize) -> Result<Vec<AuditEntry>, StateError> {
+        let mut stmt = self
+            .conn
+            .prepare("SELECT time, who, action, cluster FROM audit ORDER BY id DESC LIMIT ?1")
+            .map_err(|e| self.db(e))?;
+        let rows = stmt
+            .query_map([limit as i64], |r| {
+                Ok(AuditEntry { time: r.get(0)?, who: r.get(1)?, action: r.get(2)?, cluster: r.get(3)? })
+            })
+            .map_err(|e| self.db(e))?;
+        rows.collect::<Result<Vec<_>, _>>().map_err(|e| self.db(e))
     }
 
     pub fn delivered(&self, id: i64) -> Result<(), StateError> {

@@ -24,6 +24,7 @@ fn summary(c: &ClusterView) -> Value {
         "nodes_ready": c.health.as_ref().map(|h| h.counts.nodes_ready),
         "pods": c.health.as_ref().map(|h| h.counts.pods),
         "firing_alerts": c.firing(),
+        "added_on_pages": c.from_pages,
         "agent": c.agent.as_ref().map(|a| json!({
             "last_report": time(a.last_report),
             "clock_skew_seconds": a.skew.as_secs(),

@@ -5,6 +5,7 @@
 //! route but `/healthz` (and `/metrics` when configured open) requires the configured
 //! credentials.
 
+pub mod admin;
 pub mod agent;
 pub mod api;
 pub mod charts;
@@ -21,7 +22,7 @@ use axum::body::Body;
 use axum::extract::{Path, RawQuery, Request, State};
 use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
-use axum::routing::{any, get};
+use axum::routing::{any, get, post};
 use bytes::Bytes;
 use http::header::{
     ACCEPT_ENCODING, AUTHORIZATION, CACHE_CONTROL, CONTENT_ENCODING, CONTENT_TYPE, HeaderName, HeaderValue, VARY,
@@ -59,7 +60,7 @@ fn not_found(board: &Board, what: &str) -> Response {
 
 /// Every route: the pages, the JSON API, /metrics, the probes and the agents' door, with the
 /// security headers on every answer, compression of what is not compressed yet, and a deadline.
-pub fn router(board: Arc<Board>) -> Router {
+pub fn router(board: Arc<Board>, https: bool) -> Router {
     let header = |name: &'static str, value: &'static str| {
         SetResponseHeaderLayer::overriding(HeaderName::from_static(name), HeaderValue::from_static(value))
     };
@@ -82,6 +83,17 @@ pub fn router(board: Arc<Board>) -> Router {
             get(|State(b): State<Arc<Board>>| async move { respond(StatusCode::OK, JSON, api::monitor(&b)) }),
         )
         .route("/static/dumbmonit.css", get(stylesheet))
+        .route("/audit", get(admin::audit))
+        .merge(
+            Router::new()
+                .route("/clusters/new", get(admin::new_form).post(admin::new_post))
+                .route("/clusters/{name}/edit", get(admin::edit_form).post(admin::edit_post))
+                .route("/clusters/{name}/remove", post(admin::remove_post))
+                // A change must come from a page of this server: its Origin (or Sec-Fetch-Site)
+                // says so; the handlers check the session's CSRF token too.
+                .route_layer(tower_http::csrf::CsrfLayer::new())
+                .route_layer(axum::extract::DefaultBodyLimit::max(MAX_FORM)),
+        )
         .fallback(nothing_here)
         .layer(middleware::from_fn_with_state(board.clone(), viewers_only))
         // The probe and the agents' door are outside the viewers' credentials: an agent has a
@@ -89,6 +101,7 @@ pub fn router(board: Arc<Board>) -> Router {
         .route("/healthz", get(|| async { respond(StatusCode::OK, TEXT, "ok\n") }))
         .route("/api/v1/agent/{*rest}", any(agent::handle))
         .with_state(board)
+        .layer(axum::Extension(admin::Https(https)))
         .layer(CompressionLayer::new().gzip(true))
         .layer(TimeoutLayer::with_status_code(StatusCode::SERVICE_UNAVAILABLE, REQUEST_TIMEOUT))
         .layer(header("content-security-policy", CSP))
@@ -98,10 +111,20 @@ pub fn router(board: Arc<Board>) -> Router {
         .layer(SetResponseHeaderLayer::if_not_present(CACHE_CONTROL, HeaderValue::from_static("no-store")))
 }
 
-/// Only GET and HEAD are served to viewers, and only with the configured credentials (but
-/// `/metrics` when it is configured open).
+/// The largest form taken (a cluster's settings with its CA).
+const MAX_FORM: usize = 64 * 1024;
+
+/// Whether a path takes the admins' changes (POST).
+fn is_change(path: &str) -> bool {
+    path == "/clusters/new"
+        || (path.starts_with("/clusters/") && (path.ends_with("/edit") || path.ends_with("/remove")))
+}
+
+/// Only GET and HEAD are served to viewers (POST to the admins' forms, which check the role),
+/// and only with the configured credentials (but `/metrics` when it is configured open).
 async fn viewers_only(State(board): State<Arc<Board>>, request: Request, next: Next) -> Response {
-    if request.method() != Method::GET && request.method() != Method::HEAD {
+    let change = request.method() == Method::POST && is_change(request.uri().path());
+    if request.method() != Method::GET && request.method() != Method::HEAD && !change {
         let mut r = respond(StatusCode::METHOD_NOT_ALLOWED, TEXT, "only GET and HEAD\n");
         r.headers_mut().insert("allow", HeaderValue::from_static("GET, HEAD"));
         return r;
@@ -191,9 +214,10 @@ const HEAD_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// Serves until the process ends, over TLS when `tls` is given.
 pub async fn serve(listener: tokio::net::TcpListener, board: Arc<Board>, tls: Option<Arc<rustls::ServerConfig>>) {
+    let https = tls.is_some();
     let slots = Arc::new(tokio::sync::Semaphore::new(MAX_CONNECTIONS));
     let acceptor = tls.map(tokio_rustls::TlsAcceptor::from);
-    let router = router(board);
+    let router = router(board, https);
     loop {
         let Ok(slot) = slots.clone().acquire_owned().await else { return };
         let tcp = match listener.accept().await {

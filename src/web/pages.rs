@@ -136,6 +136,7 @@ pub fn overview(board: &Board, query: &str) -> String {
         } @else if shown.is_empty() {
             p { "No cluster matches." }
         }
+        p.actions { a href="/clusters/new" { "Add a cluster" } " · " a href="/audit" { "Changes made on the pages" } }
         @if pages > 1 {
             nav.pages {
                 "Page " (page) " of " (pages)
@@ -202,6 +203,13 @@ pub fn cluster(board: &Board, name: &str, query: &str) -> Option<String> {
             (c.address) " · "
             @if version.is_empty() { "version unknown" } @else { (version) }
             " · last cycle " (when(c.last_cycle, now))
+        }
+        p.muted.source {
+            @if c.from_pages {
+                "Added on the pages · " a href={ "/clusters/" (path_segment(&c.name)) "/edit" } { "Edit or remove" }
+            } @else {
+                "From the configuration file (changed there, not on the pages)"
+            }
         }
         @if let Some(a) = &c.agent {
             p class="muted agent" { "Read through its agent · last report " (when(a.last_report, now)) }

@@ -1,0 +1,647 @@
+//! Clusters added, tested, edited and removed on the pages, as the setup guide describes; the
+//! audit list of those changes.
+//!
+//! Only admins (`[auth.admin]`) change anything; without admins the pages are a read-only
+//! monitor and say how to enable changes. Every change is a POST that carries a CSRF token
+//! signed with the secret key and bound to the session cookie (`SameSite=Strict`, `HttpOnly`),
+//! and whose `Origin` (or `Sec-Fetch-Site`) is this server (tower-http's CSRF layer). No
+//! JavaScript: the pages keep their Content-Security-Policy.
+//!
+//! Tokens are write-only: sealed with the secret key before they are stored, never put back in
+//! a page, an answer, a log line or /metrics. An agent's token is shown once, in the answer that
+//! made it.
+
+use std::sync::Arc;
+
+use axum::Form;
+use axum::extract::{Path, State};
+use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
+use axum::response::{IntoResponse, Redirect, Response};
+use maud::{Markup, html};
+use serde::Deserialize;
+
+use super::html::{clock, page, path_segment};
+use super::{HTML, respond};
+use crate::auth::Role;
+use crate::board::Board;
+use crate::clock::log;
+use crate::config::{PageSettings, parse_duration};
+use crate::error::{ReadErrorKind, Redactor};
+use crate::secret::random_token;
+use crate::state::{AuditEntry, PageCluster};
+
+pub const SESSION_COOKIE: &str = "dumbmonit_session";
+
+/// Whether the server is reached over HTTPS (for the session cookie's `Secure` and the agent's
+/// command).
+#[derive(Clone, Copy)]
+pub struct Https(pub bool);
+
+/// The session a form belongs to: the cookie's, or a new one set with the answer.
+struct Session {
+    id: String,
+    new: bool,
+}
+
+fn session(headers: &HeaderMap) -> Session {
+    let found = headers
+        .get_all(header::COOKIE)
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .flat_map(|v| v.split(';'))
+        .filter_map(|c| c.trim().split_once('='))
+        .find(|(k, v)| *k == SESSION_COOKIE && v.len() == 43)
+        .map(|(_, v)| v.to_string());
+    match found {
+        Some(id) => Session { id, new: false },
+        None => Session { id: random_token(32), new: true },
+    }
+}
+
+fn csrf_token(board: &Board, session: &str) -> Option<String> {
+    board.secret_key.as_ref().map(|k| k.sign(format!("csrf {session}").as_bytes()))
+}
+
+/// A page answer, with the session cookie when it is new.
+fn with_session(mut r: Response, s: &Session, https: Https) -> Response {
+    if s.new {
+        let secure = if https.0 { "; Secure" } else { "" };
+        let cookie = format!("{SESSION_COOKIE}={}; Path=/; HttpOnly; SameSite=Strict{secure}", s.id);
+        if let Ok(v) = HeaderValue::from_str(&cookie) {
+            r.headers_mut().append(header::SET_COOKIE, v);
+        }
+    }
+    r
+}
+
+fn role(headers: &HeaderMap, board: &Board) -> Option<Role> {
+    board.protection().role(headers.get(header::AUTHORIZATION).and_then(|v| v.to_str().ok()))
+}
+
+fn page_of(board: &Board, title: &str, body: Markup) -> String {
+    page(title, board.banner.as_deref(), body)
+}
+
+fn refused(board: &Board, status: StatusCode, message: &str) -> Response {
+    respond(status, HTML, page_of(board, "Not allowed · DumbMonit", html! { h1 { "Not allowed" } p { (message) } }))
+}
+
+/// Why a change is refused: the status and the page's sentence.
+struct Refusal(StatusCode, &'static str);
+
+impl Refusal {
+    fn answer(self, board: &Board) -> Response {
+        refused(board, self.0, self.1)
+    }
+}
+
+/// Who asks for a change, or why this request may not change anything.
+fn may_change(board: &Board, headers: &HeaderMap) -> Result<String, Refusal> {
+    if !board.protection().has_admins() {
+        return Err(Refusal(
+            StatusCode::FORBIDDEN,
+            "This monitor is read-only: clusters are added in its configuration file. To add them here, \
+             give admins in the file's [auth.admin] section (bearer_token_file, or username with \
+             password_hash), then reload.",
+        ));
+    }
+    if board.secret_key.is_none() {
+        return Err(Refusal(
+            StatusCode::FORBIDDEN,
+            "The secret key (secret_key_file) could not be read or made, so tokens cannot be stored; \
+             the server's log says why.",
+        ));
+    }
+    match role(headers, board) {
+        Some(Role::Admin(who)) => Ok(who),
+        _ => Err(Refusal(StatusCode::FORBIDDEN, "Adding, editing and removing clusters needs the admin role.")),
+    }
+}
+
+/// The CSRF token of a POST, checked against its session cookie.
+fn check_csrf(board: &Board, headers: &HeaderMap, given: &str) -> Result<(), Refusal> {
+    let s = session(headers);
+    let expected = csrf_token(board, &s.id).unwrap_or_default();
+    if s.new || expected.is_empty() || !crate::auth::constant_time_eq(expected.as_bytes(), given.as_bytes()) {
+        log("web: a change was refused: its CSRF token is missing or not this session's");
+        return Err(Refusal(
+            StatusCode::FORBIDDEN,
+            "This form is not from this session (or it expired). Open the page again and send it from there.",
+        ));
+    }
+    Ok(())
+}
+
+/// What the cluster form sends. Checkboxes are absent when not ticked.
+#[derive(Debug, Default, Deserialize)]
+pub struct ClusterForm {
+    #[serde(default)]
+    csrf: String,
+    #[serde(default)]
+    action: String,
+    #[serde(default)]
+    name: String,
+    #[serde(default)]
+    address: String,
+    #[serde(default)]
+    port: String,
+    #[serde(default)]
+    token: String,
+    #[serde(default)]
+    ca: String,
+    insecure: Option<String>,
+    #[serde(default)]
+    timeout: String,
+    #[serde(default)]
+    ignored: String,
+    #[serde(default)]
+    interval: String,
+}
+
+impl ClusterForm {
+    fn from_settings(name: &str, s: &PageSettings) -> ClusterForm {
+        ClusterForm {
+            name: name.to_string(),
+            address: s.address.clone().unwrap_or_default(),
+            port: s.port.to_string(),
+            ca: s.ca.clone().unwrap_or_default(),
+            insecure: s.insecure_skip_tls_verify.then(|| "on".to_string()),
+            timeout: format!("{}s", s.timeout),
+            ignored: s.ignored_namespaces.join(", "),
+            interval: format!("{}s", s.interval),
+            ..Default::default()
+        }
+    }
+
+    /// The settings entered, or what is wrong with them (naming the field).
+    fn settings(&self, agent: bool) -> Result<PageSettings, String> {
+        let seconds = |field: &str, text: &str, default: f64| -> Result<f64, String> {
+            if text.trim().is_empty() {
+                return Ok(default);
+            }
+            match parse_duration(text) {
+                Ok(s) if s > 0.0 => Ok(s),
+                _ => Err(format!("{field}: a duration is expected, such as 10s, 1m or 30")),
+            }
+        };
+        let port = match self.port.trim() {
+            "" => 6443,
+            p => p.parse::<u16>().ok().filter(|p| *p > 0).ok_or("Port: a number from 1 to 65535 is expected")?,
+        };
+        let address = self.address.trim();
+        if !agent && address.is_empty() {
+            return Err("Address: the API server's address is needed, for example https://k3s.lan:6443".into());
+        }
+        let ca = self.ca.trim();
+        Ok(PageSettings {
+            address: (!agent).then(|| address.to_string()),
+            port,
+            ca: (!agent && !ca.is_empty()).then(|| ca.to_string()),
+            insecure_skip_tls_verify: !agent && self.insecure.is_some(),
+            timeout: seconds("Timeout per request", &self.timeout, 10.0)?,
+            interval: seconds("Interval", &self.interval, 60.0)?,
+            ignored_namespaces: self
+                .ignored
+                .split(|c: char| c == ',' || c.is_whitespace())
+                .filter(|n| !n.is_empty())
+                .map(str::to_string)
+                .collect(),
+        })
+    }
+}
+
+/// A word for a POSIX shell, whatever it holds.
+fn shell_quote(s: &str) -> String {
+    format!("'{}'", s.replace('\'', "'\\''"))
+}
+
+/// A name the pages may give a cluster: not empty, no `/` nor control characters, not `new`.
+fn check_name(name: &str) -> Result<(), String> {
+    if name.is_empty() || name.len() > 100 || name.chars().any(|c| c.is_control() || c == '/') || name == "new" {
+        return Err("Name: up to 100 characters, without '/' or control characters (and not \"new\")".into());
+    }
+    Ok(())
+}
+
+/// What a test cycle found.
+enum Tested {
+    Healthy { summary: String, counters: String },
+    Failed { message: String, help: Option<Markup> },
+}
+
+/// The guide's help beside each error people meet.
+fn help(kind: &ReadErrorKind) -> Option<Markup> {
+    Some(match kind {
+        ReadErrorKind::Unauthorized => html! {
+            p.help {
+                "A token made by " code { "kubectl create token" }
+                " expires after an hour: use the token of the Secret that " code { "dumbmonit rbac" } " creates: "
+                code { "kubectl -n kube-system get secret dumbmonit-token -o jsonpath='{.data.token}' | base64 -d" } "."
+            }
+        },
+        ReadErrorKind::Forbidden { .. } => html! {
+            p.help {
+                "The service account may not read what the message names (403). Apply the read-only role again: "
+                code { "dumbmonit rbac | kubectl apply -f -" } " (and " code { "dumbmonit rbac --optional" }
+                " for the optional reads)."
+            }
+        },
+        ReadErrorKind::UnknownAuthority => html! {
+            p.help {
+                "The cluster CA is missing, or it is not the one that signed the API server's certificate. Paste it as "
+                "Cluster CA certificate: the " code { "ca.crt" } " of the token's Secret ("
+                code { "kubectl -n kube-system get secret dumbmonit-token -o jsonpath='{.data.ca\\.crt}'" }
+                ", base64 is fine), or on k3s " code { "/var/lib/rancher/k3s/server/tls/server-ca.crt" } "."
+            }
+        },
+        ReadErrorKind::WrongName { host, names } => html! {
+            p.help {
+                "The address " code { (host) } " is not among the names in the API server's certificate, which lists "
+                @for (i, n) in names.iter().enumerate() { @if i > 0 { ", " } code { (n) } }
+                ". Use one of those, or add the address to the certificate: on k3s, start the server with "
+                code { "--tls-san " (host) } "."
+            }
+        },
+        ReadErrorKind::CertificateExpired => html! {
+            p.help { "The API server's certificate has expired or is not yet valid: check the clocks, and renew the certificate (k3s renews those that expire within 90 days when it restarts)." }
+        },
+        ReadErrorKind::Refused | ReadErrorKind::ConnectTimeout | ReadErrorKind::Dns { .. } => html! {
+            p.help { "Check the address and the port (6443 by default), and that this server can reach the API server." }
+        },
+        _ => return None,
+    })
+}
+
+/// One cycle with what was entered; nothing is kept.
+async fn test_cycle(name: &str, settings: &PageSettings, token: String) -> Tested {
+    let mut redactor = Redactor::default();
+    redactor.add(&token);
+    let cluster = settings.to_cluster(name, token);
+    let options = cluster.connect_options();
+    let failed = |message: String, help: Option<Markup>| Tested::Failed { message: redactor.clean(&message), help };
+    let conn = match crate::kube::connect(&options).await {
+        Ok(c) => c,
+        Err(e) => {
+            return failed(
+                e.to_string(),
+                Some(
+                    html! { p.help { "The cluster CA must be PEM (-----BEGIN CERTIFICATE-----), or the base64 of it." } },
+                ),
+            );
+        }
+    };
+    let fetcher = match crate::kube::Fetcher::new(&conn, options.timeout) {
+        Ok(f) => f,
+        Err(e) => return failed(e.to_string(), None),
+    };
+    let cycle_options =
+        crate::collect::CycleOptions { ignored_namespaces: settings.ignored_namespaces.clone(), record: false };
+    let cycle = crate::collect::run(&fetcher, &cycle_options, jiff::Timestamp::now()).await;
+    match cycle.result {
+        Ok(snapshot) => {
+            let h = crate::health::assess(snapshot);
+            Tested::Healthy { summary: h.summary(), counters: h.counters() }
+        }
+        Err(e) => failed(e.to_string(), help(&e.kind)),
+    }
+}
+
+/// The form: a cluster read directly (add or edit), and — when adding — one read through an
+/// agent.
+fn form_page(board: &Board, csrf: &str, f: &ClusterForm, editing: Option<&str>, outcome: Option<Markup>) -> String {
+    let action = match editing {
+        Some(name) => format!("/clusters/{}/edit", path_segment(name)),
+        None => "/clusters/new".to_string(),
+    };
+    let title = match editing {
+        Some(name) => format!("Edit {name}"),
+        None => "Add a cluster".to_string(),
+    };
+    let body = html! {
+        h1 { (title) }
+        @if let Some(o) = outcome { (o) }
+        form.cluster method="post" action=(action) {
+            input type="hidden" name="csrf" value=(csrf);
+            @if editing.is_some() {
+                input type="hidden" name="name" value=(f.name);
+            } @else {
+                label { "Name" input type="text" name="name" value=(f.name) required placeholder="k3s-lab"; }
+            }
+            label { "API server address" input type="text" name="address" value=(f.address) placeholder="https://k3s.lan:6443"; }
+            label { "Port" input type="number" name="port" value=(f.port) placeholder="6443" min="1" max="65535"; }
+            label {
+                "Service-account token"
+                input type="password" name="token" value="" autocomplete="off"
+                    placeholder=(if editing.is_some() { "leave empty to keep the current token" } else { "" });
+            }
+            label { "Cluster CA certificate (base64 or PEM)" textarea name="ca" rows="5" { (f.ca) } }
+            label.check { input type="checkbox" name="insecure" checked[f.insecure.is_some()]; " Accept an unverifiable certificate" }
+            label { "Timeout per request" input type="text" name="timeout" value=(f.timeout) placeholder="10s"; }
+            label { "Ignored namespaces" input type="text" name="ignored" value=(f.ignored) placeholder="ci, sandbox"; }
+            label { "Interval" input type="text" name="interval" value=(f.interval) placeholder="60s"; }
+            p.buttons {
+                button type="submit" name="action" value="test" { "Test" }
+                " "
+                button type="submit" name="action" value="save" { "Save" }
+            }
+        }
+        @if let Some(name) = editing {
+            form.remove method="post" action={ "/clusters/" (path_segment(name)) "/remove" } {
+                input type="hidden" name="csrf" value=(csrf);
+                button type="submit" { "Remove " (name) }
+            }
+        } @else {
+            h2 { "Or read it through an agent" }
+            p { "For a cluster this server cannot reach: an agent in the cluster reads it and pushes each cycle here. This makes the agent's token and shows, once, the command to run in the cluster." }
+            form.cluster method="post" action="/clusters/new" {
+                input type="hidden" name="csrf" value=(csrf);
+                label { "Name" input type="text" name="name" value="" placeholder="edge-17"; }
+                label { "Interval" input type="text" name="interval" value="" placeholder="60s"; }
+                label { "Ignored namespaces" input type="text" name="ignored" value="" placeholder="ci, sandbox"; }
+                p.buttons { button type="submit" name="action" value="agent" { "Create the agent's token" } }
+            }
+        }
+    };
+    page_of(board, &format!("{title} · DumbMonit"), body)
+}
+
+fn outcome_of(t: &Tested) -> Markup {
+    match t {
+        Tested::Healthy { summary, counters } => html! {
+            div.tested {
+                p { strong { "The cluster was read." } " " (summary) }
+                p.counters { (counters) }
+                p.muted { "Nothing is saved until Save." }
+            }
+        },
+        Tested::Failed { message, help } => html! {
+            div.error { strong { "Test failed." } " " (message) }
+            @if let Some(h) = help { (h) }
+        },
+    }
+}
+
+fn problem(message: &str) -> Markup {
+    html! { div.error { strong { "Not saved." } " " (message) } }
+}
+
+/// `GET /clusters/new`
+pub async fn new_form(State(board): State<Arc<Board>>, https: axum::Extension<Https>, headers: HeaderMap) -> Response {
+    if let Err(r) = may_change(&board, &headers) {
+        return r.answer(&board);
+    }
+    let s = session(&headers);
+    let csrf = csrf_token(&board, &s.id).unwrap_or_default();
+    let f = ClusterForm { port: "6443".into(), timeout: "10s".into(), interval: "60s".into(), ..Default::default() };
+    with_session(respond(StatusCode::OK, HTML, form_page(&board, &csrf, &f, None, None)), &s, https.0)
+}
+
+/// `GET /clusters/{name}/edit`
+pub async fn edit_form(
+    State(board): State<Arc<Board>>,
+    https: axum::Extension<Https>,
+    Path(name): Path<String>,
+    headers: HeaderMap,
+) -> Response {
+    if let Err(r) = may_change(&board, &headers) {
+        return r.answer(&board);
+    }
+    let Some(settings) = stored(&board, &name) else {
+        return not_editable(&board, &name);
+    };
+    let s = session(&headers);
+    let csrf = csrf_token(&board, &s.id).unwrap_or_default();
+    let f = ClusterForm::from_settings(&name, &settings);
+    with_session(respond(StatusCode::OK, HTML, form_page(&board, &csrf, &f, Some(&name), None)), &s, https.0)
+}
+
+fn not_editable(board: &Board, name: &str) -> Response {
+    let message = if board.cluster(name).is_some() {
+        format!("Cluster {name} comes from the configuration file: it is changed there, not on the pages.")
+    } else {
+        format!("No cluster named {name} was added on the pages.")
+    };
+    refused(board, StatusCode::NOT_FOUND, &message)
+}
+
+/// The stored settings and sealed token of a cluster added on the pages.
+fn stored_row(board: &Board, name: &str) -> Option<(PageSettings, Vec<u8>)> {
+    let rows = board.store.lock().expect("store lock").page_clusters().ok()?;
+    let row = rows.into_iter().find(|r| r.name == name)?;
+    Some((serde_json::from_str(&row.settings).ok()?, row.sealed))
+}
+
+fn stored(board: &Board, name: &str) -> Option<PageSettings> {
+    stored_row(board, name).map(|(s, _)| s)
+}
+
+/// `POST /clusters/new`: test, save, or make an agent's token.
+pub async fn new_post(
+    State(board): State<Arc<Board>>,
+    https: axum::Extension<Https>,
+    headers: HeaderMap,
+    Form(f): Form<ClusterForm>,
+) -> Response {
+    let who = match may_change(&board, &headers) {
+        Ok(w) => w,
+        Err(r) => return r.answer(&board),
+    };
+    if let Err(r) = check_csrf(&board, &headers, &f.csrf) {
+        return r.answer(&board);
+    }
+    let name = f.name.trim().to_string();
+    let agent = f.action == "agent";
+    let taken = board.cluster(&name).is_some() || stored(&board, &name).is_some();
+    let settings = check_name(&name)
+        .and_then(|_| if taken { Err(format!("Name: a cluster named {name} is already watched")) } else { Ok(()) })
+        .and_then(|_| f.settings(agent));
+    let answer = |outcome: Markup| respond(StatusCode::OK, HTML, form_page(&board, &f.csrf, &f, None, Some(outcome)));
+    let settings = match settings {
+        Ok(s) => s,
+        Err(e) => return answer(problem(&e)),
+    };
+    match f.action.as_str() {
+        "test" => {
+            if f.token.trim().is_empty() {
+                return answer(problem("Service-account token: paste the token to test with"));
+            }
+            let tested = test_cycle(&name, &settings, f.token.trim().to_string()).await;
+            answer(outcome_of(&tested))
+        }
+        "save" => {
+            if f.token.trim().is_empty() {
+                return answer(problem("Service-account token: paste the token the cluster is read with"));
+            }
+            match save(&board, &who, &name, &settings, f.token.trim(), "added") {
+                Ok(()) => Redirect::to(&format!("/clusters/{}", path_segment(&name))).into_response(),
+                Err(e) => answer(problem(&e)),
+            }
+        }
+        "agent" => {
+            let token = random_token(32);
+            if let Err(e) = save(&board, &who, &name, &settings, &token, "added (read through an agent)") {
+                return answer(problem(&e));
+            }
+            let host = headers.get(header::HOST).and_then(|h| h.to_str().ok()).unwrap_or("DUMBMONIT-SERVER");
+            let server = format!("{}://{host}", if https.0.0 { "https" } else { "http" });
+            let file = format!("{name}.agent-token");
+            let command = format!(
+                "umask 077; printf '%s' {} > {file} && dumbmonit manifests agent --server {} --cluster {} --agent-token-file {file} | kubectl apply -f -",
+                shell_quote(&token),
+                shell_quote(&server),
+                shell_quote(&name),
+                file = shell_quote(&file),
+            );
+            let body = html! {
+                h1 { "Agent for " (name) }
+                p { "Run this where kubectl reaches the cluster. The token is in it and is shown only now: it is stored sealed, and no page shows it again." }
+                pre.command { code { (command) } }
+                p { a href={ "/clusters/" (path_segment(&name)) } { "The cluster's page" } " says when the agent's first report arrives." }
+            };
+            respond(StatusCode::OK, HTML, page_of(&board, &format!("Agent for {name} · DumbMonit"), body))
+        }
+        _ => answer(problem("Choose Test or Save")),
+    }
+}
+
+/// `POST /clusters/{name}/edit`: test or save; an empty token keeps the stored one.
+pub async fn edit_post(
+    State(board): State<Arc<Board>>,
+    Path(name): Path<String>,
+    headers: HeaderMap,
+    Form(mut f): Form<ClusterForm>,
+) -> Response {
+    let who = match may_change(&board, &headers) {
+        Ok(w) => w,
+        Err(r) => return r.answer(&board),
+    };
+    if let Err(r) = check_csrf(&board, &headers, &f.csrf) {
+        return r.answer(&board);
+    }
+    let Some((old, sealed)) = stored_row(&board, &name) else {
+        return not_editable(&board, &name);
+    };
+    f.name = name.clone();
+    let agent = old.address.is_none();
+    let answer = |f: &ClusterForm, outcome: Markup| {
+        respond(StatusCode::OK, HTML, form_page(&board, &f.csrf, f, Some(&name), Some(outcome)))
+    };
+    let settings = match f.settings(agent) {
+        Ok(s) => s,
+        Err(e) => return answer(&f, problem(&e)),
+    };
+    let token = if f.token.trim().is_empty() {
+        let key = board.secret_key.as_ref().expect("checked by may_change");
+        match key.open(&sealed).ok().and_then(|t| String::from_utf8(t).ok()) {
+            Some(t) => t,
+            None => return answer(&f, problem("The stored token cannot be unsealed: paste the token again")),
+        }
+    } else {
+        f.token.trim().to_string()
+    };
+    match f.action.as_str() {
+        "test" if !agent => {
+            let tested = test_cycle(&name, &settings, token).await;
+            answer(&f, outcome_of(&tested))
+        }
+        "save" => match save(&board, &who, &name, &settings, &token, "changed") {
+            Ok(()) => Redirect::to(&format!("/clusters/{}", path_segment(&name))).into_response(),
+            Err(e) => answer(&f, problem(&e)),
+        },
+        _ => answer(&f, problem("Choose Test or Save")),
+    }
+}
+
+#[derive(Debug, Deserialize)]
+pub struct RemoveForm {
+    #[serde(default)]
+    csrf: String,
+}
+
+/// `POST /clusters/{name}/remove`
+pub async fn remove_post(
+    State(board): State<Arc<Board>>,
+    Path(name): Path<String>,
+    headers: HeaderMap,
+    Form(f): Form<RemoveForm>,
+) -> Response {
+    let who = match may_change(&board, &headers) {
+        Ok(w) => w,
+        Err(r) => return r.answer(&board),
+    };
+    if let Err(r) = check_csrf(&board, &headers, &f.csrf) {
+        return r.answer(&board);
+    }
+    let entry = AuditEntry {
+        time: jiff::Timestamp::now().as_second(),
+        who: who.clone(),
+        action: "removed".into(),
+        cluster: name.clone(),
+    };
+    let removed = board.store.lock().expect("store lock").remove_page_cluster(&name, &entry);
+    match removed {
+        Ok(true) => {
+            log(&format!("audit: {who} removed cluster {name}"));
+            board.clusters_changed.notify_one();
+            Redirect::to("/").into_response()
+        }
+        Ok(false) => not_editable(&board, &name),
+        Err(e) => refused(&board, StatusCode::INTERNAL_SERVER_ERROR, &format!("Not removed: {e}")),
+    }
+}
+
+/// Seals the token, stores the cluster with its audit entry, logs the change and tells serve.
+fn save(
+    board: &Board,
+    who: &str,
+    name: &str,
+    settings: &PageSettings,
+    token: &str,
+    action: &str,
+) -> Result<(), String> {
+    let key = board.secret_key.as_ref().ok_or("the secret key is not available")?;
+    let row = PageCluster {
+        name: name.to_string(),
+        settings: serde_json::to_string(settings).expect("settings serialize"),
+        sealed: key.seal(token.as_bytes()),
+    };
+    let entry = AuditEntry {
+        time: jiff::Timestamp::now().as_second(),
+        who: who.to_string(),
+        action: action.to_string(),
+        cluster: name.to_string(),
+    };
+    board.store.lock().expect("store lock").save_page_cluster(&row, &entry).map_err(|e| e.to_string())?;
+    log(&format!("audit: {who} {action} cluster {name}"));
+    board.clusters_changed.notify_one();
+    Ok(())
+}
+
+/// `GET /audit`: who changed what and when.
+pub async fn audit(State(board): State<Arc<Board>>) -> Response {
+    let entries = board.reader().audit(500).unwrap_or_default();
+    let body = html! {
+        h1 { "Changes made on the pages" }
+        @if entries.is_empty() {
+            p { "No change yet." }
+        } @else {
+            div.scroll {
+                table {
+                    thead { tr { th { "When" } th { "Who" } th { "What" } th { "Cluster" } } }
+                    tbody {
+                        @for e in &entries {
+                            @let when = jiff::Timestamp::from_second(e.time).unwrap_or_default();
+                            tr {
+                                td { (when.strftime("%Y-%m-%d").to_string()) " " (clock(when)) }
+                                td { (e.who) }
+                                td { (e.action) }
+                                td { (e.cluster) }
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    };
+    respond(StatusCode::OK, HTML, page_of(&board, "Changes · DumbMonit", body))
+}

@@ -1,0 +1,134 @@
+//! Clusters added, tested, edited and removed on the pages, in a real browser: Playwright (from
+//! npm, `tests/browser`) driving Debian's Chromium against `serve` and the simulated API server
+//! (`tests/browser/forms.mjs` holds the steps). Afterwards: the tokens are in no page, no log and
+//! not in clear in the state directory.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use common::web::Served;
+use common::{Harness, path, register_secret};
+use dumbmonit_sim::scenario;
+
+fn chromium() -> String {
+    ["/usr/bin/chromium", "/usr/bin/chromium-browser"]
+        .into_iter()
+        .find(|b| Path::new(b).exists())
+        .expect("Chromium is needed: install the Debian package `chromium` (scripts/test.sh does)")
+        .to_string()
+}
+
+fn playwright_dir() -> PathBuf {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests").join("browser");
+    assert!(
+        dir.join("node_modules").join("playwright-core").exists(),
+        "playwright-core is needed: `npm ci` in tests/browser (scripts/test.sh does)"
+    );
+    dir
+}
+
+/// Every file under `dir`, as bytes.
+fn files(dir: &Path) -> Vec<(PathBuf, Vec<u8>)> {
+    let mut out = Vec::new();
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let p = entry.unwrap().path();
+        if p.is_dir() {
+            out.extend(files(&p));
+        } else {
+            out.push((p.clone(), std::fs::read(&p).unwrap()));
+        }
+    }
+    out
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_cluster_is_added_tested_edited_and_removed_in_a_browser() {
+    let h = Harness::start(scenario::healthy(jiff::Timestamp::now())).await;
+    let dir = tempfile::tempdir().unwrap();
+    let (admin_pass, viewer_pass) = ("admin-password-5e1f", "viewer-password-77c2");
+    register_secret(admin_pass);
+    register_secret(viewer_pass);
+    std::fs::write(dir.path().join("viewer.password"), viewer_pass).unwrap();
+    let hash = bcrypt::hash(admin_pass, 4).unwrap();
+    let auth = format!(
+        "[auth]\nusername = \"viewer\"\npassword_file = {:?}\n\n[auth.admin]\nusername = \"admin\"\npassword_hash = {hash:?}\n",
+        path(&dir.path().join("viewer.password"))
+    );
+    // No cluster in the file: every one comes from the pages.
+    let cfg = common::web::write_config(dir.path(), &auth, &[]);
+    let s = Served::start(&cfg, &[]);
+
+    let artifacts = Path::new(env!("CARGO_MANIFEST_DIR")).join("artifacts");
+    std::fs::create_dir_all(&artifacts).unwrap();
+    let agent_token_out = dir.path().join("agent-token");
+    let run = Command::new("node")
+        .arg("forms.mjs")
+        .current_dir(playwright_dir())
+        .env("BASE", format!("http://{}", s.addr))
+        .env("ADMIN", format!("admin:{admin_pass}"))
+        .env("VIEWER", format!("viewer:{viewer_pass}"))
+        .env("SIM", h.sim.url())
+        .env("TOKEN_FILE", &h.token_file)
+        .env("CA_FILE", &h.ca_file)
+        .env("SHOTS", &artifacts)
+        .env("CHROMIUM", chromium())
+        .env("AGENT_TOKEN_OUT", &agent_token_out)
+        .output()
+        .expect("node runs (Node.js from Debian or nodejs.org)");
+    let (stdout, stderr) = (String::from_utf8_lossy(&run.stdout), String::from_utf8_lossy(&run.stderr));
+    common::assert_no_secret(&stdout, "the browser test's output");
+    common::assert_no_secret(&stderr, "the browser test's errors");
+    assert!(run.status.success(), "the browser steps failed:\n{stdout}\n{stderr}\nserve's log:\n{}", s.log());
+    println!("{stdout}");
+    for step in
+        ["a wrong token shows the 401", "a missing CA shows the certificate error", "the corrected entry tests healthy"]
+    {
+        assert!(stdout.contains(&format!("ok: {step}")), "{step}:\n{stdout}");
+    }
+
+    // The agent's token was shown once; from now on it is a secret like the others.
+    let agent_token = std::fs::read_to_string(&agent_token_out).unwrap();
+    assert!(agent_token.len() >= 32, "an agent token of 32 random bytes");
+    register_secret(&agent_token);
+    let sim_token = h.sim.token().to_string();
+    for (file, bytes) in files(&dir.path().join("state")) {
+        for secret in [sim_token.as_str(), agent_token.as_str(), admin_pass, viewer_pass] {
+            assert!(
+                !bytes.windows(secret.len()).any(|w| w == secret.as_bytes()),
+                "a token is in clear in {}",
+                file.display()
+            );
+        }
+    }
+    let key = std::fs::read_to_string(dir.path().join("state").join("secret.key")).unwrap();
+    assert_eq!(key.trim().len(), 64, "the secret key was made in the state directory");
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let mode = std::fs::metadata(dir.path().join("state").join("secret.key")).unwrap().permissions().mode();
+        assert_eq!(mode & 0o777, 0o600);
+    }
+    let log = s.log();
+    for change in
+        ["audit: admin added cluster lab", "audit: admin changed cluster lab", "audit: admin removed cluster lab"]
+    {
+        assert!(log.contains(change), "{change} in the log:\n{log}");
+    }
+    // The agent's cluster stays, with its token sealed: it is watched after a restart, and its
+    // door opens to the token that was shown.
+    drop(s);
+    let s = Served::start(&cfg, &[]);
+    let auth = format!("Basic {}", base64_of(&format!("viewer:{viewer_pass}")));
+    let page = s.get_with("/api/v1/clusters/edge", &auth);
+    assert_eq!(page.status, 200, "{}", page.body);
+    assert!(page.json()["added_on_pages"].as_bool().unwrap());
+    let settings = common::web::get(s.addr, "GET", "/api/v1/agent/settings", Some(&format!("Bearer {agent_token}")));
+    assert_eq!(settings.status, 200, "the agent's door opens to its token: {}", settings.body);
+    assert_eq!(settings.json()["settings"]["cluster"], "edge");
+}
+
+fn base64_of(s: &str) -> String {
+    use base64::Engine;
+    base64::engine::general_purpose::STANDARD.encode(s)
+}
