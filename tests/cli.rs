@@ -214,10 +214,7 @@ async fn the_demo_tells_its_story_on_pages_that_say_it_is_simulated() {
     for p in ["/", "/clusters/demo"] {
         let page = get(p);
         assert_eq!(page.status, 200);
-        assert!(
-            page.body.contains("Simulated cluster: this is DumbMonit's demo, no real cluster is watched."),
-            "{p}"
-        );
+        assert!(page.body.contains("Simulated cluster: this is DumbMonit's demo, no real cluster is watched."), "{p}");
     }
     assert!(get("/clusters/demo").body.contains("shop/api-7c9696d669-8tpp6"));
     let _ = child.kill();

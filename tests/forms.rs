@@ -132,3 +132,37 @@ fn base64_of(s: &str) -> String {
     use base64::Engine;
     base64::engine::general_purpose::STANDARD.encode(s)
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn clusters_of_the_file_are_read_only_and_without_admins_nothing_changes() {
+    let h = Harness::start(scenario::healthy(jiff::Timestamp::now())).await;
+    let dir = tempfile::tempdir().unwrap();
+    // No [auth] and no [auth.admin]: everyone reads, nobody changes.
+    let cfg = common::web::write_config(dir.path(), "", &[("from-file", &h, "100ms")]);
+    let s = Served::start(&cfg, &[]);
+    let page = s.wait_for("/clusters/from-file", "the first cycle", |r| r.body.contains("p class=\"counters\""));
+    assert!(page.body.contains("From the configuration file"), "{}", page.body);
+    let form = s.get("/clusters/new");
+    assert_eq!(form.status, 403);
+    assert!(form.body.contains("This monitor is read-only") && form.body.contains("[auth.admin]"), "{}", form.body);
+    let post = common::web::get(s.addr, "POST", "/clusters/from-file/remove", None);
+    assert_eq!(post.status, 403, "{}", post.body);
+    assert!(s.get("/").body.contains("href=\"/clusters/from-file\""));
+    drop(s);
+
+    // With admins, a cluster of the file still cannot be edited or removed on the pages.
+    let hash = bcrypt::hash("admin-password-5e1f", 4).unwrap();
+    register_secret("admin-password-5e1f");
+    let cfg = common::web::write_config(
+        dir.path(),
+        &format!("[auth.admin]\nusername = \"admin\"\npassword_hash = {hash:?}\n"),
+        &[("from-file", &h, "100ms")],
+    );
+    let s = Served::start(&cfg, &[]);
+    let admin = format!("Basic {}", base64_of("admin:admin-password-5e1f"));
+    let edit = s.get_with("/clusters/from-file/edit", &admin);
+    assert_eq!(edit.status, 404);
+    assert!(edit.body.contains("comes from the configuration file"), "{}", edit.body);
+    assert_eq!(s.get_with("/clusters/new", &admin).status, 200, "an admin opens the form");
+    assert_eq!(s.get("/clusters/new").status, 403, "a viewer does not");
+}

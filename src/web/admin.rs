@@ -13,10 +13,10 @@
 
 use std::sync::Arc;
 
-use axum::Form;
 use axum::extract::{Path, State};
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Redirect, Response};
+use bytes::Bytes;
 use maud::{Markup, html};
 use serde::Deserialize;
 
@@ -130,6 +130,12 @@ fn check_csrf(board: &Board, headers: &HeaderMap, given: &str) -> Result<(), Ref
         ));
     }
     Ok(())
+}
+
+/// A form's fields from a POST body; one that is not a form has none (and so no CSRF token:
+/// it is refused like any POST without one).
+fn form<T: serde::de::DeserializeOwned + Default>(body: &[u8]) -> T {
+    serde_urlencoded::from_bytes(body).unwrap_or_default()
 }
 
 /// What the cluster form sends. Checkboxes are absent when not ticked.
@@ -440,12 +446,13 @@ pub async fn new_post(
     State(board): State<Arc<Board>>,
     https: axum::Extension<Https>,
     headers: HeaderMap,
-    Form(f): Form<ClusterForm>,
+    body: Bytes,
 ) -> Response {
     let who = match may_change(&board, &headers) {
         Ok(w) => w,
         Err(r) => return r.answer(&board),
     };
+    let f: ClusterForm = form(&body);
     if let Err(r) = check_csrf(&board, &headers, &f.csrf) {
         return r.answer(&board);
     }
@@ -509,12 +516,13 @@ pub async fn edit_post(
     State(board): State<Arc<Board>>,
     Path(name): Path<String>,
     headers: HeaderMap,
-    Form(mut f): Form<ClusterForm>,
+    body: Bytes,
 ) -> Response {
     let who = match may_change(&board, &headers) {
         Ok(w) => w,
         Err(r) => return r.answer(&board),
     };
+    let mut f: ClusterForm = form(&body);
     if let Err(r) = check_csrf(&board, &headers, &f.csrf) {
         return r.answer(&board);
     }
@@ -552,7 +560,7 @@ pub async fn edit_post(
     }
 }
 
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Default, Deserialize)]
 pub struct RemoveForm {
     #[serde(default)]
     csrf: String,
@@ -563,12 +571,13 @@ pub async fn remove_post(
     State(board): State<Arc<Board>>,
     Path(name): Path<String>,
     headers: HeaderMap,
-    Form(f): Form<RemoveForm>,
+    body: Bytes,
 ) -> Response {
     let who = match may_change(&board, &headers) {
         Ok(w) => w,
         Err(r) => return r.answer(&board),
     };
+    let f: RemoveForm = form(&body);
     if let Err(r) = check_csrf(&board, &headers, &f.csrf) {
         return r.answer(&board);
     }
