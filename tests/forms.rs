@@ -164,5 +164,8 @@ async fn clusters_of_the_file_are_read_only_and_without_admins_nothing_changes()
     assert_eq!(edit.status, 404);
     assert!(edit.body.contains("comes from the configuration file"), "{}", edit.body);
     assert_eq!(s.get_with("/clusters/new", &admin).status, 200, "an admin opens the form");
-    assert_eq!(s.get("/clusters/new").status, 403, "a viewer does not");
+    let anonymous = s.get("/clusters/new");
+    assert_eq!(anonymous.status, 401, "without [auth] everyone reads; the form asks for the admin's credentials");
+    assert!(anonymous.header("www-authenticate").is_some_and(|c| c.starts_with("Basic")));
+    assert_eq!(s.get_with("/clusters/new", "Basic dmlld2VyOm5vcGU=").status, 403, "other credentials change nothing");
 }

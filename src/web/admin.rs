@@ -91,7 +91,13 @@ struct Refusal(StatusCode, &'static str);
 
 impl Refusal {
     fn answer(self, board: &Board) -> Response {
-        refused(board, self.0, self.1)
+        let mut r = refused(board, self.0, self.1);
+        if self.0 == StatusCode::UNAUTHORIZED
+            && let Ok(v) = HeaderValue::from_str(board.protection().challenge())
+        {
+            r.headers_mut().insert(header::WWW_AUTHENTICATE, v);
+        }
+        r
     }
 }
 
@@ -114,6 +120,10 @@ fn may_change(board: &Board, headers: &HeaderMap) -> Result<String, Refusal> {
     }
     match role(headers, board) {
         Some(Role::Admin(who)) => Ok(who),
+        // Without [auth] a browser sends no credentials until asked: ask, so an admin can log in.
+        _ if !headers.contains_key(header::AUTHORIZATION) => {
+            Err(Refusal(StatusCode::UNAUTHORIZED, "Adding, editing and removing clusters needs the admin role."))
+        }
         _ => Err(Refusal(StatusCode::FORBIDDEN, "Adding, editing and removing clusters needs the admin role.")),
     }
 }
@@ -162,6 +172,9 @@ pub struct ClusterForm {
     ignored: String,
     #[serde(default)]
     interval: String,
+    /// Editing a cluster read through its agent: no connection settings, no test.
+    #[serde(skip)]
+    agent: bool,
 }
 
 impl ClusterForm {
@@ -175,6 +188,7 @@ impl ClusterForm {
             timeout: format!("{}s", s.timeout),
             ignored: s.ignored_namespaces.join(", "),
             interval: format!("{}s", s.interval),
+            agent: s.address.is_none(),
             ..Default::default()
         }
     }
@@ -333,21 +347,27 @@ fn form_page(board: &Board, csrf: &str, f: &ClusterForm, editing: Option<&str>, 
             } @else {
                 label { "Name" input type="text" name="name" value=(f.name) required placeholder="k3s-lab"; }
             }
-            label { "API server address" input type="text" name="address" value=(f.address) placeholder="https://k3s.lan:6443"; }
-            label { "Port" input type="number" name="port" value=(f.port) placeholder="6443" min="1" max="65535"; }
-            label {
-                "Service-account token"
-                input type="password" name="token" value="" autocomplete="off"
-                    placeholder=(if editing.is_some() { "leave empty to keep the current token" } else { "" });
+            @if f.agent {
+                p.muted { "Read through its agent: the agent holds the connection settings, and keeps its token." }
+            } @else {
+                label { "API server address" input type="text" name="address" value=(f.address) placeholder="https://k3s.lan:6443"; }
+                label { "Port" input type="number" name="port" value=(f.port) placeholder="6443" min="1" max="65535"; }
+                label {
+                    "Service-account token"
+                    input type="password" name="token" value="" autocomplete="off"
+                        placeholder=(if editing.is_some() { "leave empty to keep the current token" } else { "" });
+                }
+                label { "Cluster CA certificate (base64 or PEM)" textarea name="ca" rows="5" { (f.ca) } }
+                label.check { input type="checkbox" name="insecure" checked[f.insecure.is_some()]; " Accept an unverifiable certificate" }
             }
-            label { "Cluster CA certificate (base64 or PEM)" textarea name="ca" rows="5" { (f.ca) } }
-            label.check { input type="checkbox" name="insecure" checked[f.insecure.is_some()]; " Accept an unverifiable certificate" }
             label { "Timeout per request" input type="text" name="timeout" value=(f.timeout) placeholder="10s"; }
             label { "Ignored namespaces" input type="text" name="ignored" value=(f.ignored) placeholder="ci, sandbox"; }
             label { "Interval" input type="text" name="interval" value=(f.interval) placeholder="60s"; }
             p.buttons {
-                button type="submit" name="action" value="test" { "Test" }
-                " "
+                @if !f.agent {
+                    button type="submit" name="action" value="test" { "Test" }
+                    " "
+                }
                 button type="submit" name="action" value="save" { "Save" }
             }
         }
@@ -531,6 +551,7 @@ pub async fn edit_post(
     };
     f.name = name.clone();
     let agent = old.address.is_none();
+    f.agent = agent;
     let answer = |f: &ClusterForm, outcome: Markup| {
         respond(StatusCode::OK, HTML, form_page(&board, &f.csrf, f, Some(&name), Some(outcome)))
     };

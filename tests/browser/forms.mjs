@@ -147,6 +147,15 @@ try {
     check(!body.includes(agentToken) && !body.includes(token), `no token in ${path} afterwards`);
   }
 
+  // The agent's cluster is edited without connection settings: the agent holds them.
+  await page.goto(`${base}/clusters/edge/edit`);
+  check(await page.locator('form.cluster [name="token"]').count() === 0 && await page.locator('button[value="test"]').count() === 0,
+    "an agent's cluster has no token field and no test");
+  await page.locator('form.cluster [name="interval"]').fill('30s');
+  await Promise.all([page.waitForNavigation(), page.locator('button[value="save"]').click()]);
+  await page.goto(`${base}/clusters/edge/edit`);
+  check(await page.inputValue('form.cluster [name="interval"]') === '30s', "an agent's cluster is edited");
+
   // A viewer changes nothing.
   const viewer = await browser.newContext({ httpCredentials: { username: viewerUser, password: viewerPass } });
   const vpage = await viewer.newPage();
