@@ -128,6 +128,22 @@ async fn a_cluster_is_added_tested_edited_and_removed_in_a_browser() {
     assert_eq!(settings.json()["settings"]["cluster"], "edge");
 }
 
+/// The status of a form POST sent as is.
+fn post_raw(addr: std::net::SocketAddr, path: &str, authorization: &str, body: &str) -> u16 {
+    use std::io::{Read, Write};
+    let mut s = std::net::TcpStream::connect(addr).unwrap();
+    s.set_read_timeout(Some(std::time::Duration::from_secs(10))).unwrap();
+    let head = format!(
+        "POST {path} HTTP/1.0\r\nHost: {addr}\r\nAuthorization: {authorization}\r\n\
+         Content-Type: application/x-www-form-urlencoded\r\nContent-Length: {}\r\n\r\n",
+        body.len()
+    );
+    let _ = s.write_all(head.as_bytes()).and_then(|_| s.write_all(body.as_bytes()));
+    let mut answer = Vec::new();
+    let _ = s.read_to_end(&mut answer);
+    String::from_utf8_lossy(&answer).split_whitespace().nth(1).and_then(|c| c.parse().ok()).unwrap_or(0)
+}
+
 fn base64_of(s: &str) -> String {
     use base64::Engine;
     base64::engine::general_purpose::STANDARD.encode(s)
@@ -164,6 +180,8 @@ async fn clusters_of_the_file_are_read_only_and_without_admins_nothing_changes()
     assert_eq!(edit.status, 404);
     assert!(edit.body.contains("comes from the configuration file"), "{}", edit.body);
     assert_eq!(s.get_with("/clusters/new", &admin).status, 200, "an admin opens the form");
+    assert_eq!(post_raw(s.addr, "/clusters/new", &admin, &"a".repeat(100_000)), 413, "a form is at most 64 KiB");
+    assert_eq!(post_raw(s.addr, "/clusters/new", &admin, "action=save&name=x"), 403, "no CSRF token");
     let anonymous = s.get("/clusters/new");
     assert_eq!(anonymous.status, 401, "without [auth] everyone reads; the form asks for the admin's credentials");
     assert!(anonymous.header("www-authenticate").is_some_and(|c| c.starts_with("Basic")));

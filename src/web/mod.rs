@@ -92,7 +92,7 @@ pub fn router(board: Arc<Board>, https: bool) -> Router {
                 // A change must come from a page of this server: its Origin (or Sec-Fetch-Site)
                 // says so; the handlers check the session's CSRF token too.
                 .route_layer(tower_http::csrf::CsrfLayer::new())
-                .route_layer(axum::extract::DefaultBodyLimit::max(MAX_FORM)),
+                .route_layer(tower_http::limit::RequestBodyLimitLayer::new(MAX_FORM)),
         )
         .fallback(nothing_here)
         .layer(middleware::from_fn_with_state(board.clone(), viewers_only))
