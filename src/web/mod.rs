@@ -1,9 +1,11 @@
-//! The web side of `serve`: status pages, JSON API, `/metrics`, health probes.
+//! The web side of `serve`: status pages, the forms that add clusters (`admin`), JSON API,
+//! `/metrics`, health probes and the agents' door, on axum and tower-http; pages are maud
+//! templates, which escape every value.
 //!
 //! Every response carries a strict Content-Security-Policy (no script at all, styles only from
 //! our own stylesheet), `X-Content-Type-Options: nosniff` and `frame-ancestors 'none'`. Every
-//! route but `/healthz` (and `/metrics` when configured open) requires the configured
-//! credentials.
+//! route but `/healthz` and the agents' door (and `/metrics` when configured open) requires the
+//! configured credentials; changes need the admin role.
 
 pub mod admin;
 pub mod agent;
