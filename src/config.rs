@@ -622,6 +622,26 @@ url = "http://127.0.0.1:9093"
     }
 
     #[test]
+    fn admins_are_configured_like_viewers_and_checked_alike() {
+        let with = |admin: &str| load(&format!("{GOOD}\n[auth.admin]\n{admin}\n"));
+        let c = with("bearer_token = \"adm-0123456789\"").unwrap();
+        assert!(c.auth.protection().unwrap().has_admins());
+        assert!(!load(GOOD).unwrap().auth.protection().unwrap().has_admins());
+        assert_eq!(
+            with("username = \"root\"").unwrap_err(),
+            "FILE: auth.admin: basic auth needs `username` and one of `password_hash` or `password_file`"
+        );
+        assert_eq!(with("").unwrap_err(), "FILE: auth.admin: give `bearer_token`, `bearer_token_file` or `username`");
+        assert!(with("passwd = \"x\"").unwrap_err().contains("unknown field `passwd`"));
+        assert!(
+            with("password_hash = \"x\"\nusername = \"r\"").unwrap_err().contains("auth.admin: field `password_hash`")
+        );
+        let top = load(&format!("secret_key_file = \"/etc/dumbmonit/secret.key\"\n{GOOD}")).unwrap();
+        assert_eq!(top.secret_key_path(), PathBuf::from("/etc/dumbmonit/secret.key"));
+        assert_eq!(load(GOOD).unwrap().secret_key_path(), PathBuf::from("/var/lib/dumbmonit/secret.key"));
+    }
+
+    #[test]
     fn shards_split_the_clusters_once_each() {
         let names: Vec<String> = (0..200).map(|i| format!("cluster-{i}")).collect();
         let shards: Vec<Shard> = (0..3).map(|index| Shard { index, count: 3 }).collect();
