@@ -12,7 +12,7 @@ use jiff::{SignedDuration, Timestamp};
 use tokio::sync::{mpsc, oneshot};
 
 use crate::auth::Protection;
-use crate::clock::words;
+use crate::clock::{log, words};
 use crate::collect::CollectionStat;
 use crate::collect::wire::{Report, Settings};
 use crate::health::{Health, Severity};
@@ -34,6 +34,13 @@ pub struct Pages {
 
 /// A clock skew past this is said on the cluster's page.
 pub const SKEW_SHOWN: SignedDuration = SignedDuration::from_secs(30);
+
+/// A cluster added on the pages, as stored: its settings, and its token unsealed (or why not).
+pub struct StoredCluster {
+    pub name: String,
+    pub settings: crate::config::PageSettings,
+    pub token: Result<String, String>,
+}
 
 /// A watched cluster, in the board's order.
 pub struct Arranged {
@@ -243,6 +250,37 @@ impl Board {
     /// Opens (or re-keys) the door of an agent's cluster.
     pub fn open_door(&self, cluster: &str, door: Door) {
         self.agents.write().expect("agents lock").insert(cluster.to_string(), door);
+    }
+
+    /// The clusters added on the pages, none without the secret key. One whose settings cannot
+    /// be read is left out, and said; one whose token cannot be unsealed (another key, a
+    /// damaged row) says why in its `token`.
+    pub fn stored_clusters(&self) -> Vec<StoredCluster> {
+        let Some(key) = &self.secret_key else { return Vec::new() };
+        let rows = match self.store.lock().expect("store lock").page_clusters() {
+            Ok(rows) => rows,
+            Err(e) => {
+                log(&format!("the clusters added on the pages cannot be read: {e}"));
+                return Vec::new();
+            }
+        };
+        rows.into_iter()
+            .filter_map(|row| {
+                let settings = serde_json::from_str(&row.settings)
+                    .map_err(|e| log(&format!("cluster {}: its settings cannot be read: {e}", row.name)))
+                    .ok()?;
+                let token =
+                    key.open(&row.sealed).ok().and_then(|t| String::from_utf8(t).ok()).ok_or_else(|| {
+                        "its token cannot be unsealed with this secret_key_file (another key?)".to_string()
+                    });
+                Some(StoredCluster { name: row.name, settings, token })
+            })
+            .collect()
+    }
+
+    /// One cluster added on the pages.
+    pub fn stored_cluster(&self, name: &str) -> Option<StoredCluster> {
+        self.stored_clusters().into_iter().find(|c| c.name == name)
     }
 
     /// Closes the doors of the clusters `keep` does not name.

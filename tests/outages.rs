@@ -118,24 +118,19 @@ fn minute(m: i64) -> Timestamp {
     "2026-11-30T00:00:00Z".parse::<Timestamp>().unwrap() + SignedDuration::from_mins(m)
 }
 
-/// A recorded cycle in the documented format, with the connection's certificates.
+/// A recorded cycle in the documented format, with the Jobs, CronJobs and the connection's
+/// certificates.
 fn recorded(t: Timestamp, c: &Cluster, serving_not_after: Timestamp) -> String {
-    let list = |kind: &str, api: &str, items: &[Value]| json!({"kind": kind, "apiVersion": api, "metadata": {"resourceVersion": "1"}, "items": items});
-    json!({
-        "time": t.to_string(),
-        "version": c.version,
-        "nodes": list("NodeList", "v1", &c.nodes),
-        "pods": list("PodList", "v1", &c.pods),
-        "deployments": list("DeploymentList", "apps/v1", &c.deployments),
-        "statefulsets": list("StatefulSetList", "apps/v1", &c.statefulsets),
-        "daemonsets": list("DaemonSetList", "apps/v1", &c.daemonsets),
-        "persistentvolumeclaims": list("PersistentVolumeClaimList", "v1", &c.pvcs),
-        "events": list("EventList", "v1", &c.events),
-        "jobs": list("JobList", "batch/v1", &c.jobs),
-        "cronjobs": list("CronJobList", "batch/v1", &c.cronjobs),
-        "certificates": {"serving": serving_not_after.to_string()},
-    })
-    .to_string()
+    let list = |kind: &str, items: &[Value]| json!({"kind": kind, "apiVersion": "batch/v1", "metadata": {"resourceVersion": "1"}, "items": items});
+    common::recorded_cycle(
+        t,
+        c,
+        json!({
+            "jobs": list("JobList", &c.jobs),
+            "cronjobs": list("CronJobList", &c.cronjobs),
+            "certificates": {"serving": serving_not_after.to_string()},
+        }),
+    )
 }
 
 /// Replays `minutes` cycles of `at(m)`; the transitions as (minute, alertname, state), and the

@@ -17,19 +17,7 @@ fn minute(m: i64) -> Timestamp {
 
 /// A recorded cycle in the documented format, from a simulated cluster's objects.
 fn recorded(t: Timestamp, c: &Cluster) -> String {
-    let list = |kind: &str, api: &str, items: &[Value]| json!({"kind": kind, "apiVersion": api, "metadata": {"resourceVersion": "1"}, "items": items});
-    json!({
-        "time": t.to_string(),
-        "version": c.version,
-        "nodes": list("NodeList", "v1", &c.nodes),
-        "pods": list("PodList", "v1", &c.pods),
-        "deployments": list("DeploymentList", "apps/v1", &c.deployments),
-        "statefulsets": list("StatefulSetList", "apps/v1", &c.statefulsets),
-        "daemonsets": list("DaemonSetList", "apps/v1", &c.daemonsets),
-        "persistentvolumeclaims": list("PersistentVolumeClaimList", "v1", &c.pvcs),
-        "events": list("EventList", "v1", &c.events),
-    })
-    .to_string()
+    common::recorded_cycle(t, c, json!({}))
 }
 
 fn write(dir: &Path, m: i64, text: &str) {

@@ -244,18 +244,7 @@ struct OwnedMeta {
     #[serde(flatten)]
     meta: Meta,
     #[serde(deserialize_with = "nullable")]
-    owner_references: Vec<OwnerRef>,
-}
-
-#[derive(Default, Deserialize)]
-#[serde(default)]
-struct OwnerRef {
-    #[serde(deserialize_with = "nullable")]
-    kind: String,
-    #[serde(deserialize_with = "nullable")]
-    name: String,
-    #[serde(deserialize_with = "nullable")]
-    controller: bool,
+    owner_references: Vec<super::pods::OwnerReference>,
 }
 
 impl From<RawJob> for Job {

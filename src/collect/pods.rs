@@ -182,15 +182,16 @@ struct Labels {
     template_hash: Option<String>,
 }
 
+/// One of `metadata.ownerReferences` (pods, and Jobs owned by a CronJob).
 #[derive(Default, Deserialize)]
 #[serde(default)]
-struct OwnerReference {
+pub(super) struct OwnerReference {
     #[serde(deserialize_with = "nullable")]
-    kind: String,
+    pub(super) kind: String,
     #[serde(deserialize_with = "nullable")]
-    name: String,
+    pub(super) name: String,
     #[serde(deserialize_with = "nullable")]
-    controller: bool,
+    pub(super) controller: bool,
 }
 
 #[derive(Default, Deserialize)]

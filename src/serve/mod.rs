@@ -256,30 +256,17 @@ fn watched(config: &Config, flag: Option<crate::config::Shard>, board: &Board) -
     list
 }
 
-/// The clusters added on the pages, their tokens unsealed. One that cannot be read (another
-/// key, a damaged row) is left out, and said.
+/// The clusters added on the pages that can be watched: those whose token unseals.
 fn page_clusters(board: &Board) -> Vec<ClusterConfig> {
-    let Some(key) = &board.secret_key else { return Vec::new() };
-    let rows = match board.store.lock().expect("store lock").page_clusters() {
-        Ok(rows) => rows,
-        Err(e) => {
-            log(&format!("the clusters added on the pages cannot be read: {e}"));
-            return Vec::new();
-        }
-    };
-    rows.into_iter()
-        .filter_map(|row| {
-            let settings: crate::config::PageSettings = serde_json::from_str(&row.settings)
-                .map_err(|e| log(&format!("cluster {}: its settings cannot be read: {e}", row.name)))
-                .ok()?;
-            let token = key.open(&row.sealed).ok().and_then(|t| String::from_utf8(t).ok()).or_else(|| {
-                log(&format!(
-                    "cluster {}: its token cannot be unsealed with this secret_key_file (another key?)",
-                    row.name
-                ));
+    board
+        .stored_clusters()
+        .into_iter()
+        .filter_map(|c| match c.token {
+            Ok(token) => Some(c.settings.to_cluster(&c.name, token)),
+            Err(e) => {
+                log(&format!("cluster {}: {e}", c.name));
                 None
-            })?;
-            Some(settings.to_cluster(&row.name, token))
+            }
         })
         .collect()
 }

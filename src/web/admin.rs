@@ -142,10 +142,19 @@ fn check_csrf(board: &Board, headers: &HeaderMap, given: &str) -> Result<(), Ref
     Ok(())
 }
 
-/// A form's fields from a POST body; one that is not a form has none (and so no CSRF token:
-/// it is refused like any POST without one).
-fn form<T: serde::de::DeserializeOwned + Default>(body: &[u8]) -> T {
-    serde_urlencoded::from_bytes(body).unwrap_or_default()
+/// A form that carries the CSRF token of its session.
+trait Posted: serde::de::DeserializeOwned + Default {
+    fn csrf(&self) -> &str;
+}
+
+/// A change asked for by a POST: who asks and what the form says, once the role and the CSRF
+/// token are checked. A body that is not a form has no fields (and so no CSRF token: it is
+/// refused like any POST without one).
+fn change<T: Posted>(board: &Board, headers: &HeaderMap, body: &[u8]) -> Result<(String, T), Refusal> {
+    let who = may_change(board, headers)?;
+    let f: T = serde_urlencoded::from_bytes(body).unwrap_or_default();
+    check_csrf(board, headers, f.csrf())?;
+    Ok((who, f))
 }
 
 /// What the cluster form sends. Checkboxes are absent when not ticked.
@@ -175,6 +184,12 @@ pub struct ClusterForm {
     /// Editing a cluster read through its agent: no connection settings, no test.
     #[serde(skip)]
     agent: bool,
+}
+
+impl Posted for ClusterForm {
+    fn csrf(&self) -> &str {
+        &self.csrf
+    }
 }
 
 impl ClusterForm {
@@ -432,7 +447,7 @@ pub async fn edit_form(
     if let Err(r) = may_change(&board, &headers) {
         return r.answer(&board);
     }
-    let Some(settings) = stored(&board, &name) else {
+    let Some(settings) = board.stored_cluster(&name).map(|c| c.settings) else {
         return not_editable(&board, &name);
     };
     let s = session(&headers);
@@ -450,17 +465,6 @@ fn not_editable(board: &Board, name: &str) -> Response {
     refused(board, StatusCode::NOT_FOUND, &message)
 }
 
-/// The stored settings and sealed token of a cluster added on the pages.
-fn stored_row(board: &Board, name: &str) -> Option<(PageSettings, Vec<u8>)> {
-    let rows = board.store.lock().expect("store lock").page_clusters().ok()?;
-    let row = rows.into_iter().find(|r| r.name == name)?;
-    Some((serde_json::from_str(&row.settings).ok()?, row.sealed))
-}
-
-fn stored(board: &Board, name: &str) -> Option<PageSettings> {
-    stored_row(board, name).map(|(s, _)| s)
-}
-
 /// `POST /clusters/new`: test, save, or make an agent's token.
 pub async fn new_post(
     State(board): State<Arc<Board>>,
@@ -468,17 +472,13 @@ pub async fn new_post(
     headers: HeaderMap,
     body: Bytes,
 ) -> Response {
-    let who = match may_change(&board, &headers) {
-        Ok(w) => w,
+    let (who, f) = match change::<ClusterForm>(&board, &headers, &body) {
+        Ok(c) => c,
         Err(r) => return r.answer(&board),
     };
-    let f: ClusterForm = form(&body);
-    if let Err(r) = check_csrf(&board, &headers, &f.csrf) {
-        return r.answer(&board);
-    }
     let name = f.name.trim().to_string();
     let agent = f.action == "agent";
-    let taken = board.cluster(&name).is_some() || stored(&board, &name).is_some();
+    let taken = board.cluster(&name).is_some() || board.stored_cluster(&name).is_some();
     let settings = check_name(&name)
         .and_then(|_| if taken { Err(format!("Name: a cluster named {name} is already watched")) } else { Ok(()) })
         .and_then(|_| f.settings(agent));
@@ -538,17 +538,14 @@ pub async fn edit_post(
     headers: HeaderMap,
     body: Bytes,
 ) -> Response {
-    let who = match may_change(&board, &headers) {
-        Ok(w) => w,
+    let (who, mut f) = match change::<ClusterForm>(&board, &headers, &body) {
+        Ok(c) => c,
         Err(r) => return r.answer(&board),
     };
-    let mut f: ClusterForm = form(&body);
-    if let Err(r) = check_csrf(&board, &headers, &f.csrf) {
-        return r.answer(&board);
-    }
-    let Some((old, sealed)) = stored_row(&board, &name) else {
+    let Some(stored) = board.stored_cluster(&name) else {
         return not_editable(&board, &name);
     };
+    let old = stored.settings;
     f.name = name.clone();
     let agent = old.address.is_none();
     f.agent = agent;
@@ -560,10 +557,9 @@ pub async fn edit_post(
         Err(e) => return answer(&f, problem(&e)),
     };
     let token = if f.token.trim().is_empty() {
-        let key = board.secret_key.as_ref().expect("checked by may_change");
-        match key.open(&sealed).ok().and_then(|t| String::from_utf8(t).ok()) {
-            Some(t) => t,
-            None => return answer(&f, problem("The stored token cannot be unsealed: paste the token again")),
+        match stored.token {
+            Ok(t) => t,
+            Err(_) => return answer(&f, problem("The stored token cannot be unsealed: paste the token again")),
         }
     } else {
         f.token.trim().to_string()
@@ -587,6 +583,12 @@ pub struct RemoveForm {
     csrf: String,
 }
 
+impl Posted for RemoveForm {
+    fn csrf(&self) -> &str {
+        &self.csrf
+    }
+}
+
 /// `POST /clusters/{name}/remove`
 pub async fn remove_post(
     State(board): State<Arc<Board>>,
@@ -594,14 +596,10 @@ pub async fn remove_post(
     headers: HeaderMap,
     body: Bytes,
 ) -> Response {
-    let who = match may_change(&board, &headers) {
-        Ok(w) => w,
+    let (who, _) = match change::<RemoveForm>(&board, &headers, &body) {
+        Ok(c) => c,
         Err(r) => return r.answer(&board),
     };
-    let f: RemoveForm = form(&body);
-    if let Err(r) = check_csrf(&board, &headers, &f.csrf) {
-        return r.answer(&board);
-    }
     let entry = AuditEntry {
         time: jiff::Timestamp::now().as_second(),
         who: who.clone(),

@@ -190,3 +190,25 @@ pub fn family<'a>(samples: &'a BTreeMap<String, f64>, name: &str) -> Vec<(&'a st
         .map(|(k, v)| (k.as_str(), *v))
         .collect()
 }
+
+/// A recorded cycle in the documented format, from a simulated cluster's eight collections,
+/// with `extra` fields (the optional reads, the certificates) beside them.
+pub fn recorded_cycle(t: jiff::Timestamp, c: &Cluster, extra: serde_json::Value) -> String {
+    use serde_json::{Value, json};
+    let list = |kind: &str, api: &str, items: &[Value]| json!({"kind": kind, "apiVersion": api, "metadata": {"resourceVersion": "1"}, "items": items});
+    let mut cycle = json!({
+        "time": t.to_string(),
+        "version": c.version,
+        "nodes": list("NodeList", "v1", &c.nodes),
+        "pods": list("PodList", "v1", &c.pods),
+        "deployments": list("DeploymentList", "apps/v1", &c.deployments),
+        "statefulsets": list("StatefulSetList", "apps/v1", &c.statefulsets),
+        "daemonsets": list("DaemonSetList", "apps/v1", &c.daemonsets),
+        "persistentvolumeclaims": list("PersistentVolumeClaimList", "v1", &c.pvcs),
+        "events": list("EventList", "v1", &c.events),
+    });
+    if let (Some(cycle), Value::Object(extra)) = (cycle.as_object_mut(), extra) {
+        cycle.extend(extra);
+    }
+    cycle.to_string()
+}
