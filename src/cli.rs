@@ -231,7 +231,7 @@ pub struct RbacArgs {
     /// Namespace of the ServiceAccount and its token Secret
     #[arg(long, default_value = "kube-system")]
     pub namespace: String,
-    /// Name of the ServiceAccount, ClusterRole and binding
+    /// Name of the ServiceAccount (the ClusterRole and binding are NAME-read, the Secret NAME-token)
     #[arg(long, default_value = "dumbmonit")]
     pub name: String,
     /// Also grant the optional reads: APIServices, the Metrics API (nodes and pods), HPAs

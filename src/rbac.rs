@@ -1,4 +1,6 @@
-//! `dumbmonit rbac`: the read-only ServiceAccount, ClusterRole, binding and long-lived token Secret.
+//! `dumbmonit rbac`: the read-only ServiceAccount, ClusterRole, binding and long-lived token Secret,
+//! under the guide's names (ServiceAccount `dumbmonit`, ClusterRole and binding `dumbmonit-read`,
+//! Secret `dumbmonit-token`), so that applying it after the guide's steps updates the same objects.
 
 use crate::error::ConfigError;
 
@@ -59,13 +61,13 @@ pub fn manifests(namespace: &str, name: &str, optional: bool) -> Result<String, 
          ---\n\
          apiVersion: rbac.authorization.k8s.io/v1\n\
          kind: ClusterRole\n\
-         metadata:\n  name: {name}\n\
+         metadata:\n  name: {name}-read\n\
          rules:\n{rules}\
          ---\n\
          apiVersion: rbac.authorization.k8s.io/v1\n\
          kind: ClusterRoleBinding\n\
-         metadata:\n  name: {name}\n\
-         roleRef:\n  apiGroup: rbac.authorization.k8s.io\n  kind: ClusterRole\n  name: {name}\n\
+         metadata:\n  name: {name}-read\n\
+         roleRef:\n  apiGroup: rbac.authorization.k8s.io\n  kind: ClusterRole\n  name: {name}-read\n\
          subjects:\n  - kind: ServiceAccount\n    name: {name}\n    namespace: {namespace}\n\
          ---\n\
          # A long-lived token: the token controller fills in data.token and data.ca.crt.\n\

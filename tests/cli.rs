@@ -151,7 +151,11 @@ async fn rbac_prints_a_read_only_role() {
         ])
     );
     assert_eq!(docs[2]["subjects"][0]["name"], "dumbmonit");
-    assert_eq!(docs[2]["roleRef"]["name"], "dumbmonit");
+    // The guide's names: a user who followed it and then applies this updates the same objects.
+    assert_eq!(docs[1]["metadata"]["name"], "dumbmonit-read");
+    assert_eq!(docs[2]["metadata"]["name"], "dumbmonit-read");
+    assert_eq!(docs[2]["roleRef"]["name"], "dumbmonit-read");
+    assert_eq!(docs[3]["metadata"]["name"], "dumbmonit-token");
     assert_eq!(docs[3]["type"], "kubernetes.io/service-account-token");
     assert_eq!(docs[3]["metadata"]["annotations"]["kubernetes.io/service-account.name"], "dumbmonit");
     assert!(!run.stdout.contains("secrets\""), "no access to Secrets");

@@ -4,6 +4,7 @@
 
 pub mod agent;
 pub mod fixture;
+pub mod plane;
 pub mod receiver;
 pub mod web;
 
