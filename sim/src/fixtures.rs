@@ -659,6 +659,13 @@ fn pod_template(name: &str) -> Value {
     })
 }
 
+/// A Job's pod template: the API server refuses one that restarts Always.
+fn job_template(name: &str) -> Value {
+    let mut t = pod_template(name);
+    t["spec"]["restartPolicy"] = json!("Never");
+    t
+}
+
 /// A Deployment; `replicas: None` leaves `spec.replicas` out (the API default is 1).
 pub fn deployment(
     namespace: &str,
@@ -927,6 +934,15 @@ impl Event {
                 e["metadata"]["creationTimestamp"] = json!(last);
             }
         }
+        if matches!(self.time, EventTime::Series | EventTime::EventTime) {
+            // Written through events.k8s.io, as kube-scheduler writes them: no source, and the
+            // reporting instance the API server requires of such events (the component and
+            // its host's name).
+            e["source"] = json!({});
+            if host.is_none() {
+                e["reportingInstance"] = json!(format!("{component}-control-plane"));
+            }
+        }
         e
     }
 }
@@ -954,13 +970,30 @@ pub fn apiservice_aggregated(
     available: bool,
     now: Timestamp,
 ) -> Value {
-    let name = format!("{version}.{group}");
-    let condition = if available {
-        json!({"type": "Available", "status": "True", "lastTransitionTime": ago(now, 60 * 24), "reason": "Passed", "message": "all checks passed"})
+    let (status, reason, message) = if available {
+        ("True", "Passed", "all checks passed".to_string())
     } else {
-        json!({"type": "Available", "status": "False", "lastTransitionTime": ago(now, 60 * 24), "reason": "FailedDiscoveryCheck",
-               "message": format!("failing or missing response from https://10.96.0.12:4443/apis/{group}/{version}: Get \"https://10.96.0.12:4443/apis/{group}/{version}\": context deadline exceeded")})
+        let url = format!("https://10.96.0.12:4443/apis/{group}/{version}");
+        ("False", "FailedDiscoveryCheck", format!("failing or missing response from {url}: Get \"{url}\": context deadline exceeded"))
     };
+    apiservice_with(group, version, namespace, service, status, reason, &message, now)
+}
+
+/// Why kube-aggregator's availability controller finds an APIService's Service unusable, in its
+/// own words: the Service is missing, or none of its endpoints has the port.
+pub fn apiservice_unreachable(group: &str, version: &str, namespace: &str, service: &str, service_exists: bool, now: Timestamp) -> Value {
+    let (reason, message) = if service_exists {
+        ("MissingEndpoints", format!("endpointslices for service/{service} in \"{namespace}\" have no addresses with port name \"https\""))
+    } else {
+        ("ServiceNotFound", format!("service/{service} in \"{namespace}\" is not present"))
+    };
+    apiservice_with(group, version, namespace, service, "False", reason, &message, now)
+}
+
+#[allow(clippy::too_many_arguments)]
+fn apiservice_with(group: &str, version: &str, namespace: &str, service: &str, status: &str, reason: &str, message: &str, now: Timestamp) -> Value {
+    let name = format!("{version}.{group}");
+    let condition = json!({"type": "Available", "status": status, "lastTransitionTime": ago(now, 60 * 24), "reason": reason, "message": message});
     json!({
         "metadata": {"name": name, "uid": uid(&format!("apiservice/{name}")), "creationTimestamp": ago(now, 60 * 24 * 30),
                      "labels": {"k8s-app": service}},
@@ -1064,7 +1097,7 @@ pub fn job(namespace: &str, name: &str, owner: Option<&str>, outcome: Option<boo
         "kind": "Job",
         "apiVersion": "batch/v1",
         "metadata": metadata,
-        "spec": {"parallelism": 1, "completions": 1, "backoffLimit": 6, "completionMode": "NonIndexed", "suspend": false, "podReplacementPolicy": "TerminatingOrFailed", "template": pod_template(name)},
+        "spec": {"parallelism": 1, "completions": 1, "backoffLimit": 6, "completionMode": "NonIndexed", "suspend": false, "podReplacementPolicy": "TerminatingOrFailed", "template": job_template(name)},
         "status": status
     })
 }
@@ -1081,7 +1114,7 @@ pub fn cronjob(namespace: &str, name: &str, schedule: &str, last: Option<Timesta
         "apiVersion": "batch/v1",
         "metadata": {"name": name, "namespace": namespace, "uid": uid(&format!("CronJob/{namespace}/{name}")), "generation": 1, "creationTimestamp": ago(now, 60 * 24 * 30)},
         "spec": {"schedule": schedule, "concurrencyPolicy": "Forbid", "suspend": false, "successfulJobsHistoryLimit": 3, "failedJobsHistoryLimit": 1,
-                 "jobTemplate": {"metadata": {}, "spec": {"backoffLimit": 6, "template": pod_template(name)}}},
+                 "jobTemplate": {"metadata": {}, "spec": {"backoffLimit": 6, "template": job_template(name)}}},
         "status": status
     })
 }
