@@ -71,7 +71,9 @@ func runCompact(args []string) error {
 	if len(got.Kvs) > 0 {
 		version = got.Kvs[0].Version
 	}
-	rev := got.Header.Revision
+	// The put of compact_rev_key is itself a write, one past every token handed out so far:
+	// compacting at it leaves none of them readable (a compaction keeps its own revision).
+	rev := got.Header.Revision + 1
 	txn, err := client.Txn(ctx).If(clientv3.Compare(clientv3.Version(key), "=", version)).
 		Then(clientv3.OpPut(key, strconv.FormatInt(rev, 10))).Commit()
 	if err != nil {

@@ -145,10 +145,10 @@ impl Plane {
         assert!(out.status.success(), "load failed: {}", String::from_utf8_lossy(&out.stderr));
     }
 
-    /// Compacts etcd at its current revision: every continue token handed out before is too old.
+    /// Compacts etcd at its current revision, as the API server's own compactor does: every
+    /// continue token handed out before is too old (once its watch cache has seen it).
     pub fn compact(&self) {
-        let out = script(&["compact", &path(self.dir.path())]);
-        assert!(out.status.success(), "compact failed: {}", String::from_utf8_lossy(&out.stderr));
+        compact(self.dir.path());
     }
 
     /// Stops the API server (etcd and the rest keep running), or starts it again on its port.
@@ -219,11 +219,106 @@ impl Plane {
 
     /// Every request the API server saw from `user`: (verb, requestURI).
     pub fn requests_of(&self, user: &str) -> Vec<(String, String)> {
+        self.answers_to(user).into_iter().map(|(verb, uri, _)| (verb, uri)).collect()
+    }
+
+    /// Every request the API server saw from `user`, with its answer's status code.
+    pub fn answers_to(&self, user: &str) -> Vec<(String, String, i64)> {
         self.audit()
             .iter()
             .filter(|e| e["stage"] == "ResponseComplete" && e["user"]["username"] == user)
-            .map(|e| (e["verb"].as_str().unwrap_or("").to_string(), e["requestURI"].as_str().unwrap_or("").to_string()))
+            .map(|e| {
+                (
+                    e["verb"].as_str().unwrap_or("").to_string(),
+                    e["requestURI"].as_str().unwrap_or("").to_string(),
+                    e["responseStatus"]["code"].as_i64().unwrap_or(0),
+                )
+            })
             .collect()
+    }
+}
+
+pub fn compact(dir: &Path) {
+    let out = script(&["compact", &path(dir)]);
+    assert!(out.status.success(), "compact failed: {}", String::from_utf8_lossy(&out.stderr));
+}
+
+/// A TLS proxy in front of the real API server, with the server's own certificate, that calls
+/// `before(path and query)` before it forwards each request: a test's way to act between two
+/// pages of a list.
+pub struct Interposer {
+    pub port: u16,
+    task: tokio::task::JoinHandle<()>,
+}
+
+impl Drop for Interposer {
+    fn drop(&mut self) {
+        self.task.abort();
+    }
+}
+
+type Hook = std::sync::Arc<dyn Fn(&str) + Send + Sync>;
+
+impl Interposer {
+    pub async fn start(plane: &Plane, before: Hook) -> Interposer {
+        use rustls::pki_types::pem::PemObject;
+        use rustls::pki_types::{CertificateDer, PrivateKeyDer};
+        let provider = std::sync::Arc::new(rustls::crypto::ring::default_provider());
+        let chain: Vec<CertificateDer<'static>> =
+            CertificateDer::pem_file_iter(plane.file("pki/apiserver.crt")).unwrap().map(Result::unwrap).collect();
+        let key = PrivateKeyDer::from_pem_file(plane.file("pki/apiserver.key")).unwrap();
+        let server = rustls::ServerConfig::builder_with_provider(provider.clone())
+            .with_safe_default_protocol_versions()
+            .unwrap()
+            .with_no_client_auth()
+            .with_single_cert(chain, key)
+            .unwrap();
+        let mut roots = rustls::RootCertStore::empty();
+        for c in CertificateDer::pem_file_iter(&plane.ca_file).unwrap() {
+            roots.add(c.unwrap()).unwrap();
+        }
+        let client_tls = rustls::ClientConfig::builder_with_provider(provider)
+            .with_safe_default_protocol_versions()
+            .unwrap()
+            .with_root_certificates(roots)
+            .with_no_client_auth();
+        let https = hyper_rustls::HttpsConnectorBuilder::new().with_tls_config(client_tls).https_only().enable_http1().build();
+        let client: hyper_util::client::legacy::Client<_, http_body_util::Empty<bytes::Bytes>> =
+            hyper_util::client::legacy::Client::builder(hyper_util::rt::TokioExecutor::new()).build(https);
+        let upstream = format!("https://127.0.0.1:{}", plane.port);
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let acceptor = tokio_rustls::TlsAcceptor::from(std::sync::Arc::new(server));
+        let task = tokio::spawn(async move {
+            loop {
+                let Ok((tcp, _)) = listener.accept().await else { return };
+                let (acceptor, client, upstream, before) = (acceptor.clone(), client.clone(), upstream.clone(), before.clone());
+                tokio::spawn(async move {
+                    let Ok(tls) = acceptor.accept(tcp).await else { return };
+                    let service = hyper::service::service_fn(move |req: hyper::Request<hyper::body::Incoming>| {
+                        let (client, upstream, before) = (client.clone(), upstream.clone(), before.clone());
+                        async move {
+                            let target = req.uri().path_and_query().map(|p| p.as_str().to_string()).unwrap_or_default();
+                            let hook = before.clone();
+                            let seen = target.clone();
+                            tokio::task::spawn_blocking(move || hook(&seen)).await.unwrap();
+                            let mut forward = hyper::Request::builder().method(req.method()).uri(format!("{upstream}{target}"));
+                            for (k, v) in req.headers() {
+                                if k != hyper::header::HOST {
+                                    forward = forward.header(k, v);
+                                }
+                            }
+                            let answer = client.request(forward.body(http_body_util::Empty::new()).unwrap()).await;
+                            answer.map_err(|e| e.to_string())
+                        }
+                    });
+                    let _ = hyper::server::conn::http1::Builder::new()
+                        .serve_connection(hyper_util::rt::TokioIo::new(tls), service)
+                        .await;
+                });
+            }
+        });
+        Interposer { port, task }
     }
 }
 
