@@ -1,5 +1,6 @@
 //! What the relay agent costs: `cargo bench --bench agent` (sizes with `BENCH_SIZES=1000`).
-//! Prints a table; asserts nothing.
+//! Prints a table; a figure it cannot measure (a push never seen, an agent or `serve` that ended)
+//! stops it with an error naming it (exit status 1).
 //!
 //! For each size, the simulated API server serves a cluster in the envelope's proportions; a
 //! real `serve` (TLS) takes the cluster from a real `dumbmonit agent`. Measured: the gzip bytes
@@ -7,52 +8,33 @@
 //! fixture does not change, so they show the floor), from the agent's /healthz; the agent's
 //! resident memory at its peak and between cycles, and serve's, from /proc.
 
+mod common;
+
 use std::path::Path;
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
+use common::{Killed, Measured, above_zero, memory_mb};
 use dumbmonit_sim::{Sim, SimOptions, scenario};
 
-struct Killed(Child);
-
-impl Drop for Killed {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
-/// (VmHWM, VmRSS) in MB.
-fn memory(pid: u32) -> (f64, f64) {
-    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
-    let field = |name: &str| {
-        status
-            .lines()
-            .find(|l| l.starts_with(name))
-            .and_then(|l| l.split_whitespace().nth(1))
-            .and_then(|v| v.parse::<f64>().ok())
-            .unwrap_or(0.0)
-            / 1024.0
-    };
-    (field("VmHWM:"), field("VmRSS:"))
-}
-
-fn http_get(addr: &str, path: &str) -> String {
-    use std::io::{Read, Write};
-    let Ok(mut s) = std::net::TcpStream::connect(addr) else { return String::new() };
-    let _ = write!(s, "GET {path} HTTP/1.0\r\nHost: x\r\n\r\n");
-    let mut out = String::new();
-    let _ = s.read_to_string(&mut out);
-    out
-}
-
-fn wait_for<T>(what: &str, limit: Duration, mut f: impl FnMut() -> Option<T>) -> T {
+/// Waits until `f` gives a value, while both processes run.
+fn wait_for<T>(
+    what: &str,
+    limit: Duration,
+    running: &mut [(&mut Killed, &str)],
+    mut f: impl FnMut() -> Option<T>,
+) -> Measured<T> {
     let deadline = Instant::now() + limit;
     loop {
         if let Some(v) = f() {
-            return v;
+            return Ok(v);
         }
-        assert!(Instant::now() < deadline, "benchmark: waited in vain for {what}");
+        for (child, name) in running.iter_mut() {
+            common::alive(&mut child.0, name, None)?;
+        }
+        if Instant::now() > deadline {
+            return Err(format!("waited {} s in vain for {what}", limit.as_secs()));
+        }
         std::thread::sleep(Duration::from_millis(100));
     }
 }
@@ -66,7 +48,7 @@ struct Row {
     serve_peak: f64,
 }
 
-fn measure(size: usize, dir: &Path) -> Row {
+fn measure(size: usize, dir: &Path) -> Measured<Row> {
     let rt = tokio::runtime::Builder::new_multi_thread().enable_all().build().unwrap();
     let now = jiff::Timestamp::now();
     let sim = rt.block_on(Sim::start(SimOptions::default(), dumbmonit_sim::Cluster::default())).unwrap();
@@ -96,10 +78,10 @@ fn measure(size: usize, dir: &Path) -> Row {
     .unwrap();
     let bin = env!("CARGO_BIN_EXE_dumbmonit");
     let quiet = || Stdio::null();
-    let serve =
+    let mut serve =
         Killed(Command::new(bin).args(["serve", "--config", &p("dumbmonit.toml")]).stderr(quiet()).spawn().unwrap());
     let probe = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap();
-    let agent = Killed(
+    let mut agent = Killed(
         Command::new(bin)
             .args(["agent", "--server", &format!("https://localhost:{port}"), "--agent-token-file", &p("agent.token")])
             .args(["--server-ca-file", &p("server-ca.crt"), &sim.url(), "--token-file", &p("token")])
@@ -109,57 +91,63 @@ fn measure(size: usize, dir: &Path) -> Row {
             .unwrap(),
     );
     let pushes = |kind: &str| -> Option<usize> {
-        let text = http_get(&probe.to_string(), "/healthz");
+        let (answer, _) = common::get(&probe.to_string(), "/healthz", false).ok()?;
+        let text = String::from_utf8(answer.body().ok()?).ok()?;
         let rest = text.split("last push ").nth(1)?;
         rest.contains(kind).then(|| rest.split(' ').next().and_then(|n| n.parse().ok())).flatten()
     };
     let limit = Duration::from_secs(600);
-    let whole = wait_for("the first push", limit, || pushes("(a whole snapshot)"));
-    let steady = wait_for("a push of the difference", limit, || pushes("(the difference from the last)"));
+    let mut running = [(&mut agent, "the agent"), (&mut serve, "serve")];
+    let whole = wait_for("the first push", limit, &mut running, || pushes("(a whole snapshot)"))?;
+    let steady =
+        wait_for("a push of the difference", limit, &mut running, || pushes("(the difference from the last)"))?;
     // Between cycles: the interval's middle, after the last push.
     let mut idle = f64::MAX;
     for _ in 0..3 {
         std::thread::sleep(Duration::from_secs_f64(if size > 20_000 { 10.0 } else { 1.0 }));
-        idle = idle.min(memory(agent.0.id()).1);
+        idle = idle.min(memory_mb(agent.0.id())?.1);
     }
     let row = Row {
         pods: size,
-        whole,
-        steady,
-        agent_peak: memory(agent.0.id()).0,
-        agent_idle: idle,
-        serve_peak: memory(serve.0.id()).0,
+        whole: above_zero("the first push's size", whole as f64)? as usize,
+        steady: above_zero("the next pushes' size", steady as f64)? as usize,
+        agent_peak: above_zero("the agent's RSS peak", memory_mb(agent.0.id())?.0)?,
+        agent_idle: above_zero("the agent's RSS between cycles", idle)?,
+        serve_peak: above_zero("serve's RSS peak", memory_mb(serve.0.id())?.0)?,
     };
     drop(agent);
     drop(serve);
     drop(sim);
-    row
+    Ok(row)
 }
 
 fn main() {
     if std::env::args().any(|a| a == "--list") {
         return;
     }
-    let sizes: Vec<usize> = std::env::var("BENCH_SIZES")
-        .unwrap_or_else(|_| "1000,150000".into())
-        .split(',')
-        .map(|s| s.trim().parse().expect("BENCH_SIZES: numbers of pods"))
-        .collect();
-    println!(
-        "| pods | first push (whole snapshot, gzip) | next pushes (unchanged cluster, gzip) | agent RSS peak | agent RSS between cycles | serve RSS peak |"
-    );
-    println!("|---:|---:|---:|---:|---:|---:|");
-    for size in sizes {
-        let dir = tempfile::tempdir().unwrap();
-        let r = measure(size, dir.path());
+    common::run("agent", || {
+        let sizes = std::env::var("BENCH_SIZES")
+            .unwrap_or_else(|_| "1000,150000".into())
+            .split(',')
+            .map(|s| s.trim().parse().map_err(|_| format!("BENCH_SIZES: {s:?} is not a number of pods")))
+            .collect::<Measured<Vec<usize>>>()?;
         println!(
-            "| {} | {:.1} KB | {} B | {:.0} MB | {:.0} MB | {:.0} MB |",
-            r.pods,
-            r.whole as f64 / 1000.0,
-            r.steady,
-            r.agent_peak,
-            r.agent_idle,
-            r.serve_peak
+            "| pods | first push (whole snapshot, gzip) | next pushes (unchanged cluster, gzip) | agent RSS peak | agent RSS between cycles | serve RSS peak |"
         );
-    }
+        println!("|---:|---:|---:|---:|---:|---:|");
+        for size in sizes {
+            let dir = tempfile::tempdir().unwrap();
+            let r = measure(size, dir.path())?;
+            println!(
+                "| {} | {:.1} KB | {} B | {:.0} MB | {:.0} MB | {:.0} MB |",
+                r.pods,
+                r.whole as f64 / 1000.0,
+                r.steady,
+                r.agent_peak,
+                r.agent_idle,
+                r.serve_peak
+            );
+        }
+        Ok(())
+    });
 }

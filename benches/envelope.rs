@@ -1,14 +1,19 @@
 //! The benchmark at Kubernetes' envelope: `cargo bench --bench envelope` (sizes with
 //! `BENCH_SIZES=1000,10000`, peers skipped with `BENCH_PEERS=0`, the serve part with
-//! `BENCH_SERVE=0`). Prints tables; asserts nothing.
+//! `BENCH_SERVE=0`). Prints tables; a figure it cannot measure (a tool that fails or does not
+//! finish, wrk that fails or sees errors, a `serve` that ended) stops it with an error naming it
+//! (exit status 1).
 //!
 //! For each size, the simulated API server serves pre-rendered pages (rendered and compressed
 //! once, before anything is measured), and each tool runs as a child process: wall time, CPU
 //! time and peak RSS come from wait4, bytes read from the server's count of body bytes sent.
 
+mod common;
+
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
+use common::{Killed, Measured, above_zero};
 use dumbmonit::collect::workloads::{Daemon, Replicated};
 use dumbmonit::collect::{Event, Node, Pod, Pvc};
 use dumbmonit_sim::api::Resource;
@@ -19,9 +24,9 @@ use serde::de::{DeserializeOwned, IgnoredAny};
 struct Measure {
     wall: Duration,
     cpu: Duration,
-    max_rss_kb: i64,
+    /// None for the in-process rows, which have no process of their own to measure.
+    max_rss_kb: Option<i64>,
     bytes: u64,
-    ok: bool,
 }
 
 /// Starts tools and reports their rusage. It is a small process started before the benchmark
@@ -68,20 +73,27 @@ for line in sys.stdin:
 "#;
 
 impl Spawner {
-    fn start() -> Spawner {
+    fn start() -> Measured<Spawner> {
         let mut child = Command::new("python3")
             .args(["-c", SPAWNER])
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .spawn()
-            .expect("python3 starts");
+            .map_err(|e| format!("python3 is needed to start the tools: {e}"))?;
         let stdin = child.stdin.take();
         let stdout = std::io::BufReader::new(child.stdout.take().unwrap());
-        Spawner { child, stdin, stdout }
+        Ok(Spawner { child, stdin, stdout })
     }
 
-    /// Runs `args` to its end (killed after `timeout`).
-    fn run(&mut self, args: &[String], sim: &Sim, timeout: Duration) -> Measure {
+    /// Runs `args` to its end (killed after `timeout`); an error unless it ends within it, with
+    /// an exit status in `success`.
+    fn run(
+        &mut self,
+        args: &[String],
+        success: std::ops::RangeInclusive<i64>,
+        sim: &Sim,
+        timeout: Duration,
+    ) -> Measured<Measure> {
         use std::io::{BufRead, Write};
         let before = sim.bytes_sent();
         let req = serde_json::json!({"args": args, "timeout": timeout.as_secs_f64()});
@@ -90,16 +102,24 @@ impl Spawner {
         stdin.flush().unwrap();
         let mut line = String::new();
         self.stdout.read_line(&mut line).unwrap();
-        let v: serde_json::Value = serde_json::from_str(&line).expect("the spawner answers");
+        let v: serde_json::Value = serde_json::from_str(&line).map_err(|_| "the spawner ended".to_string())?;
         let code = v["code"].as_i64().unwrap_or(-1);
-        Measure {
-            wall: Duration::from_secs_f64(v["wall"].as_f64().unwrap()),
-            cpu: Duration::from_secs_f64(v["cpu"].as_f64().unwrap()),
-            max_rss_kb: v["maxrss_kb"].as_i64().unwrap(),
-            bytes: sim.bytes_sent() - before,
-            // check exits 0, 1 or 2 on a cluster it could read.
-            ok: !v["timed_out"].as_bool().unwrap_or(true) && (0..=2).contains(&code),
+        if v["timed_out"].as_bool().unwrap_or(true) {
+            return Err(format!("{} did not finish within {} s", args[0], timeout.as_secs()));
         }
+        if !success.contains(&code) {
+            // 127: the spawner's exit when the tool could not be started.
+            let why = if code == 127 { " (not installed?)" } else { "" };
+            return Err(format!("{} ended with exit status {code}{why}", args[0]));
+        }
+        let what = |figure: &str| format!("{}'s {figure}", args[0]);
+        let number = |key: &str, missing: f64| v[key].as_f64().unwrap_or(missing);
+        Ok(Measure {
+            wall: Duration::from_secs_f64(common::figure(&what("wall time"), number("wall", f64::NAN))?),
+            cpu: Duration::from_secs_f64(common::figure(&what("CPU time"), number("cpu", f64::NAN))?),
+            max_rss_kb: Some(above_zero(&what("peak RSS"), number("maxrss_kb", 0.0))? as i64),
+            bytes: above_zero(&what("bytes read"), (sim.bytes_sent() - before) as f64)? as u64,
+        })
     }
 }
 
@@ -163,14 +183,22 @@ fn tool_version(cmd: &str, args: &[&str]) -> String {
         .unwrap_or_else(|| "not found".into())
 }
 
+/// Fails unless `cmd args` runs and succeeds.
+fn needs(cmd: &str, args: &[&str], what: &str) -> Measured<()> {
+    match Command::new(cmd).args(args).stdout(Stdio::null()).stderr(Stdio::null()).status() {
+        Ok(status) if status.success() => Ok(()),
+        Ok(status) => Err(format!("{what} is needed: `{cmd} {}` ended with {status}", args.join(" "))),
+        Err(e) => Err(format!("{what} is needed: {cmd}: {e}")),
+    }
+}
+
 fn row(size: usize, tool: &str, gzip: &str, m: &Measure) {
     println!(
-        "| {size:>7} | {tool:<34} | {gzip:<4} | {:>8.2} | {:>8.2} | {:>9.0} | {:>8.1} |{}",
+        "| {size:>7} | {tool:<34} | {gzip:<4} | {:>8.2} | {:>8.2} | {:>9} | {:>8.1} |",
         m.wall.as_secs_f64(),
         m.cpu.as_secs_f64(),
-        m.max_rss_kb as f64 / 1024.0,
+        m.max_rss_kb.map(|kb| format!("{:.0}", kb as f64 / 1024.0)).unwrap_or_else(|| "–".into()),
         m.bytes as f64 / 1e6,
-        if m.ok { "" } else { " did not finish" }
     );
 }
 
@@ -189,15 +217,27 @@ print(n)
 "#;
 
 fn main() {
-    let sizes: Vec<usize> = std::env::var("BENCH_SIZES")
+    common::run("envelope", envelope);
+}
+
+fn envelope() -> Measured<()> {
+    let sizes = std::env::var("BENCH_SIZES")
         .unwrap_or_else(|_| "1000,10000,50000,150000".into())
         .split(',')
-        .map(|s| s.trim().parse().expect("BENCH_SIZES: numbers"))
-        .collect();
+        .map(|s| s.trim().parse().map_err(|_| format!("BENCH_SIZES: {s:?} is not a number of pods")))
+        .collect::<Measured<Vec<usize>>>()?;
     let peers = std::env::var("BENCH_PEERS").map(|v| v != "0").unwrap_or(true);
     let serve = std::env::var("BENCH_SERVE").map(|v| v != "0").unwrap_or(true);
+    // What the parts asked for need, before any table is begun.
+    if peers {
+        needs("kubectl", &["version", "--client"], "kubectl (or BENCH_PEERS=0)")?;
+        needs("python3", &["-c", "import kubernetes"], "the Kubernetes Python client (or BENCH_PEERS=0)")?;
+    }
+    if serve {
+        needs("sh", &["-c", "command -v wrk"], "wrk (apt-get install wrk, or BENCH_SERVE=0)")?;
+    }
     let exe = env!("CARGO_BIN_EXE_dumbmonit");
-    let mut spawner = Spawner::start();
+    let mut spawner = Spawner::start()?;
     let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap();
     let cpu = std::fs::read_to_string("/proc/cpuinfo")
         .unwrap_or_default()
@@ -253,18 +293,19 @@ fn main() {
         .into();
         let long = Duration::from_secs(600);
         // Warm-up: every page rendered and compressed before anything is measured.
-        spawner.run(&check, &sim, long);
+        // check exits 0, 1 or 2 on a cluster it could read.
+        spawner.run(&check, 0..=2, &sim, long)?;
         sim.set_compression(false);
-        spawner.run(&check, &sim, long);
+        spawner.run(&check, 0..=2, &sim, long)?;
         for gzip in [true, false] {
             sim.set_compression(gzip);
-            let m = median((0..3).map(|_| spawner.run(&check, &sim, long)).collect());
+            let m = median((0..3).map(|_| spawner.run(&check, 0..=2, &sim, long)).collect::<Measured<_>>()?);
             row(size, "dumbmonit check (8 collections)", if gzip { "yes" } else { "no" }, &m);
         }
         sim.set_compression(true);
-        let limit = Measure { wall: scan, cpu: scan, max_rss_kb: 0, bytes: total as u64, ok: true };
+        let limit = Measure { wall: scan, cpu: scan, max_rss_kb: None, bytes: total as u64 };
         row(size, "serde_json scan, in-process", "–", &limit);
-        let limit = Measure { wall: views, cpu: views, max_rss_kb: 0, bytes: total as u64, ok: true };
+        let limit = Measure { wall: views, cpu: views, max_rss_kb: None, bytes: total as u64 };
         row(size, "serde_json into compact views", "–", &limit);
         if peers {
             let kubeconfig = dir.path().join("kubeconfig");
@@ -285,12 +326,13 @@ fn main() {
             .map(String::from)
             .into();
             // The pods' pages are already rendered: kubectl asks `?limit=500` as DumbMonit does.
-            row(size, "kubectl get pods -A -o json (pods)", "yes", &spawner.run(&kubectl, &sim, long));
+            row(size, "kubectl get pods -A -o json (pods)", "yes", &spawner.run(&kubectl, 0..=0, &sim, long)?);
             let python: Vec<String> =
                 ["python3", "-c", PYTHON, &sim.url(), ca.to_str().unwrap(), token.to_str().unwrap()]
                     .map(String::from)
                     .into();
-            row(size, "Python client, pods paged by 500", "no", &spawner.run(&python, &sim, Duration::from_secs(900)));
+            let m = spawner.run(&python, 0..=0, &sim, Duration::from_secs(900))?;
+            row(size, "Python client, pods paged by 500", "no", &m);
         }
         println!(
             "|         | ({:.0} MB of JSON in all, {:.0} MB of it pods: {:.1} KB per pod) | | | | | |",
@@ -299,34 +341,24 @@ fn main() {
             pod_bytes as f64 / size as f64 / 1e3
         );
         if serve && Some(&size) == sizes.last() {
-            serve_section(size, &sim, dir.path(), exe);
+            serve_section(size, &sim, dir.path(), exe)?;
         }
         drop(sim);
     }
+    Ok(())
 }
 
 const WRK_SCRIPT: &str = r#"
 done = function(summary, latency, requests)
-  io.write(string.format("WRK %.2f %.2f %.2f %.1f\n", latency:percentile(50) / 1000, latency:percentile(95) / 1000,
-    latency:percentile(99) / 1000, summary.requests / (summary.duration / 1000000)))
+  local e = summary.errors
+  io.write(string.format("WRK %.2f %.2f %.2f %.1f %d %d\n", latency:percentile(50) / 1000, latency:percentile(95) / 1000,
+    latency:percentile(99) / 1000, summary.requests / (summary.duration / 1000000), summary.requests,
+    e.connect + e.read + e.write + e.timeout + e.status))
 end
 "#;
 
-fn rss_mb(pid: u32, field: &str) -> f64 {
-    std::fs::read_to_string(format!("/proc/{pid}/status"))
-        .ok()
-        .and_then(|s| {
-            s.lines()
-                .find(|l| l.starts_with(field))
-                .and_then(|l| l.split_whitespace().nth(1))
-                .and_then(|kb| kb.parse::<f64>().ok())
-        })
-        .map(|kb| kb / 1024.0)
-        .unwrap_or(0.0)
-}
-
 /// `serve` on the cluster of `sim`: page and /metrics latency under 20 clients, memory over 60 cycles.
-fn serve_section(size: usize, sim: &Sim, dir: &std::path::Path, exe: &str) {
+fn serve_section(size: usize, sim: &Sim, dir: &std::path::Path, exe: &str) -> Measured<()> {
     let cfg = dir.join("serve.toml");
     std::fs::write(
         &cfg,
@@ -340,39 +372,43 @@ fn serve_section(size: usize, sim: &Sim, dir: &std::path::Path, exe: &str) {
     )
     .unwrap();
     let log = dir.join("serve.log");
-    let mut child = Command::new(exe)
-        .args(["serve", "--config", cfg.to_str().unwrap()])
-        .stdout(Stdio::null())
-        .stderr(std::fs::File::create(&log).unwrap())
-        .spawn()
-        .unwrap();
-    let pid = child.id();
+    let mut serve = Killed(
+        Command::new(exe)
+            .args(["serve", "--config", cfg.to_str().unwrap()])
+            .stdout(Stdio::null())
+            .stderr(std::fs::File::create(&log).unwrap())
+            .spawn()
+            .map_err(|e| format!("serve did not start: {e}"))?,
+    );
+    let pid = serve.0.id();
     let cycles = || sim.requests().iter().filter(|r| r.path == "/version").count();
-    let wait_cycles = |n: usize| {
-        let deadline = Instant::now() + Duration::from_secs(3600);
-        while cycles() < n && Instant::now() < deadline {
-            std::thread::sleep(Duration::from_millis(200));
-        }
-    };
-    // Resident memory over a window of cycles, sampled every 50 ms: the lowest (between cycles)
-    // and the highest (a cycle's lists in flight).
-    let sample_until = |n: usize| {
+    // Resident memory until `n` cycles have started, sampled every 50 ms: the lowest (between
+    // cycles) and the highest (a cycle's lists in flight).
+    let mut sample_until = |n: usize| -> Measured<(f64, f64)> {
         let (mut low, mut high) = (f64::MAX, 0.0f64);
         let deadline = Instant::now() + Duration::from_secs(3600);
-        while cycles() < n && Instant::now() < deadline {
-            let rss = rss_mb(pid, "VmRSS:");
+        while cycles() < n {
+            common::alive(&mut serve.0, "serve", Some(&log))?;
+            if Instant::now() > deadline {
+                return Err(format!("serve did not start its cycle {n} within an hour"));
+            }
+            let rss = common::memory_mb(pid)?.1;
             (low, high) = (low.min(rss), high.max(rss));
             std::thread::sleep(Duration::from_millis(50));
         }
-        (low, high)
+        Ok((above_zero("serve's lowest RSS", low)?, high))
     };
     let start_cycles = cycles();
     // The first cycle is complete once the next one has started.
-    wait_cycles(start_cycles + 2);
-    let first = sample_until(start_cycles + 7);
+    sample_until(start_cycles + 2)?;
+    let first = sample_until(start_cycles + 7)?;
     let text = std::fs::read_to_string(&log).unwrap_or_default();
-    let addr =
-        text.split("pages on http://").nth(1).and_then(|r| r.split_whitespace().next()).unwrap_or("").to_string();
+    let addr = text
+        .split("pages on http://")
+        .nth(1)
+        .and_then(|r| r.split_whitespace().next())
+        .ok_or("serve's log does not say the address of its pages")?
+        .to_string();
     let script = dir.join("p95.lua");
     std::fs::write(&script, WRK_SCRIPT).unwrap();
     println!();
@@ -390,30 +426,37 @@ fn serve_section(size: usize, sim: &Sim, dir: &std::path::Path, exe: &str) {
             .args(&args)
             .arg(format!("http://{addr}{route}"))
             .output()
-            .expect("wrk is needed: apt-get install wrk");
+            .map_err(|e| format!("wrk is needed (apt-get install wrk): {e}"))?;
         let shown = if header.is_empty() { format!("`{route}`") } else { format!("`{route}` ({header})") };
         let text = String::from_utf8_lossy(&out.stdout);
-        let v: Vec<&str> = text
+        let v: Vec<f64> = text
             .lines()
             .find(|l| l.starts_with("WRK "))
-            .map(|l| l.split_whitespace().skip(1).collect())
+            .map(|l| l.split_whitespace().skip(1).filter_map(|n| n.parse().ok()).collect())
             .unwrap_or_default();
-        if v.len() == 4 {
-            println!("| {shown} | {} | {} | {} | {} |", v[0], v[1], v[2], v[3]);
-        } else {
-            println!("| {shown} | wrk failed: {} |", text.trim());
+        let [p50, p95, p99, rate, requests, errors] = v[..] else {
+            return Err(format!("wrk on {shown} failed: {} {}", text.trim(), String::from_utf8_lossy(&out.stderr)));
+        };
+        if errors > 0.0 {
+            return Err(format!(
+                "wrk on {shown}: {errors} of {requests} requests failed (socket errors or not 2xx/3xx)"
+            ));
         }
+        above_zero(&format!("wrk on {shown}: requests"), requests)?;
+        for (what, v) in [("p50", p50), ("p95", p95), ("p99", p99)] {
+            common::figure(&format!("wrk on {shown}: {what}"), v)?;
+        }
+        println!("| {shown} | {p50:.2} | {p95:.2} | {p99:.2} | {rate:.1} |");
     }
-    wait_cycles(start_cycles + 56);
-    let last = sample_until(start_cycles + 61);
-    let peak = rss_mb(pid, "VmHWM:");
+    sample_until(start_cycles + 56)?;
+    let last = sample_until(start_cycles + 61)?;
+    let peak = above_zero("serve's RSS peak", common::memory_mb(pid)?.0)?;
     println!();
     println!(
         "Resident memory of `serve` (lowest–highest, sampled every 50 ms): cycles 2–6 {:.0}–{:.0} MB; cycles 56–60 {:.0}–{:.0} MB; peak {peak:.0} MB.",
         first.0, first.1, last.0, last.1
     );
-    let _ = child.kill();
-    let _ = child.wait();
+    Ok(())
 }
 
 fn sys_mem_gib() -> u64 {
