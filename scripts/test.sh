@@ -5,7 +5,10 @@
 # cargo-deny from crates.io, run offline against ../shared/advisory-db), starts a Docker engine
 # when none runs (and stops it after), builds the container image, then checks formatting and
 # lints, runs every test, and runs each fuzz target for a bounded time (FUZZ_SECONDS, 20 by
-# default; 0 skips them).
+# default; 0 skips them). The real Kubernetes control plane of the tests (testenv/: etcd,
+# kube-apiserver, kube-controller-manager, kube-scheduler, built from the Kubernetes project's Go
+# modules with the machine's Go) is built first; Go's module and build caches keep it for the
+# next run.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -76,6 +79,15 @@ fi
 if docker info >/dev/null 2>&1; then
   scripts/image.sh dumbmonit:test
 fi
+
+command -v go >/dev/null 2>&1 || { echo "Go 1.26 or later is needed to build the test control plane (testenv/)" >&2; exit 1; }
+unformatted="$(cd testenv && gofmt -l .)"
+[ -z "$unformatted" ] || { echo "gofmt: $unformatted" >&2; exit 1; }
+echo "Building the test control plane (testenv/, Kubernetes v1.37.2) ..."
+started=$SECONDS
+scripts/control-plane.sh build
+(cd testenv && go vet ./...)
+echo "The test control plane is built ($((SECONDS - started)) s)."
 
 cargo fmt --all --check
 cargo clippy --all-targets --locked -- -D warnings

@@ -92,7 +92,8 @@ fn one_error(run: &Run) -> String {
 }
 
 fn can_i(p: &Plane, verb: &str, resource: &str, sa: &str) -> String {
-    let out = p.kubectl_in(&["auth", "can-i", verb, resource, &format!("--as=system:serviceaccount:kube-system:{sa}")], "");
+    let out =
+        p.kubectl_in(&["auth", "can-i", verb, resource, &format!("--as=system:serviceaccount:kube-system:{sa}")], "");
     String::from_utf8(out.stdout).unwrap().trim().to_string()
 }
 
@@ -110,7 +111,8 @@ async fn the_guide_verbatim_then_dumbmonit_rbac_updates_the_same_objects() {
     assert_eq!(can_i(p, "list", "secrets", "dumbmonit"), "no");
     // The token controller's ca.crt is the CA of the serving certificate, as in a real cluster.
     use base64::Engine;
-    let ca = base64::engine::general_purpose::STANDARD.decode(std::fs::read_to_string(&creds.ca_file).unwrap()).unwrap();
+    let ca =
+        base64::engine::general_purpose::STANDARD.decode(std::fs::read_to_string(&creds.ca_file).unwrap()).unwrap();
     assert_eq!(String::from_utf8(ca).unwrap(), std::fs::read_to_string(&p.ca_file).unwrap());
 
     let run = p.check(&p.address, &creds, &[]).await;
@@ -138,7 +140,10 @@ async fn the_guide_verbatim_then_dumbmonit_rbac_updates_the_same_objects() {
     let ours: Vec<&str> = roles.lines().filter(|l| l.contains("dumbmonit")).collect();
     assert_eq!(
         ours,
-        ["clusterrole.rbac.authorization.k8s.io/dumbmonit-read", "clusterrolebinding.rbac.authorization.k8s.io/dumbmonit-read"]
+        [
+            "clusterrole.rbac.authorization.k8s.io/dumbmonit-read",
+            "clusterrolebinding.rbac.authorization.k8s.io/dumbmonit-read"
+        ]
     );
     // The Secret is the same: its token still works.
     assert_healthy(&p.check(&p.address, &creds, &[]).await);
@@ -146,7 +151,12 @@ async fn the_guide_verbatim_then_dumbmonit_rbac_updates_the_same_objects() {
     // --optional adds the optional rules to that role, and nothing else changes.
     let optional = rbac(&["--optional"]).await;
     let diff = p.kubectl_in(&["diff", "-f", "-"], &optional);
-    assert_eq!(diff.status.code(), Some(1), "kubectl diff finds differences: {}", String::from_utf8_lossy(&diff.stderr));
+    assert_eq!(
+        diff.status.code(),
+        Some(1),
+        "kubectl diff finds differences: {}",
+        String::from_utf8_lossy(&diff.stderr)
+    );
     let diff = String::from_utf8(diff.stdout).unwrap();
     assert_only_optional_rules_added(&diff);
     p.apply(&optional);
@@ -241,7 +251,8 @@ async fn certificate_errors_as_a_real_server_makes_them() {
     let p = plane();
     let creds = account(p, "certs").await;
     // A name that reaches the server but that its certificate does not list.
-    let unlisted = p.address.replace("://k8s.test:", "://unlisted.k8s.test:").replace("://localhost:", "://unlisted.k8s.test:");
+    let unlisted =
+        p.address.replace("://k8s.test:", "://unlisted.k8s.test:").replace("://localhost:", "://unlisted.k8s.test:");
     let line = one_error(&p.check(&unlisted, &creds, &[]).await);
     assert!(
         line.starts_with(
@@ -252,11 +263,14 @@ async fn certificate_errors_as_a_real_server_makes_them() {
         "{line}"
     );
     // Without the CA: the system's roots do not know the cluster's.
-    let args: Vec<String> = vec!["check".into(), p.address.clone(), "--token-file".into(), common::path(&creds.token_file)];
+    let args: Vec<String> =
+        vec!["check".into(), p.address.clone(), "--token-file".into(), common::path(&creds.token_file)];
     let run = dumbmonit(&args, &[], p.dir.path()).await;
     let line = one_error(&run);
     assert!(
-        line.starts_with("The certificate of the API server could not be verified: it is signed by an unknown authority"),
+        line.starts_with(
+            "The certificate of the API server could not be verified: it is signed by an unknown authority"
+        ),
         "{line}"
     );
 }

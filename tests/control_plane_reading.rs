@@ -27,7 +27,8 @@ fn cluster(now: jiff::Timestamp) -> Value {
     }
     for i in 0..2100 {
         let ns = if i < 100 { "ci".to_string() } else { format!("team-{}", i % 10) };
-        let mut pod = Pod::of_deployment(&ns, &format!("app-{}", i % 40), "7c9696d669", &format!("{i:05}")).on_node(&format!("node-{:02}", i % 20));
+        let mut pod = Pod::of_deployment(&ns, &format!("app-{}", i % 40), "7c9696d669", &format!("{i:05}"))
+            .on_node(&format!("node-{:02}", i % 20));
         if i % 250 == 7 {
             pod = pod.container(Container::crashlooping("app", "Error", 1, 12));
         }
@@ -35,7 +36,13 @@ fn cluster(now: jiff::Timestamp) -> Value {
     }
     for i in 0..30 {
         let ns = if i < 10 { "ci" } else { "team-1" };
-        let mut e = Event::warning("Pod", ns, &format!("app-1-7c9696d669-{i:05}"), "BackOff", "Back-off restarting failed container app");
+        let mut e = Event::warning(
+            "Pod",
+            ns,
+            &format!("app-1-7c9696d669-{i:05}"),
+            "BackOff",
+            "Back-off restarting failed container app",
+        );
         if i % 2 == 0 {
             e = e.normal();
         }
@@ -80,7 +87,10 @@ async fn two_thousand_pods_in_pages_with_the_servers_selectors_and_a_compaction_
     assert!(!pods[0].contains("continue="));
     for page in &pods {
         assert!(page.contains("limit=500"), "{page}");
-        assert!(page.contains("fieldSelector=metadata.namespace%21%3Dci"), "the ignored namespace by the server: {page}");
+        assert!(
+            page.contains("fieldSelector=metadata.namespace%21%3Dci"),
+            "the ignored namespace by the server: {page}"
+        );
     }
     assert!(pods[1..].iter().all(|p| p.contains("continue=")), "the real continue tokens followed: {pods:#?}");
     let events: Vec<&String> = seen.iter().map(|(_, uri)| uri).filter(|u| u.starts_with("/api/v1/events?")).collect();
@@ -96,7 +106,10 @@ async fn two_thousand_pods_in_pages_with_the_servers_selectors_and_a_compaction_
     let proxy = Interposer::start(
         &p,
         Arc::new(move |target: &str| {
-            if !target.starts_with("/api/v1/pods?") || !target.contains("continue=") || once.swap(true, Ordering::SeqCst) {
+            if !target.starts_with("/api/v1/pods?")
+                || !target.contains("continue=")
+                || once.swap(true, Ordering::SeqCst)
+            {
                 return;
             }
             common::plane::compact(&dir);

@@ -115,7 +115,13 @@ fn differences(at: &str, a: &Value, b: &Value) -> Vec<String> {
         (Value::Object(x), Value::Object(y)) => {
             let keys: std::collections::BTreeSet<&String> = x.keys().chain(y.keys()).collect();
             keys.into_iter()
-                .flat_map(|k| differences(&format!("{at}.{k}"), x.get(k).unwrap_or(&Value::Null), y.get(k).unwrap_or(&Value::Null)))
+                .flat_map(|k| {
+                    differences(
+                        &format!("{at}.{k}"),
+                        x.get(k).unwrap_or(&Value::Null),
+                        y.get(k).unwrap_or(&Value::Null),
+                    )
+                })
                 .collect()
         }
         (Value::Array(x), Value::Array(y)) if x.len() == y.len() => {
@@ -138,7 +144,14 @@ async fn the_outages_read_the_same_from_both() {
     // The real aggregator writes an APIService's status itself: without the Service in the
     // fixture, it says ServiceNotFound, as the simulator's fixture of that case does.
     c.apiservices.retain(|a| a["spec"]["service"].is_null());
-    c.apiservices.push(dumbmonit_sim::fixtures::apiservice_unreachable("metrics.k8s.io", "v1beta1", "kube-system", "metrics-server", false, now));
+    c.apiservices.push(dumbmonit_sim::fixtures::apiservice_unreachable(
+        "metrics.k8s.io",
+        "v1beta1",
+        "kube-system",
+        "metrics-server",
+        false,
+        now,
+    ));
     same_from_both(c).await;
 }
 
@@ -161,7 +174,14 @@ struct Raw {
 
 fn raw(addr: std::net::SocketAddr, ca: &str, token: &str, path: &str) -> Raw {
     let auth = format!("Bearer {token}");
-    let r = common::web::request_tls(addr, "GET", path, &[("Authorization", &auth), ("Accept", "application/json")], b"", ca);
+    let r = common::web::request_tls(
+        addr,
+        "GET",
+        path,
+        &[("Authorization", &auth), ("Accept", "application/json")],
+        b"",
+        ca,
+    );
     let body = serde_json::from_str(&r.body).unwrap_or_else(|e| panic!("{path}: {e}: {}", r.body));
     Raw { status: r.status, body }
 }
@@ -183,7 +203,9 @@ async fn the_raw_answers_agree_in_shape() {
     let creds = p.read_credentials("kube-system", "dumbmonit-token");
     // A ServiceAccount bound to nothing, for the real 403.
     p.kubectl(&["-n", "kube-system", "create", "serviceaccount", "nobody"]);
-    p.apply(&common::plane::GUIDE_SECRET.replace("dumbmonit-token", "nobody-token").replace("\"dumbmonit\"", "\"nobody\""));
+    p.apply(
+        &common::plane::GUIDE_SECRET.replace("dumbmonit-token", "nobody-token").replace("\"dumbmonit\"", "\"nobody\""),
+    );
     let nobody = p.read_credentials("kube-system", "nobody-token");
     p.load(&as_list(&fixture));
     let sim = Harness::start(fixture).await;

@@ -16,7 +16,9 @@ fn conditions(v: &Value) -> &[Value] {
 }
 
 fn has_condition(v: &Value, kind: &str, status: &str, reason: &str) -> bool {
-    conditions(v).iter().any(|c| c["type"] == kind && c["status"] == status && (reason.is_empty() || c["reason"] == reason))
+    conditions(v)
+        .iter()
+        .any(|c| c["type"] == kind && c["status"] == status && (reason.is_empty() || c["reason"] == reason))
 }
 
 /// The cluster of the fixture, once every controller has done its part.
@@ -35,7 +37,9 @@ async fn troubled_cluster() -> (Plane, Credentials) {
     p.wait_for("the crash loops", &["-n", "shop", "pods", "-l", "app=checkout"], |l| {
         let items = l["items"].as_array().unwrap();
         items.len() == 2
-            && items.iter().all(|p| p["status"]["containerStatuses"][0]["state"]["waiting"]["reason"] == "CrashLoopBackOff")
+            && items
+                .iter()
+                .all(|p| p["status"]["containerStatuses"][0]["state"]["waiting"]["reason"] == "CrashLoopBackOff")
     });
     p.wait_for("the image pull back-off", &["-n", "shop", "pods", "-l", "app=search"], |l| {
         l["items"][0]["status"]["containerStatuses"][0]["state"]["waiting"]["reason"] == "ImagePullBackOff"
@@ -43,9 +47,12 @@ async fn troubled_cluster() -> (Plane, Credentials) {
     p.wait_for("the rollout past its deadline", &["-n", "shop", "deployment", "payments"], |d| {
         has_condition(d, "Progressing", "False", "ProgressDeadlineExceeded")
     });
-    p.wait_for("the failed Job", &["-n", "shop", "job", "nightly-report-29400000"], |j| has_condition(j, "Failed", "True", ""));
+    p.wait_for("the failed Job", &["-n", "shop", "job", "nightly-report-29400000"], |j| {
+        has_condition(j, "Failed", "True", "")
+    });
     p.wait_for("the DaemonSet missing a node", &["-n", "shop", "daemonset", "log-shipper"], |d| {
-        d["status"]["desiredNumberScheduled"].as_i64() >= Some(2) && d["status"]["numberUnavailable"].as_i64() >= Some(1)
+        d["status"]["desiredNumberScheduled"].as_i64() >= Some(2)
+            && d["status"]["numberUnavailable"].as_i64() >= Some(1)
     });
     p.wait_for("the not-ready taint", &["node", "node-2"], |n| {
         n["spec"]["taints"].as_array().is_some_and(|t| t.iter().any(|t| t["key"] == "node.kubernetes.io/not-ready"))
@@ -56,7 +63,9 @@ async fn troubled_cluster() -> (Plane, Credentials) {
     p.wait_for("the HPA without metrics", &["-n", "shop", "hpa", "payments"], |h| {
         has_condition(h, "ScalingActive", "False", "FailedGetResourceMetric")
     });
-    p.wait_for("the claim of a missing class", &["-n", "shop", "pvc", "data-cache-0"], |c| c["status"]["phase"] == "Pending");
+    p.wait_for("the claim of a missing class", &["-n", "shop", "pvc", "data-cache-0"], |c| {
+        c["status"]["phase"] == "Pending"
+    });
     p.wait_for("the Metrics API's real diagnosis", &["apiservice", "v1beta1.metrics.k8s.io"], |a| {
         has_condition(a, "Available", "False", "")
     });
@@ -64,13 +73,14 @@ async fn troubled_cluster() -> (Plane, Credentials) {
 }
 
 fn find<'a>(list: &'a Value, key: &str, name: &str) -> &'a Value {
-    list.as_array()
-        .and_then(|a| a.iter().find(|v| v[key] == name))
-        .unwrap_or_else(|| panic!("no {name} in {list:#}"))
+    list.as_array().and_then(|a| a.iter().find(|v| v[key] == name)).unwrap_or_else(|| panic!("no {name} in {list:#}"))
 }
 
 fn why(v: &Value) -> String {
-    v["why"].as_array().map(|w| w.iter().map(|s| s.as_str().unwrap_or("")).collect::<Vec<_>>().join(" | ")).unwrap_or_default()
+    v["why"]
+        .as_array()
+        .map(|w| w.iter().map(|s| s.as_str().unwrap_or("")).collect::<Vec<_>>().join(" | "))
+        .unwrap_or_default()
 }
 
 fn pod<'a>(doc: &'a Value, prefix: &str) -> Vec<&'a Value> {
@@ -103,19 +113,32 @@ async fn real_controllers_trouble_found_by_check_and_by_serve() {
     }
     let pulling = pod(&doc, "search-")[0];
     assert_eq!(pulling["blocked"], serde_json::json!(["ImagePullBackOff"]));
-    assert!(why(pulling).contains("Failed to pull image \"registry.example/shop/search:does-not-exist\""), "{pulling:#}");
+    assert!(
+        why(pulling).contains("Failed to pull image \"registry.example/shop/search:does-not-exist\""),
+        "{pulling:#}"
+    );
     let unready = pod(&doc, "payments-")[0];
     assert_eq!((unready["not_ready"].as_bool(), unready["workload"].as_str()), (Some(true), Some("payments")));
     let held = pod(&doc, "draining")[0];
     assert!(held["terminating"].is_i64(), "{held:#}");
     assert!(why(held).contains("waits for its finalizers: example.com/drain-connections"), "{held:#}");
     let unscheduled = pod(&doc, "cache-0")[0];
-    assert!(why(unscheduled).starts_with("FailedScheduling: 0/3 nodes are available: pod has unbound immediate PersistentVolumeClaims"), "{unscheduled:#}");
+    assert!(
+        why(unscheduled)
+            .starts_with("FailedScheduling: 0/3 nodes are available: pod has unbound immediate PersistentVolumeClaims"),
+        "{unscheduled:#}"
+    );
     assert_eq!(pod(&doc, "nightly-report-29400000-")[0]["failed"], true);
 
     // Workloads: the real ProgressDeadlineExceeded condition, the DaemonSet short of a node.
     let workload = |kind: &str, name: &str| {
-        doc["workloads"].as_array().unwrap().iter().find(|w| w["kind"] == kind && w["name"] == name).cloned().unwrap_or_else(|| panic!("{kind} {name} in {:#}", doc["workloads"]))
+        doc["workloads"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|w| w["kind"] == kind && w["name"] == name)
+            .cloned()
+            .unwrap_or_else(|| panic!("{kind} {name} in {:#}", doc["workloads"]))
     };
     let payments = workload("Deployment", "payments");
     assert_eq!(payments["rollout_stuck"], true);
@@ -131,7 +154,10 @@ async fn real_controllers_trouble_found_by_check_and_by_serve() {
     // waiting for its first consumer.
     let missing = find(&doc["claims"], "name", "data-cache-0");
     assert_eq!(missing["stuck"], true);
-    assert!(why(missing).contains("ProvisioningFailed: storageclass.storage.k8s.io \"no-such-class\" not found"), "{missing:#}");
+    assert!(
+        why(missing).contains("ProvisioningFailed: storageclass.storage.k8s.io \"no-such-class\" not found"),
+        "{missing:#}"
+    );
     assert_eq!(find(&doc["claims"], "name", "data-orders-db-0")["phase"], "Pending");
 
     // The optional reads: the Job controller's Failed condition, the HPA controller's and the
@@ -141,24 +167,45 @@ async fn real_controllers_trouble_found_by_check_and_by_serve() {
     assert_eq!(job["owner"], "nightly-report");
     assert_eq!(job["why"], "BackoffLimitExceeded: Job has reached the specified backoff limit");
     let hpa = find(&optional["hpas"], "name", "payments");
-    assert_eq!((hpa["scaling_active"].as_bool(), hpa["reason"].as_str()), (Some(false), Some("FailedGetResourceMetric")));
+    assert_eq!(
+        (hpa["scaling_active"].as_bool(), hpa["reason"].as_str()),
+        (Some(false), Some("FailedGetResourceMetric"))
+    );
     let api = find(&optional["apiservices"], "name", "v1beta1.metrics.k8s.io");
     assert_eq!(api["available"], false);
     assert_eq!(api["reason"], "MissingEndpoints");
-    assert_eq!(api["message"], "endpointslices for service/metrics-server in \"kube-system\" have no addresses with port name \"https\"");
+    assert_eq!(
+        api["message"],
+        "endpointslices for service/metrics-server in \"kube-system\" have no addresses with port name \"https\""
+    );
     assert_eq!(optional["metrics_api"]["state"], "unavailable");
     assert_eq!(optional["not_granted"], serde_json::json!([]));
 
     // The text report says it in its first line.
     let text = p.check(&p.address, &creds, &[]).await;
     let first = text.stdout.lines().next().unwrap();
-    for part in ["1 node not ready", "2 pods crash-looping", "1 pod stuck terminating", "1 rollout stuck", "1 job failed", "2 claims stuck"] {
+    for part in [
+        "1 node not ready",
+        "2 pods crash-looping",
+        "1 pod stuck terminating",
+        "1 rollout stuck",
+        "1 job failed",
+        "2 claims stuck",
+    ] {
         assert!(first.contains(part), "{part} in {first}");
     }
 
     // The metrics pipeline: `dumbmonit top` explains what `kubectl top` only refuses.
     let top = dumbmonit(
-        &["top".into(), "pods".into(), p.address.clone(), "--token-file".into(), common::path(&creds.token_file), "--ca-file".into(), common::path(&creds.ca_file)],
+        &[
+            "top".into(),
+            "pods".into(),
+            p.address.clone(),
+            "--token-file".into(),
+            common::path(&creds.token_file),
+            "--ca-file".into(),
+            common::path(&creds.ca_file),
+        ],
         &[],
         p.dir.path(),
     )
@@ -214,7 +261,9 @@ async fn serve_fires_the_rules(p: &Plane, creds: &Credentials) {
     assert!(!alerts.body.contains("KubernetesMonitorUnreachable"), "{}", alerts.body);
     let page = s.get("/clusters/real");
     assert_eq!(page.status, 200);
-    for text in ["ProgressDeadlineExceeded", "waits for its finalizers: example.com/drain-connections", "MissingEndpoints"] {
+    for text in
+        ["ProgressDeadlineExceeded", "waits for its finalizers: example.com/drain-connections", "MissingEndpoints"]
+    {
         assert!(page.body.contains(text), "{text} on the page");
     }
     let m = common::samples(&s.get("/metrics").body);

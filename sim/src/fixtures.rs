@@ -974,16 +974,32 @@ pub fn apiservice_aggregated(
         ("True", "Passed", "all checks passed".to_string())
     } else {
         let url = format!("https://10.96.0.12:4443/apis/{group}/{version}");
-        ("False", "FailedDiscoveryCheck", format!("failing or missing response from {url}: Get \"{url}\": context deadline exceeded"))
+        (
+            "False",
+            "FailedDiscoveryCheck",
+            format!("failing or missing response from {url}: Get \"{url}\": context deadline exceeded"),
+        )
     };
     apiservice_with(group, version, namespace, service, status, reason, &message, now)
 }
 
 /// Why kube-aggregator's availability controller finds an APIService's Service unusable, in its
 /// own words: the Service is missing, or none of its endpoints has the port.
-pub fn apiservice_unreachable(group: &str, version: &str, namespace: &str, service: &str, service_exists: bool, now: Timestamp) -> Value {
+pub fn apiservice_unreachable(
+    group: &str,
+    version: &str,
+    namespace: &str,
+    service: &str,
+    service_exists: bool,
+    now: Timestamp,
+) -> Value {
     let (reason, message) = if service_exists {
-        ("MissingEndpoints", format!("endpointslices for service/{service} in \"{namespace}\" have no addresses with port name \"https\""))
+        (
+            "MissingEndpoints",
+            format!(
+                "endpointslices for service/{service} in \"{namespace}\" have no addresses with port name \"https\""
+            ),
+        )
     } else {
         ("ServiceNotFound", format!("service/{service} in \"{namespace}\" is not present"))
     };
@@ -991,7 +1007,16 @@ pub fn apiservice_unreachable(group: &str, version: &str, namespace: &str, servi
 }
 
 #[allow(clippy::too_many_arguments)]
-fn apiservice_with(group: &str, version: &str, namespace: &str, service: &str, status: &str, reason: &str, message: &str, now: Timestamp) -> Value {
+fn apiservice_with(
+    group: &str,
+    version: &str,
+    namespace: &str,
+    service: &str,
+    status: &str,
+    reason: &str,
+    message: &str,
+    now: Timestamp,
+) -> Value {
     let name = format!("{version}.{group}");
     let condition = json!({"type": "Available", "status": status, "lastTransitionTime": ago(now, 60 * 24), "reason": reason, "message": message});
     json!({

@@ -59,13 +59,7 @@ impl Plane {
         let port = address.rsplit(':').next().unwrap().parse().unwrap();
         let token = std::fs::read_to_string(dir.path().join("admin.token")).unwrap();
         super::register_secret(token.trim());
-        Plane {
-            ca_file: dir.path().join("ca.crt"),
-            kubeconfig: dir.path().join("kubeconfig"),
-            address,
-            port,
-            dir,
-        }
+        Plane { ca_file: dir.path().join("ca.crt"), kubeconfig: dir.path().join("kubeconfig"), address, port, dir }
     }
 
     pub fn file(&self, name: &str) -> PathBuf {
@@ -139,7 +133,7 @@ impl Plane {
 
     /// Creates a List's objects and then writes their statuses through the status subresource.
     pub fn load(&self, list: &Value) {
-        let file = self.dir.path().join(format!("load-{}.json", rand_suffix()));
+        let file = self.dir.path().join(format!("load-{}.json", next_number()));
         std::fs::write(&file, serde_json::to_vec(list).unwrap()).unwrap();
         let out = script(&["load", &path(self.dir.path()), &path(&file)]);
         assert!(out.status.success(), "load failed: {}", String::from_utf8_lossy(&out.stderr));
@@ -190,15 +184,14 @@ impl Plane {
 
     /// The guide's two lines: the token (base64-decoded) and the CA (left in base64).
     pub fn read_credentials(&self, namespace: &str, secret: &str) -> Credentials {
-        let data = self
-            .wait_for("the token controller to fill the Secret", &["-n", namespace, "secret", secret], |s| {
-                s["data"]["token"].is_string() && s["data"]["ca.crt"].is_string()
-            });
-        let _ = data;
+        self.wait_for("the token controller to fill the Secret", &["-n", namespace, "secret", secret], |s| {
+            s["data"]["token"].is_string() && s["data"]["ca.crt"].is_string()
+        });
         let token_b64 = self.kubectl(&["-n", namespace, "get", "secret", secret, "-o", "jsonpath={.data.token}"]);
         let ca_b64 = self.kubectl(&["-n", namespace, "get", "secret", secret, "-o", r"jsonpath={.data.ca\.crt}"]);
         use base64::Engine;
-        let token = String::from_utf8(base64::engine::general_purpose::STANDARD.decode(token_b64.trim()).unwrap()).unwrap();
+        let token =
+            String::from_utf8(base64::engine::general_purpose::STANDARD.decode(token_b64.trim()).unwrap()).unwrap();
         super::register_secret(&token);
         let token_file = self.dir.path().join(format!("{namespace}.{secret}.token"));
         std::fs::write(&token_file, &token).unwrap();
@@ -282,7 +275,8 @@ impl Interposer {
             .unwrap()
             .with_root_certificates(roots)
             .with_no_client_auth();
-        let https = hyper_rustls::HttpsConnectorBuilder::new().with_tls_config(client_tls).https_only().enable_http1().build();
+        let https =
+            hyper_rustls::HttpsConnectorBuilder::new().with_tls_config(client_tls).https_only().enable_http1().build();
         let client: hyper_util::client::legacy::Client<_, http_body_util::Empty<bytes::Bytes>> =
             hyper_util::client::legacy::Client::builder(hyper_util::rt::TokioExecutor::new()).build(https);
         let upstream = format!("https://127.0.0.1:{}", plane.port);
@@ -292,7 +286,8 @@ impl Interposer {
         let task = tokio::spawn(async move {
             loop {
                 let Ok((tcp, _)) = listener.accept().await else { return };
-                let (acceptor, client, upstream, before) = (acceptor.clone(), client.clone(), upstream.clone(), before.clone());
+                let (acceptor, client, upstream, before) =
+                    (acceptor.clone(), client.clone(), upstream.clone(), before.clone());
                 tokio::spawn(async move {
                     let Ok(tls) = acceptor.accept(tcp).await else { return };
                     let service = hyper::service::service_fn(move |req: hyper::Request<hyper::body::Incoming>| {
@@ -302,7 +297,8 @@ impl Interposer {
                             let hook = before.clone();
                             let seen = target.clone();
                             tokio::task::spawn_blocking(move || hook(&seen)).await.unwrap();
-                            let mut forward = hyper::Request::builder().method(req.method()).uri(format!("{upstream}{target}"));
+                            let mut forward =
+                                hyper::Request::builder().method(req.method()).uri(format!("{upstream}{target}"));
                             for (k, v) in req.headers() {
                                 if k != hyper::header::HOST {
                                     forward = forward.header(k, v);
@@ -332,7 +328,7 @@ pub struct Credentials {
     pub ca_file: PathBuf,
 }
 
-fn rand_suffix() -> String {
+fn next_number() -> String {
     use std::sync::atomic::{AtomicUsize, Ordering};
     static N: AtomicUsize = AtomicUsize::new(0);
     N.fetch_add(1, Ordering::Relaxed).to_string()
