@@ -186,19 +186,20 @@ fn assert_only_optional_rules_added(diff: &str) {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_guides_manifest_as_is_works_the_same() {
-    let p = plane();
-    // Under other names, so that it does not meet the other tests' objects.
-    let manifest = GUIDE_MANIFEST.replace("dumbmonit", "gitops").replace("kube-system", "default");
-    p.apply(&manifest);
-    let creds = p.read_credentials("default", "gitops-token");
-    let out = p.kubectl_in(&["auth", "can-i", "list", "pods", "--as=system:serviceaccount:default:gitops"], "");
-    assert_eq!(String::from_utf8(out.stdout).unwrap().trim(), "yes");
+    // A control plane of its own: the manifest's names are the guide's, as the other test's.
+    let p = Plane::up(&[]);
+    p.apply(GUIDE_MANIFEST);
+    let creds = p.read_credentials("kube-system", "dumbmonit-token");
+    assert_eq!(can_i(&p, "list", "pods", "dumbmonit"), "yes");
+    assert_eq!(can_i(&p, "list", "secrets", "dumbmonit"), "no");
     assert_healthy(&p.check(&p.address, &creds, &[]).await);
-    // Nothing to change when `dumbmonit rbac` is applied over it with the same names.
-    let ours = rbac(&["--name", "gitops", "--namespace", "default"]).await;
-    let diff = p.kubectl_in(&["diff", "-f", "-"], &ours);
+    // `dumbmonit rbac` over it changes nothing; `--optional` adds only the optional rules.
+    let diff = p.kubectl_in(&["diff", "-f", "-"], &rbac(&[]).await);
     assert_eq!(diff.status.code(), Some(0), "no difference: {}", String::from_utf8_lossy(&diff.stdout));
-    assert_only_reads(p, "system:serviceaccount:default:gitops");
+    let diff = p.kubectl_in(&["diff", "-f", "-"], &rbac(&["--optional"]).await);
+    assert_eq!(diff.status.code(), Some(1), "{}", String::from_utf8_lossy(&diff.stderr));
+    assert_only_optional_rules_added(&String::from_utf8(diff.stdout).unwrap());
+    assert_only_reads(&p, "system:serviceaccount:kube-system:dumbmonit");
 }
 
 /// A ServiceAccount of `dumbmonit rbac --name NAME`, and its token.

@@ -1,0 +1,201 @@
+//! Running inside the real API server's admission: the kustomize bases and
+//! `dumbmonit manifests agent` into a namespace that enforces the restricted Pod Security
+//! Standard (admitted, no warning; a broken overlay refused, proof that the check is real), and
+//! the image run with a pod's real service-account token (TokenRequest) reading the cluster
+//! through `--in-cluster`.
+
+mod common;
+
+use std::process::Command;
+
+use common::dumbmonit;
+use common::plane::{Plane, assert_only_reads};
+use serde_json::Value;
+
+const ROOT: &str = env!("CARGO_MANIFEST_DIR");
+const IMAGE: &str = "dumbmonit:test";
+
+fn kustomize(base: &str) -> String {
+    let out = Command::new("kubectl").args(["kustomize", &format!("{ROOT}/deploy/{base}")]).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    String::from_utf8(out.stdout).unwrap()
+}
+
+/// `kubectl apply --dry-run=server`: (succeeded, what it said on stderr).
+fn dry_run(p: &Plane, yaml: &str) -> (bool, String) {
+    let out = p.kubectl_in(&["apply", "--dry-run=server", "-f", "-"], yaml);
+    (out.status.success(), String::from_utf8_lossy(&out.stderr).to_string())
+}
+
+/// What kubectl said, but for its own version-skew notice (the PyPI kubectl is older than the
+/// server).
+fn warnings(stderr: &str) -> Vec<&str> {
+    stderr.lines().filter(|l| l.contains("Warning") && !l.contains("version difference")).collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn admitted_under_the_restricted_standard_and_reading_with_a_pods_own_token() {
+    let p = Plane::up(&[]);
+    // The shared base for real (the namespace that enforces the restricted standard, the
+    // ServiceAccount and its read-only role); the others first as dry runs.
+    p.apply(&kustomize("rbac"));
+
+    for base in ["agent", "serve"] {
+        let (ok, stderr) = dry_run(&p, &kustomize(base));
+        assert!(ok, "{base}: {stderr}");
+        assert!(warnings(&stderr).is_empty(), "{base} admitted with no warning: {stderr}");
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let agent_token = dir.path().join("edge.agent-token");
+    std::fs::write(&agent_token, "an-agent-token-of-thirty-two-bytes-long").unwrap();
+    common::register_secret("an-agent-token-of-thirty-two-bytes-long");
+    let printed = dumbmonit(
+        &[
+            "manifests".into(),
+            "agent".into(),
+            "--server".into(),
+            "https://dumbmonit.example.com".into(),
+            "--cluster".into(),
+            "edge".into(),
+            "--agent-token-file".into(),
+            common::path(&agent_token),
+        ],
+        &[],
+        dir.path(),
+    )
+    .await;
+    assert_eq!(printed.code, 0, "{}", printed.stderr);
+    let (ok, stderr) = dry_run(&p, &printed.stdout);
+    assert!(ok && warnings(&stderr).is_empty(), "manifests agent: {stderr}");
+
+    // An overlay that breaks one rule: the Deployment is admitted with the warning, and a pod
+    // made from its template is refused.
+    let broken = kustomize("agent").replace("allowPrivilegeEscalation: false", "allowPrivilegeEscalation: true");
+    assert_ne!(broken, kustomize("agent"));
+    let (ok, stderr) = dry_run(&p, &broken);
+    assert!(ok, "{stderr}");
+    assert!(
+        warnings(&stderr)
+            .iter()
+            .any(|w| w.contains("would violate PodSecurity \"restricted:latest\"")
+                && w.contains("allowPrivilegeEscalation")),
+        "{stderr}"
+    );
+    let docs: Vec<Value> = serde_saphyr::from_multiple(&broken).unwrap();
+    let deployment = docs.iter().find(|d| d["kind"] == "Deployment").unwrap();
+    let pod = serde_json::json!({
+        "apiVersion": "v1", "kind": "Pod",
+        "metadata": {"name": "broken", "namespace": "dumbmonit"},
+        "spec": deployment["spec"]["template"]["spec"],
+    });
+    let (ok, stderr) = dry_run(&p, &pod.to_string());
+    assert!(!ok, "the broken pod is refused");
+    assert!(
+        stderr.contains("violates PodSecurity \"restricted:latest\": allowPrivilegeEscalation != false"),
+        "{stderr}"
+    );
+
+    // For real: both Deployments and their pods, and a token bound to each pod.
+    p.apply(&kustomize("agent"));
+    p.apply(&kustomize("serve"));
+    for app in ["dumbmonit-agent", "dumbmonit"] {
+        let pods = p.wait_for(
+            &format!("the pod of {app}"),
+            &["-n", "dumbmonit", "pods", "-l", &format!("app.kubernetes.io/name={app}")],
+            |l| l["items"].as_array().is_some_and(|a| a.len() == 1),
+        );
+        let pod = &pods["items"][0];
+        assert_eq!(pod["spec"]["serviceAccountName"], "dumbmonit", "{app}");
+        let token = bound_token(&p, pod);
+        in_cluster_check(&p, &token, dir.path(), app);
+    }
+    assert_only_reads(&p, "system:serviceaccount:dumbmonit:dumbmonit");
+}
+
+/// A token of the pod's ServiceAccount bound to the pod (TokenRequest), as kubelet asks for it.
+fn bound_token(p: &Plane, pod: &Value) -> String {
+    let (name, uid) = (pod["metadata"]["name"].as_str().unwrap(), pod["metadata"]["uid"].as_str().unwrap());
+    let token = p
+        .kubectl(&[
+            "-n",
+            "dumbmonit",
+            "create",
+            "token",
+            "dumbmonit",
+            "--bound-object-kind",
+            "Pod",
+            "--bound-object-name",
+            name,
+            "--bound-object-uid",
+            uid,
+        ])
+        .trim()
+        .to_string();
+    common::register_secret(&token);
+    use base64::Engine;
+    let claims = token.split('.').nth(1).unwrap();
+    let claims: Value =
+        serde_json::from_slice(&base64::engine::general_purpose::URL_SAFE_NO_PAD.decode(claims).unwrap()).unwrap();
+    assert_eq!(claims["kubernetes.io"]["pod"]["name"], name, "a token bound to the pod: {claims}");
+    token
+}
+
+/// The image as kubelet would run it, with the token mounted where kubelet mounts it.
+fn in_cluster_check(p: &Plane, token: &str, dir: &std::path::Path, app: &str) {
+    let running = Command::new("docker").arg("info").output().is_ok_and(|o| o.status.success());
+    assert!(running, "a running Docker engine is needed: scripts/test.sh starts one");
+    if !Command::new("docker").args(["image", "inspect", IMAGE]).output().unwrap().status.success() {
+        let built = Command::new(format!("{ROOT}/scripts/image.sh")).arg(IMAGE).status().unwrap();
+        assert!(built.success());
+    }
+    let account = dir.join(format!("{app}-serviceaccount"));
+    std::fs::create_dir(&account).unwrap();
+    std::fs::write(account.join("token"), token).unwrap();
+    std::fs::copy(&p.ca_file, account.join("ca.crt")).unwrap();
+    std::fs::write(account.join("namespace"), "dumbmonit").unwrap();
+    let hosts = dir.join(format!("{app}-hosts"));
+    std::fs::write(&hosts, "127.0.0.1 localhost\n127.0.0.1 kubernetes.default.svc\n").unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    for f in [
+        dir.to_path_buf(),
+        account.clone(),
+        account.join("token"),
+        account.join("ca.crt"),
+        account.join("namespace"),
+        hosts.clone(),
+    ] {
+        std::fs::set_permissions(&f, std::fs::Permissions::from_mode(if f.is_dir() { 0o755 } else { 0o644 })).unwrap();
+    }
+    let out = Command::new("docker")
+        .args([
+            "run",
+            "--rm",
+            "--read-only",
+            "--user",
+            "65532",
+            "--cap-drop",
+            "ALL",
+            "--security-opt",
+            "no-new-privileges",
+            "--network",
+            "host",
+        ])
+        .args(["-v", &format!("{}:/var/run/secrets/kubernetes.io/serviceaccount:ro", account.display())])
+        .args(["-v", &format!("{}:/etc/hosts:ro", hosts.display())])
+        .args([
+            "-e",
+            "KUBERNETES_SERVICE_HOST=kubernetes.default.svc",
+            "-e",
+            &format!("KUBERNETES_SERVICE_PORT={}", p.port),
+        ])
+        .args([IMAGE, "check", "--in-cluster"])
+        .output()
+        .unwrap();
+    let (stdout, stderr) = (String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    common::assert_no_secret(&stdout, "check's output in the image");
+    common::assert_no_secret(&stderr, "check's errors in the image");
+    // Read (serve's own pod may still wait for its claim: the report may say so).
+    let read = format!("Cluster https://kubernetes.default.svc:{} (v1.37.2): 2 nodes (2 ready)", p.port);
+    assert!(stdout.contains(&read), "{app}: {stdout}\n{stderr}");
+    assert_ne!(out.status.code(), Some(3), "{app}: {stdout}\n{stderr}");
+}
