@@ -49,13 +49,26 @@ impl<'de> Deserialize<'de> for Seconds {
             Text(String),
         }
         match Raw::deserialize(d)? {
-            Raw::Number(n) => Ok(Seconds(n)),
+            Raw::Number(n) => within_bounds(n, &format!("{n:?}")).map(Seconds).map_err(serde::de::Error::custom),
             Raw::Text(s) => parse_duration(&s).map(Seconds).map_err(serde::de::Error::custom),
         }
     }
 }
 
-/// Seconds from `10`, `"10s"`, `"5m"`, `"24h"`, `"2d"` or `"500ms"`.
+/// The longest duration taken anywhere (ten years): every duration converts to a `Duration`.
+pub const MAX_SECONDS: f64 = 10.0 * 365.0 * 86400.0;
+
+/// A number of seconds that is finite, not negative and at most [`MAX_SECONDS`].
+fn within_bounds(n: f64, shown: &str) -> Result<f64, String> {
+    if n.is_finite() && (0.0..=MAX_SECONDS).contains(&n) {
+        Ok(n)
+    } else {
+        Err(format!("not a duration: {shown:?} (from 0 to ten years)"))
+    }
+}
+
+/// Seconds from `10`, `"10s"`, `"5m"`, `"24h"`, `"2d"` or `"500ms"`: finite, not negative, at
+/// most ten years.
 pub fn parse_duration(s: &str) -> Result<f64, String> {
     let s = s.trim();
     let split = s.find(|c: char| c.is_ascii_alphabetic()).unwrap_or(s.len());
@@ -70,7 +83,7 @@ pub fn parse_duration(s: &str) -> Result<f64, String> {
         "d" => 86400.0,
         _ => return Err(format!("unknown unit in {s:?} (use ms, s, m, h or d)")),
     };
-    Ok(n * factor)
+    within_bounds(n * factor, s)
 }
 
 #[derive(Debug, Deserialize)]

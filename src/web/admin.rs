@@ -20,7 +20,7 @@ use bytes::Bytes;
 use maud::{Markup, html};
 use serde::Deserialize;
 
-use super::html::{clock, page, path_segment};
+use super::html::{clock, path_segment, still_page};
 use super::{HTML, respond};
 use crate::auth::Role;
 use crate::board::Board;
@@ -78,8 +78,9 @@ fn role(headers: &HeaderMap, board: &Board) -> Option<Role> {
     board.protection().role(headers.get(header::AUTHORIZATION).and_then(|v| v.to_str().ok()))
 }
 
+/// The admins' pages never reload themselves.
 fn page_of(board: &Board, title: &str, body: Markup) -> String {
-    page(title, board.banner.as_deref(), body)
+    still_page(title, board.banner.as_deref(), body)
 }
 
 fn refused(board: &Board, status: StatusCode, message: &str) -> Response {
@@ -157,6 +158,10 @@ fn change<T: Posted>(board: &Board, headers: &HeaderMap, body: &[u8]) -> Result<
     Ok((who, f))
 }
 
+/// The durations the forms take: (at least, at most, as said on the form).
+const TIMEOUT_RANGE: (f64, f64, &str) = (0.1, 600.0, "100ms to 10m");
+const INTERVAL_RANGE: (f64, f64, &str) = (1.0, 86400.0, "1s to 24h");
+
 /// What the cluster form sends. Checkboxes are absent when not ticked.
 #[derive(Debug, Default, Deserialize)]
 pub struct ClusterForm {
@@ -210,13 +215,13 @@ impl ClusterForm {
 
     /// The settings entered, or what is wrong with them (naming the field).
     fn settings(&self, agent: bool) -> Result<PageSettings, String> {
-        let seconds = |field: &str, text: &str, default: f64| -> Result<f64, String> {
+        let seconds = |field: &str, text: &str, default: f64, (min, max, range): (f64, f64, &str)| {
             if text.trim().is_empty() {
                 return Ok(default);
             }
             match parse_duration(text) {
-                Ok(s) if s > 0.0 => Ok(s),
-                _ => Err(format!("{field}: a duration is expected, such as 10s, 1m or 30")),
+                Ok(s) if (min..=max).contains(&s) => Ok(s),
+                _ => Err(format!("{field}: a duration from {range} is expected, such as 10s, 1m or 30")),
             }
         };
         let port = match self.port.trim() {
@@ -227,14 +232,18 @@ impl ClusterForm {
         if !agent && address.is_empty() {
             return Err("Address: the API server's address is needed, for example https://k3s.lan:6443".into());
         }
+        // Saved only if a cycle could read it: the same parsing as `check`'s.
+        if !agent && let Err(e) = crate::kube::address::parse_address(address, port) {
+            return Err(format!("Address: {e}"));
+        }
         let ca = self.ca.trim();
         Ok(PageSettings {
             address: (!agent).then(|| address.to_string()),
             port,
             ca: (!agent && !ca.is_empty()).then(|| ca.to_string()),
             insecure_skip_tls_verify: !agent && self.insecure.is_some(),
-            timeout: seconds("Timeout per request", &self.timeout, 10.0)?,
-            interval: seconds("Interval", &self.interval, 60.0)?,
+            timeout: seconds("Timeout per request", &self.timeout, 10.0, TIMEOUT_RANGE)?,
+            interval: seconds("Interval", &self.interval, 60.0, INTERVAL_RANGE)?,
             ignored_namespaces: self
                 .ignored
                 .split(|c: char| c == ',' || c.is_whitespace())
@@ -250,10 +259,24 @@ fn shell_quote(s: &str) -> String {
     format!("'{}'", s.replace('\'', "'\\''"))
 }
 
-/// A name the pages may give a cluster: not empty, no `/` nor control characters, not `new`.
+/// The rule for the names of clusters added on the pages, as the form says it.
+const NAME_RULE: &str = "up to 100 letters (a-z, A-Z), digits, '-', '_' and '.', not starting with '-', \
+                         not only dots, and not \"new\"";
+
+/// A name the pages may give a cluster: what a Kubernetes-minded user expects (ASCII letters,
+/// digits, `-`, `_`, `.`), so that no name looks like another (invisible or direction-changing
+/// characters), breaks out of a YAML comment, resolves to another path (`..`) or reads as an
+/// option of the agent's command (`--help`).
 fn check_name(name: &str) -> Result<(), String> {
-    if name.is_empty() || name.len() > 100 || name.chars().any(|c| c.is_control() || c == '/') || name == "new" {
-        return Err("Name: up to 100 characters, without '/' or control characters (and not \"new\")".into());
+    let allowed = |c: char| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.');
+    if name.is_empty()
+        || name.len() > 100
+        || !name.chars().all(allowed)
+        || name.starts_with('-')
+        || name.chars().all(|c| c == '.')
+        || name == "new"
+    {
+        return Err(format!("Name: {NAME_RULE}"));
     }
     Ok(())
 }
@@ -361,6 +384,7 @@ fn form_page(board: &Board, csrf: &str, f: &ClusterForm, editing: Option<&str>, 
                 input type="hidden" name="name" value=(f.name);
             } @else {
                 label { "Name" input type="text" name="name" value=(f.name) required placeholder="k3s-lab"; }
+                p.muted { "Names: " (NAME_RULE) "." }
             }
             @if f.agent {
                 p.muted { "Read through its agent: the agent holds the connection settings, and keeps its token." }
@@ -372,12 +396,15 @@ fn form_page(board: &Board, csrf: &str, f: &ClusterForm, editing: Option<&str>, 
                     input type="password" name="token" value="" autocomplete="off"
                         placeholder=(if editing.is_some() { "leave empty to keep the current token" } else { "" });
                 }
+                @if editing.is_some() {
+                    p.muted { "The stored token is kept only while the address, port, CA and certificate choice stay as they are; when one changes, enter the token again." }
+                }
                 label { "Cluster CA certificate (base64 or PEM)" textarea name="ca" rows="5" { (f.ca) } }
                 label.check { input type="checkbox" name="insecure" checked[f.insecure.is_some()]; " Accept an unverifiable certificate" }
             }
-            label { "Timeout per request" input type="text" name="timeout" value=(f.timeout) placeholder="10s"; }
+            label { "Timeout per request (100ms to 10m)" input type="text" name="timeout" value=(f.timeout) placeholder="10s"; }
             label { "Ignored namespaces" input type="text" name="ignored" value=(f.ignored) placeholder="ci, sandbox"; }
-            label { "Interval" input type="text" name="interval" value=(f.interval) placeholder="60s"; }
+            label { "Interval (1s to 24h)" input type="text" name="interval" value=(f.interval) placeholder="60s"; }
             p.buttons {
                 @if !f.agent {
                     button type="submit" name="action" value="test" { "Test" }
@@ -397,6 +424,7 @@ fn form_page(board: &Board, csrf: &str, f: &ClusterForm, editing: Option<&str>, 
             form.cluster method="post" action="/clusters/new" {
                 input type="hidden" name="csrf" value=(csrf);
                 label { "Name" input type="text" name="name" value="" placeholder="edge-17"; }
+                p.muted { "Names: " (NAME_RULE) "." }
                 label { "Interval" input type="text" name="interval" value="" placeholder="60s"; }
                 label { "Ignored namespaces" input type="text" name="ignored" value="" placeholder="ci, sandbox"; }
                 p.buttons { button type="submit" name="action" value="agent" { "Create the agent's token" } }
@@ -513,7 +541,7 @@ pub async fn new_post(
             let server = format!("{}://{host}", if https.0.0 { "https" } else { "http" });
             let file = format!("{name}.agent-token");
             let command = format!(
-                "umask 077; printf '%s' {} > {file} && dumbmonit manifests agent --server {} --cluster {} --agent-token-file {file} | kubectl apply -f -",
+                "umask 077; printf '%s' {} > {file} && dumbmonit manifests agent --server {} --cluster={} --agent-token-file {file} | kubectl apply -f -",
                 shell_quote(&token),
                 shell_quote(&server),
                 shell_quote(&name),
@@ -556,6 +584,21 @@ pub async fn edit_post(
         Ok(s) => s,
         Err(e) => return answer(&f, problem(&e)),
     };
+    // The stored token goes only where it was saved for: a changed address, port, CA or
+    // certificate choice needs the token entered again, and nothing is sent before.
+    let moved = settings.address != old.address
+        || settings.port != old.port
+        || settings.ca != old.ca
+        || settings.insecure_skip_tls_verify != old.insecure_skip_tls_verify;
+    if moved && f.token.trim().is_empty() {
+        return answer(
+            &f,
+            problem(
+                "Service-account token: the address, port, CA or certificate choice changed, so the stored token \
+                 is not sent: enter the token again",
+            ),
+        );
+    }
     let token = if f.token.trim().is_empty() {
         match stored.token {
             Ok(t) => t,

@@ -66,6 +66,10 @@ pub fn router(board: Arc<Board>, https: bool) -> Router {
     let header = |name: &'static str, value: &'static str| {
         SetResponseHeaderLayer::overriding(HeaderName::from_static(name), HeaderValue::from_static(value))
     };
+    let mut probes = Router::new().route("/healthz", get(|| async { respond(StatusCode::OK, TEXT, "ok\n") }));
+    if std::env::var_os(TEST_PANIC_ENV).is_some() {
+        probes = probes.route("/test/panic", get(panic_on_purpose));
+    }
     Router::new()
         .route("/", get(overview))
         .route("/clusters/{name}", get(cluster))
@@ -100,17 +104,38 @@ pub fn router(board: Arc<Board>, https: bool) -> Router {
         .layer(middleware::from_fn_with_state(board.clone(), viewers_only))
         // The probe and the agents' door are outside the viewers' credentials: an agent has a
         // token of its own, checked by its door.
-        .route("/healthz", get(|| async { respond(StatusCode::OK, TEXT, "ok\n") }))
+        .merge(probes)
         .route("/api/v1/agent/{*rest}", any(agent::handle))
         .with_state(board)
         .layer(axum::Extension(admin::Https(https)))
         .layer(CompressionLayer::new().gzip(true))
         .layer(TimeoutLayer::with_status_code(StatusCode::SERVICE_UNAVAILABLE, REQUEST_TIMEOUT))
+        // A handler that panics answers 500 and is logged; the connection and the server go on.
+        .layer(tower_http::catch_panic::CatchPanicLayer::custom(panicked))
         .layer(header("content-security-policy", CSP))
         .layer(header("x-content-type-options", "nosniff"))
         .layer(header("x-frame-options", "DENY"))
         .layer(header("referrer-policy", "no-referrer"))
         .layer(SetResponseHeaderLayer::if_not_present(CACHE_CONTROL, HeaderValue::from_static("no-store")))
+}
+
+/// For tests only: with this variable set, `GET /test/panic` panics in its handler, so that a
+/// test sees what a panic in a handler becomes.
+pub const TEST_PANIC_ENV: &str = "DUMBMONIT_TEST_PANIC";
+
+async fn panic_on_purpose() -> Response {
+    panic!("a handler panicked, as asked for by the test")
+}
+
+/// The answer to a request whose handler panicked: 500, and a line in the log.
+fn panicked(payload: Box<dyn std::any::Any + Send + 'static>) -> Response {
+    let why = payload
+        .downcast_ref::<String>()
+        .map(String::as_str)
+        .or_else(|| payload.downcast_ref::<&str>().copied())
+        .unwrap_or("no message");
+    crate::clock::log(&format!("web: a request failed on an internal error (a panic: {why}); answered 500"));
+    respond(StatusCode::INTERNAL_SERVER_ERROR, TEXT, "internal error: the server's log says more\n")
 }
 
 /// The largest form taken (a cluster's settings with its CA).

@@ -1,0 +1,273 @@
+//! `serve` under the attacks of an outside attacker: the admins' forms (a stored token sent
+//! elsewhere, durations out of range, addresses and names that do not hold, pages that reload
+//! themselves). Each through the real binary, over plain HTTP.
+
+mod common;
+
+use std::net::SocketAddr;
+
+use common::web::{Response, Served, request};
+use common::{Harness, path, register_secret};
+use dumbmonit_sim::scenario;
+
+const ADMIN_TOKEN: &str = "admin-token-hardening-5b7e21c9";
+const ADMIN: &str = "Bearer admin-token-hardening-5b7e21c9";
+
+/// `[auth.admin]` with a bearer token; viewers open (no `[auth]`).
+fn admins() -> String {
+    register_secret(ADMIN_TOKEN);
+    format!("[auth.admin]\nbearer_token = {ADMIN_TOKEN:?}\n")
+}
+
+/// An admin's browser: the session cookie and the CSRF token of a form it opened.
+struct Browser {
+    addr: SocketAddr,
+    cookie: String,
+    csrf: String,
+}
+
+impl Browser {
+    /// Opens `path` (a form) as the admin and keeps its session.
+    fn open(s: &Served, path: &str) -> Browser {
+        let r = request(s.addr, "GET", path, &[("Authorization", ADMIN)], b"");
+        assert_eq!(r.status, 200, "{path}: {}", r.body);
+        let cookie = r.header("set-cookie").expect("a new session").split(';').next().unwrap().to_string();
+        Browser { addr: s.addr, cookie, csrf: csrf_of(&r.body) }
+    }
+
+    /// The form `path` again, in this session: its CSRF token is kept.
+    fn reopen(&mut self, path: &str) -> Response {
+        let r = request(self.addr, "GET", path, &[("Authorization", ADMIN), ("Cookie", &self.cookie)], b"");
+        assert_eq!(r.status, 200, "{path}: {}", r.body);
+        self.csrf = csrf_of(&r.body);
+        r
+    }
+
+    /// A form POST from a page of this server, with the session's CSRF token.
+    fn post(&self, path: &str, fields: &[(&str, &str)]) -> Response {
+        self.post_from(path, fields, &format!("http://{}", self.addr))
+    }
+
+    fn post_from(&self, path: &str, fields: &[(&str, &str)], origin: &str) -> Response {
+        let mut form = form_urlencoded::Serializer::new(String::new());
+        form.append_pair("csrf", &self.csrf);
+        for (k, v) in fields {
+            form.append_pair(k, v);
+        }
+        let body = form.finish();
+        let headers = [
+            ("Authorization", ADMIN),
+            ("Cookie", self.cookie.as_str()),
+            ("Origin", origin),
+            ("Content-Type", "application/x-www-form-urlencoded"),
+        ];
+        request(self.addr, "POST", path, &headers, body.as_bytes())
+    }
+}
+
+fn csrf_of(page: &str) -> String {
+    let at = page.find("name=\"csrf\" value=\"").expect("a CSRF token in the form") + "name=\"csrf\" value=\"".len();
+    page[at..].split('"').next().unwrap().to_string()
+}
+
+/// The settings of a cluster read directly at `url`, with `more` fields.
+fn direct<'a>(url: &'a str, ca: &'a str, more: &[(&'a str, &'a str)]) -> Vec<(&'a str, &'a str)> {
+    let mut f = vec![("address", url), ("port", "6443"), ("ca", ca), ("timeout", "5s"), ("interval", "1s")];
+    for (k, v) in more {
+        f.retain(|(n, _)| n != k);
+        f.push((k, v));
+    }
+    f
+}
+
+fn serve_with_admins(dir: &std::path::Path, env: &[(&str, &str)]) -> Served {
+    let cfg = common::web::write_config(dir, &admins(), &[]);
+    Served::start(&cfg, env)
+}
+
+/// Item 2 of the attack: an empty token on the edit form keeps the stored one only while the
+/// cluster stays where it was saved for; a changed address, port, CA or certificate choice
+/// needs the token again, and nothing is sent before.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_stored_token_is_never_sent_to_a_changed_address() {
+    let now = jiff::Timestamp::now();
+    let home = Harness::start(scenario::healthy(now)).await;
+    let elsewhere = Harness::start(scenario::healthy(now)).await;
+    let (home_ca, elsewhere_ca) = (home.sim.ca_pem(), elsewhere.sim.ca_pem());
+    let (home_url, elsewhere_url) = (home.sim.url(), elsewhere.sim.url());
+    let dir = tempfile::tempdir().unwrap();
+    let s = serve_with_admins(dir.path(), &[]);
+    let mut b = Browser::open(&s, "/clusters/new");
+    let token = home.sim.token().to_string();
+    let saved = b
+        .post("/clusters/new", &direct(&home_url, &home_ca, &[("action", "save"), ("name", "lab"), ("token", &token)]));
+    assert_eq!(saved.status, 303, "{}", saved.body);
+    let form = b.reopen("/clusters/lab/edit");
+
+    let moved = [
+        direct(&elsewhere_url, &elsewhere_ca, &[]),
+        direct(&elsewhere_url, &home_ca, &[]),
+        direct(&home_url, &home_ca, &[("port", "6444")]),
+        direct(&home_url, &elsewhere_ca, &[]),
+        direct(&home_url, &home_ca, &[("insecure", "on")]),
+    ];
+    for fields in &moved {
+        for action in ["test", "save"] {
+            let mut f = fields.clone();
+            f.extend([("action", action), ("token", "")]);
+            let r = b.post("/clusters/lab/edit", &f);
+            let sent = elsewhere.sim.requests();
+            assert!(sent.is_empty(), "{action} {fields:?}: the stored token was sent elsewhere: {sent:?}");
+            assert_eq!(r.status, 200, "{action} {fields:?}: {}", r.body);
+            assert!(r.body.contains("so the stored token is not sent: enter the token again"), "{}", r.body);
+        }
+    }
+    assert!(form.body.contains("when one changes, enter the token again"), "the form says so: {}", form.body);
+
+    // Unchanged, the stored token is used where it belongs.
+    let mut f = direct(&home_url, &home_ca, &[]);
+    f.extend([("action", "test"), ("token", "")]);
+    let r = b.post("/clusters/lab/edit", &f);
+    assert!(r.body.contains("The cluster was read."), "{}", r.body);
+}
+
+/// Items 10 and 11: durations out of range and addresses a cycle could not read are refused
+/// on Save and Test, the field named, and nothing panics; a panic in a handler answers 500.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn durations_and_addresses_are_checked_and_no_panic_is_reachable() {
+    let h = Harness::start(scenario::healthy(jiff::Timestamp::now())).await;
+    let (ca, url) = (h.sim.ca_pem(), h.sim.url());
+    let dir = tempfile::tempdir().unwrap();
+    let s = serve_with_admins(dir.path(), &[("DUMBMONIT_TEST_PANIC", "1")]);
+    let b = Browser::open(&s, "/clusters/new");
+    let token = h.sim.token().to_string();
+    let nines = "9".repeat(400);
+    for (field, value, said) in [
+        ("timeout", nines.as_str(), "Timeout per request: a duration from 100ms to 10m is expected"),
+        ("timeout", "0", "Timeout per request: a duration from 100ms to 10m is expected"),
+        ("timeout", "-5s", "Timeout per request: a duration from 100ms to 10m is expected"),
+        ("interval", "inf", "Interval: a duration from 1s to 24h is expected"),
+        ("interval", "NaN", "Interval: a duration from 1s to 24h is expected"),
+        ("interval", "1e400", "Interval: a duration from 1s to 24h is expected"),
+        ("interval", "2d", "Interval: a duration from 1s to 24h is expected"),
+    ] {
+        for action in ["test", "save"] {
+            let f = direct(&url, &ca, &[("action", action), ("name", "lab"), ("token", &token), (field, value)]);
+            let r = b.post("/clusters/new", &f);
+            assert_eq!(r.status, 200, "{field} = {value:?} ({action}): {}", r.body);
+            assert!(r.body.contains(said), "{field} = {value:?} ({action}): {}", r.body);
+        }
+    }
+    for address in
+        ["javascript:alert(1)", "https://k3s.lan\r\nX-Injected: 1", "https://k3s.lan:6443/?x#y", "http://k3s.lan"]
+    {
+        let f = direct(&url, &ca, &[("action", "save"), ("name", "lab"), ("token", &token), ("address", address)]);
+        let r = b.post("/clusters/new", &f);
+        assert_eq!(r.status, 200, "{address:?}: {}", r.body);
+        assert!(r.body.contains("Not saved.") && r.body.contains("Address: "), "{address:?}: {}", r.body);
+    }
+    assert!(!s.get("/").body.contains("href=\"/clusters/lab\""), "nothing was saved");
+    assert!(h.sim.requests().is_empty(), "nothing was tested");
+    // Good values still save.
+    let r = b.post("/clusters/new", &direct(&url, &ca, &[("action", "save"), ("name", "lab"), ("token", &token)]));
+    assert_eq!(r.status, 303, "{}", r.body);
+
+    // A handler that panics answers 500, logged; the server goes on.
+    let r = s.get("/test/panic");
+    assert_eq!(r.status, 500, "{}", r.body);
+    assert!(s.log().contains("web: a request failed on an internal error"), "{}", s.log());
+    assert_eq!(s.get("/healthz").status, 200);
+    assert!(s.get("/").body.contains("href=\"/clusters/lab\""));
+}
+
+/// Item 10 in the file: a duration too large for the clock is refused at load, naming it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_duration_out_of_range_in_the_file_is_refused_without_a_panic() {
+    let h = Harness::start(scenario::healthy(jiff::Timestamp::now())).await;
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = common::web::write_config(dir.path(), "", &[("lab", &h, "1s")]);
+    for (bad, said) in [("timeout = 1e300", "not a duration: \"1e300\""), ("record_retention = -1", "not a duration")] {
+        let text =
+            std::fs::read_to_string(&cfg).unwrap().replace("interval = \"1s\"", &format!("interval = \"1s\"\n{bad}"));
+        let file = dir.path().join("bad.toml");
+        std::fs::write(&file, text).unwrap();
+        let run = common::dumbmonit(&["serve".into(), "--config".into(), path(&file)], &[], dir.path()).await;
+        assert_eq!(run.code, 3, "{bad}: {}", run.stderr);
+        assert!(run.stderr.contains(said), "{bad}: {}", run.stderr);
+    }
+}
+
+/// Items 7 and 8: names are what a Kubernetes-minded user expects, the rule is on the form, and
+/// the agent's command gives the name as `--cluster=NAME`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn cluster_names_are_plain_and_the_agent_command_takes_any_of_them() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = serve_with_admins(dir.path(), &[]);
+    let b = Browser::open(&s, "/clusters/new");
+    let form = s.get_with("/clusters/new", ADMIN);
+    assert!(
+        form.body.contains("not starting with &#39;-&#39;") || form.body.contains("not starting with '-'"),
+        "{}",
+        form.body
+    );
+    for name in [
+        "demo\u{200b}direct",
+        "x\u{202e}y",
+        "a\u{2028}injected: 1",
+        "..",
+        ".",
+        "--help",
+        "-x",
+        "a/b",
+        "café",
+        "a b",
+        "new",
+        "",
+    ] {
+        let r = b.post("/clusters/new", &[("action", "agent"), ("name", name)]);
+        assert_eq!(r.status, 200, "{name:?}: {}", r.body);
+        assert!(r.body.contains("Not saved.") && r.body.contains("Name: up to 100 letters"), "{name:?}: {}", r.body);
+    }
+    let r = b.post("/clusters/new", &[("action", "agent"), ("name", "edge-17.eu_west")]);
+    assert!(
+        r.body.contains("--cluster=&#39;edge-17.eu_west&#39;") || r.body.contains("--cluster='edge-17.eu_west'"),
+        "{}",
+        r.body
+    );
+    let token = r.body.split("printf &#39;%s&#39; &#39;").nth(1).or_else(|| r.body.split("printf '%s' '").nth(1));
+    register_secret(token.unwrap().split(['&', '\'']).next().unwrap());
+    let names: Vec<String> = s
+        .get("/api/v1/clusters")
+        .json()
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["name"].as_str().unwrap().into())
+        .collect();
+    assert_eq!(names, ["edge-17.eu_west"], "only the plain name was added");
+}
+
+/// Item 9: the forms and the agent's one-time command never reload themselves; the status
+/// pages still do.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn admin_pages_never_reload_themselves() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = serve_with_admins(dir.path(), &[]);
+    let refresh = "http-equiv=\"refresh\"";
+    assert!(s.get("/").body.contains(refresh), "the overview refreshes");
+    let b = Browser::open(&s, "/clusters/new");
+    assert!(!s.get_with("/clusters/new", ADMIN).body.contains(refresh));
+    let shown = b.post("/clusters/new", &[("action", "agent"), ("name", "edge")]);
+    assert!(shown.body.contains("pre class=\"command\""), "{}", shown.body);
+    let token =
+        shown.body.split("printf &#39;%s&#39; &#39;").nth(1).or_else(|| shown.body.split("printf '%s' '").nth(1));
+    register_secret(token.unwrap().split(['&', '\'']).next().unwrap());
+    assert!(!shown.body.contains(refresh), "the one-time command stays on the screen");
+    for path in ["/clusters/edge/edit", "/audit"] {
+        let page = s.get_with(path, ADMIN);
+        assert_eq!(page.status, 200, "{path}");
+        assert!(!page.body.contains(refresh), "{path}");
+    }
+    let refused = b.post("/clusters/new", &[("action", "agent"), ("name", "..")]);
+    assert!(!refused.body.contains(refresh), "a form with what was typed stays");
+}
