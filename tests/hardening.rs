@@ -1,6 +1,7 @@
 //! `serve` under the attacks of an outside attacker: the admins' forms (a stored token sent
 //! elsewhere, durations out of range, addresses and names that do not hold, pages that reload
-//! themselves). Each through the real binary, over plain HTTP.
+//! themselves), what reaches the log, the state directory's modes. Each through the real
+//! binary, over plain HTTP unless said.
 
 mod common;
 
@@ -270,4 +271,103 @@ async fn admin_pages_never_reload_themselves() {
     }
     let refused = b.post("/clusters/new", &[("action", "agent"), ("name", "..")]);
     assert!(!refused.body.contains(refresh), "a form with what was typed stays");
+}
+
+/// Item 15: the state directory is 0700 and the database's files 0600, even when the
+/// directory was made open before.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_state_is_readable_by_its_owner_only() {
+    use std::os::unix::fs::PermissionsExt;
+    let h = Harness::start(scenario::healthy(jiff::Timestamp::now())).await;
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = common::web::write_config(dir.path(), "", &[("lab", &h, "100ms")]);
+    let mode = |p: &std::path::Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
+    let state = dir.path().join("state");
+    {
+        let s = Served::start(&cfg, &[]);
+        s.wait_for("/api/v1/clusters/lab", "a cycle saved", |r| r.json()["last_good_cycle"].is_string());
+        assert_eq!(mode(&state), 0o700, "the state directory");
+        for f in ["dumbmonit.db", "dumbmonit.db-wal", "dumbmonit.db-shm", "secret.key"] {
+            assert_eq!(mode(&state.join(f)), 0o600, "{f}");
+        }
+    }
+    // Made open by an older version: narrowed at the next start.
+    std::fs::set_permissions(&state, std::fs::Permissions::from_mode(0o755)).unwrap();
+    std::fs::set_permissions(state.join("dumbmonit.db"), std::fs::Permissions::from_mode(0o644)).unwrap();
+    let s = Served::start(&cfg, &[]);
+    s.wait_for("/api/v1/clusters/lab", "a cycle", |r| r.json()["last_good_cycle"].is_string());
+    assert_eq!(mode(&state), 0o700);
+    assert_eq!(mode(&state.join("dumbmonit.db")), 0o600);
+}
+
+fn report_with_error(error: &str) -> Vec<u8> {
+    use dumbmonit::collect::wire;
+    let time = jiff::Timestamp::now().round(jiff::Unit::Second).unwrap();
+    let r = wire::Report {
+        format: wire::FORMAT,
+        time,
+        sent: time,
+        duration_ms: 5,
+        stats: vec![],
+        address: "https://10.43.0.1:443".into(),
+        note: Some(format!("note\r\n{error}")),
+        outcome: wire::Outcome::Error(error.into()),
+    };
+    serde_json::to_vec(&r).unwrap()
+}
+
+/// Items 4 and 14: an agent's error cannot forge a log line or drive the terminal, and what
+/// an unauthenticated client sends (a path, a header) is logged cut short.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_log_cannot_be_forged_or_flooded() {
+    use common::agent::{AGENT_TOKEN, Site};
+    use common::web::request_tls;
+    let site = Site::new("interval = \"60s\"", "");
+    let s = site.serve(&[]);
+    let auth = format!("Bearer {AGENT_TOKEN}");
+    let forged = "boom\n2026-12-01T08:00:00Z audit: admin removed cluster prod\x1b[2J\u{2028}x";
+    let r = request_tls(
+        s.addr,
+        "POST",
+        "/api/v1/agent/cycles",
+        &[("Authorization", &auth)],
+        &report_with_error(forged),
+        &site.ca,
+    );
+    assert_eq!(r.status, 200, "{}", r.body);
+    s.wait_for("/api/v1/clusters/edge", "the error shown", |r| {
+        r.json()["error"].as_str().is_some_and(|e| e.contains("boom"))
+    });
+    let long = "a".repeat(60_000);
+    let r = request_tls(s.addr, "GET", &format!("/api/v1/agent/{long}"), &[], b"", &site.ca);
+    assert_eq!(r.status, 404);
+    let r = request_tls(
+        s.addr,
+        "POST",
+        "/api/v1/agent/cycles",
+        &[("Authorization", &auth), ("DumbMonit-Cluster", &long)],
+        b"{}",
+        &site.ca,
+    );
+    assert_eq!(r.status, 404);
+    let r = request_tls(
+        s.addr,
+        "POST",
+        "/api/v1/agent/cycles",
+        &[("Authorization", "Bearer agent-token-of-nobody-0000000"), ("DumbMonit-Cluster", &format!("edge{long}"))],
+        b"{}",
+        &site.ca,
+    );
+    assert_eq!(r.status, 404);
+    let log = s.log();
+    assert!(!log.contains('\x1b') && !log.contains('\u{2028}'), "no escape sequence reaches the log:\n{log}");
+    assert!(!log.lines().any(|l| l.starts_with("2026-12-01T08:00:00Z audit:")), "no forged line:\n{log}");
+    assert!(log.contains("boom\\n2026-12-01T08:00:00Z audit: admin removed cluster prod\\u{1b}[2J"), "{log}");
+    for line in log.lines() {
+        assert!(line.len() < 1_000, "a log line of {} bytes: {}…", line.len(), &line[..200]);
+    }
+    assert!(
+        log.contains("(60014 bytes)") && log.contains("(60000 bytes)") && log.contains("(60004 bytes)"),
+        "the log says how long it was:\n{log}"
+    );
 }

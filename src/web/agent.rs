@@ -24,7 +24,10 @@ use http_body_util::{BodyExt, Limited};
 
 use super::{JSON, respond};
 use crate::board::{Board, Knock, Push, Reply};
-use crate::clock::log;
+use crate::clock::{log, shortened};
+
+/// At most this many bytes of a path or header are put in a log line.
+const SHOWN: usize = 200;
 use crate::collect::wire::{Answer, Report};
 
 /// The largest report taken, as sent (gzip) and once inflated.
@@ -56,13 +59,16 @@ pub async fn handle(State(board): State<Arc<Board>>, req: Request) -> Response {
         .unwrap_or_default();
     let cluster = header(CLUSTER_HEADER);
     let route = (parts.method.clone(), parts.uri.path().to_string());
+    // What is logged from the request is cut short: anyone may send a long path or header.
+    let (shown_path, shown_cluster) =
+        (shortened(&route.1, SHOWN).into_owned(), cluster.as_deref().map(|c| shortened(c, SHOWN)));
     let is_push = match (&route.0, route.1.as_str()) {
         (&Method::POST, "/api/v1/agent/cycles") => true,
         (&Method::GET, "/api/v1/agent/settings") => false,
         (_, "/api/v1/agent/cycles" | "/api/v1/agent/settings") => {
-            return refuse(StatusCode::METHOD_NOT_ALLOWED, format!("{} {} is not served", route.0, route.1));
+            return refuse(StatusCode::METHOD_NOT_ALLOWED, format!("{} {shown_path} is not served", route.0));
         }
-        _ => return refuse(StatusCode::NOT_FOUND, format!("nothing at {}", route.1)),
+        _ => return refuse(StatusCode::NOT_FOUND, format!("nothing at {shown_path}")),
     };
     let (settings, inbox) = match board.knock(cluster.as_deref(), &token) {
         Knock::Open { settings, inbox } => (settings, inbox),
@@ -70,10 +76,11 @@ pub async fn handle(State(board): State<Arc<Board>>, req: Request) -> Response {
             return refuse(StatusCode::UNAUTHORIZED, "no agent token (Authorization: Bearer) given".into());
         }
         Knock::WrongToken => {
-            let which = cluster.map(|c| format!("cluster {c:?}")).unwrap_or_else(|| "any agent's cluster".into());
+            let which = shown_cluster.map(|c| format!("cluster {c:?}")).unwrap_or_else(|| "any agent's cluster".into());
             return refuse(StatusCode::UNAUTHORIZED, format!("the agent token is not the one of {which}"));
         }
         Knock::NotConfigured(name) => {
+            let name = shortened(&name, SHOWN);
             return refuse(StatusCode::NOT_FOUND, format!("no cluster {name:?} is read through an agent here"));
         }
     };
