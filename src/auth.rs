@@ -27,6 +27,9 @@ pub struct Protection {
     pub admins: Option<Credentials>,
     /// `/metrics` answers without credentials.
     pub open_metrics: bool,
+    /// Without `[auth]`: the host names the pages answer to besides loopback names and IP
+    /// addresses (`allowed_hosts`).
+    pub allowed_hosts: Vec<String>,
     /// Basic-auth headers already verified against a bcrypt hash (bcrypt is slow by design),
     /// with the credentials they were verified against.
     verified: Mutex<HashSet<(Who, String)>>,
@@ -48,7 +51,18 @@ enum Who {
 
 impl Protection {
     pub fn new(credentials: Option<Credentials>, open_metrics: bool) -> Protection {
-        Protection { credentials, admins: None, open_metrics, verified: Mutex::new(HashSet::new()) }
+        Protection {
+            credentials,
+            admins: None,
+            open_metrics,
+            allowed_hosts: Vec::new(),
+            verified: Mutex::new(HashSet::new()),
+        }
+    }
+
+    pub fn with_allowed_hosts(mut self, hosts: Vec<String>) -> Protection {
+        self.allowed_hosts = hosts;
+        self
     }
 
     pub fn with_admins(mut self, admins: Option<Credentials>) -> Protection {

@@ -97,6 +97,10 @@ pub struct Config {
     /// Protection of the pages, the API and /metrics (none by default).
     #[serde(default)]
     pub auth: AuthConfig,
+    /// Without `[auth]`, the host names the pages answer to besides loopback names and IP
+    /// addresses (a page of another name is refused, 421: DNS rebinding).
+    #[serde(default)]
+    pub allowed_hosts: Vec<String>,
     #[serde(default, rename = "cluster")]
     pub clusters: Vec<ClusterConfig>,
     #[serde(default, rename = "notifier")]
@@ -261,6 +265,11 @@ impl Config {
     /// Where the secret key is (`secret_key_file`, else `STATE_DIR/secret.key`).
     pub fn secret_key_path(&self) -> PathBuf {
         self.secret_key_file.clone().unwrap_or_else(|| self.state_dir.join("secret.key"))
+    }
+
+    /// The protection of the web side: `[auth]`, and the host names of `allowed_hosts`.
+    pub fn protection(&self) -> Result<crate::auth::Protection, ConfigError> {
+        Ok(self.auth.protection()?.with_allowed_hosts(self.allowed_hosts.clone()))
     }
 
     /// Reads and checks a configuration file.

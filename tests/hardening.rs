@@ -1,7 +1,7 @@
 //! `serve` under the attacks of an outside attacker: the admins' forms (a stored token sent
-//! elsewhere, durations out of range, addresses and names that do not hold, pages that reload
-//! themselves), what reaches the log, the state directory's modes. Each through the real
-//! binary, over plain HTTP unless said.
+//! elsewhere, durations out of range, addresses and names that do not hold), what reaches the
+//! log, the state directory's modes, foreign `Host` headers, HTTPS's headers and the CSRF
+//! check's scheme. Each through the real binary, over plain HTTP unless said.
 
 mod common;
 
@@ -298,6 +298,75 @@ async fn the_state_is_readable_by_its_owner_only() {
     s.wait_for("/api/v1/clusters/lab", "a cycle", |r| r.json()["last_good_cycle"].is_string());
     assert_eq!(mode(&state), 0o700);
     assert_eq!(mode(&state.join("dumbmonit.db")), 0o600);
+}
+
+/// Item 12: without `[auth]`, a page is answered only to this server's own host names: IP
+/// addresses, loopback names and `allowed_hosts`; a rebinding page's name is refused (421).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn without_auth_only_known_host_names_are_answered() {
+    let h = Harness::start(scenario::healthy(jiff::Timestamp::now())).await;
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = common::web::write_config(dir.path(), "allowed_hosts = [\"monitor.lan\"]", &[("lab", &h, "1s")]);
+    let s = Served::start(&cfg, &[]);
+    let port = s.addr.port();
+    let with_host = |host: &str, path: &str| request(s.addr, "GET", path, &[("Host", host)], b"");
+    for host in [
+        format!("127.0.0.1:{port}"),
+        "localhost".into(),
+        format!("localhost:{port}"),
+        "[::1]".into(),
+        "monitor.lan".into(),
+        format!("MONITOR.lan:{port}"),
+        "app.localhost".into(),
+    ] {
+        assert_eq!(with_host(&host, "/api/v1/clusters").status, 200, "{host}");
+    }
+    for host in ["attacker.example", "attacker.example:80", "monitor.lan.attacker.example", "10.0.0.8"] {
+        for path in ["/", "/api/v1/clusters", "/metrics", "/clusters/lab"] {
+            let r = with_host(host, path);
+            assert_eq!(r.status, 421, "{host} {path}: {}", r.body);
+            assert!(r.body.contains("allowed_hosts"), "{}", r.body);
+        }
+    }
+    assert_eq!(with_host("attacker.example", "/healthz").status, 200, "the probe answers any host");
+    drop(s);
+
+    // With [auth], credentials protect the pages whatever the host.
+    let cfg = common::web::write_config(
+        dir.path(),
+        "[auth]\nbearer_token = \"viewer-token-0123456789\"\n",
+        &[("lab", &h, "1s")],
+    );
+    let s = Served::start(&cfg, &[]);
+    let r = request(
+        s.addr,
+        "GET",
+        "/",
+        &[("Host", "attacker.example"), ("Authorization", "Bearer viewer-token-0123456789")],
+        b"",
+    );
+    assert_eq!(r.status, 200);
+}
+
+/// Item 13: the CSRF check compares the Origin's scheme too; over `[tls]` every answer carries
+/// Strict-Transport-Security.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn origins_of_another_scheme_are_refused_and_https_is_strict() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = serve_with_admins(dir.path(), &[]);
+    let b = Browser::open(&s, "/clusters/new");
+    let r = b.post_from("/clusters/new", &[("action", "agent"), ("name", "edge")], &format!("https://{}", s.addr));
+    assert_eq!(r.status, 403, "{}", r.body);
+    assert!(s.get("/api/v1/clusters").json().as_array().unwrap().is_empty(), "nothing added");
+    assert!(s.get("/").header("strict-transport-security").is_none(), "not over plain HTTP");
+    drop(s);
+
+    let site = common::agent::Site::new("interval = \"60s\"", "");
+    let s = site.serve(&[]);
+    for path in ["/healthz", "/", "/api/v1/clusters"] {
+        let r = s.get(path);
+        assert_eq!(r.header("strict-transport-security"), Some("max-age=31536000"), "{path}");
+    }
 }
 
 fn report_with_error(error: &str) -> Vec<u8> {

@@ -62,7 +62,7 @@ fn not_found(board: &Board, what: &str) -> Response {
 
 /// Every route: the pages, the JSON API, /metrics, the probes and the agents' door, with the
 /// security headers on every answer, compression of what is not compressed yet, and a deadline.
-pub fn router(board: Arc<Board>, https: bool) -> Router {
+pub fn router(board: Arc<Board>, https: bool, listen: SocketAddr) -> Router {
     let header = |name: &'static str, value: &'static str| {
         SetResponseHeaderLayer::overriding(HeaderName::from_static(name), HeaderValue::from_static(value))
     };
@@ -70,7 +70,7 @@ pub fn router(board: Arc<Board>, https: bool) -> Router {
     if std::env::var_os(TEST_PANIC_ENV).is_some() {
         probes = probes.route("/test/panic", get(panic_on_purpose));
     }
-    Router::new()
+    let router = Router::new()
         .route("/", get(overview))
         .route("/clusters/{name}", get(cluster))
         .route("/readyz", get(readyz))
@@ -98,6 +98,7 @@ pub fn router(board: Arc<Board>, https: bool) -> Router {
                 // A change must come from a page of this server: its Origin (or Sec-Fetch-Site)
                 // says so; the handlers check the session's CSRF token too.
                 .route_layer(tower_http::csrf::CsrfLayer::new())
+                .route_layer(middleware::from_fn(same_scheme))
                 .route_layer(tower_http::limit::RequestBodyLimitLayer::new(MAX_FORM)),
         )
         .fallback(nothing_here)
@@ -108,6 +109,7 @@ pub fn router(board: Arc<Board>, https: bool) -> Router {
         .route("/api/v1/agent/{*rest}", any(agent::handle))
         .with_state(board)
         .layer(axum::Extension(admin::Https(https)))
+        .layer(axum::Extension(Listen(listen)))
         .layer(CompressionLayer::new().gzip(true))
         .layer(TimeoutLayer::with_status_code(StatusCode::SERVICE_UNAVAILABLE, REQUEST_TIMEOUT))
         // A handler that panics answers 500 and is logged; the connection and the server go on.
@@ -116,7 +118,13 @@ pub fn router(board: Arc<Board>, https: bool) -> Router {
         .layer(header("x-content-type-options", "nosniff"))
         .layer(header("x-frame-options", "DENY"))
         .layer(header("referrer-policy", "no-referrer"))
-        .layer(SetResponseHeaderLayer::if_not_present(CACHE_CONTROL, HeaderValue::from_static("no-store")))
+        .layer(SetResponseHeaderLayer::if_not_present(CACHE_CONTROL, HeaderValue::from_static("no-store")));
+    if https {
+        // Over [tls], browsers are told to come back over HTTPS only.
+        router.layer(header("strict-transport-security", "max-age=31536000"))
+    } else {
+        router
+    }
 }
 
 /// For tests only: with this variable set, `GET /test/panic` panics in its handler, so that a
@@ -138,6 +146,40 @@ fn panicked(payload: Box<dyn std::any::Any + Send + 'static>) -> Response {
     respond(StatusCode::INTERNAL_SERVER_ERROR, TEXT, "internal error: the server's log says more\n")
 }
 
+/// The address the pages listen on (its host is one the pages answer to).
+#[derive(Clone, Copy)]
+pub struct Listen(pub SocketAddr);
+
+/// A change's `Origin`, when given, has this server's scheme too (the CSRF layer compares the
+/// host and port only).
+async fn same_scheme(https: axum::Extension<admin::Https>, request: Request, next: Next) -> Response {
+    let ours = if https.0.0 { "https" } else { "http" };
+    let origin = request.headers().get(http::header::ORIGIN).and_then(|v| v.to_str().ok());
+    if let Some(origin) = origin
+        && origin.parse::<http::Uri>().ok().and_then(|u| u.scheme_str().map(str::to_ascii_lowercase)).as_deref()
+            != Some(ours)
+    {
+        crate::clock::log("web: a change was refused: its Origin is not this server's scheme");
+        return respond(StatusCode::FORBIDDEN, TEXT, "cross-origin request refused\n");
+    }
+    next.run(request).await
+}
+
+/// Without `[auth]`, a page is only answered to a `Host` that is this server's: an IP address
+/// the listen address covers, a loopback name, or a name of `allowed_hosts`. A page elsewhere
+/// that made its own name resolve to this server (DNS rebinding) is refused.
+fn known_host(host: &str, listen: SocketAddr, allowed: &[String]) -> bool {
+    let name = match host.strip_prefix('[') {
+        Some(rest) => rest.split(']').next().unwrap_or(""),
+        None => host.rsplit_once(':').filter(|(_, p)| p.chars().all(|c| c.is_ascii_digit())).map_or(host, |(h, _)| h),
+    };
+    let name = name.trim_end_matches('.').to_ascii_lowercase();
+    if let Ok(ip) = name.parse::<std::net::IpAddr>() {
+        return ip.is_loopback() || listen.ip().is_unspecified() || ip == listen.ip();
+    }
+    name == "localhost" || name.ends_with(".localhost") || allowed.iter().any(|a| a.eq_ignore_ascii_case(&name))
+}
+
 /// The largest form taken (a cluster's settings with its CA).
 const MAX_FORM: usize = 64 * 1024;
 
@@ -157,6 +199,23 @@ async fn viewers_only(State(board): State<Arc<Board>>, request: Request, next: N
         return r;
     }
     let protection = board.protection();
+    if protection.credentials.is_none()
+        && let Some(Listen(listen)) = request.extensions().get::<Listen>().copied()
+    {
+        let host =
+            request.uri().authority().map(|a| a.as_str().to_string()).or_else(|| {
+                request.headers().get(http::header::HOST).and_then(|h| h.to_str().ok()).map(str::to_string)
+            });
+        if let Some(host) = host
+            && !known_host(&host, listen, &protection.allowed_hosts)
+        {
+            return respond(
+                StatusCode::MISDIRECTED_REQUEST,
+                TEXT,
+                "this server does not answer to that host name: without [auth], add it to allowed_hosts\n",
+            );
+        }
+    }
     let open = request.uri().path() == "/metrics" && protection.open_metrics;
     let authorization = request.headers().get(AUTHORIZATION).and_then(|v| v.to_str().ok());
     if !open && !protection.allows(authorization) {
@@ -242,9 +301,10 @@ const HEAD_TIMEOUT: Duration = Duration::from_secs(10);
 /// Serves until the process ends, over TLS when `tls` is given.
 pub async fn serve(listener: tokio::net::TcpListener, board: Arc<Board>, tls: Option<Arc<rustls::ServerConfig>>) {
     let https = tls.is_some();
+    let listen = listener.local_addr().unwrap_or_else(|_| SocketAddr::from(([127, 0, 0, 1], 0)));
     let slots = Arc::new(tokio::sync::Semaphore::new(MAX_CONNECTIONS));
     let acceptor = tls.map(tokio_rustls::TlsAcceptor::from);
-    let router = router(board, https);
+    let router = router(board, https, listen);
     loop {
         let Ok(slot) = slots.clone().acquire_owned().await else { return };
         let tcp = match listener.accept().await {
