@@ -440,3 +440,102 @@ async fn the_log_cannot_be_forged_or_flooded() {
         "the log says how long it was:\n{log}"
     );
 }
+
+/// One request from the loopback address `from` (another client than 127.0.0.1); its status.
+async fn status_from(from: std::net::IpAddr, to: SocketAddr, path: &str, authorization: &str) -> u16 {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let socket = tokio::net::TcpSocket::new_v4().unwrap();
+    socket.bind(SocketAddr::new(from, 0)).unwrap();
+    let Ok(mut s) = socket.connect(to).await else { return 0 };
+    let head = format!("GET {path} HTTP/1.0\r\nHost: {to}\r\nAuthorization: {authorization}\r\n\r\n");
+    if s.write_all(head.as_bytes()).await.is_err() {
+        return 0;
+    }
+    let mut raw = Vec::new();
+    let _ = s.read_to_end(&mut raw).await;
+    String::from_utf8_lossy(&raw).split_whitespace().nth(1).and_then(|c| c.parse().ok()).unwrap_or(0)
+}
+
+fn basic(user: &str, password: &str) -> String {
+    use base64::Engine;
+    format!("Basic {}", base64::engine::general_purpose::STANDARD.encode(format!("{user}:{password}")))
+}
+
+/// Item 1: a flood of wrong credentials from one client (an unknown user name, and the right
+/// names with wrong passwords) while an admin and a viewer read the pages from another: the
+/// admin's page and /healthz stay fast, the viewer's first login is checked, the flooding
+/// client is made to wait.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_flood_of_wrong_credentials_slows_only_its_client() {
+    let (admin_pass, viewer_pass) = ("flood-admin-password-4d1e", "flood-viewer-password-93ab");
+    register_secret(admin_pass);
+    register_secret(viewer_pass);
+    // The cost htpasswd -B uses by default.
+    let (admin_hash, viewer_hash) = (bcrypt::hash(admin_pass, 10).unwrap(), bcrypt::hash(viewer_pass, 10).unwrap());
+    let dir = tempfile::tempdir().unwrap();
+    let auth = format!(
+        "[auth]\nusername = \"viewer\"\npassword_hash = {viewer_hash:?}\n\n[auth.admin]\nusername = \"admin\"\npassword_hash = {admin_hash:?}\n"
+    );
+    let cfg = common::web::write_config(dir.path(), &auth, &[]);
+    let s = Served::start(&cfg, &[]);
+    let admin = basic("admin", admin_pass);
+    assert_eq!(s.get_with("/", &admin).status, 200, "the admin logs in before the flood");
+
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let flooder: std::net::IpAddr = "127.0.0.2".parse().unwrap();
+    let mut floods = Vec::new();
+    for i in 0..8 {
+        let (stop, addr) = (stop.clone(), s.addr);
+        floods.push(tokio::spawn(async move {
+            let mut statuses = std::collections::BTreeMap::<u16, u32>::new();
+            let mut n = 0;
+            while !stop.load(std::sync::atomic::Ordering::SeqCst) {
+                let header = match n % 3 {
+                    0 => basic("x", "y"),
+                    1 => basic("admin", &format!("guess-{i}-{n}")),
+                    _ => basic("viewer", &format!("guess-{i}-{n}")),
+                };
+                *statuses.entry(status_from(flooder, addr, "/", &header).await).or_default() += 1;
+                n += 1;
+            }
+            statuses
+        }));
+    }
+    tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+    let timed = |path: &str, authorization: Option<&str>| {
+        let started = std::time::Instant::now();
+        let r = match authorization {
+            Some(a) => s.get_with(path, a),
+            None => s.get(path),
+        };
+        (r.status, started.elapsed())
+    };
+    let (mut admin_times, mut probe_times) = (Vec::new(), Vec::new());
+    for _ in 0..20 {
+        let (status, took) = timed("/", Some(&admin));
+        assert_eq!(status, 200);
+        assert!(took < std::time::Duration::from_millis(500), "the admin's page took {took:?} during the flood");
+        admin_times.push(took);
+        let (status, took) = timed("/healthz", None);
+        assert_eq!(status, 200);
+        assert!(took < std::time::Duration::from_millis(500), "/healthz took {took:?} during the flood");
+        probe_times.push(took);
+    }
+    let (status, viewer_login) = timed("/", Some(&basic("viewer", viewer_pass)));
+    assert_eq!(status, 200, "a viewer's first login, from another client, is checked during the flood");
+    stop.store(true, std::sync::atomic::Ordering::SeqCst);
+    let mut statuses = std::collections::BTreeMap::<u16, u32>::new();
+    for f in floods {
+        for (k, v) in f.await.unwrap() {
+            *statuses.entry(k).or_default() += v;
+        }
+    }
+    admin_times.sort();
+    probe_times.sort();
+    println!(
+        "during the flood: admin / p50 {:?} max {:?}; /healthz p50 {:?} max {:?}; a viewer's first login {viewer_login:?}; the flood's answers {statuses:?}",
+        admin_times[10], admin_times[19], probe_times[10], probe_times[19]
+    );
+    assert!(statuses.get(&429).is_some_and(|n| *n > 0), "the flooding client is made to wait: {statuses:?}");
+    assert!(statuses.keys().all(|k| [401, 429].contains(k)), "{statuses:?}");
+}

@@ -21,7 +21,7 @@ use maud::{Markup, html};
 use serde::Deserialize;
 
 use super::html::{clock, path_segment, still_page};
-use super::{HTML, respond};
+use super::{Checked, HTML, respond};
 use crate::auth::Role;
 use crate::board::Board;
 use crate::clock::log;
@@ -74,10 +74,6 @@ fn with_session(mut r: Response, s: &Session, https: Https) -> Response {
     r
 }
 
-fn role(headers: &HeaderMap, board: &Board) -> Option<Role> {
-    board.protection().role(headers.get(header::AUTHORIZATION).and_then(|v| v.to_str().ok()))
-}
-
 /// The admins' pages never reload themselves.
 fn page_of(board: &Board, title: &str, body: Markup) -> String {
     still_page(title, board.banner.as_deref(), body)
@@ -103,7 +99,7 @@ impl Refusal {
 }
 
 /// Who asks for a change, or why this request may not change anything.
-fn may_change(board: &Board, headers: &HeaderMap) -> Result<String, Refusal> {
+fn may_change(board: &Board, headers: &HeaderMap, role: &Checked) -> Result<String, Refusal> {
     if !board.protection().has_admins() {
         return Err(Refusal(
             StatusCode::FORBIDDEN,
@@ -119,8 +115,8 @@ fn may_change(board: &Board, headers: &HeaderMap) -> Result<String, Refusal> {
              the server's log says why.",
         ));
     }
-    match role(headers, board) {
-        Some(Role::Admin(who)) => Ok(who),
+    match &role.0 {
+        Some(Role::Admin(who)) => Ok(who.clone()),
         // Without [auth] a browser sends no credentials until asked: ask, so an admin can log in.
         _ if !headers.contains_key(header::AUTHORIZATION) => {
             Err(Refusal(StatusCode::UNAUTHORIZED, "Adding, editing and removing clusters needs the admin role."))
@@ -151,8 +147,8 @@ trait Posted: serde::de::DeserializeOwned + Default {
 /// A change asked for by a POST: who asks and what the form says, once the role and the CSRF
 /// token are checked. A body that is not a form has no fields (and so no CSRF token: it is
 /// refused like any POST without one).
-fn change<T: Posted>(board: &Board, headers: &HeaderMap, body: &[u8]) -> Result<(String, T), Refusal> {
-    let who = may_change(board, headers)?;
+fn change<T: Posted>(board: &Board, headers: &HeaderMap, role: &Checked, body: &[u8]) -> Result<(String, T), Refusal> {
+    let who = may_change(board, headers, role)?;
     let f: T = serde_urlencoded::from_bytes(body).unwrap_or_default();
     check_csrf(board, headers, f.csrf())?;
     Ok((who, f))
@@ -455,8 +451,13 @@ fn problem(message: &str) -> Markup {
 }
 
 /// `GET /clusters/new`
-pub async fn new_form(State(board): State<Arc<Board>>, https: axum::Extension<Https>, headers: HeaderMap) -> Response {
-    if let Err(r) = may_change(&board, &headers) {
+pub async fn new_form(
+    State(board): State<Arc<Board>>,
+    https: axum::Extension<Https>,
+    axum::Extension(role): axum::Extension<Checked>,
+    headers: HeaderMap,
+) -> Response {
+    if let Err(r) = may_change(&board, &headers, &role) {
         return r.answer(&board);
     }
     let s = session(&headers);
@@ -469,10 +470,11 @@ pub async fn new_form(State(board): State<Arc<Board>>, https: axum::Extension<Ht
 pub async fn edit_form(
     State(board): State<Arc<Board>>,
     https: axum::Extension<Https>,
+    axum::Extension(role): axum::Extension<Checked>,
     Path(name): Path<String>,
     headers: HeaderMap,
 ) -> Response {
-    if let Err(r) = may_change(&board, &headers) {
+    if let Err(r) = may_change(&board, &headers, &role) {
         return r.answer(&board);
     }
     let Some(settings) = board.stored_cluster(&name).map(|c| c.settings) else {
@@ -497,10 +499,11 @@ fn not_editable(board: &Board, name: &str) -> Response {
 pub async fn new_post(
     State(board): State<Arc<Board>>,
     https: axum::Extension<Https>,
+    axum::Extension(role): axum::Extension<Checked>,
     headers: HeaderMap,
     body: Bytes,
 ) -> Response {
-    let (who, f) = match change::<ClusterForm>(&board, &headers, &body) {
+    let (who, f) = match change::<ClusterForm>(&board, &headers, &role, &body) {
         Ok(c) => c,
         Err(r) => return r.answer(&board),
     };
@@ -562,11 +565,12 @@ pub async fn new_post(
 /// `POST /clusters/{name}/edit`: test or save; an empty token keeps the stored one.
 pub async fn edit_post(
     State(board): State<Arc<Board>>,
+    axum::Extension(role): axum::Extension<Checked>,
     Path(name): Path<String>,
     headers: HeaderMap,
     body: Bytes,
 ) -> Response {
-    let (who, mut f) = match change::<ClusterForm>(&board, &headers, &body) {
+    let (who, mut f) = match change::<ClusterForm>(&board, &headers, &role, &body) {
         Ok(c) => c,
         Err(r) => return r.answer(&board),
     };
@@ -635,11 +639,12 @@ impl Posted for RemoveForm {
 /// `POST /clusters/{name}/remove`
 pub async fn remove_post(
     State(board): State<Arc<Board>>,
+    axum::Extension(role): axum::Extension<Checked>,
     Path(name): Path<String>,
     headers: HeaderMap,
     body: Bytes,
 ) -> Response {
-    let (who, _) = match change::<RemoveForm>(&board, &headers, &body) {
+    let (who, _) = match change::<RemoveForm>(&board, &headers, &role, &body) {
         Ok(c) => c,
         Err(r) => return r.answer(&board),
     };

@@ -33,10 +33,12 @@ use http::header::{
 use http::{Method, StatusCode};
 use hyper_util::rt::TokioIo;
 use hyper_util::service::TowerToHyperService;
+use tower::ServiceExt;
 use tower_http::compression::CompressionLayer;
 use tower_http::set_header::SetResponseHeaderLayer;
 use tower_http::timeout::TimeoutLayer;
 
+use crate::auth::{Role, Verdict};
 use crate::board::{Board, Pages};
 
 const CSP: &str = "default-src 'none'; style-src 'self'; img-src 'self' data:; frame-ancestors 'none'; base-uri 'none'; form-action 'self'";
@@ -218,13 +220,32 @@ async fn viewers_only(State(board): State<Arc<Board>>, request: Request, next: N
     }
     let open = request.uri().path() == "/metrics" && protection.open_metrics;
     let authorization = request.headers().get(AUTHORIZATION).and_then(|v| v.to_str().ok());
-    if !open && !protection.allows(authorization) {
+    let client = request.extensions().get::<Client>().map_or(std::net::Ipv4Addr::UNSPECIFIED.into(), |c| c.0);
+    let role = match protection.check(authorization, client).await {
+        Verdict::Role(role) => role,
+        Verdict::Wait(wait) => {
+            let mut r = respond(StatusCode::TOO_MANY_REQUESTS, TEXT, "too many failed logins from here: wait\n");
+            r.headers_mut().insert(http::header::RETRY_AFTER, HeaderValue::from(wait.as_secs().max(1)));
+            return r;
+        }
+    };
+    if !open && role.is_none() {
         let mut r = respond(StatusCode::UNAUTHORIZED, TEXT, "credentials required\n");
         r.headers_mut().insert(WWW_AUTHENTICATE, HeaderValue::from_static(protection.challenge()));
         return r;
     }
+    let mut request = request;
+    request.extensions_mut().insert(Checked(role));
     next.run(request).await
 }
+
+/// The client's address, set on every request of its connection.
+#[derive(Clone, Copy)]
+pub struct Client(pub std::net::IpAddr);
+
+/// What the request's credentials may do, checked once by [`viewers_only`] for the handlers.
+#[derive(Clone)]
+pub struct Checked(pub Option<Role>);
 
 async fn overview(State(board): State<Arc<Board>>, RawQuery(query): RawQuery) -> Response {
     respond(StatusCode::OK, HTML, pages::overview(&board, query.as_deref().unwrap_or("")))
@@ -307,15 +328,19 @@ pub async fn serve(listener: tokio::net::TcpListener, board: Arc<Board>, tls: Op
     let router = router(board, https, listen);
     loop {
         let Ok(slot) = slots.clone().acquire_owned().await else { return };
-        let tcp = match listener.accept().await {
-            Ok((tcp, _)) => tcp,
+        let (tcp, peer) = match listener.accept().await {
+            Ok(accepted) => accepted,
             Err(_) => {
                 // Out of file descriptors, say: wait instead of spinning.
                 tokio::time::sleep(Duration::from_millis(50)).await;
                 continue;
             }
         };
-        let router = router.clone();
+        let ip = peer.ip().to_canonical();
+        let router = router.clone().map_request(move |mut r: http::Request<hyper::body::Incoming>| {
+            r.extensions_mut().insert(Client(ip));
+            r
+        });
         let acceptor = acceptor.clone();
         tokio::spawn(async move {
             let _slot = slot;
@@ -334,9 +359,14 @@ pub async fn serve(listener: tokio::net::TcpListener, board: Arc<Board>, tls: Op
 }
 
 /// Serves the requests of one connection.
-async fn connection<I>(io: I, router: Router)
+async fn connection<I, S>(io: I, router: S)
 where
     I: hyper::rt::Read + hyper::rt::Write + Unpin + Send + 'static,
+    S: tower::Service<http::Request<hyper::body::Incoming>, Response = Response, Error = std::convert::Infallible>
+        + Clone
+        + Send
+        + 'static,
+    S::Future: Send + 'static,
 {
     let _ = hyper::server::conn::http1::Builder::new()
         .timer(hyper_util::rt::TokioTimer::new())
