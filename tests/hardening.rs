@@ -539,3 +539,109 @@ async fn a_flood_of_wrong_credentials_slows_only_its_client() {
     assert!(statuses.get(&429).is_some_and(|n| *n > 0), "the flooding client is made to wait: {statuses:?}");
     assert!(statuses.keys().all(|k| [401, 429].contains(k)), "{statuses:?}");
 }
+
+/// A serve over plain HTTP with the agent's cluster "edge" (its token `AGENT_TOKEN`).
+fn serve_an_agents_cluster(dir: &std::path::Path) -> Served {
+    use common::agent::AGENT_TOKEN;
+    register_secret(AGENT_TOKEN);
+    let token_file = dir.join("edge.token");
+    std::fs::write(&token_file, AGENT_TOKEN).unwrap();
+    let extra =
+        format!("[[cluster]]\nname = \"edge\"\nagent_token_file = {:?}\ninterval = \"60s\"\n", path(&token_file));
+    let cfg = common::web::write_config(dir, &extra, &[]);
+    Served::start(&cfg, &[])
+}
+
+fn mib(bytes: &serde_json::Value) -> f64 {
+    bytes.as_f64().unwrap() / (1024.0 * 1024.0)
+}
+
+/// Item 3: a gzip bomb and slow large bodies keep the memory bounded (one budget for every
+/// body in flight, inflated as a stream that stops at the limit), and what an agent says of
+/// itself is cut at 4 KB.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn agent_pushes_cannot_fill_the_memory() {
+    use common::agent::AGENT_TOKEN;
+    use std::io::{Read, Write};
+    let dir = tempfile::tempdir().unwrap();
+    let s = serve_an_agents_cluster(dir.path());
+    let auth = format!("Bearer {AGENT_TOKEN}");
+    let start = s.get("/api/v1/monitor").json();
+
+    // 305 KB of gzip that inflates to 300 MiB of JSON whitespace.
+    let member = {
+        let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::best());
+        gz.write_all(&vec![b' '; 1 << 20]).unwrap();
+        gz.finish().unwrap()
+    };
+    let bomb: Vec<u8> = member.iter().copied().cycle().take(member.len() * 300).collect();
+    let started = std::time::Instant::now();
+    let r = request(s.addr, "POST", "/api/v1/agent/cycles", &[("Authorization", &auth)], &bomb);
+    let bomb_took = started.elapsed();
+    let after_bomb = s.get("/api/v1/monitor").json();
+    let bomb_peak = mib(&after_bomb["peak_resident_memory_bytes"]) - mib(&start["resident_memory_bytes"]);
+    assert!(bomb_peak < 100.0, "the bomb grew the peak by {bomb_peak:.0} MiB");
+    assert_eq!(r.status, 413, "{}", r.body);
+
+    // Eight connections each sending 40 MiB of a 60 MiB body, and holding on.
+    let (tx, rx) = std::sync::mpsc::channel();
+    let mut held = Vec::new();
+    for _ in 0..8 {
+        let (addr, auth, tx) = (s.addr, auth.clone(), tx.clone());
+        held.push(std::thread::spawn(move || {
+            let mut c = std::net::TcpStream::connect(addr).unwrap();
+            let head = format!(
+                "POST /api/v1/agent/cycles HTTP/1.1\r\nHost: {addr}\r\nAuthorization: {auth}\r\nContent-Length: {}\r\n\r\n",
+                60 << 20
+            );
+            c.write_all(head.as_bytes()).unwrap();
+            let chunk = vec![b' '; 1 << 20];
+            let sent = (0..40).take_while(|_| c.write_all(&chunk).is_ok()).count();
+            tx.send(sent).unwrap();
+            // Held until the test has measured, then the answer, if any.
+            c.set_read_timeout(Some(std::time::Duration::from_secs(3))).unwrap();
+            let mut answer = Vec::new();
+            let _ = c.read_to_end(&mut answer);
+            String::from_utf8_lossy(&answer).split_whitespace().nth(1).and_then(|c| c.parse::<u16>().ok())
+        }));
+    }
+    let sent: usize = (0..8).map(|_| rx.recv().unwrap()).sum();
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    let holding = s.get("/api/v1/monitor").json();
+    let held_growth = mib(&holding["resident_memory_bytes"]) - mib(&start["resident_memory_bytes"]);
+    assert_eq!(s.get("/healthz").status, 200);
+    let answers: Vec<Option<u16>> = held.into_iter().map(|t| t.join().unwrap()).collect();
+
+    // A small report with a 50 MB note and a 10 MB error.
+    let time = jiff::Timestamp::now().round(jiff::Unit::Second).unwrap();
+    let report = dumbmonit::collect::wire::Report {
+        format: dumbmonit::collect::wire::FORMAT,
+        time,
+        sent: time,
+        duration_ms: 5,
+        stats: vec![],
+        address: format!("https://10.43.0.1:443/{}", "a".repeat(1 << 20)),
+        note: Some("n".repeat(50_000_000)),
+        outcome: dumbmonit::collect::wire::Outcome::Error("e".repeat(10_000_000)),
+    };
+    let gz = report.to_gzip();
+    let r = request(s.addr, "POST", "/api/v1/agent/cycles", &[("Authorization", &auth)], &gz);
+    assert_eq!(r.status, 200, "{}", r.body);
+    let page = s.wait_for("/api/v1/clusters/edge", "the report taken", |r| r.json()["last_cycle"].is_string());
+    println!(
+        "serve's RSS: {:.0} MiB at start; peak {bomb_peak:+.0} MiB after a {} KB gzip bomb (refused in {bomb_took:?}); {held_growth:+.0} MiB with {sent} MiB sent on 8 unfinished bodies (answers {answers:?}); a {} KB report with a 50 MB note: API answer {} bytes",
+        mib(&start["resident_memory_bytes"]),
+        bomb.len() / 1000,
+        gz.len() / 1000,
+        page.body.len()
+    );
+    assert!(bomb_peak < 100.0, "the bomb grew the peak by {bomb_peak:.0} MiB");
+    assert!(held_growth < 180.0, "unfinished bodies hold {held_growth:.0} MiB");
+    assert!(s.log().contains("the server holds as many reports as it takes at once"), "{}", s.log());
+    assert!(page.body.len() < 64 * 1024, "{} bytes", page.body.len());
+    assert!(page.body.contains("(cut at 4 KB: the agent sent 50000000 bytes)"), "the page says so");
+    let all = s.get("/api/v1/clusters");
+    assert!(all.body.len() < 32 * 1024, "{} bytes", all.body.len());
+    let cluster = s.get("/clusters/edge");
+    assert!(cluster.body.len() < 64 * 1024, "{} bytes", cluster.body.len());
+}
