@@ -645,3 +645,55 @@ async fn agent_pushes_cannot_fill_the_memory() {
     let cluster = s.get("/clusters/edge");
     assert!(cluster.body.len() < 64 * 1024, "{} bytes", cluster.body.len());
 }
+
+/// Item 5: 300 silent sockets from one client, reopened as soon as they are closed, while
+/// another client's /healthz and pages are answered at once.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn silent_sockets_of_one_client_do_not_hold_the_others_out() {
+    use tokio::io::AsyncReadExt;
+    let h = Harness::start(scenario::healthy(jiff::Timestamp::now())).await;
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = common::web::write_config(dir.path(), "", &[("lab", &h, "1s")]);
+    let s = Served::start(&cfg, &[]);
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let attacker: std::net::IpAddr = "127.0.0.3".parse().unwrap();
+    let mut silent = Vec::new();
+    for _ in 0..300 {
+        let (stop, addr) = (stop.clone(), s.addr);
+        silent.push(tokio::spawn(async move {
+            let mut opened = 0u32;
+            while !stop.load(std::sync::atomic::Ordering::SeqCst) {
+                let socket = tokio::net::TcpSocket::new_v4().unwrap();
+                socket.bind(SocketAddr::new(attacker, 0)).unwrap();
+                if let Ok(mut c) = socket.connect(addr).await {
+                    opened += 1;
+                    // Silent until the server closes it (or the test ends).
+                    let mut b = [0u8; 1];
+                    let _ = tokio::time::timeout(std::time::Duration::from_secs(20), c.read(&mut b)).await;
+                }
+                tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+            }
+            opened
+        }));
+    }
+    tokio::time::sleep(std::time::Duration::from_millis(500)).await;
+    let mut times = Vec::new();
+    for path in ["/healthz", "/api/v1/clusters"].iter().cycle().take(20) {
+        let started = std::time::Instant::now();
+        let r = tokio::task::block_in_place(|| s.get(path));
+        assert_eq!(r.status, 200, "{path}");
+        let took = started.elapsed();
+        assert!(took < std::time::Duration::from_millis(1000), "{path} took {took:?} beside 300 silent sockets");
+        times.push(took);
+    }
+    stop.store(true, std::sync::atomic::Ordering::SeqCst);
+    times.sort();
+    let opened: u32 = {
+        let mut n = 0;
+        for t in silent {
+            n += t.await.unwrap();
+        }
+        n
+    };
+    println!("beside 300 silent sockets ({opened} opened): answers p50 {:?}, max {:?}", times[10], times[19]);
+}

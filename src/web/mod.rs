@@ -319,12 +319,51 @@ const MAX_CONNECTIONS: usize = 256;
 /// A client has this long to send a request's head; a connection idle that long is closed.
 const HEAD_TIMEOUT: Duration = Duration::from_secs(10);
 
+/// A new connection has this long to send its first byte (a request, or a TLS hello).
+const FIRST_BYTE_TIMEOUT: Duration = Duration::from_secs(3);
+
+/// Connections served at once for one client (an IP address); more are closed at once, so that
+/// one client's silent sockets never hold the slots of the others.
+const PER_CLIENT: usize = 32;
+
+/// The connections of each client, counted while they are open.
+#[derive(Clone, Default)]
+struct PerClient(Arc<std::sync::Mutex<std::collections::HashMap<std::net::IpAddr, usize>>>);
+
+/// One connection counted for its client until it is dropped.
+struct Counted(PerClient, std::net::IpAddr);
+
+impl PerClient {
+    fn take(&self, ip: std::net::IpAddr) -> Option<Counted> {
+        let mut open = self.0.lock().expect("per-client lock");
+        let n = open.entry(ip).or_insert(0);
+        if *n >= PER_CLIENT {
+            return None;
+        }
+        *n += 1;
+        Some(Counted(self.clone(), ip))
+    }
+}
+
+impl Drop for Counted {
+    fn drop(&mut self) {
+        let mut open = (self.0).0.lock().expect("per-client lock");
+        if let Some(n) = open.get_mut(&self.1) {
+            *n -= 1;
+            if *n == 0 {
+                open.remove(&self.1);
+            }
+        }
+    }
+}
+
 /// Serves until the process ends, over TLS when `tls` is given.
 pub async fn serve(listener: tokio::net::TcpListener, board: Arc<Board>, tls: Option<Arc<rustls::ServerConfig>>) {
     let https = tls.is_some();
     let listen = listener.local_addr().unwrap_or_else(|_| SocketAddr::from(([127, 0, 0, 1], 0)));
     let slots = Arc::new(tokio::sync::Semaphore::new(MAX_CONNECTIONS));
     let acceptor = tls.map(tokio_rustls::TlsAcceptor::from);
+    let clients = PerClient::default();
     let router = router(board, https, listen);
     loop {
         let Ok(slot) = slots.clone().acquire_owned().await else { return };
@@ -337,13 +376,22 @@ pub async fn serve(listener: tokio::net::TcpListener, board: Arc<Board>, tls: Op
             }
         };
         let ip = peer.ip().to_canonical();
+        let Some(counted) = clients.take(ip) else {
+            drop(tcp);
+            continue;
+        };
         let router = router.clone().map_request(move |mut r: http::Request<hyper::body::Incoming>| {
             r.extensions_mut().insert(Client(ip));
             r
         });
         let acceptor = acceptor.clone();
         tokio::spawn(async move {
-            let _slot = slot;
+            let _slot = (slot, counted);
+            // A socket that stays silent is closed soon, before it holds a slot for long.
+            let mut first = [0u8; 1];
+            if !matches!(tokio::time::timeout(FIRST_BYTE_TIMEOUT, tcp.peek(&mut first)).await, Ok(Ok(1..))) {
+                return;
+            }
             match acceptor {
                 None => connection(TokioIo::new(tcp), router).await,
                 // A client that never finishes its handshake is dropped like one that never
