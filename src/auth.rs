@@ -238,6 +238,17 @@ impl Protection {
         f.last = Instant::now();
     }
 
+    /// What the admin credentials are, for a signature over them (never shown): a changed
+    /// password or token gives another.
+    pub fn admin_fingerprint(&self) -> String {
+        match &self.admins {
+            Some(Credentials::Bearer(t)) => format!("bearer {t}"),
+            Some(Credentials::Basic { username, password: Password::Plain(p) }) => format!("plain {username} {p}"),
+            Some(Credentials::Basic { username, password: Password::Bcrypt(h) }) => format!("bcrypt {username} {h}"),
+            None => String::new(),
+        }
+    }
+
     /// Whether anyone may change clusters on the pages.
     pub fn has_admins(&self) -> bool {
         self.admins.is_some()

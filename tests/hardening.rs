@@ -697,3 +697,76 @@ async fn silent_sockets_of_one_client_do_not_hold_the_others_out() {
     };
     println!("beside 300 silent sockets ({opened} opened): answers p50 {:?}, max {:?}", times[10], times[19]);
 }
+
+/// Item 6: only sessions this server issued are taken (signed, with an expiry, for the admin
+/// credentials of now and this start of the process); the CSRF token holds the credentials'
+/// fingerprint; over `[tls]` the cookie is `__Host-` prefixed.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sessions_are_the_servers_own_and_end() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = serve_with_admins(dir.path(), &[]);
+    // A cookie of the attacker's choosing is not adopted: a new session is issued.
+    let forged = format!("dumbmonit_session={}", "A".repeat(43));
+    let r = request(s.addr, "GET", "/clusters/new", &[("Authorization", ADMIN), ("Cookie", &forged)], b"");
+    let cookie = r.header("set-cookie").expect("a new session for a forged cookie");
+    assert!(
+        cookie.contains("Max-Age=43200") && cookie.contains("HttpOnly") && cookie.contains("SameSite=Strict"),
+        "{cookie}"
+    );
+    let planted = Browser { addr: s.addr, cookie: forged.clone(), csrf: csrf_of(&r.body) };
+    assert_eq!(
+        planted.post("/clusters/new", &[("action", "agent"), ("name", "edge")]).status,
+        403,
+        "not with the forged cookie"
+    );
+
+    // A session's form survives nothing but its own process and credentials.
+    let b = Browser::open(&s, "/clusters/new");
+    let mut again = Browser { addr: s.addr, cookie: b.cookie.clone(), csrf: String::new() };
+    assert!(again.reopen("/clusters/new").header("set-cookie").is_none(), "the issued session is kept");
+    assert_eq!(again.csrf, b.csrf);
+    let cfg = dir.path().join("dumbmonit.toml");
+    drop(s);
+    let s = Served::start(&cfg, &[]);
+    let b = Browser { addr: s.addr, ..b };
+    let r = b.post("/clusters/new", &[("action", "agent"), ("name", "edge")]);
+    assert_eq!(r.status, 403, "a session of the previous start: {}", r.body);
+    let b = Browser::open(&s, "/clusters/new");
+    // The admin token changes (reload): the form of the old credentials is refused.
+    let text = std::fs::read_to_string(&cfg).unwrap();
+    let new_token = "admin-token-hardening-rotated-77f1";
+    register_secret(new_token);
+    std::fs::write(&cfg, text.replace(ADMIN_TOKEN, new_token)).unwrap();
+    let pid = s.child.id().to_string();
+    assert!(std::process::Command::new("kill").args(["-HUP", &pid]).status().unwrap().success());
+    let new_auth = format!("Bearer {new_token}");
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    while request(s.addr, "GET", "/clusters/new", &[("Authorization", &new_auth)], b"").status != 200 {
+        assert!(std::time::Instant::now() < deadline, "reload did not take effect:\n{}", s.log());
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    let mut form = form_urlencoded::Serializer::new(String::new());
+    form.append_pair("csrf", &b.csrf).append_pair("action", "agent").append_pair("name", "edge");
+    let body = form.finish();
+    let headers = [
+        ("Authorization", new_auth.as_str()),
+        ("Cookie", b.cookie.as_str()),
+        ("Origin", &format!("http://{}", s.addr)),
+        ("Content-Type", "application/x-www-form-urlencoded"),
+    ];
+    let r = request(s.addr, "POST", "/clusters/new", &headers, body.as_bytes());
+    assert_eq!(r.status, 403, "a form of the old credentials: {}", r.body);
+    assert!(s.get("/api/v1/clusters").json().as_array().unwrap().is_empty(), "nothing was added");
+    drop(s);
+
+    // Over [tls], the cookie is for this host only, and Secure.
+    let site = common::agent::Site::new("interval = \"60s\"", &admins());
+    let s = site.serve(&[]);
+    let r = common::web::request_tls(s.addr, "GET", "/clusters/new", &[("Authorization", ADMIN)], b"", &site.ca);
+    let cookie = r.header("set-cookie").unwrap();
+    assert!(
+        cookie.starts_with("__Host-dumbmonit_session=") && cookie.contains("; Path=/;") && cookie.contains("Secure"),
+        "{cookie}"
+    );
+    assert!(!cookie.contains("Domain"), "{cookie}");
+}

@@ -37,36 +37,85 @@ pub const SESSION_COOKIE: &str = "dumbmonit_session";
 #[derive(Clone, Copy)]
 pub struct Https(pub bool);
 
-/// The session a form belongs to: the cookie's, or a new one set with the answer.
+/// The session a form belongs to: the cookie's when this server issued it (signed, not
+/// expired, for the admin credentials of now, since this process started), or a new one set
+/// with the answer.
 struct Session {
-    id: String,
+    /// `ID.EXPIRES.SIGNATURE`, as the cookie holds it.
+    value: String,
     new: bool,
 }
 
-fn session(headers: &HeaderMap) -> Session {
+/// How long a session lasts.
+const SESSION_SECONDS: i64 = 12 * 3600;
+
+/// The session cookie's name: with the `__Host-` prefix over HTTPS (Secure, for this host only).
+fn cookie_name(https: Https) -> &'static str {
+    if https.0 { "__Host-dumbmonit_session" } else { SESSION_COOKIE }
+}
+
+/// Random for each start of the process: the sessions of a previous start are not taken.
+fn boot() -> &'static str {
+    static BOOT: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+    BOOT.get_or_init(|| random_token(16))
+}
+
+fn session_signature(board: &Board, id: &str, expires: i64) -> Option<String> {
+    let fingerprint = board.protection().admin_fingerprint();
+    let key = board.secret_key.as_ref()?;
+    Some(key.sign(format!("session {id} {expires} {} {fingerprint}", boot()).as_bytes()))
+}
+
+fn session(board: &Board, headers: &HeaderMap, https: Https, now: i64) -> Session {
+    let name = cookie_name(https);
+    let valid = |value: &str| {
+        let mut parts = value.split('.');
+        let (Some(id), Some(expires), Some(signature), None) = (parts.next(), parts.next(), parts.next(), parts.next())
+        else {
+            return false;
+        };
+        let Ok(expires) = expires.parse::<i64>() else { return false };
+        let expected = session_signature(board, id, expires).unwrap_or_default();
+        id.len() == 43
+            && expires > now
+            && expires <= now + SESSION_SECONDS
+            && !expected.is_empty()
+            && crate::auth::constant_time_eq(expected.as_bytes(), signature.as_bytes())
+    };
     let found = headers
         .get_all(header::COOKIE)
         .iter()
         .filter_map(|v| v.to_str().ok())
         .flat_map(|v| v.split(';'))
         .filter_map(|c| c.trim().split_once('='))
-        .find(|(k, v)| *k == SESSION_COOKIE && v.len() == 43)
+        .find(|(k, v)| *k == name && valid(v))
         .map(|(_, v)| v.to_string());
     match found {
-        Some(id) => Session { id, new: false },
-        None => Session { id: random_token(32), new: true },
+        Some(value) => Session { value, new: false },
+        None => {
+            let (id, expires) = (random_token(32), now + SESSION_SECONDS);
+            let signature = session_signature(board, &id, expires).unwrap_or_default();
+            Session { value: format!("{id}.{expires}.{signature}"), new: true }
+        }
     }
 }
 
-fn csrf_token(board: &Board, session: &str) -> Option<String> {
-    board.secret_key.as_ref().map(|k| k.sign(format!("csrf {session}").as_bytes()))
+/// The form's CSRF token: the session's, and the admin credentials' fingerprint (a changed
+/// password or token makes it invalid).
+fn csrf_token(board: &Board, session: &Session) -> Option<String> {
+    let fingerprint = board.protection().admin_fingerprint();
+    board.secret_key.as_ref().map(|k| k.sign(format!("csrf {} {fingerprint}", session.value).as_bytes()))
 }
 
 /// A page answer, with the session cookie when it is new.
 fn with_session(mut r: Response, s: &Session, https: Https) -> Response {
     if s.new {
         let secure = if https.0 { "; Secure" } else { "" };
-        let cookie = format!("{SESSION_COOKIE}={}; Path=/; HttpOnly; SameSite=Strict{secure}", s.id);
+        let cookie = format!(
+            "{}={}; Path=/; Max-Age={SESSION_SECONDS}; HttpOnly; SameSite=Strict{secure}",
+            cookie_name(https),
+            s.value
+        );
         if let Ok(v) = HeaderValue::from_str(&cookie) {
             r.headers_mut().append(header::SET_COOKIE, v);
         }
@@ -74,7 +123,10 @@ fn with_session(mut r: Response, s: &Session, https: Https) -> Response {
     r
 }
 
-/// The admins' pages never reload themselves.
+fn now() -> i64 {
+    jiff::Timestamp::now().as_second()
+}
+
 fn page_of(board: &Board, title: &str, body: Markup) -> String {
     still_page(title, board.banner.as_deref(), body)
 }
@@ -126,9 +178,9 @@ fn may_change(board: &Board, headers: &HeaderMap, role: &Checked) -> Result<Stri
 }
 
 /// The CSRF token of a POST, checked against its session cookie.
-fn check_csrf(board: &Board, headers: &HeaderMap, given: &str) -> Result<(), Refusal> {
-    let s = session(headers);
-    let expected = csrf_token(board, &s.id).unwrap_or_default();
+fn check_csrf(board: &Board, headers: &HeaderMap, https: Https, given: &str) -> Result<(), Refusal> {
+    let s = session(board, headers, https, now());
+    let expected = csrf_token(board, &s).unwrap_or_default();
     if s.new || expected.is_empty() || !crate::auth::constant_time_eq(expected.as_bytes(), given.as_bytes()) {
         log("web: a change was refused: its CSRF token is missing or not this session's");
         return Err(Refusal(
@@ -147,10 +199,16 @@ trait Posted: serde::de::DeserializeOwned + Default {
 /// A change asked for by a POST: who asks and what the form says, once the role and the CSRF
 /// token are checked. A body that is not a form has no fields (and so no CSRF token: it is
 /// refused like any POST without one).
-fn change<T: Posted>(board: &Board, headers: &HeaderMap, role: &Checked, body: &[u8]) -> Result<(String, T), Refusal> {
+fn change<T: Posted>(
+    board: &Board,
+    headers: &HeaderMap,
+    https: Https,
+    role: &Checked,
+    body: &[u8],
+) -> Result<(String, T), Refusal> {
     let who = may_change(board, headers, role)?;
     let f: T = serde_urlencoded::from_bytes(body).unwrap_or_default();
-    check_csrf(board, headers, f.csrf())?;
+    check_csrf(board, headers, https, f.csrf())?;
     Ok((who, f))
 }
 
@@ -460,8 +518,8 @@ pub async fn new_form(
     if let Err(r) = may_change(&board, &headers, &role) {
         return r.answer(&board);
     }
-    let s = session(&headers);
-    let csrf = csrf_token(&board, &s.id).unwrap_or_default();
+    let s = session(&board, &headers, https.0, now());
+    let csrf = csrf_token(&board, &s).unwrap_or_default();
     let f = ClusterForm { port: "6443".into(), timeout: "10s".into(), interval: "60s".into(), ..Default::default() };
     with_session(respond(StatusCode::OK, HTML, form_page(&board, &csrf, &f, None, None)), &s, https.0)
 }
@@ -480,8 +538,8 @@ pub async fn edit_form(
     let Some(settings) = board.stored_cluster(&name).map(|c| c.settings) else {
         return not_editable(&board, &name);
     };
-    let s = session(&headers);
-    let csrf = csrf_token(&board, &s.id).unwrap_or_default();
+    let s = session(&board, &headers, https.0, now());
+    let csrf = csrf_token(&board, &s).unwrap_or_default();
     let f = ClusterForm::from_settings(&name, &settings);
     with_session(respond(StatusCode::OK, HTML, form_page(&board, &csrf, &f, Some(&name), None)), &s, https.0)
 }
@@ -503,7 +561,7 @@ pub async fn new_post(
     headers: HeaderMap,
     body: Bytes,
 ) -> Response {
-    let (who, f) = match change::<ClusterForm>(&board, &headers, &role, &body) {
+    let (who, f) = match change::<ClusterForm>(&board, &headers, https.0, &role, &body) {
         Ok(c) => c,
         Err(r) => return r.answer(&board),
     };
@@ -565,12 +623,13 @@ pub async fn new_post(
 /// `POST /clusters/{name}/edit`: test or save; an empty token keeps the stored one.
 pub async fn edit_post(
     State(board): State<Arc<Board>>,
+    https: axum::Extension<Https>,
     axum::Extension(role): axum::Extension<Checked>,
     Path(name): Path<String>,
     headers: HeaderMap,
     body: Bytes,
 ) -> Response {
-    let (who, mut f) = match change::<ClusterForm>(&board, &headers, &role, &body) {
+    let (who, mut f) = match change::<ClusterForm>(&board, &headers, https.0, &role, &body) {
         Ok(c) => c,
         Err(r) => return r.answer(&board),
     };
@@ -639,12 +698,13 @@ impl Posted for RemoveForm {
 /// `POST /clusters/{name}/remove`
 pub async fn remove_post(
     State(board): State<Arc<Board>>,
+    https: axum::Extension<Https>,
     axum::Extension(role): axum::Extension<Checked>,
     Path(name): Path<String>,
     headers: HeaderMap,
     body: Bytes,
 ) -> Response {
-    let (who, _) = match change::<RemoveForm>(&board, &headers, &role, &body) {
+    let (who, _) = match change::<RemoveForm>(&board, &headers, https.0, &role, &body) {
         Ok(c) => c,
         Err(r) => return r.answer(&board),
     };
