@@ -100,17 +100,17 @@ async fn a_stored_token_is_never_sent_to_a_changed_address() {
     let s = serve_with_admins(dir.path(), &[]);
     let mut b = Browser::open(&s, "/clusters/new");
     let token = home.sim.token().to_string();
-    let saved = b
-        .post("/clusters/new", &direct(&home_url, &home_ca, &[("action", "save"), ("name", "lab"), ("token", &token)]));
+    let saved =
+        b.post("/clusters/new", &direct(&home_url, home_ca, &[("action", "save"), ("name", "lab"), ("token", &token)]));
     assert_eq!(saved.status, 303, "{}", saved.body);
     let form = b.reopen("/clusters/lab/edit");
 
     let moved = [
-        direct(&elsewhere_url, &elsewhere_ca, &[]),
-        direct(&elsewhere_url, &home_ca, &[]),
-        direct(&home_url, &home_ca, &[("port", "6444")]),
-        direct(&home_url, &elsewhere_ca, &[]),
-        direct(&home_url, &home_ca, &[("insecure", "on")]),
+        direct(&elsewhere_url, elsewhere_ca, &[]),
+        direct(&elsewhere_url, home_ca, &[]),
+        direct(&home_url, home_ca, &[("port", "6444")]),
+        direct(&home_url, elsewhere_ca, &[]),
+        direct(&home_url, home_ca, &[("insecure", "on")]),
     ];
     for fields in &moved {
         for action in ["test", "save"] {
@@ -126,7 +126,7 @@ async fn a_stored_token_is_never_sent_to_a_changed_address() {
     assert!(form.body.contains("when one changes, enter the token again"), "the form says so: {}", form.body);
 
     // Unchanged, the stored token is used where it belongs.
-    let mut f = direct(&home_url, &home_ca, &[]);
+    let mut f = direct(&home_url, home_ca, &[]);
     f.extend([("action", "test"), ("token", "")]);
     let r = b.post("/clusters/lab/edit", &f);
     assert!(r.body.contains("The cluster was read."), "{}", r.body);
@@ -153,7 +153,7 @@ async fn durations_and_addresses_are_checked_and_no_panic_is_reachable() {
         ("interval", "2d", "Interval: a duration from 1s to 24h is expected"),
     ] {
         for action in ["test", "save"] {
-            let f = direct(&url, &ca, &[("action", action), ("name", "lab"), ("token", &token), (field, value)]);
+            let f = direct(&url, ca, &[("action", action), ("name", "lab"), ("token", &token), (field, value)]);
             let r = b.post("/clusters/new", &f);
             assert_eq!(r.status, 200, "{field} = {value:?} ({action}): {}", r.body);
             assert!(r.body.contains(said), "{field} = {value:?} ({action}): {}", r.body);
@@ -162,7 +162,7 @@ async fn durations_and_addresses_are_checked_and_no_panic_is_reachable() {
     for address in
         ["javascript:alert(1)", "https://k3s.lan\r\nX-Injected: 1", "https://k3s.lan:6443/?x#y", "http://k3s.lan"]
     {
-        let f = direct(&url, &ca, &[("action", "save"), ("name", "lab"), ("token", &token), ("address", address)]);
+        let f = direct(&url, ca, &[("action", "save"), ("name", "lab"), ("token", &token), ("address", address)]);
         let r = b.post("/clusters/new", &f);
         assert_eq!(r.status, 200, "{address:?}: {}", r.body);
         assert!(r.body.contains("Not saved.") && r.body.contains("Address: "), "{address:?}: {}", r.body);
@@ -170,7 +170,7 @@ async fn durations_and_addresses_are_checked_and_no_panic_is_reachable() {
     assert!(!s.get("/").body.contains("href=\"/clusters/lab\""), "nothing was saved");
     assert!(h.sim.requests().is_empty(), "nothing was tested");
     // Good values still save.
-    let r = b.post("/clusters/new", &direct(&url, &ca, &[("action", "save"), ("name", "lab"), ("token", &token)]));
+    let r = b.post("/clusters/new", &direct(&url, ca, &[("action", "save"), ("name", "lab"), ("token", &token)]));
     assert_eq!(r.status, 303, "{}", r.body);
 
     // A handler that panics answers 500, logged; the server goes on.
