@@ -1,8 +1,10 @@
 //! Who may read the pages and the API: the configured credentials, checked in constant time.
 //! Below the configuration and the web side, which both use it.
 
-use std::collections::HashSet;
-use std::sync::Mutex;
+use std::collections::{HashMap, HashSet};
+use std::net::IpAddr;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
 
 /// The credentials that protect the pages and the API.
 #[derive(Debug)]
@@ -27,9 +29,48 @@ pub struct Protection {
     pub admins: Option<Credentials>,
     /// `/metrics` answers without credentials.
     pub open_metrics: bool,
-    /// Basic-auth headers already verified against a bcrypt hash (bcrypt is slow by design),
-    /// with the credentials they were verified against.
-    verified: Mutex<HashSet<(Who, String)>>,
+    /// Without `[auth]`: the host names the pages answer to besides loopback names and IP
+    /// addresses (`allowed_hosts`).
+    pub allowed_hosts: Vec<String>,
+    /// What bcrypt (slow by design) already said of a Basic-auth header, with the credentials
+    /// it was checked against: a verified header costs nothing the second time, nor a refused
+    /// one sent again.
+    verified: Mutex<Remembered>,
+    /// Failed password checks by client, which slow that client down (and no one else).
+    failures: Mutex<HashMap<IpAddr, Failures>>,
+    /// At most this many password checks run at once, off the request threads.
+    checks: Option<Arc<tokio::sync::Semaphore>>,
+}
+
+/// Headers bcrypt verified, and headers it refused, each set bounded.
+#[derive(Debug, Default)]
+struct Remembered {
+    good: HashSet<(Who, String)>,
+    bad: HashSet<(Who, String)>,
+}
+
+#[derive(Clone, Copy, Debug)]
+struct Failures {
+    count: u32,
+    last: Instant,
+}
+
+/// Failed password checks a client may make before it waits: then 1 s after its last failure,
+/// then 2, 4 … up to a minute.
+const FREE_FAILURES: u32 = 5;
+const MAX_WAIT: Duration = Duration::from_secs(60);
+/// Password checks at once (each one a core's worth of bcrypt for tens of milliseconds).
+const CHECKS_AT_ONCE: usize = 2;
+/// Headers remembered (each set), and clients whose failures are counted.
+const REMEMBERED: usize = 1024;
+
+/// The outcome of a request's credentials.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Verdict {
+    /// What the credentials may do (None: nothing, 401).
+    Role(Option<Role>),
+    /// This client failed too many password checks lately: it waits this long before its next.
+    Wait(Duration),
 }
 
 /// What a request may do.
@@ -46,9 +87,24 @@ enum Who {
     Admins,
 }
 
+/// What a header says of one set of credentials without bcrypt, or the bcrypt check it needs.
+enum Cheap {
+    Yes,
+    No,
+    Bcrypt { password: String, hash: String },
+}
+
 impl Protection {
     pub fn new(credentials: Option<Credentials>, open_metrics: bool) -> Protection {
-        Protection { credentials, admins: None, open_metrics, verified: Mutex::new(HashSet::new()) }
+        Protection {
+            credentials,
+            admins: None,
+            open_metrics,
+            allowed_hosts: Vec::new(),
+            verified: Mutex::default(),
+            failures: Mutex::default(),
+            checks: Some(Arc::new(tokio::sync::Semaphore::new(CHECKS_AT_ONCE))),
+        }
     }
 
     pub fn with_admins(mut self, admins: Option<Credentials>) -> Protection {
@@ -56,65 +112,140 @@ impl Protection {
         self
     }
 
-    /// Whether the request's Authorization header is acceptable. Comparisons take the same time
-    /// whatever the first differing byte.
-    pub fn allows(&self, authorization: Option<&str>) -> bool {
-        self.role(authorization).is_some()
+    pub fn with_allowed_hosts(mut self, hosts: Vec<String>) -> Protection {
+        self.allowed_hosts = hosts;
+        self
     }
 
     /// What the request's Authorization header may do: admin credentials open every page too;
-    /// without `[auth]`, everyone is a viewer.
-    pub fn role(&self, authorization: Option<&str>) -> Option<Role> {
-        if let (Some(admins), Some(given)) = (&self.admins, authorization)
-            && self.matches(admins, Who::Admins, given)
-        {
-            let name = match admins {
-                Credentials::Bearer(_) => "admin token".to_string(),
-                Credentials::Basic { username, .. } => username.clone(),
+    /// without `[auth]`, everyone is a viewer. Bearer tokens and plain passwords are compared
+    /// in constant time; a user name that is no account's costs nothing; a bcrypt check runs
+    /// off the request threads, at most [`CHECKS_AT_ONCE`] at a time, and only for a header
+    /// not checked before and a client that has not failed too often lately.
+    pub async fn check(&self, authorization: Option<&str>, client: IpAddr) -> Verdict {
+        let Some(given) = authorization else {
+            return Verdict::Role(self.credentials.is_none().then_some(Role::Viewer));
+        };
+        let admin_name = || match &self.admins {
+            Some(Credentials::Bearer(_)) => "admin token".to_string(),
+            Some(Credentials::Basic { username, .. }) => username.clone(),
+            None => String::new(),
+        };
+        let sets = [(Who::Admins, self.admins.as_ref()), (Who::Viewers, self.credentials.as_ref())];
+        let mut failed = false;
+        for (who, credentials) in sets {
+            let Some(credentials) = credentials else { continue };
+            let yes = match self.cheap(credentials, who, given) {
+                Cheap::Yes => true,
+                Cheap::No => false,
+                Cheap::Bcrypt { password, hash } => {
+                    if let Some(wait) = self.waits(client) {
+                        return Verdict::Wait(wait);
+                    }
+                    let ok = self.bcrypt(password, hash).await;
+                    self.remember(who, given, ok);
+                    failed |= !ok;
+                    ok
+                }
             };
-            return Some(Role::Admin(name));
+            if yes {
+                self.failures.lock().expect("failures lock").remove(&client);
+                return Verdict::Role(Some(match who {
+                    Who::Admins => Role::Admin(admin_name()),
+                    Who::Viewers => Role::Viewer,
+                }));
+            }
         }
-        match (&self.credentials, authorization) {
-            (None, _) => Some(Role::Viewer),
-            (Some(c), Some(given)) if self.matches(c, Who::Viewers, given) => Some(Role::Viewer),
-            _ => None,
+        if failed {
+            self.failed(client);
         }
+        Verdict::Role(self.credentials.is_none().then_some(Role::Viewer))
     }
 
-    fn matches(&self, credentials: &Credentials, who: Who, given: &str) -> bool {
+    fn cheap(&self, credentials: &Credentials, who: Who, given: &str) -> Cheap {
+        let yes_if = |b: bool| if b { Cheap::Yes } else { Cheap::No };
         match credentials {
             Credentials::Bearer(token) => {
-                given.strip_prefix("Bearer ").is_some_and(|t| constant_time_eq(t.as_bytes(), token.as_bytes()))
+                yes_if(given.strip_prefix("Bearer ").is_some_and(|t| constant_time_eq(t.as_bytes(), token.as_bytes())))
             }
             Credentials::Basic { username, password } => {
                 use base64::Engine;
-                let Some(encoded) = given.strip_prefix("Basic ") else { return false };
+                let Some(encoded) = given.strip_prefix("Basic ") else { return Cheap::No };
                 let Ok(decoded) = base64::engine::general_purpose::STANDARD.decode(encoded.trim()) else {
-                    return false;
+                    return Cheap::No;
                 };
                 let decoded = String::from_utf8_lossy(&decoded);
-                let Some((user, pass)) = decoded.split_once(':') else { return false };
-                let user_ok = constant_time_eq(user.as_bytes(), username.as_bytes());
-                let pass_ok = match password {
-                    Password::Plain(p) => constant_time_eq(pass.as_bytes(), p.as_bytes()),
+                let Some((user, pass)) = decoded.split_once(':') else { return Cheap::No };
+                // The user names are not secret: one that is no account's costs nothing.
+                if !constant_time_eq(user.as_bytes(), username.as_bytes()) {
+                    return Cheap::No;
+                }
+                match password {
+                    Password::Plain(p) => yes_if(constant_time_eq(pass.as_bytes(), p.as_bytes())),
                     Password::Bcrypt(hash) => {
                         let key = (who, given.to_string());
-                        if self.verified.lock().expect("verified lock").contains(&key) {
-                            true
+                        let remembered = self.verified.lock().expect("verified lock");
+                        if remembered.good.contains(&key) {
+                            Cheap::Yes
+                        } else if remembered.bad.contains(&key) {
+                            Cheap::No
                         } else {
-                            let ok = bcrypt::verify(pass, hash).unwrap_or(false);
-                            if ok && user_ok {
-                                let mut v = self.verified.lock().expect("verified lock");
-                                if v.len() < 64 {
-                                    v.insert(key);
-                                }
-                            }
-                            ok
+                            Cheap::Bcrypt { password: pass.to_string(), hash: hash.clone() }
                         }
                     }
-                };
-                user_ok & pass_ok
+                }
             }
+        }
+    }
+
+    /// bcrypt on the blocking threads, behind the semaphore: the request threads and the
+    /// probes never wait for it.
+    async fn bcrypt(&self, password: String, hash: String) -> bool {
+        let _slot = match &self.checks {
+            Some(s) => s.clone().acquire_owned().await.ok(),
+            None => None,
+        };
+        tokio::task::spawn_blocking(move || bcrypt::verify(password, &hash).unwrap_or(false)).await.unwrap_or(false)
+    }
+
+    fn remember(&self, who: Who, given: &str, ok: bool) {
+        let mut r = self.verified.lock().expect("verified lock");
+        let set = if ok { &mut r.good } else { &mut r.bad };
+        if set.len() >= REMEMBERED {
+            set.clear();
+        }
+        set.insert((who, given.to_string()));
+    }
+
+    /// How long `client` waits before its next password check, if it must.
+    fn waits(&self, client: IpAddr) -> Option<Duration> {
+        let f = *self.failures.lock().expect("failures lock").get(&client)?;
+        let over = f.count.checked_sub(FREE_FAILURES)?;
+        let wait = Duration::from_secs(1u64 << over.min(6)).min(MAX_WAIT);
+        wait.checked_sub(f.last.elapsed()).filter(|w| !w.is_zero())
+    }
+
+    fn failed(&self, client: IpAddr) {
+        let mut failures = self.failures.lock().expect("failures lock");
+        if failures.len() >= REMEMBERED && !failures.contains_key(&client) {
+            failures.retain(|_, f| f.last.elapsed() < MAX_WAIT);
+            if failures.len() >= REMEMBERED {
+                failures.clear();
+            }
+        }
+        let f = failures.entry(client).or_insert(Failures { count: 0, last: Instant::now() });
+        f.count += 1;
+        f.last = Instant::now();
+    }
+
+    /// What the admin credentials are, for a signature over them (never shown): a changed
+    /// password or token gives another.
+    pub fn admin_fingerprint(&self) -> String {
+        match &self.admins {
+            Some(Credentials::Bearer(t)) => format!("bearer {t}"),
+            Some(Credentials::Basic { username, password: Password::Plain(p) }) => format!("plain {username} {p}"),
+            Some(Credentials::Basic { username, password: Password::Bcrypt(h) }) => format!("bcrypt {username} {h}"),
+            None => String::new(),
         }
     }
 
@@ -142,25 +273,62 @@ pub fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
 mod tests {
     use super::*;
 
+    const HERE: IpAddr = IpAddr::V4(std::net::Ipv4Addr::LOCALHOST);
+
+    fn role(p: &Protection, authorization: Option<&str>) -> Option<Role> {
+        let runtime = tokio::runtime::Builder::new_current_thread().build().unwrap();
+        match runtime.block_on(p.check(authorization, HERE)) {
+            Verdict::Role(r) => r,
+            Verdict::Wait(w) => panic!("waits {w:?}"),
+        }
+    }
+
+    fn allows(p: &Protection, authorization: Option<&str>) -> bool {
+        role(p, authorization).is_some()
+    }
+
     #[test]
     fn credentials() {
         use base64::Engine;
         let b64 = |s: &str| base64::engine::general_purpose::STANDARD.encode(s);
         let p = Protection::new(Some(Credentials::Bearer("tok-123".into())), false);
-        assert!(p.allows(Some("Bearer tok-123")));
-        assert!(!p.allows(Some("Bearer tok-124")));
-        assert!(!p.allows(None));
+        assert!(allows(&p, Some("Bearer tok-123")));
+        assert!(!allows(&p, Some("Bearer tok-124")));
+        assert!(!allows(&p, None));
         let hash = bcrypt::hash("pw", 4).unwrap();
         let p = Protection::new(
             Some(Credentials::Basic { username: "ops".into(), password: Password::Bcrypt(hash) }),
             false,
         );
-        assert!(p.allows(Some(&format!("Basic {}", b64("ops:pw")))));
-        assert!(p.allows(Some(&format!("Basic {}", b64("ops:pw")))), "again, from the cache");
-        assert!(!p.allows(Some(&format!("Basic {}", b64("ops:pW")))));
-        assert!(!p.allows(Some(&format!("Basic {}", b64("root:pw")))));
-        assert!(!p.allows(Some("Basic !!!")));
-        assert!(Protection::default().allows(None), "no credentials configured: open");
+        assert!(allows(&p, Some(&format!("Basic {}", b64("ops:pw")))));
+        assert!(allows(&p, Some(&format!("Basic {}", b64("ops:pw")))), "again, from the cache");
+        assert!(!allows(&p, Some(&format!("Basic {}", b64("ops:pW")))));
+        assert!(!allows(&p, Some(&format!("Basic {}", b64("root:pw")))));
+        assert!(!allows(&p, Some("Basic !!!")));
+        assert!(allows(&Protection::default(), None), "no credentials configured: open");
+    }
+
+    #[test]
+    fn failed_password_checks_make_that_client_wait() {
+        use base64::Engine;
+        let b64 = |s: &str| format!("Basic {}", base64::engine::general_purpose::STANDARD.encode(s));
+        let hash = bcrypt::hash("pw", 4).unwrap();
+        let p = Protection::new(
+            Some(Credentials::Basic { username: "ops".into(), password: Password::Bcrypt(hash) }),
+            false,
+        );
+        let runtime = tokio::runtime::Builder::new_current_thread().build().unwrap();
+        let there = IpAddr::V4(std::net::Ipv4Addr::new(192, 0, 2, 7));
+        for i in 0..FREE_FAILURES {
+            let v = runtime.block_on(p.check(Some(&b64(&format!("ops:wrong-{i}"))), there));
+            assert_eq!(v, Verdict::Role(None), "failure {i} is checked");
+        }
+        assert!(matches!(runtime.block_on(p.check(Some(&b64("ops:pw")), there)), Verdict::Wait(_)));
+        // A header refused before is refused again without a check, and other clients go on.
+        assert_eq!(runtime.block_on(p.check(Some(&b64("ops:wrong-0")), there)), Verdict::Role(None));
+        assert_eq!(runtime.block_on(p.check(Some(&b64("ops:pw")), HERE)), Verdict::Role(Some(Role::Viewer)));
+        // A user name that is no account's is refused at once, even while waiting.
+        assert_eq!(runtime.block_on(p.check(Some(&b64("x:y")), there)), Verdict::Role(None));
     }
 
     #[test]
@@ -171,17 +339,17 @@ mod tests {
         let admins =
             Credentials::Basic { username: "root".into(), password: Password::Bcrypt(bcrypt::hash("adm", 4).unwrap()) };
         let p = Protection::new(Some(viewers), false).with_admins(Some(admins));
-        assert_eq!(p.role(Some(&b64("ops:view"))), Some(Role::Viewer));
-        assert_eq!(p.role(Some(&b64("root:adm"))), Some(Role::Admin("root".into())));
-        assert_eq!(p.role(Some(&b64("root:adm"))), Some(Role::Admin("root".into())), "from the cache");
-        assert_eq!(p.role(Some(&b64("ops:adm"))), None);
-        assert_eq!(p.role(None), None);
+        assert_eq!(role(&p, Some(&b64("ops:view"))), Some(Role::Viewer));
+        assert_eq!(role(&p, Some(&b64("root:adm"))), Some(Role::Admin("root".into())));
+        assert_eq!(role(&p, Some(&b64("root:adm"))), Some(Role::Admin("root".into())), "from the cache");
+        assert_eq!(role(&p, Some(&b64("ops:adm"))), None);
+        assert_eq!(role(&p, None), None);
         assert!(p.has_admins());
         // Without [auth], everyone reads; only the admin token changes.
         let p = Protection::new(None, false).with_admins(Some(Credentials::Bearer("adm-token".into())));
-        assert_eq!(p.role(None), Some(Role::Viewer));
-        assert_eq!(p.role(Some("Bearer adm-token")), Some(Role::Admin("admin token".into())));
-        assert_eq!(p.role(Some("Bearer other")), Some(Role::Viewer));
+        assert_eq!(role(&p, None), Some(Role::Viewer));
+        assert_eq!(role(&p, Some("Bearer adm-token")), Some(Role::Admin("admin token".into())));
+        assert_eq!(role(&p, Some("Bearer other")), Some(Role::Viewer));
         assert!(!Protection::default().has_admins());
     }
 

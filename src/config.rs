@@ -49,13 +49,26 @@ impl<'de> Deserialize<'de> for Seconds {
             Text(String),
         }
         match Raw::deserialize(d)? {
-            Raw::Number(n) => Ok(Seconds(n)),
+            Raw::Number(n) => within_bounds(n, &format!("{n:?}")).map(Seconds).map_err(serde::de::Error::custom),
             Raw::Text(s) => parse_duration(&s).map(Seconds).map_err(serde::de::Error::custom),
         }
     }
 }
 
-/// Seconds from `10`, `"10s"`, `"5m"`, `"24h"`, `"2d"` or `"500ms"`.
+/// The longest duration taken anywhere (ten years): every duration converts to a `Duration`.
+pub const MAX_SECONDS: f64 = 10.0 * 365.0 * 86400.0;
+
+/// A number of seconds that is finite, not negative and at most [`MAX_SECONDS`].
+fn within_bounds(n: f64, shown: &str) -> Result<f64, String> {
+    if n.is_finite() && (0.0..=MAX_SECONDS).contains(&n) {
+        Ok(n)
+    } else {
+        Err(format!("not a duration: {shown:?} (from 0 to ten years)"))
+    }
+}
+
+/// Seconds from `10`, `"10s"`, `"5m"`, `"24h"`, `"2d"` or `"500ms"`: finite, not negative, at
+/// most ten years.
 pub fn parse_duration(s: &str) -> Result<f64, String> {
     let s = s.trim();
     let split = s.find(|c: char| c.is_ascii_alphabetic()).unwrap_or(s.len());
@@ -70,7 +83,7 @@ pub fn parse_duration(s: &str) -> Result<f64, String> {
         "d" => 86400.0,
         _ => return Err(format!("unknown unit in {s:?} (use ms, s, m, h or d)")),
     };
-    Ok(n * factor)
+    within_bounds(n * factor, s)
 }
 
 #[derive(Debug, Deserialize)]
@@ -84,6 +97,10 @@ pub struct Config {
     /// Protection of the pages, the API and /metrics (none by default).
     #[serde(default)]
     pub auth: AuthConfig,
+    /// Without `[auth]`, the host names the pages answer to besides loopback names and IP
+    /// addresses (a page of another name is refused, 421: DNS rebinding).
+    #[serde(default)]
+    pub allowed_hosts: Vec<String>,
     #[serde(default, rename = "cluster")]
     pub clusters: Vec<ClusterConfig>,
     #[serde(default, rename = "notifier")]
@@ -248,6 +265,11 @@ impl Config {
     /// Where the secret key is (`secret_key_file`, else `STATE_DIR/secret.key`).
     pub fn secret_key_path(&self) -> PathBuf {
         self.secret_key_file.clone().unwrap_or_else(|| self.state_dir.join("secret.key"))
+    }
+
+    /// The protection of the web side: `[auth]`, and the host names of `allowed_hosts`.
+    pub fn protection(&self) -> Result<crate::auth::Protection, ConfigError> {
+        Ok(self.auth.protection()?.with_allowed_hosts(self.allowed_hosts.clone()))
     }
 
     /// Reads and checks a configuration file.

@@ -116,6 +116,7 @@ async fn tour_in(args: &DemoArgs, dir: PathBuf) -> Result<(), String> {
         listen: listen_address(args),
         state_dir: dir.join("state"),
         auth: AuthConfig::default(),
+        allowed_hosts: Vec::new(),
         clusters: vec![cluster],
         notifiers: Vec::new(),
         tls: None,

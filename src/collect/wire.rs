@@ -325,27 +325,91 @@ impl Report {
 
     /// A report from its JSON, gzip-compressed or not, inflating at most `limit` bytes.
     pub fn parse(bytes: &[u8], limit: u64) -> Result<Report, String> {
-        use std::io::Read;
-        let inflated;
-        let bytes = if bytes.starts_with(&[0x1f, 0x8b]) {
-            let mut out = Vec::new();
-            flate2::read::MultiGzDecoder::new(bytes)
-                .take(limit.saturating_add(1))
-                .read_to_end(&mut out)
-                .map_err(|e| format!("not valid gzip: {e}"))?;
-            if out.len() as u64 > limit {
+        Self::read(bytes, limit)
+    }
+
+    /// A report read from `source` (JSON, gzip-compressed or not), inflated as a stream into
+    /// the parser, which stops at `limit` bytes of JSON: a small body that inflates to much
+    /// more is refused without being held. Every string the agent says of itself is cut at
+    /// [`MAX_STRING`] bytes, and says so.
+    pub fn read(source: impl std::io::Read, limit: u64) -> Result<Report, String> {
+        use std::io::BufRead;
+        let mut source = std::io::BufReader::new(source);
+        let gzip = source.fill_buf().map_err(|e| format!("not readable: {e}"))?.starts_with(&[0x1f, 0x8b]);
+        let over = std::rc::Rc::new(std::cell::Cell::new(false));
+        let parsed: Result<Report, serde_json::Error> = if gzip {
+            let inflated = flate2::bufread::MultiGzDecoder::new(source);
+            serde_json::from_reader(std::io::BufReader::new(AtMost {
+                inner: inflated,
+                left: limit,
+                over: over.clone(),
+            }))
+        } else {
+            serde_json::from_reader(AtMost { inner: source, left: limit, over: over.clone() })
+        };
+        let mut report = match parsed {
+            Ok(r) => r,
+            Err(_) if over.get() => {
                 return Err(format!("larger than {} MiB once inflated", limit / (1024 * 1024)));
             }
-            inflated = out;
-            inflated.as_slice()
-        } else {
-            bytes
+            Err(e) if e.is_io() && gzip => return Err(format!("not valid gzip: {e}")),
+            Err(e) => return Err(format!("not a cycle report: {e}")),
         };
-        let report: Report = serde_json::from_slice(bytes).map_err(|e| format!("not a cycle report: {e}"))?;
         if report.format != FORMAT {
             return Err(format!("report format {} is not {FORMAT}: agent and server versions differ", report.format));
         }
+        report.cap_strings();
         Ok(report)
+    }
+
+    /// Cuts what the agent says of itself (its note, its address, its error, the names of its
+    /// stats) at [`MAX_STRING`] bytes, saying so.
+    fn cap_strings(&mut self) {
+        cap(&mut self.address);
+        if let Some(n) = &mut self.note {
+            cap(n);
+        }
+        if let Outcome::Error(e) = &mut self.outcome {
+            cap(e);
+        }
+        for s in &mut self.stats {
+            cap(&mut s.collection);
+        }
+    }
+}
+
+/// The longest string an agent may say of itself (a note, an address, an error, a stat's name).
+pub const MAX_STRING: usize = 4096;
+
+fn cap(s: &mut String) {
+    if s.len() <= MAX_STRING {
+        return;
+    }
+    let sent = s.len();
+    let mut end = MAX_STRING;
+    while !s.is_char_boundary(end) {
+        end -= 1;
+    }
+    s.truncate(end);
+    s.push_str(&format!("… (cut at 4 KB: the agent sent {sent} bytes)"));
+}
+
+/// A reader that fails once more than `left` bytes were read from it, and says so in `over`.
+struct AtMost<R> {
+    inner: R,
+    left: u64,
+    over: std::rc::Rc<std::cell::Cell<bool>>,
+}
+
+impl<R: std::io::Read> std::io::Read for AtMost<R> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let n = self.inner.read(buf)?;
+        if n as u64 > self.left {
+            self.over.set(true);
+            return Err(std::io::Error::other("the limit is reached"));
+        }
+        self.left -= n as u64;
+        Ok(n)
     }
 }
 
@@ -493,5 +557,14 @@ mod tests {
             "report format 7 is not 1: agent and server versions differ"
         );
         assert!(Report::parse(b"{}", 1 << 20).unwrap_err().starts_with("not a cycle report"));
+        // What the agent says of itself is cut at 4 KB, and says so.
+        r.format = FORMAT;
+        r.note = Some("n".repeat(50_000));
+        r.outcome = Outcome::Error("é".repeat(5_000));
+        let read = Report::parse(&r.to_gzip(), 1 << 20).unwrap();
+        let note = read.note.unwrap();
+        assert!(note.len() < MAX_STRING + 100 && note.ends_with("(cut at 4 KB: the agent sent 50000 bytes)"), "{note}");
+        let Outcome::Error(e) = read.outcome else { panic!("an error") };
+        assert!(e.len() < MAX_STRING + 100 && e.ends_with("the agent sent 10000 bytes)"));
     }
 }

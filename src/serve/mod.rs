@@ -101,7 +101,7 @@ struct Shared {
 pub async fn run(config: Config, options: ServeOptions) -> Result<(), String> {
     let clock = Clock::from_env()?;
     let notifier_set: NotifierSet = Arc::new(RwLock::new(Arc::new(notifiers(&config)?)));
-    let protection = config.auth.protection().map_err(|e| e.to_string())?;
+    let protection = config.protection().map_err(|e| e.to_string())?;
     // A state directory that cannot be used (read-only, full, missing) does not stop the
     // monitoring: the state then lives in memory, and every page says so.
     let (store, reader, state_error) = match Store::open(&config.state_dir)
@@ -230,7 +230,7 @@ async fn reload_into(
         Ok(n) => *shared.board.notifiers().write().expect("notifiers lock") = Arc::new(n),
         Err(e) => log(&format!("notifiers not reloaded: {e}")),
     }
-    match new.auth.protection() {
+    match new.protection() {
         Ok(p) => shared.board.set_protection(p),
         Err(e) => log(&format!("auth not reloaded: {e}")),
     }

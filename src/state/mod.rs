@@ -151,10 +151,30 @@ pub struct HistoryPoint {
 
 impl Store {
     /// Opens (or creates) the database in `dir`.
+    /// The directory is made (or kept) mode 0700 and the database's files 0600: the audit list,
+    /// the addresses and the pods are no other local user's to read.
     pub fn open(dir: &Path) -> Result<Store, StateError> {
-        std::fs::create_dir_all(dir).map_err(|source| StateError::Dir { dir: dir.to_path_buf(), source })?;
+        use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt, PermissionsExt};
+        let dir_error = |source| StateError::Dir { dir: dir.to_path_buf(), source };
+        std::fs::DirBuilder::new().recursive(true).mode(0o700).create(dir).map_err(dir_error)?;
+        // A directory made before (or by someone else) is narrowed when it is ours to change.
+        let _ = std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700));
         let file = dir.join(FILE);
         let db = |source| StateError::Db { file: file.clone(), source };
+        // SQLite gives the -wal and -shm files the mode of the database file.
+        std::fs::OpenOptions::new()
+            .write(true)
+            .create(true)
+            .truncate(false)
+            .mode(0o600)
+            .open(&file)
+            .map_err(dir_error)?;
+        for suffix in ["", "-wal", "-shm"] {
+            let path = dir.join(format!("{FILE}{suffix}"));
+            if path.exists() {
+                let _ = std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o600));
+            }
+        }
         let conn = Connection::open(&file).map_err(db)?;
         conn.busy_timeout(std::time::Duration::from_secs(5)).map_err(db)?;
         // WAL: a reader (the delivery worker) never blocks the cycle's writer. synchronous=NORMAL:

@@ -20,8 +20,8 @@ use bytes::Bytes;
 use maud::{Markup, html};
 use serde::Deserialize;
 
-use super::html::{clock, page, path_segment};
-use super::{HTML, respond};
+use super::html::{clock, path_segment, still_page};
+use super::{Checked, HTML, respond};
 use crate::auth::Role;
 use crate::board::Board;
 use crate::clock::log;
@@ -37,36 +37,85 @@ pub const SESSION_COOKIE: &str = "dumbmonit_session";
 #[derive(Clone, Copy)]
 pub struct Https(pub bool);
 
-/// The session a form belongs to: the cookie's, or a new one set with the answer.
+/// The session a form belongs to: the cookie's when this server issued it (signed, not
+/// expired, for the admin credentials of now, since this process started), or a new one set
+/// with the answer.
 struct Session {
-    id: String,
+    /// `ID.EXPIRES.SIGNATURE`, as the cookie holds it.
+    value: String,
     new: bool,
 }
 
-fn session(headers: &HeaderMap) -> Session {
+/// How long a session lasts.
+const SESSION_SECONDS: i64 = 12 * 3600;
+
+/// The session cookie's name: with the `__Host-` prefix over HTTPS (Secure, for this host only).
+fn cookie_name(https: Https) -> &'static str {
+    if https.0 { "__Host-dumbmonit_session" } else { SESSION_COOKIE }
+}
+
+/// Random for each start of the process: the sessions of a previous start are not taken.
+fn boot() -> &'static str {
+    static BOOT: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+    BOOT.get_or_init(|| random_token(16))
+}
+
+fn session_signature(board: &Board, id: &str, expires: i64) -> Option<String> {
+    let fingerprint = board.protection().admin_fingerprint();
+    let key = board.secret_key.as_ref()?;
+    Some(key.sign(format!("session {id} {expires} {} {fingerprint}", boot()).as_bytes()))
+}
+
+fn session(board: &Board, headers: &HeaderMap, https: Https, now: i64) -> Session {
+    let name = cookie_name(https);
+    let valid = |value: &str| {
+        let mut parts = value.split('.');
+        let (Some(id), Some(expires), Some(signature), None) = (parts.next(), parts.next(), parts.next(), parts.next())
+        else {
+            return false;
+        };
+        let Ok(expires) = expires.parse::<i64>() else { return false };
+        let expected = session_signature(board, id, expires).unwrap_or_default();
+        id.len() == 43
+            && expires > now
+            && expires <= now + SESSION_SECONDS
+            && !expected.is_empty()
+            && crate::auth::constant_time_eq(expected.as_bytes(), signature.as_bytes())
+    };
     let found = headers
         .get_all(header::COOKIE)
         .iter()
         .filter_map(|v| v.to_str().ok())
         .flat_map(|v| v.split(';'))
         .filter_map(|c| c.trim().split_once('='))
-        .find(|(k, v)| *k == SESSION_COOKIE && v.len() == 43)
+        .find(|(k, v)| *k == name && valid(v))
         .map(|(_, v)| v.to_string());
     match found {
-        Some(id) => Session { id, new: false },
-        None => Session { id: random_token(32), new: true },
+        Some(value) => Session { value, new: false },
+        None => {
+            let (id, expires) = (random_token(32), now + SESSION_SECONDS);
+            let signature = session_signature(board, &id, expires).unwrap_or_default();
+            Session { value: format!("{id}.{expires}.{signature}"), new: true }
+        }
     }
 }
 
-fn csrf_token(board: &Board, session: &str) -> Option<String> {
-    board.secret_key.as_ref().map(|k| k.sign(format!("csrf {session}").as_bytes()))
+/// The form's CSRF token: the session's, and the admin credentials' fingerprint (a changed
+/// password or token makes it invalid).
+fn csrf_token(board: &Board, session: &Session) -> Option<String> {
+    let fingerprint = board.protection().admin_fingerprint();
+    board.secret_key.as_ref().map(|k| k.sign(format!("csrf {} {fingerprint}", session.value).as_bytes()))
 }
 
 /// A page answer, with the session cookie when it is new.
 fn with_session(mut r: Response, s: &Session, https: Https) -> Response {
     if s.new {
         let secure = if https.0 { "; Secure" } else { "" };
-        let cookie = format!("{SESSION_COOKIE}={}; Path=/; HttpOnly; SameSite=Strict{secure}", s.id);
+        let cookie = format!(
+            "{}={}; Path=/; Max-Age={SESSION_SECONDS}; HttpOnly; SameSite=Strict{secure}",
+            cookie_name(https),
+            s.value
+        );
         if let Ok(v) = HeaderValue::from_str(&cookie) {
             r.headers_mut().append(header::SET_COOKIE, v);
         }
@@ -74,12 +123,12 @@ fn with_session(mut r: Response, s: &Session, https: Https) -> Response {
     r
 }
 
-fn role(headers: &HeaderMap, board: &Board) -> Option<Role> {
-    board.protection().role(headers.get(header::AUTHORIZATION).and_then(|v| v.to_str().ok()))
+fn now() -> i64 {
+    jiff::Timestamp::now().as_second()
 }
 
 fn page_of(board: &Board, title: &str, body: Markup) -> String {
-    page(title, board.banner.as_deref(), body)
+    still_page(title, board.banner.as_deref(), body)
 }
 
 fn refused(board: &Board, status: StatusCode, message: &str) -> Response {
@@ -102,7 +151,7 @@ impl Refusal {
 }
 
 /// Who asks for a change, or why this request may not change anything.
-fn may_change(board: &Board, headers: &HeaderMap) -> Result<String, Refusal> {
+fn may_change(board: &Board, headers: &HeaderMap, role: &Checked) -> Result<String, Refusal> {
     if !board.protection().has_admins() {
         return Err(Refusal(
             StatusCode::FORBIDDEN,
@@ -118,8 +167,8 @@ fn may_change(board: &Board, headers: &HeaderMap) -> Result<String, Refusal> {
              the server's log says why.",
         ));
     }
-    match role(headers, board) {
-        Some(Role::Admin(who)) => Ok(who),
+    match &role.0 {
+        Some(Role::Admin(who)) => Ok(who.clone()),
         // Without [auth] a browser sends no credentials until asked: ask, so an admin can log in.
         _ if !headers.contains_key(header::AUTHORIZATION) => {
             Err(Refusal(StatusCode::UNAUTHORIZED, "Adding, editing and removing clusters needs the admin role."))
@@ -129,9 +178,9 @@ fn may_change(board: &Board, headers: &HeaderMap) -> Result<String, Refusal> {
 }
 
 /// The CSRF token of a POST, checked against its session cookie.
-fn check_csrf(board: &Board, headers: &HeaderMap, given: &str) -> Result<(), Refusal> {
-    let s = session(headers);
-    let expected = csrf_token(board, &s.id).unwrap_or_default();
+fn check_csrf(board: &Board, headers: &HeaderMap, https: Https, given: &str) -> Result<(), Refusal> {
+    let s = session(board, headers, https, now());
+    let expected = csrf_token(board, &s).unwrap_or_default();
     if s.new || expected.is_empty() || !crate::auth::constant_time_eq(expected.as_bytes(), given.as_bytes()) {
         log("web: a change was refused: its CSRF token is missing or not this session's");
         return Err(Refusal(
@@ -150,12 +199,22 @@ trait Posted: serde::de::DeserializeOwned + Default {
 /// A change asked for by a POST: who asks and what the form says, once the role and the CSRF
 /// token are checked. A body that is not a form has no fields (and so no CSRF token: it is
 /// refused like any POST without one).
-fn change<T: Posted>(board: &Board, headers: &HeaderMap, body: &[u8]) -> Result<(String, T), Refusal> {
-    let who = may_change(board, headers)?;
+fn change<T: Posted>(
+    board: &Board,
+    headers: &HeaderMap,
+    https: Https,
+    role: &Checked,
+    body: &[u8],
+) -> Result<(String, T), Refusal> {
+    let who = may_change(board, headers, role)?;
     let f: T = serde_urlencoded::from_bytes(body).unwrap_or_default();
-    check_csrf(board, headers, f.csrf())?;
+    check_csrf(board, headers, https, f.csrf())?;
     Ok((who, f))
 }
+
+/// The durations the forms take: (at least, at most, as said on the form).
+const TIMEOUT_RANGE: (f64, f64, &str) = (0.1, 600.0, "100ms to 10m");
+const INTERVAL_RANGE: (f64, f64, &str) = (1.0, 86400.0, "1s to 24h");
 
 /// What the cluster form sends. Checkboxes are absent when not ticked.
 #[derive(Debug, Default, Deserialize)]
@@ -210,13 +269,13 @@ impl ClusterForm {
 
     /// The settings entered, or what is wrong with them (naming the field).
     fn settings(&self, agent: bool) -> Result<PageSettings, String> {
-        let seconds = |field: &str, text: &str, default: f64| -> Result<f64, String> {
+        let seconds = |field: &str, text: &str, default: f64, (min, max, range): (f64, f64, &str)| {
             if text.trim().is_empty() {
                 return Ok(default);
             }
             match parse_duration(text) {
-                Ok(s) if s > 0.0 => Ok(s),
-                _ => Err(format!("{field}: a duration is expected, such as 10s, 1m or 30")),
+                Ok(s) if (min..=max).contains(&s) => Ok(s),
+                _ => Err(format!("{field}: a duration from {range} is expected, such as 10s, 1m or 30")),
             }
         };
         let port = match self.port.trim() {
@@ -227,14 +286,18 @@ impl ClusterForm {
         if !agent && address.is_empty() {
             return Err("Address: the API server's address is needed, for example https://k3s.lan:6443".into());
         }
+        // Saved only if a cycle could read it: the same parsing as `check`'s.
+        if !agent && let Err(e) = crate::kube::address::parse_address(address, port) {
+            return Err(format!("Address: {e}"));
+        }
         let ca = self.ca.trim();
         Ok(PageSettings {
             address: (!agent).then(|| address.to_string()),
             port,
             ca: (!agent && !ca.is_empty()).then(|| ca.to_string()),
             insecure_skip_tls_verify: !agent && self.insecure.is_some(),
-            timeout: seconds("Timeout per request", &self.timeout, 10.0)?,
-            interval: seconds("Interval", &self.interval, 60.0)?,
+            timeout: seconds("Timeout per request", &self.timeout, 10.0, TIMEOUT_RANGE)?,
+            interval: seconds("Interval", &self.interval, 60.0, INTERVAL_RANGE)?,
             ignored_namespaces: self
                 .ignored
                 .split(|c: char| c == ',' || c.is_whitespace())
@@ -250,10 +313,24 @@ fn shell_quote(s: &str) -> String {
     format!("'{}'", s.replace('\'', "'\\''"))
 }
 
-/// A name the pages may give a cluster: not empty, no `/` nor control characters, not `new`.
+/// The rule for the names of clusters added on the pages, as the form says it.
+const NAME_RULE: &str = "up to 100 letters (a-z, A-Z), digits, '-', '_' and '.', not starting with '-', \
+                         not only dots, and not \"new\"";
+
+/// A name the pages may give a cluster: what a Kubernetes-minded user expects (ASCII letters,
+/// digits, `-`, `_`, `.`), so that no name looks like another (invisible or direction-changing
+/// characters), breaks out of a YAML comment, resolves to another path (`..`) or reads as an
+/// option of the agent's command (`--help`).
 fn check_name(name: &str) -> Result<(), String> {
-    if name.is_empty() || name.len() > 100 || name.chars().any(|c| c.is_control() || c == '/') || name == "new" {
-        return Err("Name: up to 100 characters, without '/' or control characters (and not \"new\")".into());
+    let allowed = |c: char| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.');
+    if name.is_empty()
+        || name.len() > 100
+        || !name.chars().all(allowed)
+        || name.starts_with('-')
+        || name.chars().all(|c| c == '.')
+        || name == "new"
+    {
+        return Err(format!("Name: {NAME_RULE}"));
     }
     Ok(())
 }
@@ -361,6 +438,7 @@ fn form_page(board: &Board, csrf: &str, f: &ClusterForm, editing: Option<&str>, 
                 input type="hidden" name="name" value=(f.name);
             } @else {
                 label { "Name" input type="text" name="name" value=(f.name) required placeholder="k3s-lab"; }
+                p.muted { "Names: " (NAME_RULE) "." }
             }
             @if f.agent {
                 p.muted { "Read through its agent: the agent holds the connection settings, and keeps its token." }
@@ -372,12 +450,15 @@ fn form_page(board: &Board, csrf: &str, f: &ClusterForm, editing: Option<&str>, 
                     input type="password" name="token" value="" autocomplete="off"
                         placeholder=(if editing.is_some() { "leave empty to keep the current token" } else { "" });
                 }
+                @if editing.is_some() {
+                    p.muted { "The stored token is kept only while the address, port, CA and certificate choice stay as they are; when one changes, enter the token again." }
+                }
                 label { "Cluster CA certificate (base64 or PEM)" textarea name="ca" rows="5" { (f.ca) } }
                 label.check { input type="checkbox" name="insecure" checked[f.insecure.is_some()]; " Accept an unverifiable certificate" }
             }
-            label { "Timeout per request" input type="text" name="timeout" value=(f.timeout) placeholder="10s"; }
+            label { "Timeout per request (100ms to 10m)" input type="text" name="timeout" value=(f.timeout) placeholder="10s"; }
             label { "Ignored namespaces" input type="text" name="ignored" value=(f.ignored) placeholder="ci, sandbox"; }
-            label { "Interval" input type="text" name="interval" value=(f.interval) placeholder="60s"; }
+            label { "Interval (1s to 24h)" input type="text" name="interval" value=(f.interval) placeholder="60s"; }
             p.buttons {
                 @if !f.agent {
                     button type="submit" name="action" value="test" { "Test" }
@@ -397,6 +478,7 @@ fn form_page(board: &Board, csrf: &str, f: &ClusterForm, editing: Option<&str>, 
             form.cluster method="post" action="/clusters/new" {
                 input type="hidden" name="csrf" value=(csrf);
                 label { "Name" input type="text" name="name" value="" placeholder="edge-17"; }
+                p.muted { "Names: " (NAME_RULE) "." }
                 label { "Interval" input type="text" name="interval" value="" placeholder="60s"; }
                 label { "Ignored namespaces" input type="text" name="ignored" value="" placeholder="ci, sandbox"; }
                 p.buttons { button type="submit" name="action" value="agent" { "Create the agent's token" } }
@@ -427,12 +509,17 @@ fn problem(message: &str) -> Markup {
 }
 
 /// `GET /clusters/new`
-pub async fn new_form(State(board): State<Arc<Board>>, https: axum::Extension<Https>, headers: HeaderMap) -> Response {
-    if let Err(r) = may_change(&board, &headers) {
+pub async fn new_form(
+    State(board): State<Arc<Board>>,
+    https: axum::Extension<Https>,
+    axum::Extension(role): axum::Extension<Checked>,
+    headers: HeaderMap,
+) -> Response {
+    if let Err(r) = may_change(&board, &headers, &role) {
         return r.answer(&board);
     }
-    let s = session(&headers);
-    let csrf = csrf_token(&board, &s.id).unwrap_or_default();
+    let s = session(&board, &headers, https.0, now());
+    let csrf = csrf_token(&board, &s).unwrap_or_default();
     let f = ClusterForm { port: "6443".into(), timeout: "10s".into(), interval: "60s".into(), ..Default::default() };
     with_session(respond(StatusCode::OK, HTML, form_page(&board, &csrf, &f, None, None)), &s, https.0)
 }
@@ -441,17 +528,18 @@ pub async fn new_form(State(board): State<Arc<Board>>, https: axum::Extension<Ht
 pub async fn edit_form(
     State(board): State<Arc<Board>>,
     https: axum::Extension<Https>,
+    axum::Extension(role): axum::Extension<Checked>,
     Path(name): Path<String>,
     headers: HeaderMap,
 ) -> Response {
-    if let Err(r) = may_change(&board, &headers) {
+    if let Err(r) = may_change(&board, &headers, &role) {
         return r.answer(&board);
     }
     let Some(settings) = board.stored_cluster(&name).map(|c| c.settings) else {
         return not_editable(&board, &name);
     };
-    let s = session(&headers);
-    let csrf = csrf_token(&board, &s.id).unwrap_or_default();
+    let s = session(&board, &headers, https.0, now());
+    let csrf = csrf_token(&board, &s).unwrap_or_default();
     let f = ClusterForm::from_settings(&name, &settings);
     with_session(respond(StatusCode::OK, HTML, form_page(&board, &csrf, &f, Some(&name), None)), &s, https.0)
 }
@@ -469,10 +557,11 @@ fn not_editable(board: &Board, name: &str) -> Response {
 pub async fn new_post(
     State(board): State<Arc<Board>>,
     https: axum::Extension<Https>,
+    axum::Extension(role): axum::Extension<Checked>,
     headers: HeaderMap,
     body: Bytes,
 ) -> Response {
-    let (who, f) = match change::<ClusterForm>(&board, &headers, &body) {
+    let (who, f) = match change::<ClusterForm>(&board, &headers, https.0, &role, &body) {
         Ok(c) => c,
         Err(r) => return r.answer(&board),
     };
@@ -513,7 +602,7 @@ pub async fn new_post(
             let server = format!("{}://{host}", if https.0.0 { "https" } else { "http" });
             let file = format!("{name}.agent-token");
             let command = format!(
-                "umask 077; printf '%s' {} > {file} && dumbmonit manifests agent --server {} --cluster {} --agent-token-file {file} | kubectl apply -f -",
+                "umask 077; printf '%s' {} > {file} && dumbmonit manifests agent --server {} --cluster={} --agent-token-file {file} | kubectl apply -f -",
                 shell_quote(&token),
                 shell_quote(&server),
                 shell_quote(&name),
@@ -534,11 +623,13 @@ pub async fn new_post(
 /// `POST /clusters/{name}/edit`: test or save; an empty token keeps the stored one.
 pub async fn edit_post(
     State(board): State<Arc<Board>>,
+    https: axum::Extension<Https>,
+    axum::Extension(role): axum::Extension<Checked>,
     Path(name): Path<String>,
     headers: HeaderMap,
     body: Bytes,
 ) -> Response {
-    let (who, mut f) = match change::<ClusterForm>(&board, &headers, &body) {
+    let (who, mut f) = match change::<ClusterForm>(&board, &headers, https.0, &role, &body) {
         Ok(c) => c,
         Err(r) => return r.answer(&board),
     };
@@ -556,6 +647,21 @@ pub async fn edit_post(
         Ok(s) => s,
         Err(e) => return answer(&f, problem(&e)),
     };
+    // The stored token goes only where it was saved for: a changed address, port, CA or
+    // certificate choice needs the token entered again, and nothing is sent before.
+    let moved = settings.address != old.address
+        || settings.port != old.port
+        || settings.ca != old.ca
+        || settings.insecure_skip_tls_verify != old.insecure_skip_tls_verify;
+    if moved && f.token.trim().is_empty() {
+        return answer(
+            &f,
+            problem(
+                "Service-account token: the address, port, CA or certificate choice changed, so the stored token \
+                 is not sent: enter the token again",
+            ),
+        );
+    }
     let token = if f.token.trim().is_empty() {
         match stored.token {
             Ok(t) => t,
@@ -592,11 +698,13 @@ impl Posted for RemoveForm {
 /// `POST /clusters/{name}/remove`
 pub async fn remove_post(
     State(board): State<Arc<Board>>,
+    https: axum::Extension<Https>,
+    axum::Extension(role): axum::Extension<Checked>,
     Path(name): Path<String>,
     headers: HeaderMap,
     body: Bytes,
 ) -> Response {
-    let (who, _) = match change::<RemoveForm>(&board, &headers, &body) {
+    let (who, _) = match change::<RemoveForm>(&board, &headers, https.0, &role, &body) {
         Ok(c) => c,
         Err(r) => return r.answer(&board),
     };

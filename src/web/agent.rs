@@ -10,26 +10,67 @@
 //! | 401 | the token is missing or not the cluster's; nothing is stored |
 //! | 404 | the named cluster is not read through an agent here |
 //! | 409 `unknown_base` | the report is a difference from a cycle this server does not hold |
-//! | 413 | the body is larger than 64 MiB (512 MiB once inflated) |
+//! | 413 | the body is larger than 64 MiB (256 MiB once inflated) |
+//! | 503 | the reports being received hold 128 MiB already: the agent tries again |
 //! | 422 | the cycle is refused (from the far future) |
 //!
 //! Every refusal is one line in the server's log; tokens appear in none.
 
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use axum::extract::{Request, State};
 use axum::response::Response;
 use http::{Method, StatusCode};
 use http_body_util::{BodyExt, Limited};
+use tokio::sync::Semaphore;
 
 use super::{JSON, respond};
 use crate::board::{Board, Knock, Push, Reply};
-use crate::clock::log;
+use crate::clock::{log, shortened};
+
+/// At most this many bytes of a path or header are put in a log line.
+const SHOWN: usize = 200;
 use crate::collect::wire::{Answer, Report};
 
 /// The largest report taken, as sent (gzip) and once inflated.
 pub const MAX_BODY: usize = 64 * 1024 * 1024;
-pub const MAX_INFLATED: u64 = 512 * 1024 * 1024;
+pub const MAX_INFLATED: u64 = 256 * 1024 * 1024;
+
+/// The bytes all the reports being received may hold together (two of the largest).
+pub const MAX_IN_FLIGHT: usize = 2 * MAX_BODY;
+
+/// Reports inflated and parsed at once (each a core's work).
+const PARSED_AT_ONCE: usize = 2;
+
+fn in_flight() -> &'static Arc<Semaphore> {
+    static BUDGET: OnceLock<Arc<Semaphore>> = OnceLock::new();
+    BUDGET.get_or_init(|| Arc::new(Semaphore::new(MAX_IN_FLIGHT)))
+}
+
+fn parsing() -> &'static Arc<Semaphore> {
+    static SLOTS: OnceLock<Arc<Semaphore>> = OnceLock::new();
+    SLOTS.get_or_init(|| Arc::new(Semaphore::new(PARSED_AT_ONCE)))
+}
+
+/// A body's chunks, read in order without being joined.
+struct Chunks(std::collections::VecDeque<bytes::Bytes>);
+
+impl std::io::Read for Chunks {
+    fn read(&mut self, out: &mut [u8]) -> std::io::Result<usize> {
+        use bytes::Buf;
+        while let Some(front) = self.0.front_mut() {
+            if front.is_empty() {
+                self.0.pop_front();
+                continue;
+            }
+            let n = out.len().min(front.len());
+            out[..n].copy_from_slice(&front[..n]);
+            front.advance(n);
+            return Ok(n);
+        }
+        Ok(0)
+    }
+}
 
 use crate::collect::wire::CLUSTER_HEADER;
 
@@ -56,13 +97,16 @@ pub async fn handle(State(board): State<Arc<Board>>, req: Request) -> Response {
         .unwrap_or_default();
     let cluster = header(CLUSTER_HEADER);
     let route = (parts.method.clone(), parts.uri.path().to_string());
+    // What is logged from the request is cut short: anyone may send a long path or header.
+    let (shown_path, shown_cluster) =
+        (shortened(&route.1, SHOWN).into_owned(), cluster.as_deref().map(|c| shortened(c, SHOWN)));
     let is_push = match (&route.0, route.1.as_str()) {
         (&Method::POST, "/api/v1/agent/cycles") => true,
         (&Method::GET, "/api/v1/agent/settings") => false,
         (_, "/api/v1/agent/cycles" | "/api/v1/agent/settings") => {
-            return refuse(StatusCode::METHOD_NOT_ALLOWED, format!("{} {} is not served", route.0, route.1));
+            return refuse(StatusCode::METHOD_NOT_ALLOWED, format!("{} {shown_path} is not served", route.0));
         }
-        _ => return refuse(StatusCode::NOT_FOUND, format!("nothing at {}", route.1)),
+        _ => return refuse(StatusCode::NOT_FOUND, format!("nothing at {shown_path}")),
     };
     let (settings, inbox) = match board.knock(cluster.as_deref(), &token) {
         Knock::Open { settings, inbox } => (settings, inbox),
@@ -70,10 +114,11 @@ pub async fn handle(State(board): State<Arc<Board>>, req: Request) -> Response {
             return refuse(StatusCode::UNAUTHORIZED, "no agent token (Authorization: Bearer) given".into());
         }
         Knock::WrongToken => {
-            let which = cluster.map(|c| format!("cluster {c:?}")).unwrap_or_else(|| "any agent's cluster".into());
+            let which = shown_cluster.map(|c| format!("cluster {c:?}")).unwrap_or_else(|| "any agent's cluster".into());
             return refuse(StatusCode::UNAUTHORIZED, format!("the agent token is not the one of {which}"));
         }
         Knock::NotConfigured(name) => {
+            let name = shortened(&name, SHOWN);
             return refuse(StatusCode::NOT_FOUND, format!("no cluster {name:?} is read through an agent here"));
         }
     };
@@ -82,28 +127,60 @@ pub async fn handle(State(board): State<Arc<Board>>, req: Request) -> Response {
         return answer(StatusCode::OK, "ok", None, Some(settings));
     }
     let declared = header("content-length").and_then(|l| l.trim().parse::<u64>().ok());
-    if declared.is_some_and(|l| l > MAX_BODY as u64) {
-        return refuse(
+    let too_large = || {
+        refuse(
             StatusCode::PAYLOAD_TOO_LARGE,
             format!("cluster {name}: the report is larger than {} MiB", MAX_BODY / (1024 * 1024)),
-        );
-    }
-    let body = match Limited::new(body, MAX_BODY).collect().await {
-        Ok(b) => b.to_bytes(),
-        Err(e) if e.downcast_ref::<http_body_util::LengthLimitError>().is_some() => {
-            return refuse(
-                StatusCode::PAYLOAD_TOO_LARGE,
-                format!("cluster {name}: the report is larger than {} MiB", MAX_BODY / (1024 * 1024)),
-            );
-        }
-        Err(e) => return refuse(StatusCode::BAD_REQUEST, format!("cluster {name}: the report could not be read: {e}")),
+        )
     };
-    let report = match Report::parse(&body, MAX_INFLATED) {
-        Ok(r) => r,
-        Err(e) if e.starts_with("larger than") => {
+    if declared.is_some_and(|l| l > MAX_BODY as u64) {
+        return too_large();
+    }
+    // Every byte held is taken from the one budget of all bodies in flight: past it, a report
+    // is answered 503 (the agent tries again) instead of filling the memory.
+    let mut held: Option<tokio::sync::OwnedSemaphorePermit> = None;
+    let mut chunks = std::collections::VecDeque::new();
+    let mut body = Limited::new(body, MAX_BODY);
+    while let Some(frame) = body.frame().await {
+        let data = match frame {
+            Ok(frame) => match frame.into_data() {
+                Ok(data) => data,
+                Err(_) => continue,
+            },
+            Err(e) if e.downcast_ref::<http_body_util::LengthLimitError>().is_some() => return too_large(),
+            Err(e) => {
+                return refuse(StatusCode::BAD_REQUEST, format!("cluster {name}: the report could not be read: {e}"));
+            }
+        };
+        let Ok(permit) = in_flight().clone().try_acquire_many_owned(data.len() as u32) else {
+            return refuse(
+                StatusCode::SERVICE_UNAVAILABLE,
+                format!("cluster {name}: the server holds as many reports as it takes at once; try again"),
+            );
+        };
+        match &mut held {
+            Some(h) => h.merge(permit),
+            None => held = Some(permit),
+        }
+        chunks.push_back(data);
+    }
+    // Inflated and parsed as a stream, off the request threads, a few at a time.
+    let parsing = match parsing().clone().acquire_owned().await {
+        Ok(p) => p,
+        Err(_) => return refuse(StatusCode::SERVICE_UNAVAILABLE, format!("cluster {name}: the server is stopping")),
+    };
+    let parsed = tokio::task::spawn_blocking(move || {
+        let _held = (held, parsing);
+        Report::read(Chunks(chunks), MAX_INFLATED)
+    })
+    .await;
+    let report = match parsed {
+        Ok(Ok(r)) => r,
+        Ok(Err(e)) if e.starts_with("larger than") => {
             return refuse(StatusCode::PAYLOAD_TOO_LARGE, format!("cluster {name}: the report is {e}"));
         }
-        Err(e) => return refuse(StatusCode::BAD_REQUEST, format!("cluster {name}: {e}")),
+        Ok(Err(e)) => return refuse(StatusCode::BAD_REQUEST, format!("cluster {name}: {e}")),
+        Err(_) => return refuse(StatusCode::INTERNAL_SERVER_ERROR, format!("cluster {name}: the report was not read")),
     };
     let (tx, rx) = tokio::sync::oneshot::channel();
     let push = Push { report, received: jiff::Timestamp::now(), reply: tx };

@@ -28,13 +28,25 @@ pub fn ago(t: Timestamp, now: Timestamp) -> String {
 /// A whole page: title, the banner (the demo's "simulated" notice) and the body. Everything
 /// interpolated into markup is escaped by `maud`; only markup built by `maud` is taken as is.
 pub fn page(title: &str, banner: Option<&str>, body: Markup) -> String {
+    layout(title, banner, body, true)
+}
+
+/// A page that never reloads itself: the forms (a reload would lose what was typed) and the
+/// answer that shows an agent's token once.
+pub fn still_page(title: &str, banner: Option<&str>, body: Markup) -> String {
+    layout(title, banner, body, false)
+}
+
+fn layout(title: &str, banner: Option<&str>, body: Markup, refresh: bool) -> String {
     html! {
         (DOCTYPE)
         html lang="en" {
             head {
                 meta charset="utf-8";
                 meta name="viewport" content="width=device-width, initial-scale=1";
-                meta http-equiv="refresh" content="30";
+                @if refresh {
+                    meta http-equiv="refresh" content="30";
+                }
                 title { (title) }
                 link rel="stylesheet" href="/static/dumbmonit.css";
             }

@@ -33,10 +33,12 @@ use http::header::{
 use http::{Method, StatusCode};
 use hyper_util::rt::TokioIo;
 use hyper_util::service::TowerToHyperService;
+use tower::ServiceExt;
 use tower_http::compression::CompressionLayer;
 use tower_http::set_header::SetResponseHeaderLayer;
 use tower_http::timeout::TimeoutLayer;
 
+use crate::auth::{Role, Verdict};
 use crate::board::{Board, Pages};
 
 const CSP: &str = "default-src 'none'; style-src 'self'; img-src 'self' data:; frame-ancestors 'none'; base-uri 'none'; form-action 'self'";
@@ -62,11 +64,15 @@ fn not_found(board: &Board, what: &str) -> Response {
 
 /// Every route: the pages, the JSON API, /metrics, the probes and the agents' door, with the
 /// security headers on every answer, compression of what is not compressed yet, and a deadline.
-pub fn router(board: Arc<Board>, https: bool) -> Router {
+pub fn router(board: Arc<Board>, https: bool, listen: SocketAddr) -> Router {
     let header = |name: &'static str, value: &'static str| {
         SetResponseHeaderLayer::overriding(HeaderName::from_static(name), HeaderValue::from_static(value))
     };
-    Router::new()
+    let mut probes = Router::new().route("/healthz", get(|| async { respond(StatusCode::OK, TEXT, "ok\n") }));
+    if std::env::var_os(TEST_PANIC_ENV).is_some() {
+        probes = probes.route("/test/panic", get(panic_on_purpose));
+    }
+    let router = Router::new()
         .route("/", get(overview))
         .route("/clusters/{name}", get(cluster))
         .route("/readyz", get(readyz))
@@ -94,23 +100,86 @@ pub fn router(board: Arc<Board>, https: bool) -> Router {
                 // A change must come from a page of this server: its Origin (or Sec-Fetch-Site)
                 // says so; the handlers check the session's CSRF token too.
                 .route_layer(tower_http::csrf::CsrfLayer::new())
+                .route_layer(middleware::from_fn(same_scheme))
                 .route_layer(tower_http::limit::RequestBodyLimitLayer::new(MAX_FORM)),
         )
         .fallback(nothing_here)
         .layer(middleware::from_fn_with_state(board.clone(), viewers_only))
         // The probe and the agents' door are outside the viewers' credentials: an agent has a
         // token of its own, checked by its door.
-        .route("/healthz", get(|| async { respond(StatusCode::OK, TEXT, "ok\n") }))
+        .merge(probes)
         .route("/api/v1/agent/{*rest}", any(agent::handle))
         .with_state(board)
         .layer(axum::Extension(admin::Https(https)))
+        .layer(axum::Extension(Listen(listen)))
         .layer(CompressionLayer::new().gzip(true))
         .layer(TimeoutLayer::with_status_code(StatusCode::SERVICE_UNAVAILABLE, REQUEST_TIMEOUT))
+        // A handler that panics answers 500 and is logged; the connection and the server go on.
+        .layer(tower_http::catch_panic::CatchPanicLayer::custom(panicked))
         .layer(header("content-security-policy", CSP))
         .layer(header("x-content-type-options", "nosniff"))
         .layer(header("x-frame-options", "DENY"))
         .layer(header("referrer-policy", "no-referrer"))
-        .layer(SetResponseHeaderLayer::if_not_present(CACHE_CONTROL, HeaderValue::from_static("no-store")))
+        .layer(SetResponseHeaderLayer::if_not_present(CACHE_CONTROL, HeaderValue::from_static("no-store")));
+    if https {
+        // Over [tls], browsers are told to come back over HTTPS only.
+        router.layer(header("strict-transport-security", "max-age=31536000"))
+    } else {
+        router
+    }
+}
+
+/// For tests only: with this variable set, `GET /test/panic` panics in its handler, so that a
+/// test sees what a panic in a handler becomes.
+pub const TEST_PANIC_ENV: &str = "DUMBMONIT_TEST_PANIC";
+
+async fn panic_on_purpose() -> Response {
+    panic!("a handler panicked, as asked for by the test")
+}
+
+/// The answer to a request whose handler panicked: 500, and a line in the log.
+fn panicked(payload: Box<dyn std::any::Any + Send + 'static>) -> Response {
+    let why = payload
+        .downcast_ref::<String>()
+        .map(String::as_str)
+        .or_else(|| payload.downcast_ref::<&str>().copied())
+        .unwrap_or("no message");
+    crate::clock::log(&format!("web: a request failed on an internal error (a panic: {why}); answered 500"));
+    respond(StatusCode::INTERNAL_SERVER_ERROR, TEXT, "internal error: the server's log says more\n")
+}
+
+/// The address the pages listen on (its host is one the pages answer to).
+#[derive(Clone, Copy)]
+pub struct Listen(pub SocketAddr);
+
+/// A change's `Origin`, when given, has this server's scheme too (the CSRF layer compares the
+/// host and port only).
+async fn same_scheme(https: axum::Extension<admin::Https>, request: Request, next: Next) -> Response {
+    let ours = if https.0.0 { "https" } else { "http" };
+    let origin = request.headers().get(http::header::ORIGIN).and_then(|v| v.to_str().ok());
+    if let Some(origin) = origin
+        && origin.parse::<http::Uri>().ok().and_then(|u| u.scheme_str().map(str::to_ascii_lowercase)).as_deref()
+            != Some(ours)
+    {
+        crate::clock::log("web: a change was refused: its Origin is not this server's scheme");
+        return respond(StatusCode::FORBIDDEN, TEXT, "cross-origin request refused\n");
+    }
+    next.run(request).await
+}
+
+/// Without `[auth]`, a page is only answered to a `Host` that is this server's: an IP address
+/// the listen address covers, a loopback name, or a name of `allowed_hosts`. A page elsewhere
+/// that made its own name resolve to this server (DNS rebinding) is refused.
+fn known_host(host: &str, listen: SocketAddr, allowed: &[String]) -> bool {
+    let name = match host.strip_prefix('[') {
+        Some(rest) => rest.split(']').next().unwrap_or(""),
+        None => host.rsplit_once(':').filter(|(_, p)| p.chars().all(|c| c.is_ascii_digit())).map_or(host, |(h, _)| h),
+    };
+    let name = name.trim_end_matches('.').to_ascii_lowercase();
+    if let Ok(ip) = name.parse::<std::net::IpAddr>() {
+        return ip.is_loopback() || listen.ip().is_unspecified() || ip == listen.ip();
+    }
+    name == "localhost" || name.ends_with(".localhost") || allowed.iter().any(|a| a.eq_ignore_ascii_case(&name))
 }
 
 /// The largest form taken (a cluster's settings with its CA).
@@ -132,15 +201,51 @@ async fn viewers_only(State(board): State<Arc<Board>>, request: Request, next: N
         return r;
     }
     let protection = board.protection();
+    if protection.credentials.is_none()
+        && let Some(Listen(listen)) = request.extensions().get::<Listen>().copied()
+    {
+        let host =
+            request.uri().authority().map(|a| a.as_str().to_string()).or_else(|| {
+                request.headers().get(http::header::HOST).and_then(|h| h.to_str().ok()).map(str::to_string)
+            });
+        if let Some(host) = host
+            && !known_host(&host, listen, &protection.allowed_hosts)
+        {
+            return respond(
+                StatusCode::MISDIRECTED_REQUEST,
+                TEXT,
+                "this server does not answer to that host name: without [auth], add it to allowed_hosts\n",
+            );
+        }
+    }
     let open = request.uri().path() == "/metrics" && protection.open_metrics;
     let authorization = request.headers().get(AUTHORIZATION).and_then(|v| v.to_str().ok());
-    if !open && !protection.allows(authorization) {
+    let client = request.extensions().get::<Client>().map_or(std::net::Ipv4Addr::UNSPECIFIED.into(), |c| c.0);
+    let role = match protection.check(authorization, client).await {
+        Verdict::Role(role) => role,
+        Verdict::Wait(wait) => {
+            let mut r = respond(StatusCode::TOO_MANY_REQUESTS, TEXT, "too many failed logins from here: wait\n");
+            r.headers_mut().insert(http::header::RETRY_AFTER, HeaderValue::from(wait.as_secs().max(1)));
+            return r;
+        }
+    };
+    if !open && role.is_none() {
         let mut r = respond(StatusCode::UNAUTHORIZED, TEXT, "credentials required\n");
         r.headers_mut().insert(WWW_AUTHENTICATE, HeaderValue::from_static(protection.challenge()));
         return r;
     }
+    let mut request = request;
+    request.extensions_mut().insert(Checked(role));
     next.run(request).await
 }
+
+/// The client's address, set on every request of its connection.
+#[derive(Clone, Copy)]
+pub struct Client(pub std::net::IpAddr);
+
+/// What the request's credentials may do, checked once by [`viewers_only`] for the handlers.
+#[derive(Clone)]
+pub struct Checked(pub Option<Role>);
 
 async fn overview(State(board): State<Arc<Board>>, RawQuery(query): RawQuery) -> Response {
     respond(StatusCode::OK, HTML, pages::overview(&board, query.as_deref().unwrap_or("")))
@@ -214,26 +319,79 @@ const MAX_CONNECTIONS: usize = 256;
 /// A client has this long to send a request's head; a connection idle that long is closed.
 const HEAD_TIMEOUT: Duration = Duration::from_secs(10);
 
+/// A new connection has this long to send its first byte (a request, or a TLS hello).
+const FIRST_BYTE_TIMEOUT: Duration = Duration::from_secs(3);
+
+/// Connections served at once for one client (an IP address); more are closed at once, so that
+/// one client's silent sockets never hold the slots of the others.
+const PER_CLIENT: usize = 32;
+
+/// The connections of each client, counted while they are open.
+#[derive(Clone, Default)]
+struct PerClient(Arc<std::sync::Mutex<std::collections::HashMap<std::net::IpAddr, usize>>>);
+
+/// One connection counted for its client until it is dropped.
+struct Counted(PerClient, std::net::IpAddr);
+
+impl PerClient {
+    fn take(&self, ip: std::net::IpAddr) -> Option<Counted> {
+        let mut open = self.0.lock().expect("per-client lock");
+        let n = open.entry(ip).or_insert(0);
+        if *n >= PER_CLIENT {
+            return None;
+        }
+        *n += 1;
+        Some(Counted(self.clone(), ip))
+    }
+}
+
+impl Drop for Counted {
+    fn drop(&mut self) {
+        let mut open = (self.0).0.lock().expect("per-client lock");
+        if let Some(n) = open.get_mut(&self.1) {
+            *n -= 1;
+            if *n == 0 {
+                open.remove(&self.1);
+            }
+        }
+    }
+}
+
 /// Serves until the process ends, over TLS when `tls` is given.
 pub async fn serve(listener: tokio::net::TcpListener, board: Arc<Board>, tls: Option<Arc<rustls::ServerConfig>>) {
     let https = tls.is_some();
+    let listen = listener.local_addr().unwrap_or_else(|_| SocketAddr::from(([127, 0, 0, 1], 0)));
     let slots = Arc::new(tokio::sync::Semaphore::new(MAX_CONNECTIONS));
     let acceptor = tls.map(tokio_rustls::TlsAcceptor::from);
-    let router = router(board, https);
+    let clients = PerClient::default();
+    let router = router(board, https, listen);
     loop {
         let Ok(slot) = slots.clone().acquire_owned().await else { return };
-        let tcp = match listener.accept().await {
-            Ok((tcp, _)) => tcp,
+        let (tcp, peer) = match listener.accept().await {
+            Ok(accepted) => accepted,
             Err(_) => {
                 // Out of file descriptors, say: wait instead of spinning.
                 tokio::time::sleep(Duration::from_millis(50)).await;
                 continue;
             }
         };
-        let router = router.clone();
+        let ip = peer.ip().to_canonical();
+        let Some(counted) = clients.take(ip) else {
+            drop(tcp);
+            continue;
+        };
+        let router = router.clone().map_request(move |mut r: http::Request<hyper::body::Incoming>| {
+            r.extensions_mut().insert(Client(ip));
+            r
+        });
         let acceptor = acceptor.clone();
         tokio::spawn(async move {
-            let _slot = slot;
+            let _slot = (slot, counted);
+            // A socket that stays silent is closed soon, before it holds a slot for long.
+            let mut first = [0u8; 1];
+            if !matches!(tokio::time::timeout(FIRST_BYTE_TIMEOUT, tcp.peek(&mut first)).await, Ok(Ok(1..))) {
+                return;
+            }
             match acceptor {
                 None => connection(TokioIo::new(tcp), router).await,
                 // A client that never finishes its handshake is dropped like one that never
@@ -249,9 +407,14 @@ pub async fn serve(listener: tokio::net::TcpListener, board: Arc<Board>, tls: Op
 }
 
 /// Serves the requests of one connection.
-async fn connection<I>(io: I, router: Router)
+async fn connection<I, S>(io: I, router: S)
 where
     I: hyper::rt::Read + hyper::rt::Write + Unpin + Send + 'static,
+    S: tower::Service<http::Request<hyper::body::Incoming>, Response = Response, Error = std::convert::Infallible>
+        + Clone
+        + Send
+        + 'static,
+    S::Future: Send + 'static,
 {
     let _ = hyper::server::conn::http1::Builder::new()
         .timer(hyper_util::rt::TokioTimer::new())

@@ -138,7 +138,7 @@ try {
   await agentForm.locator('[name="name"]').fill('edge');
   await Promise.all([page.waitForNavigation(), agentForm.locator('button[value="agent"]').click()]);
   const command = await page.textContent('pre.command');
-  check(command.includes('dumbmonit manifests agent') && command.includes("--cluster 'edge'") && command.includes('kubectl apply -f -'),
+  check(command.includes('dumbmonit manifests agent') && command.includes("--cluster='edge'") && command.includes('kubectl apply -f -'),
     'the agent path shows the one command to run');
   const agentToken = command.match(/printf '%s' '([^']+)'/)[1];
   writeFileSync(env('AGENT_TOKEN_OUT'), agentToken);

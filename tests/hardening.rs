@@ -1,0 +1,772 @@
+//! `serve` under the attacks of an outside attacker: the admins' forms (a stored token sent
+//! elsewhere, durations out of range, addresses and names that do not hold), what reaches the
+//! log, the state directory's modes, foreign `Host` headers, HTTPS's headers and the CSRF
+//! check's scheme. Each through the real binary, over plain HTTP unless said.
+
+mod common;
+
+use std::net::SocketAddr;
+
+use common::web::{Response, Served, request};
+use common::{Harness, path, register_secret};
+use dumbmonit_sim::scenario;
+
+const ADMIN_TOKEN: &str = "admin-token-hardening-5b7e21c9";
+const ADMIN: &str = "Bearer admin-token-hardening-5b7e21c9";
+
+/// `[auth.admin]` with a bearer token; viewers open (no `[auth]`).
+fn admins() -> String {
+    register_secret(ADMIN_TOKEN);
+    format!("[auth.admin]\nbearer_token = {ADMIN_TOKEN:?}\n")
+}
+
+/// An admin's browser: the session cookie and the CSRF token of a form it opened.
+struct Browser {
+    addr: SocketAddr,
+    cookie: String,
+    csrf: String,
+}
+
+impl Browser {
+    /// Opens `path` (a form) as the admin and keeps its session.
+    fn open(s: &Served, path: &str) -> Browser {
+        let r = request(s.addr, "GET", path, &[("Authorization", ADMIN)], b"");
+        assert_eq!(r.status, 200, "{path}: {}", r.body);
+        let cookie = r.header("set-cookie").expect("a new session").split(';').next().unwrap().to_string();
+        Browser { addr: s.addr, cookie, csrf: csrf_of(&r.body) }
+    }
+
+    /// The form `path` again, in this session: its CSRF token is kept.
+    fn reopen(&mut self, path: &str) -> Response {
+        let r = request(self.addr, "GET", path, &[("Authorization", ADMIN), ("Cookie", &self.cookie)], b"");
+        assert_eq!(r.status, 200, "{path}: {}", r.body);
+        self.csrf = csrf_of(&r.body);
+        r
+    }
+
+    /// A form POST from a page of this server, with the session's CSRF token.
+    fn post(&self, path: &str, fields: &[(&str, &str)]) -> Response {
+        self.post_from(path, fields, &format!("http://{}", self.addr))
+    }
+
+    fn post_from(&self, path: &str, fields: &[(&str, &str)], origin: &str) -> Response {
+        let mut form = form_urlencoded::Serializer::new(String::new());
+        form.append_pair("csrf", &self.csrf);
+        for (k, v) in fields {
+            form.append_pair(k, v);
+        }
+        let body = form.finish();
+        let headers = [
+            ("Authorization", ADMIN),
+            ("Cookie", self.cookie.as_str()),
+            ("Origin", origin),
+            ("Content-Type", "application/x-www-form-urlencoded"),
+        ];
+        request(self.addr, "POST", path, &headers, body.as_bytes())
+    }
+}
+
+fn csrf_of(page: &str) -> String {
+    let at = page.find("name=\"csrf\" value=\"").expect("a CSRF token in the form") + "name=\"csrf\" value=\"".len();
+    page[at..].split('"').next().unwrap().to_string()
+}
+
+/// The settings of a cluster read directly at `url`, with `more` fields.
+fn direct<'a>(url: &'a str, ca: &'a str, more: &[(&'a str, &'a str)]) -> Vec<(&'a str, &'a str)> {
+    let mut f = vec![("address", url), ("port", "6443"), ("ca", ca), ("timeout", "5s"), ("interval", "1s")];
+    for (k, v) in more {
+        f.retain(|(n, _)| n != k);
+        f.push((k, v));
+    }
+    f
+}
+
+fn serve_with_admins(dir: &std::path::Path, env: &[(&str, &str)]) -> Served {
+    let cfg = common::web::write_config(dir, &admins(), &[]);
+    Served::start(&cfg, env)
+}
+
+/// Item 2 of the attack: an empty token on the edit form keeps the stored one only while the
+/// cluster stays where it was saved for; a changed address, port, CA or certificate choice
+/// needs the token again, and nothing is sent before.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_stored_token_is_never_sent_to_a_changed_address() {
+    let now = jiff::Timestamp::now();
+    let home = Harness::start(scenario::healthy(now)).await;
+    let elsewhere = Harness::start(scenario::healthy(now)).await;
+    let (home_ca, elsewhere_ca) = (home.sim.ca_pem(), elsewhere.sim.ca_pem());
+    let (home_url, elsewhere_url) = (home.sim.url(), elsewhere.sim.url());
+    let dir = tempfile::tempdir().unwrap();
+    let s = serve_with_admins(dir.path(), &[]);
+    let mut b = Browser::open(&s, "/clusters/new");
+    let token = home.sim.token().to_string();
+    let saved =
+        b.post("/clusters/new", &direct(&home_url, home_ca, &[("action", "save"), ("name", "lab"), ("token", &token)]));
+    assert_eq!(saved.status, 303, "{}", saved.body);
+    let form = b.reopen("/clusters/lab/edit");
+
+    let moved = [
+        direct(&elsewhere_url, elsewhere_ca, &[]),
+        direct(&elsewhere_url, home_ca, &[]),
+        direct(&home_url, home_ca, &[("port", "6444")]),
+        direct(&home_url, elsewhere_ca, &[]),
+        direct(&home_url, home_ca, &[("insecure", "on")]),
+    ];
+    for fields in &moved {
+        for action in ["test", "save"] {
+            let mut f = fields.clone();
+            f.extend([("action", action), ("token", "")]);
+            let r = b.post("/clusters/lab/edit", &f);
+            let sent = elsewhere.sim.requests();
+            assert!(sent.is_empty(), "{action} {fields:?}: the stored token was sent elsewhere: {sent:?}");
+            assert_eq!(r.status, 200, "{action} {fields:?}: {}", r.body);
+            assert!(r.body.contains("so the stored token is not sent: enter the token again"), "{}", r.body);
+        }
+    }
+    assert!(form.body.contains("when one changes, enter the token again"), "the form says so: {}", form.body);
+
+    // Unchanged, the stored token is used where it belongs.
+    let mut f = direct(&home_url, home_ca, &[]);
+    f.extend([("action", "test"), ("token", "")]);
+    let r = b.post("/clusters/lab/edit", &f);
+    assert!(r.body.contains("The cluster was read."), "{}", r.body);
+}
+
+/// Items 10 and 11: durations out of range and addresses a cycle could not read are refused
+/// on Save and Test, the field named, and nothing panics; a panic in a handler answers 500.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn durations_and_addresses_are_checked_and_no_panic_is_reachable() {
+    let h = Harness::start(scenario::healthy(jiff::Timestamp::now())).await;
+    let (ca, url) = (h.sim.ca_pem(), h.sim.url());
+    let dir = tempfile::tempdir().unwrap();
+    let s = serve_with_admins(dir.path(), &[("DUMBMONIT_TEST_PANIC", "1")]);
+    let b = Browser::open(&s, "/clusters/new");
+    let token = h.sim.token().to_string();
+    let nines = "9".repeat(400);
+    for (field, value, said) in [
+        ("timeout", nines.as_str(), "Timeout per request: a duration from 100ms to 10m is expected"),
+        ("timeout", "0", "Timeout per request: a duration from 100ms to 10m is expected"),
+        ("timeout", "-5s", "Timeout per request: a duration from 100ms to 10m is expected"),
+        ("interval", "inf", "Interval: a duration from 1s to 24h is expected"),
+        ("interval", "NaN", "Interval: a duration from 1s to 24h is expected"),
+        ("interval", "1e400", "Interval: a duration from 1s to 24h is expected"),
+        ("interval", "2d", "Interval: a duration from 1s to 24h is expected"),
+    ] {
+        for action in ["test", "save"] {
+            let f = direct(&url, ca, &[("action", action), ("name", "lab"), ("token", &token), (field, value)]);
+            let r = b.post("/clusters/new", &f);
+            assert_eq!(r.status, 200, "{field} = {value:?} ({action}): {}", r.body);
+            assert!(r.body.contains(said), "{field} = {value:?} ({action}): {}", r.body);
+        }
+    }
+    for address in
+        ["javascript:alert(1)", "https://k3s.lan\r\nX-Injected: 1", "https://k3s.lan:6443/?x#y", "http://k3s.lan"]
+    {
+        let f = direct(&url, ca, &[("action", "save"), ("name", "lab"), ("token", &token), ("address", address)]);
+        let r = b.post("/clusters/new", &f);
+        assert_eq!(r.status, 200, "{address:?}: {}", r.body);
+        assert!(r.body.contains("Not saved.") && r.body.contains("Address: "), "{address:?}: {}", r.body);
+    }
+    assert!(!s.get("/").body.contains("href=\"/clusters/lab\""), "nothing was saved");
+    assert!(h.sim.requests().is_empty(), "nothing was tested");
+    // Good values still save.
+    let r = b.post("/clusters/new", &direct(&url, ca, &[("action", "save"), ("name", "lab"), ("token", &token)]));
+    assert_eq!(r.status, 303, "{}", r.body);
+
+    // A handler that panics answers 500, logged; the server goes on.
+    let r = s.get("/test/panic");
+    assert_eq!(r.status, 500, "{}", r.body);
+    assert!(s.log().contains("web: a request failed on an internal error"), "{}", s.log());
+    assert_eq!(s.get("/healthz").status, 200);
+    assert!(s.get("/").body.contains("href=\"/clusters/lab\""));
+}
+
+/// Item 10 in the file: a duration too large for the clock is refused at load, naming it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_duration_out_of_range_in_the_file_is_refused_without_a_panic() {
+    let h = Harness::start(scenario::healthy(jiff::Timestamp::now())).await;
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = common::web::write_config(dir.path(), "", &[("lab", &h, "1s")]);
+    for (bad, said) in [("timeout = 1e300", "not a duration: \"1e300\""), ("record_retention = -1", "not a duration")] {
+        let text =
+            std::fs::read_to_string(&cfg).unwrap().replace("interval = \"1s\"", &format!("interval = \"1s\"\n{bad}"));
+        let file = dir.path().join("bad.toml");
+        std::fs::write(&file, text).unwrap();
+        let run = common::dumbmonit(&["serve".into(), "--config".into(), path(&file)], &[], dir.path()).await;
+        assert_eq!(run.code, 3, "{bad}: {}", run.stderr);
+        assert!(run.stderr.contains(said), "{bad}: {}", run.stderr);
+    }
+}
+
+/// Items 7 and 8: names are what a Kubernetes-minded user expects, the rule is on the form, and
+/// the agent's command gives the name as `--cluster=NAME`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn cluster_names_are_plain_and_the_agent_command_takes_any_of_them() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = serve_with_admins(dir.path(), &[]);
+    let b = Browser::open(&s, "/clusters/new");
+    let form = s.get_with("/clusters/new", ADMIN);
+    assert!(
+        form.body.contains("not starting with &#39;-&#39;") || form.body.contains("not starting with '-'"),
+        "{}",
+        form.body
+    );
+    for name in [
+        "demo\u{200b}direct",
+        "x\u{202e}y",
+        "a\u{2028}injected: 1",
+        "..",
+        ".",
+        "--help",
+        "-x",
+        "a/b",
+        "café",
+        "a b",
+        "new",
+        "",
+    ] {
+        let r = b.post("/clusters/new", &[("action", "agent"), ("name", name)]);
+        assert_eq!(r.status, 200, "{name:?}: {}", r.body);
+        assert!(r.body.contains("Not saved.") && r.body.contains("Name: up to 100 letters"), "{name:?}: {}", r.body);
+    }
+    let r = b.post("/clusters/new", &[("action", "agent"), ("name", "edge-17.eu_west")]);
+    assert!(
+        r.body.contains("--cluster=&#39;edge-17.eu_west&#39;") || r.body.contains("--cluster='edge-17.eu_west'"),
+        "{}",
+        r.body
+    );
+    let token = r.body.split("printf &#39;%s&#39; &#39;").nth(1).or_else(|| r.body.split("printf '%s' '").nth(1));
+    register_secret(token.unwrap().split(['&', '\'']).next().unwrap());
+    let names: Vec<String> = s
+        .get("/api/v1/clusters")
+        .json()
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["name"].as_str().unwrap().into())
+        .collect();
+    assert_eq!(names, ["edge-17.eu_west"], "only the plain name was added");
+}
+
+/// Item 9: the forms and the agent's one-time command never reload themselves; the status
+/// pages still do.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn admin_pages_never_reload_themselves() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = serve_with_admins(dir.path(), &[]);
+    let refresh = "http-equiv=\"refresh\"";
+    assert!(s.get("/").body.contains(refresh), "the overview refreshes");
+    let b = Browser::open(&s, "/clusters/new");
+    assert!(!s.get_with("/clusters/new", ADMIN).body.contains(refresh));
+    let shown = b.post("/clusters/new", &[("action", "agent"), ("name", "edge")]);
+    assert!(shown.body.contains("pre class=\"command\""), "{}", shown.body);
+    let token =
+        shown.body.split("printf &#39;%s&#39; &#39;").nth(1).or_else(|| shown.body.split("printf '%s' '").nth(1));
+    register_secret(token.unwrap().split(['&', '\'']).next().unwrap());
+    assert!(!shown.body.contains(refresh), "the one-time command stays on the screen");
+    for path in ["/clusters/edge/edit", "/audit"] {
+        let page = s.get_with(path, ADMIN);
+        assert_eq!(page.status, 200, "{path}");
+        assert!(!page.body.contains(refresh), "{path}");
+    }
+    let refused = b.post("/clusters/new", &[("action", "agent"), ("name", "..")]);
+    assert!(!refused.body.contains(refresh), "a form with what was typed stays");
+}
+
+/// Item 15: the state directory is 0700 and the database's files 0600, even when the
+/// directory was made open before.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_state_is_readable_by_its_owner_only() {
+    use std::os::unix::fs::PermissionsExt;
+    let h = Harness::start(scenario::healthy(jiff::Timestamp::now())).await;
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = common::web::write_config(dir.path(), "", &[("lab", &h, "100ms")]);
+    let mode = |p: &std::path::Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
+    let state = dir.path().join("state");
+    {
+        let s = Served::start(&cfg, &[]);
+        s.wait_for("/api/v1/clusters/lab", "a cycle saved", |r| r.json()["last_good_cycle"].is_string());
+        assert_eq!(mode(&state), 0o700, "the state directory");
+        for f in ["dumbmonit.db", "dumbmonit.db-wal", "dumbmonit.db-shm", "secret.key"] {
+            assert_eq!(mode(&state.join(f)), 0o600, "{f}");
+        }
+    }
+    // Made open by an older version: narrowed at the next start.
+    std::fs::set_permissions(&state, std::fs::Permissions::from_mode(0o755)).unwrap();
+    std::fs::set_permissions(state.join("dumbmonit.db"), std::fs::Permissions::from_mode(0o644)).unwrap();
+    let s = Served::start(&cfg, &[]);
+    s.wait_for("/api/v1/clusters/lab", "a cycle", |r| r.json()["last_good_cycle"].is_string());
+    assert_eq!(mode(&state), 0o700);
+    assert_eq!(mode(&state.join("dumbmonit.db")), 0o600);
+}
+
+/// Item 12: without `[auth]`, a page is answered only to this server's own host names: IP
+/// addresses, loopback names and `allowed_hosts`; a rebinding page's name is refused (421).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn without_auth_only_known_host_names_are_answered() {
+    let h = Harness::start(scenario::healthy(jiff::Timestamp::now())).await;
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = common::web::write_config(dir.path(), "allowed_hosts = [\"monitor.lan\"]", &[("lab", &h, "1s")]);
+    let s = Served::start(&cfg, &[]);
+    let port = s.addr.port();
+    let with_host = |host: &str, path: &str| request(s.addr, "GET", path, &[("Host", host)], b"");
+    for host in [
+        format!("127.0.0.1:{port}"),
+        "localhost".into(),
+        format!("localhost:{port}"),
+        "[::1]".into(),
+        "monitor.lan".into(),
+        format!("MONITOR.lan:{port}"),
+        "app.localhost".into(),
+    ] {
+        assert_eq!(with_host(&host, "/api/v1/clusters").status, 200, "{host}");
+    }
+    for host in ["attacker.example", "attacker.example:80", "monitor.lan.attacker.example", "10.0.0.8"] {
+        for path in ["/", "/api/v1/clusters", "/metrics", "/clusters/lab"] {
+            let r = with_host(host, path);
+            assert_eq!(r.status, 421, "{host} {path}: {}", r.body);
+            assert!(r.body.contains("allowed_hosts"), "{}", r.body);
+        }
+    }
+    assert_eq!(with_host("attacker.example", "/healthz").status, 200, "the probe answers any host");
+    drop(s);
+
+    // With [auth], credentials protect the pages whatever the host.
+    let cfg = common::web::write_config(
+        dir.path(),
+        "[auth]\nbearer_token = \"viewer-token-0123456789\"\n",
+        &[("lab", &h, "1s")],
+    );
+    let s = Served::start(&cfg, &[]);
+    let r = request(
+        s.addr,
+        "GET",
+        "/",
+        &[("Host", "attacker.example"), ("Authorization", "Bearer viewer-token-0123456789")],
+        b"",
+    );
+    assert_eq!(r.status, 200);
+}
+
+/// Item 13: the CSRF check compares the Origin's scheme too; over `[tls]` every answer carries
+/// Strict-Transport-Security.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn origins_of_another_scheme_are_refused_and_https_is_strict() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = serve_with_admins(dir.path(), &[]);
+    let b = Browser::open(&s, "/clusters/new");
+    let r = b.post_from("/clusters/new", &[("action", "agent"), ("name", "edge")], &format!("https://{}", s.addr));
+    assert_eq!(r.status, 403, "{}", r.body);
+    assert!(s.get("/api/v1/clusters").json().as_array().unwrap().is_empty(), "nothing added");
+    assert!(s.get("/").header("strict-transport-security").is_none(), "not over plain HTTP");
+    drop(s);
+
+    let site = common::agent::Site::new("interval = \"60s\"", "");
+    let s = site.serve(&[]);
+    for path in ["/healthz", "/", "/api/v1/clusters"] {
+        let r = s.get(path);
+        assert_eq!(r.header("strict-transport-security"), Some("max-age=31536000"), "{path}");
+    }
+}
+
+fn report_with_error(error: &str) -> Vec<u8> {
+    use dumbmonit::collect::wire;
+    let time = jiff::Timestamp::now().round(jiff::Unit::Second).unwrap();
+    let r = wire::Report {
+        format: wire::FORMAT,
+        time,
+        sent: time,
+        duration_ms: 5,
+        stats: vec![],
+        address: "https://10.43.0.1:443".into(),
+        note: Some(format!("note\r\n{error}")),
+        outcome: wire::Outcome::Error(error.into()),
+    };
+    serde_json::to_vec(&r).unwrap()
+}
+
+/// Items 4 and 14: an agent's error cannot forge a log line or drive the terminal, and what
+/// an unauthenticated client sends (a path, a header) is logged cut short.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_log_cannot_be_forged_or_flooded() {
+    use common::agent::{AGENT_TOKEN, Site};
+    use common::web::request_tls;
+    let site = Site::new("interval = \"60s\"", "");
+    let s = site.serve(&[]);
+    let auth = format!("Bearer {AGENT_TOKEN}");
+    let forged = "boom\n2026-12-01T08:00:00Z audit: admin removed cluster prod\x1b[2J\u{2028}x";
+    let r = request_tls(
+        s.addr,
+        "POST",
+        "/api/v1/agent/cycles",
+        &[("Authorization", &auth)],
+        &report_with_error(forged),
+        &site.ca,
+    );
+    assert_eq!(r.status, 200, "{}", r.body);
+    s.wait_for("/api/v1/clusters/edge", "the error shown", |r| {
+        r.json()["error"].as_str().is_some_and(|e| e.contains("boom"))
+    });
+    let long = "a".repeat(60_000);
+    let r = request_tls(s.addr, "GET", &format!("/api/v1/agent/{long}"), &[], b"", &site.ca);
+    assert_eq!(r.status, 404);
+    let r = request_tls(
+        s.addr,
+        "POST",
+        "/api/v1/agent/cycles",
+        &[("Authorization", &auth), ("DumbMonit-Cluster", &long)],
+        b"{}",
+        &site.ca,
+    );
+    assert_eq!(r.status, 404);
+    let r = request_tls(
+        s.addr,
+        "POST",
+        "/api/v1/agent/cycles",
+        &[("Authorization", "Bearer agent-token-of-nobody-0000000"), ("DumbMonit-Cluster", &format!("edge{long}"))],
+        b"{}",
+        &site.ca,
+    );
+    assert_eq!(r.status, 404);
+    let log = s.log();
+    assert!(!log.contains('\x1b') && !log.contains('\u{2028}'), "no escape sequence reaches the log:\n{log}");
+    assert!(!log.lines().any(|l| l.starts_with("2026-12-01T08:00:00Z audit:")), "no forged line:\n{log}");
+    assert!(log.contains("boom\\n2026-12-01T08:00:00Z audit: admin removed cluster prod\\u{1b}[2J"), "{log}");
+    for line in log.lines() {
+        assert!(line.len() < 1_000, "a log line of {} bytes: {}…", line.len(), &line[..200]);
+    }
+    assert!(
+        log.contains("(60014 bytes)") && log.contains("(60000 bytes)") && log.contains("(60004 bytes)"),
+        "the log says how long it was:\n{log}"
+    );
+}
+
+/// One request from the loopback address `from` (another client than 127.0.0.1); its status.
+async fn status_from(from: std::net::IpAddr, to: SocketAddr, path: &str, authorization: &str) -> u16 {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let socket = tokio::net::TcpSocket::new_v4().unwrap();
+    socket.bind(SocketAddr::new(from, 0)).unwrap();
+    let Ok(mut s) = socket.connect(to).await else { return 0 };
+    let head = format!("GET {path} HTTP/1.0\r\nHost: {to}\r\nAuthorization: {authorization}\r\n\r\n");
+    if s.write_all(head.as_bytes()).await.is_err() {
+        return 0;
+    }
+    let mut raw = Vec::new();
+    let _ = s.read_to_end(&mut raw).await;
+    String::from_utf8_lossy(&raw).split_whitespace().nth(1).and_then(|c| c.parse().ok()).unwrap_or(0)
+}
+
+fn basic(user: &str, password: &str) -> String {
+    use base64::Engine;
+    format!("Basic {}", base64::engine::general_purpose::STANDARD.encode(format!("{user}:{password}")))
+}
+
+/// Item 1: a flood of wrong credentials from one client (an unknown user name, and the right
+/// names with wrong passwords) while an admin and a viewer read the pages from another: the
+/// admin's page and /healthz stay fast, the viewer's first login is checked, the flooding
+/// client is made to wait.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_flood_of_wrong_credentials_slows_only_its_client() {
+    let (admin_pass, viewer_pass) = ("flood-admin-password-4d1e", "flood-viewer-password-93ab");
+    register_secret(admin_pass);
+    register_secret(viewer_pass);
+    // The cost htpasswd -B uses by default.
+    let (admin_hash, viewer_hash) = (bcrypt::hash(admin_pass, 10).unwrap(), bcrypt::hash(viewer_pass, 10).unwrap());
+    let dir = tempfile::tempdir().unwrap();
+    let auth = format!(
+        "[auth]\nusername = \"viewer\"\npassword_hash = {viewer_hash:?}\n\n[auth.admin]\nusername = \"admin\"\npassword_hash = {admin_hash:?}\n"
+    );
+    let cfg = common::web::write_config(dir.path(), &auth, &[]);
+    let s = Served::start(&cfg, &[]);
+    let admin = basic("admin", admin_pass);
+    assert_eq!(s.get_with("/", &admin).status, 200, "the admin logs in before the flood");
+
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let flooder: std::net::IpAddr = "127.0.0.2".parse().unwrap();
+    let mut floods = Vec::new();
+    for i in 0..8 {
+        let (stop, addr) = (stop.clone(), s.addr);
+        floods.push(tokio::spawn(async move {
+            let mut statuses = std::collections::BTreeMap::<u16, u32>::new();
+            let mut n = 0;
+            while !stop.load(std::sync::atomic::Ordering::SeqCst) {
+                let header = match n % 3 {
+                    0 => basic("x", "y"),
+                    1 => basic("admin", &format!("guess-{i}-{n}")),
+                    _ => basic("viewer", &format!("guess-{i}-{n}")),
+                };
+                *statuses.entry(status_from(flooder, addr, "/", &header).await).or_default() += 1;
+                n += 1;
+            }
+            statuses
+        }));
+    }
+    tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+    let timed = |path: &str, authorization: Option<&str>| {
+        let started = std::time::Instant::now();
+        let r = match authorization {
+            Some(a) => s.get_with(path, a),
+            None => s.get(path),
+        };
+        (r.status, started.elapsed())
+    };
+    let (mut admin_times, mut probe_times) = (Vec::new(), Vec::new());
+    for _ in 0..20 {
+        let (status, took) = timed("/", Some(&admin));
+        assert_eq!(status, 200);
+        assert!(took < std::time::Duration::from_millis(500), "the admin's page took {took:?} during the flood");
+        admin_times.push(took);
+        let (status, took) = timed("/healthz", None);
+        assert_eq!(status, 200);
+        assert!(took < std::time::Duration::from_millis(500), "/healthz took {took:?} during the flood");
+        probe_times.push(took);
+    }
+    let (status, viewer_login) = timed("/", Some(&basic("viewer", viewer_pass)));
+    assert_eq!(status, 200, "a viewer's first login, from another client, is checked during the flood");
+    stop.store(true, std::sync::atomic::Ordering::SeqCst);
+    let mut statuses = std::collections::BTreeMap::<u16, u32>::new();
+    for f in floods {
+        for (k, v) in f.await.unwrap() {
+            *statuses.entry(k).or_default() += v;
+        }
+    }
+    admin_times.sort();
+    probe_times.sort();
+    println!(
+        "during the flood: admin / p50 {:?} max {:?}; /healthz p50 {:?} max {:?}; a viewer's first login {viewer_login:?}; the flood's answers {statuses:?}",
+        admin_times[10], admin_times[19], probe_times[10], probe_times[19]
+    );
+    assert!(statuses.get(&429).is_some_and(|n| *n > 0), "the flooding client is made to wait: {statuses:?}");
+    assert!(statuses.keys().all(|k| [401, 429].contains(k)), "{statuses:?}");
+}
+
+/// A serve over plain HTTP with the agent's cluster "edge" (its token `AGENT_TOKEN`).
+fn serve_an_agents_cluster(dir: &std::path::Path) -> Served {
+    use common::agent::AGENT_TOKEN;
+    register_secret(AGENT_TOKEN);
+    let token_file = dir.join("edge.token");
+    std::fs::write(&token_file, AGENT_TOKEN).unwrap();
+    let extra =
+        format!("[[cluster]]\nname = \"edge\"\nagent_token_file = {:?}\ninterval = \"60s\"\n", path(&token_file));
+    let cfg = common::web::write_config(dir, &extra, &[]);
+    Served::start(&cfg, &[])
+}
+
+fn mib(bytes: &serde_json::Value) -> f64 {
+    bytes.as_f64().unwrap() / (1024.0 * 1024.0)
+}
+
+/// Item 3: a gzip bomb and slow large bodies keep the memory bounded (one budget for every
+/// body in flight, inflated as a stream that stops at the limit), and what an agent says of
+/// itself is cut at 4 KB.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn agent_pushes_cannot_fill_the_memory() {
+    use common::agent::AGENT_TOKEN;
+    use std::io::{Read, Write};
+    let dir = tempfile::tempdir().unwrap();
+    let s = serve_an_agents_cluster(dir.path());
+    let auth = format!("Bearer {AGENT_TOKEN}");
+    let start = s.get("/api/v1/monitor").json();
+
+    // 305 KB of gzip that inflates to 300 MiB of JSON whitespace.
+    let member = {
+        let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::best());
+        gz.write_all(&vec![b' '; 1 << 20]).unwrap();
+        gz.finish().unwrap()
+    };
+    let bomb: Vec<u8> = member.iter().copied().cycle().take(member.len() * 300).collect();
+    let started = std::time::Instant::now();
+    let r = request(s.addr, "POST", "/api/v1/agent/cycles", &[("Authorization", &auth)], &bomb);
+    let bomb_took = started.elapsed();
+    let after_bomb = s.get("/api/v1/monitor").json();
+    let bomb_peak = mib(&after_bomb["peak_resident_memory_bytes"]) - mib(&start["resident_memory_bytes"]);
+    assert!(bomb_peak < 100.0, "the bomb grew the peak by {bomb_peak:.0} MiB");
+    assert_eq!(r.status, 413, "{}", r.body);
+
+    // Eight connections each sending 40 MiB of a 60 MiB body, and holding on.
+    let (tx, rx) = std::sync::mpsc::channel();
+    let mut held = Vec::new();
+    for _ in 0..8 {
+        let (addr, auth, tx) = (s.addr, auth.clone(), tx.clone());
+        held.push(std::thread::spawn(move || {
+            let mut c = std::net::TcpStream::connect(addr).unwrap();
+            let head = format!(
+                "POST /api/v1/agent/cycles HTTP/1.1\r\nHost: {addr}\r\nAuthorization: {auth}\r\nContent-Length: {}\r\n\r\n",
+                60 << 20
+            );
+            c.write_all(head.as_bytes()).unwrap();
+            let chunk = vec![b' '; 1 << 20];
+            let sent = (0..40).take_while(|_| c.write_all(&chunk).is_ok()).count();
+            tx.send(sent).unwrap();
+            // Held until the test has measured, then the answer, if any.
+            c.set_read_timeout(Some(std::time::Duration::from_secs(3))).unwrap();
+            let mut answer = Vec::new();
+            let _ = c.read_to_end(&mut answer);
+            String::from_utf8_lossy(&answer).split_whitespace().nth(1).and_then(|c| c.parse::<u16>().ok())
+        }));
+    }
+    let sent: usize = (0..8).map(|_| rx.recv().unwrap()).sum();
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    let holding = s.get("/api/v1/monitor").json();
+    let held_growth = mib(&holding["resident_memory_bytes"]) - mib(&start["resident_memory_bytes"]);
+    assert_eq!(s.get("/healthz").status, 200);
+    let answers: Vec<Option<u16>> = held.into_iter().map(|t| t.join().unwrap()).collect();
+
+    // A small report with a 50 MB note and a 10 MB error.
+    let time = jiff::Timestamp::now().round(jiff::Unit::Second).unwrap();
+    let report = dumbmonit::collect::wire::Report {
+        format: dumbmonit::collect::wire::FORMAT,
+        time,
+        sent: time,
+        duration_ms: 5,
+        stats: vec![],
+        address: format!("https://10.43.0.1:443/{}", "a".repeat(1 << 20)),
+        note: Some("n".repeat(50_000_000)),
+        outcome: dumbmonit::collect::wire::Outcome::Error("e".repeat(10_000_000)),
+    };
+    let gz = report.to_gzip();
+    let r = request(s.addr, "POST", "/api/v1/agent/cycles", &[("Authorization", &auth)], &gz);
+    assert_eq!(r.status, 200, "{}", r.body);
+    let page = s.wait_for("/api/v1/clusters/edge", "the report taken", |r| r.json()["last_cycle"].is_string());
+    println!(
+        "serve's RSS: {:.0} MiB at start; peak {bomb_peak:+.0} MiB after a {} KB gzip bomb (refused in {bomb_took:?}); {held_growth:+.0} MiB with {sent} MiB sent on 8 unfinished bodies (answers {answers:?}); a {} KB report with a 50 MB note: API answer {} bytes",
+        mib(&start["resident_memory_bytes"]),
+        bomb.len() / 1000,
+        gz.len() / 1000,
+        page.body.len()
+    );
+    assert!(bomb_peak < 100.0, "the bomb grew the peak by {bomb_peak:.0} MiB");
+    assert!(held_growth < 180.0, "unfinished bodies hold {held_growth:.0} MiB");
+    assert!(s.log().contains("the server holds as many reports as it takes at once"), "{}", s.log());
+    assert!(page.body.len() < 64 * 1024, "{} bytes", page.body.len());
+    assert!(page.body.contains("(cut at 4 KB: the agent sent 50000000 bytes)"), "the page says so");
+    let all = s.get("/api/v1/clusters");
+    assert!(all.body.len() < 32 * 1024, "{} bytes", all.body.len());
+    let cluster = s.get("/clusters/edge");
+    assert!(cluster.body.len() < 64 * 1024, "{} bytes", cluster.body.len());
+}
+
+/// Item 5: 300 silent sockets from one client, reopened as soon as they are closed, while
+/// another client's /healthz and pages are answered at once.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn silent_sockets_of_one_client_do_not_hold_the_others_out() {
+    use tokio::io::AsyncReadExt;
+    let h = Harness::start(scenario::healthy(jiff::Timestamp::now())).await;
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = common::web::write_config(dir.path(), "", &[("lab", &h, "1s")]);
+    let s = Served::start(&cfg, &[]);
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let attacker: std::net::IpAddr = "127.0.0.3".parse().unwrap();
+    let mut silent = Vec::new();
+    for _ in 0..300 {
+        let (stop, addr) = (stop.clone(), s.addr);
+        silent.push(tokio::spawn(async move {
+            let mut opened = 0u32;
+            while !stop.load(std::sync::atomic::Ordering::SeqCst) {
+                let socket = tokio::net::TcpSocket::new_v4().unwrap();
+                socket.bind(SocketAddr::new(attacker, 0)).unwrap();
+                if let Ok(mut c) = socket.connect(addr).await {
+                    opened += 1;
+                    // Silent until the server closes it (or the test ends).
+                    let mut b = [0u8; 1];
+                    let _ = tokio::time::timeout(std::time::Duration::from_secs(20), c.read(&mut b)).await;
+                }
+                tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+            }
+            opened
+        }));
+    }
+    tokio::time::sleep(std::time::Duration::from_millis(500)).await;
+    let mut times = Vec::new();
+    for path in ["/healthz", "/api/v1/clusters"].iter().cycle().take(20) {
+        let started = std::time::Instant::now();
+        let r = tokio::task::block_in_place(|| s.get(path));
+        assert_eq!(r.status, 200, "{path}");
+        let took = started.elapsed();
+        assert!(took < std::time::Duration::from_millis(1000), "{path} took {took:?} beside 300 silent sockets");
+        times.push(took);
+    }
+    stop.store(true, std::sync::atomic::Ordering::SeqCst);
+    times.sort();
+    let opened: u32 = {
+        let mut n = 0;
+        for t in silent {
+            n += t.await.unwrap();
+        }
+        n
+    };
+    println!("beside 300 silent sockets ({opened} opened): answers p50 {:?}, max {:?}", times[10], times[19]);
+}
+
+/// Item 6: only sessions this server issued are taken (signed, with an expiry, for the admin
+/// credentials of now and this start of the process); the CSRF token holds the credentials'
+/// fingerprint; over `[tls]` the cookie is `__Host-` prefixed.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sessions_are_the_servers_own_and_end() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = serve_with_admins(dir.path(), &[]);
+    // A cookie of the attacker's choosing is not adopted: a new session is issued.
+    let forged = format!("dumbmonit_session={}", "A".repeat(43));
+    let r = request(s.addr, "GET", "/clusters/new", &[("Authorization", ADMIN), ("Cookie", &forged)], b"");
+    let cookie = r.header("set-cookie").expect("a new session for a forged cookie");
+    assert!(
+        cookie.contains("Max-Age=43200") && cookie.contains("HttpOnly") && cookie.contains("SameSite=Strict"),
+        "{cookie}"
+    );
+    let planted = Browser { addr: s.addr, cookie: forged.clone(), csrf: csrf_of(&r.body) };
+    assert_eq!(
+        planted.post("/clusters/new", &[("action", "agent"), ("name", "edge")]).status,
+        403,
+        "not with the forged cookie"
+    );
+
+    // A session's form survives nothing but its own process and credentials.
+    let b = Browser::open(&s, "/clusters/new");
+    let mut again = Browser { addr: s.addr, cookie: b.cookie.clone(), csrf: String::new() };
+    assert!(again.reopen("/clusters/new").header("set-cookie").is_none(), "the issued session is kept");
+    assert_eq!(again.csrf, b.csrf);
+    let cfg = dir.path().join("dumbmonit.toml");
+    drop(s);
+    let s = Served::start(&cfg, &[]);
+    let b = Browser { addr: s.addr, ..b };
+    let r = b.post("/clusters/new", &[("action", "agent"), ("name", "edge")]);
+    assert_eq!(r.status, 403, "a session of the previous start: {}", r.body);
+    let b = Browser::open(&s, "/clusters/new");
+    // The admin token changes (reload): the form of the old credentials is refused.
+    let text = std::fs::read_to_string(&cfg).unwrap();
+    let new_token = "admin-token-hardening-rotated-77f1";
+    register_secret(new_token);
+    std::fs::write(&cfg, text.replace(ADMIN_TOKEN, new_token)).unwrap();
+    let pid = s.child.id().to_string();
+    assert!(std::process::Command::new("kill").args(["-HUP", &pid]).status().unwrap().success());
+    let new_auth = format!("Bearer {new_token}");
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    while request(s.addr, "GET", "/clusters/new", &[("Authorization", &new_auth)], b"").status != 200 {
+        assert!(std::time::Instant::now() < deadline, "reload did not take effect:\n{}", s.log());
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    let mut form = form_urlencoded::Serializer::new(String::new());
+    form.append_pair("csrf", &b.csrf).append_pair("action", "agent").append_pair("name", "edge");
+    let body = form.finish();
+    let headers = [
+        ("Authorization", new_auth.as_str()),
+        ("Cookie", b.cookie.as_str()),
+        ("Origin", &format!("http://{}", s.addr)),
+        ("Content-Type", "application/x-www-form-urlencoded"),
+    ];
+    let r = request(s.addr, "POST", "/clusters/new", &headers, body.as_bytes());
+    assert_eq!(r.status, 403, "a form of the old credentials: {}", r.body);
+    assert!(s.get("/api/v1/clusters").json().as_array().unwrap().is_empty(), "nothing was added");
+    drop(s);
+
+    // Over [tls], the cookie is for this host only, and Secure.
+    let site = common::agent::Site::new("interval = \"60s\"", &admins());
+    let s = site.serve(&[]);
+    let r = common::web::request_tls(s.addr, "GET", "/clusters/new", &[("Authorization", ADMIN)], b"", &site.ca);
+    let cookie = r.header("set-cookie").unwrap();
+    assert!(
+        cookie.starts_with("__Host-dumbmonit_session=") && cookie.contains("; Path=/;") && cookie.contains("Secure"),
+        "{cookie}"
+    );
+    assert!(!cookie.contains("Domain"), "{cookie}");
+}
