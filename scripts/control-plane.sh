@@ -25,7 +25,11 @@ build() {
   local v=k8s.io/component-base/version c=k8s.io/client-go/pkg/version
   local flags="-X $v.gitVersion=$release -X $v.gitMajor=1 -X $v.gitMinor=37 -X $v.gitTreeState=clean"
   flags="$flags -X $c.gitVersion=$release -X $c.gitMajor=1 -X $c.gitMinor=37 -X $c.gitTreeState=clean"
-  (cd "$root/testenv" && go build -mod=readonly -o "$bin" -ldflags "$flags" .)
+  # One build at a time (tests start planes in parallel); Go leaves an up-to-date binary alone.
+  (
+    flock 9
+    cd "$root/testenv" && go build -mod=readonly -o "$bin" -ldflags "$flags" .
+  ) 9>"$bin.lock"
 }
 
 # Tests reach the API server as k8s.test, a name its certificate carries.

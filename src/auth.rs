@@ -45,8 +45,8 @@ pub struct Protection {
 /// Headers bcrypt verified, and headers it refused, each set bounded.
 #[derive(Debug, Default)]
 struct Remembered {
-    good: HashSet<(Who, String)>,
-    bad: HashSet<(Who, String)>,
+    good: HashSet<(Who, [u8; 32])>,
+    bad: HashSet<(Who, [u8; 32])>,
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -132,7 +132,6 @@ impl Protection {
             None => String::new(),
         };
         let sets = [(Who::Admins, self.admins.as_ref()), (Who::Viewers, self.credentials.as_ref())];
-        let mut failed = false;
         for (who, credentials) in sets {
             let Some(credentials) = credentials else { continue };
             let yes = match self.cheap(credentials, who, given) {
@@ -142,9 +141,11 @@ impl Protection {
                     if let Some(wait) = self.waits(client) {
                         return Verdict::Wait(wait);
                     }
+                    // Counted before it runs: a client that hangs up during the check (the
+                    // check goes on without it) has failed all the same; success clears it.
+                    self.failed(client);
                     let ok = self.bcrypt(password, hash).await;
                     self.remember(who, given, ok);
-                    failed |= !ok;
                     ok
                 }
             };
@@ -155,9 +156,6 @@ impl Protection {
                     Who::Viewers => Role::Viewer,
                 }));
             }
-        }
-        if failed {
-            self.failed(client);
         }
         Verdict::Role(self.credentials.is_none().then_some(Role::Viewer))
     }
@@ -183,7 +181,7 @@ impl Protection {
                 match password {
                     Password::Plain(p) => yes_if(constant_time_eq(pass.as_bytes(), p.as_bytes())),
                     Password::Bcrypt(hash) => {
-                        let key = (who, given.to_string());
+                        let key = (who, fingerprint(given));
                         let remembered = self.verified.lock().expect("verified lock");
                         if remembered.good.contains(&key) {
                             Cheap::Yes
@@ -199,13 +197,19 @@ impl Protection {
     }
 
     /// bcrypt on the blocking threads, behind the semaphore: the request threads and the
-    /// probes never wait for it.
+    /// probes never wait for it. The slot goes with the check, not with the request, so a
+    /// client that hangs up does not free it while its check still runs.
     async fn bcrypt(&self, password: String, hash: String) -> bool {
-        let _slot = match &self.checks {
+        let slot = match &self.checks {
             Some(s) => s.clone().acquire_owned().await.ok(),
             None => None,
         };
-        tokio::task::spawn_blocking(move || bcrypt::verify(password, &hash).unwrap_or(false)).await.unwrap_or(false)
+        tokio::task::spawn_blocking(move || {
+            let _slot = slot;
+            bcrypt::verify(password, &hash).unwrap_or(false)
+        })
+        .await
+        .unwrap_or(false)
     }
 
     fn remember(&self, who: Who, given: &str, ok: bool) {
@@ -214,7 +218,7 @@ impl Protection {
         if set.len() >= REMEMBERED {
             set.clear();
         }
-        set.insert((who, given.to_string()));
+        set.insert((who, fingerprint(given)));
     }
 
     /// How long `client` waits before its next password check, if it must.
@@ -267,6 +271,13 @@ impl Protection {
 pub fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
     use subtle::ConstantTimeEq;
     a.ct_eq(b).into()
+}
+
+/// A header as remembered: its SHA-256, so that no password is kept and a long header costs
+/// no more than a short one.
+fn fingerprint(header: &str) -> [u8; 32] {
+    use sha2::Digest;
+    sha2::Sha256::digest(header.as_bytes()).into()
 }
 
 #[cfg(test)]

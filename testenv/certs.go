@@ -66,9 +66,8 @@ func newAuthority(name string) (*authority, []byte, error) {
 	return &authority{cert: cert, key: key}, der, nil
 }
 
-// issue signs a leaf certificate for a server (names and IPs) or a client (a common name and
-// organizations, which the API server reads as user and groups).
-func (a *authority) issue(cn string, orgs []string, names []string, ips []net.IP, server bool) (certDER []byte, keyDER []byte, err error) {
+// issue signs a leaf certificate for a server (names and IPs) or a client (its common name).
+func (a *authority) issue(cn string, names []string, ips []net.IP, server bool) (certDER []byte, keyDER []byte, err error) {
 	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	if err != nil {
 		return nil, nil, err
@@ -79,7 +78,7 @@ func (a *authority) issue(cn string, orgs []string, names []string, ips []net.IP
 	}
 	tmpl := &x509.Certificate{
 		SerialNumber: serial(),
-		Subject:      pkix.Name{CommonName: cn, Organization: orgs},
+		Subject:      pkix.Name{CommonName: cn},
 		NotBefore:    time.Now().Add(-time.Hour),
 		NotAfter:     time.Now().Add(365 * 24 * time.Hour),
 		KeyUsage:     x509.KeyUsageDigitalSignature,
@@ -93,6 +92,18 @@ func (a *authority) issue(cn string, orgs []string, names []string, ips []net.IP
 	}
 	keyDER, err = x509.MarshalECPrivateKey(key)
 	return certDER, keyDER, err
+}
+
+// issueTo writes a leaf certificate and its key as BASE.crt and BASE.key (0600).
+func (a *authority) issueTo(base, cn string, names []string, ips []net.IP, server bool) error {
+	certDER, keyDER, err := a.issue(cn, names, ips, server)
+	if err != nil {
+		return err
+	}
+	if err := writePEM(base+".crt", "CERTIFICATE", certDER, 0o644); err != nil {
+		return err
+	}
+	return writePEM(base+".key", "EC PRIVATE KEY", keyDER, 0o600)
 }
 
 func writePEM(path, kind string, der []byte, mode os.FileMode) error {
@@ -114,14 +125,7 @@ func makeCertificates(dir string) error {
 	if err := writePEM(filepath.Join(dir, "ca.crt"), "CERTIFICATE", caDER, 0o644); err != nil {
 		return err
 	}
-	certDER, keyDER, err := ca.issue("kube-apiserver", nil, ServingNames, ServingIPs, true)
-	if err != nil {
-		return err
-	}
-	if err := writePEM(filepath.Join(pki, "apiserver.crt"), "CERTIFICATE", certDER, 0o644); err != nil {
-		return err
-	}
-	if err := writePEM(filepath.Join(pki, "apiserver.key"), "EC PRIVATE KEY", keyDER, 0o600); err != nil {
+	if err := ca.issueTo(filepath.Join(pki, "apiserver"), "kube-apiserver", ServingNames, ServingIPs, true); err != nil {
 		return err
 	}
 
@@ -132,14 +136,7 @@ func makeCertificates(dir string) error {
 	if err := writePEM(filepath.Join(pki, "front-proxy-ca.crt"), "CERTIFICATE", proxyCADER, 0o644); err != nil {
 		return err
 	}
-	certDER, keyDER, err = proxyCA.issue("front-proxy-client", nil, nil, nil, false)
-	if err != nil {
-		return err
-	}
-	if err := writePEM(filepath.Join(pki, "front-proxy-client.crt"), "CERTIFICATE", certDER, 0o644); err != nil {
-		return err
-	}
-	if err := writePEM(filepath.Join(pki, "front-proxy-client.key"), "EC PRIVATE KEY", keyDER, 0o600); err != nil {
+	if err := proxyCA.issueTo(filepath.Join(pki, "front-proxy-client"), "front-proxy-client", nil, nil, false); err != nil {
 		return err
 	}
 

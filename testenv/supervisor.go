@@ -89,8 +89,12 @@ func runUp(args []string) error {
 		p.stop()
 		return err
 	}
-	p.serve(ctx)
+	orphaned := p.serve(ctx)
 	p.stop()
+	if orphaned {
+		// The process it was tied to is gone, and with it whoever would have removed DIR.
+		return os.RemoveAll(dir)
+	}
 	return nil
 }
 
@@ -140,12 +144,20 @@ func (p *plane) start(ctx context.Context) error {
 	}
 	serviceAccounts := p.opts.controllers != "none" && controllerEnabled(p.opts.controllers, "serviceaccount")
 	if p.opts.controllers != "none" {
-		if err := p.spawn("controller-manager", p.controllerManagerArgs()); err != nil {
+		args, err := p.controllerManagerArgs()
+		if err != nil {
+			return err
+		}
+		if err := p.spawn("controller-manager", args); err != nil {
 			return err
 		}
 	}
 	if p.opts.kubelets {
-		if err := p.spawn("scheduler", p.schedulerArgs()); err != nil {
+		args, err := p.clientArgs("scheduler")
+		if err != nil {
+			return err
+		}
+		if err := p.spawn("scheduler", args); err != nil {
 			return err
 		}
 		k := newKubelets(client, p.opts.nodes)
@@ -322,44 +334,35 @@ func (p *plane) apiServerArgs() []string {
 	return args
 }
 
-func (p *plane) controllerManagerArgs() []string {
-	kc, err := p.componentKubeconfig("controller-manager")
+// clientArgs are the flags kube-controller-manager and kube-scheduler share: their own
+// kubeconfig (for the API and for checking their callers), no leader election, no serving port,
+// and a client rate that keeps up with tests that create thousands of objects.
+func (p *plane) clientArgs(name string) ([]string, error) {
+	kc, err := p.componentKubeconfig(name)
 	if err != nil {
-		panic(err)
+		return nil, err
 	}
 	return []string{
 		"--kubeconfig=" + kc,
 		"--authentication-kubeconfig=" + kc,
 		"--authorization-kubeconfig=" + kc,
-		"--use-service-account-credentials=true",
-		"--service-account-private-key-file=" + p.path("pki", "sa.key"),
-		"--root-ca-file=" + p.path("ca.crt"),
-		"--controllers=" + p.opts.controllers,
 		"--leader-elect=false",
 		"--bind-address=127.0.0.1",
 		"--secure-port=0",
 		"--kube-api-qps=500",
 		"--kube-api-burst=1000",
 		"--v=1",
-	}
+	}, nil
 }
 
-func (p *plane) schedulerArgs() []string {
-	kc, err := p.componentKubeconfig("scheduler")
-	if err != nil {
-		panic(err)
-	}
-	return []string{
-		"--kubeconfig=" + kc,
-		"--authentication-kubeconfig=" + kc,
-		"--authorization-kubeconfig=" + kc,
-		"--leader-elect=false",
-		"--bind-address=127.0.0.1",
-		"--secure-port=0",
-		"--kube-api-qps=500",
-		"--kube-api-burst=1000",
-		"--v=1",
-	}
+func (p *plane) controllerManagerArgs() ([]string, error) {
+	args, err := p.clientArgs("controller-manager")
+	return append(args,
+		"--use-service-account-credentials=true",
+		"--service-account-private-key-file="+p.path("pki", "sa.key"),
+		"--root-ca-file="+p.path("ca.crt"),
+		"--controllers="+p.opts.controllers,
+	), err
 }
 
 // controllerEnabled says whether kube-controller-manager runs a controller under a
@@ -501,8 +504,8 @@ func waitFor(ctx context.Context, limit time.Duration, what string, ok func() bo
 
 // serve keeps the control plane up until a signal, or until the process it is tied to is
 // gone. SIGUSR1 stops the API server (a test's outage) and SIGUSR2 starts it again on the
-// same port; apiserver.state says which holds.
-func (p *plane) serve(ctx context.Context) {
+// same port; apiserver.state says which holds. It says whether the tied process is gone.
+func (p *plane) serve(ctx context.Context) bool {
 	toggles := make(chan os.Signal, 4)
 	signal.Notify(toggles, syscall.SIGUSR1, syscall.SIGUSR2)
 	tick := time.NewTicker(time.Second)
@@ -510,7 +513,7 @@ func (p *plane) serve(ctx context.Context) {
 	for {
 		select {
 		case <-ctx.Done():
-			return
+			return false
 		case s := <-toggles:
 			if s == syscall.SIGUSR1 {
 				p.kill("apiserver")
@@ -522,7 +525,7 @@ func (p *plane) serve(ctx context.Context) {
 			}
 		case <-tick.C:
 			if p.opts.whilePID > 0 && syscall.Kill(p.opts.whilePID, 0) == syscall.ESRCH {
-				return
+				return true
 			}
 		}
 	}

@@ -66,6 +66,8 @@ fn guide() -> Option<String> {
 #[test]
 fn the_manifest_here_is_the_guides_word_for_word() {
     let Some(guide) = guide() else {
+        // CI always has it beside the clone; a newcomer's clone may not.
+        assert!(std::env::var_os("CI").is_none(), "the guide (../shared/guide) is not beside the repository");
         eprintln!("the guide is not beside this repository: nothing to compare");
         return;
     };

@@ -352,8 +352,8 @@ impl Report {
             Err(_) if over.get() => {
                 return Err(format!("larger than {} MiB once inflated", limit / (1024 * 1024)));
             }
-            Err(e) if e.is_io() && gzip => return Err(format!("not valid gzip: {e}")),
-            Err(e) => return Err(format!("not a cycle report: {e}")),
+            Err(e) if e.is_io() && gzip => return Err(format!("not valid gzip: {}", at_most(&e, 200))),
+            Err(e) => return Err(format!("not a cycle report: {}", at_most(&e, 200))),
         };
         if report.format != FORMAT {
             return Err(format!("report format {} is not {FORMAT}: agent and server versions differ", report.format));
@@ -411,6 +411,35 @@ impl<R: std::io::Read> std::io::Read for AtMost<R> {
         self.left -= n as u64;
         Ok(n)
     }
+}
+
+/// An error's words, at most `max` bytes of them, and without ever writing them all: serde
+/// quotes the offending value whole, and an agent's value may be hundreds of megabytes.
+fn at_most(e: &dyn std::fmt::Display, max: usize) -> String {
+    struct Cut {
+        text: String,
+        max: usize,
+    }
+    impl std::fmt::Write for Cut {
+        fn write_str(&mut self, s: &str) -> std::fmt::Result {
+            let room = self.max - self.text.len();
+            if s.len() <= room {
+                self.text.push_str(s);
+                return Ok(());
+            }
+            let mut end = room;
+            while !s.is_char_boundary(end) {
+                end -= 1;
+            }
+            self.text.push_str(&s[..end]);
+            Err(std::fmt::Error)
+        }
+    }
+    let mut cut = Cut { text: String::new(), max };
+    if std::fmt::write(&mut cut, format_args!("{e}")).is_err() {
+        cut.text.push('…');
+    }
+    cut.text
 }
 
 #[cfg(test)]
@@ -566,5 +595,15 @@ mod tests {
         assert!(note.len() < MAX_STRING + 100 && note.ends_with("(cut at 4 KB: the agent sent 50000 bytes)"), "{note}");
         let Outcome::Error(e) = read.outcome else { panic!("an error") };
         assert!(e.len() < MAX_STRING + 100 && e.ends_with("the agent sent 10000 bytes)"));
+    }
+
+    #[test]
+    fn an_error_quoting_a_huge_value_is_cut() {
+        let huge = format!("{{\"format\": \"{}\"}}", "x".repeat(1 << 20));
+        let e = serde_json::from_str::<Report>(&huge).unwrap_err();
+        let said = at_most(&e, 200);
+        assert!(said.len() <= 200 + '…'.len_utf8(), "{}", said.len());
+        assert!(said.starts_with("invalid type: string \"xxx"), "{said}");
+        assert_eq!(at_most(&"short", 200), "short");
     }
 }

@@ -69,7 +69,8 @@ pub fn router(board: Arc<Board>, https: bool, listen: SocketAddr) -> Router {
         SetResponseHeaderLayer::overriding(HeaderName::from_static(name), HeaderValue::from_static(value))
     };
     let mut probes = Router::new().route("/healthz", get(|| async { respond(StatusCode::OK, TEXT, "ok\n") }));
-    if std::env::var_os(TEST_PANIC_ENV).is_some() {
+    if std::env::var(TEST_PANIC_ENV).is_ok_and(|v| v == "1") {
+        crate::clock::log(&format!("{TEST_PANIC_ENV}=1: GET /test/panic panics on purpose (for tests only)"));
         probes = probes.route("/test/panic", get(panic_on_purpose));
     }
     let router = Router::new()
@@ -129,7 +130,7 @@ pub fn router(board: Arc<Board>, https: bool, listen: SocketAddr) -> Router {
     }
 }
 
-/// For tests only: with this variable set, `GET /test/panic` panics in its handler, so that a
+/// For tests only: with this variable set to 1, `GET /test/panic` panics in its handler, so that a
 /// test sees what a panic in a handler becomes.
 pub const TEST_PANIC_ENV: &str = "DUMBMONIT_TEST_PANIC";
 
@@ -204,10 +205,10 @@ async fn viewers_only(State(board): State<Arc<Board>>, request: Request, next: N
     if protection.credentials.is_none()
         && let Some(Listen(listen)) = request.extensions().get::<Listen>().copied()
     {
-        let host =
-            request.uri().authority().map(|a| a.as_str().to_string()).or_else(|| {
-                request.headers().get(http::header::HOST).and_then(|h| h.to_str().ok()).map(str::to_string)
-            });
+        let host = request.uri().authority().map(|a| a.as_str().to_string()).or_else(|| {
+            // A Host that is not plain text is no host of ours (fail closed).
+            request.headers().get(http::header::HOST).map(|h| h.to_str().unwrap_or_default().to_string())
+        });
         if let Some(host) = host
             && !known_host(&host, listen, &protection.allowed_hosts)
         {
