@@ -154,11 +154,14 @@ fn panicked(payload: Box<dyn std::any::Any + Send + 'static>) -> Response {
 pub struct Listen(pub SocketAddr);
 
 /// A change's `Origin`, when given, has this server's scheme too (the CSRF layer compares the
-/// host and port only).
+/// host and port only). An opaque `Origin: null` (what Chromium sends for a form posted from a
+/// page with `Referrer-Policy: no-referrer`, as ours are) names no scheme: it is left to the
+/// CSRF layer and the form's token.
 async fn same_scheme(https: axum::Extension<admin::Https>, request: Request, next: Next) -> Response {
     let ours = if https.0.0 { "https" } else { "http" };
     let origin = request.headers().get(http::header::ORIGIN).and_then(|v| v.to_str().ok());
     if let Some(origin) = origin
+        && origin != "null"
         && origin.parse::<http::Uri>().ok().and_then(|u| u.scheme_str().map(str::to_ascii_lowercase)).as_deref()
             != Some(ours)
     {
