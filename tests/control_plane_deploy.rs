@@ -10,10 +10,10 @@ use std::process::Command;
 
 use common::dumbmonit;
 use common::plane::{Plane, assert_only_reads};
+use common::pod::{mounts, restricted};
 use serde_json::Value;
 
 const ROOT: &str = env!("CARGO_MANIFEST_DIR");
-const IMAGE: &str = "dumbmonit:test";
 
 fn kustomize(base: &str) -> String {
     let out = Command::new("kubectl").args(["kustomize", &format!("{ROOT}/deploy/{base}")]).output().unwrap();
@@ -107,7 +107,7 @@ async fn admitted_under_the_restricted_standard_and_reading_with_a_pods_own_toke
         let pod = &pods["items"][0];
         assert_eq!(pod["spec"]["serviceAccountName"], "dumbmonit", "{app}");
         let token = bound_token(&p, pod);
-        in_cluster_check(&p, &token, dir.path(), app);
+        in_cluster_check(&p, &token, app);
     }
     assert_only_reads(&p, "system:serviceaccount:dumbmonit:dumbmonit");
 }
@@ -141,56 +141,12 @@ fn bound_token(p: &Plane, pod: &Value) -> String {
 }
 
 /// The image as kubelet would run it, with the token mounted where kubelet mounts it.
-fn in_cluster_check(p: &Plane, token: &str, dir: &std::path::Path, app: &str) {
-    let running = Command::new("docker").arg("info").output().is_ok_and(|o| o.status.success());
-    assert!(running, "a running Docker engine is needed: scripts/test.sh starts one");
-    if !Command::new("docker").args(["image", "inspect", IMAGE]).output().unwrap().status.success() {
-        let built = Command::new(format!("{ROOT}/scripts/image.sh")).arg(IMAGE).status().unwrap();
-        assert!(built.success());
-    }
-    let account = dir.join(format!("{app}-serviceaccount"));
-    std::fs::create_dir(&account).unwrap();
-    std::fs::write(account.join("token"), token).unwrap();
-    std::fs::copy(&p.ca_file, account.join("ca.crt")).unwrap();
-    std::fs::write(account.join("namespace"), "dumbmonit").unwrap();
-    let hosts = dir.join(format!("{app}-hosts"));
-    std::fs::write(&hosts, "127.0.0.1 localhost\n127.0.0.1 kubernetes.default.svc\n").unwrap();
-    use std::os::unix::fs::PermissionsExt;
-    for f in [
-        dir.to_path_buf(),
-        account.clone(),
-        account.join("token"),
-        account.join("ca.crt"),
-        account.join("namespace"),
-        hosts.clone(),
-    ] {
-        std::fs::set_permissions(&f, std::fs::Permissions::from_mode(if f.is_dir() { 0o755 } else { 0o644 })).unwrap();
-    }
-    let out = Command::new("docker")
-        .args([
-            "run",
-            "--rm",
-            "--read-only",
-            "--user",
-            "65532",
-            "--cap-drop",
-            "ALL",
-            "--security-opt",
-            "no-new-privileges",
-            "--network",
-            "host",
-        ])
-        .args(["-v", &format!("{}:/var/run/secrets/kubernetes.io/serviceaccount:ro", account.display())])
-        .args(["-v", &format!("{}:/etc/hosts:ro", hosts.display())])
-        .args([
-            "-e",
-            "KUBERNETES_SERVICE_HOST=kubernetes.default.svc",
-            "-e",
-            &format!("KUBERNETES_SERVICE_PORT={}", p.port),
-        ])
-        .args([IMAGE, "check", "--in-cluster"])
-        .output()
-        .unwrap();
+fn in_cluster_check(p: &Plane, token: &str, app: &str) {
+    let ca = std::fs::read_to_string(&p.ca_file).unwrap();
+    let m = mounts(token, &ca);
+    let mut args = restricted(&format!("dumbmonit-{app}-{}", std::process::id()), &m, p.port, &[]);
+    args.extend(["check".into(), "--in-cluster".into()]);
+    let out = Command::new("docker").args(&args).output().unwrap();
     let (stdout, stderr) = (String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
     common::assert_no_secret(&stdout, "check's output in the image");
     common::assert_no_secret(&stderr, "check's errors in the image");

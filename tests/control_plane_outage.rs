@@ -22,21 +22,8 @@ async fn the_api_server_stopped_then_restarted() {
     let dir = tempfile::tempdir().unwrap();
     p.apply(&dumbmonit(&["rbac".into()], &[], dir.path()).await.stdout);
     let creds = p.read_credentials("kube-system", "dumbmonit-token");
-    let cfg = dir.path().join("dumbmonit.toml");
-    std::fs::write(
-        &cfg,
-        format!(
-            "listen = \"127.0.0.1:0\"\nstate_dir = {:?}\n\n[[cluster]]\nname = \"real\"\naddress = {:?}\ntoken_file = {:?}\nca_file = {:?}\ninterval = \"200ms\"\ntimeout = \"2s\"\n",
-            dir.path().join("state").to_str().unwrap(),
-            p.address,
-            creds.token_file.to_str().unwrap(),
-            creds.ca_file.to_str().unwrap()
-        ),
-    )
-    .unwrap();
     // A minute of rule time per cycle, so that the unreachable alert's duration passes.
-    let clock = format!("{}/60", jiff::Timestamp::now());
-    let s = Served::start(&cfg, &[("DUMBMONIT_TEST_CLOCK", &clock)]);
+    let s = p.serve(dir.path(), &creds, "timeout = \"2s\"\n");
     let first = s.wait_for("/api/v1/clusters/real", "a first good cycle", |r| r.json()["last_good_cycle"].is_string());
     assert_eq!(first.json()["nodes"], 2, "{}", first.body);
 

@@ -11,34 +11,19 @@ use dumbmonit_sim::api::Resource;
 use dumbmonit_sim::{Cluster, Faults, scenario};
 use serde_json::{Value, json};
 
-fn items(c: &Cluster, r: Resource) -> &[Value] {
-    match r {
-        Resource::Nodes => &c.nodes,
-        Resource::Pods => &c.pods,
-        Resource::Deployments => &c.deployments,
-        Resource::StatefulSets => &c.statefulsets,
-        Resource::DaemonSets => &c.daemonsets,
-        Resource::PersistentVolumeClaims => &c.pvcs,
-        Resource::Events => &c.events,
-        Resource::ApiServices => &c.apiservices,
-        Resource::HorizontalPodAutoscalers => &c.hpas,
-        Resource::Jobs => &c.jobs,
-        Resource::CronJobs => &c.cronjobs,
-        // Served by metrics-server, not stored: nothing to create.
-        Resource::NodeMetrics | Resource::PodMetrics => &[],
-    }
-}
-
 /// The fixture as one List for the API (items with their kind; the API server's own local
-/// APIServices are there already, only aggregated ones are created).
+/// APIServices are there already, only aggregated ones are created; the Metrics API's objects
+/// are served by metrics-server, not stored, so there is nothing to create).
 fn as_list(c: &Cluster) -> Value {
     let mut all = Vec::new();
-    for r in Resource::ALL {
-        for item in items(c, r) {
+    for (r, items) in c.clone().lists() {
+        if matches!(r, Resource::NodeMetrics | Resource::PodMetrics) {
+            continue;
+        }
+        for mut item in items {
             if r == Resource::ApiServices && item["spec"]["service"].is_null() {
                 continue;
             }
-            let mut item = item.clone();
             item["kind"] = json!(r.kind());
             item["apiVersion"] = json!(r.api_version());
             all.push(item);

@@ -229,21 +229,7 @@ async fn real_controllers_trouble_found_by_check_and_by_serve() {
 /// duration has passed, from what the real API server answers.
 async fn serve_fires_the_rules(p: &Plane, creds: &Credentials) {
     let dir = tempfile::tempdir().unwrap();
-    let cfg = dir.path().join("dumbmonit.toml");
-    let state = dir.path().join("state");
-    std::fs::write(
-        &cfg,
-        format!(
-            "listen = \"127.0.0.1:0\"\nstate_dir = {:?}\n\n[[cluster]]\nname = \"real\"\naddress = {:?}\ntoken_file = {:?}\nca_file = {:?}\ninterval = \"200ms\"\n",
-            state.to_str().unwrap(),
-            p.address,
-            creds.token_file.to_str().unwrap(),
-            creds.ca_file.to_str().unwrap()
-        ),
-    )
-    .unwrap();
-    let clock = format!("{}/60", jiff::Timestamp::now());
-    let s = common::web::Served::start(&cfg, &[("DUMBMONIT_TEST_CLOCK", &clock)]);
+    let s = p.serve(dir.path(), creds, "");
     let expected = [
         "KubernetesNodeNotReady",
         "KubernetesPodCrashLooping",

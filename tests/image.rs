@@ -6,97 +6,13 @@
 
 mod common;
 
-use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Output, Stdio};
+use std::path::PathBuf;
+use std::process::{Child, Command, Stdio};
 
 use common::agent::{Site, wait_until};
-use common::{Harness, path, register_secret};
+use common::pod::{docker, image, mounts, restricted};
+use common::{Harness, register_secret};
 use dumbmonit_sim::scenario;
-
-const IMAGE: &str = "dumbmonit:test";
-
-fn docker(args: &[&str]) -> Output {
-    Command::new("docker").args(args).output().expect("the docker client runs")
-}
-
-/// The test image, built by `scripts/image.sh` when it is not there yet (once for all tests).
-fn image() -> &'static str {
-    static READY: std::sync::OnceLock<()> = std::sync::OnceLock::new();
-    READY.get_or_init(build);
-    IMAGE
-}
-
-fn build() {
-    let running = Command::new("docker").arg("info").output().is_ok_and(|o| o.status.success());
-    assert!(
-        running,
-        "a running Docker engine is needed: scripts/test.sh installs Debian's docker.io and starts \
-         `dockerd --bridge=none --iptables=false`"
-    );
-    if !docker(&["image", "inspect", IMAGE]).status.success() {
-        let built = Command::new(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/image.sh")).arg(IMAGE).status().unwrap();
-        assert!(built.success(), "scripts/image.sh {IMAGE} failed");
-    }
-}
-
-/// A directory as kubelet mounts a pod's service account, and an /etc/hosts.
-struct Mounts {
-    _dir: tempfile::TempDir,
-    account: PathBuf,
-    hosts: PathBuf,
-}
-
-fn mounts(h: &Harness) -> Mounts {
-    use std::os::unix::fs::PermissionsExt;
-    let dir = tempfile::tempdir().unwrap();
-    let account = dir.path().join("serviceaccount");
-    std::fs::create_dir(&account).unwrap();
-    std::fs::write(account.join("token"), h.sim.token()).unwrap();
-    std::fs::write(account.join("ca.crt"), h.sim.ca_pem()).unwrap();
-    std::fs::write(account.join("namespace"), "dumbmonit").unwrap();
-    let hosts = dir.path().join("hosts");
-    std::fs::write(&hosts, "127.0.0.1 localhost\n127.0.0.1 kubernetes.default.svc dumbmonit.test\n").unwrap();
-    for p in [dir.path(), account.as_path()] {
-        std::fs::set_permissions(p, std::fs::Permissions::from_mode(0o755)).unwrap();
-    }
-    for f in ["token", "ca.crt", "namespace"] {
-        std::fs::set_permissions(account.join(f), std::fs::Permissions::from_mode(0o644)).unwrap();
-    }
-    std::fs::set_permissions(&hosts, std::fs::Permissions::from_mode(0o644)).unwrap();
-    Mounts { _dir: dir, account, hosts }
-}
-
-/// `docker run` with the restricted profile's flags, the mounts and the in-cluster variables.
-fn restricted(name: &str, m: &Mounts, h: &Harness, extra_mounts: &[(&Path, &str)]) -> Vec<String> {
-    let mut args: Vec<String> = [
-        "run",
-        "--rm",
-        "--name",
-        name,
-        "--read-only",
-        "--user",
-        "65532",
-        "--cap-drop",
-        "ALL",
-        "--security-opt",
-        "no-new-privileges",
-        "--network",
-        "host",
-        "--tmpfs",
-        "/buffer:rw,mode=1777,size=64m",
-    ]
-    .map(String::from)
-    .into();
-    args.extend(["-v".into(), format!("{}:/var/run/secrets/kubernetes.io/serviceaccount:ro", path(&m.account))]);
-    args.extend(["-v".into(), format!("{}:/etc/hosts:ro", path(&m.hosts))]);
-    for (from, to) in extra_mounts {
-        args.extend(["-v".into(), format!("{}:{to}:ro", path(from))]);
-    }
-    args.extend(["-e".into(), "KUBERNETES_SERVICE_HOST=kubernetes.default.svc".into()]);
-    args.extend(["-e".into(), format!("KUBERNETES_SERVICE_PORT={}", h.sim.addr().port())]);
-    args.push(image().into());
-    args
-}
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_image_is_minimal_and_checks_in_cluster_under_the_restricted_flags() {
@@ -107,8 +23,8 @@ async fn the_image_is_minimal_and_checks_in_cluster_under_the_restricted_flags()
     assert!(!shell.status.success(), "no shell in the image");
 
     let h = Harness::start(scenario::healthy(jiff::Timestamp::now())).await;
-    let m = mounts(&h);
-    let mut args = restricted(&format!("dumbmonit-check-{}", std::process::id()), &m, &h, &[]);
+    let m = mounts(h.sim.token(), h.sim.ca_pem());
+    let mut args = restricted(&format!("dumbmonit-check-{}", std::process::id()), &m, h.sim.addr().port(), &[]);
     args.extend(["check".into(), "--in-cluster".into()]);
     let out = Command::new("docker").args(&args).output().unwrap();
     let (stdout, stderr) = (String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
@@ -142,7 +58,7 @@ impl Drop for Container {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_agent_runs_in_cluster_in_the_image_and_follows_a_rotated_token() {
     let h = Harness::start(scenario::healthy(jiff::Timestamp::now())).await;
-    let m = mounts(&h);
+    let m = mounts(h.sim.token(), h.sim.ca_pem());
     let site = Site::new("interval = \"0.5s\"", "");
     let s = site.serve(&[]);
     let name = format!("dumbmonit-agent-{}", std::process::id());
@@ -152,7 +68,7 @@ async fn the_agent_runs_in_cluster_in_the_image_and_follows_a_rotated_token() {
     for f in ["edge.token", "ca.crt"] {
         std::fs::set_permissions(config.join(f), std::fs::Permissions::from_mode(0o644)).unwrap();
     }
-    let mut args = restricted(&name, &m, &h, &[(config, "/config")]);
+    let mut args = restricted(&name, &m, h.sim.addr().port(), &[(config, "/config")]);
     let server = format!("https://dumbmonit.test:{}", s.addr.port());
     args.extend(
         [

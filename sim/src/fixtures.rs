@@ -52,7 +52,8 @@ impl Default for Cluster {
 }
 
 impl Cluster {
-    pub(crate) fn lists(self) -> Vec<(Resource, Vec<Value>)> {
+    /// Every collection with its objects, in the order of [`Resource::ALL`].
+    pub fn lists(self) -> Vec<(Resource, Vec<Value>)> {
         vec![
             (Resource::Nodes, self.nodes),
             (Resource::Pods, self.pods),

@@ -5,6 +5,7 @@
 pub mod agent;
 pub mod fixture;
 pub mod plane;
+pub mod pod;
 pub mod receiver;
 pub mod web;
 

@@ -211,6 +211,23 @@ impl Plane {
         run
     }
 
+    /// `serve` watching this cluster as `real` with `creds`, a cycle every 200 ms and a minute
+    /// of rule time per cycle (the stepped clock, from now); `extra` goes into its `[[cluster]]`.
+    pub fn serve(&self, dir: &Path, creds: &Credentials, extra: &str) -> super::web::Served {
+        let cfg = dir.join("dumbmonit.toml");
+        let text = format!(
+            "listen = \"127.0.0.1:0\"\nstate_dir = {:?}\n\n[[cluster]]\nname = \"real\"\naddress = {:?}\n\
+             token_file = {:?}\nca_file = {:?}\ninterval = \"200ms\"\n{extra}",
+            path(&dir.join("state")),
+            self.address,
+            path(&creds.token_file),
+            path(&creds.ca_file),
+        );
+        std::fs::write(&cfg, text).unwrap();
+        let clock = format!("{}/60", jiff::Timestamp::now());
+        super::web::Served::start(&cfg, &[("DUMBMONIT_TEST_CLOCK", &clock)])
+    }
+
     /// Every request the API server saw from `user`: (verb, requestURI).
     pub fn requests_of(&self, user: &str) -> Vec<(String, String)> {
         self.answers_to(user).into_iter().map(|(verb, uri, _)| (verb, uri)).collect()
