@@ -6,11 +6,35 @@ use std::net::IpAddr;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-/// The credentials that protect the pages and the API.
+/// Credentials, as read from the configuration file: those that protect the pages and the API
+/// (`[auth]`, `[auth.admin]`), and those a notifier presents.
 #[derive(Debug)]
 pub enum Credentials {
     Bearer(String),
     Basic { username: String, password: Password },
+}
+
+impl Credentials {
+    /// The Authorization header that presents them; None for a bcrypt hash, which can only be
+    /// checked against.
+    pub fn authorization(&self) -> Option<String> {
+        use base64::Engine;
+        match self {
+            Credentials::Bearer(t) => Some(format!("Bearer {t}")),
+            Credentials::Basic { username, password: Password::Plain(p) } => {
+                Some(format!("Basic {}", base64::engine::general_purpose::STANDARD.encode(format!("{username}:{p}"))))
+            }
+            Credentials::Basic { password: Password::Bcrypt(_), .. } => None,
+        }
+    }
+
+    /// The secret in them (the token, the password or its hash), to keep out of every text.
+    pub fn secret(&self) -> &str {
+        match self {
+            Credentials::Bearer(t) => t,
+            Credentials::Basic { password: Password::Plain(p) | Password::Bcrypt(p), .. } => p,
+        }
+    }
 }
 
 #[derive(Debug)]

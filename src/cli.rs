@@ -3,14 +3,14 @@
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
-use std::time::Duration;
 
 use clap::{Args, Parser, Subcommand};
 
-use crate::collect::{self, CycleOptions};
+use crate::collect::CycleOptions;
+use crate::collect::reader::{self, Connected, SetUpError};
 use crate::error::{ConfigError, Redactor};
 use crate::health::{self, Health};
-use crate::kube::{self, ConnectOptions, Fetcher};
+use crate::kube::ConnectOptions;
 use crate::report::{self, Output};
 use crate::{metrics, rbac};
 
@@ -65,45 +65,6 @@ pub struct ServeArgs {
     pub shard: Option<crate::config::Shard>,
 }
 
-#[derive(Args, Debug, Clone)]
-pub struct ConnectArgs {
-    /// The API server: https://HOST:PORT, HOST, HOST:PORT, IP or [IPv6]
-    pub address: Option<String>,
-    /// The port when ADDRESS names none
-    #[arg(long, default_value_t = 6443)]
-    pub port: u16,
-    /// The bearer token (prefer --token-file: arguments are visible to other users of the machine)
-    #[arg(long, conflicts_with = "token_file")]
-    pub token: Option<String>,
-    /// A file holding the bearer token
-    #[arg(long, value_name = "FILE")]
-    pub token_file: Option<PathBuf>,
-    /// The cluster CA: PEM (also on one line) or the base64 of ca.crt
-    #[arg(long, value_name = "VALUE", conflicts_with = "ca_file", allow_hyphen_values = true)]
-    pub ca: Option<String>,
-    /// A file holding the cluster CA (PEM, or the base64 of it)
-    #[arg(long, value_name = "FILE")]
-    pub ca_file: Option<PathBuf>,
-    /// Skip every certificate check (trusted networks only)
-    #[arg(long)]
-    pub insecure_skip_tls_verify: bool,
-    /// Deadline of each whole request, body included, in seconds
-    #[arg(long, value_name = "SECONDS", default_value_t = 10.0)]
-    pub timeout: f64,
-    /// Leave this namespace out everywhere (repeatable); events about Nodes are kept
-    #[arg(long = "ignore-namespace", value_name = "NS")]
-    pub ignore_namespace: Vec<String>,
-    /// A kubeconfig file (exec credential plugins included)
-    #[arg(long, value_name = "FILE")]
-    pub kubeconfig: Option<PathBuf>,
-    /// The kubeconfig context to use
-    #[arg(long, value_name = "NAME")]
-    pub context: Option<String>,
-    /// Use the mounted service-account token and CA (when running in a pod)
-    #[arg(long)]
-    pub in_cluster: bool,
-}
-
 #[derive(Subcommand, Debug)]
 pub enum ManifestsCommand {
     /// The relay agent (namespace, read-only RBAC, token Secret, Deployment, NetworkPolicy),
@@ -146,7 +107,7 @@ pub struct AgentArgs {
     #[arg(long, value_name = "NAME")]
     pub cluster: Option<String>,
     #[command(flatten)]
-    pub connect: ConnectArgs,
+    pub connect: ConnectOptions,
     /// Keep unsent cycles in this directory (default: in memory)
     #[arg(long, value_name = "DIR")]
     pub buffer_dir: Option<PathBuf>,
@@ -182,7 +143,7 @@ fn parse_size(s: &str) -> Result<u64, String> {
 
 impl AgentArgs {
     pub fn options(&self) -> Result<crate::agent::AgentOptions, ConfigError> {
-        let (connect, cycle) = self.connect.options()?;
+        let cycle = checked(&self.connect)?;
         let age = crate::config::parse_duration(&self.buffer_max_age)
             .map_err(|e| ConfigError::new(format!("--buffer-max-age: {e}")))?;
         let max_bytes =
@@ -192,7 +153,7 @@ impl AgentArgs {
             token_file: self.agent_token_file.clone(),
             server_ca_file: self.server_ca_file.clone(),
             cluster: self.cluster.clone(),
-            connect,
+            connect: self.connect.clone(),
             ignored_namespaces: cycle.ignored_namespaces,
             buffer_dir: self.buffer_dir.clone(),
             max_age: jiff::SignedDuration::from_secs_f64(age),
@@ -205,7 +166,7 @@ impl AgentArgs {
 #[derive(Args, Debug)]
 pub struct CheckArgs {
     #[command(flatten)]
-    pub connect: ConnectArgs,
+    pub connect: ConnectOptions,
     /// What to print
     #[arg(long, value_enum, default_value = "text")]
     pub output: Output,
@@ -245,7 +206,7 @@ pub struct TopArgs {
     #[arg(value_enum, default_value = "nodes")]
     pub what: TopWhat,
     #[command(flatten)]
-    pub connect: ConnectArgs,
+    pub connect: ConnectOptions,
 }
 
 #[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
@@ -254,26 +215,13 @@ pub enum TopWhat {
     Pods,
 }
 
-impl ConnectArgs {
-    pub fn options(&self) -> Result<(ConnectOptions, CycleOptions), ConfigError> {
-        if !(self.timeout.is_finite() && self.timeout > 0.0 && self.timeout <= 3600.0) {
-            return Err(ConfigError::new(format!("--timeout {}: give seconds between 0 and 3600", self.timeout)));
-        }
-        let connect = ConnectOptions {
-            address: self.address.clone(),
-            port: self.port,
-            token: self.token.clone(),
-            token_file: self.token_file.clone(),
-            ca: self.ca.clone(),
-            ca_file: self.ca_file.clone(),
-            insecure_skip_tls_verify: self.insecure_skip_tls_verify,
-            kubeconfig: self.kubeconfig.clone(),
-            context: self.context.clone(),
-            in_cluster: self.in_cluster,
-            timeout: Duration::from_secs_f64(self.timeout),
-        };
-        Ok((connect, CycleOptions { ignored_namespaces: self.ignore_namespace.clone(), record: false }))
+/// The connection flags checked, and what a cycle leaves out.
+fn checked(connect: &ConnectOptions) -> Result<CycleOptions, ConfigError> {
+    let timeout = connect.timeout.0;
+    if !(timeout.is_finite() && timeout > 0.0 && timeout <= 3600.0) {
+        return Err(ConfigError::new(format!("--timeout {timeout}: give seconds between 0 and 3600")));
     }
+    Ok(CycleOptions { ignored_namespaces: connect.ignored_namespaces.clone(), record: false })
 }
 
 /// What a check prints and how it ends.
@@ -288,22 +236,18 @@ fn unreadable(message: &str, redactor: &Redactor) -> CheckOutcome {
     CheckOutcome { stdout: String::new(), stderr: format!("{}\n", redactor.clean(message)), exit: EXIT_UNKNOWN }
 }
 
-/// The connection and its fetcher, or the outcome that says why there is none.
-async fn connected(connect: &ConnectOptions) -> Result<(kube::Connection, Fetcher), CheckOutcome> {
-    let conn = match kube::connect(connect).await {
-        Ok(c) => c,
-        Err(e) => {
+/// The cluster set up to be read, or the outcome that says why it cannot be.
+async fn connected(connect: &ConnectOptions) -> Result<Connected, CheckOutcome> {
+    reader::connect(connect).await.map_err(|e| match e {
+        SetUpError::Settings(e) => {
             let mut r = Redactor::default();
             if let Some(t) = &connect.token {
                 r.add(t);
             }
-            return Err(unreadable(&e.to_string(), &r));
+            unreadable(&e.to_string(), &r)
         }
-    };
-    match Fetcher::new(&conn, connect.timeout) {
-        Ok(f) => Ok((conn, f)),
-        Err(e) => Err(unreadable(&e.to_string(), &conn.redactor)),
-    }
+        SetUpError::Client { connection, error } => unreadable(&error.to_string(), &connection.redactor),
+    })
 }
 
 /// One cycle against the cluster, rendered as asked, and written to `record` when given.
@@ -313,14 +257,15 @@ pub async fn check(
     output: Output,
     record: Option<&Path>,
 ) -> CheckOutcome {
-    let (conn, fetcher) = match connected(connect).await {
+    let cluster = match connected(connect).await {
         Ok(c) => c,
         Err(outcome) => return outcome,
     };
+    let conn = &cluster.connection;
     let options = CycleOptions { record: record.is_some(), ..cycle_options.clone() };
-    let mut cycle = collect::run(&fetcher, &options, jiff::Timestamp::now()).await;
+    let mut cycle = cluster.read(&options, jiff::Timestamp::now()).await;
     // What the reading threads freed goes back before the derivation, which runs on this one.
-    collect::reader::release_free_memory();
+    reader::release_free_memory();
     let health: Option<Health> = cycle.result.as_mut().ok().map(|s| health::assess(std::mem::take(s)));
     let message = cycle.result.as_ref().err().map(|e| conn.redactor.clean(&e.to_string()));
     let mut warning = String::new();
@@ -350,11 +295,12 @@ pub async fn check(
 /// `dumbmonit top`: one cycle, then usage from the Metrics API, or why it is not available and
 /// the requests and limits per node instead.
 pub async fn top(connect: &ConnectOptions, cycle_options: &CycleOptions, what: TopWhat) -> CheckOutcome {
-    let (conn, fetcher) = match connected(connect).await {
+    let cluster = match connected(connect).await {
         Ok(c) => c,
         Err(outcome) => return outcome,
     };
-    let mut cycle = collect::run(&fetcher, cycle_options, jiff::Timestamp::now()).await;
+    let conn = &cluster.connection;
+    let mut cycle = cluster.read(cycle_options, jiff::Timestamp::now()).await;
     let h = match cycle.result.as_mut() {
         Ok(s) => health::assess(std::mem::take(s)),
         Err(e) => return unreadable(&e.to_string(), &conn.redactor),
@@ -407,14 +353,14 @@ pub fn main() -> ExitCode {
     };
     match cli.command {
         Command::Check(args) => {
-            let (connect, cycle) = match args.connect.options() {
+            let cycle = match checked(&args.connect) {
                 Ok(o) => o,
                 Err(e) => {
                     eprintln!("{e}");
                     return ExitCode::from(EXIT_UNKNOWN);
                 }
             };
-            emit(runtime().block_on(check(&connect, &cycle, args.output, args.record.as_deref())))
+            emit(runtime().block_on(check(&args.connect, &cycle, args.output, args.record.as_deref())))
         }
         Command::Rbac(args) => match rbac::manifests(&args.namespace, &args.name, args.optional) {
             Ok(yaml) => {
@@ -467,14 +413,14 @@ pub fn main() -> ExitCode {
             ExitCode::SUCCESS
         }
         Command::Top(args) => {
-            let (connect, cycle) = match args.connect.options() {
+            let cycle = match checked(&args.connect) {
                 Ok(o) => o,
                 Err(e) => {
                     eprintln!("{e}");
                     return ExitCode::from(EXIT_UNKNOWN);
                 }
             };
-            emit(runtime().block_on(top(&connect, &cycle, args.what)))
+            emit(runtime().block_on(top(&args.connect, &cycle, args.what)))
         }
     }
 }

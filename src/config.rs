@@ -2,17 +2,15 @@
 //! is checked at load, and an error names the file, the cluster or notifier, and the field.
 
 use std::path::{Path, PathBuf};
-use std::time::Duration;
 
 use serde::{Deserialize, Deserializer};
 
+use crate::auth::{Credentials, Password};
 use crate::error::ConfigError;
 use crate::kube::ConnectOptions;
+pub use crate::kube::Seconds;
 
 mod defaults {
-    pub fn timeout() -> super::Seconds {
-        super::Seconds(10.0)
-    }
     pub fn interval() -> super::Seconds {
         super::Seconds(60.0)
     }
@@ -22,24 +20,13 @@ mod defaults {
     pub fn notifier_timeout() -> super::Seconds {
         super::Seconds(10.0)
     }
-    pub fn port() -> u16 {
-        6443
-    }
     pub fn listen() -> std::net::SocketAddr {
         std::net::SocketAddr::from(([127, 0, 0, 1], 8080))
     }
 }
 
-/// A duration: a number of seconds (`10`, `0.5`) or a string with a unit (`"10s"`, `"5m"`, `"24h"`).
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub struct Seconds(pub f64);
-
-impl Seconds {
-    pub fn duration(self) -> Duration {
-        Duration::from_secs_f64(self.0)
-    }
-}
-
+/// A duration in the file: a number of seconds (`10`, `0.5`) or a string with a unit (`"10s"`,
+/// `"5m"`, `"24h"`).
 impl<'de> Deserialize<'de> for Seconds {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Seconds, D::Error> {
         #[derive(Deserialize)]
@@ -169,70 +156,121 @@ pub struct TlsConfig {
     pub key_file: PathBuf,
 }
 
-#[derive(Clone, Debug, Default, PartialEq, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct AuthConfig {
-    pub bearer_token: Option<String>,
-    pub bearer_token_file: Option<PathBuf>,
-    pub username: Option<String>,
-    /// A bcrypt hash, as `htpasswd -nbBC 10 USER PASSWORD` prints it after the colon.
-    pub password_hash: Option<String>,
-    pub password_file: Option<PathBuf>,
-    /// Serve /metrics without credentials (for a Prometheus that scrapes it).
-    #[serde(default)]
-    pub open_metrics: bool,
-    /// `[auth.admin]`: who may also add, edit and remove clusters on the pages. Without it the
-    /// pages change nothing.
-    pub admin: Option<AdminConfig>,
+crate::flat::group! { $
+    /// Credentials as a section of the file gives them: a bearer token or a file holding it, or a
+    /// user name with a password. The pages' (`[auth]`, `[auth.admin]`) take the password as its
+    /// bcrypt hash or a file holding it; a notifier's, which sends it, the password itself or a
+    /// file holding it. Checked at load, and read into `auth::Credentials` by
+    /// [`CredentialFields::credentials`].
+    #[derive(Clone, Debug, Default, PartialEq)]
+    pub struct CredentialFields in config as credentials => credential_table {
+        struct[] file[]
+        bearer_token: Option<String>,
+        struct[] file[]
+        bearer_token_file: Option<PathBuf>,
+        struct[] file[]
+        username: Option<String>,
+        /// A bcrypt hash, as `htpasswd -nbBC 10 USER PASSWORD` prints it after the colon (the
+        /// pages' credentials).
+        struct[] file[]
+        password_hash: Option<String>,
+        /// The password itself (a notifier's).
+        struct[] file[]
+        password: Option<String>,
+        struct[] file[]
+        password_file: Option<PathBuf>,
+    }
 }
 
-/// `[auth.admin]`: the same fields as `[auth]`'s credentials.
-#[derive(Clone, Debug, Default, PartialEq, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct AdminConfig {
-    pub bearer_token: Option<String>,
-    pub bearer_token_file: Option<PathBuf>,
-    pub username: Option<String>,
-    pub password_hash: Option<String>,
-    pub password_file: Option<PathBuf>,
+/// What a section's credentials are for, which decides the keys that go together.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Purpose {
+    /// `[auth]`, `[auth.admin]`: what a request must present, the password kept as its bcrypt
+    /// hash (or read from a file).
+    Pages,
+    /// A notifier's: what it presents, the password itself (or read from a file).
+    Sending,
 }
 
-#[derive(Clone, Debug, PartialEq, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct ClusterConfig {
-    pub name: String,
-    /// A cluster added on the pages (kept in the state directory), not in the file.
-    #[serde(skip)]
-    pub from_pages: bool,
-    /// The agent token of a cluster added on the pages (the file's clusters name a file).
-    #[serde(skip)]
-    pub agent_token_value: Option<String>,
-    pub address: Option<String>,
-    /// The cluster is read by a relay agent, which proves who it is with the token in this file.
-    pub agent_token_file: Option<PathBuf>,
-    #[serde(default = "defaults::port")]
-    pub port: u16,
-    pub token: Option<String>,
-    pub token_file: Option<PathBuf>,
-    pub ca: Option<String>,
-    pub ca_file: Option<PathBuf>,
-    #[serde(default)]
-    pub insecure_skip_tls_verify: bool,
-    pub kubeconfig: Option<PathBuf>,
-    pub context: Option<String>,
-    #[serde(default)]
-    pub in_cluster: bool,
-    #[serde(default = "defaults::timeout")]
-    pub timeout: Seconds,
-    #[serde(default = "defaults::interval")]
-    pub interval: Seconds,
-    #[serde(default)]
-    pub ignored_namespaces: Vec<String>,
-    /// Where to write each cycle as read (optional).
-    pub record_dir: Option<PathBuf>,
-    /// How long recorded cycles are kept.
-    #[serde(default = "defaults::record_retention")]
-    pub record_retention: Seconds,
+crate::config::credential_table! {
+    /// `[auth]`: protection of the pages, the API and /metrics.
+    #[derive(Clone, Debug, Default, PartialEq, Deserialize)]
+    #[serde(from = "AuthTable")]
+    pub struct AuthConfig {
+        credentials.bearer_token,
+        credentials.bearer_token_file,
+        credentials.username,
+        credentials.password_hash,
+        credentials.password_file,
+        skip credentials.password,
+        /// Serve /metrics without credentials (for a Prometheus that scrapes it).
+        #[serde(default)]
+        pub open_metrics: bool,
+        /// `[auth.admin]`: who may also add, edit and remove clusters on the pages. Without it the
+        /// pages change nothing.
+        pub admin: Option<AdminConfig>,
+    }
+    #[derive(Deserialize)]
+    #[serde(deny_unknown_fields)]
+    struct AuthTable;
+}
+
+crate::config::credential_table! {
+    /// `[auth.admin]`: the same credential keys as `[auth]`'s.
+    #[derive(Clone, Debug, Default, PartialEq, Deserialize)]
+    #[serde(from = "AdminTable")]
+    pub struct AdminConfig {
+        credentials.bearer_token,
+        credentials.bearer_token_file,
+        credentials.username,
+        credentials.password_hash,
+        credentials.password_file,
+        skip credentials.password,
+    }
+    #[derive(Deserialize)]
+    #[serde(deny_unknown_fields)]
+    struct AdminTable;
+}
+
+crate::kube::connect_table! {
+    /// A cluster to watch: a `[[cluster]]` of the file, or one added on the pages.
+    #[derive(Clone, Debug, PartialEq, Deserialize)]
+    #[serde(from = "ClusterTable")]
+    pub struct ClusterConfig {
+        pub name: String,
+        /// A cluster added on the pages (kept in the state directory), not in the file.
+        #[serde(skip)]
+        pub from_pages: bool,
+        /// The agent token of a cluster added on the pages (the file's clusters name a file).
+        #[serde(skip)]
+        pub agent_token_value: Option<String>,
+        connect.address,
+        /// The cluster is read by a relay agent, which proves who it is with the token in this file.
+        pub agent_token_file: Option<PathBuf>,
+        connect.port,
+        connect.token,
+        connect.token_file,
+        connect.ca,
+        connect.ca_file,
+        connect.insecure_skip_tls_verify,
+        connect.kubeconfig,
+        connect.context,
+        connect.in_cluster,
+        connect.timeout,
+        #[serde(default = "defaults::interval")]
+        pub interval: Seconds,
+        connect.ignored_namespaces,
+        /// Where to write each cycle as read (optional).
+        pub record_dir: Option<PathBuf>,
+        /// How long recorded cycles are kept.
+        #[serde(default = "defaults::record_retention")]
+        pub record_retention: Seconds,
+    }
+    /// A `[[cluster]]` table as the file holds it: the cluster's keys and its connection settings
+    /// on one level, in this order (the error of an unknown key lists them so).
+    #[derive(Deserialize)]
+    #[serde(deny_unknown_fields)]
+    struct ClusterTable;
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Deserialize)]
@@ -244,21 +282,28 @@ pub enum NotifierKind {
     Alertmanager,
 }
 
-#[derive(Clone, Debug, PartialEq, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct NotifierConfig {
-    #[serde(rename = "type")]
-    pub kind: NotifierKind,
-    /// Defaults to the type (`webhook`, `alertmanager`), numbered when there are several.
-    pub name: Option<String>,
-    pub url: String,
-    pub bearer_token: Option<String>,
-    pub bearer_token_file: Option<PathBuf>,
-    pub username: Option<String>,
-    pub password: Option<String>,
-    pub password_file: Option<PathBuf>,
-    #[serde(default = "defaults::notifier_timeout")]
-    pub timeout: Seconds,
+crate::config::credential_table! {
+    /// A `[[notifier]]`: where notifications go, and how.
+    #[derive(Clone, Debug, PartialEq, Deserialize)]
+    #[serde(from = "NotifierTable")]
+    pub struct NotifierConfig {
+        #[serde(rename = "type")]
+        pub kind: NotifierKind,
+        /// Defaults to the type (`webhook`, `alertmanager`), numbered when there are several.
+        pub name: Option<String>,
+        pub url: String,
+        credentials.bearer_token,
+        credentials.bearer_token_file,
+        credentials.username,
+        credentials.password,
+        credentials.password_file,
+        skip credentials.password_hash,
+        #[serde(default = "defaults::notifier_timeout")]
+        pub timeout: Seconds,
+    }
+    #[derive(Deserialize)]
+    #[serde(deny_unknown_fields)]
+    struct NotifierTable;
 }
 
 impl Config {
@@ -293,28 +338,15 @@ impl Config {
     fn check(&mut self, file: &str) -> Result<(), ConfigError> {
         let err = |what: String| Err(ConfigError::new(format!("{file}: {what}")));
         let a = &self.auth;
-        let viewers = CredentialFields {
-            bearer_token: a.bearer_token.is_some(),
-            bearer_token_file: a.bearer_token_file.is_some(),
-            username: a.username.is_some(),
-            password_hash: a.password_hash.as_deref(),
-            password_file: a.password_file.is_some(),
-        };
-        if let Err(e) = viewers.check("auth") {
+        if let Err(e) = a.credentials.check("auth", Purpose::Pages) {
             return err(e);
         }
         if let Some(admin) = &a.admin {
-            let f = CredentialFields {
-                bearer_token: admin.bearer_token.is_some(),
-                bearer_token_file: admin.bearer_token_file.is_some(),
-                username: admin.username.is_some(),
-                password_hash: admin.password_hash.as_deref(),
-                password_file: admin.password_file.is_some(),
-            };
-            if !(f.bearer_token || f.bearer_token_file || f.username) {
+            let f = &admin.credentials;
+            if f.bearer_token.is_none() && f.bearer_token_file.is_none() && f.username.is_none() {
                 return err("auth.admin: give `bearer_token`, `bearer_token_file` or `username`".into());
             }
-            if let Err(e) = f.check("auth.admin") {
+            if let Err(e) = f.check("auth.admin", Purpose::Pages) {
                 return err(e);
             }
         }
@@ -327,17 +359,18 @@ impl Config {
             if !names.insert(c.name.clone()) {
                 return err(format!("{at}: field `name` is used twice"));
             }
+            let k = &c.connect;
             if c.agent_token_file.is_some() {
                 let direct = [
-                    ("address", c.address.is_some()),
-                    ("token", c.token.is_some()),
-                    ("token_file", c.token_file.is_some()),
-                    ("ca", c.ca.is_some()),
-                    ("ca_file", c.ca_file.is_some()),
-                    ("insecure_skip_tls_verify", c.insecure_skip_tls_verify),
-                    ("kubeconfig", c.kubeconfig.is_some()),
-                    ("context", c.context.is_some()),
-                    ("in_cluster", c.in_cluster),
+                    ("address", k.address.is_some()),
+                    ("token", k.token.is_some()),
+                    ("token_file", k.token_file.is_some()),
+                    ("ca", k.ca.is_some()),
+                    ("ca_file", k.ca_file.is_some()),
+                    ("insecure_skip_tls_verify", k.insecure_skip_tls_verify),
+                    ("kubeconfig", k.kubeconfig.is_some()),
+                    ("context", k.context.is_some()),
+                    ("in_cluster", k.in_cluster),
                     ("record_dir", c.record_dir.is_some()),
                 ];
                 if let Some((field, _)) = direct.iter().find(|(_, set)| *set) {
@@ -348,9 +381,9 @@ impl Config {
                 }
             }
             let modes = [
-                c.address.is_some(),
-                c.kubeconfig.is_some() || c.context.is_some(),
-                c.in_cluster,
+                k.address.is_some(),
+                k.kubeconfig.is_some() || k.context.is_some(),
+                k.in_cluster,
                 c.agent_token_file.is_some(),
             ];
             if modes.iter().filter(|m| **m).count() != 1 {
@@ -359,7 +392,7 @@ impl Config {
                 ));
             }
             for (field, v) in
-                [("timeout", c.timeout), ("interval", c.interval), ("record_retention", c.record_retention)]
+                [("timeout", k.timeout), ("interval", c.interval), ("record_retention", c.record_retention)]
             {
                 if !(v.0.is_finite() && v.0 > 0.0) {
                     return err(format!("{at}: field `{field}` must be a duration above 0"));
@@ -391,18 +424,8 @@ impl Config {
             if !(lower.starts_with("http://") || lower.starts_with("https://")) || n.url.parse::<http::Uri>().is_err() {
                 return err(format!("{at}: field `url` must be an http:// or https:// URL"));
             }
-            if n.bearer_token.is_some() && n.bearer_token_file.is_some() {
-                return err(format!("{at}: give `bearer_token` or `bearer_token_file`, not both"));
-            }
-            if n.password.is_some() && n.password_file.is_some() {
-                return err(format!("{at}: give `password` or `password_file`, not both"));
-            }
-            let basic = n.username.is_some() || n.password.is_some() || n.password_file.is_some();
-            if basic && (n.bearer_token.is_some() || n.bearer_token_file.is_some()) {
-                return err(format!("{at}: give a bearer token or basic auth (`username`, `password`), not both"));
-            }
-            if basic && n.username.is_none() {
-                return err(format!("{at}: field `username` is missing for basic auth"));
+            if let Err(e) = n.credentials.check(&at, Purpose::Sending) {
+                return err(e);
             }
             if !(n.timeout.0.is_finite() && n.timeout.0 > 0.0) {
                 return err(format!("{at}: field `timeout` must be a duration above 0"));
@@ -413,140 +436,173 @@ impl Config {
     }
 }
 
-/// Which credential fields a section gives, to check that they go together.
-struct CredentialFields<'a> {
-    bearer_token: bool,
-    bearer_token_file: bool,
-    username: bool,
-    password_hash: Option<&'a str>,
-    password_file: bool,
-}
-
-impl CredentialFields<'_> {
-    fn check(&self, section: &str) -> Result<(), String> {
-        let bearer = self.bearer_token || self.bearer_token_file;
-        let basic = self.username || self.password_hash.is_some() || self.password_file;
-        if bearer && basic {
-            return Err(format!(
-                "{section}: give a bearer token or basic auth (`username` with `password_hash` or `password_file`), not both"
-            ));
-        }
-        if self.bearer_token && self.bearer_token_file {
-            return Err(format!("{section}: give `bearer_token` or `bearer_token_file`, not both"));
-        }
-        if basic && (!self.username || self.password_hash.is_some() == self.password_file) {
-            return Err(format!(
-                "{section}: basic auth needs `username` and one of `password_hash` or `password_file`"
-            ));
-        }
-        if let Some(h) = self.password_hash
-            && !(h.len() == 60 && (h.starts_with("$2a$") || h.starts_with("$2b$") || h.starts_with("$2y$")))
-        {
-            return Err(format!(
-                "{section}: field `password_hash` must be a bcrypt hash ($2y$…, as htpasswd -nbBC 10 prints)"
-            ));
+impl CredentialFields {
+    /// Whether the keys given go together for their purpose; the message names `section`.
+    fn check(&self, section: &str, purpose: Purpose) -> Result<(), String> {
+        let bearer = self.bearer_token.is_some() || self.bearer_token_file.is_some();
+        let both_bearer = self.bearer_token.is_some() && self.bearer_token_file.is_some();
+        let not_both_bearer = || Err(format!("{section}: give `bearer_token` or `bearer_token_file`, not both"));
+        match purpose {
+            Purpose::Pages => {
+                let basic = self.username.is_some() || self.password_hash.is_some() || self.password_file.is_some();
+                if bearer && basic {
+                    return Err(format!(
+                        "{section}: give a bearer token or basic auth (`username` with `password_hash` or \
+                         `password_file`), not both"
+                    ));
+                }
+                if both_bearer {
+                    return not_both_bearer();
+                }
+                if basic && (self.username.is_none() || self.password_hash.is_some() == self.password_file.is_some()) {
+                    return Err(format!(
+                        "{section}: basic auth needs `username` and one of `password_hash` or `password_file`"
+                    ));
+                }
+                if let Some(h) = &self.password_hash
+                    && !(h.len() == 60 && (h.starts_with("$2a$") || h.starts_with("$2b$") || h.starts_with("$2y$")))
+                {
+                    return Err(format!(
+                        "{section}: field `password_hash` must be a bcrypt hash ($2y$…, as htpasswd -nbBC 10 prints)"
+                    ));
+                }
+            }
+            Purpose::Sending => {
+                if both_bearer {
+                    return not_both_bearer();
+                }
+                if self.password.is_some() && self.password_file.is_some() {
+                    return Err(format!("{section}: give `password` or `password_file`, not both"));
+                }
+                let basic = self.username.is_some() || self.password.is_some() || self.password_file.is_some();
+                if basic && bearer {
+                    return Err(format!(
+                        "{section}: give a bearer token or basic auth (`username`, `password`), not both"
+                    ));
+                }
+                if basic && self.username.is_none() {
+                    return Err(format!("{section}: field `username` is missing for basic auth"));
+                }
+            }
         }
         Ok(())
     }
-}
 
-/// The credentials a section gives, secrets read from their files.
-fn credentials(
-    section: &str,
-    bearer_token: &Option<String>,
-    bearer_token_file: &Option<PathBuf>,
-    username: &Option<String>,
-    password_hash: &Option<String>,
-    password_file: &Option<PathBuf>,
-) -> Result<Option<crate::auth::Credentials>, ConfigError> {
-    use crate::auth::{Credentials, Password};
-    let read = |path: &Path, field: &str| {
-        std::fs::read_to_string(path)
-            .map(|s| s.trim_end_matches(['\n', '\r']).to_string())
-            .map_err(|e| ConfigError::new(format!("{section}: field `{field}` {}: {e}", path.display())))
-    };
-    Ok(if let Some(t) = bearer_token {
-        Some(Credentials::Bearer(t.clone()))
-    } else if let Some(f) = bearer_token_file {
-        Some(Credentials::Bearer(read(f, "bearer_token_file")?.trim().to_string()))
-    } else if let Some(username) = username {
-        let password = match (password_hash, password_file) {
-            (Some(h), _) => Password::Bcrypt(h.clone()),
-            (None, Some(f)) => Password::Plain(read(f, "password_file")?),
-            (None, None) => unreachable!("checked at load"),
+    /// The credentials given (checked at load), secrets read from their files; None when the
+    /// section gives none. An error names `section` and the field.
+    pub fn credentials(&self, section: &str, purpose: Purpose) -> Result<Option<Credentials>, ConfigError> {
+        let read = |path: &Path, field: &str| {
+            std::fs::read_to_string(path)
+                .map_err(|e| ConfigError::new(format!("{section}: field `{field}` {}: {e}", path.display())))
         };
-        Some(Credentials::Basic { username: username.clone(), password })
-    } else {
-        None
-    })
+        if let Some(t) = &self.bearer_token {
+            return Ok(Some(Credentials::Bearer(t.clone())));
+        }
+        if let Some(f) = &self.bearer_token_file {
+            return Ok(Some(Credentials::Bearer(read(f, "bearer_token_file")?.trim().to_string())));
+        }
+        let Some(username) = &self.username else { return Ok(None) };
+        let password = match (&self.password_hash, &self.password, &self.password_file) {
+            (Some(h), ..) => Password::Bcrypt(h.clone()),
+            (None, Some(p), _) => Password::Plain(p.clone()),
+            (None, None, Some(f)) => {
+                let text = read(f, "password_file")?;
+                // The pages' password is the file's first line, spaces kept; a notifier's is trimmed.
+                Password::Plain(match purpose {
+                    Purpose::Pages => text.trim_end_matches(['\n', '\r']).to_string(),
+                    Purpose::Sending => text.trim().to_string(),
+                })
+            }
+            // A notifier may give a user name alone.
+            (None, None, None) => Password::Plain(String::new()),
+        };
+        Ok(Some(Credentials::Basic { username: username.clone(), password }))
+    }
 }
 
 impl AuthConfig {
     /// The protection of the web side, secrets read from their files.
     pub fn protection(&self) -> Result<crate::auth::Protection, ConfigError> {
-        let viewers = credentials(
-            "auth",
-            &self.bearer_token,
-            &self.bearer_token_file,
-            &self.username,
-            &self.password_hash,
-            &self.password_file,
-        )?;
+        let viewers = self.credentials.credentials("auth", Purpose::Pages)?;
         let admins = match &self.admin {
-            Some(a) => credentials(
-                "auth.admin",
-                &a.bearer_token,
-                &a.bearer_token_file,
-                &a.username,
-                &a.password_hash,
-                &a.password_file,
-            )?,
+            Some(a) => a.credentials.credentials("auth.admin", Purpose::Pages)?,
             None => None,
         };
         Ok(crate::auth::Protection::new(viewers, self.open_metrics).with_admins(admins))
     }
 }
 
-/// The settings of a cluster added on the pages, as kept in the state directory: everything but
-/// its token, which is sealed apart.
+/// The settings of a cluster added on the pages: how it is reached (for one read through its
+/// agent, no address: its timeout and ignored namespaces alone apply) and how often. Its token
+/// is sealed apart and never in here.
 #[derive(Clone, Debug, PartialEq, serde::Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[serde(into = "StoredSettings", from = "StoredSettings")]
 pub struct PageSettings {
-    /// The API server, for a cluster read directly; None for one read through its agent.
-    pub address: Option<String>,
-    pub port: u16,
-    /// The cluster CA, PEM or base64 of PEM, as pasted.
-    pub ca: Option<String>,
-    pub insecure_skip_tls_verify: bool,
+    /// The address, port, CA (PEM or base64 of PEM, as pasted), certificate choice, timeout and
+    /// ignored namespaces; no token.
+    pub connect: ConnectOptions,
+    pub interval: Seconds,
+}
+
+/// [`PageSettings`] as kept in the state directory (JSON): these keys only, so that nothing else
+/// of the connection settings (a token) can be written with them.
+#[derive(serde::Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct StoredSettings {
+    address: Option<String>,
+    port: u16,
+    ca: Option<String>,
+    insecure_skip_tls_verify: bool,
     /// Seconds.
-    pub timeout: f64,
+    timeout: f64,
     /// Seconds.
-    pub interval: f64,
-    pub ignored_namespaces: Vec<String>,
+    interval: f64,
+    ignored_namespaces: Vec<String>,
+}
+
+impl From<PageSettings> for StoredSettings {
+    fn from(s: PageSettings) -> StoredSettings {
+        let c = s.connect;
+        StoredSettings {
+            address: c.address,
+            port: c.port,
+            ca: c.ca,
+            insecure_skip_tls_verify: c.insecure_skip_tls_verify,
+            timeout: c.timeout.0,
+            interval: s.interval.0,
+            ignored_namespaces: c.ignored_namespaces,
+        }
+    }
+}
+
+impl From<StoredSettings> for PageSettings {
+    fn from(s: StoredSettings) -> PageSettings {
+        PageSettings {
+            connect: ConnectOptions {
+                address: s.address,
+                port: s.port,
+                ca: s.ca,
+                insecure_skip_tls_verify: s.insecure_skip_tls_verify,
+                timeout: Seconds(s.timeout),
+                ignored_namespaces: s.ignored_namespaces,
+                ..ConnectOptions::default()
+            },
+            interval: Seconds(s.interval),
+        }
+    }
 }
 
 impl PageSettings {
     /// The cluster to watch, with its token (the service account's, or the agent's).
     pub fn to_cluster(&self, name: &str, token: String) -> ClusterConfig {
-        let agent = self.address.is_none();
+        let agent = self.connect.address.is_none();
         ClusterConfig {
             name: name.to_string(),
             from_pages: true,
             agent_token_value: agent.then(|| token.clone()),
-            address: self.address.clone(),
             agent_token_file: None,
-            port: self.port,
-            token: (!agent).then_some(token),
-            token_file: None,
-            ca: self.ca.clone(),
-            ca_file: None,
-            insecure_skip_tls_verify: self.insecure_skip_tls_verify,
-            kubeconfig: None,
-            context: None,
-            in_cluster: false,
-            timeout: Seconds(self.timeout),
-            interval: Seconds(self.interval),
-            ignored_namespaces: self.ignored_namespaces.clone(),
+            connect: ConnectOptions { token: (!agent).then_some(token), ..self.connect.clone() },
+            interval: self.interval,
             record_dir: None,
             record_retention: defaults::record_retention(),
         }
@@ -554,12 +610,12 @@ impl PageSettings {
 }
 
 impl ClusterConfig {
-    /// The agent's token, read from `agent_token_file` (None for a cluster read directly).
     /// Whether the cluster is read by a relay agent.
     pub fn is_agent(&self) -> bool {
         self.agent_token_file.is_some() || self.agent_token_value.is_some()
     }
 
+    /// The agent's token, read from `agent_token_file` (None for a cluster read directly).
     pub fn agent_token(&self) -> Option<Result<String, ConfigError>> {
         if let Some(t) = &self.agent_token_value {
             return Some(Ok(t.clone()));
@@ -588,20 +644,9 @@ impl ClusterConfig {
         )
     }
 
+    /// The connection settings, for a reader of its own.
     pub fn connect_options(&self) -> ConnectOptions {
-        ConnectOptions {
-            address: self.address.clone(),
-            port: self.port,
-            token: self.token.clone(),
-            token_file: self.token_file.clone(),
-            ca: self.ca.clone(),
-            ca_file: self.ca_file.clone(),
-            insecure_skip_tls_verify: self.insecure_skip_tls_verify,
-            kubeconfig: self.kubeconfig.clone(),
-            context: self.context.clone(),
-            in_cluster: self.in_cluster,
-            timeout: self.timeout.duration(),
-        }
+        self.connect.clone()
     }
 }
 
@@ -638,8 +683,8 @@ url = "http://127.0.0.1:9093"
         assert_eq!(c.listen.to_string(), "127.0.0.1:8080", "loopback by default");
         assert_eq!(c.auth, AuthConfig::default());
         assert_eq!(c.clusters[0].interval, Seconds(30.0));
-        assert_eq!(c.clusters[0].timeout, Seconds(10.0));
-        assert_eq!(c.clusters[0].port, 6443);
+        assert_eq!(c.clusters[0].connect.timeout, Seconds(10.0));
+        assert_eq!(c.clusters[0].connect.port, 6443);
         assert_eq!(c.notifiers[0].name.as_deref(), Some("alertmanager"));
     }
 

@@ -11,6 +11,7 @@ use std::time::{Duration, Instant};
 use dumbmonit_sim::{Sim, SimOptions, scenario};
 
 use crate::config::{AuthConfig, ClusterConfig, Config, Seconds};
+use crate::kube::ConnectOptions;
 use crate::serve::{ServeOptions, run};
 
 /// The steps of the tour (0 is healthy; the last one holds every problem).
@@ -93,22 +94,16 @@ async fn tour_in(args: &DemoArgs, dir: PathBuf) -> Result<(), String> {
 
     let cluster = ClusterConfig {
         name: "demo".into(),
-        address: Some(url.clone()),
         agent_token_file: None,
         from_pages: false,
         agent_token_value: None,
-        port: 6443,
-        token: None,
-        token_file: Some(token_file.clone()),
-        ca: None,
-        ca_file: Some(ca_file.clone()),
-        insecure_skip_tls_verify: false,
-        kubeconfig: None,
-        context: None,
-        in_cluster: false,
-        timeout: Seconds(10.0),
+        connect: ConnectOptions {
+            address: Some(url.clone()),
+            token_file: Some(token_file.clone()),
+            ca_file: Some(ca_file.clone()),
+            ..ConnectOptions::default()
+        },
         interval: Seconds(args.interval),
-        ignored_namespaces: Vec::new(),
         record_dir: None,
         record_retention: Seconds(86400.0),
     };

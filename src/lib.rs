@@ -16,6 +16,7 @@ pub mod collection;
 pub mod config;
 pub mod demo;
 pub mod error;
+mod flat;
 pub mod health;
 pub mod kube;
 pub mod manifests;

@@ -7,7 +7,7 @@ use std::path::Path;
 
 /// From the bottom up. A module may use modules of lower layers only, never its own layer's.
 const LAYERS: &[&[&str]] = &[
-    &["collection"],
+    &["collection", "flat"],
     &["error", "clock", "auth", "secret"],
     &["kube", "rbac"],
     &["collect", "config"],

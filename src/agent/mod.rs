@@ -135,7 +135,7 @@ async fn run(o: AgentOptions) -> Result<(), String> {
     let settings = cached.unwrap_or_else(|| Settings {
         cluster: o.cluster.clone().unwrap_or_default(),
         interval_seconds: 60.0,
-        timeout_seconds: o.connect.timeout.as_secs_f64(),
+        timeout_seconds: o.connect.timeout.0,
         ignored_namespaces: o.ignored_namespaces.clone(),
     });
     let shared = Arc::new(Shared {
@@ -182,8 +182,8 @@ async fn run(o: AgentOptions) -> Result<(), String> {
             ticker = tokio::time::interval(interval);
             ticker.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
         }
-        let timeout = Duration::from_secs_f64(s.timeout_seconds.max(0.001));
-        if timeout != connect.timeout {
+        let timeout = crate::kube::Seconds(s.timeout_seconds.max(0.001));
+        if timeout.duration() != connect.timeout.duration() {
             connect.timeout = timeout;
             reader = Reader::new(connect.clone()).await;
         }

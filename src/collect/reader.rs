@@ -1,6 +1,9 @@
-//! A cluster read cycle after cycle, by `serve` or by an agent: the connection is set up once
-//! and set up again when the token file changes (kubelet replaces a pod's service-account token
-//! about every hour), so that a rotated token is used from the next cycle on.
+//! How a cluster is read, by every command: [`connect`] sets it up (the connection, then the
+//! reader of its collections) and [`Connected::read`] reads a cycle. `check`, `top` and the
+//! pages' Test do it once; `serve` and an agent do it cycle after cycle with [`Reader`]: the
+//! connection is set up once and set up again when the token file changes (kubelet replaces a
+//! pod's service-account token about every hour), so that a rotated token is used from the next
+//! cycle on.
 
 use std::path::PathBuf;
 use std::time::Duration;
@@ -8,17 +11,54 @@ use std::time::Duration;
 use jiff::Timestamp;
 
 use super::{CollectionStat, Cycle, CycleOptions, Snapshot};
-use crate::error::Redactor;
-use crate::kube::{self, ConnectOptions, Fetcher};
+use crate::error::{ConfigError, Redactor};
+use crate::kube::{self, ConnectOptions, Connection, Fetcher};
 
 /// Where kubelet mounts a pod's service-account token.
 pub const IN_CLUSTER_TOKEN: &str = "/var/run/secrets/kubernetes.io/serviceaccount/token";
 
+/// A cluster set up to be read: its connection (the address as shown, the secrets to keep out
+/// of every text) and the reader of its collections.
+pub struct Connected {
+    pub connection: Connection,
+    pub fetcher: Fetcher,
+}
+
+/// Why a cluster could not be set up to be read. The messages are left to each caller, which
+/// knows what to clean out of them and what help to give.
+#[derive(Debug, thiserror::Error)]
+pub enum SetUpError {
+    /// The settings lead to no cluster: a token file that cannot be read, a CA that is not one,
+    /// an address that is not one, a kubeconfig that cannot be used.
+    #[error("{0}")]
+    Settings(ConfigError),
+    /// The connection is known, but its HTTP client could not be made.
+    #[error("{error}")]
+    Client { connection: Box<Connection>, error: ConfigError },
+}
+
+/// Sets a cluster up to be read: the connection that `options` give, then the reader of its
+/// collections, with the deadline of each request.
+pub async fn connect(options: &ConnectOptions) -> Result<Connected, SetUpError> {
+    let connection = kube::connect(options).await.map_err(SetUpError::Settings)?;
+    match Fetcher::new(&connection, options.timeout.duration()) {
+        Ok(fetcher) => Ok(Connected { connection, fetcher }),
+        Err(error) => Err(SetUpError::Client { connection: Box::new(connection), error }),
+    }
+}
+
+impl Connected {
+    /// Reads one cycle: every collection, the optional reads with them.
+    pub async fn read(&self, options: &CycleOptions, now: Timestamp) -> Cycle {
+        super::run(&self.fetcher, options, now).await
+    }
+}
+
 /// Reads one cluster, cycle after cycle.
 pub struct Reader {
     options: ConnectOptions,
-    /// The reader, or why it could not be set up (every cycle then fails with that message).
-    fetcher: Result<Fetcher, String>,
+    /// The cluster set up, or why it could not be (every cycle then fails with that message).
+    connected: Result<Connected, String>,
     /// The API server's address as shown, once known.
     address: Option<String>,
     /// Secrets that must never leave the process in any text.
@@ -31,7 +71,7 @@ impl Reader {
     pub async fn new(options: ConnectOptions) -> Reader {
         let mut r = Reader {
             options,
-            fetcher: Err(String::new()),
+            connected: Err(String::new()),
             address: None,
             redactor: Redactor::default(),
             token_seen: None,
@@ -59,16 +99,22 @@ impl Reader {
         }
         // A connection that cannot be set up (a missing token file, say) fails every cycle with
         // its message, as a read would: the unreachable rule then speaks for it.
-        self.fetcher = match kube::connect(&self.options).await {
-            Ok(conn) => {
-                for s in conn.redactor.secrets() {
-                    self.redactor.add(s);
-                }
-                self.address = Some(conn.address.clone());
-                Fetcher::new(&conn, self.options.timeout).map_err(|e| e.to_string())
-            }
-            Err(e) => Err(self.redactor.clean(&e.to_string())),
+        let connected = connect(&self.options).await;
+        let connection = match &connected {
+            Ok(c) => Some(&c.connection),
+            Err(SetUpError::Client { connection, .. }) => Some(&**connection),
+            Err(SetUpError::Settings(_)) => None,
         };
+        if let Some(connection) = connection {
+            for s in connection.redactor.secrets() {
+                self.redactor.add(s);
+            }
+            self.address = Some(connection.address.clone());
+        }
+        self.connected = connected.map_err(|e| match e {
+            SetUpError::Settings(e) => self.redactor.clean(&e.to_string()),
+            SetUpError::Client { error, .. } => error.to_string(),
+        });
     }
 
     /// The API server's address, as shown in messages (None before a connection was set up).
@@ -84,8 +130,8 @@ impl Reader {
             self.token_seen = token;
             self.set_up().await;
         }
-        match &self.fetcher {
-            Ok(f) => Ok(super::run(f, options, now).await),
+        match &self.connected {
+            Ok(c) => Ok(c.read(options, now).await),
             Err(m) => Err(m.clone()),
         }
     }

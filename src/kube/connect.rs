@@ -13,21 +13,109 @@ use crate::error::{ConfigError, Redactor};
 /// The environment variable that may carry the token.
 pub const TOKEN_ENV: &str = "DUMBMONIT_TOKEN";
 
-/// How to reach one cluster, as given on the command line (or, later, in a configuration file).
-#[derive(Clone, Debug, Default)]
-pub struct ConnectOptions {
-    pub address: Option<String>,
-    pub port: u16,
-    pub token: Option<String>,
-    pub token_file: Option<PathBuf>,
-    pub ca: Option<String>,
-    pub ca_file: Option<PathBuf>,
-    pub insecure_skip_tls_verify: bool,
-    pub kubeconfig: Option<PathBuf>,
-    pub context: Option<String>,
-    pub in_cluster: bool,
-    /// The deadline of each whole request.
-    pub timeout: Duration,
+/// A duration in seconds, as the settings give it: a flag's number (`--timeout 2.5`), a file's
+/// number or string (`timeout = "10s"`: how the file reads it is `config`'s), the pages' field.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Seconds(pub f64);
+
+impl Seconds {
+    pub fn duration(self) -> Duration {
+        Duration::from_secs_f64(self.0)
+    }
+}
+
+/// As a flag's default is shown (`10`).
+impl std::fmt::Display for Seconds {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        self.0.fmt(f)
+    }
+}
+
+/// As a flag is read: a number of seconds, checked by the command that takes it.
+impl std::str::FromStr for Seconds {
+    type Err = std::num::ParseFloatError;
+
+    fn from_str(s: &str) -> Result<Seconds, Self::Err> {
+        s.parse().map(Seconds)
+    }
+}
+
+/// The port when an address names none.
+pub fn default_port() -> u16 {
+    6443
+}
+
+/// The deadline of each request when none is given.
+pub fn default_timeout() -> Seconds {
+    Seconds(10.0)
+}
+
+crate::flat::group! { $
+    /// How to reach one cluster, and what of it to leave out: the one set of connection settings
+    /// of the command line (its flags, by clap), of a `[[cluster]]` in the configuration file
+    /// (`config::ClusterConfig`, its keys flat beside the cluster's own) and of a cluster added
+    /// on the pages (`config::PageSettings`).
+    #[derive(Clone, Debug, PartialEq, clap::Args)]
+    pub struct ConnectOptions in kube as connect => connect_table {
+        /// The API server: https://HOST:PORT, HOST, HOST:PORT, IP or [IPv6]
+        struct[] file[]
+        address: Option<String>,
+        /// The port when ADDRESS names none
+        struct[#[arg(long, default_value_t = default_port())]]
+        file[#[serde(default = "crate::kube::connect::default_port")]]
+        port: u16,
+        /// The bearer token (prefer --token-file: arguments are visible to other users of the machine)
+        struct[#[arg(long, conflicts_with = "token_file")]] file[]
+        token: Option<String>,
+        /// A file holding the bearer token
+        struct[#[arg(long, value_name = "FILE")]] file[]
+        token_file: Option<PathBuf>,
+        /// The cluster CA: PEM (also on one line) or the base64 of ca.crt
+        struct[#[arg(long, value_name = "VALUE", conflicts_with = "ca_file", allow_hyphen_values = true)]] file[]
+        ca: Option<String>,
+        /// A file holding the cluster CA (PEM, or the base64 of it)
+        struct[#[arg(long, value_name = "FILE")]] file[]
+        ca_file: Option<PathBuf>,
+        /// Skip every certificate check (trusted networks only)
+        struct[#[arg(long)]] file[#[serde(default)]]
+        insecure_skip_tls_verify: bool,
+        /// Deadline of each whole request, body included, in seconds
+        struct[#[arg(long, value_name = "SECONDS", default_value_t = default_timeout())]]
+        file[#[serde(default = "crate::kube::connect::default_timeout")]]
+        timeout: Seconds,
+        /// Leave this namespace out everywhere (repeatable); events about Nodes are kept
+        struct[#[arg(long = "ignore-namespace", value_name = "NS")]] file[#[serde(default)]]
+        ignored_namespaces: Vec<String>,
+        /// A kubeconfig file (exec credential plugins included)
+        struct[#[arg(long, value_name = "FILE")]] file[]
+        kubeconfig: Option<PathBuf>,
+        /// The kubeconfig context to use
+        struct[#[arg(long, value_name = "NAME")]] file[]
+        context: Option<String>,
+        /// Use the mounted service-account token and CA (when running in a pod)
+        struct[#[arg(long)]] file[#[serde(default)]]
+        in_cluster: bool,
+    }
+}
+
+impl Default for ConnectOptions {
+    /// Nothing given: the defaults of the flags and the file.
+    fn default() -> ConnectOptions {
+        ConnectOptions {
+            address: None,
+            port: default_port(),
+            token: None,
+            token_file: None,
+            ca: None,
+            ca_file: None,
+            insecure_skip_tls_verify: false,
+            timeout: default_timeout(),
+            ignored_namespaces: Vec::new(),
+            kubeconfig: None,
+            context: None,
+            in_cluster: false,
+        }
+    }
 }
 
 /// A cluster ready to be read.
@@ -86,8 +174,8 @@ pub async fn connect(o: &ConnectOptions) -> Result<Connection, ConfigError> {
     let c = &mut conn.config;
     // A monitor must see outages: no retries of 429/503/504 behind its back.
     c.default_retry = false;
-    c.connect_timeout = Some(o.timeout);
-    c.write_timeout = Some(o.timeout);
+    c.connect_timeout = Some(o.timeout.duration());
+    c.write_timeout = Some(o.timeout.duration());
     // The whole-request deadline is enforced around each request; see `fetch`.
     c.read_timeout = None;
     c.disable_compression = false;

@@ -7,5 +7,6 @@ pub mod connect;
 pub mod fetch;
 pub mod request;
 
-pub use connect::{ConnectOptions, Connection, connect};
+pub(crate) use connect::connect_table;
+pub use connect::{ConnectOptions, Connection, Seconds, connect};
 pub use fetch::Fetcher;

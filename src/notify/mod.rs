@@ -13,7 +13,8 @@ use hyper_util::client::legacy::Client as HyperClient;
 use hyper_util::client::legacy::connect::HttpConnector;
 use hyper_util::rt::TokioExecutor;
 
-use crate::config::{NotifierConfig, NotifierKind};
+use crate::auth::Credentials;
+use crate::config::{NotifierConfig, NotifierKind, Purpose};
 use crate::error::{ConfigError, Redactor};
 use crate::rules::{Alert, Transition};
 
@@ -31,40 +32,15 @@ pub struct Notifier {
     pub redactor: Redactor,
 }
 
-fn read_secret(path: &std::path::Path, at: &str, field: &str) -> Result<String, ConfigError> {
-    std::fs::read_to_string(path)
-        .map(|s| s.trim().to_string())
-        .map_err(|e| ConfigError::new(format!("notifier {at:?}: field `{field}` {}: {e}", path.display())))
-}
-
 impl Notifier {
     pub fn from_config(c: &NotifierConfig) -> Result<Notifier, ConfigError> {
         let name = c.name.clone().expect("names are given at load");
         let mut redactor = Redactor::default();
-        let bearer = match (&c.bearer_token, &c.bearer_token_file) {
-            (Some(t), _) => Some(t.clone()),
-            (None, Some(f)) => Some(read_secret(f, &name, "bearer_token_file")?),
-            (None, None) => None,
-        };
-        let password = match (&c.password, &c.password_file) {
-            (Some(p), _) => Some(p.clone()),
-            (None, Some(f)) => Some(read_secret(f, &name, "password_file")?),
-            (None, None) => None,
-        };
-        let auth = match (bearer, &c.username) {
-            (Some(t), _) => {
-                redactor.add(&t);
-                Some(format!("Bearer {t}"))
-            }
-            (None, Some(user)) => {
-                use base64::Engine;
-                let p = password.unwrap_or_default();
-                redactor.add(&p);
-                Some(format!("Basic {}", base64::engine::general_purpose::STANDARD.encode(format!("{user}:{p}"))))
-            }
-            (None, None) => None,
-        };
-        let auth = match auth {
+        let credentials = c.credentials.credentials(&format!("notifier {name:?}"), Purpose::Sending)?;
+        if let Some(c) = &credentials {
+            redactor.add(c.secret());
+        }
+        let auth = match credentials.as_ref().and_then(Credentials::authorization) {
             Some(a) => {
                 let mut v = HeaderValue::from_str(&a).map_err(|_| {
                     ConfigError::new(format!("notifier {name:?}: the credentials hold invalid characters"))

@@ -27,6 +27,13 @@ impl Alert {
     pub fn firing(&self) -> bool {
         self.fired_at.is_some()
     }
+
+    /// Raises the alert to Warning at `now`, its `severity` label with it.
+    pub fn escalate(&mut self, now: Timestamp) {
+        self.escalated_at = Some(now);
+        self.severity = Severity::Warning;
+        self.labels.insert("severity".into(), Severity::Warning.as_str().into());
+    }
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
@@ -132,9 +139,7 @@ impl RuleState {
                 alert.fired_at = Some(now);
                 if urgent && alert.severity != Severity::Warning {
                     // Urgent when first told: it fires as a Warning.
-                    alert.escalated_at = Some(now);
-                    alert.severity = Severity::Warning;
-                    alert.labels.insert("severity".into(), Severity::Warning.as_str().into());
+                    alert.escalate(now);
                 }
                 transitions.push(Transition {
                     time: now,
@@ -146,9 +151,7 @@ impl RuleState {
                 && (urgent || obs.rule.escalate_after.is_some_and(|after| held(now, fired, after)))
             {
                 let previous = alert.labels.clone();
-                alert.escalated_at = Some(now);
-                alert.severity = Severity::Warning;
-                alert.labels.insert("severity".into(), Severity::Warning.as_str().into());
+                alert.escalate(now);
                 transitions.push(Transition {
                     time: now,
                     state: TransitionState::Escalated,

@@ -29,8 +29,8 @@ pub fn settings_of(c: &ClusterConfig) -> Settings {
     Settings {
         cluster: c.name.clone(),
         interval_seconds: c.interval.0,
-        timeout_seconds: c.timeout.0,
-        ignored_namespaces: c.ignored_namespaces.clone(),
+        timeout_seconds: c.connect.timeout.0,
+        ignored_namespaces: c.connect.ignored_namespaces.clone(),
     }
 }
 
@@ -73,7 +73,7 @@ pub(super) async fn watch_agent(
     let mut link = Link {
         watch: Watch::load(&c.name, &shared),
         held: Held::default(),
-        ignored: c.ignored_namespaces.clone(),
+        ignored: c.connect.ignored_namespaces.clone(),
         interval,
         heard: Instant::now(),
         skew: SignedDuration::ZERO,

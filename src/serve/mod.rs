@@ -324,8 +324,8 @@ fn shown_address(c: &ClusterConfig) -> String {
     if c.is_agent() {
         return "through its agent (no report yet)".into();
     }
-    match (&c.address, &c.kubeconfig, &c.context, c.in_cluster) {
-        (Some(a), ..) => kube::address::parse_address(a, c.port).unwrap_or_else(|_| a.clone()),
+    match (&c.connect.address, &c.connect.kubeconfig, &c.connect.context, c.connect.in_cluster) {
+        (Some(a), ..) => kube::address::parse_address(a, c.connect.port).unwrap_or_else(|_| a.clone()),
         (None, Some(k), ctx, _) => {
             format!("kubeconfig {}{}", k.display(), ctx.as_ref().map(|c| format!(" ({c})")).unwrap_or_default())
         }
@@ -508,7 +508,8 @@ fn late_note(mut t: Transition, late: SignedDuration) -> Transition {
 async fn watch_cluster(c: ClusterConfig, shared: Arc<Shared>, offset: Duration, mut stop: watch::Receiver<bool>) {
     let name = c.name.clone();
     let mut watch = Watch::load(&name, &shared);
-    let options = CycleOptions { ignored_namespaces: c.ignored_namespaces.clone(), record: c.record_dir.is_some() };
+    let options =
+        CycleOptions { ignored_namespaces: c.connect.ignored_namespaces.clone(), record: c.record_dir.is_some() };
     let mut reader = Reader::new(c.connect_options()).await;
     let mut ticker = tokio::time::interval_at(tokio::time::Instant::now() + offset, c.interval.duration());
     ticker.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);

@@ -1,0 +1,229 @@
+//! The cluster form: what it sends, the settings it gives once checked (each problem naming its
+//! field), the names the pages may give a cluster, and the form's page.
+
+use maud::{Markup, html};
+use serde::Deserialize;
+
+use super::guard::Posted;
+use super::page_of;
+use super::refusal::FormError;
+use crate::board::Board;
+use crate::config::{PageSettings, parse_duration};
+use crate::kube::{ConnectOptions, Seconds};
+use crate::web::html::path_segment;
+
+/// The durations the forms take: (at least, at most, as said on the form).
+const TIMEOUT_RANGE: (f64, f64, &str) = (0.1, 600.0, "100ms to 10m");
+const INTERVAL_RANGE: (f64, f64, &str) = (1.0, 86400.0, "1s to 24h");
+
+/// What the cluster form sends. Checkboxes are absent when not ticked.
+#[derive(Debug, Default, Deserialize)]
+pub(super) struct ClusterForm {
+    #[serde(default)]
+    pub csrf: String,
+    #[serde(default)]
+    pub action: String,
+    #[serde(default)]
+    pub name: String,
+    #[serde(default)]
+    address: String,
+    #[serde(default)]
+    port: String,
+    #[serde(default)]
+    pub token: String,
+    #[serde(default)]
+    ca: String,
+    insecure: Option<String>,
+    #[serde(default)]
+    timeout: String,
+    #[serde(default)]
+    ignored: String,
+    #[serde(default)]
+    interval: String,
+    /// Editing a cluster read through its agent: no connection settings, no test.
+    #[serde(skip)]
+    pub agent: bool,
+}
+
+impl Posted for ClusterForm {
+    fn csrf(&self) -> &str {
+        &self.csrf
+    }
+}
+
+impl ClusterForm {
+    /// The form of a new cluster: the defaults shown.
+    pub fn blank() -> ClusterForm {
+        ClusterForm { port: "6443".into(), timeout: "10s".into(), interval: "60s".into(), ..Default::default() }
+    }
+
+    pub fn from_settings(name: &str, s: &PageSettings) -> ClusterForm {
+        let c = &s.connect;
+        ClusterForm {
+            name: name.to_string(),
+            address: c.address.clone().unwrap_or_default(),
+            port: c.port.to_string(),
+            ca: c.ca.clone().unwrap_or_default(),
+            insecure: c.insecure_skip_tls_verify.then(|| "on".to_string()),
+            timeout: format!("{}s", c.timeout),
+            ignored: c.ignored_namespaces.join(", "),
+            interval: format!("{}s", s.interval),
+            agent: c.address.is_none(),
+            ..Default::default()
+        }
+    }
+
+    /// The settings entered, or what is wrong with them (naming the field).
+    pub fn settings(&self, agent: bool) -> Result<PageSettings, FormError> {
+        let seconds = |field: &'static str, text: &str, default: f64, (min, max, range): (f64, f64, &'static str)| {
+            if text.trim().is_empty() {
+                return Ok(Seconds(default));
+            }
+            match parse_duration(text) {
+                Ok(s) if (min..=max).contains(&s) => Ok(Seconds(s)),
+                _ => Err(FormError::Duration { field, range }),
+            }
+        };
+        let port = match self.port.trim() {
+            "" => 6443,
+            p => p.parse::<u16>().ok().filter(|p| *p > 0).ok_or(FormError::Port)?,
+        };
+        let address = self.address.trim();
+        if !agent && address.is_empty() {
+            return Err(FormError::NoAddress);
+        }
+        // Saved only if a cycle could read it: the same parsing as `check`'s.
+        if !agent && let Err(e) = crate::kube::address::parse_address(address, port) {
+            return Err(FormError::Address(e));
+        }
+        let ca = self.ca.trim();
+        Ok(PageSettings {
+            connect: ConnectOptions {
+                address: (!agent).then(|| address.to_string()),
+                port,
+                ca: (!agent && !ca.is_empty()).then(|| ca.to_string()),
+                insecure_skip_tls_verify: !agent && self.insecure.is_some(),
+                timeout: seconds("Timeout per request", &self.timeout, 10.0, TIMEOUT_RANGE)?,
+                ignored_namespaces: self
+                    .ignored
+                    .split(|c: char| c == ',' || c.is_whitespace())
+                    .filter(|n| !n.is_empty())
+                    .map(str::to_string)
+                    .collect(),
+                ..ConnectOptions::default()
+            },
+            interval: seconds("Interval", &self.interval, 60.0, INTERVAL_RANGE)?,
+        })
+    }
+}
+
+/// What the remove button sends.
+#[derive(Debug, Default, Deserialize)]
+pub(super) struct RemoveForm {
+    #[serde(default)]
+    csrf: String,
+}
+
+impl Posted for RemoveForm {
+    fn csrf(&self) -> &str {
+        &self.csrf
+    }
+}
+
+/// The rule for the names of clusters added on the pages, as the form says it.
+pub(super) const NAME_RULE: &str = "up to 100 letters (a-z, A-Z), digits, '-', '_' and '.', not starting with '-', \
+                                    not only dots, and not \"new\"";
+
+/// A name the pages may give a cluster: what a Kubernetes-minded user expects (ASCII letters,
+/// digits, `-`, `_`, `.`), so that no name looks like another (invisible or direction-changing
+/// characters), breaks out of a YAML comment, resolves to another path (`..`) or reads as an
+/// option of the agent's command (`--help`).
+pub(super) fn check_name(name: &str) -> Result<(), FormError> {
+    let allowed = |c: char| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.');
+    if name.is_empty()
+        || name.len() > 100
+        || !name.chars().all(allowed)
+        || name.starts_with('-')
+        || name.chars().all(|c| c == '.')
+        || name == "new"
+    {
+        return Err(FormError::Name);
+    }
+    Ok(())
+}
+
+/// The form: a cluster read directly (add or edit), and — when adding — one read through an
+/// agent.
+pub(super) fn form_page(
+    board: &Board,
+    csrf: &str,
+    f: &ClusterForm,
+    editing: Option<&str>,
+    outcome: Option<Markup>,
+) -> String {
+    let action = match editing {
+        Some(name) => format!("/clusters/{}/edit", path_segment(name)),
+        None => "/clusters/new".to_string(),
+    };
+    let title = match editing {
+        Some(name) => format!("Edit {name}"),
+        None => "Add a cluster".to_string(),
+    };
+    let body = html! {
+        h1 { (title) }
+        @if let Some(o) = outcome { (o) }
+        form.cluster method="post" action=(action) {
+            input type="hidden" name="csrf" value=(csrf);
+            @if editing.is_some() {
+                input type="hidden" name="name" value=(f.name);
+            } @else {
+                label { "Name" input type="text" name="name" value=(f.name) required placeholder="k3s-lab"; }
+                p.muted { "Names: " (NAME_RULE) "." }
+            }
+            @if f.agent {
+                p.muted { "Read through its agent: the agent holds the connection settings, and keeps its token." }
+            } @else {
+                label { "API server address" input type="text" name="address" value=(f.address) placeholder="https://k3s.lan:6443"; }
+                label { "Port" input type="number" name="port" value=(f.port) placeholder="6443" min="1" max="65535"; }
+                label {
+                    "Service-account token"
+                    input type="password" name="token" value="" autocomplete="off"
+                        placeholder=(if editing.is_some() { "leave empty to keep the current token" } else { "" });
+                }
+                @if editing.is_some() {
+                    p.muted { "The stored token is kept only while the address, port, CA and certificate choice stay as they are; when one changes, enter the token again." }
+                }
+                label { "Cluster CA certificate (base64 or PEM)" textarea name="ca" rows="5" { (f.ca) } }
+                label.check { input type="checkbox" name="insecure" checked[f.insecure.is_some()]; " Accept an unverifiable certificate" }
+            }
+            label { "Timeout per request (100ms to 10m)" input type="text" name="timeout" value=(f.timeout) placeholder="10s"; }
+            label { "Ignored namespaces" input type="text" name="ignored" value=(f.ignored) placeholder="ci, sandbox"; }
+            label { "Interval (1s to 24h)" input type="text" name="interval" value=(f.interval) placeholder="60s"; }
+            p.buttons {
+                @if !f.agent {
+                    button type="submit" name="action" value="test" { "Test" }
+                    " "
+                }
+                button type="submit" name="action" value="save" { "Save" }
+            }
+        }
+        @if let Some(name) = editing {
+            form.remove method="post" action={ "/clusters/" (path_segment(name)) "/remove" } {
+                input type="hidden" name="csrf" value=(csrf);
+                button type="submit" { "Remove " (name) }
+            }
+        } @else {
+            h2 { "Or read it through an agent" }
+            p { "For a cluster this server cannot reach: an agent in the cluster reads it and pushes each cycle here. This makes the agent's token and shows, once, the command to run in the cluster." }
+            form.cluster method="post" action="/clusters/new" {
+                input type="hidden" name="csrf" value=(csrf);
+                label { "Name" input type="text" name="name" value="" placeholder="edge-17"; }
+                p.muted { "Names: " (NAME_RULE) "." }
+                label { "Interval" input type="text" name="interval" value="" placeholder="60s"; }
+                label { "Ignored namespaces" input type="text" name="ignored" value="" placeholder="ci, sandbox"; }
+                p.buttons { button type="submit" name="action" value="agent" { "Create the agent's token" } }
+            }
+        }
+    };
+    page_of(board, &format!("{title} · DumbMonit"), body)
+}
