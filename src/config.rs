@@ -709,6 +709,49 @@ url = "http://127.0.0.1:9093"
     }
 
     #[test]
+    fn unknown_keys_are_refused_naming_every_key_of_their_table_in_order() {
+        assert_eq!(
+            load(&GOOD.replace("interval = \"30s\"", "intervall = 30")).unwrap_err(),
+            "FILE, line 10: unknown field `intervall`, expected one of `name`, `address`, `agent_token_file`, \
+             `port`, `token`, `token_file`, `ca`, `ca_file`, `insecure_skip_tls_verify`, `kubeconfig`, `context`, \
+             `in_cluster`, `timeout`, `interval`, `ignored_namespaces`, `record_dir`, `record_retention`"
+        );
+        assert_eq!(
+            load(&GOOD.replace("interval = \"30s\"", "port = \"x\"")).unwrap_err(),
+            "FILE, line 10: invalid type: string \"x\", expected u16"
+        );
+        assert_eq!(
+            load(&format!("{GOOD}\n[auth]\npassword = \"x\"\n")).unwrap_err(),
+            "FILE, line 17: unknown field `password`, expected one of `bearer_token`, `bearer_token_file`, \
+             `username`, `password_hash`, `password_file`, `open_metrics`, `admin`"
+        );
+        assert_eq!(
+            load(&format!("{GOOD}\n[auth.admin]\nopen_metrics = true\n")).unwrap_err(),
+            "FILE, line 17: unknown field `open_metrics`, expected one of `bearer_token`, `bearer_token_file`, \
+             `username`, `password_hash`, `password_file`"
+        );
+        assert_eq!(
+            load(&format!("{GOOD}password_hash = \"x\"\n")).unwrap_err(),
+            "FILE, line 15: unknown field `password_hash`, expected one of `type`, `name`, `url`, `bearer_token`, \
+             `bearer_token_file`, `username`, `password`, `password_file`, `timeout`"
+        );
+    }
+
+    #[test]
+    fn page_settings_are_kept_with_their_keys_alone() {
+        let json = r#"{"address":"https://k3s.lan:6443","port":6443,"ca":null,"insecure_skip_tls_verify":false,"timeout":2.5,"interval":60.0,"ignored_namespaces":["ci"]}"#;
+        let s: PageSettings = serde_json::from_str(json).unwrap();
+        assert_eq!(s.connect.timeout, Seconds(2.5));
+        assert_eq!(serde_json::to_string(&s).unwrap(), json);
+        let c = s.to_cluster("lab", "tok-0123456789".into());
+        assert_eq!(c.connect.token.as_deref(), Some("tok-0123456789"));
+        let mut with_token = s.clone();
+        with_token.connect.token = Some("tok-0123456789".into());
+        assert_eq!(serde_json::to_string(&with_token).unwrap(), json, "a token is never kept with the settings");
+        assert!(serde_json::from_str::<PageSettings>(&json.replace("\"port\"", "\"token\":\"t\",\"port\"")).is_err());
+    }
+
+    #[test]
     fn shards_split_the_clusters_once_each() {
         let names: Vec<String> = (0..200).map(|i| format!("cluster-{i}")).collect();
         let shards: Vec<Shard> = (0..3).map(|index| Shard { index, count: 3 }).collect();

@@ -13,8 +13,9 @@
 //! moves the group's fields into the group's struct; it names every field of the group, so a
 //! field added to a group and forgotten in a table does not compile.
 
-/// Declares a group of settings: its struct, and a macro (`$table`, to be exported from the
-/// top-level module `$home`, where the group's struct must be too) that declares a struct reading some of the group's fields among its own.
+/// Declares a group of settings: its struct, and a macro (`$table`) that declares a struct
+/// reading the group's fields among its own. Both are reached at `crate::$home`, a top-level
+/// module (re-exported there when declared deeper).
 ///
 /// ```ignore
 /// flat::group! { $
@@ -29,10 +30,11 @@
 /// ```
 ///
 /// Each field carries its attributes in the group's struct (`struct[…]`) and in a table's
-/// (`file[…]`). The leading `$` is handed to the second macro, whose own variables
+/// (`file[…]`). The leading `$` is handed to the second macro, whose own variables a
 /// `macro_rules!` could not write otherwise.
 ///
-/// The second macro takes the struct to read into and the name of its table:
+/// The second macro takes the struct to read into (deserialized `from` its table, so that serde
+/// reads the table) and the name of the table:
 ///
 /// ```ignore
 /// home::group_table! {
