@@ -63,6 +63,10 @@ pub struct ServeArgs {
     /// over `shard` in the file
     #[arg(long, value_name = "INDEX/COUNT")]
     pub shard: Option<crate::config::Shard>,
+    /// How the log on standard error is written: text (a sentence a line) or json (an object a
+    /// line, with the fields); RUST_LOG filters it (info and up by default)
+    #[arg(long, value_enum, value_name = "FORMAT", default_value_t = crate::logs::Format::Text)]
+    pub log_format: crate::logs::Format,
 }
 
 #[derive(Args, Debug, Clone)]
@@ -159,6 +163,10 @@ pub struct AgentArgs {
     /// Serve /healthz and /readyz here (for probes), e.g. 0.0.0.0:8081
     #[arg(long, value_name = "ADDR")]
     pub listen: Option<std::net::SocketAddr>,
+    /// How the log on standard error is written: text (a sentence a line) or json (an object a
+    /// line, with the fields); RUST_LOG filters it (info and up by default)
+    #[arg(long, value_enum, value_name = "FORMAT", default_value_t = crate::logs::Format::Text)]
+    pub log_format: crate::logs::Format,
 }
 
 /// Bytes from `256MiB`, `1GiB`, `500MB`, `4096`.
@@ -428,7 +436,10 @@ pub fn main() -> ExitCode {
         },
         Command::Demo(args) => crate::demo::main(&args),
         Command::Replay(args) => replay(&args),
-        Command::Serve(args) => crate::serve::main(&args.config, args.shard, crate::web::start),
+        Command::Serve(args) => {
+            crate::logs::init(args.log_format);
+            crate::serve::main(&args.config, args.shard, crate::web::start)
+        }
         Command::Manifests(ManifestsCommand::Agent(a)) => {
             let m = crate::manifests::AgentManifest {
                 server: a.server,
@@ -456,7 +467,10 @@ pub fn main() -> ExitCode {
             }
         }
         Command::Agent(args) => match args.options() {
-            Ok(o) => crate::agent::main(o),
+            Ok(o) => {
+                crate::logs::init(args.log_format);
+                crate::agent::main(o)
+            }
             Err(e) => {
                 eprintln!("{e}");
                 ExitCode::from(EXIT_UNKNOWN)

@@ -30,21 +30,24 @@ impl Clock {
     }
 }
 
-/// Writes one line to standard error, stamped with the time (to the second). Control
-/// characters (newlines, escape sequences), line separators and direction changes in the
-/// message are written escaped (`\n`, `\u{1b}`), so that nothing logged (an agent's error, a
-/// name) can forge a line or drive the terminal.
+/// Logs `message` as an info event of no field (see `crate::logs`, which writes it): for the
+/// rooms whose lines are not yet events of their own.
 pub fn log(message: &str) {
-    eprintln!("{} {}", Timestamp::now().round(jiff::Unit::Second).unwrap_or(Timestamp::now()), escaped(message));
+    tracing::info!(target: "dumbmonit", "{message}");
 }
 
-/// `message` with its control characters, line separators and direction changes escaped.
+/// Whether `c`, written as it is, could forge a line or drive a terminal: a control character
+/// (newlines, escape sequences), a line or paragraph separator, a direction change.
+pub fn forges(c: char) -> bool {
+    c.is_control()
+        || matches!(c, '\u{2028}' | '\u{2029}' | '\u{200e}' | '\u{200f}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}')
+}
+
+/// `message` with its control characters, line separators and direction changes escaped
+/// (`\n`, `\u{1b}`), so that nothing logged (an agent's error, a name) can forge a line or
+/// drive the terminal.
 pub fn escaped(message: &str) -> std::borrow::Cow<'_, str> {
-    let special = |c: char| {
-        c.is_control()
-            || matches!(c, '\u{2028}' | '\u{2029}' | '\u{200e}' | '\u{200f}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}')
-    };
-    if !message.chars().any(special) {
+    if !message.chars().any(forges) {
         return message.into();
     }
     let mut out = String::with_capacity(message.len() + 16);
@@ -53,7 +56,7 @@ pub fn escaped(message: &str) -> std::borrow::Cow<'_, str> {
             '\n' => out.push_str("\\n"),
             '\r' => out.push_str("\\r"),
             '\t' => out.push_str("\\t"),
-            c if special(c) => out.push_str(&format!("\\u{{{:x}}}", c as u32)),
+            c if forges(c) => out.push_str(&format!("\\u{{{:x}}}", c as u32)),
             c => out.push(c),
         }
     }

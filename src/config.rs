@@ -465,7 +465,7 @@ fn credentials(
             .map(|s| s.trim_end_matches(['\n', '\r']).to_string())
             .map_err(|e| ConfigError::new(format!("{section}: field `{field}` {}: {e}", path.display())))
     };
-    Ok(if let Some(t) = bearer_token {
+    let credentials = if let Some(t) = bearer_token {
         Some(Credentials::Bearer(t.clone()))
     } else if let Some(f) = bearer_token_file {
         Some(Credentials::Bearer(read(f, "bearer_token_file")?.trim().to_string()))
@@ -478,7 +478,16 @@ fn credentials(
         Some(Credentials::Basic { username: username.clone(), password })
     } else {
         None
-    })
+    };
+    // Kept out of the log, as every secret the process holds (a hash too: it is no one's business).
+    match &credentials {
+        Some(Credentials::Bearer(t)) => crate::error::know_secret(t),
+        Some(Credentials::Basic { password: Password::Plain(p) | Password::Bcrypt(p), .. }) => {
+            crate::error::know_secret(p)
+        }
+        None => {}
+    }
+    Ok(credentials)
 }
 
 impl AuthConfig {
@@ -560,8 +569,11 @@ impl ClusterConfig {
         self.agent_token_file.is_some() || self.agent_token_value.is_some()
     }
 
+    /// The agent's token (None for a cluster read directly), known to the process as a secret:
+    /// kept out of the log.
     pub fn agent_token(&self) -> Option<Result<String, ConfigError>> {
         if let Some(t) = &self.agent_token_value {
+            crate::error::know_secret(t);
             return Some(Ok(t.clone()));
         }
         let path = self.agent_token_file.as_ref()?;
@@ -576,6 +588,7 @@ impl ClusterConfig {
                 })
                 .and_then(|t| {
                     let t = t.trim().to_string();
+                    crate::error::know_secret(&t);
                     if t.len() < 16 {
                         Err(ConfigError::new(format!(
                             "cluster {:?}: field `agent_token_file`: the token must be at least 16 characters",

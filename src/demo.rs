@@ -46,6 +46,7 @@ pub fn main(args: &DemoArgs) -> ExitCode {
         eprintln!("--pace and --interval take seconds above 0");
         return ExitCode::from(crate::error::EXIT_UNKNOWN);
     }
+    crate::logs::init(crate::logs::Format::Text);
     let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build().expect("the async runtime starts");
     match runtime.block_on(tour(args)) {
         Ok(()) => ExitCode::SUCCESS,

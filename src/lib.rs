@@ -18,6 +18,7 @@ pub mod demo;
 pub mod error;
 pub mod health;
 pub mod kube;
+pub mod logs;
 pub mod manifests;
 pub mod metrics;
 pub mod notify;

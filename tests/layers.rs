@@ -9,7 +9,7 @@ use std::path::Path;
 const LAYERS: &[&[&str]] = &[
     &["collection"],
     &["error", "clock", "auth", "secret"],
-    &["kube", "rbac"],
+    &["kube", "rbac", "logs"],
     &["collect", "config"],
     &["record", "health"],
     &["metrics", "rules", "report"],

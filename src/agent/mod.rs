@@ -5,6 +5,7 @@
 //! timeout, ignored namespaces) come from the server in every answer.
 
 pub mod buffer;
+pub mod events;
 pub mod push;
 
 use std::net::SocketAddr;
@@ -16,13 +17,19 @@ use std::time::Duration;
 use http::Method;
 use jiff::{SignedDuration, Timestamp};
 use tokio::sync::{Notify, watch};
+use tracing::Instrument;
 
-use crate::clock::{Clock, log};
+use crate::clock::Clock;
 use crate::collect::CycleOptions;
 use crate::collect::reader::{self, Reader};
 use crate::collect::wire::{self, Acknowledged, Outcome, Report, Settings, Stat};
 use crate::kube::ConnectOptions;
+use crate::logs::Event;
 use buffer::Buffer;
+use events::{
+    ClusterUnreadable, CycleRefused, KeptCycleUnreadable, ProbesOn, Reporting, ServerBack, ServerRefused,
+    ServerUnreachable, SettingsTaken, Stopping, TokenUnreadable,
+};
 use push::Server;
 
 /// How `dumbmonit agent` runs.
@@ -60,10 +67,13 @@ struct Shared {
 }
 
 impl Shared {
+    /// The agent's token, read anew (it may have been rotated), and known as a secret.
     fn token(&self) -> Result<String, String> {
-        std::fs::read_to_string(&self.token_file)
+        let token = std::fs::read_to_string(&self.token_file)
             .map(|t| t.trim().to_string())
-            .map_err(|e| format!("--agent-token-file {}: {e}", self.token_file.display()))
+            .map_err(|e| format!("--agent-token-file {}: {e}", self.token_file.display()))?;
+        crate::error::know_secret(&token);
+        Ok(token)
     }
 
     /// Takes the settings a server sent, and keeps them for the next start.
@@ -72,13 +82,14 @@ impl Shared {
         if *current == s {
             return;
         }
-        log(&format!(
-            "settings of cluster {} from the server: every {} s, timeout {} s, ignored namespaces [{}]",
-            s.cluster,
-            s.interval_seconds,
-            s.timeout_seconds,
-            s.ignored_namespaces.join(", ")
-        ));
+        SettingsTaken {
+            cluster: &s.cluster,
+            interval_seconds: s.interval_seconds,
+            timeout_seconds: s.timeout_seconds,
+            ignored_namespaces: &s.ignored_namespaces,
+        }
+        .emit();
+        tracing::Span::current().record("cluster", s.cluster.as_str());
         if let Some(f) = &self.settings_file {
             let _ = crate::record::write_bytes(f, &serde_json::to_vec(&s).expect("settings serialize"));
         }
@@ -115,7 +126,8 @@ impl Shared {
 
 pub fn main(options: AgentOptions) -> ExitCode {
     let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build().expect("the async runtime starts");
-    match runtime.block_on(run(options)) {
+    let span = events::agent(options.cluster.as_deref());
+    match runtime.block_on(run(options).instrument(span)) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("{e}");
@@ -148,6 +160,11 @@ async fn run(o: AgentOptions) -> Result<(), String> {
         last_push: Mutex::new(vec![None; urls.len()]),
         made_one: Default::default(),
     });
+    // The cluster's name, when the settings kept from the last run know it.
+    let known = shared.settings.lock().expect("settings lock").cluster.clone();
+    if !known.is_empty() {
+        tracing::Span::current().record("cluster", known.as_str());
+    }
     shared.token()?;
     let servers: Vec<Arc<Server>> = servers.into_iter().map(Arc::new).collect();
     let said_at_start = ask_settings(&servers, &shared).await;
@@ -155,15 +172,15 @@ async fn run(o: AgentOptions) -> Result<(), String> {
     let (stop_tx, stop) = watch::channel(false);
     let mut tasks = Vec::new();
     for (i, s) in servers.iter().enumerate() {
-        let proxy = s.proxy.as_ref().map(|p| format!(" through the proxy {p}")).unwrap_or_default();
-        log(&format!("reporting to {}{proxy}", s.url));
+        Reporting { server: &s.url, proxy: s.proxy.as_deref() }.emit();
         let said = said_at_start[i].clone();
-        tasks.push(tokio::spawn(deliver(i, s.clone(), shared.clone(), stop.clone(), said)));
+        let delivery = deliver(i, s.clone(), shared.clone(), stop.clone(), said);
+        tasks.push(tokio::spawn(delivery.in_current_span()));
     }
     if let Some(listen) = o.listen {
         let listener = tokio::net::TcpListener::bind(listen).await.map_err(|e| format!("--listen {listen}: {e}"))?;
         let bound = listener.local_addr().map_err(|e| e.to_string())?;
-        log(&format!("probes on http://{bound}/healthz and /readyz"));
+        ProbesOn { address: bound }.emit();
         tokio::spawn(probes(listener, shared.clone(), urls.clone()));
     }
 
@@ -209,7 +226,7 @@ async fn run(o: AgentOptions) -> Result<(), String> {
             outcome: match outcome {
                 Ok(snapshot) => Outcome::Snapshot(Box::new(wire::whole(snapshot))),
                 Err(m) => {
-                    log(&format!("cannot read the cluster: {m}"));
+                    ClusterUnreadable { error: &m, duration }.emit();
                     Outcome::Error(m)
                 }
             },
@@ -223,7 +240,7 @@ async fn run(o: AgentOptions) -> Result<(), String> {
             w.notify_one();
         }
     }
-    log("stopping: the cycles not yet delivered stay in the buffer");
+    Stopping.emit();
     let _ = stop_tx.send(true);
     for t in tasks {
         let _ = tokio::time::timeout(Duration::from_secs(5), t).await;
@@ -255,23 +272,17 @@ async fn ask_settings(servers: &[Arc<Server>], shared: &Arc<Shared>) -> Vec<Opti
                     return said;
                 }
             }
-            Ok(r) => say(&mut said[i], refusal(&s.url, r.status, r.answer.and_then(|a| a.message))),
-            Err(e) => say(&mut said[i], format!("{e}; starting with the settings at hand")),
+            Ok(r) => {
+                let reason = r.answer.and_then(|a| a.message);
+                say(
+                    &mut said[i],
+                    &ServerRefused { server: &s.url, status: r.status.as_u16(), reason: reason.as_deref() },
+                )
+            }
+            Err(e) => say(&mut said[i], &ServerUnreachable { server: &s.url, error: &e, kept: None }),
         }
     }
     said
-}
-
-fn refusal(url: &str, status: http::StatusCode, message: Option<String>) -> String {
-    let why = message.map(|m| format!(": {m}")).unwrap_or_default();
-    match status.as_u16() {
-        401 => format!(
-            "{url} refused the agent token (401){why}. Check --agent-token-file against the server's agent_token_file; \
-             cycles are kept until the server takes them"
-        ),
-        404 => format!("{url} does not know this cluster (404){why}; cycles are kept until it does"),
-        code => format!("{url} answered {code}{why}; cycles are kept until it takes them"),
-    }
 }
 
 /// Delivers the kept cycles to server `i`, oldest first, until told to stop.
@@ -301,7 +312,7 @@ async fn deliver(
         let mut report = match report {
             Ok(r) => r,
             Err(e) => {
-                log(&format!("a kept cycle of {} cannot be read ({e}): skipped", kept.time));
+                KeptCycleUnreadable { cycle: kept.time, error: &e }.emit();
                 shared.buffer.lock().expect("buffer lock").delivered(i, kept.time);
                 continue;
             }
@@ -319,7 +330,7 @@ async fn deliver(
         let token = match shared.token() {
             Ok(t) => t,
             Err(e) => {
-                say(&mut said, e);
+                say(&mut said, &TokenUnreadable { error: &e });
                 wait(&mut stop, backoff).await;
                 continue;
             }
@@ -333,7 +344,7 @@ async fn deliver(
                     acked = h;
                 }
                 if said.take().is_some() {
-                    log(&format!("{} takes the reports again", server.url));
+                    ServerBack { server: &server.url }.emit();
                 }
                 backoff = Duration::from_millis(200);
                 shared.last_push.lock().expect("push lock")[i] = Some((size, narrowed));
@@ -350,22 +361,22 @@ async fn deliver(
             }
             Ok(r) if matches!(r.status.as_u16(), 400 | 413 | 422) => {
                 let why = r.answer.and_then(|a| a.message).unwrap_or_default();
-                log(&format!(
-                    "{} refused the cycle of {} ({}): {why}; it is dropped for this server",
-                    server.url,
-                    report.time,
-                    r.status.as_u16()
-                ));
+                CycleRefused { server: &server.url, cycle: report.time, status: r.status.as_u16(), reason: &why }
+                    .emit();
                 shared.buffer.lock().expect("buffer lock").delivered(i, report.time);
             }
             Ok(r) => {
-                say(&mut said, refusal(&server.url, r.status, r.answer.and_then(|a| a.message)));
+                let reason = r.answer.and_then(|a| a.message);
+                say(
+                    &mut said,
+                    &ServerRefused { server: &server.url, status: r.status.as_u16(), reason: reason.as_deref() },
+                );
                 wait(&mut stop, backoff).await;
                 backoff = (backoff * 2).min(shared.retry_cap());
             }
             Err(e) => {
                 let waiting = shared.buffer.lock().expect("buffer lock").pending(i);
-                say(&mut said, format!("{e}; {waiting} cycle(s) kept until it answers"));
+                say(&mut said, &ServerUnreachable { server: &server.url, error: &e, kept: Some(waiting) });
                 wait(&mut stop, backoff).await;
                 backoff = (backoff * 2).min(shared.retry_cap());
             }
@@ -374,11 +385,12 @@ async fn deliver(
 }
 
 /// Logs a failure unless it is the one said last.
-fn say(said: &mut Option<String>, message: String) {
+fn say(said: &mut Option<String>, event: &dyn Event) {
     // The count of kept cycles changes at every try: compare what comes before it.
+    let message = event.to_string();
     let key = message.split("; ").next().unwrap_or("").to_string();
     if said.as_deref() != Some(key.as_str()) {
-        log(&message);
+        event.emit();
         *said = Some(key);
     }
 }

@@ -1,6 +1,7 @@
 //! Notifications: built from a cycle's transitions, queued in the persistent outbox with the
 //! cycle's state, delivered by a worker that never blocks a cycle, retried with backoff.
 
+pub mod events;
 pub mod payload;
 pub mod worker;
 

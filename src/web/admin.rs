@@ -20,13 +20,14 @@ use bytes::Bytes;
 use maud::{Markup, html};
 use serde::Deserialize;
 
+use super::events::{Audit, ChangeRefused};
 use super::html::{clock, path_segment, still_page};
 use super::{Checked, HTML, respond};
 use crate::auth::Role;
 use crate::board::Board;
-use crate::clock::log;
 use crate::config::{PageSettings, parse_duration};
 use crate::error::{ReadErrorKind, Redactor};
+use crate::logs::Event;
 use crate::secret::random_token;
 use crate::state::{AuditEntry, PageCluster};
 
@@ -182,7 +183,7 @@ fn check_csrf(board: &Board, headers: &HeaderMap, https: Https, given: &str) -> 
     let s = session(board, headers, https, now());
     let expected = csrf_token(board, &s).unwrap_or_default();
     if s.new || expected.is_empty() || !crate::auth::constant_time_eq(expected.as_bytes(), given.as_bytes()) {
-        log("web: a change was refused: its CSRF token is missing or not this session's");
+        ChangeRefused::Csrf.emit();
         return Err(Refusal(
             StatusCode::FORBIDDEN,
             "This form is not from this session (or it expired). Open the page again and send it from there.",
@@ -717,7 +718,7 @@ pub async fn remove_post(
     let removed = board.store.lock().expect("store lock").remove_page_cluster(&name, &entry);
     match removed {
         Ok(true) => {
-            log(&format!("audit: {who} removed cluster {name}"));
+            Audit { user: &who, action: "removed", cluster: &name }.emit();
             board.clusters_changed.notify_one();
             Redirect::to("/").into_response()
         }
@@ -748,7 +749,7 @@ fn save(
         cluster: name.to_string(),
     };
     board.store.lock().expect("store lock").save_page_cluster(&row, &entry).map_err(|e| e.to_string())?;
-    log(&format!("audit: {who} {action} cluster {name}"));
+    Audit { user: who, action, cluster: name }.emit();
     board.clusters_changed.notify_one();
     Ok(())
 }

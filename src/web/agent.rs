@@ -23,10 +23,13 @@ use axum::response::Response;
 use http::{Method, StatusCode};
 use http_body_util::{BodyExt, Limited};
 use tokio::sync::Semaphore;
+use tracing::Instrument;
 
+use super::events::{AgentRefused, WholeSnapshotAsked, agent_request};
 use super::{JSON, respond};
 use crate::board::{Board, Knock, Push, Reply};
-use crate::clock::{log, shortened};
+use crate::clock::shortened;
+use crate::logs::Event;
 
 /// At most this many bytes of a path or header are put in a log line.
 const SHOWN: usize = 200;
@@ -85,11 +88,20 @@ fn answer(
 }
 
 fn refuse(status: StatusCode, message: String) -> Response {
-    log(&format!("agent request refused ({}): {message}", status.as_u16()));
+    AgentRefused { status: status.as_u16(), reason: &message }.emit();
     answer(status, "refused", Some(message), None)
 }
 
+/// Every line logged about a request carries the cluster it named (`agent`) and the one its
+/// token opened (`cluster`).
 pub async fn handle(State(board): State<Arc<Board>>, req: Request) -> Response {
+    let named =
+        req.headers().get(CLUSTER_HEADER).and_then(|v| v.to_str().ok()).map(|c| shortened(c, SHOWN).into_owned());
+    let span = agent_request(named.as_deref());
+    take(board, req).instrument(span).await
+}
+
+async fn take(board: Arc<Board>, req: Request) -> Response {
     let (parts, body) = req.into_parts();
     let header = |name: &str| parts.headers.get(name).and_then(|v| v.to_str().ok()).map(str::to_string);
     let token = header("authorization")
@@ -123,6 +135,7 @@ pub async fn handle(State(board): State<Arc<Board>>, req: Request) -> Response {
         }
     };
     let name = settings.cluster.clone();
+    tracing::Span::current().record("cluster", name.as_str());
     if !is_push {
         return answer(StatusCode::OK, "ok", None, Some(settings));
     }
@@ -191,7 +204,7 @@ pub async fn handle(State(board): State<Arc<Board>>, req: Request) -> Response {
         Ok(Reply::Taken) => answer(StatusCode::OK, "taken", None, Some(settings)),
         Ok(Reply::Duplicate) => answer(StatusCode::OK, "duplicate", None, Some(settings)),
         Ok(Reply::UnknownBase(m)) => {
-            log(&format!("cluster {name}: {m}; the agent sends the whole snapshot"));
+            WholeSnapshotAsked { cluster: &name, reason: &m }.emit();
             answer(StatusCode::CONFLICT, "unknown_base", Some(m), Some(settings))
         }
         Ok(Reply::Refused(m)) => refuse(StatusCode::UNPROCESSABLE_ENTITY, format!("cluster {name}: {m}")),

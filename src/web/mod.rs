@@ -11,6 +11,7 @@ pub mod admin;
 pub mod agent;
 pub mod api;
 pub mod charts;
+pub mod events;
 pub mod html;
 pub mod metrics;
 pub mod pages;
@@ -40,6 +41,7 @@ use tower_http::timeout::TimeoutLayer;
 
 use crate::auth::{Role, Verdict};
 use crate::board::{Board, Pages};
+use crate::logs::Event;
 
 const CSP: &str = "default-src 'none'; style-src 'self'; img-src 'self' data:; frame-ancestors 'none'; base-uri 'none'; form-action 'self'";
 
@@ -70,7 +72,7 @@ pub fn router(board: Arc<Board>, https: bool, listen: SocketAddr) -> Router {
     };
     let mut probes = Router::new().route("/healthz", get(|| async { respond(StatusCode::OK, TEXT, "ok\n") }));
     if std::env::var(TEST_PANIC_ENV).is_ok_and(|v| v == "1") {
-        crate::clock::log(&format!("{TEST_PANIC_ENV}=1: GET /test/panic panics on purpose (for tests only)"));
+        events::PanicRouteOn { variable: TEST_PANIC_ENV }.emit();
         probes = probes.route("/test/panic", get(panic_on_purpose));
     }
     let router = Router::new()
@@ -145,7 +147,7 @@ fn panicked(payload: Box<dyn std::any::Any + Send + 'static>) -> Response {
         .map(String::as_str)
         .or_else(|| payload.downcast_ref::<&str>().copied())
         .unwrap_or("no message");
-    crate::clock::log(&format!("web: a request failed on an internal error (a panic: {why}); answered 500"));
+    events::HandlerPanicked { why }.emit();
     respond(StatusCode::INTERNAL_SERVER_ERROR, TEXT, "internal error: the server's log says more\n")
 }
 
@@ -165,7 +167,7 @@ async fn same_scheme(https: axum::Extension<admin::Https>, request: Request, nex
         && origin.parse::<http::Uri>().ok().and_then(|u| u.scheme_str().map(str::to_ascii_lowercase)).as_deref()
             != Some(ours)
     {
-        crate::clock::log("web: a change was refused: its Origin is not this server's scheme");
+        events::ChangeRefused::Origin.emit();
         return respond(StatusCode::FORBIDDEN, TEXT, "cross-origin request refused\n");
     }
     next.run(request).await
