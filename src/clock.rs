@@ -30,7 +30,7 @@ impl Clock {
     }
 }
 
-/// Logs `message` as an info event of no field (see `crate::logs`, which writes it): for the
+/// Logs `message` as an info event of no field (the `logs` module writes it): for the
 /// rooms whose lines are not yet events of their own.
 pub fn log(message: &str) {
     tracing::info!(target: "dumbmonit", "{message}");

@@ -65,11 +65,13 @@ pub fn init(format: Format) {
     }
 }
 
+/// Writes one whole line (its newline included).
+type Sink = Box<dyn Fn(&[u8]) + Send + Sync>;
+
 /// The layer that writes each event as one line.
 pub struct Lines {
     format: Format,
-    /// Writes one whole line (its newline included).
-    write: Box<dyn Fn(&[u8]) + Send + Sync>,
+    write: Sink,
 }
 
 impl Lines {
