@@ -225,9 +225,9 @@ async fn run(o: AgentOptions) -> Result<(), String> {
             note,
             outcome: match outcome {
                 Ok(snapshot) => Outcome::Snapshot(Box::new(wire::whole(snapshot))),
-                Err(m) => {
-                    ClusterUnreadable { error: &m, duration }.emit();
-                    Outcome::Error(m)
+                Err(u) => {
+                    ClusterUnreadable { error: &u.message, duration }.emit();
+                    Outcome::Error(u.message)
                 }
             },
         };
