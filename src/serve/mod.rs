@@ -386,8 +386,8 @@ impl Watch {
                 let cluster = name.clone();
                 let mut moved = std::mem::take(&mut self.state);
                 let (back, transitions, h, objects) = tokio::task::spawn_blocking(move || {
-                    let mut h = health::assess(snapshot);
-                    let transitions = moved.observe(now, &cluster, &mut h);
+                    let mut h = health::assess_with(snapshot, now, &mut moved.memory);
+                    let transitions = moved.observe(now, &cluster, &h);
                     let objects = object_series(&cluster, &h);
                     h.keep_problem_pods();
                     (moved, transitions, h, objects)
