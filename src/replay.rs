@@ -63,7 +63,8 @@ pub fn replay(cycles: Vec<record::Recorded>, cluster: &str, options: &CycleOptio
         let transitions = match cycle.outcome {
             Ok(lists) => {
                 let snapshot = lists.into_snapshot(cycle.time, options);
-                state.observe(cycle.time, cluster, &mut health::assess(snapshot))
+                let h = health::assess_with(snapshot, cycle.time, &mut state.memory);
+                state.observe(cycle.time, cluster, &h)
             }
             Err(message) => state.observe_failure(cycle.time, cluster, &message),
         };

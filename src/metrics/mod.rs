@@ -134,3 +134,41 @@ pub fn render(cycle: &Cycle, health: Option<&Health>) -> String {
     drop(families);
     exposition::join(rendered)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::collect::Collection;
+    use std::time::Duration;
+
+    #[test]
+    fn every_read_with_a_stat_has_its_success_and_duration() {
+        let stat = |collection, ok| CollectionStat { collection, duration: Duration::from_millis(250), ok };
+        let mut stats: Vec<CollectionStat> = Collection::ALL.iter().map(|&c| stat(c, true)).collect();
+        // Jobs refused, node metrics failed, pod metrics not served (no stat), the rest read.
+        stats.extend([
+            stat(Collection::ApiServices, true),
+            stat(Collection::NodeMetrics, false),
+            stat(Collection::Hpas, true),
+            stat(Collection::Jobs, false),
+            stat(Collection::CronJobs, true),
+        ]);
+        let text = exposition::encode(&monitor_families(true, Duration::from_secs(1), &stats));
+        for (c, ok) in [
+            ("pods", 1),
+            ("events", 1),
+            ("apiservices", 1),
+            ("node_metrics", 0),
+            ("hpas", 1),
+            ("jobs", 0),
+            ("cronjobs", 1),
+        ] {
+            let success = format!("\ndumbmonit_k8s_collection_success{{collection=\"{c}\"}} {ok}\n");
+            assert!(text.contains(&success), "{success:?} in {text}");
+            let duration = format!("\ndumbmonit_k8s_collection_duration_seconds{{collection=\"{c}\"}} 0.25\n");
+            assert!(text.contains(&duration), "{duration:?} in {text}");
+        }
+        assert!(!text.contains("pod_metrics"), "a read without a stat has no series: {text}");
+        assert!(text.contains("\ndumbmonit_k8s_up 1\n"));
+    }
+}

@@ -184,8 +184,8 @@ fn derive(state: &mut RuleState, cluster: &str, arrival: Arrival, board: &Board)
     let now = arrival.time;
     let (mut transitions, health, failure) = match arrival.outcome {
         Ok(snapshot) => {
-            let mut h = health::assess(snapshot);
-            let transitions = state.observe(now, cluster, &mut h);
+            let h = health::assess_with(snapshot, now, &mut state.memory);
+            let transitions = state.observe(now, cluster, &h);
             (transitions, Some(h), None)
         }
         Err(failure) => (state.observe_failure(now, cluster, &failure.to_string()), None, Some(failure)),

@@ -615,6 +615,46 @@ mod tests {
     }
 
     #[test]
+    fn a_state_written_before_the_derivation_kept_its_own_memory_still_loads() {
+        // Rows as earlier versions wrote them, word for word: what the rules remember is stored
+        // as it was; the derivation's memory (Ready changes, updates without progress) never was
+        // stored, and starts empty after a restart as it always did.
+        let dir = tempfile::tempdir().unwrap();
+        let conn = Connection::open(dir.path().join(FILE)).unwrap();
+        conn.execute_batch(SCHEMA).unwrap();
+        conn.execute_batch(
+            r#"INSERT INTO clusters (cluster, failures, last_cycle) VALUES ('lab', 1, '2026-09-21T14:14:20Z');
+               INSERT INTO alerts (cluster, key, alert) VALUES ('lab', 'KubernetesNodeNotReady{node="n1"}',
+                 '{"alertname":"KubernetesNodeNotReady","severity":"warning","labels":{"node":"n1"},"summary":"Node n1 is not ready","description":"","active_at":"2026-09-21T14:13:20Z","fired_at":null,"escalated_at":null}');
+               INSERT INTO pods (cluster, namespace, pod, memory) VALUES ('lab', 'shop', 'api',
+                 '{"restarts":3,"increases":[["2026-09-21T14:13:50Z",3]],"crashloop_seen":"2026-09-21T14:14:20Z"}');"#,
+        )
+        .unwrap();
+        drop(conn);
+        let state = Store::open(dir.path()).unwrap().load("lab").unwrap();
+        let mut expected = RuleState { failures: 1, last_cycle: Some(t(60)), ..Default::default() };
+        expected.alerts.insert(
+            "KubernetesNodeNotReady{node=\"n1\"}".into(),
+            Alert {
+                alertname: "KubernetesNodeNotReady".into(),
+                severity: Severity::Warning,
+                labels: BTreeMap::from([("node".to_string(), "n1".to_string())]),
+                summary: "Node n1 is not ready".into(),
+                description: String::new(),
+                active_at: t(0),
+                fired_at: None,
+                escalated_at: None,
+            },
+        );
+        expected.pods.insert(
+            ("shop".into(), "api".into()),
+            PodMemory { restarts: 3, increases: vec![(t(30), 3)], crashloop_seen: Some(t(60)) },
+        );
+        assert_eq!(state, expected);
+        assert_eq!(state.memory, crate::health::Memory::default());
+    }
+
+    #[test]
     fn an_unusable_directory_is_named() {
         let dir = tempfile::tempdir().unwrap();
         let file = dir.path().join("not-a-dir");
