@@ -11,7 +11,7 @@ const LAYERS: &[&[&str]] = &[
     &["error", "clock", "auth", "secret"],
     &["kube", "rbac"],
     &["collect", "config"],
-    &["record", "health"],
+    &["record", "health", "wire"],
     &["metrics", "rules", "report"],
     &["state", "replay"],
     &["notify"],

@@ -116,7 +116,7 @@ impl Delivery {
                         q.attempts + 1,
                         wait.as_secs()
                     ));
-                    let _ = self.store.lock().expect("store lock").retry_later(q.id, next, &e);
+                    let _ = self.store.lock().expect("store lock").retry_later(q.id, next, &e.to_string());
                 }
             }
         }
