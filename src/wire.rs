@@ -625,6 +625,30 @@ mod tests {
     }
 
     #[test]
+    fn each_refusal_is_its_own_variant() {
+        let parse = |b: &[u8]| Report::parse(b, 1 << 20).unwrap_err();
+        assert!(matches!(parse(b"nope"), ReportError::NotJson { .. }));
+        assert!(matches!(parse(b"{\"format\": 1"), ReportError::NotJson { .. }), "cut short");
+        assert!(matches!(parse(b"{}"), ReportError::NotReport { .. }));
+        assert!(matches!(parse(&[0x1f, 0x8b, 0, 1, 2]), ReportError::NotGzip { .. }));
+        let mut huge = b"{\"format\": 1, \"note\": \"".to_vec();
+        huge.extend(std::iter::repeat_n(b'n', 2 << 20));
+        assert_eq!(parse(&huge), ReportError::TooLarge { limit: 1 << 20 });
+        let s = snapshot("2026-11-30T03:00:00Z", vec![], vec![], vec![]);
+        let r = Report {
+            format: 2,
+            time: s.time,
+            sent: s.time,
+            duration_ms: 1,
+            stats: vec![],
+            address: "https://10.43.0.1:443".into(),
+            note: None,
+            outcome: Outcome::Error("e".into()),
+        };
+        assert_eq!(parse(&r.to_gzip()), ReportError::Format { format: 2 });
+    }
+
+    #[test]
     fn an_error_quoting_a_huge_value_is_cut() {
         let huge = format!("{{\"format\": \"{}\"}}", "x".repeat(1 << 20));
         let e = serde_json::from_str::<Report>(&huge).unwrap_err();

@@ -104,13 +104,12 @@ fn direct(address: &str, o: &ConnectOptions) -> Result<Connection, ConfigError> 
     let ca = match (&o.ca, &o.ca_file) {
         (Some(v), None) => Some(parse_ca(v.as_bytes(), "--ca")?),
         (None, Some(f)) => {
-            let source = format!("--ca-file {}", f.display());
-            let bytes = std::fs::read(f).map_err(|e| ConfigError::FlagFile {
+            let bytes = std::fs::read(f).map_err(|source| ConfigError::FlagFile {
                 flag: "--ca-file",
                 path: f.clone(),
-                source: e,
+                source,
             })?;
-            Some(parse_ca(&bytes, &source)?)
+            Some(parse_ca(&bytes, &format!("--ca-file {}", f.display()))?)
         }
         (None, None) => None,
         (Some(_), Some(_)) => return Err(ConfigError::CaTwice),
