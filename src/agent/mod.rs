@@ -226,9 +226,9 @@ async fn run(o: AgentOptions) -> Result<(), AgentError> {
             note,
             outcome: match outcome {
                 Ok(snapshot) => Outcome::Snapshot(Box::new(wire::whole(snapshot))),
-                Err(m) => {
-                    log(&format!("cannot read the cluster: {m}"));
-                    Outcome::Error(m)
+                Err(u) => {
+                    log(&format!("cannot read the cluster: {u}"));
+                    Outcome::Error(u.message)
                 }
             },
         };

@@ -14,11 +14,22 @@ use crate::kube::{self, ConnectOptions, Fetcher};
 /// Where kubelet mounts a pod's service-account token.
 pub const IN_CLUSTER_TOKEN: &str = "/var/run/secrets/kubernetes.io/serviceaccount/token";
 
+/// Why a cycle has no snapshot: one line free of secrets, as the page, the log and the
+/// monitor-unreachable rule say it.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("{message}")]
+pub struct Unreadable {
+    pub message: String,
+}
+
+/// What a cycle brought: the snapshot, or why there is none.
+pub type Outcome = Result<Snapshot, Unreadable>;
+
 /// Reads one cluster, cycle after cycle.
 pub struct Reader {
     options: ConnectOptions,
     /// The reader, or why it could not be set up (every cycle then fails with that message).
-    fetcher: Result<Fetcher, String>,
+    fetcher: Result<Fetcher, Unreadable>,
     /// The API server's address as shown, once known.
     address: Option<String>,
     /// Secrets that must never leave the process in any text.
@@ -31,7 +42,7 @@ impl Reader {
     pub async fn new(options: ConnectOptions) -> Reader {
         let mut r = Reader {
             options,
-            fetcher: Err(String::new()),
+            fetcher: Err(Unreadable { message: String::new() }),
             address: None,
             redactor: Redactor::default(),
             token_seen: None,
@@ -65,9 +76,9 @@ impl Reader {
                     self.redactor.add(s);
                 }
                 self.address = Some(conn.address.clone());
-                Fetcher::new(&conn, self.options.timeout).map_err(|e| e.to_string())
+                Fetcher::new(&conn, self.options.timeout).map_err(|e| Unreadable { message: e.to_string() })
             }
-            Err(e) => Err(self.redactor.clean(&e.to_string())),
+            Err(e) => Err(Unreadable { message: self.redactor.clean(&e.to_string()) }),
         };
     }
 
@@ -78,7 +89,7 @@ impl Reader {
 
     /// Reads one cycle (after setting the connection up again if the token file changed), or
     /// says why the connection cannot be set up.
-    pub async fn cycle(&mut self, options: &CycleOptions, now: Timestamp) -> Result<Cycle, String> {
+    pub async fn cycle(&mut self, options: &CycleOptions, now: Timestamp) -> Result<Cycle, Unreadable> {
         let token = self.token_now();
         if token.is_some() && token != self.token_seen {
             self.token_seen = token;
@@ -93,12 +104,9 @@ impl Reader {
 
 /// A cycle as everything after reading takes it: its duration, how each collection went, and
 /// the snapshot or the error in one line free of secrets.
-pub fn outcome(
-    cycle: Result<Cycle, String>,
-    redactor: &Redactor,
-) -> (Duration, Vec<CollectionStat>, Result<Snapshot, String>) {
+pub fn outcome(cycle: Result<Cycle, Unreadable>, redactor: &Redactor) -> (Duration, Vec<CollectionStat>, Outcome) {
     match cycle {
-        Ok(c) => (c.duration, c.stats, c.result.map_err(|e| redactor.clean(&e.to_string()))),
+        Ok(c) => (c.duration, c.stats, c.result.map_err(|e| Unreadable { message: redactor.clean(&e.to_string()) })),
         Err(m) => (Duration::ZERO, Vec::new(), Err(m)),
     }
 }

@@ -3,10 +3,11 @@
 //! Each kind of object has a table of generators (name, help, type, samples of one object), in
 //! the manner of kube-state-metrics; the cluster-wide counters are a table over `Health`.
 
+pub mod cache;
 pub mod exposition;
 mod objects;
 
-use exposition::{Family, Kind, Sample};
+use exposition::{Family, Kind, Packed, Sample, pack, prerender};
 
 use crate::collect::{CollectionStat, Cycle};
 use crate::health::{Health, PodHealth};
@@ -90,6 +91,38 @@ pub fn monitor_families(up: bool, duration: std::time::Duration, stats: &[Collec
                 .collect(),
         ),
     ]
+}
+
+/// A cycle's series for `serve`'s /metrics, each with the `cluster` label first, rendered and
+/// compressed once.
+pub struct CycleSeries {
+    /// The object series of a good cycle (a failed cycle has none: the last good ones stay).
+    pub objects: Option<Vec<Packed>>,
+    /// The monitor's own series (`up`, durations, each collection's success).
+    pub own: Vec<Packed>,
+}
+
+/// The series of one cycle of `cluster`: its objects' when it was read (`health`), and its own.
+pub fn cycle_series(
+    cluster: &str,
+    health: Option<&Health>,
+    duration: std::time::Duration,
+    stats: &[CollectionStat],
+) -> CycleSeries {
+    CycleSeries {
+        objects: health.map(|h| labelled(cluster, cluster_families(h))),
+        own: labelled(cluster, monitor_families(health.is_some(), duration, stats)),
+    }
+}
+
+/// Families with the `cluster` label first, rendered and compressed.
+fn labelled(cluster: &str, mut families: Vec<Family>) -> Vec<Packed> {
+    for f in &mut families {
+        for s in &mut f.samples {
+            s.labels.insert(0, ("cluster", cluster.to_string()));
+        }
+    }
+    pack(prerender(&families))
 }
 
 /// The whole exposition of one cycle: the cluster's metrics when it succeeded, then the monitor's.

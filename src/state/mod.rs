@@ -11,6 +11,10 @@ use std::path::{Path, PathBuf};
 use jiff::Timestamp;
 use rusqlite::{Connection, OptionalExtension, params};
 
+mod clusters;
+
+pub use clusters::{StoredCluster, UnreadableSettings, Unsealed};
+
 use crate::rules::engine::PodMemory;
 use crate::rules::{Alert, RuleState};
 
@@ -181,6 +185,22 @@ pub struct HistoryPoint {
     pub pods_failed: i64,
     pub pods_crashlooping: i64,
     pub warning_events: i64,
+}
+
+impl HistoryPoint {
+    /// The point of a good cycle at `time`.
+    pub fn of(time: Timestamp, k: &crate::health::Counts) -> HistoryPoint {
+        HistoryPoint {
+            time: time.as_second(),
+            nodes: k.nodes as i64,
+            nodes_ready: k.nodes_ready as i64,
+            pods_running: k.pods_running as i64,
+            pods_pending: k.pods_pending as i64,
+            pods_failed: k.pods_failed as i64,
+            pods_crashlooping: k.pods_crashlooping as i64,
+            warning_events: k.warning_events as i64,
+        }
+    }
 }
 
 impl Store {

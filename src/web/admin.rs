@@ -28,7 +28,7 @@ use crate::clock::log;
 use crate::config::{PageSettings, parse_duration};
 use crate::error::{ReadErrorKind, Redactor};
 use crate::secret::random_token;
-use crate::state::{AuditEntry, PageCluster};
+use crate::state::AuditEntry;
 
 pub const SESSION_COOKIE: &str = "dumbmonit_session";
 
@@ -62,7 +62,7 @@ fn boot() -> &'static str {
 
 fn session_signature(board: &Board, id: &str, expires: i64) -> Option<String> {
     let fingerprint = board.protection().admin_fingerprint();
-    let key = board.secret_key.as_ref()?;
+    let key = board.secret_key()?;
     Some(key.sign(format!("session {id} {expires} {} {fingerprint}", boot()).as_bytes()))
 }
 
@@ -104,7 +104,7 @@ fn session(board: &Board, headers: &HeaderMap, https: Https, now: i64) -> Sessio
 /// password or token makes it invalid).
 fn csrf_token(board: &Board, session: &Session) -> Option<String> {
     let fingerprint = board.protection().admin_fingerprint();
-    board.secret_key.as_ref().map(|k| k.sign(format!("csrf {} {fingerprint}", session.value).as_bytes()))
+    board.secret_key().map(|k| k.sign(format!("csrf {} {fingerprint}", session.value).as_bytes()))
 }
 
 /// A page answer, with the session cookie when it is new.
@@ -128,7 +128,7 @@ fn now() -> i64 {
 }
 
 fn page_of(board: &Board, title: &str, body: Markup) -> String {
-    still_page(title, board.banner.as_deref(), body)
+    still_page(title, board.banner(), body)
 }
 
 fn refused(board: &Board, status: StatusCode, message: &str) -> Response {
@@ -160,7 +160,7 @@ fn may_change(board: &Board, headers: &HeaderMap, role: &Checked) -> Result<Stri
              password_hash), then reload.",
         ));
     }
-    if board.secret_key.is_none() {
+    if board.secret_key().is_none() {
         return Err(Refusal(
             StatusCode::FORBIDDEN,
             "The secret key (secret_key_file) could not be read or made, so tokens cannot be stored; \
@@ -714,11 +714,10 @@ pub async fn remove_post(
         action: "removed".into(),
         cluster: name.clone(),
     };
-    let removed = board.store.lock().expect("store lock").remove_page_cluster(&name, &entry);
+    let removed = board.remove_page_cluster(&name, &entry);
     match removed {
         Ok(true) => {
             log(&format!("audit: {who} removed cluster {name}"));
-            board.clusters_changed.notify_one();
             Redirect::to("/").into_response()
         }
         Ok(false) => not_editable(&board, &name),
@@ -735,21 +734,14 @@ fn save(
     token: &str,
     action: &str,
 ) -> Result<(), String> {
-    let key = board.secret_key.as_ref().ok_or("the secret key is not available")?;
-    let row = PageCluster {
-        name: name.to_string(),
-        settings: serde_json::to_string(settings).expect("settings serialize"),
-        sealed: key.seal(token.as_bytes()),
-    };
     let entry = AuditEntry {
         time: jiff::Timestamp::now().as_second(),
         who: who.to_string(),
         action: action.to_string(),
         cluster: name.to_string(),
     };
-    board.store.lock().expect("store lock").save_page_cluster(&row, &entry).map_err(|e| e.to_string())?;
+    board.save_page_cluster(name, settings, token, &entry)?;
     log(&format!("audit: {who} {action} cluster {name}"));
-    board.clusters_changed.notify_one();
     Ok(())
 }
 

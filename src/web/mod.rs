@@ -59,7 +59,7 @@ const TEXT: &str = "text/plain; charset=utf-8";
 const REQUEST_TIMEOUT: Duration = Duration::from_secs(60);
 
 fn not_found(board: &Board, what: &str) -> Response {
-    let body = html::page("Not found", board.banner.as_deref(), maud::html! { h1 { "Not found" } p { (what) } });
+    let body = html::page("Not found", board.banner(), maud::html! { h1 { "Not found" } p { (what) } });
     respond(StatusCode::NOT_FOUND, HTML, body)
 }
 
