@@ -13,17 +13,18 @@ use tokio::sync::{mpsc, oneshot};
 use crate::auth::Protection;
 use crate::clock::{log, words};
 use crate::collect::CollectionStat;
-use crate::collect::wire::{Report, Settings};
 use crate::health::{Health, Severity};
 use crate::metrics::cache::ExpositionCache;
 use crate::metrics::exposition::Packed;
 use crate::notify::worker::{Counters, NotifierSet};
 use crate::rules::{Alert, RuleState, Transition};
 use crate::state::{AuditEntry, HistoryPoint, StateError, Store, StoredCluster};
+use crate::wire::{Report, Settings};
 
 /// Starts the web side on the board, at the listen address, over TLS when `[tls]` is given.
 /// `serve` is given `web::start` by its caller, so that it never imports `web`, which sits above it.
-pub type StartPages = fn(std::net::SocketAddr, Option<&crate::config::TlsConfig>, Arc<Board>) -> Result<Pages, String>;
+pub type StartPages =
+    fn(std::net::SocketAddr, Option<&crate::config::TlsConfig>, Arc<Board>) -> Result<Pages, crate::error::PagesError>;
 
 /// The web side, running until dropped.
 pub struct Pages {

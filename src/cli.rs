@@ -8,7 +8,7 @@ use std::time::Duration;
 use clap::{Args, Parser, Subcommand};
 
 use crate::collect::{self, CycleOptions};
-use crate::error::{ConfigError, Redactor};
+use crate::error::{ConfigError, Redactor, SizeError};
 use crate::health::{self, Health};
 use crate::kube::{self, ConnectOptions, Fetcher};
 use crate::report::{self, Output};
@@ -170,11 +170,11 @@ pub struct AgentArgs {
 }
 
 /// Bytes from `256MiB`, `1GiB`, `500MB`, `4096`.
-fn parse_size(s: &str) -> Result<u64, String> {
+fn parse_size(s: &str) -> Result<u64, SizeError> {
     let s = s.trim();
     let split = s.find(|c: char| c.is_ascii_alphabetic()).unwrap_or(s.len());
     let (n, unit) = s.split_at(split);
-    let n: f64 = n.trim().parse().map_err(|_| format!("not a size: {s:?} (write 256MiB, 1GiB or bytes)"))?;
+    let n: f64 = n.trim().parse().map_err(|_| SizeError::NotASize { text: s.to_string() })?;
     let factor: f64 = match unit {
         "" | "B" => 1.0,
         "KB" => 1e3,
@@ -183,7 +183,7 @@ fn parse_size(s: &str) -> Result<u64, String> {
         "KiB" => 1024.0,
         "MiB" => 1024.0 * 1024.0,
         "GiB" => 1024.0 * 1024.0 * 1024.0,
-        _ => return Err(format!("unknown unit in {s:?} (use B, KB, MB, GB, KiB, MiB or GiB)")),
+        _ => return Err(SizeError::UnknownUnit { text: s.to_string() }),
     };
     Ok((n * factor) as u64)
 }
@@ -192,9 +192,9 @@ impl AgentArgs {
     pub fn options(&self) -> Result<crate::agent::AgentOptions, ConfigError> {
         let (connect, cycle) = self.connect.options()?;
         let age = crate::config::parse_duration(&self.buffer_max_age)
-            .map_err(|e| ConfigError::new(format!("--buffer-max-age: {e}")))?;
-        let max_bytes =
-            parse_size(&self.buffer_max_size).map_err(|e| ConfigError::new(format!("--buffer-max-size: {e}")))?;
+            .map_err(|source| ConfigError::Duration { flag: "--buffer-max-age", source })?;
+        let max_bytes = parse_size(&self.buffer_max_size)
+            .map_err(|source| ConfigError::Size { flag: "--buffer-max-size", source })?;
         Ok(crate::agent::AgentOptions {
             servers: self.servers.clone(),
             token_file: self.agent_token_file.clone(),
@@ -265,7 +265,7 @@ pub enum TopWhat {
 impl ConnectArgs {
     pub fn options(&self) -> Result<(ConnectOptions, CycleOptions), ConfigError> {
         if !(self.timeout.is_finite() && self.timeout > 0.0 && self.timeout <= 3600.0) {
-            return Err(ConfigError::new(format!("--timeout {}: give seconds between 0 and 3600", self.timeout)));
+            return Err(ConfigError::Timeout { seconds: self.timeout });
         }
         let connect = ConnectOptions {
             address: self.address.clone(),

@@ -7,6 +7,17 @@ use jiff::{SignedDuration, Timestamp};
 /// says, so that hours of rule time pass in seconds, across restarts too.
 pub const TEST_CLOCK_ENV: &str = "DUMBMONIT_TEST_CLOCK";
 
+/// `DUMBMONIT_TEST_CLOCK` cannot be read.
+#[derive(Debug, thiserror::Error)]
+pub enum ClockError {
+    #[error("{TEST_CLOCK_ENV}: expected START/STEP")]
+    NotStartStep,
+    #[error("{TEST_CLOCK_ENV}: {0}")]
+    Start(jiff::Error),
+    #[error("{TEST_CLOCK_ENV}: {0}")]
+    Step(std::num::ParseIntError),
+}
+
 #[derive(Clone, Copy, Debug)]
 pub enum Clock {
     Wall,
@@ -14,11 +25,11 @@ pub enum Clock {
 }
 
 impl Clock {
-    pub fn from_env() -> Result<Clock, String> {
+    pub fn from_env() -> Result<Clock, ClockError> {
         let Ok(v) = std::env::var(TEST_CLOCK_ENV) else { return Ok(Clock::Wall) };
-        let (start, step) = v.split_once('/').ok_or_else(|| format!("{TEST_CLOCK_ENV}: expected START/STEP"))?;
-        let start = start.parse().map_err(|e| format!("{TEST_CLOCK_ENV}: {e}"))?;
-        let step: i64 = step.parse().map_err(|e| format!("{TEST_CLOCK_ENV}: {e}"))?;
+        let (start, step) = v.split_once('/').ok_or(ClockError::NotStartStep)?;
+        let start = start.parse().map_err(ClockError::Start)?;
+        let step: i64 = step.parse().map_err(ClockError::Step)?;
         Ok(Clock::Stepped { start, step: SignedDuration::from_secs(step) })
     }
 

@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use serde::{Deserialize, Deserializer};
 
-use crate::error::ConfigError;
+use crate::error::{ConfigError, DurationError, Problem, Section};
 use crate::kube::ConnectOptions;
 
 mod defaults {
@@ -59,29 +59,28 @@ impl<'de> Deserialize<'de> for Seconds {
 pub const MAX_SECONDS: f64 = 10.0 * 365.0 * 86400.0;
 
 /// A number of seconds that is finite, not negative and at most [`MAX_SECONDS`].
-fn within_bounds(n: f64, shown: &str) -> Result<f64, String> {
+fn within_bounds(n: f64, shown: &str) -> Result<f64, DurationError> {
     if n.is_finite() && (0.0..=MAX_SECONDS).contains(&n) {
         Ok(n)
     } else {
-        Err(format!("not a duration: {shown:?} (from 0 to ten years)"))
+        Err(DurationError::OutOfBounds { text: shown.to_string() })
     }
 }
 
 /// Seconds from `10`, `"10s"`, `"5m"`, `"24h"`, `"2d"` or `"500ms"`: finite, not negative, at
 /// most ten years.
-pub fn parse_duration(s: &str) -> Result<f64, String> {
+pub fn parse_duration(s: &str) -> Result<f64, DurationError> {
     let s = s.trim();
     let split = s.find(|c: char| c.is_ascii_alphabetic()).unwrap_or(s.len());
     let (number, unit) = s.split_at(split);
-    let n: f64 =
-        number.trim().parse().map_err(|_| format!("not a duration: {s:?} (write 10, \"10s\", \"5m\" or \"24h\")"))?;
+    let n: f64 = number.trim().parse().map_err(|_| DurationError::NotANumber { text: s.to_string() })?;
     let factor = match unit {
         "" | "s" => 1.0,
         "ms" => 0.001,
         "m" => 60.0,
         "h" => 3600.0,
         "d" => 86400.0,
-        _ => return Err(format!("unknown unit in {s:?} (use ms, s, m, h or d)")),
+        _ => return Err(DurationError::UnknownUnit { text: s.to_string() }),
     };
     within_bounds(n * factor, s)
 }
@@ -122,16 +121,25 @@ pub struct Shard {
     pub count: u32,
 }
 
-impl std::str::FromStr for Shard {
-    type Err = String;
+/// A shard that cannot be read (`text` as given).
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum ShardError {
+    #[error("{text:?} is not INDEX/COUNT (for example \"0/3\": the first of three shards)")]
+    NotIndexCount { text: String },
+    #[error("{text:?}: INDEX must be below COUNT (shards are numbered from 0)")]
+    IndexNotBelowCount { text: String },
+}
 
-    fn from_str(s: &str) -> Result<Shard, String> {
-        let bad = || format!("{s:?} is not INDEX/COUNT (for example \"0/3\": the first of three shards)");
+impl std::str::FromStr for Shard {
+    type Err = ShardError;
+
+    fn from_str(s: &str) -> Result<Shard, ShardError> {
+        let bad = || ShardError::NotIndexCount { text: s.to_string() };
         let (i, c) = s.split_once('/').ok_or_else(bad)?;
         let index: u32 = i.trim().parse().map_err(|_| bad())?;
         let count: u32 = c.trim().parse().map_err(|_| bad())?;
         if count == 0 || index >= count {
-            return Err(format!("{s:?}: INDEX must be below COUNT (shards are numbered from 0)"));
+            return Err(ShardError::IndexNotBelowCount { text: s.to_string() });
         }
         Ok(Shard { index, count })
     }
@@ -274,24 +282,19 @@ impl Config {
 
     /// Reads and checks a configuration file.
     pub fn load(path: &Path) -> Result<Config, ConfigError> {
-        let file = path.display();
-        let text = std::fs::read_to_string(path).map_err(|e| ConfigError::new(format!("{file}: {e}")))?;
-        let mut config: Config = toml::from_str(&text).map_err(|e| {
-            let message = e.message().to_string();
-            match e.span() {
-                Some(span) => {
-                    let line = text[..span.start.min(text.len())].matches('\n').count() + 1;
-                    ConfigError::new(format!("{file}, line {line}: {message}"))
-                }
-                None => ConfigError::new(format!("{file}: {message}")),
-            }
+        let text = std::fs::read_to_string(path)
+            .map_err(|source| ConfigError::ConfigFile { path: path.to_path_buf(), source })?;
+        let mut config: Config = toml::from_str(&text).map_err(|e| ConfigError::Syntax {
+            path: path.to_path_buf(),
+            line: e.span().map(|span| text[..span.start.min(text.len())].matches('\n').count() + 1),
+            message: e.message().to_string(),
         })?;
-        config.check(&file.to_string())?;
+        config.check(path)?;
         Ok(config)
     }
 
-    fn check(&mut self, file: &str) -> Result<(), ConfigError> {
-        let err = |what: String| Err(ConfigError::new(format!("{file}: {what}")));
+    fn check(&mut self, file: &Path) -> Result<(), ConfigError> {
+        let err = |section: Section, problem: Problem| Err(ConfigError::in_file(file, section, problem));
         let a = &self.auth;
         let viewers = CredentialFields {
             bearer_token: a.bearer_token.is_some(),
@@ -300,8 +303,8 @@ impl Config {
             password_hash: a.password_hash.as_deref(),
             password_file: a.password_file.is_some(),
         };
-        if let Err(e) = viewers.check("auth") {
-            return err(e);
+        if let Err(e) = viewers.check() {
+            return err(Section::Auth, e);
         }
         if let Some(admin) = &a.admin {
             let f = CredentialFields {
@@ -312,20 +315,20 @@ impl Config {
                 password_file: admin.password_file.is_some(),
             };
             if !(f.bearer_token || f.bearer_token_file || f.username) {
-                return err("auth.admin: give `bearer_token`, `bearer_token_file` or `username`".into());
+                return err(Section::AuthAdmin, Problem::NoCredentials);
             }
-            if let Err(e) = f.check("auth.admin") {
-                return err(e);
+            if let Err(e) = f.check() {
+                return err(Section::AuthAdmin, e);
             }
         }
         let mut names = std::collections::HashSet::new();
         for c in &self.clusters {
-            let at = format!("cluster {:?}", c.name);
+            let at = || Section::Cluster(c.name.clone());
             if c.name.is_empty() || c.name.chars().any(|ch| ch.is_control() || ch == '/') {
-                return err(format!("{at}: field `name` must be non-empty, without '/' or control characters"));
+                return err(at(), Problem::BadName);
             }
             if !names.insert(c.name.clone()) {
-                return err(format!("{at}: field `name` is used twice"));
+                return err(at(), Problem::NameTwice);
             }
             if c.agent_token_file.is_some() {
                 let direct = [
@@ -341,10 +344,7 @@ impl Config {
                     ("record_dir", c.record_dir.is_some()),
                 ];
                 if let Some((field, _)) = direct.iter().find(|(_, set)| *set) {
-                    return err(format!(
-                        "{at}: field `{field}` does not go with `agent_token_file`: the agent reads the cluster, \
-                         with its own connection settings"
-                    ));
+                    return err(at(), Problem::NotWithAgent { field });
                 }
             }
             let modes = [
@@ -354,15 +354,13 @@ impl Config {
                 c.agent_token_file.is_some(),
             ];
             if modes.iter().filter(|m| **m).count() != 1 {
-                return err(format!(
-                    "{at}: give exactly one of `address`, `kubeconfig`/`context`, `in_cluster = true` or `agent_token_file`"
-                ));
+                return err(at(), Problem::ConnectionModes);
             }
             for (field, v) in
                 [("timeout", c.timeout), ("interval", c.interval), ("record_retention", c.record_retention)]
             {
                 if !(v.0.is_finite() && v.0 > 0.0) {
-                    return err(format!("{at}: field `{field}` must be a duration above 0"));
+                    return err(at(), Problem::NotPositive { field });
                 }
             }
         }
@@ -383,29 +381,29 @@ impl Config {
                 .name
                 .clone()
                 .unwrap_or_else(|| if counts[&n.kind] > 1 { format!("{kind}-{index}") } else { kind.into() });
-            let at = format!("notifier {name:?}");
+            let at = || Section::Notifier(name.clone());
             if !notifier_names.insert(name.clone()) {
-                return err(format!("{at}: field `name` is used twice"));
+                return err(at(), Problem::NameTwice);
             }
             let lower = n.url.to_ascii_lowercase();
             if !(lower.starts_with("http://") || lower.starts_with("https://")) || n.url.parse::<http::Uri>().is_err() {
-                return err(format!("{at}: field `url` must be an http:// or https:// URL"));
+                return err(at(), Problem::NotHttpUrl);
             }
             if n.bearer_token.is_some() && n.bearer_token_file.is_some() {
-                return err(format!("{at}: give `bearer_token` or `bearer_token_file`, not both"));
+                return err(at(), Problem::Both { one: "bearer_token", other: "bearer_token_file" });
             }
             if n.password.is_some() && n.password_file.is_some() {
-                return err(format!("{at}: give `password` or `password_file`, not both"));
+                return err(at(), Problem::Both { one: "password", other: "password_file" });
             }
             let basic = n.username.is_some() || n.password.is_some() || n.password_file.is_some();
             if basic && (n.bearer_token.is_some() || n.bearer_token_file.is_some()) {
-                return err(format!("{at}: give a bearer token or basic auth (`username`, `password`), not both"));
+                return err(at(), Problem::BearerAndPassword);
             }
             if basic && n.username.is_none() {
-                return err(format!("{at}: field `username` is missing for basic auth"));
+                return err(at(), Problem::NoUsername);
             }
             if !(n.timeout.0.is_finite() && n.timeout.0 > 0.0) {
-                return err(format!("{at}: field `timeout` must be a duration above 0"));
+                return err(at(), Problem::NotPositive { field: "timeout" });
             }
             n.name = Some(name);
         }
@@ -423,28 +421,22 @@ struct CredentialFields<'a> {
 }
 
 impl CredentialFields<'_> {
-    fn check(&self, section: &str) -> Result<(), String> {
+    fn check(&self) -> Result<(), Problem> {
         let bearer = self.bearer_token || self.bearer_token_file;
         let basic = self.username || self.password_hash.is_some() || self.password_file;
         if bearer && basic {
-            return Err(format!(
-                "{section}: give a bearer token or basic auth (`username` with `password_hash` or `password_file`), not both"
-            ));
+            return Err(Problem::BearerAndBasic);
         }
         if self.bearer_token && self.bearer_token_file {
-            return Err(format!("{section}: give `bearer_token` or `bearer_token_file`, not both"));
+            return Err(Problem::Both { one: "bearer_token", other: "bearer_token_file" });
         }
         if basic && (!self.username || self.password_hash.is_some() == self.password_file) {
-            return Err(format!(
-                "{section}: basic auth needs `username` and one of `password_hash` or `password_file`"
-            ));
+            return Err(Problem::BasicIncomplete);
         }
         if let Some(h) = self.password_hash
             && !(h.len() == 60 && (h.starts_with("$2a$") || h.starts_with("$2b$") || h.starts_with("$2y$")))
         {
-            return Err(format!(
-                "{section}: field `password_hash` must be a bcrypt hash ($2y$…, as htpasswd -nbBC 10 prints)"
-            ));
+            return Err(Problem::NotBcrypt);
         }
         Ok(())
     }
@@ -452,7 +444,7 @@ impl CredentialFields<'_> {
 
 /// The credentials a section gives, secrets read from their files.
 fn credentials(
-    section: &str,
+    section: Section,
     bearer_token: &Option<String>,
     bearer_token_file: &Option<PathBuf>,
     username: &Option<String>,
@@ -460,10 +452,10 @@ fn credentials(
     password_file: &Option<PathBuf>,
 ) -> Result<Option<crate::auth::Credentials>, ConfigError> {
     use crate::auth::{Credentials, Password};
-    let read = |path: &Path, field: &str| {
-        std::fs::read_to_string(path)
-            .map(|s| s.trim_end_matches(['\n', '\r']).to_string())
-            .map_err(|e| ConfigError::new(format!("{section}: field `{field}` {}: {e}", path.display())))
+    let read = |path: &Path, field: &'static str| {
+        std::fs::read_to_string(path).map(|s| s.trim_end_matches(['\n', '\r']).to_string()).map_err(|source| {
+            ConfigError::section(section.clone(), Problem::Unreadable { field, path: path.to_path_buf(), source })
+        })
     };
     let credentials = if let Some(t) = bearer_token {
         Some(Credentials::Bearer(t.clone()))
@@ -494,7 +486,7 @@ impl AuthConfig {
     /// The protection of the web side, secrets read from their files.
     pub fn protection(&self) -> Result<crate::auth::Protection, ConfigError> {
         let viewers = credentials(
-            "auth",
+            Section::Auth,
             &self.bearer_token,
             &self.bearer_token_file,
             &self.username,
@@ -503,7 +495,7 @@ impl AuthConfig {
         )?;
         let admins = match &self.admin {
             Some(a) => credentials(
-                "auth.admin",
+                Section::AuthAdmin,
                 &a.bearer_token,
                 &a.bearer_token_file,
                 &a.username,
@@ -577,26 +569,17 @@ impl ClusterConfig {
             return Some(Ok(t.clone()));
         }
         let path = self.agent_token_file.as_ref()?;
+        let section = || Section::Cluster(self.name.clone());
         Some(
             std::fs::read_to_string(path)
-                .map_err(|e| {
-                    ConfigError::new(format!(
-                        "cluster {:?}: field `agent_token_file` {}: {e}",
-                        self.name,
-                        path.display()
-                    ))
+                .map_err(|source| {
+                    let problem = Problem::Unreadable { field: "agent_token_file", path: path.clone(), source };
+                    ConfigError::section(section(), problem)
                 })
                 .and_then(|t| {
                     let t = t.trim().to_string();
                     crate::error::know_secret(&t);
-                    if t.len() < 16 {
-                        Err(ConfigError::new(format!(
-                            "cluster {:?}: field `agent_token_file`: the token must be at least 16 characters",
-                            self.name
-                        )))
-                    } else {
-                        Ok(t)
-                    }
+                    if t.len() < 16 { Err(ConfigError::section(section(), Problem::ShortAgentToken)) } else { Ok(t) }
                 }),
         )
     }
@@ -626,7 +609,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("dumbmonit.toml");
         std::fs::write(&path, text).unwrap();
-        Config::load(&path).map_err(|e| e.0.replace(&path.display().to_string(), "FILE"))
+        Config::load(&path).map_err(|e| e.to_string().replace(&path.display().to_string(), "FILE"))
     }
 
     const GOOD: &str = r#"

@@ -36,9 +36,20 @@ pub fn line(t: &Transition) -> String {
     .expect("a line serializes")
 }
 
+/// The recorded cycles of a directory cannot be read.
+#[derive(Debug, thiserror::Error)]
+pub enum ReplayError {
+    #[error("{}: {source}", .dir.display())]
+    Dir { dir: PathBuf, source: std::io::Error },
+    #[error("{}: no recorded cycles (*.json, *.json.gz)", .dir.display())]
+    Empty { dir: PathBuf },
+    #[error(transparent)]
+    Record(#[from] record::RecordError),
+}
+
 /// The recorded cycles of `dir` (`*.json`, `*.json.gz`), read and sorted by their `time`.
-pub fn read_dir(dir: &Path) -> Result<Vec<record::Recorded>, String> {
-    let entries = std::fs::read_dir(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+pub fn read_dir(dir: &Path) -> Result<Vec<record::Recorded>, ReplayError> {
+    let entries = std::fs::read_dir(dir).map_err(|source| ReplayError::Dir { dir: dir.to_path_buf(), source })?;
     let mut paths: Vec<PathBuf> = entries
         .filter_map(|e| e.ok().map(|e| e.path()))
         .filter(|p| {
@@ -49,7 +60,7 @@ pub fn read_dir(dir: &Path) -> Result<Vec<record::Recorded>, String> {
     paths.sort();
     let mut cycles = paths.iter().map(|p| record::read(p)).collect::<Result<Vec<_>, _>>()?;
     if cycles.is_empty() {
-        return Err(format!("{}: no recorded cycles (*.json, *.json.gz)", dir.display()));
+        return Err(ReplayError::Empty { dir: dir.to_path_buf() });
     }
     cycles.sort_by_key(|c| c.time);
     Ok(cycles)

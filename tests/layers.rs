@@ -13,7 +13,7 @@ const LAYERS: &[&[&str]] = &[
     &["error", "clock", "auth", "secret"],
     &["kube", "rbac", "logs"],
     &["collect", "config"],
-    &["record", "health"],
+    &["record", "health", "wire"],
     &["metrics", "rules", "report"],
     &["state", "replay"],
     &["notify"],

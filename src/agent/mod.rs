@@ -1,7 +1,7 @@
 //! `dumbmonit agent`: reads a cluster near it, exactly as `serve` would, and pushes each cycle
 //! to one or more DumbMonit servers over HTTPS, outbound only. Cycles are kept (`buffer`) until
 //! each server has them and delivered in order; each push sends only what changed since the
-//! last snapshot that server acknowledged (`collect::wire`). The cluster's settings (interval,
+//! last snapshot that server acknowledged (`wire`). The cluster's settings (interval,
 //! timeout, ignored namespaces) come from the server in every answer.
 
 pub mod buffer;
@@ -19,12 +19,13 @@ use jiff::{SignedDuration, Timestamp};
 use tokio::sync::{Notify, watch};
 use tracing::Instrument;
 
-use crate::clock::Clock;
+use crate::clock::{Clock, ClockError};
 use crate::collect::CycleOptions;
 use crate::collect::reader::{self, Reader};
-use crate::collect::wire::{self, Acknowledged, Outcome, Report, Settings, Stat};
+use crate::error::ConfigError;
 use crate::kube::ConnectOptions;
 use crate::logs::Event;
+use crate::wire::{self, Acknowledged, Outcome, Report, Settings, Stat};
 use buffer::Buffer;
 use events::{
     ClusterUnreadable, CycleRefused, KeptCycleUnreadable, ProbesOn, Reporting, ServerBack, ServerRefused,
@@ -48,6 +49,21 @@ pub struct AgentOptions {
     pub listen: Option<SocketAddr>,
 }
 
+/// Why `dumbmonit agent` cannot run.
+#[derive(Debug, thiserror::Error)]
+pub enum AgentError {
+    #[error(transparent)]
+    Clock(#[from] ClockError),
+    /// A server's URL or CA, or the agent token's file.
+    #[error(transparent)]
+    Config(#[from] ConfigError),
+    #[error("--listen {address}: {source}")]
+    Listen { address: SocketAddr, source: std::io::Error },
+    /// The probes' address or the signals cannot be had from the system.
+    #[error("{0}")]
+    System(std::io::Error),
+}
+
 /// The default bound of the kept cycles' size.
 pub const DEFAULT_MAX_BYTES: u64 = 256 * 1024 * 1024;
 
@@ -68,10 +84,10 @@ struct Shared {
 
 impl Shared {
     /// The agent's token, read anew (it may have been rotated), and known as a secret.
-    fn token(&self) -> Result<String, String> {
-        let token = std::fs::read_to_string(&self.token_file)
-            .map(|t| t.trim().to_string())
-            .map_err(|e| format!("--agent-token-file {}: {e}", self.token_file.display()))?;
+    fn token(&self) -> Result<String, ConfigError> {
+        let token = std::fs::read_to_string(&self.token_file).map(|t| t.trim().to_string()).map_err(|source| {
+            ConfigError::FlagFile { flag: "--agent-token-file", path: self.token_file.clone(), source }
+        })?;
         crate::error::know_secret(&token);
         Ok(token)
     }
@@ -136,7 +152,7 @@ pub fn main(options: AgentOptions) -> ExitCode {
     }
 }
 
-async fn run(o: AgentOptions) -> Result<(), String> {
+async fn run(o: AgentOptions) -> Result<(), AgentError> {
     let clock = Clock::from_env()?;
     let servers =
         o.servers.iter().map(|u| Server::new(u, o.server_ca_file.as_deref())).collect::<Result<Vec<_>, _>>()?;
@@ -178,8 +194,10 @@ async fn run(o: AgentOptions) -> Result<(), String> {
         tasks.push(tokio::spawn(delivery.in_current_span()));
     }
     if let Some(listen) = o.listen {
-        let listener = tokio::net::TcpListener::bind(listen).await.map_err(|e| format!("--listen {listen}: {e}"))?;
-        let bound = listener.local_addr().map_err(|e| e.to_string())?;
+        let listener = tokio::net::TcpListener::bind(listen)
+            .await
+            .map_err(|source| AgentError::Listen { address: listen, source })?;
+        let bound = listener.local_addr().map_err(AgentError::System)?;
         ProbesOn { address: bound }.emit();
         tokio::spawn(probes(listener, shared.clone(), urls.clone()));
     }
@@ -190,7 +208,7 @@ async fn run(o: AgentOptions) -> Result<(), String> {
     let mut ticker = tokio::time::interval(Duration::from_secs(3600));
     let mut last: Option<Timestamp> = None;
     use tokio::signal::unix::{SignalKind, signal};
-    let mut term = signal(SignalKind::terminate()).map_err(|e| e.to_string())?;
+    let mut term = signal(SignalKind::terminate()).map_err(AgentError::System)?;
     loop {
         let s = shared.settings.lock().expect("settings lock").clone();
         let wanted = Duration::from_secs_f64(s.interval_seconds.max(0.001));
@@ -308,7 +326,10 @@ async fn deliver(
             }
             continue;
         };
-        let report = kept.bytes().map_err(|e| e.to_string()).and_then(|b| Report::parse(&b, u64::MAX));
+        let report = match kept.bytes() {
+            Ok(b) => Report::parse(&b, u64::MAX).map_err(|e| e.to_string()),
+            Err(e) => Err(e.to_string()),
+        };
         let mut report = match report {
             Ok(r) => r,
             Err(e) => {
@@ -330,7 +351,7 @@ async fn deliver(
         let token = match shared.token() {
             Ok(t) => t,
             Err(e) => {
-                say(&mut said, &TokenUnreadable { error: &e });
+                say(&mut said, &TokenUnreadable { error: &e.to_string() });
                 wait(&mut stop, backoff).await;
                 continue;
             }

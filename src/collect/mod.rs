@@ -10,7 +10,6 @@ pub mod quantity;
 pub mod raw;
 pub mod reader;
 pub mod version;
-pub mod wire;
 pub mod workloads;
 
 use std::future::Future;

@@ -107,6 +107,7 @@ impl Delivery {
                     *self.counters.lock().expect("counters lock").failed.entry(n.name.clone()).or_default() += 1;
                     let wait = backoff(q.attempts + 1);
                     let next = now + SignedDuration::try_from(wait).expect("at most 256 s");
+                    let e = e.to_string();
                     DeliveryFailed {
                         notifier: &n.name,
                         endpoint: &n.shown,
@@ -132,7 +133,7 @@ impl Delivery {
             for (n, body) in bodies {
                 if let Err(e) = self.client.post(n, &body).await {
                     *self.counters.lock().expect("counters lock").failed.entry(n.name.clone()).or_default() += 1;
-                    ResendFailed { notifier: &n.name, endpoint: &n.shown, error: &e }.emit();
+                    ResendFailed { notifier: &n.name, endpoint: &n.shown, error: &e.to_string() }.emit();
                 }
             }
         }

@@ -19,9 +19,9 @@ use tokio::time::Instant;
 use super::path::{Arrival, Failure, Shared, Track};
 use crate::board::{AgentView, Door, Push, Reply};
 use crate::clock::{log, words};
-use crate::collect::wire::{Held, Outcome, Report, Settings, Stat};
 use crate::config::ClusterConfig;
 use crate::rules::RuleState;
+use crate::wire::{Held, Outcome, Report, Settings, Stat};
 
 /// How far ahead of the server's clock a cycle may be before it is refused.
 pub const FUTURE_BOUND: SignedDuration = SignedDuration::from_hours(1);

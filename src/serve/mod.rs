@@ -94,7 +94,7 @@ struct Running {
 
 /// Runs until SIGTERM or Ctrl-C.
 pub async fn run(config: Config, options: ServeOptions) -> Result<(), String> {
-    let clock = Clock::from_env()?;
+    let clock = Clock::from_env().map_err(|e| e.to_string())?;
     let notifier_set: NotifierSet = Arc::new(RwLock::new(Arc::new(notifiers(&config)?)));
     let protection = config.protection().map_err(|e| e.to_string())?;
     // A state directory that cannot be used (read-only, full, missing) does not stop the
@@ -143,7 +143,7 @@ pub async fn run(config: Config, options: ServeOptions) -> Result<(), String> {
         Delivery { store, notifiers: notifier_set, client: Client::new(), firing: shared.firing.clone(), counters };
     let worker = tokio::spawn(delivery.run(shared.wake.clone(), stop_rx));
     let start = options.pages.ok_or("serve: nothing to serve the pages with")?;
-    let pages = start(config.listen, config.tls.as_ref(), board.clone())?;
+    let pages = start(config.listen, config.tls.as_ref(), board.clone()).map_err(|e| e.to_string())?;
     let (scheme, address) = (pages.scheme, pages.address);
 
     let mut running: HashMap<String, Running> = HashMap::new();

@@ -27,8 +27,42 @@ pub enum StateError {
     Dir { dir: PathBuf, source: std::io::Error },
     #[error("The state database {file} cannot be used: {source}")]
     Db { file: PathBuf, source: rusqlite::Error },
-    #[error("The state database {file} holds something unreadable: {detail}")]
-    Corrupt { file: PathBuf, detail: String },
+    /// A row that the database holds cannot be read back.
+    #[error("The state database {file} holds something unreadable: {row}: {source}")]
+    Corrupt { file: PathBuf, row: Row, source: Unreadable },
+}
+
+/// Which stored value cannot be read back.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Row {
+    /// A cluster's last cycle time, as stored.
+    LastCycle { value: String },
+    /// An active alert, by its key.
+    Alert { key: String },
+    /// What the rules remember of a pod.
+    Pod { namespace: String, pod: String },
+    /// When a queued notification is next tried, by its id.
+    NextAttempt { id: i64 },
+}
+
+impl std::fmt::Display for Row {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Row::LastCycle { value } => write!(f, "last_cycle {value:?}"),
+            Row::Alert { key } => write!(f, "alert {key}"),
+            Row::Pod { namespace, pod } => write!(f, "pod {namespace}/{pod}"),
+            Row::NextAttempt { id } => write!(f, "outbox {id}: next_attempt"),
+        }
+    }
+}
+
+/// Why a stored value cannot be read back.
+#[derive(Debug, thiserror::Error)]
+pub enum Unreadable {
+    #[error(transparent)]
+    Time(#[from] jiff::Error),
+    #[error(transparent)]
+    Json(#[from] serde_json::Error),
 }
 
 /// A notification waiting to be delivered.
@@ -228,8 +262,8 @@ impl Store {
         StateError::Db { file: self.file.clone(), source }
     }
 
-    fn corrupt(&self, detail: String) -> StateError {
-        StateError::Corrupt { file: self.file.clone(), detail }
+    fn corrupt(&self, row: Row, source: impl Into<Unreadable>) -> StateError {
+        StateError::Corrupt { file: self.file.clone(), row, source: source.into() }
     }
 
     /// A cluster's rule state as last committed (empty for a new cluster).
@@ -245,7 +279,7 @@ impl Store {
         if let Some((failures, last)) = row {
             state.failures = failures;
             state.last_cycle = match last {
-                Some(t) => Some(t.parse().map_err(|e| self.corrupt(format!("last_cycle {t:?}: {e}")))?),
+                Some(t) => Some(t.parse().map_err(|e: jiff::Error| self.corrupt(Row::LastCycle { value: t }, e))?),
                 None => None,
             };
         }
@@ -256,7 +290,8 @@ impl Store {
             .map_err(|e| self.db(e))?;
         drop(stmt);
         for (key, json) in rows {
-            let alert: Alert = serde_json::from_str(&json).map_err(|e| self.corrupt(format!("alert {key}: {e}")))?;
+            let alert: Alert =
+                serde_json::from_str(&json).map_err(|e| self.corrupt(Row::Alert { key: key.clone() }, e))?;
             state.alerts.insert(key, alert);
         }
         let mut stmt =
@@ -267,8 +302,8 @@ impl Store {
             .map_err(|e| self.db(e))?;
         drop(stmt);
         for (ns, pod, json) in rows {
-            let memory: PodMemory =
-                serde_json::from_str(&json).map_err(|e| self.corrupt(format!("pod {ns}/{pod}: {e}")))?;
+            let memory: PodMemory = serde_json::from_str(&json)
+                .map_err(|e| self.corrupt(Row::Pod { namespace: ns.clone(), pod: pod.clone() }, e))?;
             state.pods.insert((ns, pod), memory);
         }
         self.written_pods.insert(cluster.to_string(), state.pods.clone());
@@ -445,7 +480,7 @@ impl Store {
             .map_err(|e| self.db(e))?;
         rows.into_iter()
             .map(|(id, notifier, body, attempts, next)| {
-                let next_attempt = next.parse().map_err(|e| self.corrupt(format!("outbox {id}: next_attempt: {e}")))?;
+                let next_attempt = next.parse().map_err(|e: jiff::Error| self.corrupt(Row::NextAttempt { id }, e))?;
                 Ok(Queued { id, notifier, body, attempts, next_attempt })
             })
             .collect()

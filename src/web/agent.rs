@@ -30,10 +30,10 @@ use super::{JSON, respond};
 use crate::board::{Board, Knock, Push, Reply};
 use crate::clock::shortened;
 use crate::logs::Event;
+use crate::wire::{Answer, CLUSTER_HEADER, Report, ReportError, Settings};
 
 /// At most this many bytes of a path or header are put in a log line.
 const SHOWN: usize = 200;
-use crate::collect::wire::{Answer, Report};
 
 /// The largest report taken, as sent (gzip) and once inflated.
 pub const MAX_BODY: usize = 64 * 1024 * 1024;
@@ -75,14 +75,21 @@ impl std::io::Read for Chunks {
     }
 }
 
-use crate::collect::wire::CLUSTER_HEADER;
+/// The answer to a report that cannot be read: 413 for one too large once inflated, 400 for
+/// anything else that is not a report this server reads.
+fn status_of(e: &ReportError) -> StatusCode {
+    match e {
+        ReportError::TooLarge { .. } => StatusCode::PAYLOAD_TOO_LARGE,
+        ReportError::Unreadable { .. }
+        | ReportError::NotGzip { .. }
+        | ReportError::NotJson { .. }
+        | ReportError::NotReport { .. }
+        | ReportError::Format { .. }
+        | ReportError::UnknownBase { .. } => StatusCode::BAD_REQUEST,
+    }
+}
 
-fn answer(
-    status: StatusCode,
-    word: &str,
-    message: Option<String>,
-    settings: Option<crate::collect::wire::Settings>,
-) -> Response {
+fn answer(status: StatusCode, word: &str, message: Option<String>, settings: Option<Settings>) -> Response {
     let body = Answer { status: word.into(), message, settings };
     respond(status, JSON, serde_json::to_string(&body).expect("an answer serializes"))
 }
@@ -189,10 +196,10 @@ async fn take(board: Arc<Board>, req: Request) -> Response {
     .await;
     let report = match parsed {
         Ok(Ok(r)) => r,
-        Ok(Err(e)) if e.starts_with("larger than") => {
-            return refuse(StatusCode::PAYLOAD_TOO_LARGE, format!("cluster {name}: the report is {e}"));
+        Ok(Err(e @ ReportError::TooLarge { .. })) => {
+            return refuse(status_of(&e), format!("cluster {name}: the report is {e}"));
         }
-        Ok(Err(e)) => return refuse(StatusCode::BAD_REQUEST, format!("cluster {name}: {e}")),
+        Ok(Err(e)) => return refuse(status_of(&e), format!("cluster {name}: {e}")),
         Err(_) => return refuse(StatusCode::INTERNAL_SERVER_ERROR, format!("cluster {name}: the report was not read")),
     };
     let (tx, rx) = tokio::sync::oneshot::channel();
@@ -209,5 +216,30 @@ async fn take(board: Arc<Board>, req: Request) -> Response {
         }
         Ok(Reply::Refused(m)) => refuse(StatusCode::UNPROCESSABLE_ENTITY, format!("cluster {name}: {m}")),
         Err(_) => refuse(StatusCode::SERVICE_UNAVAILABLE, format!("cluster {name} is being reconfigured")),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_report_too_large_is_413_and_any_other_unreadable_one_400() {
+        let bomb = {
+            use std::io::Write;
+            let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+            gz.write_all(&vec![b' '; 4 << 20]).unwrap();
+            gz.finish().unwrap()
+        };
+        let e = Report::parse(&bomb, 1 << 20).unwrap_err();
+        assert_eq!(e, ReportError::TooLarge { limit: 1 << 20 });
+        assert_eq!(status_of(&e), StatusCode::PAYLOAD_TOO_LARGE);
+        for body in [&b"nope"[..], b"{}", b"{\"format\": 7", &[0x1f, 0x8b, 0, 1, 2]] {
+            let e = Report::parse(body, 1 << 20).unwrap_err();
+            assert_eq!(status_of(&e), StatusCode::BAD_REQUEST, "{e}");
+        }
+        // Only the variant decides: a message that says "larger than" is no reason for a 413.
+        let e = ReportError::NotReport { detail: "larger than 1 MiB once inflated".into() };
+        assert_eq!(status_of(&e), StatusCode::BAD_REQUEST);
     }
 }

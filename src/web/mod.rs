@@ -41,6 +41,7 @@ use tower_http::timeout::TimeoutLayer;
 
 use crate::auth::{Role, Verdict};
 use crate::board::{Board, Pages};
+use crate::error::{PagesError, TlsError};
 use crate::logs::Event;
 
 const CSP: &str = "default-src 'none'; style-src 'self'; img-src 'self' data:; frame-ancestors 'none'; base-uri 'none'; form-action 'self'";
@@ -430,30 +431,34 @@ where
 }
 
 /// The TLS settings of `[tls]`: the certificate chain and key read from their PEM files.
-pub fn tls_config(t: &crate::config::TlsConfig) -> Result<rustls::ServerConfig, String> {
+pub fn tls_config(t: &crate::config::TlsConfig) -> Result<rustls::ServerConfig, TlsError> {
     use rustls_pki_types::pem::PemObject;
     use rustls_pki_types::{CertificateDer, PrivateKeyDer};
     let certs = CertificateDer::pem_file_iter(&t.cert_file)
         .and_then(|i| i.collect::<Result<Vec<_>, _>>())
-        .map_err(|e| format!("tls: field `cert_file` {}: {e}", t.cert_file.display()))?;
+        .map_err(|source| TlsError::File { field: "cert_file", path: t.cert_file.clone(), source })?;
     if certs.is_empty() {
-        return Err(format!("tls: field `cert_file` {}: no certificate in it", t.cert_file.display()));
+        return Err(TlsError::NoCertificate { path: t.cert_file.clone() });
     }
-    let key = PrivateKeyDer::from_pem_file(&t.key_file)
-        .map_err(|e| format!("tls: field `key_file` {}: {e}", t.key_file.display()))?;
+    let key = PrivateKeyDer::from_pem_file(&t.key_file).map_err(|source| TlsError::File {
+        field: "key_file",
+        path: t.key_file.clone(),
+        source,
+    })?;
     let provider = Arc::new(rustls::crypto::ring::default_provider());
     rustls::ServerConfig::builder_with_provider(provider)
         .with_safe_default_protocol_versions()
-        .map_err(|e| format!("tls: {e}"))?
+        .map_err(TlsError::Protocols)?
         .with_no_client_auth()
         .with_single_cert(certs, key)
-        .map_err(|e| format!("tls: the certificate and key of `cert_file` and `key_file` do not go together: {e}"))
+        .map_err(TlsError::Mismatch)
 }
 
 /// Binds the listen address, with a message that names it when that fails.
-fn bind(listen: SocketAddr) -> Result<std::net::TcpListener, String> {
-    let listener = std::net::TcpListener::bind(listen).map_err(|e| format!("Cannot listen on {listen}: {e}"))?;
-    listener.set_nonblocking(true).map_err(|e| format!("Cannot listen on {listen}: {e}"))?;
+fn bind(listen: SocketAddr) -> Result<std::net::TcpListener, PagesError> {
+    let failed = |source| PagesError::Listen { address: listen, source };
+    let listener = std::net::TcpListener::bind(listen).map_err(failed)?;
+    listener.set_nonblocking(true).map_err(failed)?;
     Ok(listener)
 }
 
@@ -472,12 +477,16 @@ impl Drop for WebSide {
 /// given), on a runtime of their own: with thousands of clusters, the cycles' TLS handshakes and
 /// decoding keep the main runtime's threads busy, and requests queued behind them (at 5,000
 /// clusters, /metrics p95 700 ms with the text ready). Runs until the answer is dropped.
-pub fn start(listen: SocketAddr, tls: Option<&crate::config::TlsConfig>, board: Arc<Board>) -> Result<Pages, String> {
+pub fn start(
+    listen: SocketAddr,
+    tls: Option<&crate::config::TlsConfig>,
+    board: Arc<Board>,
+) -> Result<Pages, PagesError> {
     let tls = tls.map(tls_config).transpose()?.map(Arc::new);
     let scheme = if tls.is_some() { "https" } else { "http" };
     let listener = bind(listen)?;
-    let address = listener.local_addr().map_err(|e| e.to_string())?;
-    let failed = |e: std::io::Error| format!("Cannot serve the pages: {e}");
+    let address = listener.local_addr().map_err(PagesError::Address)?;
+    let failed = PagesError::Runtime;
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(1)
         .thread_name("dumbmonit-web")
