@@ -4,26 +4,27 @@
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, OnceLock, RwLock};
+use std::sync::{Arc, Mutex, RwLock};
 use std::time::{Duration, Instant};
 
-use bytes::Bytes;
 use jiff::{SignedDuration, Timestamp};
 use tokio::sync::{mpsc, oneshot};
 
 use crate::auth::Protection;
 use crate::clock::{log, words};
 use crate::collect::CollectionStat;
-use crate::collect::wire::{Report, Settings};
 use crate::health::{Health, Severity};
+use crate::metrics::cache::ExpositionCache;
 use crate::metrics::exposition::Packed;
 use crate::notify::worker::{Counters, NotifierSet};
-use crate::rules::Alert;
-use crate::state::Store;
+use crate::rules::{Alert, RuleState, Transition};
+use crate::state::{AuditEntry, HistoryPoint, StateError, Store, StoredCluster};
+use crate::wire::{Report, Settings};
 
 /// Starts the web side on the board, at the listen address, over TLS when `[tls]` is given.
 /// `serve` is given `web::start` by its caller, so that it never imports `web`, which sits above it.
-pub type StartPages = fn(std::net::SocketAddr, Option<&crate::config::TlsConfig>, Arc<Board>) -> Result<Pages, String>;
+pub type StartPages =
+    fn(std::net::SocketAddr, Option<&crate::config::TlsConfig>, Arc<Board>) -> Result<Pages, crate::error::PagesError>;
 
 /// The web side, running until dropped.
 pub struct Pages {
@@ -34,13 +35,6 @@ pub struct Pages {
 
 /// A clock skew past this is said on the cluster's page.
 pub const SKEW_SHOWN: SignedDuration = SignedDuration::from_secs(30);
-
-/// A cluster added on the pages, as stored: its settings, and its token unsealed (or why not).
-pub struct StoredCluster {
-    pub name: String,
-    pub settings: crate::config::PageSettings,
-    pub token: Result<String, String>,
-}
 
 /// A watched cluster, in the board's order.
 pub struct Arranged {
@@ -135,10 +129,39 @@ impl ClusterView {
     }
 }
 
+/// One cycle of a cluster as the board shows it: written at once, so that the pages, the API
+/// and /metrics show either the last cycle or this one, never half of each.
+pub struct Publication {
+    pub time: Timestamp,
+    pub duration: Duration,
+    pub stats: Vec<CollectionStat>,
+    pub alerts: Arc<Vec<Alert>>,
+    /// A good cycle's health; None for a failed one (the last good health stays).
+    pub health: Option<Arc<Health>>,
+    /// Why a failed cycle failed.
+    pub error: Option<String>,
+    /// A good cycle's object series; None for a failed one (the last good series stay).
+    pub objects: Option<Arc<Vec<Packed>>>,
+    pub own: Arc<Vec<Packed>>,
+    /// For an agent's report: the address it reports, and what is known of the agent.
+    pub agent: Option<(String, AgentView)>,
+}
+
+/// The state database as the board is given it.
+pub struct Persistence {
+    /// The connection cycles are committed with, shared with the delivery worker.
+    pub store: Arc<Mutex<Store>>,
+    /// A second connection for the pages' queries.
+    pub reader: Store,
+    /// Why the state directory could not be opened at start (the state is then in memory).
+    pub error: Option<String>,
+}
+
 /// Everything the web side reads, kept up to date by the cluster tasks.
 pub struct Board {
     clusters: RwLock<Vec<ClusterView>>,
-    pub store: Arc<Mutex<Store>>,
+    /// The state database, shared with the delivery worker.
+    store: Arc<Mutex<Store>>,
     /// A second connection for the pages' queries: in WAL mode they never wait for a cycle's
     /// transaction.
     reader: Mutex<Store>,
@@ -147,25 +170,26 @@ pub struct Board {
     /// Why the last cycle could not be written (a full disk, say); None once one is.
     persist_error: Mutex<Option<String>>,
     started: Instant,
-    pub counters: Arc<Mutex<Counters>>,
+    /// The delivery worker's counters.
+    counters: Arc<Mutex<Counters>>,
     /// Shown on every page (the demo says the cluster is simulated).
-    pub banner: Option<String>,
+    banner: Option<String>,
     protection: RwLock<Arc<Protection>>,
     notifiers: NotifierSet,
     ready: AtomicBool,
     /// Changes whenever a view does, so that what is derived from all views can be cached.
     generation: AtomicU64,
     /// The last /metrics text, kept while nothing it depends on changes.
-    pub exposition: Mutex<Option<Arc<Exposition>>>,
+    exposition: Arc<ExpositionCache>,
     /// Where each agent's reports go, by cluster.
     agents: RwLock<HashMap<String, Door>>,
     /// How late cycles start and how long their state takes to save, recently.
-    pub timings: Mutex<Timings>,
+    timings: Mutex<Timings>,
     /// Seals the tokens of clusters added on the pages and signs the forms' CSRF tokens; None
     /// when `secret_key_file` could not be read or made (the pages then change nothing).
-    pub secret_key: Option<Arc<crate::secret::SecretKey>>,
+    secret_key: Option<Arc<crate::secret::SecretKey>>,
     /// Told when a cluster is added, changed or removed on the pages.
-    pub clusters_changed: tokio::sync::Notify,
+    clusters_changed: tokio::sync::Notify,
 }
 
 /// The most recent samples of two durations, in seconds: how late each cycle started after its
@@ -199,30 +223,30 @@ impl Timings {
 }
 
 impl Board {
-    /// An empty board: no cluster yet, not ready.
+    /// An empty board: no cluster yet, not ready. The store and `counters` are shared with the
+    /// delivery worker.
     pub fn new(
-        store: Store,
-        reader: Store,
-        state_error: Option<String>,
+        Persistence { store, reader, error: state_error }: Persistence,
         banner: Option<String>,
         protection: Protection,
         notifiers: NotifierSet,
         secret_key: Option<Arc<crate::secret::SecretKey>>,
+        counters: Arc<Mutex<Counters>>,
     ) -> Board {
         Board {
             clusters: RwLock::new(Vec::new()),
-            store: Arc::new(Mutex::new(store)),
+            store,
             reader: Mutex::new(reader),
             state_error,
             persist_error: Mutex::new(None),
             started: Instant::now(),
-            counters: Arc::new(Mutex::new(Counters::default())),
+            counters,
             banner,
             protection: RwLock::new(Arc::new(protection)),
             notifiers,
             ready: AtomicBool::new(false),
             generation: AtomicU64::new(0),
-            exposition: Mutex::new(None),
+            exposition: Arc::default(),
             agents: RwLock::new(HashMap::new()),
             timings: Mutex::new(Timings::default()),
             secret_key,
@@ -257,30 +281,118 @@ impl Board {
     /// damaged row) says why in its `token`.
     pub fn stored_clusters(&self) -> Vec<StoredCluster> {
         let Some(key) = &self.secret_key else { return Vec::new() };
-        let rows = match self.store.lock().expect("store lock").page_clusters() {
+        let rows = match self.store.lock().expect("store lock").stored_clusters(key) {
             Ok(rows) => rows,
             Err(e) => {
                 log(&format!("the clusters added on the pages cannot be read: {e}"));
                 return Vec::new();
             }
         };
-        rows.into_iter()
-            .filter_map(|row| {
-                let settings = serde_json::from_str(&row.settings)
-                    .map_err(|e| log(&format!("cluster {}: its settings cannot be read: {e}", row.name)))
-                    .ok()?;
-                let token =
-                    key.open(&row.sealed).ok().and_then(|t| String::from_utf8(t).ok()).ok_or_else(|| {
-                        "its token cannot be unsealed with this secret_key_file (another key?)".to_string()
-                    });
-                Some(StoredCluster { name: row.name, settings, token })
-            })
-            .collect()
+        rows.into_iter().filter_map(|row| row.map_err(|e| log(&e.to_string())).ok()).collect()
     }
 
-    /// One cluster added on the pages.
+    /// The cluster of the pages named so (only its token is unsealed); None without the
+    /// secret key.
     pub fn stored_cluster(&self, name: &str) -> Option<StoredCluster> {
-        self.stored_clusters().into_iter().find(|c| c.name == name)
+        let key = self.secret_key.as_ref()?;
+        match self.store.lock().expect("store lock").stored_cluster(key, name) {
+            Ok(found) => found,
+            Err(e) => {
+                log(&format!("the clusters added on the pages cannot be read: {e}"));
+                None
+            }
+        }
+    }
+
+    /// Adds or replaces a cluster of the pages (its token sealed) with its audit entry, and
+    /// tells `serve`. Fails without the secret key.
+    pub fn save_page_cluster(
+        &self,
+        name: &str,
+        settings: &crate::config::PageSettings,
+        token: &str,
+        entry: &AuditEntry,
+    ) -> Result<(), String> {
+        let key = self.secret_key.as_ref().ok_or("the secret key is not available")?;
+        self.store
+            .lock()
+            .expect("store lock")
+            .store_cluster(key, name, settings, token, entry)
+            .map_err(|e| e.to_string())?;
+        self.clusters_changed.notify_one();
+        Ok(())
+    }
+
+    /// Removes a cluster of the pages with its audit entry, and tells `serve`; false when none
+    /// has that name.
+    pub fn remove_page_cluster(&self, name: &str, entry: &AuditEntry) -> Result<bool, StateError> {
+        let removed = self.store.lock().expect("store lock").remove_page_cluster(name, entry)?;
+        if removed {
+            self.clusters_changed.notify_one();
+        }
+        Ok(removed)
+    }
+
+    /// Waits until a cluster is added, changed or removed on the pages.
+    pub async fn page_clusters_changed(&self) {
+        self.clusters_changed.notified().await
+    }
+
+    /// Whether the pages can change clusters: only with the secret key.
+    pub fn secret_key(&self) -> Option<&crate::secret::SecretKey> {
+        self.secret_key.as_deref()
+    }
+
+    /// Shown on every page (the demo says the cluster is simulated).
+    pub fn banner(&self) -> Option<&str> {
+        self.banner.as_deref()
+    }
+
+    /// The delivery worker's counters, now.
+    pub fn counters(&self) -> Counters {
+        self.counters.lock().expect("counters lock").clone()
+    }
+
+    /// The /metrics text kept.
+    pub fn exposition(&self) -> &Arc<ExpositionCache> {
+        &self.exposition
+    }
+
+    /// Adds to the timings.
+    pub fn timed(&self, f: impl FnOnce(&mut Timings)) {
+        f(&mut self.timings.lock().expect("timings lock"))
+    }
+
+    /// Reads the timings.
+    pub fn timings<R>(&self, f: impl FnOnce(&Timings) -> R) -> R {
+        f(&self.timings.lock().expect("timings lock"))
+    }
+
+    /// A cluster's saved rules' state.
+    pub fn load_state(&self, name: &str) -> Result<RuleState, StateError> {
+        self.store.lock().expect("store lock").load(name)
+    }
+
+    /// Saves a cycle: the rules' state, its notifications and its history point, in one
+    /// transaction (blocking: called off the async threads).
+    pub fn commit_cycle(
+        &self,
+        name: &str,
+        state: &RuleState,
+        notifications: &[(String, String)],
+        point: Option<HistoryPoint>,
+    ) -> Result<(), StateError> {
+        self.store.lock().expect("store lock").commit_cycle(name, state, notifications, point)
+    }
+
+    /// The (notifier, body) of each notification the transitions make, for every notifier.
+    pub fn notification_bodies(&self, transitions: &[Transition]) -> Vec<(String, String)> {
+        self.notifiers
+            .read()
+            .expect("notifiers lock")
+            .iter()
+            .flat_map(|n| n.bodies(transitions).into_iter().map(|b| (n.name.clone(), b)))
+            .collect()
     }
 
     /// Closes the doors of the clusters `keep` does not name.
@@ -330,12 +442,47 @@ impl Board {
         self.notifiers.read().expect("notifiers lock").iter().map(|n| n.name.clone()).collect()
     }
 
-    pub fn update(&self, name: &str, f: impl FnOnce(&mut ClusterView)) {
+    fn update(&self, name: &str, f: impl FnOnce(&mut ClusterView)) {
         let mut clusters = self.clusters.write().expect("board lock");
         if let Some(v) = clusters.iter_mut().find(|c| c.name == name) {
             f(v);
         }
         self.generation.fetch_add(1, Ordering::SeqCst);
+    }
+
+    /// A cluster's alerts and last cycle as saved, shown until its first cycle here.
+    pub fn restored(&self, name: &str, alerts: Arc<Vec<Alert>>, last_cycle: Option<Timestamp>) {
+        self.update(name, |v| {
+            v.alerts = alerts;
+            v.last_cycle = v.last_cycle.or(last_cycle);
+        });
+    }
+
+    /// Shows a cycle: one write.
+    pub fn publish(&self, name: &str, p: Publication) {
+        self.update(name, |v| {
+            v.last_cycle = Some(p.time);
+            v.up = p.error.is_none();
+            v.cycle_duration = p.duration;
+            v.stats = p.stats;
+            v.alerts = p.alerts;
+            v.own = p.own;
+            if let Some(objects) = p.objects {
+                v.objects = objects;
+            }
+            if let Some((address, agent)) = p.agent {
+                v.address = address;
+                v.agent = Some(agent);
+            }
+            match p.health {
+                Some(h) => {
+                    v.health = Some(h);
+                    v.last_good = Some(p.time);
+                    v.error = None;
+                }
+                None => v.error = p.error,
+            }
+        });
     }
 
     /// Changes whenever a cluster's view does.
@@ -457,49 +604,5 @@ impl AgentView {
             notes.push(format!("The agent says: {n}"));
         }
         notes
-    }
-}
-
-/// What /metrics answers with what the text depends on besides the clusters' views: the
-/// notification counters and the outbox's length.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct ExpositionKey {
-    pub generation: u64,
-    pub sent: u64,
-    pub failed: u64,
-    pub queued: u64,
-}
-
-/// One /metrics text, kept as long as its key holds (joined by `web::metrics`).
-pub struct Exposition {
-    pub key: ExpositionKey,
-    gzip: Bytes,
-    /// The text, inflated on the first request that does not take gzip.
-    plain: OnceLock<Bytes>,
-    /// When it was joined, and how long that took.
-    pub made: Instant,
-    pub took: Duration,
-}
-
-impl Exposition {
-    pub fn new(key: ExpositionKey, gzip: Bytes, took: Duration) -> Exposition {
-        Exposition { key, gzip, plain: OnceLock::new(), made: Instant::now(), took }
-    }
-
-    /// The text, inflated once for the clients that do not take gzip (Prometheus does), and
-    /// kept as long as this text is current.
-    pub fn plain(&self) -> Bytes {
-        use std::io::Read;
-        self.plain
-            .get_or_init(|| {
-                let mut text = Vec::with_capacity(self.gzip.len() * 8);
-                flate2::read::GzDecoder::new(&self.gzip[..]).read_to_end(&mut text).expect("our own gzip member");
-                Bytes::from(text)
-            })
-            .clone()
-    }
-
-    pub fn gzip(&self) -> Bytes {
-        self.gzip.clone()
     }
 }

@@ -8,7 +8,7 @@ use clap::{Args, Parser, Subcommand};
 
 use crate::collect::CycleOptions;
 use crate::collect::reader::{self, Connected, SetUpError};
-use crate::error::{ConfigError, Redactor};
+use crate::error::{ConfigError, Redactor, SizeError};
 use crate::health::{self, Health};
 use crate::kube::ConnectOptions;
 use crate::report::{self, Output};
@@ -63,6 +63,10 @@ pub struct ServeArgs {
     /// over `shard` in the file
     #[arg(long, value_name = "INDEX/COUNT")]
     pub shard: Option<crate::config::Shard>,
+    /// How the log on standard error is written: text (a sentence a line) or json (an object a
+    /// line, with the fields); RUST_LOG filters it (info and up by default)
+    #[arg(long, value_enum, value_name = "FORMAT", default_value_t = crate::logs::Format::Text)]
+    pub log_format: crate::logs::Format,
 }
 
 #[derive(Subcommand, Debug)]
@@ -120,14 +124,18 @@ pub struct AgentArgs {
     /// Serve /healthz and /readyz here (for probes), e.g. 0.0.0.0:8081
     #[arg(long, value_name = "ADDR")]
     pub listen: Option<std::net::SocketAddr>,
+    /// How the log on standard error is written: text (a sentence a line) or json (an object a
+    /// line, with the fields); RUST_LOG filters it (info and up by default)
+    #[arg(long, value_enum, value_name = "FORMAT", default_value_t = crate::logs::Format::Text)]
+    pub log_format: crate::logs::Format,
 }
 
 /// Bytes from `256MiB`, `1GiB`, `500MB`, `4096`.
-fn parse_size(s: &str) -> Result<u64, String> {
+fn parse_size(s: &str) -> Result<u64, SizeError> {
     let s = s.trim();
     let split = s.find(|c: char| c.is_ascii_alphabetic()).unwrap_or(s.len());
     let (n, unit) = s.split_at(split);
-    let n: f64 = n.trim().parse().map_err(|_| format!("not a size: {s:?} (write 256MiB, 1GiB or bytes)"))?;
+    let n: f64 = n.trim().parse().map_err(|_| SizeError::NotASize { text: s.to_string() })?;
     let factor: f64 = match unit {
         "" | "B" => 1.0,
         "KB" => 1e3,
@@ -136,7 +144,7 @@ fn parse_size(s: &str) -> Result<u64, String> {
         "KiB" => 1024.0,
         "MiB" => 1024.0 * 1024.0,
         "GiB" => 1024.0 * 1024.0 * 1024.0,
-        _ => return Err(format!("unknown unit in {s:?} (use B, KB, MB, GB, KiB, MiB or GiB)")),
+        _ => return Err(SizeError::UnknownUnit { text: s.to_string() }),
     };
     Ok((n * factor) as u64)
 }
@@ -145,9 +153,9 @@ impl AgentArgs {
     pub fn options(&self) -> Result<crate::agent::AgentOptions, ConfigError> {
         let cycle = checked(&self.connect)?;
         let age = crate::config::parse_duration(&self.buffer_max_age)
-            .map_err(|e| ConfigError::new(format!("--buffer-max-age: {e}")))?;
-        let max_bytes =
-            parse_size(&self.buffer_max_size).map_err(|e| ConfigError::new(format!("--buffer-max-size: {e}")))?;
+            .map_err(|source| ConfigError::Duration { flag: "--buffer-max-age", source })?;
+        let max_bytes = parse_size(&self.buffer_max_size)
+            .map_err(|source| ConfigError::Size { flag: "--buffer-max-size", source })?;
         Ok(crate::agent::AgentOptions {
             servers: self.servers.clone(),
             token_file: self.agent_token_file.clone(),
@@ -219,7 +227,7 @@ pub enum TopWhat {
 fn checked(connect: &ConnectOptions) -> Result<CycleOptions, ConfigError> {
     let timeout = connect.timeout.0;
     if !(timeout.is_finite() && timeout > 0.0 && timeout <= 3600.0) {
-        return Err(ConfigError::new(format!("--timeout {timeout}: give seconds between 0 and 3600")));
+        return Err(ConfigError::Timeout { seconds: timeout });
     }
     Ok(CycleOptions { ignored_namespaces: connect.ignored_namespaces.clone(), record: false })
 }
@@ -374,7 +382,10 @@ pub fn main() -> ExitCode {
         },
         Command::Demo(args) => crate::demo::main(&args),
         Command::Replay(args) => replay(&args),
-        Command::Serve(args) => crate::serve::main(&args.config, args.shard, crate::web::start),
+        Command::Serve(args) => {
+            crate::logs::init(args.log_format);
+            crate::serve::main(&args.config, args.shard, crate::web::start)
+        }
         Command::Manifests(ManifestsCommand::Agent(a)) => {
             let m = crate::manifests::AgentManifest {
                 server: a.server,
@@ -402,7 +413,10 @@ pub fn main() -> ExitCode {
             }
         }
         Command::Agent(args) => match args.options() {
-            Ok(o) => crate::agent::main(o),
+            Ok(o) => {
+                crate::logs::init(args.log_format);
+                crate::agent::main(o)
+            }
             Err(e) => {
                 eprintln!("{e}");
                 ExitCode::from(EXIT_UNKNOWN)

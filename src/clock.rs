@@ -7,6 +7,17 @@ use jiff::{SignedDuration, Timestamp};
 /// says, so that hours of rule time pass in seconds, across restarts too.
 pub const TEST_CLOCK_ENV: &str = "DUMBMONIT_TEST_CLOCK";
 
+/// `DUMBMONIT_TEST_CLOCK` cannot be read.
+#[derive(Debug, thiserror::Error)]
+pub enum ClockError {
+    #[error("{TEST_CLOCK_ENV}: expected START/STEP")]
+    NotStartStep,
+    #[error("{TEST_CLOCK_ENV}: {0}")]
+    Start(jiff::Error),
+    #[error("{TEST_CLOCK_ENV}: {0}")]
+    Step(std::num::ParseIntError),
+}
+
 #[derive(Clone, Copy, Debug)]
 pub enum Clock {
     Wall,
@@ -14,11 +25,11 @@ pub enum Clock {
 }
 
 impl Clock {
-    pub fn from_env() -> Result<Clock, String> {
+    pub fn from_env() -> Result<Clock, ClockError> {
         let Ok(v) = std::env::var(TEST_CLOCK_ENV) else { return Ok(Clock::Wall) };
-        let (start, step) = v.split_once('/').ok_or_else(|| format!("{TEST_CLOCK_ENV}: expected START/STEP"))?;
-        let start = start.parse().map_err(|e| format!("{TEST_CLOCK_ENV}: {e}"))?;
-        let step: i64 = step.parse().map_err(|e| format!("{TEST_CLOCK_ENV}: {e}"))?;
+        let (start, step) = v.split_once('/').ok_or(ClockError::NotStartStep)?;
+        let start = start.parse().map_err(ClockError::Start)?;
+        let step: i64 = step.parse().map_err(ClockError::Step)?;
         Ok(Clock::Stepped { start, step: SignedDuration::from_secs(step) })
     }
 
@@ -30,21 +41,24 @@ impl Clock {
     }
 }
 
-/// Writes one line to standard error, stamped with the time (to the second). Control
-/// characters (newlines, escape sequences), line separators and direction changes in the
-/// message are written escaped (`\n`, `\u{1b}`), so that nothing logged (an agent's error, a
-/// name) can forge a line or drive the terminal.
+/// Logs `message` as an info event of no field (the `logs` module writes it): for the
+/// rooms whose lines are not yet events of their own.
 pub fn log(message: &str) {
-    eprintln!("{} {}", Timestamp::now().round(jiff::Unit::Second).unwrap_or(Timestamp::now()), escaped(message));
+    tracing::info!(target: "dumbmonit", "{message}");
 }
 
-/// `message` with its control characters, line separators and direction changes escaped.
+/// Whether `c`, written as it is, could forge a line or drive a terminal: a control character
+/// (newlines, escape sequences), a line or paragraph separator, a direction change.
+pub fn forges(c: char) -> bool {
+    c.is_control()
+        || matches!(c, '\u{2028}' | '\u{2029}' | '\u{200e}' | '\u{200f}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}')
+}
+
+/// `message` with its control characters, line separators and direction changes escaped
+/// (`\n`, `\u{1b}`), so that nothing logged (an agent's error, a name) can forge a line or
+/// drive the terminal.
 pub fn escaped(message: &str) -> std::borrow::Cow<'_, str> {
-    let special = |c: char| {
-        c.is_control()
-            || matches!(c, '\u{2028}' | '\u{2029}' | '\u{200e}' | '\u{200f}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}')
-    };
-    if !message.chars().any(special) {
+    if !message.chars().any(forges) {
         return message.into();
     }
     let mut out = String::with_capacity(message.len() + 16);
@@ -53,7 +67,7 @@ pub fn escaped(message: &str) -> std::borrow::Cow<'_, str> {
             '\n' => out.push_str("\\n"),
             '\r' => out.push_str("\\r"),
             '\t' => out.push_str("\\t"),
-            c if special(c) => out.push_str(&format!("\\u{{{:x}}}", c as u32)),
+            c if forges(c) => out.push_str(&format!("\\u{{{:x}}}", c as u32)),
             c => out.push(c),
         }
     }

@@ -42,6 +42,11 @@ impl Collection {
         Collection::Events,
     ];
 
+    /// One of the optional reads (see [`Collection::OPTIONAL`]).
+    pub fn optional(self) -> bool {
+        Collection::OPTIONAL.contains(&self)
+    }
+
     /// The name used in messages and in the `collection` label.
     pub fn name(self) -> &'static str {
         match self {

@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Deserializer};
 
 use crate::auth::{Credentials, Password};
-use crate::error::ConfigError;
+use crate::error::{ConfigError, DurationError, Problem, Section};
 use crate::kube::ConnectOptions;
 pub use crate::kube::Seconds;
 
@@ -46,29 +46,28 @@ impl<'de> Deserialize<'de> for Seconds {
 pub const MAX_SECONDS: f64 = 10.0 * 365.0 * 86400.0;
 
 /// A number of seconds that is finite, not negative and at most [`MAX_SECONDS`].
-fn within_bounds(n: f64, shown: &str) -> Result<f64, String> {
+fn within_bounds(n: f64, shown: &str) -> Result<f64, DurationError> {
     if n.is_finite() && (0.0..=MAX_SECONDS).contains(&n) {
         Ok(n)
     } else {
-        Err(format!("not a duration: {shown:?} (from 0 to ten years)"))
+        Err(DurationError::OutOfBounds { text: shown.to_string() })
     }
 }
 
 /// Seconds from `10`, `"10s"`, `"5m"`, `"24h"`, `"2d"` or `"500ms"`: finite, not negative, at
 /// most ten years.
-pub fn parse_duration(s: &str) -> Result<f64, String> {
+pub fn parse_duration(s: &str) -> Result<f64, DurationError> {
     let s = s.trim();
     let split = s.find(|c: char| c.is_ascii_alphabetic()).unwrap_or(s.len());
     let (number, unit) = s.split_at(split);
-    let n: f64 =
-        number.trim().parse().map_err(|_| format!("not a duration: {s:?} (write 10, \"10s\", \"5m\" or \"24h\")"))?;
+    let n: f64 = number.trim().parse().map_err(|_| DurationError::NotANumber { text: s.to_string() })?;
     let factor = match unit {
         "" | "s" => 1.0,
         "ms" => 0.001,
         "m" => 60.0,
         "h" => 3600.0,
         "d" => 86400.0,
-        _ => return Err(format!("unknown unit in {s:?} (use ms, s, m, h or d)")),
+        _ => return Err(DurationError::UnknownUnit { text: s.to_string() }),
     };
     within_bounds(n * factor, s)
 }
@@ -109,16 +108,25 @@ pub struct Shard {
     pub count: u32,
 }
 
-impl std::str::FromStr for Shard {
-    type Err = String;
+/// A shard that cannot be read (`text` as given).
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum ShardError {
+    #[error("{text:?} is not INDEX/COUNT (for example \"0/3\": the first of three shards)")]
+    NotIndexCount { text: String },
+    #[error("{text:?}: INDEX must be below COUNT (shards are numbered from 0)")]
+    IndexNotBelowCount { text: String },
+}
 
-    fn from_str(s: &str) -> Result<Shard, String> {
-        let bad = || format!("{s:?} is not INDEX/COUNT (for example \"0/3\": the first of three shards)");
+impl std::str::FromStr for Shard {
+    type Err = ShardError;
+
+    fn from_str(s: &str) -> Result<Shard, ShardError> {
+        let bad = || ShardError::NotIndexCount { text: s.to_string() };
         let (i, c) = s.split_once('/').ok_or_else(bad)?;
         let index: u32 = i.trim().parse().map_err(|_| bad())?;
         let count: u32 = c.trim().parse().map_err(|_| bad())?;
         if count == 0 || index >= count {
-            return Err(format!("{s:?}: INDEX must be below COUNT (shards are numbered from 0)"));
+            return Err(ShardError::IndexNotBelowCount { text: s.to_string() });
         }
         Ok(Shard { index, count })
     }
@@ -319,45 +327,40 @@ impl Config {
 
     /// Reads and checks a configuration file.
     pub fn load(path: &Path) -> Result<Config, ConfigError> {
-        let file = path.display();
-        let text = std::fs::read_to_string(path).map_err(|e| ConfigError::new(format!("{file}: {e}")))?;
-        let mut config: Config = toml::from_str(&text).map_err(|e| {
-            let message = e.message().to_string();
-            match e.span() {
-                Some(span) => {
-                    let line = text[..span.start.min(text.len())].matches('\n').count() + 1;
-                    ConfigError::new(format!("{file}, line {line}: {message}"))
-                }
-                None => ConfigError::new(format!("{file}: {message}")),
-            }
+        let text = std::fs::read_to_string(path)
+            .map_err(|source| ConfigError::ConfigFile { path: path.to_path_buf(), source })?;
+        let mut config: Config = toml::from_str(&text).map_err(|e| ConfigError::Syntax {
+            path: path.to_path_buf(),
+            line: e.span().map(|span| text[..span.start.min(text.len())].matches('\n').count() + 1),
+            message: e.message().to_string(),
         })?;
-        config.check(&file.to_string())?;
+        config.check(path)?;
         Ok(config)
     }
 
-    fn check(&mut self, file: &str) -> Result<(), ConfigError> {
-        let err = |what: String| Err(ConfigError::new(format!("{file}: {what}")));
+    fn check(&mut self, file: &Path) -> Result<(), ConfigError> {
+        let err = |section: Section, problem: Problem| Err(ConfigError::in_file(file, section, problem));
         let a = &self.auth;
-        if let Err(e) = a.credentials.check("auth", Purpose::Pages) {
-            return err(e);
+        if let Err(e) = a.credentials.check(Purpose::Pages) {
+            return err(Section::Auth, e);
         }
         if let Some(admin) = &a.admin {
             let f = &admin.credentials;
             if f.bearer_token.is_none() && f.bearer_token_file.is_none() && f.username.is_none() {
-                return err("auth.admin: give `bearer_token`, `bearer_token_file` or `username`".into());
+                return err(Section::AuthAdmin, Problem::NoCredentials);
             }
-            if let Err(e) = f.check("auth.admin", Purpose::Pages) {
-                return err(e);
+            if let Err(e) = f.check(Purpose::Pages) {
+                return err(Section::AuthAdmin, e);
             }
         }
         let mut names = std::collections::HashSet::new();
         for c in &self.clusters {
-            let at = format!("cluster {:?}", c.name);
+            let at = || Section::Cluster(c.name.clone());
             if c.name.is_empty() || c.name.chars().any(|ch| ch.is_control() || ch == '/') {
-                return err(format!("{at}: field `name` must be non-empty, without '/' or control characters"));
+                return err(at(), Problem::BadName);
             }
             if !names.insert(c.name.clone()) {
-                return err(format!("{at}: field `name` is used twice"));
+                return err(at(), Problem::NameTwice);
             }
             let k = &c.connect;
             if c.agent_token_file.is_some() {
@@ -374,10 +377,7 @@ impl Config {
                     ("record_dir", c.record_dir.is_some()),
                 ];
                 if let Some((field, _)) = direct.iter().find(|(_, set)| *set) {
-                    return err(format!(
-                        "{at}: field `{field}` does not go with `agent_token_file`: the agent reads the cluster, \
-                         with its own connection settings"
-                    ));
+                    return err(at(), Problem::NotWithAgent { field });
                 }
             }
             let modes = [
@@ -387,15 +387,13 @@ impl Config {
                 c.agent_token_file.is_some(),
             ];
             if modes.iter().filter(|m| **m).count() != 1 {
-                return err(format!(
-                    "{at}: give exactly one of `address`, `kubeconfig`/`context`, `in_cluster = true` or `agent_token_file`"
-                ));
+                return err(at(), Problem::ConnectionModes);
             }
             for (field, v) in
                 [("timeout", k.timeout), ("interval", c.interval), ("record_retention", c.record_retention)]
             {
                 if !(v.0.is_finite() && v.0 > 0.0) {
-                    return err(format!("{at}: field `{field}` must be a duration above 0"));
+                    return err(at(), Problem::NotPositive { field });
                 }
             }
         }
@@ -416,19 +414,19 @@ impl Config {
                 .name
                 .clone()
                 .unwrap_or_else(|| if counts[&n.kind] > 1 { format!("{kind}-{index}") } else { kind.into() });
-            let at = format!("notifier {name:?}");
+            let at = || Section::Notifier(name.clone());
             if !notifier_names.insert(name.clone()) {
-                return err(format!("{at}: field `name` is used twice"));
+                return err(at(), Problem::NameTwice);
             }
             let lower = n.url.to_ascii_lowercase();
             if !(lower.starts_with("http://") || lower.starts_with("https://")) || n.url.parse::<http::Uri>().is_err() {
-                return err(format!("{at}: field `url` must be an http:// or https:// URL"));
+                return err(at(), Problem::NotHttpUrl);
             }
-            if let Err(e) = n.credentials.check(&at, Purpose::Sending) {
-                return err(e);
+            if let Err(e) = n.credentials.check(Purpose::Sending) {
+                return err(at(), e);
             }
             if !(n.timeout.0.is_finite() && n.timeout.0 > 0.0) {
-                return err(format!("{at}: field `timeout` must be a duration above 0"));
+                return err(at(), Problem::NotPositive { field: "timeout" });
             }
             n.name = Some(name);
         }
@@ -437,95 +435,94 @@ impl Config {
 }
 
 impl CredentialFields {
-    /// Whether the keys given go together for their purpose; the message names `section`.
-    fn check(&self, section: &str, purpose: Purpose) -> Result<(), String> {
+    /// Whether the keys given go together for their purpose.
+    fn check(&self, purpose: Purpose) -> Result<(), Problem> {
         let bearer = self.bearer_token.is_some() || self.bearer_token_file.is_some();
         let both_bearer = self.bearer_token.is_some() && self.bearer_token_file.is_some();
-        let not_both_bearer = || Err(format!("{section}: give `bearer_token` or `bearer_token_file`, not both"));
+        let not_both_bearer = Problem::Both { one: "bearer_token", other: "bearer_token_file" };
         match purpose {
             Purpose::Pages => {
                 let basic = self.username.is_some() || self.password_hash.is_some() || self.password_file.is_some();
                 if bearer && basic {
-                    return Err(format!(
-                        "{section}: give a bearer token or basic auth (`username` with `password_hash` or \
-                         `password_file`), not both"
-                    ));
+                    return Err(Problem::BearerAndBasic);
                 }
                 if both_bearer {
-                    return not_both_bearer();
+                    return Err(not_both_bearer);
                 }
                 if basic && (self.username.is_none() || self.password_hash.is_some() == self.password_file.is_some()) {
-                    return Err(format!(
-                        "{section}: basic auth needs `username` and one of `password_hash` or `password_file`"
-                    ));
+                    return Err(Problem::BasicIncomplete);
                 }
                 if let Some(h) = &self.password_hash
                     && !(h.len() == 60 && (h.starts_with("$2a$") || h.starts_with("$2b$") || h.starts_with("$2y$")))
                 {
-                    return Err(format!(
-                        "{section}: field `password_hash` must be a bcrypt hash ($2y$…, as htpasswd -nbBC 10 prints)"
-                    ));
+                    return Err(Problem::NotBcrypt);
                 }
             }
             Purpose::Sending => {
                 if both_bearer {
-                    return not_both_bearer();
+                    return Err(not_both_bearer);
                 }
                 if self.password.is_some() && self.password_file.is_some() {
-                    return Err(format!("{section}: give `password` or `password_file`, not both"));
+                    return Err(Problem::Both { one: "password", other: "password_file" });
                 }
                 let basic = self.username.is_some() || self.password.is_some() || self.password_file.is_some();
                 if basic && bearer {
-                    return Err(format!(
-                        "{section}: give a bearer token or basic auth (`username`, `password`), not both"
-                    ));
+                    return Err(Problem::BearerAndPassword);
                 }
                 if basic && self.username.is_none() {
-                    return Err(format!("{section}: field `username` is missing for basic auth"));
+                    return Err(Problem::NoUsername);
                 }
             }
         }
         Ok(())
     }
 
-    /// The credentials given (checked at load), secrets read from their files; None when the
+    /// The credentials given (checked at load), secrets read from their files and made known to
+    /// the process (kept out of the log, a hash too: it is no one's business); None when the
     /// section gives none. An error names `section` and the field.
-    pub fn credentials(&self, section: &str, purpose: Purpose) -> Result<Option<Credentials>, ConfigError> {
-        let read = |path: &Path, field: &str| {
-            std::fs::read_to_string(path)
-                .map_err(|e| ConfigError::new(format!("{section}: field `{field}` {}: {e}", path.display())))
+    pub fn credentials(&self, section: Section, purpose: Purpose) -> Result<Option<Credentials>, ConfigError> {
+        let read = |path: &Path, field: &'static str| {
+            std::fs::read_to_string(path).map_err(|source| {
+                ConfigError::section(section.clone(), Problem::Unreadable { field, path: path.to_path_buf(), source })
+            })
         };
-        if let Some(t) = &self.bearer_token {
-            return Ok(Some(Credentials::Bearer(t.clone())));
-        }
-        if let Some(f) = &self.bearer_token_file {
-            return Ok(Some(Credentials::Bearer(read(f, "bearer_token_file")?.trim().to_string())));
-        }
-        let Some(username) = &self.username else { return Ok(None) };
-        let password = match (&self.password_hash, &self.password, &self.password_file) {
-            (Some(h), ..) => Password::Bcrypt(h.clone()),
-            (None, Some(p), _) => Password::Plain(p.clone()),
-            (None, None, Some(f)) => {
-                let text = read(f, "password_file")?;
-                // The pages' password is the file's first line, spaces kept; a notifier's is trimmed.
-                Password::Plain(match purpose {
-                    Purpose::Pages => text.trim_end_matches(['\n', '\r']).to_string(),
-                    Purpose::Sending => text.trim().to_string(),
-                })
-            }
-            // A notifier may give a user name alone.
-            (None, None, None) => Password::Plain(String::new()),
+        let credentials = if let Some(t) = &self.bearer_token {
+            Some(Credentials::Bearer(t.clone()))
+        } else if let Some(f) = &self.bearer_token_file {
+            Some(Credentials::Bearer(read(f, "bearer_token_file")?.trim().to_string()))
+        } else if let Some(username) = &self.username {
+            let password = match (&self.password_hash, &self.password, &self.password_file) {
+                (Some(h), ..) => Password::Bcrypt(h.clone()),
+                (None, Some(p), _) => Password::Plain(p.clone()),
+                (None, None, Some(f)) => {
+                    let text = read(f, "password_file")?;
+                    // The pages' password is the file's first line, spaces kept; a notifier's is
+                    // trimmed.
+                    Password::Plain(match purpose {
+                        Purpose::Pages => text.trim_end_matches(['\n', '\r']).to_string(),
+                        Purpose::Sending => text.trim().to_string(),
+                    })
+                }
+                // A notifier may give a user name alone.
+                (None, None, None) => Password::Plain(String::new()),
+            };
+            Some(Credentials::Basic { username: username.clone(), password })
+        } else {
+            None
         };
-        Ok(Some(Credentials::Basic { username: username.clone(), password }))
+        if let Some(c) = &credentials {
+            crate::error::know_secret(c.secret());
+        }
+        Ok(credentials)
     }
 }
 
 impl AuthConfig {
     /// The protection of the web side, secrets read from their files.
     pub fn protection(&self) -> Result<crate::auth::Protection, ConfigError> {
-        let viewers = self.credentials.credentials("auth", Purpose::Pages)?;
+        let viewers = self.credentials.credentials(Section::Auth, Purpose::Pages)?;
         let admins = match &self.admin {
-            Some(a) => a.credentials.credentials("auth.admin", Purpose::Pages)?,
+            Some(a) => a.credentials.credentials(Section::AuthAdmin, Purpose::Pages)?,
             None => None,
         };
         Ok(crate::auth::Protection::new(viewers, self.open_metrics).with_admins(admins))
@@ -615,31 +612,25 @@ impl ClusterConfig {
         self.agent_token_file.is_some() || self.agent_token_value.is_some()
     }
 
-    /// The agent's token, read from `agent_token_file` (None for a cluster read directly).
+    /// The agent's token (None for a cluster read directly), known to the process as a secret:
+    /// kept out of the log.
     pub fn agent_token(&self) -> Option<Result<String, ConfigError>> {
         if let Some(t) = &self.agent_token_value {
+            crate::error::know_secret(t);
             return Some(Ok(t.clone()));
         }
         let path = self.agent_token_file.as_ref()?;
+        let section = || Section::Cluster(self.name.clone());
         Some(
             std::fs::read_to_string(path)
-                .map_err(|e| {
-                    ConfigError::new(format!(
-                        "cluster {:?}: field `agent_token_file` {}: {e}",
-                        self.name,
-                        path.display()
-                    ))
+                .map_err(|source| {
+                    let problem = Problem::Unreadable { field: "agent_token_file", path: path.clone(), source };
+                    ConfigError::section(section(), problem)
                 })
                 .and_then(|t| {
                     let t = t.trim().to_string();
-                    if t.len() < 16 {
-                        Err(ConfigError::new(format!(
-                            "cluster {:?}: field `agent_token_file`: the token must be at least 16 characters",
-                            self.name
-                        )))
-                    } else {
-                        Ok(t)
-                    }
+                    crate::error::know_secret(&t);
+                    if t.len() < 16 { Err(ConfigError::section(section(), Problem::ShortAgentToken)) } else { Ok(t) }
                 }),
         )
     }
@@ -658,7 +649,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("dumbmonit.toml");
         std::fs::write(&path, text).unwrap();
-        Config::load(&path).map_err(|e| e.0.replace(&path.display().to_string(), "FILE"))
+        Config::load(&path).map_err(|e| e.to_string().replace(&path.display().to_string(), "FILE"))
     }
 
     const GOOD: &str = r#"

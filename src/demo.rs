@@ -47,6 +47,7 @@ pub fn main(args: &DemoArgs) -> ExitCode {
         eprintln!("--pace and --interval take seconds above 0");
         return ExitCode::from(crate::error::EXIT_UNKNOWN);
     }
+    crate::logs::init(crate::logs::Format::Text);
     let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build().expect("the async runtime starts");
     match runtime.block_on(tour(args)) {
         Ok(()) => ExitCode::SUCCESS,
@@ -57,21 +58,35 @@ pub fn main(args: &DemoArgs) -> ExitCode {
     }
 }
 
-async fn tour(args: &DemoArgs) -> Result<(), String> {
+/// Why the demo stopped.
+#[derive(Debug, thiserror::Error)]
+enum DemoError {
+    #[error("{}: {source}", .dir.display())]
+    Dir { dir: PathBuf, source: std::io::Error },
+    #[error("The simulated cluster could not start: {0}")]
+    Sim(std::io::Error),
+    /// The simulated cluster's token or CA could not be written.
+    #[error("{0}")]
+    Write(std::io::Error),
+    /// `serve` stopped, with its message.
+    #[error("{0}")]
+    Serve(String),
+}
+
+async fn tour(args: &DemoArgs) -> Result<(), DemoError> {
     let dir = std::env::temp_dir().join(format!("dumbmonit-demo-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+    std::fs::create_dir_all(&dir).map_err(|source| DemoError::Dir { dir: dir.clone(), source })?;
     let result = tour_in(args, dir.clone()).await;
     let _ = std::fs::remove_dir_all(&dir);
     result
 }
 
-async fn tour_in(args: &DemoArgs, dir: PathBuf) -> Result<(), String> {
-    let sim = Sim::start(SimOptions::default(), scenario::tour(0, jiff::Timestamp::now()))
-        .await
-        .map_err(|e| format!("The simulated cluster could not start: {e}"))?;
+async fn tour_in(args: &DemoArgs, dir: PathBuf) -> Result<(), DemoError> {
+    let sim =
+        Sim::start(SimOptions::default(), scenario::tour(0, jiff::Timestamp::now())).await.map_err(DemoError::Sim)?;
     let (token_file, ca_file) = (dir.join("token"), dir.join("ca.crt"));
-    std::fs::write(&token_file, sim.token()).map_err(|e| e.to_string())?;
-    std::fs::write(&ca_file, sim.ca_pem()).map_err(|e| e.to_string())?;
+    std::fs::write(&token_file, sim.token()).map_err(DemoError::Write)?;
+    std::fs::write(&ca_file, sim.ca_pem()).map_err(DemoError::Write)?;
 
     // The story: one step every `pace` seconds; the objects are rebuilt often so that their
     // events stay recent.
@@ -143,5 +158,5 @@ async fn tour_in(args: &DemoArgs, dir: PathBuf) -> Result<(), String> {
     };
     let result = run(config, options).await;
     story.1.abort();
-    result
+    result.map_err(DemoError::Serve)
 }

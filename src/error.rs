@@ -1,6 +1,9 @@
 //! Every way DumbMonit can fail, each with the sentence a user will search for.
 
 use std::fmt;
+use std::io;
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use crate::collection::Collection;
@@ -10,15 +13,336 @@ use crate::collection::Collection;
 /// can use it without importing the command line.
 pub const EXIT_UNKNOWN: u8 = 3;
 
-/// A failure before any request is sent: a flag, a file or a kubeconfig is wrong.
+/// A failure before any request is sent: a flag, a file or a kubeconfig is wrong. Each variant
+/// names what is wrong (the flag, the section and its field, the file) and carries the detail.
 #[derive(Debug, thiserror::Error)]
-#[error("{0}")]
-pub struct ConfigError(pub String);
+pub enum ConfigError {
+    /// The configuration file cannot be read.
+    #[error("{}: {source}", .path.display())]
+    ConfigFile { path: PathBuf, source: io::Error },
+    /// The configuration file is not TOML of the expected shape (`line` when the parser says).
+    #[error("{}{}: {message}", .path.display(), at_line(.line))]
+    Syntax { path: PathBuf, line: Option<usize>, message: String },
+    /// Something in a section of the configuration file is wrong; `file` when found at load.
+    #[error("{}{section}: {problem}", in_file(.file))]
+    Section { file: Option<PathBuf>, section: Section, problem: Problem },
+
+    /// The file a flag names cannot be read.
+    #[error("{flag} {}: {source}", .path.display())]
+    FlagFile { flag: &'static str, path: PathBuf, source: io::Error },
+    /// A flag's duration cannot be read.
+    #[error("{flag}: {source}")]
+    Duration { flag: &'static str, source: DurationError },
+    /// A flag's size cannot be read.
+    #[error("{flag}: {source}")]
+    Size { flag: &'static str, source: SizeError },
+    /// `--timeout` out of its range.
+    #[error("--timeout {seconds}: give seconds between 0 and 3600")]
+    Timeout { seconds: f64 },
+    /// A namespace or object name that Kubernetes would refuse.
+    #[error(
+        "{flag} {value:?}: not a valid name (lower-case letters, digits and '-', at most 63, starting and ending with a letter or digit)"
+    )]
+    NotAName { flag: &'static str, value: String },
+    /// `--cluster` of `manifests agent`.
+    #[error("--cluster: give the cluster's name on the server (no '/' or control characters)")]
+    ClusterName,
+    /// `--image` of `manifests agent`.
+    #[error("--image {image:?}: not an image reference")]
+    Image { image: String },
+    /// The agent token of `--agent-token-file` is too short or holds spaces.
+    #[error("--agent-token-file {}: the token must be at least 16 characters, without spaces", .path.display())]
+    WeakAgentToken { path: PathBuf },
+    /// No random token could be made.
+    #[error("cannot make a random token: the system's random source failed")]
+    NoRandom,
+    /// A new token could not be written.
+    #[error("cannot write the new token to {}: {source}", .path.display())]
+    WriteToken { path: PathBuf, source: io::Error },
+
+    /// `--server` is not a URL.
+    #[error("--server {url}: not a URL ({source})")]
+    ServerNotUrl { url: String, source: http::uri::InvalidUri },
+    /// `--server` names no host.
+    #[error("--server {url}: no host")]
+    ServerNoHost { url: String },
+    /// `--server` is plain http:// to another machine.
+    #[error(
+        "--server {url}: plain http:// is refused except to a loopback address; the agent's token and the \
+         cluster's state must not cross a network in clear"
+    )]
+    ServerPlainHttp { url: String },
+    /// `--server` is neither https:// nor http://.
+    #[error("--server {url}: give an https:// URL")]
+    ServerNotHttps { url: String },
+    /// `--server` carries credentials.
+    #[error("--server: put no credentials in the URL; the agent token goes in --agent-token-file")]
+    ServerCredentials,
+    /// A certificate of `--server-ca-file` is refused.
+    #[error("--server-ca-file {}: {source}", .path.display())]
+    ServerCa { path: PathBuf, source: rustls::Error },
+    /// The TLS client cannot be set up.
+    #[error("{0}")]
+    ClientTls(rustls::Error),
+
+    /// `--in-cluster` with other connection flags.
+    #[error("--in-cluster uses the mounted service account: give no ADDRESS, token, CA or kubeconfig with it")]
+    InClusterWithOthers,
+    /// The mounted service account cannot be used.
+    #[error("--in-cluster: {0}")]
+    InCluster(::kube::config::InClusterError),
+    /// An ADDRESS and a kubeconfig.
+    #[error("Give either an ADDRESS (with --token-file and --ca-file) or --kubeconfig/--context, not both")]
+    AddressAndKubeconfig,
+    /// Token or CA flags with a kubeconfig.
+    #[error(
+        "--token, --token-file, --ca, --ca-file and --insecure-skip-tls-verify go with an ADDRESS; a kubeconfig \
+         carries its own"
+    )]
+    DirectWithKubeconfig,
+    /// Nothing says which cluster.
+    #[error(
+        "No cluster given: pass the API server's ADDRESS (with --token-file and --ca-file), --kubeconfig FILE, or \
+         --in-cluster"
+    )]
+    NoCluster,
+    /// `--ca` and `--ca-file`.
+    #[error("Give the CA once: --ca or --ca-file, not both")]
+    CaTwice,
+    /// `--insecure-skip-tls-verify` with a CA.
+    #[error("--insecure-skip-tls-verify skips every certificate check: it makes no sense with a CA")]
+    InsecureWithCa,
+    /// `--token` and `--token-file`.
+    #[error("Give the token once: --token or --token-file, not both")]
+    TokenTwice,
+    /// No token anywhere (`env` is the environment variable that may carry it).
+    #[error("No token: give --token-file FILE, --token TOKEN or the environment variable {env}")]
+    NoToken { env: &'static str },
+    /// The token is not one.
+    #[error("The token holds spaces or control characters: is it the right file?")]
+    TokenCharacters,
+    /// The kubeconfig (`--kubeconfig PATH`, else the default one) cannot be used.
+    #[error("{}: {source}", kubeconfig(.path))]
+    Kubeconfig { path: Option<PathBuf>, source: ::kube::config::KubeconfigError },
+    /// The address of the API server.
+    #[error(transparent)]
+    Address(#[from] AddressError),
+    /// A CA (`given`: where it came from, `--ca` or `--ca-file PATH`).
+    #[error("{given}: {problem}")]
+    Ca { given: String, problem: CaProblem },
+    /// The client of the API server cannot be set up.
+    #[error("Cannot set up the connection to {address}: {source}")]
+    Client { address: String, source: ::kube::Error },
+}
+
+fn at_line(line: &Option<usize>) -> String {
+    line.map(|l| format!(", line {l}")).unwrap_or_default()
+}
+
+fn in_file(file: &Option<PathBuf>) -> String {
+    file.as_ref().map(|f| format!("{}: ", f.display())).unwrap_or_default()
+}
+
+fn kubeconfig(path: &Option<PathBuf>) -> String {
+    match path {
+        Some(p) => format!("--kubeconfig {}", p.display()),
+        None => "kubeconfig".into(),
+    }
+}
+
+/// A section of the configuration file.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Section {
+    /// `[auth]`.
+    Auth,
+    /// `[auth.admin]`.
+    AuthAdmin,
+    /// A `[[cluster]]`, by its name.
+    Cluster(String),
+    /// A `[[notifier]]`, by its name (given, or made from its type).
+    Notifier(String),
+}
+
+impl fmt::Display for Section {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Section::Auth => f.write_str("auth"),
+            Section::AuthAdmin => f.write_str("auth.admin"),
+            Section::Cluster(name) => write!(f, "cluster {name:?}"),
+            Section::Notifier(name) => write!(f, "notifier {name:?}"),
+        }
+    }
+}
+
+/// What is wrong in a section of the configuration file.
+#[derive(Debug, thiserror::Error)]
+pub enum Problem {
+    /// The file a field names cannot be read.
+    #[error("field `{field}` {}: {source}", .path.display())]
+    Unreadable { field: &'static str, path: PathBuf, source: io::Error },
+    /// Of two fields that say the same, both are given.
+    #[error("give `{one}` or `{other}`, not both")]
+    Both { one: &'static str, other: &'static str },
+    /// `[auth]` or `[auth.admin]` with a bearer token and basic auth.
+    #[error("give a bearer token or basic auth (`username` with `password_hash` or `password_file`), not both")]
+    BearerAndBasic,
+    /// A notifier with a bearer token and basic auth.
+    #[error("give a bearer token or basic auth (`username`, `password`), not both")]
+    BearerAndPassword,
+    /// Basic auth without its user or with not exactly one password.
+    #[error("basic auth needs `username` and one of `password_hash` or `password_file`")]
+    BasicIncomplete,
+    /// A notifier's password without its user.
+    #[error("field `username` is missing for basic auth")]
+    NoUsername,
+    /// `password_hash` is not a bcrypt hash.
+    #[error("field `password_hash` must be a bcrypt hash ($2y$…, as htpasswd -nbBC 10 prints)")]
+    NotBcrypt,
+    /// `[auth.admin]` without credentials.
+    #[error("give `bearer_token`, `bearer_token_file` or `username`")]
+    NoCredentials,
+    /// A name that cannot be one.
+    #[error("field `name` must be non-empty, without '/' or control characters")]
+    BadName,
+    /// A name that another of its kind has.
+    #[error("field `name` is used twice")]
+    NameTwice,
+    /// A connection field on a cluster read by an agent.
+    #[error(
+        "field `{field}` does not go with `agent_token_file`: the agent reads the cluster, with its own connection settings"
+    )]
+    NotWithAgent { field: &'static str },
+    /// Not exactly one way to reach the cluster.
+    #[error("give exactly one of `address`, `kubeconfig`/`context`, `in_cluster = true` or `agent_token_file`")]
+    ConnectionModes,
+    /// A duration that must be above 0.
+    #[error("field `{field}` must be a duration above 0")]
+    NotPositive { field: &'static str },
+    /// A notifier's URL that is not http:// or https://.
+    #[error("field `url` must be an http:// or https:// URL")]
+    NotHttpUrl,
+    /// A notifier's URL that cannot be used.
+    #[error("field `url`: {0}")]
+    Url(http::uri::InvalidUri),
+    /// Credentials that cannot go in a header.
+    #[error("the credentials hold invalid characters")]
+    CredentialCharacters,
+    /// An agent token too short to be one.
+    #[error("field `agent_token_file`: the token must be at least 16 characters")]
+    ShortAgentToken,
+}
 
 impl ConfigError {
-    pub fn new(message: impl Into<String>) -> ConfigError {
-        ConfigError(message.into())
+    /// A problem of a section, said after load (the file is not named).
+    pub fn section(section: Section, problem: Problem) -> ConfigError {
+        ConfigError::Section { file: None, section, problem }
     }
+
+    /// A problem of a section of `file`, found at load.
+    pub fn in_file(file: &Path, section: Section, problem: Problem) -> ConfigError {
+        ConfigError::Section { file: Some(file.to_path_buf()), section, problem }
+    }
+}
+
+/// The address of an API server cannot be used (`text`: as given).
+#[derive(Debug, thiserror::Error)]
+pub enum AddressError {
+    #[error("The address of the API server is empty")]
+    Empty,
+    #[error(
+        "Not an address: {text:?} (spaces, control characters and non-ASCII text cannot be in it; an \
+         internationalized name is written in its xn-- form)"
+    )]
+    Characters { text: String },
+    #[error("Plain http:// is refused ({text}): the API server speaks HTTPS; use https://HOST:6443 or just HOST")]
+    PlainHttp { text: String },
+    #[error("Unsupported scheme {scheme}:// in {text}: use https://")]
+    Scheme { scheme: String, text: String },
+    #[error("Not an address: {text} (a path needs https:// in front)")]
+    PathWithoutScheme { text: String },
+    #[error("Not an address: {text} (an API server's address has no ? or #)")]
+    QueryOrFragment { text: String },
+    #[error("Port 0 is not a port: {text}")]
+    PortZero { text: String },
+    #[error("Not a valid address: {text} ({source})")]
+    Invalid { text: String, source: http::uri::InvalidUri },
+    #[error("Not a port number: {port} in {text}")]
+    NotAPort { port: String, text: String },
+    #[error("Unclosed [ in address {text}")]
+    Unclosed { text: String },
+    #[error("Not an IPv6 address: [{host}] in {text}")]
+    NotIpv6 { host: String, text: String },
+    #[error("Unexpected text after ] in {text}")]
+    AfterBracket { text: String },
+    #[error("Not an address: {text} (write IPv6 with a port as [ADDR]:PORT)")]
+    BareIpv6WithPort { text: String },
+    #[error("Not a host name: {text}")]
+    NotAHost { text: String },
+}
+
+/// What is wrong with a CA.
+#[derive(Debug, thiserror::Error)]
+pub enum CaProblem {
+    #[error("the CA is empty")]
+    Empty,
+    #[error("not a CA certificate (neither PEM nor base64 of one)")]
+    Neither,
+    #[error("the CA certificate cannot be read ({0})")]
+    Unreadable(rustls::Error),
+    #[error("a PEM certificate starts but never ends (-----END CERTIFICATE----- is missing)")]
+    Unterminated,
+    #[error("the PEM certificate's body is not valid base64")]
+    NotBase64,
+    #[error("no certificate found")]
+    NoCertificate,
+}
+
+/// A duration that cannot be read (`text` as given).
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
+pub enum DurationError {
+    #[error("not a duration: {text:?} (write 10, \"10s\", \"5m\" or \"24h\")")]
+    NotANumber { text: String },
+    #[error("unknown unit in {text:?} (use ms, s, m, h or d)")]
+    UnknownUnit { text: String },
+    #[error("not a duration: {text:?} (from 0 to ten years)")]
+    OutOfBounds { text: String },
+}
+
+/// A size that cannot be read (`text` as given).
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
+pub enum SizeError {
+    #[error("not a size: {text:?} (write 256MiB, 1GiB or bytes)")]
+    NotASize { text: String },
+    #[error("unknown unit in {text:?} (use B, KB, MB, GB, KiB, MiB or GiB)")]
+    UnknownUnit { text: String },
+}
+
+/// `[tls]` cannot be used.
+#[derive(Debug, thiserror::Error)]
+pub enum TlsError {
+    /// `cert_file` or `key_file` cannot be read as PEM.
+    #[error("tls: field `{field}` {}: {source}", .path.display())]
+    File { field: &'static str, path: PathBuf, source: rustls_pki_types::pem::Error },
+    #[error("tls: field `cert_file` {}: no certificate in it", .path.display())]
+    NoCertificate { path: PathBuf },
+    #[error("tls: {0}")]
+    Protocols(rustls::Error),
+    #[error("tls: the certificate and key of `cert_file` and `key_file` do not go together: {0}")]
+    Mismatch(rustls::Error),
+}
+
+/// The pages, the API, /metrics and the agents' door cannot be served.
+#[derive(Debug, thiserror::Error)]
+pub enum PagesError {
+    #[error(transparent)]
+    Tls(#[from] TlsError),
+    #[error("Cannot listen on {address}: {source}")]
+    Listen { address: SocketAddr, source: io::Error },
+    /// The address listened on cannot be known.
+    #[error("{0}")]
+    Address(io::Error),
+    #[error("Cannot serve the pages: {0}")]
+    Runtime(io::Error),
 }
 
 /// A collection could not be read from the API server.
@@ -137,6 +461,10 @@ fn seconds(d: Duration) -> String {
     if s.fract() == 0.0 { format!("{s:.0} s") } else { format!("{s} s") }
 }
 
+/// Secrets shorter than this are not redacted: they would redact ordinary words, and a bearer
+/// token is never that short.
+const SHORTEST_SECRET: usize = 8;
+
 /// Removes secrets from text that is about to leave the process.
 #[derive(Clone, Debug, Default)]
 pub struct Redactor {
@@ -144,10 +472,11 @@ pub struct Redactor {
 }
 
 impl Redactor {
+    /// Also makes the secret known to the whole process ([`know_secret`]): the log redacts it.
     pub fn add(&mut self, secret: &str) {
-        // Short strings would redact ordinary words; a bearer token is never that short.
-        if secret.len() >= 8 {
+        if secret.len() >= SHORTEST_SECRET {
             self.secrets.push(secret.to_string());
+            know_secret(secret);
         }
     }
 
@@ -168,5 +497,132 @@ impl Redactor {
             }
         }
         text
+    }
+}
+
+/// Every secret the process has come to know, for what leaves it with no [`Redactor`] at hand:
+/// the log, whose subscriber is process-wide too. Each [`Redactor::add`] lands here, and so do
+/// the credentials read where no redactor is (the pages', the agents' tokens). A secret stays
+/// known for the life of the process: one rotated away is still a secret.
+///
+/// Thousands of clusters mean thousands of tokens of a kilobyte or so: the secrets are indexed
+/// by their last bytes, so that redacting a text costs one look-up per byte of it, whatever
+/// their number (an automaton over them all would hold tens of megabytes).
+#[derive(Default)]
+struct Known {
+    secrets: Vec<String>,
+    /// The secrets' positions in `secrets`, by their last `SHORTEST_SECRET` bytes.
+    by_tail: std::collections::HashMap<[u8; SHORTEST_SECRET], Vec<usize>>,
+}
+
+fn known() -> &'static std::sync::RwLock<Known> {
+    static KNOWN: std::sync::OnceLock<std::sync::RwLock<Known>> = std::sync::OnceLock::new();
+    KNOWN.get_or_init(Default::default)
+}
+
+fn tail(bytes: &[u8]) -> [u8; SHORTEST_SECRET] {
+    bytes[bytes.len() - SHORTEST_SECRET..].try_into().expect("a tail of SHORTEST_SECRET bytes")
+}
+
+/// Makes `secret` known to the whole process: [`redact_known`] takes it out of every text from
+/// now on. Secrets shorter than 8 bytes are not kept, as in [`Redactor::add`].
+pub fn know_secret(secret: &str) {
+    if secret.len() < SHORTEST_SECRET {
+        return;
+    }
+    let key = tail(secret.as_bytes());
+    let seen = |k: &Known| k.by_tail.get(&key).is_some_and(|ids| ids.iter().any(|&i| k.secrets[i] == secret));
+    if seen(&known().read().expect("secrets lock")) {
+        return;
+    }
+    let mut k = known().write().expect("secrets lock");
+    if !seen(&k) {
+        let id = k.secrets.len();
+        k.secrets.push(secret.to_string());
+        k.by_tail.entry(key).or_default().push(id);
+    }
+}
+
+/// `text` with every secret the process knows ([`know_secret`]) replaced by `[redacted]`;
+/// borrowed when it holds none.
+pub fn redact_known(text: &str) -> std::borrow::Cow<'_, str> {
+    let bytes = text.as_bytes();
+    if bytes.len() < SHORTEST_SECRET {
+        return text.into();
+    }
+    let k = known().read().expect("secrets lock");
+    if k.secrets.is_empty() {
+        return text.into();
+    }
+    // Every (start, end) where a secret ends, found by the bytes it ends with.
+    let mut found: Vec<(usize, usize)> = Vec::new();
+    for end in SHORTEST_SECRET..=bytes.len() {
+        let Some(ids) = k.by_tail.get(&tail(&bytes[..end])) else { continue };
+        for &i in ids {
+            let s = k.secrets[i].as_bytes();
+            if end >= s.len() && &bytes[end - s.len()..end] == s {
+                found.push((end - s.len(), end));
+            }
+        }
+    }
+    drop(k);
+    if found.is_empty() {
+        return text.into();
+    }
+    // Overlapping secrets are redacted as one. A secret is whole UTF-8, so every start and end
+    // is a character boundary.
+    found.sort_unstable();
+    let mut out = String::with_capacity(text.len());
+    let mut at = 0;
+    let mut i = 0;
+    while i < found.len() {
+        let (start, mut end) = found[i];
+        while i + 1 < found.len() && found[i + 1].0 < end {
+            i += 1;
+            end = end.max(found[i].1);
+        }
+        out.push_str(&text[at..start]);
+        out.push_str("[redacted]");
+        at = end;
+        i += 1;
+    }
+    out.push_str(&text[at..]);
+    out.into()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn known_secrets_are_redacted_wherever_they_are_whatever_their_number() {
+        assert_eq!(redact_known("nothing secret here"), "nothing secret here");
+        know_secret("short");
+        assert_eq!(redact_known("a short word"), "a short word", "shorter than 8 bytes: not a secret");
+        know_secret("eyJhbGciOi-token-one-4f1e");
+        know_secret("eyJhbGciOi-token-two-77b0");
+        know_secret("eyJhbGciOi-token-one-4f1e");
+        assert_eq!(
+            redact_known("Bearer eyJhbGciOi-token-one-4f1e, then eyJhbGciOi-token-two-77b0."),
+            "Bearer [redacted], then [redacted]."
+        );
+        assert_eq!(redact_known("eyJhbGciOi-token-one-4f1"), "eyJhbGciOi-token-one-4f1", "a part is not the secret");
+        // Overlapping secrets, one inside another, one at each end of the text, and text around
+        // them that is not ASCII.
+        know_secret("overlap-AAAA-BBBB");
+        know_secret("BBBB-overlap-CCCC");
+        know_secret("inner-secret");
+        assert_eq!(redact_known("é overlap-AAAA-BBBB-overlap-CCCC é"), "é [redacted] é");
+        assert_eq!(redact_known("outer(inner-secret)outer"), "outer([redacted])outer");
+        assert_eq!(redact_known("inner-secretinner-secret"), "[redacted][redacted]");
+        // A Redactor's secrets are known to the whole process.
+        let mut r = Redactor::default();
+        r.add("added-to-a-redactor");
+        assert_eq!(redact_known("said added-to-a-redactor"), "said [redacted]");
+        // Thousands of secrets sharing their first bytes, as service-account tokens do.
+        for i in 0..5000 {
+            know_secret(&format!("eyJhbGciOiJSUzI1NiIsImtpZCI6-many-{i:05}"));
+        }
+        assert_eq!(redact_known("x eyJhbGciOiJSUzI1NiIsImtpZCI6-many-04321 y"), "x [redacted] y");
     }
 }

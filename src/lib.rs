@@ -5,6 +5,7 @@
 //! - [`health`]: what is wrong and why, derived from a cycle.
 //! - [`metrics`]: the `dumbmonit_k8s_` exposition.
 //! - [`report`]: the text and JSON reports of `check`.
+//! - [`wire`]: the agent protocol, what an agent sends for each cycle and the server answers.
 
 pub mod agent;
 pub mod auth;
@@ -19,6 +20,7 @@ pub mod error;
 mod flat;
 pub mod health;
 pub mod kube;
+pub mod logs;
 pub mod manifests;
 pub mod metrics;
 pub mod notify;
@@ -31,3 +33,4 @@ pub mod secret;
 pub mod serve;
 pub mod state;
 pub mod web;
+pub mod wire;

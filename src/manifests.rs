@@ -46,20 +46,16 @@ fn documents(file: &str) -> impl Iterator<Item = String> + '_ {
 fn token(m: &AgentManifest) -> Result<(String, Option<PathBuf>), ConfigError> {
     if let Some(f) = &m.token_file {
         let t = std::fs::read_to_string(f)
-            .map_err(|e| ConfigError::new(format!("--agent-token-file {}: {e}", f.display())))?
+            .map_err(|source| ConfigError::FlagFile { flag: "--agent-token-file", path: f.clone(), source })?
             .trim()
             .to_string();
         if t.len() < 16 || t.chars().any(|c| c.is_control() || c.is_whitespace()) {
-            return Err(ConfigError::new(format!(
-                "--agent-token-file {}: the token must be at least 16 characters, without spaces",
-                f.display()
-            )));
+            return Err(ConfigError::WeakAgentToken { path: f.clone() });
         }
         return Ok((t, None));
     }
     let mut bytes = [0u8; 32];
-    ring::rand::SecureRandom::fill(&ring::rand::SystemRandom::new(), &mut bytes)
-        .map_err(|_| ConfigError::new("cannot make a random token: the system's random source failed"))?;
+    ring::rand::SecureRandom::fill(&ring::rand::SystemRandom::new(), &mut bytes).map_err(|_| ConfigError::NoRandom)?;
     let token: String = bytes.iter().map(|b| format!("{b:02x}")).collect();
     let path = PathBuf::from(format!("{}.agent-token", m.cluster));
     write_private(&path, &token)?;
@@ -74,9 +70,9 @@ fn write_private(path: &Path, text: &str) -> Result<(), ConfigError> {
         .create_new(true)
         .mode(0o600)
         .open(path)
-        .map_err(|e| ConfigError::new(format!("cannot write the new token to {}: {e}", path.display())))?;
+        .map_err(|source| ConfigError::WriteToken { path: path.to_path_buf(), source })?;
     f.write_all(format!("{text}\n").as_bytes())
-        .map_err(|e| ConfigError::new(format!("cannot write the new token to {}: {e}", path.display())))
+        .map_err(|source| ConfigError::WriteToken { path: path.to_path_buf(), source })
 }
 
 /// The server URL's port when it is not one the base's NetworkPolicy already allows.
@@ -90,13 +86,11 @@ fn extra_port(server: &str) -> Option<u16> {
 pub fn agent(m: &AgentManifest) -> Result<(String, Option<PathBuf>), ConfigError> {
     crate::rbac::check_name("--namespace", &m.namespace)?;
     if m.cluster.is_empty() || m.cluster.chars().any(|c| c.is_control() || c == '/') {
-        return Err(ConfigError::new(
-            "--cluster: give the cluster's name on the server (no '/' or control characters)",
-        ));
+        return Err(ConfigError::ClusterName);
     }
-    crate::agent::push::Server::new(&m.server, None).map_err(ConfigError::new)?;
+    crate::agent::push::Server::new(&m.server, None)?;
     if m.image.is_empty() || m.image.chars().any(|c| c.is_whitespace() || c.is_control()) {
-        return Err(ConfigError::new(format!("--image {:?}: not an image reference", m.image)));
+        return Err(ConfigError::Image { image: m.image.clone() });
     }
     let (token, written) = token(m)?;
     let ns = &m.namespace;
@@ -168,6 +162,6 @@ mod tests {
         assert!(!yaml.contains("namespace: dumbmonit\n"));
         assert_eq!(yaml.lines().filter(|l| l.starts_with("kind: ")).count(), 8, "{yaml}");
         assert!(agent(&AgentManifest { namespace: "Bad".into(), ..given("https://x") }).is_err());
-        assert!(agent(&given("http://monitor.example")).unwrap_err().0.contains("plain http://"));
+        assert!(agent(&given("http://monitor.example")).unwrap_err().to_string().contains("plain http://"));
     }
 }

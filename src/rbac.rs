@@ -24,19 +24,13 @@ pub const OPTIONAL_RULES: [(&str, &[&str]); 4] = [
 ];
 
 /// A DNS-1123 label, as namespaces and these object names must be.
-pub fn check_name(flag: &str, v: &str) -> Result<(), ConfigError> {
+pub fn check_name(flag: &'static str, v: &str) -> Result<(), ConfigError> {
     let ok = !v.is_empty()
         && v.len() <= 63
         && v.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')
         && !v.starts_with('-')
         && !v.ends_with('-');
-    if ok {
-        Ok(())
-    } else {
-        Err(ConfigError::new(format!(
-            "{flag} {v:?}: not a valid name (lower-case letters, digits and '-', at most 63, starting and ending with a letter or digit)"
-        )))
-    }
+    if ok { Ok(()) } else { Err(ConfigError::NotAName { flag, value: v.to_string() }) }
 }
 
 /// The manifests, as one YAML stream for `kubectl apply -f -`.

@@ -10,7 +10,7 @@
 //! was not asked for (the Metrics API while its APIService is down) is left out.
 
 use std::io::{Read, Write};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use jiff::Timestamp;
 use serde::Deserialize;
@@ -170,30 +170,45 @@ pub struct Recorded {
     pub outcome: Result<Lists, String>,
 }
 
+/// A recorded cycle cannot be read; `name` is the file's (as given to [`parse`]).
+#[derive(Debug, thiserror::Error)]
+pub enum RecordError {
+    #[error("{}: {source}", .path.display())]
+    Unreadable { path: PathBuf, source: std::io::Error },
+    #[error("{name}: not valid gzip: {source}")]
+    NotGzip { name: String, source: std::io::Error },
+    #[error("{name}: not a recorded cycle: {source}")]
+    NotRecorded { name: String, source: serde_json::Error },
+    /// A successful cycle without one of its lists.
+    #[error("{name}: not a recorded cycle: \"{field}\" is missing")]
+    Missing { name: String, field: &'static str },
+}
+
 /// Reads a recorded cycle; the error names what is wrong with the file.
-pub fn read(path: &Path) -> Result<Recorded, String> {
-    let bytes = std::fs::read(path).map_err(|e| format!("{}: {e}", path.display()))?;
+pub fn read(path: &Path) -> Result<Recorded, RecordError> {
+    let bytes = std::fs::read(path).map_err(|source| RecordError::Unreadable { path: path.to_path_buf(), source })?;
     parse(&bytes, &path.display().to_string())
 }
 
 /// Reads a recorded cycle from its bytes (gzip-compressed or not); errors start with `name`.
-pub fn parse(bytes: &[u8], name: &str) -> Result<Recorded, String> {
+pub fn parse(bytes: &[u8], name: &str) -> Result<Recorded, RecordError> {
     let inflated;
     let bytes = if bytes.starts_with(&[0x1f, 0x8b]) {
         let mut out = Vec::new();
         flate2::read::MultiGzDecoder::new(bytes)
             .read_to_end(&mut out)
-            .map_err(|e| format!("{name}: not valid gzip: {e}"))?;
+            .map_err(|source| RecordError::NotGzip { name: name.to_string(), source })?;
         inflated = out;
         inflated.as_slice()
     } else {
         bytes
     };
-    let f: File = serde_json::from_slice(bytes).map_err(|e| format!("{name}: not a recorded cycle: {e}"))?;
+    let f: File =
+        serde_json::from_slice(bytes).map_err(|source| RecordError::NotRecorded { name: name.to_string(), source })?;
     if let Some(error) = f.error {
         return Ok(Recorded { time: f.time, outcome: Err(error) });
     }
-    let missing = |what: &str| format!("{name}: not a recorded cycle: \"{what}\" is missing");
+    let missing = |field: &'static str| RecordError::Missing { name: name.to_string(), field };
     let lists = Lists {
         version: f.version.ok_or_else(|| missing("version"))?,
         nodes: f.nodes.ok_or_else(|| missing("nodes"))?.into_vec(),
@@ -276,8 +291,8 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("bad.json");
         std::fs::write(&path, r#"{"time":"2026-11-30T03:00:00Z","version":{}}"#).unwrap();
-        assert!(read(&path).unwrap_err().ends_with("not a recorded cycle: \"nodes\" is missing"));
+        assert!(read(&path).unwrap_err().to_string().ends_with("not a recorded cycle: \"nodes\" is missing"));
         std::fs::write(&path, "nope").unwrap();
-        assert!(read(&path).unwrap_err().contains("not a recorded cycle"));
+        assert!(read(&path).unwrap_err().to_string().contains("not a recorded cycle"));
     }
 }

@@ -36,9 +36,20 @@ pub fn line(t: &Transition) -> String {
     .expect("a line serializes")
 }
 
+/// The recorded cycles of a directory cannot be read.
+#[derive(Debug, thiserror::Error)]
+pub enum ReplayError {
+    #[error("{}: {source}", .dir.display())]
+    Dir { dir: PathBuf, source: std::io::Error },
+    #[error("{}: no recorded cycles (*.json, *.json.gz)", .dir.display())]
+    Empty { dir: PathBuf },
+    #[error(transparent)]
+    Record(#[from] record::RecordError),
+}
+
 /// The recorded cycles of `dir` (`*.json`, `*.json.gz`), read and sorted by their `time`.
-pub fn read_dir(dir: &Path) -> Result<Vec<record::Recorded>, String> {
-    let entries = std::fs::read_dir(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+pub fn read_dir(dir: &Path) -> Result<Vec<record::Recorded>, ReplayError> {
+    let entries = std::fs::read_dir(dir).map_err(|source| ReplayError::Dir { dir: dir.to_path_buf(), source })?;
     let mut paths: Vec<PathBuf> = entries
         .filter_map(|e| e.ok().map(|e| e.path()))
         .filter(|p| {
@@ -49,7 +60,7 @@ pub fn read_dir(dir: &Path) -> Result<Vec<record::Recorded>, String> {
     paths.sort();
     let mut cycles = paths.iter().map(|p| record::read(p)).collect::<Result<Vec<_>, _>>()?;
     if cycles.is_empty() {
-        return Err(format!("{}: no recorded cycles (*.json, *.json.gz)", dir.display()));
+        return Err(ReplayError::Empty { dir: dir.to_path_buf() });
     }
     cycles.sort_by_key(|c| c.time);
     Ok(cycles)
@@ -63,7 +74,8 @@ pub fn replay(cycles: Vec<record::Recorded>, cluster: &str, options: &CycleOptio
         let transitions = match cycle.outcome {
             Ok(lists) => {
                 let snapshot = lists.into_snapshot(cycle.time, options);
-                state.observe(cycle.time, cluster, &mut health::assess(snapshot))
+                let h = health::assess_with(snapshot, cycle.time, &mut state.memory);
+                state.observe(cycle.time, cluster, &h)
             }
             Err(message) => state.observe_failure(cycle.time, cluster, &message),
         };

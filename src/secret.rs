@@ -23,44 +23,55 @@ impl std::fmt::Debug for SecretKey {
 
 const NONCE: usize = 12;
 
+/// The key of `secret_key_file` cannot be read or made.
+#[derive(Debug, thiserror::Error)]
+pub enum KeyError {
+    /// The file cannot be read, or made where it is missing.
+    #[error("field `secret_key_file` {}: {source}", .path.display())]
+    File { path: std::path::PathBuf, source: std::io::Error },
+    /// The file holds something else than a key.
+    #[error("field `secret_key_file` {}: not a key: 64 hexadecimal digits expected", .path.display())]
+    NotAKey { path: std::path::PathBuf },
+}
+
+/// What is given to [`SecretKey::open`] was not sealed with this key, or was damaged since.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("sealed with another key, or damaged")]
+pub struct OpenError;
+
 impl SecretKey {
     /// Reads the key, or makes it (mode 0600, never overwriting) when the file does not exist.
-    pub fn load_or_create(path: &Path) -> Result<SecretKey, String> {
-        let at = |e: &dyn std::fmt::Display| format!("field `secret_key_file` {}: {e}", path.display());
+    pub fn load_or_create(path: &Path) -> Result<SecretKey, KeyError> {
+        let at = |source| KeyError::File { path: path.to_path_buf(), source };
         match std::fs::read_to_string(path) {
-            Ok(text) => Self::parse(text.trim()).map_err(|e| at(&e)),
+            Ok(text) => Self::parse(text.trim()).ok_or_else(|| KeyError::NotAKey { path: path.to_path_buf() }),
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
                 let key = Self::random();
                 if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-                    std::fs::create_dir_all(dir).map_err(|e| at(&e))?;
+                    std::fs::create_dir_all(dir).map_err(at)?;
                 }
                 let mut file = {
                     use std::os::unix::fs::OpenOptionsExt;
-                    std::fs::OpenOptions::new()
-                        .write(true)
-                        .create_new(true)
-                        .mode(0o600)
-                        .open(path)
-                        .map_err(|e| at(&e))?
+                    std::fs::OpenOptions::new().write(true).create_new(true).mode(0o600).open(path).map_err(at)?
                 };
                 let hex: String = key.0.iter().map(|b| format!("{b:02x}")).collect();
-                file.write_all(format!("{hex}\n").as_bytes()).and_then(|_| file.sync_all()).map_err(|e| at(&e))?;
+                file.write_all(format!("{hex}\n").as_bytes()).and_then(|_| file.sync_all()).map_err(at)?;
                 Ok(key)
             }
-            Err(e) => Err(at(&e)),
+            Err(e) => Err(at(e)),
         }
     }
 
-    fn parse(hex: &str) -> Result<SecretKey, String> {
-        let wrong = || "not a key: 64 hexadecimal digits expected".to_string();
+    /// The key of 64 hexadecimal digits; None for anything else.
+    fn parse(hex: &str) -> Option<SecretKey> {
         if hex.len() != 64 || !hex.is_ascii() {
-            return Err(wrong());
+            return None;
         }
         let mut key = [0u8; 32];
         for (i, b) in key.iter_mut().enumerate() {
-            *b = u8::from_str_radix(&hex[2 * i..2 * i + 2], 16).map_err(|_| wrong())?;
+            *b = u8::from_str_radix(&hex[2 * i..2 * i + 2], 16).ok()?;
         }
-        Ok(SecretKey(key))
+        Some(SecretKey(key))
     }
 
     /// A key of random bytes (tests, and the file's first start).
@@ -80,14 +91,12 @@ impl SecretKey {
     }
 
     /// What [`Self::seal`] sealed with this key; an error for anything else.
-    pub fn open(&self, sealed: &[u8]) -> Result<Vec<u8>, String> {
+    pub fn open(&self, sealed: &[u8]) -> Result<Vec<u8>, OpenError> {
         if sealed.len() < NONCE {
-            return Err("sealed with another key, or damaged".into());
+            return Err(OpenError);
         }
         let cipher = ChaCha20Poly1305::new(Key::from_slice(&self.0));
-        cipher
-            .decrypt(Nonce::from_slice(&sealed[..NONCE]), &sealed[NONCE..])
-            .map_err(|_| "sealed with another key, or damaged".to_string())
+        cipher.decrypt(Nonce::from_slice(&sealed[..NONCE]), &sealed[NONCE..]).map_err(|_| OpenError)
     }
 
     /// HMAC-SHA-256 of `message`, URL-safe base64.
@@ -133,7 +142,7 @@ mod tests {
         let read = SecretKey::load_or_create(&path).unwrap();
         assert_eq!(read.open(&made.seal(b"x")).unwrap(), b"x");
         std::fs::write(&path, "nope").unwrap();
-        let e = SecretKey::load_or_create(&path).unwrap_err();
+        let e = SecretKey::load_or_create(&path).unwrap_err().to_string();
         assert!(e.contains("field `secret_key_file`") && e.contains("64 hexadecimal digits"), "{e}");
         assert_eq!(format!("{made:?}"), "SecretKey(…)", "never printed");
     }

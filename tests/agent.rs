@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 use common::agent::{AGENT_TOKEN, Agent, START, Site, server_url, wait_until};
 use common::web::{Served, request_tls};
 use common::{Harness, path, register_secret};
-use dumbmonit::collect::wire;
+use dumbmonit::wire;
 use dumbmonit_sim::{Faults, scenario};
 use serde_json::Value;
 

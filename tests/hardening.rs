@@ -371,7 +371,7 @@ async fn origins_of_another_scheme_are_refused_and_https_is_strict() {
 }
 
 fn report_with_error(error: &str) -> Vec<u8> {
-    use dumbmonit::collect::wire;
+    use dumbmonit::wire;
     let time = jiff::Timestamp::now().round(jiff::Unit::Second).unwrap();
     let r = wire::Report {
         format: wire::FORMAT,
@@ -615,15 +615,15 @@ async fn agent_pushes_cannot_fill_the_memory() {
 
     // A small report with a 50 MB note and a 10 MB error.
     let time = jiff::Timestamp::now().round(jiff::Unit::Second).unwrap();
-    let report = dumbmonit::collect::wire::Report {
-        format: dumbmonit::collect::wire::FORMAT,
+    let report = dumbmonit::wire::Report {
+        format: dumbmonit::wire::FORMAT,
         time,
         sent: time,
         duration_ms: 5,
         stats: vec![],
         address: format!("https://10.43.0.1:443/{}", "a".repeat(1 << 20)),
         note: Some("n".repeat(50_000_000)),
-        outcome: dumbmonit::collect::wire::Outcome::Error("e".repeat(10_000_000)),
+        outcome: dumbmonit::wire::Outcome::Error("e".repeat(10_000_000)),
     };
     let gz = report.to_gzip();
     let r = request(s.addr, "POST", "/api/v1/agent/cycles", &[("Authorization", &auth)], &gz);

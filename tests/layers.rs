@@ -5,13 +5,15 @@
 use std::collections::BTreeSet;
 use std::path::Path;
 
+use proc_macro2::{Delimiter, Spacing, TokenStream, TokenTree};
+
 /// From the bottom up. A module may use modules of lower layers only, never its own layer's.
 const LAYERS: &[&[&str]] = &[
     &["collection", "flat"],
     &["error", "clock", "auth", "secret"],
-    &["kube", "rbac"],
+    &["kube", "rbac", "logs"],
     &["collect", "config"],
-    &["record", "health"],
+    &["record", "health", "wire"],
     &["metrics", "rules", "report"],
     &["state", "replay"],
     &["notify"],
@@ -34,21 +36,120 @@ fn without_tests(text: &str) -> &str {
     }
 }
 
-/// The top-level modules named by `crate::NAME` in a text.
+/// The top-level modules a top-level module's file names (see [`uses_in`]).
 fn uses(text: &str) -> BTreeSet<String> {
+    uses_in(text, 1)
+}
+
+/// The top-level modules that a file's code names, read as Rust tokens (so that comments and
+/// strings are not code): `crate::NAME` and `$crate::NAME` paths, grouped ones
+/// (`crate::{a, b::{c, d}}`, on as many lines as they like), and `super::` paths that climb to
+/// the crate's root. `depth` is how deep the file's module is: 1 for src/cli.rs and
+/// src/serve/mod.rs, 2 for src/serve/agents.rs. A `super::` that stays inside the top-level
+/// module is a use of its own room; one that climbs to the root names a room as `crate::`
+/// does. Inline modules (`mod name { … }`) count one deeper; `#[cfg(test)]` items are left out.
+/// A file included with `#[path]` is taken at the depth its own place in src/ gives.
+fn uses_in(text: &str, depth: usize) -> BTreeSet<String> {
+    let tokens: TokenStream = text.parse().unwrap_or_else(|e| panic!("not Rust tokens: {e:?}"));
     let mut found = BTreeSet::new();
-    for (i, _) in text.match_indices("crate::") {
-        let before = text[..i].chars().next_back();
-        if before.is_some_and(|c| c.is_alphanumeric() || c == '_') {
+    walk(&tokens.into_iter().collect::<Vec<_>>(), depth, &mut found);
+    found
+}
+
+fn walk(tokens: &[TokenTree], depth: usize, found: &mut BTreeSet<String>) {
+    let mut i = 0;
+    while i < tokens.len() {
+        if cfg_test(tokens, i) {
+            i = after_item(tokens, i + 2);
             continue;
         }
-        let name: String =
-            text[i + "crate::".len()..].chars().take_while(|c| c.is_ascii_lowercase() || *c == '_').collect();
-        if !name.is_empty() {
-            found.insert(name);
+        match &tokens[i] {
+            TokenTree::Ident(id) if id == "mod" => {
+                if let (Some(TokenTree::Ident(_)), Some(TokenTree::Group(body))) =
+                    (tokens.get(i + 1), tokens.get(i + 2))
+                    && body.delimiter() == Delimiter::Brace
+                {
+                    walk(&body.stream().into_iter().collect::<Vec<_>>(), depth + 1, found);
+                    i += 3;
+                    continue;
+                }
+            }
+            TokenTree::Ident(id) if id == "crate" && path_sep(tokens, i + 1) && !after_path_sep(tokens, i) => {
+                rooms(tokens.get(i + 3), found);
+            }
+            TokenTree::Ident(id) if id == "super" && path_sep(tokens, i + 1) && !after_path_sep(tokens, i) => {
+                let mut climbs = 0;
+                let mut j = i;
+                while matches!(tokens.get(j), Some(TokenTree::Ident(s)) if s == "super") && path_sep(tokens, j + 1) {
+                    climbs += 1;
+                    j += 3;
+                }
+                // Fewer climbs stay inside the room; more than the depth is no path at all.
+                if climbs == depth {
+                    rooms(tokens.get(j), found);
+                }
+            }
+            TokenTree::Group(g) => walk(&g.stream().into_iter().collect::<Vec<_>>(), depth, found),
+            _ => {}
+        }
+        i += 1;
+    }
+}
+
+/// The rooms named by the segment after the crate's root: `web`, or each first segment of a
+/// group (`{board, web::Page, {a, b}}`).
+fn rooms(segment: Option<&TokenTree>, found: &mut BTreeSet<String>) {
+    match segment {
+        Some(TokenTree::Ident(id)) => {
+            let name = id.to_string();
+            if name.starts_with(|c: char| c.is_ascii_lowercase()) && !["self", "super", "crate"].contains(&&*name) {
+                found.insert(name);
+            }
+        }
+        Some(TokenTree::Group(g)) if g.delimiter() == Delimiter::Brace => {
+            let inner: Vec<TokenTree> = g.stream().into_iter().collect();
+            for item in inner.split(|t| matches!(t, TokenTree::Punct(p) if p.as_char() == ',')) {
+                rooms(item.first(), found);
+            }
+        }
+        _ => {}
+    }
+}
+
+/// `::` at `i`.
+fn path_sep(tokens: &[TokenTree], i: usize) -> bool {
+    matches!(
+        (tokens.get(i), tokens.get(i + 1)),
+        (Some(TokenTree::Punct(a)), Some(TokenTree::Punct(b)))
+            if a.as_char() == ':' && a.spacing() == Spacing::Joint && b.as_char() == ':'
+    )
+}
+
+/// The token at `i` follows a `::`: not the start of a path.
+fn after_path_sep(tokens: &[TokenTree], i: usize) -> bool {
+    i >= 2 && path_sep(tokens, i - 2)
+}
+
+/// `#[cfg(test)]` at `i`.
+fn cfg_test(tokens: &[TokenTree], i: usize) -> bool {
+    matches!(
+        (tokens.get(i), tokens.get(i + 1)),
+        (Some(TokenTree::Punct(p)), Some(TokenTree::Group(g)))
+            if p.as_char() == '#' && g.delimiter() == Delimiter::Bracket
+                && g.stream().to_string().split_whitespace().collect::<String>() == "cfg(test)"
+    )
+}
+
+/// Where the item starting at `i` ends (past its other attributes, then up to its body or `;`).
+fn after_item(tokens: &[TokenTree], mut i: usize) -> usize {
+    while i < tokens.len() {
+        match &tokens[i] {
+            TokenTree::Group(g) if g.delimiter() == Delimiter::Brace => return i + 1,
+            TokenTree::Punct(p) if p.as_char() == ';' => return i + 1,
+            _ => i += 1,
         }
     }
-    found
+    i
 }
 
 fn files(dir: &Path, out: &mut Vec<std::path::PathBuf>) {
@@ -62,21 +163,21 @@ fn files(dir: &Path, out: &mut Vec<std::path::PathBuf>) {
     }
 }
 
-/// (module, module it uses, file) for every use across modules.
-fn edges(src: &Path) -> Vec<(String, String, String)> {
-    let mut paths = Vec::new();
-    files(src, &mut paths);
+/// (module, module it uses, file) for every use across modules in `src` (each file by its path
+/// under src/, and its text).
+fn edges_of(src: &[(String, String)]) -> Vec<(String, String, String)> {
     let mut out = Vec::new();
-    for path in paths {
-        let rel = path.strip_prefix(src).unwrap();
-        let top = rel.components().next().unwrap().as_os_str().to_string_lossy().trim_end_matches(".rs").to_string();
+    for (rel, text) in src {
+        let parts: Vec<&str> = rel.split('/').collect();
+        let top = parts[0].trim_end_matches(".rs").to_string();
         if top == "lib" || top == "main" {
             continue;
         }
-        let text = std::fs::read_to_string(&path).unwrap();
-        for used in uses(without_tests(&text)) {
+        // src/serve/mod.rs is the module serve (depth 1), src/serve/agents.rs serve::agents (2).
+        let depth = if parts.len() > 1 && parts[parts.len() - 1] == "mod.rs" { parts.len() - 1 } else { parts.len() };
+        for used in uses_in(without_tests(text), depth) {
             if used != top {
-                out.push((top.clone(), used, rel.display().to_string()));
+                out.push((top.clone(), used, rel.clone()));
             }
         }
     }
@@ -84,13 +185,25 @@ fn edges(src: &Path) -> Vec<(String, String, String)> {
     out
 }
 
-#[test]
-fn every_module_uses_only_modules_below_it() {
-    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
-    let edges = edges(&src);
-    assert!(edges.len() > 50, "the scan found too few uses to be right: {}", edges.len());
+/// (module, module it uses, file) for every use across modules of the crate.
+fn edges(src: &Path) -> Vec<(String, String, String)> {
+    let mut paths = Vec::new();
+    files(src, &mut paths);
+    let texts: Vec<(String, String)> = paths
+        .iter()
+        .map(|p| {
+            let rel: Vec<String> =
+                p.strip_prefix(src).unwrap().components().map(|c| c.as_os_str().to_string_lossy().into()).collect();
+            (rel.join("/"), std::fs::read_to_string(p).unwrap())
+        })
+        .collect();
+    edges_of(&texts)
+}
+
+/// What breaks the layering among `edges`.
+fn wrong(edges: &[(String, String, String)]) -> Vec<String> {
     let mut wrong = Vec::new();
-    for (module, used, file) in &edges {
+    for (module, used, file) in edges {
         match (layer(module), layer(used)) {
             (None, _) => wrong.push(format!("{module} ({file}) has no layer in tests/layers.rs")),
             (_, None) => wrong.push(format!("{used} (used by {file}) has no layer in tests/layers.rs")),
@@ -99,6 +212,15 @@ fn every_module_uses_only_modules_below_it() {
         }
     }
     wrong.dedup();
+    wrong
+}
+
+#[test]
+fn every_module_uses_only_modules_below_it() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let edges = edges(&src);
+    assert!(edges.len() > 50, "the scan found too few uses to be right: {}", edges.len());
+    let wrong = wrong(&edges);
     assert!(wrong.is_empty(), "{}", wrong.join("\n"));
 }
 
@@ -113,4 +235,73 @@ fn the_scan_sees_a_use_in_either_direction() {
     // An upward use is caught.
     let (a, b) = (layer("serve").unwrap(), layer("web").unwrap());
     assert!(b > a, "web is above serve");
+}
+
+fn set(names: &[&str]) -> BTreeSet<String> {
+    names.iter().map(|n| n.to_string()).collect()
+}
+
+#[test]
+fn the_scan_sees_grouped_imports_on_any_number_of_lines() {
+    let text = "use crate::{\n    collect::{self, Snapshot},\n    rules::{engine::RuleState, Alert},\n    health,\n};";
+    assert_eq!(uses(text), set(&["collect", "health", "rules"]));
+    assert_eq!(
+        uses("pub use crate::{board::{Board, {view::View}}, {web, serve::x}};"),
+        set(&["board", "serve", "web"])
+    );
+    // In a function, in a macro's arguments, under a `$crate` of macro_rules.
+    let text = "fn f() { tokio::spawn(async { crate::serve::run().await }); println!(\"{}\", crate::web::x()); }\n\
+                macro_rules! m { () => { $crate::notify::send() } }";
+    assert_eq!(uses(text), set(&["notify", "serve", "web"]));
+    // Words in comments and strings are not code; `pub(crate)` is no path.
+    let text = "// crate::web\n/// [`crate::cli`]\npub(crate) fn f() { let s = \"crate::serve\"; /* crate::demo */ }";
+    assert_eq!(uses(text), set(&[]));
+}
+
+#[test]
+fn the_scan_follows_super_out_of_folders() {
+    // src/serve/agents.rs: one climb is serve itself, two the crate's root.
+    assert_eq!(uses_in("use super::{Arrival, Watch, log};\nfn f() { super::take(); }", 2), set(&[]));
+    assert_eq!(uses_in("use super::super::web::Page;", 2), set(&["web"]));
+    assert_eq!(uses_in("use super::super::{board::Board, web};", 2), set(&["board", "web"]));
+    // A top-level module's super is the crate's root; three folders down it takes three.
+    assert_eq!(uses_in("use super::metrics::render;", 1), set(&["metrics"]));
+    assert_eq!(uses_in("use super::super::wire::Stat;", 3), set(&[]));
+    assert_eq!(uses_in("use super::super::super::web;", 3), set(&["web"]));
+    // An inline module is one deeper; a unit test module is left out.
+    assert_eq!(uses_in("mod inner { use super::super::web; }", 1), set(&["web"]));
+    assert_eq!(
+        uses_in("#[cfg(test)]\n#[allow(unused)]\nmod t { use super::super::web; }\nuse crate::kube;", 1),
+        set(&["kube"])
+    );
+    assert_eq!(uses_in("pub(super) fn f() {}\npub(in super::super) fn g() {}", 2), set(&[]));
+}
+
+#[test]
+fn an_upward_grouped_or_super_import_fails_the_check() {
+    let src = |files: &[(&str, &str)]| -> Vec<(String, String)> {
+        files.iter().map(|(p, t)| (p.to_string(), t.to_string())).collect()
+    };
+    let wrong_of = |files: &[(&str, &str)]| wrong(&edges_of(&src(files)));
+    let found = wrong_of(&[
+        ("health/mod.rs", "use crate::{\n    collect::Snapshot,\n    rules::RuleState,\n};"),
+        ("serve/agents.rs", "use super::{Arrival, Watch};\nuse super::super::web::Page;"),
+        ("collect/wire/codec.rs", "use super::super::super::{kube, board};"),
+    ]);
+    assert_eq!(
+        found,
+        [
+            "collect/wire/codec.rs: collect uses board, which is not below it",
+            "health/mod.rs: health uses rules, which is not below it",
+            "serve/agents.rs: serve uses web, which is not below it",
+        ]
+    );
+    // The same rooms imported downward, or from inside their own room, are fine.
+    let fine = wrong_of(&[
+        ("rules/engine.rs", "use crate::{\n    collect::Snapshot,\n    health::{Health, Memory},\n};"),
+        ("serve/agents.rs", "use super::{Arrival, Watch};\nuse super::super::{board::Board, state};"),
+        ("collect/wire/mod.rs", "use super::{CollectionStat, Snapshot};\nuse super::super::kube;"),
+        ("collect/wire/codec.rs", "use super::super::Snapshot;\nuse super::super::super::kube;"),
+    ]);
+    assert!(fine.is_empty(), "{fine:?}");
 }

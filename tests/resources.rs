@@ -162,6 +162,65 @@ async fn an_optional_read_that_is_not_granted_leaves_the_cycle_whole() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_optional_read_has_its_success_and_duration() {
+    let now = Timestamp::now();
+    let optional = ["apiservices", "node_metrics", "pod_metrics", "hpas", "jobs", "cronjobs"];
+    let success = |m: &std::collections::BTreeMap<String, f64>, c: &str| {
+        m.get(&format!("dumbmonit_k8s_collection_success{{collection=\"{c}\"}}")).copied()
+    };
+    let timed = |m: &std::collections::BTreeMap<String, f64>, c: &str| {
+        m.get(&format!("dumbmonit_k8s_collection_duration_seconds{{collection=\"{c}\"}}")).is_some_and(|d| *d >= 0.0)
+    };
+
+    // Everything read.
+    let h = Harness::start(scenario::with_metrics_server(scenario::healthy(now), true, now)).await;
+    let m = samples(&h.check(&["--output", "prometheus"]).await.stdout);
+    for c in optional {
+        assert_eq!(success(&m, c), Some(1.0), "{c}");
+        assert!(timed(&m, c), "{c}");
+    }
+    // A read refused (403) or failing (500) is a failed read; the others stay read.
+    h.sim.set_faults(Faults {
+        forbidden: vec![Resource::Jobs],
+        body: Some((
+            Resource::CronJobs,
+            dumbmonit_sim::BodyFault::Replace {
+                status: 500,
+                content_type: "text/plain",
+                body: bytes::Bytes::from_static(b"oops"),
+            },
+        )),
+        ..Default::default()
+    });
+    let m = samples(&h.check(&["--output", "prometheus"]).await.stdout);
+    assert_eq!((success(&m, "jobs"), success(&m, "cronjobs")), (Some(0.0), Some(0.0)));
+    assert!(timed(&m, "jobs") && timed(&m, "cronjobs"));
+    assert_eq!(success(&m, "hpas"), Some(1.0));
+    assert_eq!(m["dumbmonit_k8s_up"], 1.0);
+
+    // The Metrics API not asked while its APIService is down: no series for it.
+    let down = Harness::start(scenario::with_metrics_server(scenario::healthy(now), false, now)).await;
+    let m = samples(&down.check(&["--output", "prometheus"]).await.stdout);
+    for c in ["node_metrics", "pod_metrics"] {
+        assert_eq!(success(&m, c), None, "{c}");
+        assert!(!timed(&m, c), "{c}");
+    }
+    assert_eq!(success(&m, "apiservices"), Some(1.0));
+
+    // No metrics-server at all: the API is not served (404), which is not a failure.
+    let none = Harness::start(scenario::healthy(now)).await;
+    let m = samples(&none.check(&["--output", "prometheus"]).await.stdout);
+    for c in ["node_metrics", "pod_metrics"] {
+        assert_eq!(success(&m, c), None, "{c}");
+        assert!(!timed(&m, c), "{c}");
+    }
+    assert!(none.sim.requests().iter().any(|r| r.path == "/apis/metrics.k8s.io/v1beta1/nodes"), "it was asked");
+    for c in ["apiservices", "hpas", "jobs", "cronjobs"] {
+        assert_eq!(success(&m, c), Some(1.0), "{c}");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn hpa_conditions() {
     let now = Timestamp::now();
     let mut c = scenario::with_metrics_server(scenario::healthy(now), true, now);

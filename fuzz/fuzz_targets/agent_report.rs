@@ -2,7 +2,7 @@
 //! its difference applied to a snapshot held, then derived and exposed as any cycle.
 #![no_main]
 
-use dumbmonit::collect::wire::{Held, Outcome, Report};
+use dumbmonit::wire::{Held, Outcome, Report};
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {

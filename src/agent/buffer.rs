@@ -10,6 +10,8 @@ use std::sync::Arc;
 
 use jiff::{SignedDuration, Timestamp};
 
+use crate::logs::Event;
+
 /// One kept cycle: the whole report, gzip-compressed.
 #[derive(Clone, Debug)]
 pub struct Kept {
@@ -106,9 +108,9 @@ impl Buffer {
 
     fn cannot_write(&mut self, e: &std::io::Error) {
         let dir = self.dir.take().map(|d| d.display().to_string()).unwrap_or_default();
-        let problem = format!("the buffer directory {dir} cannot be written ({e}): cycles are kept in memory only");
-        crate::clock::log(&problem);
-        self.problem = Some(problem);
+        let event = super::events::BufferUnwritable { dir: &dir, error: e };
+        event.emit();
+        self.problem = Some(event.to_string());
     }
 
     /// Keeps a cycle; on disk when it can, else in memory.
@@ -191,9 +193,7 @@ impl Buffer {
             self.entries.pop_front();
         }
         if dropped > 0 {
-            crate::clock::log(&format!(
-                "dropped the {dropped} oldest kept cycle(s) not yet delivered everywhere: past --buffer-max-age or --buffer-max-size"
-            ));
+            super::events::KeptCyclesDropped { dropped }.emit();
         }
     }
 }

@@ -1,10 +1,11 @@
 //! `dumbmonit agent`: reads a cluster near it, exactly as `serve` would, and pushes each cycle
 //! to one or more DumbMonit servers over HTTPS, outbound only. Cycles are kept (`buffer`) until
 //! each server has them and delivered in order; each push sends only what changed since the
-//! last snapshot that server acknowledged (`collect::wire`). The cluster's settings (interval,
+//! last snapshot that server acknowledged (`wire`). The cluster's settings (interval,
 //! timeout, ignored namespaces) come from the server in every answer.
 
 pub mod buffer;
+pub mod events;
 pub mod push;
 
 use std::net::SocketAddr;
@@ -16,13 +17,20 @@ use std::time::Duration;
 use http::Method;
 use jiff::{SignedDuration, Timestamp};
 use tokio::sync::{Notify, watch};
+use tracing::Instrument;
 
-use crate::clock::{Clock, log};
+use crate::clock::{Clock, ClockError};
 use crate::collect::CycleOptions;
 use crate::collect::reader::{self, Reader};
-use crate::collect::wire::{self, Acknowledged, Outcome, Report, Settings, Stat};
+use crate::error::ConfigError;
 use crate::kube::ConnectOptions;
+use crate::logs::Event;
+use crate::wire::{self, Acknowledged, Outcome, Report, Settings, Stat};
 use buffer::Buffer;
+use events::{
+    ClusterUnreadable, CycleRefused, KeptCycleUnreadable, ProbesOn, Reporting, ServerBack, ServerRefused,
+    ServerUnreachable, SettingsTaken, Stopping, TokenUnreadable,
+};
 use push::Server;
 
 /// How `dumbmonit agent` runs.
@@ -39,6 +47,21 @@ pub struct AgentOptions {
     pub max_age: SignedDuration,
     pub max_bytes: u64,
     pub listen: Option<SocketAddr>,
+}
+
+/// Why `dumbmonit agent` cannot run.
+#[derive(Debug, thiserror::Error)]
+pub enum AgentError {
+    #[error(transparent)]
+    Clock(#[from] ClockError),
+    /// A server's URL or CA, or the agent token's file.
+    #[error(transparent)]
+    Config(#[from] ConfigError),
+    #[error("--listen {address}: {source}")]
+    Listen { address: SocketAddr, source: std::io::Error },
+    /// The probes' address or the signals cannot be had from the system.
+    #[error("{0}")]
+    System(std::io::Error),
 }
 
 /// The default bound of the kept cycles' size.
@@ -60,10 +83,13 @@ struct Shared {
 }
 
 impl Shared {
-    fn token(&self) -> Result<String, String> {
-        std::fs::read_to_string(&self.token_file)
-            .map(|t| t.trim().to_string())
-            .map_err(|e| format!("--agent-token-file {}: {e}", self.token_file.display()))
+    /// The agent's token, read anew (it may have been rotated), and known as a secret.
+    fn token(&self) -> Result<String, ConfigError> {
+        let token = std::fs::read_to_string(&self.token_file).map(|t| t.trim().to_string()).map_err(|source| {
+            ConfigError::FlagFile { flag: "--agent-token-file", path: self.token_file.clone(), source }
+        })?;
+        crate::error::know_secret(&token);
+        Ok(token)
     }
 
     /// Takes the settings a server sent, and keeps them for the next start.
@@ -72,13 +98,14 @@ impl Shared {
         if *current == s {
             return;
         }
-        log(&format!(
-            "settings of cluster {} from the server: every {} s, timeout {} s, ignored namespaces [{}]",
-            s.cluster,
-            s.interval_seconds,
-            s.timeout_seconds,
-            s.ignored_namespaces.join(", ")
-        ));
+        SettingsTaken {
+            cluster: &s.cluster,
+            interval_seconds: s.interval_seconds,
+            timeout_seconds: s.timeout_seconds,
+            ignored_namespaces: &s.ignored_namespaces,
+        }
+        .emit();
+        tracing::Span::current().record("cluster", s.cluster.as_str());
         if let Some(f) = &self.settings_file {
             let _ = crate::record::write_bytes(f, &serde_json::to_vec(&s).expect("settings serialize"));
         }
@@ -115,7 +142,8 @@ impl Shared {
 
 pub fn main(options: AgentOptions) -> ExitCode {
     let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build().expect("the async runtime starts");
-    match runtime.block_on(run(options)) {
+    let span = events::agent(options.cluster.as_deref());
+    match runtime.block_on(run(options).instrument(span)) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("{e}");
@@ -124,7 +152,7 @@ pub fn main(options: AgentOptions) -> ExitCode {
     }
 }
 
-async fn run(o: AgentOptions) -> Result<(), String> {
+async fn run(o: AgentOptions) -> Result<(), AgentError> {
     let clock = Clock::from_env()?;
     let servers =
         o.servers.iter().map(|u| Server::new(u, o.server_ca_file.as_deref())).collect::<Result<Vec<_>, _>>()?;
@@ -148,6 +176,11 @@ async fn run(o: AgentOptions) -> Result<(), String> {
         last_push: Mutex::new(vec![None; urls.len()]),
         made_one: Default::default(),
     });
+    // The cluster's name, when the settings kept from the last run know it.
+    let known = shared.settings.lock().expect("settings lock").cluster.clone();
+    if !known.is_empty() {
+        tracing::Span::current().record("cluster", known.as_str());
+    }
     shared.token()?;
     let servers: Vec<Arc<Server>> = servers.into_iter().map(Arc::new).collect();
     let said_at_start = ask_settings(&servers, &shared).await;
@@ -155,15 +188,17 @@ async fn run(o: AgentOptions) -> Result<(), String> {
     let (stop_tx, stop) = watch::channel(false);
     let mut tasks = Vec::new();
     for (i, s) in servers.iter().enumerate() {
-        let proxy = s.proxy.as_ref().map(|p| format!(" through the proxy {p}")).unwrap_or_default();
-        log(&format!("reporting to {}{proxy}", s.url));
+        Reporting { server: &s.url, proxy: s.proxy.as_deref() }.emit();
         let said = said_at_start[i].clone();
-        tasks.push(tokio::spawn(deliver(i, s.clone(), shared.clone(), stop.clone(), said)));
+        let delivery = deliver(i, s.clone(), shared.clone(), stop.clone(), said);
+        tasks.push(tokio::spawn(delivery.in_current_span()));
     }
     if let Some(listen) = o.listen {
-        let listener = tokio::net::TcpListener::bind(listen).await.map_err(|e| format!("--listen {listen}: {e}"))?;
-        let bound = listener.local_addr().map_err(|e| e.to_string())?;
-        log(&format!("probes on http://{bound}/healthz and /readyz"));
+        let listener = tokio::net::TcpListener::bind(listen)
+            .await
+            .map_err(|source| AgentError::Listen { address: listen, source })?;
+        let bound = listener.local_addr().map_err(AgentError::System)?;
+        ProbesOn { address: bound }.emit();
         tokio::spawn(probes(listener, shared.clone(), urls.clone()));
     }
 
@@ -173,7 +208,7 @@ async fn run(o: AgentOptions) -> Result<(), String> {
     let mut ticker = tokio::time::interval(Duration::from_secs(3600));
     let mut last: Option<Timestamp> = None;
     use tokio::signal::unix::{SignalKind, signal};
-    let mut term = signal(SignalKind::terminate()).map_err(|e| e.to_string())?;
+    let mut term = signal(SignalKind::terminate()).map_err(AgentError::System)?;
     loop {
         let s = shared.settings.lock().expect("settings lock").clone();
         let wanted = Duration::from_secs_f64(s.interval_seconds.max(0.001));
@@ -208,9 +243,9 @@ async fn run(o: AgentOptions) -> Result<(), String> {
             note,
             outcome: match outcome {
                 Ok(snapshot) => Outcome::Snapshot(Box::new(wire::whole(snapshot))),
-                Err(m) => {
-                    log(&format!("cannot read the cluster: {m}"));
-                    Outcome::Error(m)
+                Err(u) => {
+                    ClusterUnreadable { error: &u.message, duration }.emit();
+                    Outcome::Error(u.message)
                 }
             },
         };
@@ -223,7 +258,7 @@ async fn run(o: AgentOptions) -> Result<(), String> {
             w.notify_one();
         }
     }
-    log("stopping: the cycles not yet delivered stay in the buffer");
+    Stopping.emit();
     let _ = stop_tx.send(true);
     for t in tasks {
         let _ = tokio::time::timeout(Duration::from_secs(5), t).await;
@@ -255,23 +290,17 @@ async fn ask_settings(servers: &[Arc<Server>], shared: &Arc<Shared>) -> Vec<Opti
                     return said;
                 }
             }
-            Ok(r) => say(&mut said[i], refusal(&s.url, r.status, r.answer.and_then(|a| a.message))),
-            Err(e) => say(&mut said[i], format!("{e}; starting with the settings at hand")),
+            Ok(r) => {
+                let reason = r.answer.and_then(|a| a.message);
+                say(
+                    &mut said[i],
+                    &ServerRefused { server: &s.url, status: r.status.as_u16(), reason: reason.as_deref() },
+                )
+            }
+            Err(e) => say(&mut said[i], &ServerUnreachable { server: &s.url, error: &e, kept: None }),
         }
     }
     said
-}
-
-fn refusal(url: &str, status: http::StatusCode, message: Option<String>) -> String {
-    let why = message.map(|m| format!(": {m}")).unwrap_or_default();
-    match status.as_u16() {
-        401 => format!(
-            "{url} refused the agent token (401){why}. Check --agent-token-file against the server's agent_token_file; \
-             cycles are kept until the server takes them"
-        ),
-        404 => format!("{url} does not know this cluster (404){why}; cycles are kept until it does"),
-        code => format!("{url} answered {code}{why}; cycles are kept until it takes them"),
-    }
 }
 
 /// Delivers the kept cycles to server `i`, oldest first, until told to stop.
@@ -297,11 +326,14 @@ async fn deliver(
             }
             continue;
         };
-        let report = kept.bytes().map_err(|e| e.to_string()).and_then(|b| Report::parse(&b, u64::MAX));
+        let report = match kept.bytes() {
+            Ok(b) => Report::parse(&b, u64::MAX).map_err(|e| e.to_string()),
+            Err(e) => Err(e.to_string()),
+        };
         let mut report = match report {
             Ok(r) => r,
             Err(e) => {
-                log(&format!("a kept cycle of {} cannot be read ({e}): skipped", kept.time));
+                KeptCycleUnreadable { cycle: kept.time, error: &e }.emit();
                 shared.buffer.lock().expect("buffer lock").delivered(i, kept.time);
                 continue;
             }
@@ -319,7 +351,7 @@ async fn deliver(
         let token = match shared.token() {
             Ok(t) => t,
             Err(e) => {
-                say(&mut said, e);
+                say(&mut said, &TokenUnreadable { error: &e.to_string() });
                 wait(&mut stop, backoff).await;
                 continue;
             }
@@ -333,7 +365,7 @@ async fn deliver(
                     acked = h;
                 }
                 if said.take().is_some() {
-                    log(&format!("{} takes the reports again", server.url));
+                    ServerBack { server: &server.url }.emit();
                 }
                 backoff = Duration::from_millis(200);
                 shared.last_push.lock().expect("push lock")[i] = Some((size, narrowed));
@@ -350,22 +382,22 @@ async fn deliver(
             }
             Ok(r) if matches!(r.status.as_u16(), 400 | 413 | 422) => {
                 let why = r.answer.and_then(|a| a.message).unwrap_or_default();
-                log(&format!(
-                    "{} refused the cycle of {} ({}): {why}; it is dropped for this server",
-                    server.url,
-                    report.time,
-                    r.status.as_u16()
-                ));
+                CycleRefused { server: &server.url, cycle: report.time, status: r.status.as_u16(), reason: &why }
+                    .emit();
                 shared.buffer.lock().expect("buffer lock").delivered(i, report.time);
             }
             Ok(r) => {
-                say(&mut said, refusal(&server.url, r.status, r.answer.and_then(|a| a.message)));
+                let reason = r.answer.and_then(|a| a.message);
+                say(
+                    &mut said,
+                    &ServerRefused { server: &server.url, status: r.status.as_u16(), reason: reason.as_deref() },
+                );
                 wait(&mut stop, backoff).await;
                 backoff = (backoff * 2).min(shared.retry_cap());
             }
             Err(e) => {
                 let waiting = shared.buffer.lock().expect("buffer lock").pending(i);
-                say(&mut said, format!("{e}; {waiting} cycle(s) kept until it answers"));
+                say(&mut said, &ServerUnreachable { server: &server.url, error: &e, kept: Some(waiting) });
                 wait(&mut stop, backoff).await;
                 backoff = (backoff * 2).min(shared.retry_cap());
             }
@@ -374,11 +406,12 @@ async fn deliver(
 }
 
 /// Logs a failure unless it is the one said last.
-fn say(said: &mut Option<String>, message: String) {
+fn say(said: &mut Option<String>, event: &dyn Event) {
     // The count of kept cycles changes at every try: compare what comes before it.
+    let message = event.to_string();
     let key = message.split("; ").next().unwrap_or("").to_string();
     if said.as_deref() != Some(key.as_str()) {
-        log(&message);
+        event.emit();
         *said = Some(key);
     }
 }

@@ -15,8 +15,9 @@ use hyper_util::client::legacy::connect::proxy::Tunnel;
 use hyper_util::client::proxy::matcher::Matcher;
 use hyper_util::rt::TokioExecutor;
 
-use crate::collect::wire::Answer;
+use crate::error::ConfigError;
 use crate::notify::describe;
+use crate::wire::Answer;
 
 type Https<C> = hyper_rustls::HttpsConnector<C>;
 
@@ -57,38 +58,39 @@ fn is_loopback(host: &str) -> bool {
 
 impl Server {
     /// Checks the URL and sets up the connection (nothing is sent yet).
-    pub fn new(url: &str, ca_file: Option<&Path>) -> Result<Server, String> {
-        let uri: Uri = url.parse().map_err(|e| format!("--server {url}: not a URL ({e})"))?;
-        let host = uri.host().ok_or_else(|| format!("--server {url}: no host"))?.to_string();
+    pub fn new(url: &str, ca_file: Option<&Path>) -> Result<Server, ConfigError> {
+        let uri: Uri = url.parse().map_err(|source| ConfigError::ServerNotUrl { url: url.to_string(), source })?;
+        let host = uri.host().ok_or_else(|| ConfigError::ServerNoHost { url: url.to_string() })?.to_string();
         match uri.scheme_str() {
             Some("https") => {}
             Some("http") if is_loopback(&host) => {}
-            Some("http") => {
-                return Err(format!(
-                    "--server {url}: plain http:// is refused except to a loopback address; the agent's \
-                     token and the cluster's state must not cross a network in clear"
-                ));
-            }
-            _ => return Err(format!("--server {url}: give an https:// URL")),
+            Some("http") => return Err(ConfigError::ServerPlainHttp { url: url.to_string() }),
+            _ => return Err(ConfigError::ServerNotHttps { url: url.to_string() }),
         }
         if uri.authority().is_some_and(|a| a.as_str().contains('@')) {
-            return Err("--server: put no credentials in the URL; the agent token goes in --agent-token-file".into());
+            return Err(ConfigError::ServerCredentials);
         }
         let mut roots = rustls::RootCertStore::empty();
         for c in rustls_native_certs::load_native_certs().certs {
             let _ = roots.add(c);
         }
         if let Some(f) = ca_file {
-            let pem = std::fs::read(f).map_err(|e| format!("--server-ca-file {}: {e}", f.display()))?;
-            let source = format!("--server-ca-file {}", f.display());
-            for der in crate::kube::ca::parse_ca(&pem, &source).map_err(|e| e.to_string())?.into_iter() {
-                roots.add(rustls_pki_types::CertificateDer::from(der)).map_err(|e| format!("{source}: {e}"))?;
+            let pem = std::fs::read(f).map_err(|source| ConfigError::FlagFile {
+                flag: "--server-ca-file",
+                path: f.to_path_buf(),
+                source,
+            })?;
+            let given = format!("--server-ca-file {}", f.display());
+            for der in crate::kube::ca::parse_ca(&pem, &given)?.into_iter() {
+                roots
+                    .add(rustls_pki_types::CertificateDer::from(der))
+                    .map_err(|source| ConfigError::ServerCa { path: f.to_path_buf(), source })?;
             }
         }
         let provider = Arc::new(rustls::crypto::ring::default_provider());
         let tls = rustls::ClientConfig::builder_with_provider(provider)
             .with_safe_default_protocol_versions()
-            .map_err(|e| e.to_string())?
+            .map_err(ConfigError::ClientTls)?
             .with_root_certificates(roots)
             .with_no_client_auth();
         let mut http = HttpConnector::new();
@@ -144,7 +146,7 @@ impl Server {
             req = req.header("content-type", "application/json").header("content-encoding", "gzip");
         }
         if let Some(c) = cluster {
-            req = req.header(crate::collect::wire::CLUSTER_HEADER, c);
+            req = req.header(crate::wire::CLUSTER_HEADER, c);
         }
         let req = req
             .body(Full::new(Bytes::from(body)))
@@ -176,9 +178,9 @@ mod tests {
         assert!(Server::new("http://127.0.0.1:8080", None).is_ok());
         assert!(Server::new("http://[::1]:8080", None).is_ok());
         assert!(Server::new("http://localhost:8080", None).is_ok());
-        let e = Server::new("http://monitor.example:8080", None).err().unwrap();
+        let e = Server::new("http://monitor.example:8080", None).err().unwrap().to_string();
         assert!(e.contains("plain http:// is refused except to a loopback address"), "{e}");
-        assert!(Server::new("ftp://x", None).err().unwrap().contains("give an https:// URL"));
-        assert!(Server::new("https://u:p@x", None).err().unwrap().contains("no credentials"));
+        assert!(Server::new("ftp://x", None).err().unwrap().to_string().contains("give an https:// URL"));
+        assert!(Server::new("https://u:p@x", None).err().unwrap().to_string().contains("no credentials"));
     }
 }

@@ -1,4 +1,5 @@
-//! One cycle: the eight collections read in parallel, each into compact records.
+//! One cycle: the eight collections read in parallel, each into compact records, beside the
+//! optional reads; every read timed and judged by one wrapper ([`timed`]).
 
 pub mod events;
 pub mod nodes;
@@ -9,7 +10,6 @@ pub mod quantity;
 pub mod raw;
 pub mod reader;
 pub mod version;
-pub mod wire;
 pub mod workloads;
 
 use std::future::Future;
@@ -20,7 +20,7 @@ use serde::de::DeserializeOwned;
 use serde::{Deserialize, Deserializer};
 use serde_json::value::RawValue;
 
-use crate::error::ReadError;
+use crate::error::{ReadError, ReadErrorKind};
 use crate::kube::Fetcher;
 pub use crate::kube::certificates::Certificates;
 pub use crate::kube::fetch::nullable;
@@ -163,7 +163,7 @@ fn once_each<T>(items: &mut Vec<T>, key: impl Fn(&T) -> (&str, &str)) {
     items.dedup_by(|a, b| key(a) == key(b));
 }
 
-/// How one collection went.
+/// How one collection went: `collection_duration_seconds` and `collection_success`.
 #[derive(Clone, Debug, PartialEq)]
 pub struct CollectionStat {
     pub collection: Collection,
@@ -171,11 +171,29 @@ pub struct CollectionStat {
     pub ok: bool,
 }
 
+impl CollectionStat {
+    /// How a read that took `duration` went, as node_exporter judges a collector: success when it
+    /// gave what it was asked for, failure for any error (for an optional read, a 403 too: the
+    /// monitor is refused what it is deployed to read). None, no stat at all, for an optional
+    /// read of an API the cluster does not serve (404: metrics-server not deployed, say): that
+    /// collection is not there to read, which is not a failure of the monitor. A core read has
+    /// a stat whatever happened.
+    pub fn of<T>(collection: Collection, duration: Duration, result: &Result<T, ReadError>) -> Option<CollectionStat> {
+        let not_served = matches!(result, Err(ReadError { kind: ReadErrorKind::Status { code: 404, .. }, .. }));
+        if not_served && collection.optional() {
+            return None;
+        }
+        Some(CollectionStat { collection, duration, ok: result.is_ok() })
+    }
+}
+
 /// The outcome of one cycle. A cycle succeeds only if all eight reads succeed.
 #[derive(Debug)]
 pub struct Cycle {
     pub time: Timestamp,
     pub duration: Duration,
+    /// The eight core reads in their order, then the optional reads that have a stat (see
+    /// [`CollectionStat::of`]; none for the Metrics API when it was not asked).
     pub stats: Vec<CollectionStat>,
     pub result: Result<Snapshot, ReadError>,
     /// What the API server returned, when the cycle was asked to record it and succeeded.
@@ -272,7 +290,8 @@ pub async fn run(fetcher: &Fetcher, options: &CycleOptions, now: Timestamp) -> C
         timed(Collection::Events, read::<Event>(f, Collection::Events, Some("type=Warning"), rec)),
         read_optional(f, rec),
     );
-    let stats = vec![
+    let (extras, optional, optional_stats) = extras;
+    let core_stats = [
         version.0.clone(),
         nodes.0.clone(),
         pods.0.clone(),
@@ -282,6 +301,7 @@ pub async fn run(fetcher: &Fetcher, options: &CycleOptions, now: Timestamp) -> C
         pvcs.0.clone(),
         events.0.clone(),
     ];
+    let stats = core_stats.into_iter().flatten().chain(optional_stats).collect();
     // The first failure in collection order is the cycle's one error.
     let assembled = (|| {
         let (version, raw_version) = version.1?;
@@ -293,7 +313,6 @@ pub async fn run(fetcher: &Fetcher, options: &CycleOptions, now: Timestamp) -> C
         let daemonsets = kept(daemonsets.1, &mut raw)?;
         let pvcs = kept(pvcs.1, &mut raw)?;
         let events = kept(events.1, &mut raw)?;
-        let (extras, optional) = extras;
         let certificates = f.certificates();
         let lists = Lists {
             version,
@@ -318,19 +337,21 @@ pub async fn run(fetcher: &Fetcher, options: &CycleOptions, now: Timestamp) -> C
 }
 
 /// The optional reads, in parallel with the core's: the APIServices and the HPAs at once, the
-/// Metrics API once its APIService is known not to be down. Also what to record of each.
-async fn read_optional(f: &Fetcher, rec: bool) -> (Extras, Vec<(Collection, OptionalList)>) {
+/// Metrics API once its APIService is known not to be down. Also what to record of each, and
+/// the stat of each read that has one, in the order of [`Collection::OPTIONAL`].
+async fn read_optional(f: &Fetcher, rec: bool) -> (Extras, Vec<(Collection, OptionalList)>, Vec<CollectionStat>) {
     let metrics = async {
-        let apiservices = read::<optional::ApiService>(f, Collection::ApiServices, None, rec).await;
-        let down = apiservices.as_ref().is_ok_and(|(list, _)| {
+        let apiservices =
+            timed(Collection::ApiServices, read::<optional::ApiService>(f, Collection::ApiServices, None, rec)).await;
+        let down = apiservices.1.as_ref().is_ok_and(|(list, _)| {
             list.iter().any(|a| a.name == optional::METRICS_APISERVICE && a.available == Some(false))
         });
         let (nodes, pods) = if down {
             (None, None)
         } else {
             let (n, p) = tokio::join!(
-                read::<optional::Usage>(f, Collection::NodeMetrics, None, rec),
-                read::<optional::Usage>(f, Collection::PodMetrics, None, rec)
+                timed(Collection::NodeMetrics, read::<optional::Usage>(f, Collection::NodeMetrics, None, rec)),
+                timed(Collection::PodMetrics, read::<optional::Usage>(f, Collection::PodMetrics, None, rec))
             );
             (Some(n), Some(p))
         };
@@ -338,34 +359,39 @@ async fn read_optional(f: &Fetcher, rec: bool) -> (Extras, Vec<(Collection, Opti
     };
     let ((apiservices, nodes, pods), hpas, jobs, cronjobs) = tokio::join!(
         metrics,
-        read::<optional::Hpa>(f, Collection::Hpas, None, rec),
-        read::<optional::Job>(f, Collection::Jobs, None, rec),
-        read::<optional::CronJob>(f, Collection::CronJobs, None, rec)
+        timed(Collection::Hpas, read::<optional::Hpa>(f, Collection::Hpas, None, rec)),
+        timed(Collection::Jobs, read::<optional::Job>(f, Collection::Jobs, None, rec)),
+        timed(Collection::CronJobs, read::<optional::CronJob>(f, Collection::CronJobs, None, rec))
     );
-    let mut recorded = Vec::new();
-    let apiservices = kept_optional(Collection::ApiServices, Some(apiservices), &mut recorded);
-    let node_metrics = kept_optional(Collection::NodeMetrics, nodes, &mut recorded);
-    let pod_metrics = kept_optional(Collection::PodMetrics, pods, &mut recorded);
-    let hpas = kept_optional(Collection::Hpas, Some(hpas), &mut recorded);
-    let jobs = kept_optional(Collection::Jobs, Some(jobs), &mut recorded);
-    let cronjobs = kept_optional(Collection::CronJobs, Some(cronjobs), &mut recorded);
-    (Extras { apiservices, node_metrics, pod_metrics, hpas, jobs, cronjobs }, recorded)
+    let (mut recorded, mut stats) = (Vec::new(), Vec::new());
+    let (r, st) = (&mut recorded, &mut stats);
+    let apiservices = kept_optional(Collection::ApiServices, Some(apiservices), st, r);
+    let node_metrics = kept_optional(Collection::NodeMetrics, nodes, st, r);
+    let pod_metrics = kept_optional(Collection::PodMetrics, pods, st, r);
+    let hpas = kept_optional(Collection::Hpas, Some(hpas), st, r);
+    let jobs = kept_optional(Collection::Jobs, Some(jobs), st, r);
+    let cronjobs = kept_optional(Collection::CronJobs, Some(cronjobs), st, r);
+    (Extras { apiservices, node_metrics, pod_metrics, hpas, jobs, cronjobs }, recorded, stats)
 }
 
-/// An optional read's outcome (None: not asked for); what to record of it goes to `recorded`
-/// when recording.
+/// An optional read's outcome (None: not asked for); its stat, when it has one, goes to `stats`,
+/// and what to record of it to `recorded` when recording.
 fn kept_optional<T>(
     c: Collection,
-    read: Option<ReadList<T>>,
+    read: Option<Timed<ReadList<T>>>,
+    stats: &mut Vec<CollectionStat>,
     recorded: &mut Vec<(Collection, OptionalList)>,
 ) -> Optional<Vec<T>> {
+    let Some((stat, read)) = read else {
+        return Optional::Skipped;
+    };
+    stats.extend(stat);
     match read {
-        None => Optional::Skipped,
-        Some(Ok((items, raw))) => {
+        Ok((items, raw)) => {
             recorded.extend(raw.map(|raw| (c, OptionalList::Read(raw))));
             Optional::Read(items)
         }
-        Some(Err(e)) => {
+        Err(e) => {
             let outcome = Optional::from_result(Err(e));
             let shown = match &outcome {
                 Optional::Failed(m) => OptionalList::Failed(m.clone()),
@@ -387,13 +413,18 @@ fn kept<T>(read: ReadList<T>, raw: &mut Vec<RawList>) -> Result<Vec<T>, ReadErro
     Ok(items)
 }
 
+/// A read's outcome beside its stat.
+type Timed<R> = (Option<CollectionStat>, R);
+
+/// The one wrapper every read of a cycle goes through, core and optional alike: times it, and
+/// judges it ([`CollectionStat::of`]).
 async fn timed<T>(
     collection: Collection,
     read: impl Future<Output = Result<T, ReadError>>,
-) -> (CollectionStat, Result<T, ReadError>) {
+) -> Timed<Result<T, ReadError>> {
     let started = Instant::now();
     let result = read.await;
-    (CollectionStat { collection, duration: started.elapsed(), ok: result.is_ok() }, result)
+    (CollectionStat::of(collection, started.elapsed(), &result), result)
 }
 
 /// The fields of `metadata` the views use.
@@ -410,4 +441,51 @@ pub(crate) struct Meta {
 /// A `metav1.Time` or `MicroTime`, when it parses.
 pub(crate) fn parse_time(s: Option<&str>) -> Option<Timestamp> {
     s.filter(|s| !s.is_empty()).and_then(|s| s.parse().ok())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn failed(kind: ReadErrorKind) -> Result<(), ReadError> {
+        Err(ReadError { address: "https://k3s.lan:6443".into(), collection: Collection::Jobs, kind })
+    }
+
+    fn ok(stat: Option<CollectionStat>) -> Option<bool> {
+        stat.map(|s| s.ok)
+    }
+
+    #[test]
+    fn every_read_is_judged_alike_but_an_api_the_cluster_does_not_serve() {
+        let d = Duration::from_millis(12);
+        let not_found = || failed(ReadErrorKind::Status { code: 404, message: "the server could not find it".into() });
+        let forbidden = || failed(ReadErrorKind::Forbidden { message: "jobs.batch is forbidden".into() });
+        let timeout = || failed(ReadErrorKind::Timeout { after: Duration::from_secs(10) });
+        for c in Collection::ALL.into_iter().chain(Collection::OPTIONAL) {
+            let stat = CollectionStat::of(c, d, &Ok::<(), ReadError>(()));
+            assert_eq!(stat, Some(CollectionStat { collection: c, duration: d, ok: true }), "{c:?}");
+            assert_eq!(ok(CollectionStat::of(c, d, &forbidden())), Some(false), "{c:?}: a refused read failed");
+            assert_eq!(ok(CollectionStat::of(c, d, &timeout())), Some(false), "{c:?}");
+            let absent = if c.optional() { None } else { Some(false) };
+            assert_eq!(ok(CollectionStat::of(c, d, &not_found())), absent, "{c:?}: 404");
+        }
+        let unavailable = failed(ReadErrorKind::Status { code: 503, message: "the server is currently unable".into() });
+        assert_eq!(ok(CollectionStat::of(Collection::NodeMetrics, d, &unavailable)), Some(false));
+    }
+
+    #[tokio::test]
+    async fn the_wrapper_times_the_read_and_keeps_its_outcome() {
+        let read = async {
+            tokio::time::sleep(Duration::from_millis(20)).await;
+            Ok::<u32, ReadError>(7)
+        };
+        let (stat, result) = timed(Collection::Hpas, read).await;
+        let stat = stat.unwrap();
+        assert_eq!((stat.collection, stat.ok, result.unwrap()), (Collection::Hpas, true, 7));
+        assert!(stat.duration >= Duration::from_millis(20), "{:?}", stat.duration);
+        let (stat, result) =
+            timed(Collection::CronJobs, async { failed(ReadErrorKind::Status { code: 404, message: String::new() }) })
+                .await;
+        assert!(stat.is_none() && result.is_err());
+    }
 }

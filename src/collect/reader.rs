@@ -17,6 +17,17 @@ use crate::kube::{self, ConnectOptions, Connection, Fetcher};
 /// Where kubelet mounts a pod's service-account token.
 pub const IN_CLUSTER_TOKEN: &str = "/var/run/secrets/kubernetes.io/serviceaccount/token";
 
+/// Why a cycle has no snapshot: one line free of secrets, as the page, the log and the
+/// monitor-unreachable rule say it.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("{message}")]
+pub struct Unreadable {
+    pub message: String,
+}
+
+/// What a cycle brought: the snapshot, or why there is none.
+pub type Outcome = Result<Snapshot, Unreadable>;
+
 /// A cluster set up to be read: its connection (the address as shown, the secrets to keep out
 /// of every text) and the reader of its collections.
 pub struct Connected {
@@ -58,7 +69,7 @@ impl Connected {
 pub struct Reader {
     options: ConnectOptions,
     /// The cluster set up, or why it could not be (every cycle then fails with that message).
-    connected: Result<Connected, String>,
+    connected: Result<Connected, Unreadable>,
     /// The API server's address as shown, once known.
     address: Option<String>,
     /// Secrets that must never leave the process in any text.
@@ -71,7 +82,7 @@ impl Reader {
     pub async fn new(options: ConnectOptions) -> Reader {
         let mut r = Reader {
             options,
-            connected: Err(String::new()),
+            connected: Err(Unreadable { message: String::new() }),
             address: None,
             redactor: Redactor::default(),
             token_seen: None,
@@ -112,8 +123,8 @@ impl Reader {
             self.address = Some(connection.address.clone());
         }
         self.connected = connected.map_err(|e| match e {
-            SetUpError::Settings(e) => self.redactor.clean(&e.to_string()),
-            SetUpError::Client { error, .. } => error.to_string(),
+            SetUpError::Settings(e) => Unreadable { message: self.redactor.clean(&e.to_string()) },
+            SetUpError::Client { error, .. } => Unreadable { message: error.to_string() },
         });
     }
 
@@ -124,7 +135,7 @@ impl Reader {
 
     /// Reads one cycle (after setting the connection up again if the token file changed), or
     /// says why the connection cannot be set up.
-    pub async fn cycle(&mut self, options: &CycleOptions, now: Timestamp) -> Result<Cycle, String> {
+    pub async fn cycle(&mut self, options: &CycleOptions, now: Timestamp) -> Result<Cycle, Unreadable> {
         let token = self.token_now();
         if token.is_some() && token != self.token_seen {
             self.token_seen = token;
@@ -139,12 +150,9 @@ impl Reader {
 
 /// A cycle as everything after reading takes it: its duration, how each collection went, and
 /// the snapshot or the error in one line free of secrets.
-pub fn outcome(
-    cycle: Result<Cycle, String>,
-    redactor: &Redactor,
-) -> (Duration, Vec<CollectionStat>, Result<Snapshot, String>) {
+pub fn outcome(cycle: Result<Cycle, Unreadable>, redactor: &Redactor) -> (Duration, Vec<CollectionStat>, Outcome) {
     match cycle {
-        Ok(c) => (c.duration, c.stats, c.result.map_err(|e| redactor.clean(&e.to_string()))),
+        Ok(c) => (c.duration, c.stats, c.result.map_err(|e| Unreadable { message: redactor.clean(&e.to_string()) })),
         Err(m) => (Duration::ZERO, Vec::new(), Err(m)),
     }
 }

@@ -88,7 +88,7 @@ pub fn cronjobs(list: &[CronJob], now: Timestamp) -> Vec<CronJobHealth> {
                 ));
             }
             if let Some(e) = error {
-                why.push(e);
+                why.push(e.to_string());
             }
             CronJobHealth {
                 namespace: c.namespace.clone(),
@@ -121,14 +121,14 @@ fn words(seconds: i64) -> String {
 /// The first run of `schedule` strictly after `after`, in `zone` (UTC when None), as the
 /// CronJob controller reads it: five fields, or one of `@yearly`, `@annually`, `@monthly`,
 /// `@weekly`, `@daily`, `@midnight`, `@hourly`, `@every <duration>`.
-pub fn next_after(schedule: &str, zone: Option<&str>, after: Timestamp) -> Result<Timestamp, String> {
+pub fn next_after(schedule: &str, zone: Option<&str>, after: Timestamp) -> Result<Timestamp, ScheduleError> {
     use chrono::TimeZone;
     let schedule = schedule.trim();
     if let Some(every) = schedule.strip_prefix("@every ") {
         let d = crate::config::parse_duration(every.trim())
-            .map_err(|e| format!("schedule {schedule:?} cannot be read: {e}"))?;
-        let d = SignedDuration::try_from_secs_f64(d).map_err(|e| e.to_string())?;
-        return after.checked_add(d).map_err(|e| e.to_string());
+            .map_err(|source| ScheduleError::Every { schedule: schedule.to_string(), source })?;
+        let d = SignedDuration::try_from_secs_f64(d)?;
+        return Ok(after.checked_add(d)?);
     }
     let fields = match schedule {
         "@yearly" | "@annually" => "0 0 1 1 *",
@@ -138,16 +138,36 @@ pub fn next_after(schedule: &str, zone: Option<&str>, after: Timestamp) -> Resul
         "@hourly" => "0 * * * *",
         other => other,
     };
-    let cron: croner::Cron = fields.parse().map_err(|e| format!("schedule {schedule:?} cannot be read: {e}"))?;
+    let cron: croner::Cron =
+        fields.parse().map_err(|source| ScheduleError::Cron { schedule: schedule.to_string(), source })?;
     let tz: chrono_tz::Tz = match zone {
         None => chrono_tz::UTC,
-        Some(z) => z.parse().map_err(|_| format!("time zone {z:?} is not known"))?,
+        Some(z) => z.parse().map_err(|_| ScheduleError::UnknownZone { zone: z.to_string() })?,
     };
     let start =
-        tz.timestamp_opt(after.as_second(), 0).single().ok_or_else(|| format!("{after} cannot be placed in {tz}"))?;
-    let next =
-        cron.find_next_occurrence(&start, false).map_err(|e| format!("schedule {schedule:?} has no next run: {e}"))?;
-    Timestamp::from_second(next.timestamp()).map_err(|e| e.to_string())
+        tz.timestamp_opt(after.as_second(), 0).single().ok_or(ScheduleError::Unplaceable { after, zone: tz })?;
+    let next = cron
+        .find_next_occurrence(&start, false)
+        .map_err(|source| ScheduleError::NoNextRun { schedule: schedule.to_string(), source })?;
+    Ok(Timestamp::from_second(next.timestamp())?)
+}
+
+/// The next run of a CronJob's schedule cannot be known.
+#[derive(Debug, thiserror::Error)]
+pub enum ScheduleError {
+    #[error("schedule {schedule:?} cannot be read: {source}")]
+    Every { schedule: String, source: crate::error::DurationError },
+    #[error("schedule {schedule:?} cannot be read: {source}")]
+    Cron { schedule: String, source: croner::errors::CronError },
+    #[error("time zone {zone:?} is not known")]
+    UnknownZone { zone: String },
+    #[error("{after} cannot be placed in {zone}")]
+    Unplaceable { after: Timestamp, zone: chrono_tz::Tz },
+    #[error("schedule {schedule:?} has no next run: {source}")]
+    NoNextRun { schedule: String, source: croner::errors::CronError },
+    /// The run would be outside the times that can be written.
+    #[error("{0}")]
+    OutOfRange(#[from] jiff::Error),
 }
 
 #[cfg(test)]
@@ -170,9 +190,17 @@ mod tests {
         );
         // Weekdays at 09:00: after Friday's run, Monday's.
         assert_eq!(next_after("0 9 * * 1-5", None, t("2026-12-04T09:00:00Z")).unwrap(), t("2026-12-07T09:00:00Z"));
-        assert!(next_after("61 * * * *", None, t("2026-11-30T10:00:00Z")).unwrap_err().contains("cannot be read"));
         assert!(
-            next_after("0 * * * *", Some("Mars/Olympus"), t("2026-11-30T10:00:00Z")).unwrap_err().contains("not known")
+            next_after("61 * * * *", None, t("2026-11-30T10:00:00Z"))
+                .unwrap_err()
+                .to_string()
+                .contains("cannot be read")
+        );
+        assert!(
+            next_after("0 * * * *", Some("Mars/Olympus"), t("2026-11-30T10:00:00Z"))
+                .unwrap_err()
+                .to_string()
+                .contains("not known")
         );
     }
 

@@ -1,8 +1,10 @@
 //! From what a cycle read to what is wrong and why: the one derivation that the metrics,
-//! the reports and (later) the rules and pages all read from.
+//! the reports, the rules and the pages all read from. What it remembers between cycles is its
+//! own [`Memory`]: the health it returns is final, and nothing after it writes into it.
 
 pub mod batch;
 pub mod extras;
+pub mod memory;
 pub mod why;
 
 use std::collections::HashMap;
@@ -13,6 +15,7 @@ use serde::Serialize;
 use crate::collect::nodes::PRESSURE_CONDITIONS;
 use crate::collect::quantity::Resources;
 use crate::collect::{Event, Pod, Snapshot, WorkloadKind};
+pub use memory::Memory;
 use why::{clean_line, exit_code_meaning};
 
 /// How long an explanation may be, in characters.
@@ -75,8 +78,8 @@ pub struct Counts {
     pub pods_stuck_terminating: u64,
     pub workloads: u64,
     pub workloads_missing_replicas: u64,
-    /// Deployments past their progress deadline (StatefulSets and DaemonSets whose update made
-    /// no progress for 15 minutes are counted by `serve`'s rules, which remember).
+    /// Deployments past their progress deadline, and StatefulSets and DaemonSets whose update
+    /// made no progress for 15 minutes (known only across cycles: see [`Memory`]).
     pub rollouts_stuck: u64,
     /// Nodes whose kubelet is outside the supported version skew.
     pub nodes_version_skew: u64,
@@ -108,7 +111,7 @@ pub struct NodeHealth {
     pub usage_memory: Option<i64>,
     /// Its kubelet is newer than the API server, or more than three minor versions older.
     pub kubelet_skew: bool,
-    /// Changes of its Ready condition in the last 15 minutes, as the rules saw them across
+    /// Changes of its Ready condition in the last 15 minutes, as the [`Memory`] saw them across
     /// cycles (0 for a single reading).
     pub ready_transitions: u32,
 }
@@ -222,7 +225,7 @@ pub struct WorkloadHealth {
     /// Replicas at the current template, and whether an update is under way.
     pub updated: i64,
     pub updating: bool,
-    /// A Deployment past its progress deadline, or (set by the rules, which remember) a
+    /// A Deployment past its progress deadline, or (known across cycles, see [`Memory`]) a
     /// StatefulSet or DaemonSet whose update made no progress for 15 minutes.
     pub rollout_stuck: bool,
     pub why: Vec<String>,
@@ -286,11 +289,19 @@ fn push_unique(why: &mut Vec<String>, line: Option<String>) {
     }
 }
 
-/// Derives the cluster's health from one successful cycle.
-/// Derives the cluster's health from one successful cycle. It consumes the snapshot: each pod's
-/// strings move into its health record rather than being copied, which halves the memory of a
-/// large cluster.
-pub fn assess(mut s: Snapshot) -> Health {
+/// Derives the cluster's health from one successful cycle read on its own: what only earlier
+/// cycles tell (Ready changes, updates without progress) is as for a first cycle. The same as
+/// [`assess_with`] and an empty [`Memory`].
+pub fn assess(s: Snapshot) -> Health {
+    let now = s.time;
+    assess_with(s, now, &mut Memory::default())
+}
+
+/// Derives the cluster's health from one successful cycle taken at `now` (the rules' "now"),
+/// with what `memory` holds of the cycles before it, which it updates. It consumes the
+/// snapshot: each pod's strings move into its health record rather than being copied, which
+/// halves the memory of a large cluster.
+pub fn assess_with(mut s: Snapshot, now: Timestamp, memory: &mut Memory) -> Health {
     // Who uses each claim (pods neither Succeeded, which are not here, nor Failed).
     let mut claim_users: HashMap<(String, String), Vec<String>> = HashMap::new();
     for p in s.pods.iter().filter(|p| p.phase != "Failed") {
@@ -376,7 +387,7 @@ pub fn assess(mut s: Snapshot) -> Health {
         problem_pods.entry((p.namespace.as_str(), p.workload.as_str())).or_default().push(p);
     }
 
-    let workloads: Vec<WorkloadHealth> = s
+    let mut workloads: Vec<WorkloadHealth> = s
         .workloads
         .iter()
         .map(|w| {
@@ -405,6 +416,8 @@ pub fn assess(mut s: Snapshot) -> Health {
             }
         })
         .collect();
+    memory.nodes(now, &mut nodes);
+    memory.rollouts(now, &mut workloads);
 
     let pvcs: Vec<PvcHealth> = s
         .pvcs

@@ -1,26 +1,21 @@
 //! The address of an API server, as a user types it.
 
-use crate::error::ConfigError;
+use crate::error::AddressError;
 
 /// Turns `https://k3s.lan:6443`, `k3s.lan`, `192.0.2.10`, `[2001:db8::1]`, `2001:db8::1` or
 /// `host:port` into `https://host:port`. `default_port` applies when the address names none.
 /// Plain `http://` is refused: the API server speaks HTTPS only.
-pub fn parse_address(input: &str, default_port: u16) -> Result<String, ConfigError> {
+pub fn parse_address(input: &str, default_port: u16) -> Result<String, AddressError> {
     let s = input.trim();
     if s.is_empty() {
-        return Err(ConfigError::new("The address of the API server is empty"));
+        return Err(AddressError::Empty);
     }
     if s.chars().any(|c| c.is_whitespace() || c.is_control() || !c.is_ascii()) {
-        return Err(ConfigError::new(format!(
-            "Not an address: {s:?} (spaces, control characters and non-ASCII text cannot be in it; \
-             an internationalized name is written in its xn-- form)"
-        )));
+        return Err(AddressError::Characters { text: s.to_string() });
     }
     let lower = s.to_ascii_lowercase();
     if lower.starts_with("http://") {
-        return Err(ConfigError::new(format!(
-            "Plain http:// is refused ({s}): the API server speaks HTTPS; use https://HOST:6443 or just HOST"
-        )));
+        return Err(AddressError::PlainHttp { text: s.to_string() });
     }
     let (authority, path) = if lower.starts_with("https://") {
         let rest = &s["https://".len()..];
@@ -29,46 +24,46 @@ pub fn parse_address(input: &str, default_port: u16) -> Result<String, ConfigErr
             None => (rest, ""),
         }
     } else if let Some(i) = s.find("://") {
-        return Err(ConfigError::new(format!("Unsupported scheme {}:// in {s}: use https://", &s[..i])));
+        return Err(AddressError::Scheme { scheme: s[..i].to_string(), text: s.to_string() });
     } else if s.contains('/') {
-        return Err(ConfigError::new(format!("Not an address: {s} (a path needs https:// in front)")));
+        return Err(AddressError::PathWithoutScheme { text: s.to_string() });
     } else {
         (s, "")
     };
     if path.contains(['?', '#']) {
-        return Err(ConfigError::new(format!("Not an address: {s} (an API server's address has no ? or #)")));
+        return Err(AddressError::QueryOrFragment { text: s.to_string() });
     }
     let (host, port) = split_host_port(authority, s)?;
     let port = port.unwrap_or(default_port);
     if port == 0 {
-        return Err(ConfigError::new(format!("Port 0 is not a port: {s}")));
+        return Err(AddressError::PortZero { text: s.to_string() });
     }
     let host = if host.contains(':') { format!("[{host}]") } else { host.to_string() };
     let url = format!("https://{host}:{port}{path}");
-    url.parse::<http::Uri>().map_err(|e| ConfigError::new(format!("Not a valid address: {s} ({e})")))?;
+    url.parse::<http::Uri>().map_err(|source| AddressError::Invalid { text: s.to_string(), source })?;
     Ok(url)
 }
 
 /// Splits `host`, `host:port`, `[v6]`, `[v6]:port` or a bare IPv6 literal.
-fn split_host_port<'a>(authority: &'a str, whole: &str) -> Result<(&'a str, Option<u16>), ConfigError> {
-    let bad_port = |p: &str| ConfigError::new(format!("Not a port number: {p} in {whole}"));
+fn split_host_port<'a>(authority: &'a str, whole: &str) -> Result<(&'a str, Option<u16>), AddressError> {
+    let text = || whole.to_string();
+    let bad_port = |p: &str| AddressError::NotAPort { port: p.to_string(), text: text() };
     if let Some(rest) = authority.strip_prefix('[') {
-        let (host, after) =
-            rest.split_once(']').ok_or_else(|| ConfigError::new(format!("Unclosed [ in address {whole}")))?;
+        let (host, after) = rest.split_once(']').ok_or_else(|| AddressError::Unclosed { text: text() })?;
         if host.parse::<std::net::Ipv6Addr>().is_err() {
-            return Err(ConfigError::new(format!("Not an IPv6 address: [{host}] in {whole}")));
+            return Err(AddressError::NotIpv6 { host: host.to_string(), text: text() });
         }
         return match after {
             "" => Ok((host, None)),
             p if p.starts_with(':') => Ok((host, Some(p[1..].parse().map_err(|_| bad_port(&p[1..]))?))),
-            _ => Err(ConfigError::new(format!("Unexpected text after ] in {whole}"))),
+            _ => Err(AddressError::AfterBracket { text: text() }),
         };
     }
     if authority.matches(':').count() > 1 {
         // A bare IPv6 literal cannot carry a port: brackets are needed for that.
         return match authority.parse::<std::net::Ipv6Addr>() {
             Ok(_) => Ok((authority, None)),
-            Err(_) => Err(ConfigError::new(format!("Not an address: {whole} (write IPv6 with a port as [ADDR]:PORT)"))),
+            Err(_) => Err(AddressError::BareIpv6WithPort { text: text() }),
         };
     }
     let (host, port) = match authority.split_once(':') {
@@ -76,7 +71,7 @@ fn split_host_port<'a>(authority: &'a str, whole: &str) -> Result<(&'a str, Opti
         None => (authority, None),
     };
     if host.is_empty() || host.chars().any(|c| c.is_whitespace() || c == '@') {
-        return Err(ConfigError::new(format!("Not a host name: {whole}")));
+        return Err(AddressError::NotAHost { text: text() });
     }
     Ok((host, port))
 }
@@ -126,10 +121,10 @@ mod tests {
     #[test]
     fn plain_http_and_nonsense_are_refused() {
         let e = parse_address("http://k3s.lan:6443", 6443).unwrap_err();
-        assert!(e.0.starts_with("Plain http:// is refused"), "{e}");
+        assert!(e.to_string().starts_with("Plain http:// is refused"), "{e}");
         assert!(parse_address("", 6443).is_err());
-        assert!(parse_address("k3s.lan:http", 6443).unwrap_err().0.contains("Not a port number"));
-        assert!(parse_address("ftp://x", 6443).unwrap_err().0.contains("Unsupported scheme"));
+        assert!(parse_address("k3s.lan:http", 6443).unwrap_err().to_string().contains("Not a port number"));
+        assert!(parse_address("ftp://x", 6443).unwrap_err().to_string().contains("Unsupported scheme"));
         assert!(parse_address("[2001:db8::1", 6443).is_err());
         assert!(parse_address("[k3s.lan]:6443", 6443).is_err());
         assert!(parse_address("user@host", 6443).is_err());

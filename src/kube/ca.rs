@@ -3,7 +3,7 @@
 use base64::Engine;
 use base64::engine::general_purpose::STANDARD as B64;
 
-use crate::error::ConfigError;
+use crate::error::{CaProblem, ConfigError};
 
 const BEGIN: &str = "-----BEGIN CERTIFICATE-----";
 const END: &str = "-----END CERTIFICATE-----";
@@ -12,18 +12,17 @@ const END: &str = "-----END CERTIFICATE-----";
 /// into spaces), as the base64 of `ca.crt` (what `kubectl get secret … -o jsonpath='{.data.ca\.crt}'`
 /// prints), or as base64 DER. Returns the DER certificates. `source` names where it came from.
 pub fn parse_ca(value: &[u8], source: &str) -> Result<Vec<Vec<u8>>, ConfigError> {
+    let wrong = |problem| ConfigError::Ca { given: source.to_string(), problem };
     let text = String::from_utf8_lossy(value);
     let text = text.trim();
     if text.is_empty() {
-        return Err(ConfigError::new(format!("{source}: the CA is empty")));
+        return Err(wrong(CaProblem::Empty));
     }
     let certs = if text.contains(BEGIN) {
         pem_certificates(text, source)?
     } else {
         let compact: String = text.chars().filter(|c| !c.is_whitespace()).collect();
-        let decoded = B64
-            .decode(compact.as_bytes())
-            .map_err(|_| ConfigError::new(format!("{source}: not a CA certificate (neither PEM nor base64 of one)")))?;
+        let decoded = B64.decode(compact.as_bytes()).map_err(|_| wrong(CaProblem::Neither))?;
         let inner = String::from_utf8_lossy(&decoded);
         if inner.contains(BEGIN) { pem_certificates(&inner, source)? } else { vec![decoded] }
     };
@@ -31,29 +30,26 @@ pub fn parse_ca(value: &[u8], source: &str) -> Result<Vec<Vec<u8>>, ConfigError>
         let mut store = rustls::RootCertStore::empty();
         store
             .add(rustls_pki_types::CertificateDer::from(der.as_slice()))
-            .map_err(|e| ConfigError::new(format!("{source}: the CA certificate cannot be read ({e})")))?;
+            .map_err(|e| wrong(CaProblem::Unreadable(e)))?;
     }
     Ok(certs)
 }
 
 /// Every CERTIFICATE block of a PEM text, whatever became of its line breaks.
 fn pem_certificates(text: &str, source: &str) -> Result<Vec<Vec<u8>>, ConfigError> {
+    let wrong = |problem| ConfigError::Ca { given: source.to_string(), problem };
     let mut certs = Vec::new();
     let mut rest = text;
     while let Some(start) = rest.find(BEGIN) {
         let after = &rest[start + BEGIN.len()..];
-        let end = after.find(END).ok_or_else(|| {
-            ConfigError::new(format!("{source}: a PEM certificate starts but never ends ({END} is missing)"))
-        })?;
+        let end = after.find(END).ok_or_else(|| wrong(CaProblem::Unterminated))?;
         let body: String = after[..end].chars().filter(|c| !c.is_whitespace()).collect();
-        let der = B64
-            .decode(body.as_bytes())
-            .map_err(|_| ConfigError::new(format!("{source}: the PEM certificate's body is not valid base64")))?;
+        let der = B64.decode(body.as_bytes()).map_err(|_| wrong(CaProblem::NotBase64))?;
         certs.push(der);
         rest = &after[end + END.len()..];
     }
     if certs.is_empty() {
-        return Err(ConfigError::new(format!("{source}: no certificate found")));
+        return Err(wrong(CaProblem::NoCertificate));
     }
     Ok(certs)
 }
@@ -101,11 +97,13 @@ mod tests {
 
     #[test]
     fn garbage_names_its_source() {
-        assert!(parse_ca(b"", "--ca-file ca.crt").unwrap_err().0.starts_with("--ca-file ca.crt: the CA is empty"));
-        assert!(parse_ca(b"not a cert!", "--ca").unwrap_err().0.contains("neither PEM nor base64"));
+        assert!(
+            parse_ca(b"", "--ca-file ca.crt").unwrap_err().to_string().starts_with("--ca-file ca.crt: the CA is empty")
+        );
+        assert!(parse_ca(b"not a cert!", "--ca").unwrap_err().to_string().contains("neither PEM nor base64"));
         let broken = format!("{BEGIN}\nAAAA\n");
-        assert!(parse_ca(broken.as_bytes(), "--ca").unwrap_err().0.contains("never ends"));
+        assert!(parse_ca(broken.as_bytes(), "--ca").unwrap_err().to_string().contains("never ends"));
         let b64_of_text = B64.encode("hello world");
-        assert!(parse_ca(b64_of_text.as_bytes(), "--ca").unwrap_err().0.contains("cannot be read"));
+        assert!(parse_ca(b64_of_text.as_bytes(), "--ca").unwrap_err().to_string().contains("cannot be read"));
     }
 }

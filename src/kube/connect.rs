@@ -8,7 +8,7 @@ use secrecy::{ExposeSecret, SecretString};
 
 use super::address::parse_address;
 use super::ca::parse_ca;
-use crate::error::{ConfigError, Redactor};
+use crate::error::{AddressError, ConfigError, Redactor};
 
 /// The environment variable that may carry the token.
 pub const TOKEN_ENV: &str = "DUMBMONIT_TOKEN";
@@ -144,32 +144,22 @@ pub async fn connect(o: &ConnectOptions) -> Result<Connection, ConfigError> {
     let kubeconfig_flags = o.kubeconfig.is_some() || o.context.is_some();
     let mut conn = if o.in_cluster {
         if o.address.is_some() || kubeconfig_flags || direct_flags {
-            return Err(ConfigError::new(
-                "--in-cluster uses the mounted service account: give no ADDRESS, token, CA or kubeconfig with it",
-            ));
+            return Err(ConfigError::InClusterWithOthers);
         }
-        let config = kube::Config::incluster().map_err(|e| ConfigError::new(format!("--in-cluster: {e}")))?;
+        let config = kube::Config::incluster().map_err(ConfigError::InCluster)?;
         from_config(config)
     } else if let Some(address) = &o.address {
         if kubeconfig_flags {
-            return Err(ConfigError::new(
-                "Give either an ADDRESS (with --token-file and --ca-file) or --kubeconfig/--context, not both",
-            ));
+            return Err(ConfigError::AddressAndKubeconfig);
         }
         direct(address, o)?
     } else if kubeconfig_flags || default_kubeconfig_exists() {
         if direct_flags {
-            return Err(ConfigError::new(
-                "--token, --token-file, --ca, --ca-file and --insecure-skip-tls-verify go with an ADDRESS; \
-                 a kubeconfig carries its own",
-            ));
+            return Err(ConfigError::DirectWithKubeconfig);
         }
         kubeconfig(o).await?
     } else {
-        return Err(ConfigError::new(
-            "No cluster given: pass the API server's ADDRESS (with --token-file and --ca-file), --kubeconfig FILE, \
-             or --in-cluster",
-        ));
+        return Err(ConfigError::NoCluster);
     };
     let c = &mut conn.config;
     // A monitor must see outages: no retries of 429/503/504 behind its back.
@@ -202,19 +192,20 @@ fn direct(address: &str, o: &ConnectOptions) -> Result<Connection, ConfigError> 
     let ca = match (&o.ca, &o.ca_file) {
         (Some(v), None) => Some(parse_ca(v.as_bytes(), "--ca")?),
         (None, Some(f)) => {
-            let source = format!("--ca-file {}", f.display());
-            let bytes = std::fs::read(f).map_err(|e| ConfigError::new(format!("{source}: {e}")))?;
-            Some(parse_ca(&bytes, &source)?)
+            let bytes = std::fs::read(f).map_err(|source| ConfigError::FlagFile {
+                flag: "--ca-file",
+                path: f.clone(),
+                source,
+            })?;
+            Some(parse_ca(&bytes, &format!("--ca-file {}", f.display()))?)
         }
         (None, None) => None,
-        (Some(_), Some(_)) => return Err(ConfigError::new("Give the CA once: --ca or --ca-file, not both")),
+        (Some(_), Some(_)) => return Err(ConfigError::CaTwice),
     };
     if ca.is_some() && o.insecure_skip_tls_verify {
-        return Err(ConfigError::new(
-            "--insecure-skip-tls-verify skips every certificate check: it makes no sense with a CA",
-        ));
+        return Err(ConfigError::InsecureWithCa);
     }
-    let uri: http::Uri = url.parse().map_err(|e| ConfigError::new(format!("Not a valid address: {url} ({e})")))?;
+    let uri: http::Uri = url.parse().map_err(|source| AddressError::Invalid { text: url.clone(), source })?;
     let mut config = kube::Config::new(uri);
     config.root_cert = ca;
     config.accept_invalid_certs = o.insecure_skip_tls_verify;
@@ -227,21 +218,19 @@ fn direct(address: &str, o: &ConnectOptions) -> Result<Connection, ConfigError> 
 /// `--token-file`, else `--token`, else `$DUMBMONIT_TOKEN`.
 fn read_token(o: &ConnectOptions) -> Result<String, ConfigError> {
     let token = match (&o.token_file, &o.token) {
-        (Some(_), Some(_)) => return Err(ConfigError::new("Give the token once: --token or --token-file, not both")),
+        (Some(_), Some(_)) => return Err(ConfigError::TokenTwice),
         (Some(f), None) => std::fs::read_to_string(f)
-            .map_err(|e| ConfigError::new(format!("--token-file {}: {e}", f.display())))?
+            .map_err(|source| ConfigError::FlagFile { flag: "--token-file", path: f.clone(), source })?
             .trim()
             .to_string(),
         (None, Some(t)) => t.trim().to_string(),
         (None, None) => std::env::var(TOKEN_ENV).unwrap_or_default().trim().to_string(),
     };
     if token.is_empty() {
-        return Err(ConfigError::new(format!(
-            "No token: give --token-file FILE, --token TOKEN or the environment variable {TOKEN_ENV}"
-        )));
+        return Err(ConfigError::NoToken { env: TOKEN_ENV });
     }
     if token.chars().any(|c| c.is_control() || c == ' ') {
-        return Err(ConfigError::new("The token holds spaces or control characters: is it the right file?"));
+        return Err(ConfigError::TokenCharacters);
     }
     Ok(token)
 }
@@ -250,16 +239,13 @@ async fn kubeconfig(o: &ConnectOptions) -> Result<Connection, ConfigError> {
     let options = kube::config::KubeConfigOptions { context: o.context.clone(), cluster: None, user: None };
     let config = match &o.kubeconfig {
         Some(path) => {
-            let source = format!("--kubeconfig {}", path.display());
-            let kc =
-                kube::config::Kubeconfig::read_from(path).map_err(|e| ConfigError::new(format!("{source}: {e}")))?;
-            kube::Config::from_custom_kubeconfig(kc, &options)
-                .await
-                .map_err(|e| ConfigError::new(format!("{source}: {e}")))?
+            let failed = |source| ConfigError::Kubeconfig { path: Some(path.clone()), source };
+            let kc = kube::config::Kubeconfig::read_from(path).map_err(failed)?;
+            kube::Config::from_custom_kubeconfig(kc, &options).await.map_err(failed)?
         }
-        None => {
-            kube::Config::from_kubeconfig(&options).await.map_err(|e| ConfigError::new(format!("kubeconfig: {e}")))?
-        }
+        None => kube::Config::from_kubeconfig(&options)
+            .await
+            .map_err(|source| ConfigError::Kubeconfig { path: None, source })?,
     };
     Ok(from_config(config))
 }

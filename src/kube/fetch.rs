@@ -131,7 +131,7 @@ impl Fetcher {
     pub fn new(conn: &Connection, timeout: Duration) -> Result<Fetcher, ConfigError> {
         let serving = super::certificates::Slot::default();
         let client = client(&conn.config, &serving)
-            .map_err(|e| ConfigError::new(format!("Cannot set up the connection to {}: {e}", conn.address)))?;
+            .map_err(|source| ConfigError::Client { address: conn.address.clone(), source })?;
         let client_not_after = super::certificates::client_not_after(&conn.config.auth_info);
         Ok(Fetcher { client, address: conn.address.clone(), timeout, serving, client_not_after })
     }

@@ -3,10 +3,11 @@
 //! Each kind of object has a table of generators (name, help, type, samples of one object), in
 //! the manner of kube-state-metrics; the cluster-wide counters are a table over `Health`.
 
+pub mod cache;
 pub mod exposition;
 mod objects;
 
-use exposition::{Family, Kind, Sample};
+use exposition::{Family, Kind, Packed, Sample, pack, prerender};
 
 use crate::collect::{CollectionStat, Cycle};
 use crate::health::{Health, PodHealth};
@@ -92,6 +93,38 @@ pub fn monitor_families(up: bool, duration: std::time::Duration, stats: &[Collec
     ]
 }
 
+/// A cycle's series for `serve`'s /metrics, each with the `cluster` label first, rendered and
+/// compressed once.
+pub struct CycleSeries {
+    /// The object series of a good cycle (a failed cycle has none: the last good ones stay).
+    pub objects: Option<Vec<Packed>>,
+    /// The monitor's own series (`up`, durations, each collection's success).
+    pub own: Vec<Packed>,
+}
+
+/// The series of one cycle of `cluster`: its objects' when it was read (`health`), and its own.
+pub fn cycle_series(
+    cluster: &str,
+    health: Option<&Health>,
+    duration: std::time::Duration,
+    stats: &[CollectionStat],
+) -> CycleSeries {
+    CycleSeries {
+        objects: health.map(|h| labelled(cluster, cluster_families(h))),
+        own: labelled(cluster, monitor_families(health.is_some(), duration, stats)),
+    }
+}
+
+/// Families with the `cluster` label first, rendered and compressed.
+fn labelled(cluster: &str, mut families: Vec<Family>) -> Vec<Packed> {
+    for f in &mut families {
+        for s in &mut f.samples {
+            s.labels.insert(0, ("cluster", cluster.to_string()));
+        }
+    }
+    pack(prerender(&families))
+}
+
 /// The whole exposition of one cycle: the cluster's metrics when it succeeded, then the monitor's.
 pub fn render(cycle: &Cycle, health: Option<&Health>) -> String {
     let mut families = health.map(cluster_families).unwrap_or_default();
@@ -100,4 +133,42 @@ pub fn render(cycle: &Cycle, health: Option<&Health>) -> String {
     let rendered = exposition::prerender(&families);
     drop(families);
     exposition::join(rendered)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::collect::Collection;
+    use std::time::Duration;
+
+    #[test]
+    fn every_read_with_a_stat_has_its_success_and_duration() {
+        let stat = |collection, ok| CollectionStat { collection, duration: Duration::from_millis(250), ok };
+        let mut stats: Vec<CollectionStat> = Collection::ALL.iter().map(|&c| stat(c, true)).collect();
+        // Jobs refused, node metrics failed, pod metrics not served (no stat), the rest read.
+        stats.extend([
+            stat(Collection::ApiServices, true),
+            stat(Collection::NodeMetrics, false),
+            stat(Collection::Hpas, true),
+            stat(Collection::Jobs, false),
+            stat(Collection::CronJobs, true),
+        ]);
+        let text = exposition::encode(&monitor_families(true, Duration::from_secs(1), &stats));
+        for (c, ok) in [
+            ("pods", 1),
+            ("events", 1),
+            ("apiservices", 1),
+            ("node_metrics", 0),
+            ("hpas", 1),
+            ("jobs", 0),
+            ("cronjobs", 1),
+        ] {
+            let success = format!("\ndumbmonit_k8s_collection_success{{collection=\"{c}\"}} {ok}\n");
+            assert!(text.contains(&success), "{success:?} in {text}");
+            let duration = format!("\ndumbmonit_k8s_collection_duration_seconds{{collection=\"{c}\"}} 0.25\n");
+            assert!(text.contains(&duration), "{duration:?} in {text}");
+        }
+        assert!(!text.contains("pod_metrics"), "a read without a stat has no series: {text}");
+        assert!(text.contains("\ndumbmonit_k8s_up 1\n"));
+    }
 }

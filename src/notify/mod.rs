@@ -1,6 +1,7 @@
 //! Notifications: built from a cycle's transitions, queued in the persistent outbox with the
 //! cycle's state, delivered by a worker that never blocks a cycle, retried with backoff.
 
+pub mod events;
 pub mod payload;
 pub mod worker;
 
@@ -15,7 +16,7 @@ use hyper_util::rt::TokioExecutor;
 
 use crate::auth::Credentials;
 use crate::config::{NotifierConfig, NotifierKind, Purpose};
-use crate::error::{ConfigError, Redactor};
+use crate::error::{ConfigError, Problem, Redactor, Section};
 use crate::rules::{Alert, Transition};
 
 /// One configured destination.
@@ -36,14 +37,14 @@ impl Notifier {
     pub fn from_config(c: &NotifierConfig) -> Result<Notifier, ConfigError> {
         let name = c.name.clone().expect("names are given at load");
         let mut redactor = Redactor::default();
-        let credentials = c.credentials.credentials(&format!("notifier {name:?}"), Purpose::Sending)?;
+        let credentials = c.credentials.credentials(Section::Notifier(name.clone()), Purpose::Sending)?;
         if let Some(c) = &credentials {
             redactor.add(c.secret());
         }
         let auth = match credentials.as_ref().and_then(Credentials::authorization) {
             Some(a) => {
                 let mut v = HeaderValue::from_str(&a).map_err(|_| {
-                    ConfigError::new(format!("notifier {name:?}: the credentials hold invalid characters"))
+                    ConfigError::section(Section::Notifier(name.clone()), Problem::CredentialCharacters)
                 })?;
                 v.set_sensitive(true);
                 Some(v)
@@ -56,7 +57,7 @@ impl Notifier {
             NotifierKind::Alertmanager => format!("{base}/api/v2/alerts"),
         };
         let endpoint: http::Uri =
-            url.parse().map_err(|e| ConfigError::new(format!("notifier {name:?}: field `url`: {e}")))?;
+            url.parse().map_err(|e| ConfigError::section(Section::Notifier(name.clone()), Problem::Url(e)))?;
         let shown = match endpoint.authority() {
             Some(a) if a.as_str().contains('@') => {
                 url.replacen(a.as_str(), a.as_str().rsplit('@').next().unwrap_or(""), 1)
@@ -103,6 +104,23 @@ pub fn idempotency_key(body: &str) -> String {
     format!("{h:016x}")
 }
 
+/// Why a notification was not delivered. What it says is cleaned of the notifier's secrets.
+#[derive(Debug, thiserror::Error)]
+pub enum PostError {
+    /// The request could not be made.
+    #[error("{detail}")]
+    Request { detail: String },
+    /// No connection, or it broke: the error and its sources, in one line.
+    #[error("{detail}")]
+    Unreachable { detail: String },
+    /// The receiver answered other than 2xx; `body`: the start of what it said, on one line.
+    #[error("{status}: {body}")]
+    Refused { status: http::StatusCode, body: String },
+    /// No answer within the notifier's timeout.
+    #[error("no answer within {} s", .after.as_secs_f64())]
+    Timeout { after: Duration },
+}
+
 /// The HTTP client of every notifier: HTTP or HTTPS with the system's roots.
 #[derive(Clone)]
 pub struct Client {
@@ -132,8 +150,8 @@ impl Client {
         Client { inner: HyperClient::builder(TokioExecutor::new()).build(https) }
     }
 
-    /// POSTs a JSON body; Ok on a 2xx answer, else a short reason (never the credentials).
-    pub async fn post(&self, n: &Notifier, body: &str) -> Result<(), String> {
+    /// POSTs a JSON body; Ok on a 2xx answer, else why (never the credentials).
+    pub async fn post(&self, n: &Notifier, body: &str) -> Result<(), PostError> {
         let mut request = http::Request::post(n.endpoint.clone())
             .header(CONTENT_TYPE, "application/json")
             .header(USER_AGENT, concat!("dumbmonit/", env!("CARGO_PKG_VERSION")))
@@ -141,21 +159,28 @@ impl Client {
         if let Some(a) = &n.auth {
             request = request.header(AUTHORIZATION, a.clone());
         }
-        let request = request.body(Full::new(Bytes::from(body.to_string()))).map_err(|e| e.to_string())?;
+        let clean = |text: String| n.redactor.clean_owned(text);
+        let request = request
+            .body(Full::new(Bytes::from(body.to_string())))
+            .map_err(|e| PostError::Request { detail: clean(e.to_string()) })?;
         let exchange = async {
-            let response = self.inner.request(request).await.map_err(|e| describe(&e))?;
+            let response = self
+                .inner
+                .request(request)
+                .await
+                .map_err(|e| PostError::Unreachable { detail: clean(describe(&e)) })?;
             let status = response.status();
             let text = response.into_body().collect().await.map(|b| b.to_bytes()).unwrap_or_default();
             if status.is_success() {
                 Ok(())
             } else {
                 let text = String::from_utf8_lossy(&text);
-                Err(format!("{status}: {}", crate::health::why::clean_line(&text, 200)))
+                Err(PostError::Refused { status, body: clean(crate::health::why::clean_line(&text, 200)) })
             }
         };
         match tokio::time::timeout(n.timeout, exchange).await {
-            Ok(r) => r.map_err(|e| n.redactor.clean(&e)),
-            Err(_) => Err(format!("no answer within {} s", n.timeout.as_secs_f64())),
+            Ok(r) => r,
+            Err(_) => Err(PostError::Timeout { after: n.timeout }),
         }
     }
 }
@@ -193,6 +218,6 @@ mod tests {
         let n = notifier("bearer_token = \"tok-1234567890\"").unwrap();
         assert_eq!(n.auth.as_ref().unwrap(), "Bearer tok-1234567890");
         let e = notifier("bearer_token_file = \"/nonexistent/token\"").err().unwrap();
-        assert!(e.0.starts_with("notifier \"hook\": field `bearer_token_file` /nonexistent/token:"), "{e}");
+        assert!(e.to_string().starts_with("notifier \"hook\": field `bearer_token_file` /nonexistent/token:"), "{e}");
     }
 }

@@ -9,7 +9,9 @@ use std::time::Duration;
 use jiff::{SignedDuration, Timestamp};
 use tokio::sync::{Notify, watch};
 
+use super::events::{DeliveryFailed, NotMarkedSent, NotifierGone, OutboxUnreadable, ResendFailed};
 use super::{Client, Notifier};
+use crate::logs::Event;
 use crate::rules::Alert;
 use crate::state::Store;
 
@@ -66,10 +68,6 @@ pub fn backoff(attempts: i64) -> Duration {
     Duration::from_secs(1u64 << attempts.clamp(1, 8))
 }
 
-fn log(message: &str) {
-    eprintln!("{} {message}", Timestamp::now().round(jiff::Unit::Second).unwrap_or(Timestamp::now()));
-}
-
 impl Delivery {
     /// Delivers what is due, each notifier's notifications strictly in order: while its oldest
     /// waits for a retry, the ones after it wait too. Returns true when the outbox is empty.
@@ -79,7 +77,7 @@ impl Delivery {
         let queued = match self.store.lock().expect("store lock").queued(500) {
             Ok(q) => q,
             Err(e) => {
-                log(&format!("cannot read the notification outbox: {e}"));
+                OutboxUnreadable { error: &e }.emit();
                 return false;
             }
         };
@@ -93,7 +91,7 @@ impl Delivery {
                 continue;
             }
             let Some(n) = notifiers.iter().find(|n| n.name == q.notifier) else {
-                log(&format!("notifier {:?} is no longer configured: its queued notification is dropped", q.notifier));
+                NotifierGone { notifier: &q.notifier }.emit();
                 let _ = self.store.lock().expect("store lock").delivered(q.id);
                 continue;
             };
@@ -101,7 +99,7 @@ impl Delivery {
                 Ok(()) => {
                     *self.counters.lock().expect("counters lock").sent.entry(n.name.clone()).or_default() += 1;
                     if let Err(e) = self.store.lock().expect("store lock").delivered(q.id) {
-                        log(&format!("notification to {} sent, but cannot be marked sent: {e}", n.name));
+                        NotMarkedSent { notifier: &n.name, error: &e }.emit();
                     }
                 }
                 Err(e) => {
@@ -109,13 +107,15 @@ impl Delivery {
                     *self.counters.lock().expect("counters lock").failed.entry(n.name.clone()).or_default() += 1;
                     let wait = backoff(q.attempts + 1);
                     let next = now + SignedDuration::try_from(wait).expect("at most 256 s");
-                    log(&format!(
-                        "notification to {} ({}) failed, attempt {}: {e}; next try in {} s",
-                        n.name,
-                        n.shown,
-                        q.attempts + 1,
-                        wait.as_secs()
-                    ));
+                    let e = e.to_string();
+                    DeliveryFailed {
+                        notifier: &n.name,
+                        endpoint: &n.shown,
+                        attempt: q.attempts + 1,
+                        error: &e,
+                        retry_in: wait,
+                    }
+                    .emit();
                     let _ = self.store.lock().expect("store lock").retry_later(q.id, next, &e);
                 }
             }
@@ -133,7 +133,7 @@ impl Delivery {
             for (n, body) in bodies {
                 if let Err(e) = self.client.post(n, &body).await {
                     *self.counters.lock().expect("counters lock").failed.entry(n.name.clone()).or_default() += 1;
-                    log(&format!("re-sending the firing alerts to {} ({}) failed: {e}", n.name, n.shown));
+                    ResendFailed { notifier: &n.name, endpoint: &n.shown, error: &e.to_string() }.emit();
                 }
             }
         }

@@ -79,9 +79,11 @@ struct ErrorInfo {
 
 /// The document for a cycle; `message` is the (redacted) error text of a failed one.
 pub fn render(address: &str, cycle: &Cycle, health: Option<&Health>, message: Option<&str>) -> String {
+    // The eight core reads, as always: the optional reads' stats are for the metrics.
     let collections = cycle
         .stats
         .iter()
+        .filter(|s| !s.collection.optional())
         .map(|s| CollectionInfo {
             collection: s.collection.name(),
             duration_seconds: s.duration.as_secs_f64(),

@@ -2,7 +2,7 @@
 
 use std::collections::{BTreeMap, HashMap};
 
-use jiff::{SignedDuration, Timestamp};
+use jiff::Timestamp;
 
 use super::engine::{PodMemory, RuleState, Transition};
 
@@ -11,22 +11,15 @@ use super::engine::{PodMemory, RuleState, Transition};
 mod tests;
 use super::{
     AGGREGATED_API_UNAVAILABLE, CERTIFICATE_EXPIRING, CRASHLOOP_WINDOW, CRONJOB_MISSED, FLAPPING_CHANGES,
-    FLAPPING_WINDOW, HPA_METRICS_UNAVAILABLE, JOB_FAILED, MONITOR_UNREACHABLE, NODE_FLAPPING, NODE_NOT_READY,
-    NODE_PRESSURE, Observation, POD_CRASH_LOOPING, POD_PENDING, POD_RESTARTING, POD_STUCK_TERMINATING, PVC_PENDING,
-    RESTART_THRESHOLD, RESTART_WINDOW, ROLLOUT_PATIENCE, ROLLOUT_STUCK, TERMINATING_PATIENCE, UNREACHABLE_AFTER,
-    VERSION_SKEW, WORKLOAD_REPLICAS_MISSING,
+    HPA_METRICS_UNAVAILABLE, JOB_FAILED, MONITOR_UNREACHABLE, NODE_FLAPPING, NODE_NOT_READY, NODE_PRESSURE,
+    Observation, POD_CRASH_LOOPING, POD_PENDING, POD_RESTARTING, POD_STUCK_TERMINATING, PVC_PENDING, RESTART_THRESHOLD,
+    RESTART_WINDOW, ROLLOUT_STUCK, TERMINATING_PATIENCE, UNREACHABLE_AFTER, VERSION_SKEW, WORKLOAD_REPLICAS_MISSING,
 };
-use crate::collect::WorkloadKind;
+use crate::health::memory::within;
 use crate::health::{CERTIFICATE_URGENT, Health, PodHealth};
 
 fn labels(pairs: &[(&str, &str)]) -> BTreeMap<String, String> {
     pairs.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect()
-}
-
-/// Whether `t` lies in the window (now − window, now]: a sighting exactly one window old is out,
-/// so a crash loop last seen at 12:00 no longer counts at 12:10.
-fn within(now: Timestamp, t: Timestamp, window: std::time::Duration) -> bool {
-    now.duration_since(t) < SignedDuration::try_from(window).expect("small windows")
 }
 
 fn pod_labels(p: &PodHealth) -> BTreeMap<String, String> {
@@ -40,52 +33,10 @@ fn pod_description(p: &PodHealth) -> String {
 }
 
 impl RuleState {
-    /// Adds to `h` what only a memory of earlier cycles tells: each node's Ready changes within
-    /// the flapping window, and which StatefulSet and DaemonSet updates made no progress for
-    /// [`ROLLOUT_PATIENCE`].
-    pub fn remember(&mut self, now: Timestamp, h: &mut Health) {
-        let mut readiness = HashMap::with_capacity(h.nodes.len());
-        for n in &mut h.nodes {
-            let (last, mut changes) = self.readiness.remove(&n.name).unwrap_or((n.ready, Vec::new()));
-            if last != n.ready {
-                changes.push(now);
-            }
-            changes.retain(|t| within(now, *t, FLAPPING_WINDOW));
-            n.ready_transitions = changes.len() as u32;
-            readiness.insert(n.name.clone(), (n.ready, changes));
-        }
-        self.readiness = readiness;
-
-        let mut rollouts = HashMap::new();
-        for w in h.workloads.iter_mut().filter(|w| w.kind != WorkloadKind::Deployment && w.updating) {
-            let key = (w.kind.as_str().to_string(), w.namespace.clone(), w.name.clone());
-            let (updated, since) = match self.rollouts.remove(&key) {
-                Some((updated, since)) if updated == w.updated => (updated, since),
-                _ => (w.updated, now),
-            };
-            if !within(now, since, ROLLOUT_PATIENCE) {
-                w.rollout_stuck = true;
-                w.why.insert(
-                    0,
-                    format!(
-                        "its update has made no progress for {} min: {} of {} replicas updated",
-                        now.duration_since(since).as_secs() / 60,
-                        w.updated,
-                        w.desired
-                    ),
-                );
-            }
-            rollouts.insert(key, (updated, since));
-        }
-        self.rollouts = rollouts;
-        h.counts.rollouts_stuck = h.workloads.iter().filter(|w| w.rollout_stuck).count() as u64;
-    }
-
-    /// Evaluates every rule after a successful cycle; first adds to `h` what the rules remember
-    /// (see [`RuleState::remember`]).
-    pub fn observe(&mut self, now: Timestamp, cluster: &str, h: &mut Health) -> Vec<Transition> {
-        self.remember(now, h);
-        let h = &*h;
+    /// Evaluates every rule after a successful cycle, on its final health: what only earlier
+    /// cycles tell (Ready changes, updates without progress) is already in it, derived with
+    /// [`RuleState::memory`] by `health::assess_with`.
+    pub fn observe(&mut self, now: Timestamp, cluster: &str, h: &Health) -> Vec<Transition> {
         let mut obs = Vec::new();
         for n in &h.nodes {
             let flapping = n.ready_transitions > FLAPPING_CHANGES;

@@ -77,11 +77,10 @@ pub struct RuleState {
     pub failures: u32,
     /// The last cycle evaluated, successful or not.
     pub last_cycle: Option<Timestamp>,
-    /// By node: its Ready at the last cycle, and when it changed within the flapping window.
-    pub readiness: HashMap<String, (bool, Vec<Timestamp>)>,
-    /// By (kind, namespace, name) of a StatefulSet or DaemonSet being updated: its updated
-    /// replicas, and since when they are that many.
-    pub rollouts: HashMap<(String, String, String), (i64, Timestamp)>,
+    /// What the derivation remembers of the cluster between cycles, kept beside the rules' state
+    /// so that both move, are checkpointed and are restored together: handed to
+    /// `health::assess_with` before the rules see the health.
+    pub memory: crate::health::Memory,
 }
 
 /// `alertname{k="v",…}` over the object's labels: an alert's identity, whatever its severity.

@@ -154,10 +154,10 @@ pub const RESTART_WINDOW: Duration = minutes(60);
 pub const RESTART_THRESHOLD: i64 = 5;
 /// Failed cycles in a row before `KubernetesMonitorUnreachable` fires.
 pub const UNREACHABLE_AFTER: u32 = 2;
-/// How long a StatefulSet's or DaemonSet's update may make no progress before it is stuck.
-pub const ROLLOUT_PATIENCE: Duration = minutes(15);
-/// The window over which a node's Ready changes are counted, and how many make it flap.
-pub const FLAPPING_WINDOW: Duration = minutes(15);
+/// How long a StatefulSet's or DaemonSet's update may make no progress before it is stuck, and
+/// the window over which a node's Ready changes are counted: the derivation's, which remembers.
+pub use crate::health::memory::{FLAPPING_WINDOW, ROLLOUT_PATIENCE};
+/// More Ready changes than this within [`FLAPPING_WINDOW`] make a node flap.
 pub const FLAPPING_CHANGES: u32 = 2;
 /// How long past its grace period a pod may stay before `KubernetesPodStuckTerminating`.
 pub const TERMINATING_PATIENCE: Duration = minutes(15);

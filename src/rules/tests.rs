@@ -84,7 +84,7 @@ fn timeline(minutes: i64, at: impl Fn(i64) -> Option<Health>) -> Vec<(i64, Strin
     let mut out = Vec::new();
     for m in 0..minutes {
         let transitions: Vec<Transition> = match at(m) {
-            Some(h) => state.observe(t(m), "lab", &mut h.clone()),
+            Some(h) => state.observe(t(m), "lab", &h),
             None => state.observe_failure(
                 t(m),
                 "lab",
@@ -123,7 +123,7 @@ fn pressure_fires_per_node_and_condition() {
         let mut n = node("n1", true);
         n.pressure = vec![("memory".into(), true), ("disk".into(), true), ("network".into(), true)];
         h.nodes = vec![n];
-        let tr = state.observe(t(m), "lab", &mut h.clone());
+        let tr = state.observe(t(m), "lab", &h);
         if m < 5 {
             assert!(tr.is_empty(), "minute {m}");
         } else {
@@ -194,7 +194,7 @@ fn restarts_count_across_a_reset_and_yield_to_the_crash_loop_rule() {
     for (m, &r) in counts.iter().enumerate() {
         let mut h = health(m as i64);
         h.pods = vec![pod("api-1", r)];
-        for tr in state.observe(t(m as i64), "lab", &mut h.clone()) {
+        for tr in state.observe(t(m as i64), "lab", &h) {
             assert_eq!(tr.alert.alertname, "KubernetesPodRestarting");
             assert_eq!(tr.alert.summary, "Pod shop/api-1 restarted 6 times in the last hour");
             fired_at = Some(m);
@@ -233,7 +233,7 @@ fn missing_replicas_escalate_after_an_hour_of_firing() {
     for m in 0..=75 {
         let mut h = health(m);
         h.workloads = vec![workload(1)];
-        for tr in state.observe(t(m), "lab", &mut h.clone()) {
+        for tr in state.observe(t(m), "lab", &h) {
             seen.push((m, tr.state, tr.alert.severity, tr.previous_labels.map(|l| l["severity"].clone())));
         }
     }
@@ -327,7 +327,7 @@ fn alerts_carry_object_labels_and_the_why() {
         p.crashlooping = true;
         p.why = vec!["app: last exit code 137 (OOMKilled): SIGKILL: out of memory".into()];
         h.pods = vec![p];
-        tr = state.observe(t(m), "lab", &mut h.clone());
+        tr = state.observe(t(m), "lab", &h);
     }
     let a = &tr[0].alert;
     assert_eq!(a.summary, "Pod shop/api-7c9696d669-8tpp6 is crash-looping");
@@ -363,8 +363,8 @@ fn an_unavailable_aggregated_api_fires_after_five_minutes_and_an_unread_list_res
     let mut state = RuleState::default();
     let mut h = health(0);
     h.extras.apiservices = Some(vec![metrics_apiservice(false)]);
-    state.observe(t(0), "lab", &mut h.clone());
-    let fired = state.observe(t(5), "lab", &mut h.clone());
+    state.observe(t(0), "lab", &h);
+    let fired = state.observe(t(5), "lab", &h);
     let a = &fired[0].alert;
     assert_eq!(a.labels["apiservice"], "v1beta1.metrics.k8s.io");
     assert_eq!(a.labels["service"], "kube-system/metrics-server");

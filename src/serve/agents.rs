@@ -1,6 +1,6 @@
 //! Clusters read by a relay agent. The agent pushes each cycle (`collect::wire`); here each push
 //! is checked, put in order and taken by the same path as a cycle read by `serve` itself
-//! (`Watch::take`). Times are the agent's: a stretch the agent kept while the server was away is
+//! ([`super::path`]). Times are the agent's: a stretch the agent kept while the server was away is
 //! evaluated afterwards as it happened.
 //!
 //! Two failures stay apart: the agent reporting that it cannot read its API server (its message,
@@ -16,11 +16,12 @@ use jiff::{SignedDuration, Timestamp};
 use tokio::sync::{mpsc, watch};
 use tokio::time::Instant;
 
-use super::{Arrival, Shared, Watch, log, words};
+use super::path::{Arrival, Failure, Shared, Track};
 use crate::board::{AgentView, Door, Push, Reply};
-use crate::collect::wire::{Held, Outcome, Report, Settings, Stat};
+use crate::clock::{log, words};
 use crate::config::ClusterConfig;
 use crate::rules::RuleState;
+use crate::wire::{Held, Outcome, Report, Settings, Stat};
 
 /// How far ahead of the server's clock a cycle may be before it is refused.
 pub const FUTURE_BOUND: SignedDuration = SignedDuration::from_hours(1);
@@ -51,7 +52,7 @@ pub(super) fn open_door(shared: &Shared, c: &ClusterConfig, inbox: mpsc::Sender<
 
 /// Everything one agent's cluster carries between reports.
 struct Link {
-    watch: Watch,
+    track: Track,
     held: Held,
     ignored: Vec<String>,
     interval: Duration,
@@ -71,7 +72,7 @@ pub(super) async fn watch_agent(
 ) {
     let interval = c.interval.duration();
     let mut link = Link {
-        watch: Watch::load(&c.name, &shared),
+        track: Track::load(&c.name, &shared),
         held: Held::default(),
         ignored: c.connect.ignored_namespaces.clone(),
         interval,
@@ -104,29 +105,28 @@ impl Link {
     /// No report for two intervals: a failed cycle, at the agent's clock as last seen.
     async fn silent(&mut self, silence: Duration) {
         if self.checkpoint.is_none() {
-            self.checkpoint = Some(self.watch.state.clone());
+            self.checkpoint = Some(self.track.state.clone());
         }
         let estimate = Timestamp::now() + self.skew;
         // Time never goes backwards, whatever the skew did.
-        let time = match self.watch.state.last_cycle {
+        let time = match self.track.state.last_cycle {
             Some(last) if estimate <= last => last + SignedDuration::from_secs(1),
             _ => estimate,
         };
-        let message =
-            format!("No report from the agent for {}", words(SignedDuration::try_from(silence).unwrap_or_default()));
         let arrival = Arrival {
             time,
             duration: Duration::ZERO,
             stats: Vec::new(),
-            outcome: Err(message),
+            outcome: Err(Failure::NoReport(SignedDuration::try_from(silence).unwrap_or_default())),
             late: None,
             retracted: Vec::new(),
+            agent: None,
         };
-        self.watch.take(arrival).await;
+        self.track.take(arrival).await;
     }
 
     async fn take(&mut self, r: Report, received: Timestamp) -> Reply {
-        let name = self.watch.name.clone();
+        let name = self.track.name.clone();
         if r.time > received + FUTURE_BOUND {
             return Reply::Refused(format!(
                 "the cycle's time {} is more than {} ahead of this server's clock ({})",
@@ -140,7 +140,7 @@ impl Link {
         self.skew = r.sent.duration_since(received);
         // A cycle not newer than the last one taken is one the server has, unless it comes from
         // inside a stretch the server filled with "no report": then it is taken from before it.
-        let from_silence = match self.watch.state.last_cycle {
+        let from_silence = match self.track.state.last_cycle {
             Some(last) if r.time <= last => {
                 let inside = self.checkpoint.as_ref().is_some_and(|cp| cp.last_cycle.is_none_or(|t| r.time > t));
                 if !inside {
@@ -161,24 +161,18 @@ impl Link {
                 }
                 Err(e) => return Reply::UnknownBase(e.to_string()),
             },
-            Outcome::Error(m) => Err(format!("The agent reports: {m}")),
+            Outcome::Error(m) => Err(Failure::AgentReports(m)),
         };
         let mut retracted = Vec::new();
         if from_silence {
             let before = self.checkpoint.take().expect("checked above");
-            let provisional = std::mem::replace(&mut self.watch.state, before);
+            let provisional = std::mem::replace(&mut self.track.state, before);
             retracted = provisional.alerts.into_values().filter(|a| a.firing()).collect();
             log(&format!("cluster {name}: the agent's kept cycles arrive; taking them from {} on", r.time));
         }
         self.checkpoint = None;
         let held_back = r.sent.duration_since(r.time);
         let late = (held_back > SignedDuration::try_from(self.interval * 2).unwrap_or_default()).then_some(held_back);
-        let skew = self.skew;
-        let (address, note) = (r.address.clone(), r.note.clone());
-        self.watch.shared.board.update(&name, |v| {
-            v.address = address;
-            v.agent = Some(AgentView { last_report: Some(received), skew, note });
-        });
         let arrival = Arrival {
             time: r.time,
             duration: Duration::from_millis(r.duration_ms),
@@ -186,8 +180,9 @@ impl Link {
             outcome,
             late,
             retracted,
+            agent: Some((r.address, AgentView { last_report: Some(received), skew: self.skew, note: r.note })),
         };
-        self.watch.take(arrival).await;
+        self.track.take(arrival).await;
         Reply::Taken
     }
 }

@@ -11,6 +11,10 @@ use std::path::{Path, PathBuf};
 use jiff::Timestamp;
 use rusqlite::{Connection, OptionalExtension, params};
 
+mod clusters;
+
+pub use clusters::{StoredCluster, UnreadableSettings, Unsealed};
+
 use crate::rules::engine::PodMemory;
 use crate::rules::{Alert, RuleState};
 
@@ -23,8 +27,42 @@ pub enum StateError {
     Dir { dir: PathBuf, source: std::io::Error },
     #[error("The state database {file} cannot be used: {source}")]
     Db { file: PathBuf, source: rusqlite::Error },
-    #[error("The state database {file} holds something unreadable: {detail}")]
-    Corrupt { file: PathBuf, detail: String },
+    /// A row that the database holds cannot be read back.
+    #[error("The state database {file} holds something unreadable: {row}: {source}")]
+    Corrupt { file: PathBuf, row: Row, source: Unreadable },
+}
+
+/// Which stored value cannot be read back.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Row {
+    /// A cluster's last cycle time, as stored.
+    LastCycle { value: String },
+    /// An active alert, by its key.
+    Alert { key: String },
+    /// What the rules remember of a pod.
+    Pod { namespace: String, pod: String },
+    /// When a queued notification is next tried, by its id.
+    NextAttempt { id: i64 },
+}
+
+impl std::fmt::Display for Row {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Row::LastCycle { value } => write!(f, "last_cycle {value:?}"),
+            Row::Alert { key } => write!(f, "alert {key}"),
+            Row::Pod { namespace, pod } => write!(f, "pod {namespace}/{pod}"),
+            Row::NextAttempt { id } => write!(f, "outbox {id}: next_attempt"),
+        }
+    }
+}
+
+/// Why a stored value cannot be read back.
+#[derive(Debug, thiserror::Error)]
+pub enum Unreadable {
+    #[error(transparent)]
+    Time(#[from] jiff::Error),
+    #[error(transparent)]
+    Json(#[from] serde_json::Error),
 }
 
 /// A notification waiting to be delivered.
@@ -149,6 +187,22 @@ pub struct HistoryPoint {
     pub warning_events: i64,
 }
 
+impl HistoryPoint {
+    /// The point of a good cycle at `time`.
+    pub fn of(time: Timestamp, k: &crate::health::Counts) -> HistoryPoint {
+        HistoryPoint {
+            time: time.as_second(),
+            nodes: k.nodes as i64,
+            nodes_ready: k.nodes_ready as i64,
+            pods_running: k.pods_running as i64,
+            pods_pending: k.pods_pending as i64,
+            pods_failed: k.pods_failed as i64,
+            pods_crashlooping: k.pods_crashlooping as i64,
+            warning_events: k.warning_events as i64,
+        }
+    }
+}
+
 impl Store {
     /// Opens (or creates) the database in `dir`.
     /// The directory is made (or kept) mode 0700 and the database's files 0600: the audit list,
@@ -208,8 +262,8 @@ impl Store {
         StateError::Db { file: self.file.clone(), source }
     }
 
-    fn corrupt(&self, detail: String) -> StateError {
-        StateError::Corrupt { file: self.file.clone(), detail }
+    fn corrupt(&self, row: Row, source: impl Into<Unreadable>) -> StateError {
+        StateError::Corrupt { file: self.file.clone(), row, source: source.into() }
     }
 
     /// A cluster's rule state as last committed (empty for a new cluster).
@@ -225,7 +279,7 @@ impl Store {
         if let Some((failures, last)) = row {
             state.failures = failures;
             state.last_cycle = match last {
-                Some(t) => Some(t.parse().map_err(|e| self.corrupt(format!("last_cycle {t:?}: {e}")))?),
+                Some(t) => Some(t.parse().map_err(|e: jiff::Error| self.corrupt(Row::LastCycle { value: t }, e))?),
                 None => None,
             };
         }
@@ -236,7 +290,8 @@ impl Store {
             .map_err(|e| self.db(e))?;
         drop(stmt);
         for (key, json) in rows {
-            let alert: Alert = serde_json::from_str(&json).map_err(|e| self.corrupt(format!("alert {key}: {e}")))?;
+            let alert: Alert =
+                serde_json::from_str(&json).map_err(|e| self.corrupt(Row::Alert { key: key.clone() }, e))?;
             state.alerts.insert(key, alert);
         }
         let mut stmt =
@@ -247,8 +302,8 @@ impl Store {
             .map_err(|e| self.db(e))?;
         drop(stmt);
         for (ns, pod, json) in rows {
-            let memory: PodMemory =
-                serde_json::from_str(&json).map_err(|e| self.corrupt(format!("pod {ns}/{pod}: {e}")))?;
+            let memory: PodMemory = serde_json::from_str(&json)
+                .map_err(|e| self.corrupt(Row::Pod { namespace: ns.clone(), pod: pod.clone() }, e))?;
             state.pods.insert((ns, pod), memory);
         }
         self.written_pods.insert(cluster.to_string(), state.pods.clone());
@@ -425,7 +480,7 @@ impl Store {
             .map_err(|e| self.db(e))?;
         rows.into_iter()
             .map(|(id, notifier, body, attempts, next)| {
-                let next_attempt = next.parse().map_err(|e| self.corrupt(format!("outbox {id}: next_attempt: {e}")))?;
+                let next_attempt = next.parse().map_err(|e: jiff::Error| self.corrupt(Row::NextAttempt { id }, e))?;
                 Ok(Queued { id, notifier, body, attempts, next_attempt })
             })
             .collect()
@@ -592,6 +647,46 @@ mod tests {
         next.pods.clear();
         store.commit_cycle("lab", &next, &[], None).unwrap();
         assert!(Store::open(dir.path()).unwrap().load("lab").unwrap().pods.is_empty());
+    }
+
+    #[test]
+    fn a_state_written_before_the_derivation_kept_its_own_memory_still_loads() {
+        // Rows as earlier versions wrote them, word for word: what the rules remember is stored
+        // as it was; the derivation's memory (Ready changes, updates without progress) never was
+        // stored, and starts empty after a restart as it always did.
+        let dir = tempfile::tempdir().unwrap();
+        let conn = Connection::open(dir.path().join(FILE)).unwrap();
+        conn.execute_batch(SCHEMA).unwrap();
+        conn.execute_batch(
+            r#"INSERT INTO clusters (cluster, failures, last_cycle) VALUES ('lab', 1, '2026-09-21T14:14:20Z');
+               INSERT INTO alerts (cluster, key, alert) VALUES ('lab', 'KubernetesNodeNotReady{node="n1"}',
+                 '{"alertname":"KubernetesNodeNotReady","severity":"warning","labels":{"node":"n1"},"summary":"Node n1 is not ready","description":"","active_at":"2026-09-21T14:13:20Z","fired_at":null,"escalated_at":null}');
+               INSERT INTO pods (cluster, namespace, pod, memory) VALUES ('lab', 'shop', 'api',
+                 '{"restarts":3,"increases":[["2026-09-21T14:13:50Z",3]],"crashloop_seen":"2026-09-21T14:14:20Z"}');"#,
+        )
+        .unwrap();
+        drop(conn);
+        let state = Store::open(dir.path()).unwrap().load("lab").unwrap();
+        let mut expected = RuleState { failures: 1, last_cycle: Some(t(60)), ..Default::default() };
+        expected.alerts.insert(
+            "KubernetesNodeNotReady{node=\"n1\"}".into(),
+            Alert {
+                alertname: "KubernetesNodeNotReady".into(),
+                severity: Severity::Warning,
+                labels: BTreeMap::from([("node".to_string(), "n1".to_string())]),
+                summary: "Node n1 is not ready".into(),
+                description: String::new(),
+                active_at: t(0),
+                fired_at: None,
+                escalated_at: None,
+            },
+        );
+        expected.pods.insert(
+            ("shop".into(), "api".into()),
+            PodMemory { restarts: 3, increases: vec![(t(30), 3)], crashloop_seen: Some(t(60)) },
+        );
+        assert_eq!(state, expected);
+        assert_eq!(state.memory, crate::health::Memory::default());
     }
 
     #[test]

@@ -23,14 +23,17 @@ use axum::response::Response;
 use http::{Method, StatusCode};
 use http_body_util::{BodyExt, Limited};
 use tokio::sync::Semaphore;
+use tracing::Instrument;
 
+use super::events::{AgentRefused, WholeSnapshotAsked, agent_request};
 use super::{JSON, respond};
 use crate::board::{Board, Knock, Push, Reply};
-use crate::clock::{log, shortened};
+use crate::clock::shortened;
+use crate::logs::Event;
+use crate::wire::{Answer, CLUSTER_HEADER, Report, ReportError, Settings};
 
 /// At most this many bytes of a path or header are put in a log line.
 const SHOWN: usize = 200;
-use crate::collect::wire::{Answer, Report};
 
 /// The largest report taken, as sent (gzip) and once inflated.
 pub const MAX_BODY: usize = 64 * 1024 * 1024;
@@ -72,24 +75,40 @@ impl std::io::Read for Chunks {
     }
 }
 
-use crate::collect::wire::CLUSTER_HEADER;
+/// The answer to a report that cannot be read: 413 for one too large once inflated, 400 for
+/// anything else that is not a report this server reads.
+fn status_of(e: &ReportError) -> StatusCode {
+    match e {
+        ReportError::TooLarge { .. } => StatusCode::PAYLOAD_TOO_LARGE,
+        ReportError::Unreadable { .. }
+        | ReportError::NotGzip { .. }
+        | ReportError::NotJson { .. }
+        | ReportError::NotReport { .. }
+        | ReportError::Format { .. }
+        | ReportError::UnknownBase { .. } => StatusCode::BAD_REQUEST,
+    }
+}
 
-fn answer(
-    status: StatusCode,
-    word: &str,
-    message: Option<String>,
-    settings: Option<crate::collect::wire::Settings>,
-) -> Response {
+fn answer(status: StatusCode, word: &str, message: Option<String>, settings: Option<Settings>) -> Response {
     let body = Answer { status: word.into(), message, settings };
     respond(status, JSON, serde_json::to_string(&body).expect("an answer serializes"))
 }
 
 fn refuse(status: StatusCode, message: String) -> Response {
-    log(&format!("agent request refused ({}): {message}", status.as_u16()));
+    AgentRefused { status: status.as_u16(), reason: &message }.emit();
     answer(status, "refused", Some(message), None)
 }
 
+/// Every line logged about a request carries the cluster it named (`agent`) and the one its
+/// token opened (`cluster`).
 pub async fn handle(State(board): State<Arc<Board>>, req: Request) -> Response {
+    let named =
+        req.headers().get(CLUSTER_HEADER).and_then(|v| v.to_str().ok()).map(|c| shortened(c, SHOWN).into_owned());
+    let span = agent_request(named.as_deref());
+    take(board, req).instrument(span).await
+}
+
+async fn take(board: Arc<Board>, req: Request) -> Response {
     let (parts, body) = req.into_parts();
     let header = |name: &str| parts.headers.get(name).and_then(|v| v.to_str().ok()).map(str::to_string);
     let token = header("authorization")
@@ -123,6 +142,7 @@ pub async fn handle(State(board): State<Arc<Board>>, req: Request) -> Response {
         }
     };
     let name = settings.cluster.clone();
+    tracing::Span::current().record("cluster", name.as_str());
     if !is_push {
         return answer(StatusCode::OK, "ok", None, Some(settings));
     }
@@ -176,10 +196,10 @@ pub async fn handle(State(board): State<Arc<Board>>, req: Request) -> Response {
     .await;
     let report = match parsed {
         Ok(Ok(r)) => r,
-        Ok(Err(e)) if e.starts_with("larger than") => {
-            return refuse(StatusCode::PAYLOAD_TOO_LARGE, format!("cluster {name}: the report is {e}"));
+        Ok(Err(e @ ReportError::TooLarge { .. })) => {
+            return refuse(status_of(&e), format!("cluster {name}: the report is {e}"));
         }
-        Ok(Err(e)) => return refuse(StatusCode::BAD_REQUEST, format!("cluster {name}: {e}")),
+        Ok(Err(e)) => return refuse(status_of(&e), format!("cluster {name}: {e}")),
         Err(_) => return refuse(StatusCode::INTERNAL_SERVER_ERROR, format!("cluster {name}: the report was not read")),
     };
     let (tx, rx) = tokio::sync::oneshot::channel();
@@ -191,10 +211,35 @@ pub async fn handle(State(board): State<Arc<Board>>, req: Request) -> Response {
         Ok(Reply::Taken) => answer(StatusCode::OK, "taken", None, Some(settings)),
         Ok(Reply::Duplicate) => answer(StatusCode::OK, "duplicate", None, Some(settings)),
         Ok(Reply::UnknownBase(m)) => {
-            log(&format!("cluster {name}: {m}; the agent sends the whole snapshot"));
+            WholeSnapshotAsked { cluster: &name, reason: &m }.emit();
             answer(StatusCode::CONFLICT, "unknown_base", Some(m), Some(settings))
         }
         Ok(Reply::Refused(m)) => refuse(StatusCode::UNPROCESSABLE_ENTITY, format!("cluster {name}: {m}")),
         Err(_) => refuse(StatusCode::SERVICE_UNAVAILABLE, format!("cluster {name} is being reconfigured")),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_report_too_large_is_413_and_any_other_unreadable_one_400() {
+        let bomb = {
+            use std::io::Write;
+            let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+            gz.write_all(&vec![b' '; 4 << 20]).unwrap();
+            gz.finish().unwrap()
+        };
+        let e = Report::parse(&bomb, 1 << 20).unwrap_err();
+        assert_eq!(e, ReportError::TooLarge { limit: 1 << 20 });
+        assert_eq!(status_of(&e), StatusCode::PAYLOAD_TOO_LARGE);
+        for body in [&b"nope"[..], b"{}", b"{\"format\": 7", &[0x1f, 0x8b, 0, 1, 2]] {
+            let e = Report::parse(body, 1 << 20).unwrap_err();
+            assert_eq!(status_of(&e), StatusCode::BAD_REQUEST, "{e}");
+        }
+        // Only the variant decides: a message that says "larger than" is no reason for a 413.
+        let e = ReportError::NotReport { detail: "larger than 1 MiB once inflated".into() };
+        assert_eq!(status_of(&e), StatusCode::BAD_REQUEST);
     }
 }

@@ -102,10 +102,7 @@ pub fn monitor(board: &Board) -> String {
         Some((p50, p99, max, samples)) => json!({"p50": p50, "p99": p99, "max": max, "samples": samples}),
         None => Value::Null,
     };
-    let (lag, commit) = {
-        let t = board.timings.lock().expect("timings lock");
-        (quantiles(&t.start_lag), quantiles(&t.commit))
-    };
+    let (lag, commit) = board.timings(|t| (quantiles(&t.start_lag), quantiles(&t.commit)));
     json!({
         "uptime_seconds": board.uptime().as_secs(),
         "cycle_start_lag_seconds": lag,

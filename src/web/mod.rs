@@ -11,6 +11,7 @@ pub mod admin;
 pub mod agent;
 pub mod api;
 pub mod charts;
+pub mod events;
 pub mod html;
 pub mod metrics;
 pub mod pages;
@@ -40,6 +41,8 @@ use tower_http::timeout::TimeoutLayer;
 
 use crate::auth::{Role, Verdict};
 use crate::board::{Board, Pages};
+use crate::error::{PagesError, TlsError};
+use crate::logs::Event;
 
 const CSP: &str = "default-src 'none'; style-src 'self'; img-src 'self' data:; frame-ancestors 'none'; base-uri 'none'; form-action 'self'";
 
@@ -58,7 +61,7 @@ const TEXT: &str = "text/plain; charset=utf-8";
 const REQUEST_TIMEOUT: Duration = Duration::from_secs(60);
 
 fn not_found(board: &Board, what: &str) -> Response {
-    let body = html::page("Not found", board.banner.as_deref(), maud::html! { h1 { "Not found" } p { (what) } });
+    let body = html::page("Not found", board.banner(), maud::html! { h1 { "Not found" } p { (what) } });
     respond(StatusCode::NOT_FOUND, HTML, body)
 }
 
@@ -70,7 +73,7 @@ pub fn router(board: Arc<Board>, https: bool, listen: SocketAddr) -> Router {
     };
     let mut probes = Router::new().route("/healthz", get(|| async { respond(StatusCode::OK, TEXT, "ok\n") }));
     if std::env::var(TEST_PANIC_ENV).is_ok_and(|v| v == "1") {
-        crate::clock::log(&format!("{TEST_PANIC_ENV}=1: GET /test/panic panics on purpose (for tests only)"));
+        events::PanicRouteOn { variable: TEST_PANIC_ENV }.emit();
         probes = probes.route("/test/panic", get(panic_on_purpose));
     }
     let router = Router::new()
@@ -145,7 +148,7 @@ fn panicked(payload: Box<dyn std::any::Any + Send + 'static>) -> Response {
         .map(String::as_str)
         .or_else(|| payload.downcast_ref::<&str>().copied())
         .unwrap_or("no message");
-    crate::clock::log(&format!("web: a request failed on an internal error (a panic: {why}); answered 500"));
+    events::HandlerPanicked { why }.emit();
     respond(StatusCode::INTERNAL_SERVER_ERROR, TEXT, "internal error: the server's log says more\n")
 }
 
@@ -165,7 +168,7 @@ async fn same_scheme(https: axum::Extension<admin::Https>, request: Request, nex
         && origin.parse::<http::Uri>().ok().and_then(|u| u.scheme_str().map(str::to_ascii_lowercase)).as_deref()
             != Some(ours)
     {
-        crate::clock::log("web: a change was refused: its Origin is not this server's scheme");
+        events::ChangeRefused::Origin.emit();
         return respond(StatusCode::FORBIDDEN, TEXT, "cross-origin request refused\n");
     }
     next.run(request).await
@@ -428,30 +431,34 @@ where
 }
 
 /// The TLS settings of `[tls]`: the certificate chain and key read from their PEM files.
-pub fn tls_config(t: &crate::config::TlsConfig) -> Result<rustls::ServerConfig, String> {
+pub fn tls_config(t: &crate::config::TlsConfig) -> Result<rustls::ServerConfig, TlsError> {
     use rustls_pki_types::pem::PemObject;
     use rustls_pki_types::{CertificateDer, PrivateKeyDer};
     let certs = CertificateDer::pem_file_iter(&t.cert_file)
         .and_then(|i| i.collect::<Result<Vec<_>, _>>())
-        .map_err(|e| format!("tls: field `cert_file` {}: {e}", t.cert_file.display()))?;
+        .map_err(|source| TlsError::File { field: "cert_file", path: t.cert_file.clone(), source })?;
     if certs.is_empty() {
-        return Err(format!("tls: field `cert_file` {}: no certificate in it", t.cert_file.display()));
+        return Err(TlsError::NoCertificate { path: t.cert_file.clone() });
     }
-    let key = PrivateKeyDer::from_pem_file(&t.key_file)
-        .map_err(|e| format!("tls: field `key_file` {}: {e}", t.key_file.display()))?;
+    let key = PrivateKeyDer::from_pem_file(&t.key_file).map_err(|source| TlsError::File {
+        field: "key_file",
+        path: t.key_file.clone(),
+        source,
+    })?;
     let provider = Arc::new(rustls::crypto::ring::default_provider());
     rustls::ServerConfig::builder_with_provider(provider)
         .with_safe_default_protocol_versions()
-        .map_err(|e| format!("tls: {e}"))?
+        .map_err(TlsError::Protocols)?
         .with_no_client_auth()
         .with_single_cert(certs, key)
-        .map_err(|e| format!("tls: the certificate and key of `cert_file` and `key_file` do not go together: {e}"))
+        .map_err(TlsError::Mismatch)
 }
 
 /// Binds the listen address, with a message that names it when that fails.
-fn bind(listen: SocketAddr) -> Result<std::net::TcpListener, String> {
-    let listener = std::net::TcpListener::bind(listen).map_err(|e| format!("Cannot listen on {listen}: {e}"))?;
-    listener.set_nonblocking(true).map_err(|e| format!("Cannot listen on {listen}: {e}"))?;
+fn bind(listen: SocketAddr) -> Result<std::net::TcpListener, PagesError> {
+    let failed = |source| PagesError::Listen { address: listen, source };
+    let listener = std::net::TcpListener::bind(listen).map_err(failed)?;
+    listener.set_nonblocking(true).map_err(failed)?;
     Ok(listener)
 }
 
@@ -470,12 +477,16 @@ impl Drop for WebSide {
 /// given), on a runtime of their own: with thousands of clusters, the cycles' TLS handshakes and
 /// decoding keep the main runtime's threads busy, and requests queued behind them (at 5,000
 /// clusters, /metrics p95 700 ms with the text ready). Runs until the answer is dropped.
-pub fn start(listen: SocketAddr, tls: Option<&crate::config::TlsConfig>, board: Arc<Board>) -> Result<Pages, String> {
+pub fn start(
+    listen: SocketAddr,
+    tls: Option<&crate::config::TlsConfig>,
+    board: Arc<Board>,
+) -> Result<Pages, PagesError> {
     let tls = tls.map(tls_config).transpose()?.map(Arc::new);
     let scheme = if tls.is_some() { "https" } else { "http" };
     let listener = bind(listen)?;
-    let address = listener.local_addr().map_err(|e| e.to_string())?;
-    let failed = |e: std::io::Error| format!("Cannot serve the pages: {e}");
+    let address = listener.local_addr().map_err(PagesError::Address)?;
+    let failed = PagesError::Runtime;
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(1)
         .thread_name("dumbmonit-web")

@@ -149,7 +149,7 @@ pub fn overview(board: &Board, query: &str) -> String {
 }
 
 fn page_of(title: &str, board: &Board, body: Markup) -> String {
-    page(title, board.banner.as_deref(), with_notices(board, body))
+    page(title, board.banner(), with_notices(board, body))
 }
 
 /// The page's body, after what the monitor must say about itself (the state cannot be saved).
@@ -236,7 +236,7 @@ pub fn cluster(board: &Board, name: &str, query: &str) -> Option<String> {
         (alerts(&c, now))
         (history(board, &c, now, week))
     };
-    Some(page(&format!("{} · DumbMonit", c.name), board.banner.as_deref(), with_notices(board, body)))
+    Some(page(&format!("{} · DumbMonit", c.name), board.banner(), with_notices(board, body)))
 }
 
 fn problems(board: &Board, c: &ClusterView, h: &Health, now: Timestamp) -> Markup {

@@ -8,9 +8,10 @@ use axum::response::Response;
 use super::refusal::FormError;
 use crate::auth::Role;
 use crate::board::Board;
-use crate::clock::log;
+use crate::logs::Event;
 use crate::secret::random_token;
 use crate::web::Checked;
+use crate::web::events::ChangeRefused;
 
 pub const SESSION_COOKIE: &str = "dumbmonit_session";
 
@@ -44,7 +45,7 @@ fn boot() -> &'static str {
 
 fn session_signature(board: &Board, id: &str, expires: i64) -> Option<String> {
     let fingerprint = board.protection().admin_fingerprint();
-    let key = board.secret_key.as_ref()?;
+    let key = board.secret_key()?;
     Some(key.sign(format!("session {id} {expires} {} {fingerprint}", boot()).as_bytes()))
 }
 
@@ -92,7 +93,7 @@ pub(super) fn session(board: &Board, headers: &HeaderMap, https: Https) -> Sessi
 /// password or token makes it invalid).
 pub(super) fn csrf_token(board: &Board, session: &Session) -> Option<String> {
     let fingerprint = board.protection().admin_fingerprint();
-    board.secret_key.as_ref().map(|k| k.sign(format!("csrf {} {fingerprint}", session.value).as_bytes()))
+    board.secret_key().map(|k| k.sign(format!("csrf {} {fingerprint}", session.value).as_bytes()))
 }
 
 /// A page answer, with the session cookie when it is new.
@@ -116,7 +117,7 @@ pub(super) fn may_change(board: &Board, headers: &HeaderMap, role: &Checked) -> 
     if !board.protection().has_admins() {
         return Err(FormError::ReadOnly);
     }
-    if board.secret_key.is_none() {
+    if board.secret_key().is_none() {
         return Err(FormError::NoSecretKey);
     }
     match &role.0 {
@@ -131,7 +132,7 @@ fn check_csrf(board: &Board, headers: &HeaderMap, https: Https, given: &str) -> 
     let s = session(board, headers, https);
     let expected = csrf_token(board, &s).unwrap_or_default();
     if s.new || expected.is_empty() || !crate::auth::constant_time_eq(expected.as_bytes(), given.as_bytes()) {
-        log("web: a change was refused: its CSRF token is missing or not this session's");
+        ChangeRefused::Csrf.emit();
         return Err(FormError::NotThisSession);
     }
     Ok(())

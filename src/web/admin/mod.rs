@@ -7,7 +7,7 @@
 //! and whose `Origin` (or `Sec-Fetch-Site`) is this server (tower-http's CSRF layer). No
 //! JavaScript: the pages keep their Content-Security-Policy.
 //!
-//! Tokens are write-only: sealed with the secret key before they are stored, never put back in
+//! Tokens are write-only: sealed with the secret key before they are stored (in `state`), never put back in
 //! a page, an answer, a log line or /metrics. An agent's token is shown once, in the answer that
 //! made it.
 //!
@@ -15,7 +15,7 @@
 //! - `form`: what the cluster form sends, its checks, and its page;
 //! - `refusal`: why a change is refused, one variant each, with the sentence the page shows;
 //! - `test_cycle`: the Test button, one cycle with what was entered, and the guide's help;
-//! - `store`: a change kept in the state directory (the token sealed), audited, told to serve;
+//! - `store`: a change kept in the state directory (its token sealed there), and audited;
 //! - `actions`: the handlers of the routes, and the agent's command.
 
 mod actions;
@@ -34,5 +34,5 @@ use crate::board::Board;
 
 /// A page of the forms, in the pages' frame.
 fn page_of(board: &Board, title: &str, body: Markup) -> String {
-    crate::web::html::still_page(title, board.banner.as_deref(), body)
+    crate::web::html::still_page(title, board.banner(), body)
 }

@@ -9,7 +9,7 @@ use maud::{Markup, html};
 use super::form::NAME_RULE;
 use super::page_of;
 use crate::board::Board;
-use crate::error::ConfigError;
+use crate::error::AddressError;
 use crate::state::StateError;
 use crate::web::{HTML, respond};
 
@@ -50,7 +50,7 @@ pub(super) enum FormError {
     NoAddress,
     /// An address that a cycle could not read (the same parsing as `check`'s).
     #[error("Address: {0}")]
-    Address(ConfigError),
+    Address(AddressError),
     /// A duration out of its range; `field` and `range` as the form says them.
     #[error("{field}: a duration from {range} is expected, such as 10s, 1m or 30")]
     Duration { field: &'static str, range: &'static str },
@@ -67,10 +67,9 @@ pub(super) enum FormError {
     Unsealable,
     #[error("Choose Test or Save")]
     NoAction,
-    #[error("the secret key is not available")]
-    NoKey,
+    /// The cluster could not be stored: why, as the store says it.
     #[error("{0}")]
-    NotStored(StateError),
+    NotStored(String),
 }
 
 impl FormError {
@@ -93,7 +92,6 @@ impl FormError {
             | TokenAgain
             | Unsealable
             | NoAction
-            | NoKey
             | NotStored(_) => return None,
         })
     }

@@ -13,6 +13,9 @@
 //! Per-pod usage of the Metrics API is not sent: the server shows node usage only, and per-pod
 //! usage changes at every cycle (at 150,000 pods it would be most of each push). Whether it
 //! could be read is sent.
+//!
+//! Not one of the collections: the protocol between `dumbmonit agent` and `serve`, over the
+//! snapshot that `collect` makes.
 
 use std::collections::HashMap;
 use std::hash::Hasher;
@@ -22,8 +25,8 @@ use jiff::Timestamp;
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 
-use super::optional::{Extras, Optional};
-use super::{Collection, CollectionStat, Event, Node, Pod, Pvc, Snapshot, Workload};
+use crate::collect::optional::{Extras, Optional};
+use crate::collect::{Collection, CollectionStat, Event, Node, Pod, Pvc, Snapshot, Workload};
 
 /// The header in which an agent may name its cluster.
 pub const CLUSTER_HEADER: &str = "dumbmonit-cluster";
@@ -259,9 +262,31 @@ pub struct Held {
     events: HashMap<u64, (Event, u32)>,
 }
 
-/// Why a delta cannot be applied.
-#[derive(Debug, PartialEq, thiserror::Error)]
-pub enum ApplyError {
+/// What is wrong with an agent's report: it cannot be read, or its difference cannot be
+/// applied. The server answers each with its own status (`web::agent`). A `detail` is serde's or
+/// flate2's words, at most 200 bytes of them: they may quote an agent's value, which may be
+/// hundreds of megabytes.
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
+pub enum ReportError {
+    /// The source failed before the report could be read.
+    #[error("not readable: {detail}")]
+    Unreadable { detail: String },
+    /// More than `limit` bytes of JSON once inflated.
+    #[error("larger than {} MiB once inflated", .limit / (1024 * 1024))]
+    TooLarge { limit: u64 },
+    /// Compressed, but not valid gzip.
+    #[error("not valid gzip: {detail}")]
+    NotGzip { detail: String },
+    /// Not JSON.
+    #[error("not a cycle report: {detail}")]
+    NotJson { detail: String },
+    /// JSON, but not a report.
+    #[error("not a cycle report: {detail}")]
+    NotReport { detail: String },
+    /// A report in another version of the format.
+    #[error("report format {format} is not {FORMAT}: agent and server versions differ")]
+    Format { format: u32 },
+    /// The difference from a cycle this server does not hold (it restarted, say).
     #[error("the report is the difference from the cycle of {base}, which this server does not hold")]
     UnknownBase { base: Timestamp },
 }
@@ -285,11 +310,11 @@ fn expand<T: Clone>(held: &HashMap<u64, (T, u32)>) -> Vec<T> {
 impl Held {
     /// Applies a report's delta and returns the snapshot of cycle `time`, which is then what
     /// is held. A delta from a base not held is refused before anything changes.
-    pub fn apply(&mut self, time: Timestamp, delta: Delta) -> Result<Snapshot, ApplyError> {
+    pub fn apply(&mut self, time: Timestamp, delta: Delta) -> Result<Snapshot, ReportError> {
         match delta.base {
             None => *self = Held::default(),
             Some(b) if self.time == Some(b) => {}
-            Some(base) => return Err(ApplyError::UnknownBase { base }),
+            Some(base) => return Err(ReportError::UnknownBase { base }),
         }
         self.time = Some(time);
         apply_list(&mut self.nodes, delta.nodes);
@@ -324,7 +349,7 @@ impl Report {
     }
 
     /// A report from its JSON, gzip-compressed or not, inflating at most `limit` bytes.
-    pub fn parse(bytes: &[u8], limit: u64) -> Result<Report, String> {
+    pub fn parse(bytes: &[u8], limit: u64) -> Result<Report, ReportError> {
         Self::read(bytes, limit)
     }
 
@@ -332,10 +357,13 @@ impl Report {
     /// the parser, which stops at `limit` bytes of JSON: a small body that inflates to much
     /// more is refused without being held. Every string the agent says of itself is cut at
     /// [`MAX_STRING`] bytes, and says so.
-    pub fn read(source: impl std::io::Read, limit: u64) -> Result<Report, String> {
+    pub fn read(source: impl std::io::Read, limit: u64) -> Result<Report, ReportError> {
         use std::io::BufRead;
         let mut source = std::io::BufReader::new(source);
-        let gzip = source.fill_buf().map_err(|e| format!("not readable: {e}"))?.starts_with(&[0x1f, 0x8b]);
+        let gzip = source
+            .fill_buf()
+            .map_err(|e| ReportError::Unreadable { detail: at_most(&e, 200) })?
+            .starts_with(&[0x1f, 0x8b]);
         let over = std::rc::Rc::new(std::cell::Cell::new(false));
         let parsed: Result<Report, serde_json::Error> = if gzip {
             let inflated = flate2::bufread::MultiGzDecoder::new(source);
@@ -349,14 +377,13 @@ impl Report {
         };
         let mut report = match parsed {
             Ok(r) => r,
-            Err(_) if over.get() => {
-                return Err(format!("larger than {} MiB once inflated", limit / (1024 * 1024)));
-            }
-            Err(e) if e.is_io() && gzip => return Err(format!("not valid gzip: {}", at_most(&e, 200))),
-            Err(e) => return Err(format!("not a cycle report: {}", at_most(&e, 200))),
+            Err(_) if over.get() => return Err(ReportError::TooLarge { limit }),
+            Err(e) if e.is_io() && gzip => return Err(ReportError::NotGzip { detail: at_most(&e, 200) }),
+            Err(e) if e.is_data() => return Err(ReportError::NotReport { detail: at_most(&e, 200) }),
+            Err(e) => return Err(ReportError::NotJson { detail: at_most(&e, 200) }),
         };
         if report.format != FORMAT {
-            return Err(format!("report format {} is not {FORMAT}: agent and server versions differ", report.format));
+            return Err(ReportError::Format { format: report.format });
         }
         report.cap_strings();
         Ok(report)
@@ -545,7 +572,7 @@ mod tests {
 
         // A server that holds another base refuses the difference; the whole snapshot goes.
         let mut other = held1.clone();
-        assert_eq!(other.apply(three.time, d3.clone()).unwrap_err(), ApplyError::UnknownBase { base: two.time });
+        assert_eq!(other.apply(three.time, d3.clone()).unwrap_err(), ReportError::UnknownBase { base: two.time });
         assert_eq!(other.time, held1.time, "a refused delta changes nothing held");
         let (whole, _) = encode(&three, &Acknowledged::default());
         assert_eq!(whole.base, None);
@@ -578,14 +605,14 @@ mod tests {
         };
         let gz = r.to_gzip();
         assert_eq!(Report::parse(&gz, 1 << 20).unwrap(), r);
-        assert!(Report::parse(&gz, 10).unwrap_err().contains("larger than"));
+        assert!(Report::parse(&gz, 10).unwrap_err().to_string().contains("larger than"));
         r.format = 7;
         let text = serde_json::to_vec(&r).unwrap();
         assert_eq!(
-            Report::parse(&text, 1 << 20).unwrap_err(),
+            Report::parse(&text, 1 << 20).unwrap_err().to_string(),
             "report format 7 is not 1: agent and server versions differ"
         );
-        assert!(Report::parse(b"{}", 1 << 20).unwrap_err().starts_with("not a cycle report"));
+        assert!(Report::parse(b"{}", 1 << 20).unwrap_err().to_string().starts_with("not a cycle report"));
         // What the agent says of itself is cut at 4 KB, and says so.
         r.format = FORMAT;
         r.note = Some("n".repeat(50_000));
@@ -595,6 +622,30 @@ mod tests {
         assert!(note.len() < MAX_STRING + 100 && note.ends_with("(cut at 4 KB: the agent sent 50000 bytes)"), "{note}");
         let Outcome::Error(e) = read.outcome else { panic!("an error") };
         assert!(e.len() < MAX_STRING + 100 && e.ends_with("the agent sent 10000 bytes)"));
+    }
+
+    #[test]
+    fn each_refusal_is_its_own_variant() {
+        let parse = |b: &[u8]| Report::parse(b, 1 << 20).unwrap_err();
+        assert!(matches!(parse(b"nope"), ReportError::NotJson { .. }));
+        assert!(matches!(parse(b"{\"format\": 1"), ReportError::NotJson { .. }), "cut short");
+        assert!(matches!(parse(b"{}"), ReportError::NotReport { .. }));
+        assert!(matches!(parse(&[0x1f, 0x8b, 0, 1, 2]), ReportError::NotGzip { .. }));
+        let mut huge = b"{\"format\": 1, \"note\": \"".to_vec();
+        huge.extend(std::iter::repeat_n(b'n', 2 << 20));
+        assert_eq!(parse(&huge), ReportError::TooLarge { limit: 1 << 20 });
+        let s = snapshot("2026-11-30T03:00:00Z", vec![], vec![], vec![]);
+        let r = Report {
+            format: 2,
+            time: s.time,
+            sent: s.time,
+            duration_ms: 1,
+            stats: vec![],
+            address: "https://10.43.0.1:443".into(),
+            note: None,
+            outcome: Outcome::Error("e".into()),
+        };
+        assert_eq!(parse(&r.to_gzip()), ReportError::Format { format: 2 });
     }
 
     #[test]

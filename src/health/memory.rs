@@ -1,0 +1,168 @@
+//! What the derivation remembers from one cycle to the next: each node's Ready changes within
+//! the flapping window, and how long each StatefulSet's and DaemonSet's update has gone without
+//! progress. A single reading (`check`, the pages' Test) starts from an empty memory; `serve`
+//! and `replay` keep one per cluster, beside the rules' own state, and hand it to
+//! [`super::assess_with`] so that the health they get is final.
+
+use std::collections::HashMap;
+use std::time::Duration;
+
+use jiff::{SignedDuration, Timestamp};
+
+use super::{NodeHealth, WorkloadHealth};
+use crate::collect::WorkloadKind;
+
+/// How long a StatefulSet's or DaemonSet's update may make no progress before it is stuck.
+pub const ROLLOUT_PATIENCE: Duration = Duration::from_secs(15 * 60);
+/// The window over which a node's Ready changes are counted.
+pub const FLAPPING_WINDOW: Duration = Duration::from_secs(15 * 60);
+
+/// What one cluster's derivation carries across cycles.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Memory {
+    /// By node: its Ready at the last cycle, and when it changed within the flapping window.
+    pub readiness: HashMap<String, (bool, Vec<Timestamp>)>,
+    /// By (kind, namespace, name) of a StatefulSet or DaemonSet being updated: its updated
+    /// replicas, and since when they are that many.
+    pub rollouts: HashMap<(String, String, String), (i64, Timestamp)>,
+}
+
+/// Whether `t` lies in the window (now − window, now]: a sighting exactly one window old is out,
+/// so a crash loop last seen at 12:00 no longer counts at 12:10.
+pub fn within(now: Timestamp, t: Timestamp, window: Duration) -> bool {
+    now.duration_since(t) < SignedDuration::try_from(window).expect("small windows")
+}
+
+impl Memory {
+    /// Counts each node's Ready changes within the flapping window into `ready_transitions`;
+    /// nodes that are gone are forgotten.
+    pub(super) fn nodes(&mut self, now: Timestamp, nodes: &mut [NodeHealth]) {
+        let mut readiness = HashMap::with_capacity(nodes.len());
+        for n in nodes {
+            let (last, mut changes) = self.readiness.remove(&n.name).unwrap_or((n.ready, Vec::new()));
+            if last != n.ready {
+                changes.push(now);
+            }
+            changes.retain(|t| within(now, *t, FLAPPING_WINDOW));
+            n.ready_transitions = changes.len() as u32;
+            readiness.insert(n.name.clone(), (n.ready, changes));
+        }
+        self.readiness = readiness;
+    }
+
+    /// Marks `rollout_stuck` (and says why, first) the StatefulSets and DaemonSets whose update
+    /// made no progress for [`ROLLOUT_PATIENCE`]; updates that ended are forgotten.
+    pub(super) fn rollouts(&mut self, now: Timestamp, workloads: &mut [WorkloadHealth]) {
+        let mut rollouts = HashMap::new();
+        for w in workloads.iter_mut().filter(|w| w.kind != WorkloadKind::Deployment && w.updating) {
+            let key = (w.kind.as_str().to_string(), w.namespace.clone(), w.name.clone());
+            let (updated, since) = match self.rollouts.remove(&key) {
+                Some((updated, since)) if updated == w.updated => (updated, since),
+                _ => (w.updated, now),
+            };
+            if !within(now, since, ROLLOUT_PATIENCE) {
+                w.rollout_stuck = true;
+                w.why.insert(
+                    0,
+                    format!(
+                        "its update has made no progress for {} min: {} of {} replicas updated",
+                        now.duration_since(since).as_secs() / 60,
+                        w.updated,
+                        w.desired
+                    ),
+                );
+            }
+            rollouts.insert(key, (updated, since));
+        }
+        self.rollouts = rollouts;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::collect::{Node, Snapshot, Workload};
+    use crate::health::{assess, assess_with};
+
+    fn t(minute: i64) -> Timestamp {
+        Timestamp::from_second(1_790_000_000).unwrap() + SignedDuration::from_mins(minute)
+    }
+
+    fn node(ready: bool) -> Node {
+        Node {
+            name: "n1".into(),
+            ready: Some(if ready { "True" } else { "False" }.into()),
+            ready_detail: None,
+            conditions: vec![],
+            unschedulable: false,
+            kubelet_version: "v1".into(),
+            allocatable_cpu: None,
+            allocatable_memory: None,
+        }
+    }
+
+    fn statefulset(updated: i64) -> Workload {
+        Workload {
+            kind: WorkloadKind::StatefulSet,
+            namespace: "shop".into(),
+            name: "queue".into(),
+            desired: 3,
+            ready: 3,
+            available: 3,
+            updated,
+            updating: true,
+            deadline_exceeded: None,
+        }
+    }
+
+    fn at(minute: i64, ready: bool, updated: i64) -> Snapshot {
+        Snapshot {
+            time: t(minute),
+            nodes: vec![node(ready)],
+            workloads: vec![statefulset(updated)],
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn a_fresh_memory_is_a_single_reading() {
+        let mut memory = Memory::default();
+        let remembered = assess_with(at(0, false, 1), t(0), &mut memory);
+        let once = assess(at(0, false, 1));
+        assert_eq!(remembered.nodes, once.nodes);
+        assert_eq!(remembered.workloads, once.workloads);
+        assert_eq!(remembered.counts, once.counts);
+        assert_eq!(once.nodes[0].ready_transitions, 0);
+        assert!(!once.workloads[0].rollout_stuck);
+    }
+
+    #[test]
+    fn ready_changes_are_counted_within_the_window() {
+        let mut memory = Memory::default();
+        let mut seen = Vec::new();
+        for m in 0..20 {
+            let h = assess_with(at(m, !(2..=3).contains(&m), 3), t(m), &mut memory);
+            seen.push(h.nodes[0].ready_transitions);
+        }
+        // Changes at minutes 2 and 4, each counted for fifteen minutes.
+        assert_eq!(seen, [0, 0, 1, 1, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 1, 1, 0]);
+    }
+
+    #[test]
+    fn an_update_without_progress_for_fifteen_minutes_is_stuck_and_counted() {
+        let mut memory = Memory::default();
+        for m in 0..15 {
+            let h = assess_with(at(m, true, 1), t(m), &mut memory);
+            assert!(!h.workloads[0].rollout_stuck, "minute {m}");
+            assert_eq!(h.counts.rollouts_stuck, 0);
+        }
+        let h = assess_with(at(15, true, 1), t(15), &mut memory);
+        assert!(h.workloads[0].rollout_stuck);
+        assert_eq!(h.counts.rollouts_stuck, 1);
+        assert_eq!(h.workloads[0].why[0], "its update has made no progress for 15 min: 1 of 3 replicas updated");
+        assert_eq!(h.summary(), "1 rollout stuck");
+        // Progress starts the patience again.
+        let h = assess_with(at(16, true, 2), t(16), &mut memory);
+        assert!(!h.workloads[0].rollout_stuck);
+    }
+}

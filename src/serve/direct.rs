@@ -1,0 +1,73 @@
+//! Clusters `serve` reads itself: a cycle every interval, recorded when asked, each taken by the
+//! one path ([`super::path`]).
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+
+use tokio::sync::watch;
+
+use super::path::{Arrival, Shared, Track};
+use crate::board::Timings;
+use crate::clock::log;
+use crate::collect::reader::{self, Reader};
+use crate::collect::{self, CycleOptions};
+use crate::config::ClusterConfig;
+use crate::error::Redactor;
+
+/// Reads the cluster every interval, starting `offset` into it, until told to stop.
+pub(super) async fn read_cluster(
+    c: ClusterConfig,
+    shared: Arc<Shared>,
+    offset: Duration,
+    mut stop: watch::Receiver<bool>,
+) {
+    let mut track = Track::load(&c.name, &shared);
+    let options =
+        CycleOptions { ignored_namespaces: c.connect.ignored_namespaces.clone(), record: c.record_dir.is_some() };
+    let mut reader = Reader::new(c.connect_options()).await;
+    let mut ticker = tokio::time::interval_at(tokio::time::Instant::now() + offset, c.interval.duration());
+    ticker.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    loop {
+        let due = tokio::select! {
+            // A stop wins over a tick that is due at the same moment.
+            biased;
+            _ = stop.changed() => return,
+            due = ticker.tick() => due,
+        };
+        shared.board.timed(|t| Timings::push(&mut t.start_lag, due.elapsed()));
+        let now = shared.clock.now(track.state.last_cycle);
+        let cycle = reader.cycle(&options, now).await;
+        if let (Some(dir), Ok(cycle)) = (&c.record_dir, &cycle) {
+            record(dir, cycle, &reader.redactor, c.record_retention.duration());
+        }
+        let (duration, stats, outcome) = reader::outcome(cycle, &reader.redactor);
+        track.take(Arrival::read(now, duration, stats, outcome)).await;
+    }
+}
+
+/// Writes the cycle into `dir` and removes recorded cycles older than `retention`.
+fn record(dir: &Path, cycle: &collect::Cycle, redactor: &Redactor, retention: Duration) {
+    let message = cycle.result.as_ref().err().map(|e| redactor.clean(&e.to_string()));
+    let outcome = match (&cycle.recording, &message) {
+        (Some(r), _) => Ok(r),
+        (None, Some(m)) => Err(m.as_str()),
+        (None, None) => return,
+    };
+    let stamp = cycle.time.strftime("%Y%m%dT%H%M%SZ").to_string();
+    let path: PathBuf = dir.join(format!("cycle-{stamp}.json.gz"));
+    let text = redactor.clean(&crate::record::render(cycle.time, outcome));
+    if let Err(e) = std::fs::create_dir_all(dir).and_then(|_| crate::record::write(&path, &text)) {
+        log(&format!("cannot record the cycle to {}: {e}", path.display()));
+        return;
+    }
+    let Ok(entries) = std::fs::read_dir(dir) else { return };
+    let cutoff = std::time::SystemTime::now() - retention;
+    for e in entries.flatten() {
+        let name = e.file_name().to_string_lossy().into_owned();
+        let old = e.metadata().and_then(|m| m.modified()).is_ok_and(|m| m < cutoff);
+        if name.starts_with("cycle-") && name.ends_with(".json.gz") && old {
+            let _ = std::fs::remove_file(e.path());
+        }
+    }
+}

@@ -1,0 +1,366 @@
+//! The one path every cycle of a cluster takes, whatever brought it (a read by `serve` itself,
+//! an agent's report, and any other way cycles come in): **derive → commit → publish**.
+//!
+//! 1. [`derive`]: from the cycle to everything that follows from it, without touching anything
+//!    shared: the health, the rules' transitions, the notifications' bodies, the history point,
+//!    the series of /metrics.
+//! 2. [`commit`]: the rules' state, the notifications and the history point saved in one
+//!    transaction (on the blocking pool: SQLite never runs on the threads that serve pages).
+//! 3. [`publish`]: one write of the board, so that the pages, the API and /metrics show either
+//!    the last cycle or this one, never half of each.
+//!
+//! Derivation and commit run on one blocking task, one after the other; the board is written
+//! only once the commit returned.
+
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use jiff::{SignedDuration, Timestamp};
+use tokio::sync::Notify;
+
+use crate::board::{AgentView, Board, Publication, Timings};
+use crate::clock::{Clock, log, words};
+use crate::collect::reader::{self, Unreadable};
+use crate::collect::{self, CollectionStat};
+use crate::health::{self, Health};
+use crate::metrics::exposition::Packed;
+use crate::notify::worker::Firing;
+use crate::rules::{Alert, RuleState, Transition, TransitionState};
+use crate::state::HistoryPoint;
+
+/// What every cluster's path shares.
+pub struct Shared {
+    pub board: Arc<Board>,
+    pub firing: Arc<Mutex<Firing>>,
+    /// Wakes the delivery worker when a commit queued notifications.
+    pub wake: Arc<Notify>,
+    pub clock: Clock,
+    /// Told when a cycle is derived, before its commit (tests hold the commit there).
+    #[cfg(test)]
+    pub derived: Option<Arc<Notify>>,
+}
+
+/// Why a cycle brought no snapshot: the words the page, the log and the monitor-unreachable
+/// rule say.
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
+pub enum Failure {
+    /// The API server could not be read (by `serve` itself or, for an agent's cluster, by the
+    /// agent, which sends the same words).
+    #[error("{0}")]
+    Unreadable(#[from] Unreadable),
+    /// The agent says it cannot read its API server.
+    #[error("The agent reports: {0}")]
+    AgentReports(String),
+    /// The agent has not reported for this long.
+    #[error("No report from the agent for {}", words(*.0))]
+    NoReport(SignedDuration),
+}
+
+/// One cycle of a cluster, however it arrived.
+pub struct Arrival {
+    /// When the cycle happened: the rules' "now" (an agent's cycles keep the agent's times).
+    pub time: Timestamp,
+    pub duration: Duration,
+    pub stats: Vec<CollectionStat>,
+    /// What was read, or why nothing could be.
+    pub outcome: Result<collect::Snapshot, Failure>,
+    /// Heard of this long after it happened (a cycle an agent kept while the server was away).
+    pub late: Option<SignedDuration>,
+    /// Alerts raised while no report came which the late cycles show did not hold: resolved.
+    pub retracted: Vec<Alert>,
+    /// For an agent's report: the address it reports and what is known of the agent now.
+    pub agent: Option<(String, AgentView)>,
+}
+
+impl Arrival {
+    /// A cycle read by `serve` itself.
+    pub fn read(time: Timestamp, duration: Duration, stats: Vec<CollectionStat>, outcome: reader::Outcome) -> Arrival {
+        Arrival {
+            time,
+            duration,
+            stats,
+            outcome: outcome.map_err(Failure::from),
+            late: None,
+            retracted: Vec::new(),
+            agent: None,
+        }
+    }
+}
+
+/// Everything a cycle leads to, before anything shared has changed.
+struct Derived {
+    time: Timestamp,
+    duration: Duration,
+    stats: Vec<CollectionStat>,
+    /// The health of a good cycle (its pods without a problem already dropped).
+    health: Option<Health>,
+    failure: Option<Failure>,
+    transitions: Vec<Transition>,
+    /// (notifier, body) of each notification to queue.
+    notifications: Vec<(String, String)>,
+    point: Option<HistoryPoint>,
+    /// The object series of a good cycle, and the monitor's own series of this cycle.
+    objects: Option<Vec<Packed>>,
+    own: Vec<Packed>,
+    late: Option<SignedDuration>,
+    agent: Option<(String, AgentView)>,
+}
+
+/// A cluster's rules' state and the path its cycles take.
+pub struct Track {
+    pub name: String,
+    pub state: RuleState,
+    pub shared: Arc<Shared>,
+}
+
+impl Track {
+    /// The cluster's saved state; the board shows its alerts until the first cycle.
+    pub fn load(name: &str, shared: &Arc<Shared>) -> Track {
+        let board = &shared.board;
+        let state: RuleState = match board.load_state(name) {
+            Ok(s) => s,
+            Err(e) => {
+                log(&format!("cluster {name}: {e}; starting from an empty state"));
+                RuleState::default()
+            }
+        };
+        board.restored(name, shown_alerts(&state), state.last_cycle);
+        Track { name: name.into(), state, shared: shared.clone() }
+    }
+
+    /// Takes one cycle: derive → commit → publish. Returns its transitions.
+    pub async fn take(&mut self, arrival: Arrival) -> Vec<Transition> {
+        let name = self.name.clone();
+        let shared = self.shared.clone();
+        let state = std::mem::take(&mut self.state);
+        // Both steps take a while at scale: off the threads that serve pages.
+        let (state, derived) = tokio::task::spawn_blocking(move || {
+            let mut state = state;
+            let derived = derive(&mut state, &name, arrival, &shared.board);
+            #[cfg(test)]
+            if let Some(n) = &shared.derived {
+                n.notify_one();
+            }
+            commit(&shared, &name, &state, &derived);
+            (state, derived)
+        })
+        .await
+        .expect("the derivation and the commit do not panic");
+        self.state = state;
+        self.shared.wake.notify_one();
+        let transitions = derived.transitions.clone();
+        let late = derived.late;
+        let unlogged_failure = match (&derived.failure, transitions.is_empty()) {
+            (Some(f), true) => Some(f.to_string()),
+            _ => None,
+        };
+        publish(&self.shared.board, &self.name, &self.state, derived);
+        reader::release_free_memory_now_and_then();
+        if let Some(message) = unlogged_failure {
+            log(&format!("cluster {}: {message}", self.name));
+        }
+        for t in &transitions {
+            let verb = match t.state {
+                TransitionState::Firing => "firing",
+                TransitionState::Escalated => "escalated",
+                TransitionState::Resolved => "resolved",
+            };
+            let late = late.map(|l| format!(" (reported {} late)", words(l))).unwrap_or_default();
+            log(&format!(
+                "cluster {}: {verb} {} ({}){late}: {}",
+                self.name,
+                t.alert.alertname,
+                t.alert.severity.as_str(),
+                t.alert.summary
+            ));
+        }
+        transitions
+    }
+}
+
+/// Step 1: the cycle's health, transitions, notifications, history point and series. Changes
+/// only the rules' state.
+fn derive(state: &mut RuleState, cluster: &str, arrival: Arrival, board: &Board) -> Derived {
+    let now = arrival.time;
+    let (mut transitions, health, failure) = match arrival.outcome {
+        Ok(snapshot) => {
+            let h = health::assess_with(snapshot, now, &mut state.memory);
+            let transitions = state.observe(now, cluster, &h);
+            (transitions, Some(h), None)
+        }
+        Err(failure) => (state.observe_failure(now, cluster, &failure.to_string()), None, Some(failure)),
+    };
+    for alert in arrival.retracted {
+        if !state.alerts.values().any(|a| a.labels == alert.labels) {
+            transitions.push(Transition { time: now, state: TransitionState::Resolved, alert, previous_labels: None });
+        }
+    }
+    // Notifications of a cycle heard of late say so; the alert's own times stay the cycle's.
+    let told: Vec<Transition> = match arrival.late {
+        None => transitions.clone(),
+        Some(late) => transitions.iter().cloned().map(|t| late_note(t, late)).collect(),
+    };
+    let notifications = board.notification_bodies(&told);
+    let series = crate::metrics::cycle_series(cluster, health.as_ref(), arrival.duration, &arrival.stats);
+    let health = health.map(|mut h| {
+        h.keep_problem_pods();
+        h
+    });
+    let point = health.as_ref().map(|h| HistoryPoint::of(now, &h.counts));
+    Derived {
+        time: now,
+        duration: arrival.duration,
+        stats: arrival.stats,
+        health,
+        failure,
+        transitions,
+        notifications,
+        point,
+        objects: series.objects,
+        own: series.own,
+        late: arrival.late,
+        agent: arrival.agent,
+    }
+}
+
+/// Step 2: the state, the notifications and the history point in one transaction.
+fn commit(shared: &Shared, name: &str, state: &RuleState, d: &Derived) {
+    // What Alertmanager is re-sent changes before the outbox does: a re-send taken from the
+    // previous cycle must never follow this cycle's resolution (it would fire the alert again).
+    shared
+        .firing
+        .lock()
+        .expect("firing lock")
+        .cycled(name, state.alerts.values().filter(|a| a.firing()).cloned().collect());
+    let saving = std::time::Instant::now();
+    let committed = shared.board.commit_cycle(name, state, &d.notifications, d.point);
+    shared.board.timed(|t| Timings::push(&mut t.commit, saving.elapsed()));
+    if let Err(e) = &committed {
+        log(&format!("cluster {name}: cannot persist the cycle, monitoring goes on: {e}"));
+    }
+    shared.board.saved(committed.map_err(|e| e.to_string()));
+}
+
+/// Step 3: one write of the board.
+fn publish(board: &Board, name: &str, state: &RuleState, d: Derived) {
+    board.publish(
+        name,
+        Publication {
+            time: d.time,
+            duration: d.duration,
+            stats: d.stats,
+            alerts: shown_alerts(state),
+            health: d.health.map(Arc::new),
+            error: d.failure.map(|f| f.to_string()),
+            objects: d.objects.map(Arc::new),
+            own: Arc::new(d.own),
+            agent: d.agent,
+        },
+    );
+}
+
+/// A transition as told when its cycle was heard of late.
+fn late_note(mut t: Transition, late: SignedDuration) -> Transition {
+    let note = format!(
+        "Reported late: this happened at {}, {} before the server heard of it (the agent could not reach the server until then).",
+        t.time,
+        words(late)
+    );
+    t.alert.description = if t.alert.description.is_empty() { note } else { format!("{} {note}", t.alert.description) };
+    t
+}
+
+/// The active alerts as the pages list them: firing first, then the most severe, then the oldest.
+fn shown_alerts(state: &RuleState) -> Arc<Vec<Alert>> {
+    let mut list: Vec<Alert> = state.alerts.values().cloned().collect();
+    list.sort_by_key(|a| (!a.firing(), std::cmp::Reverse(a.severity), a.active_at));
+    Arc::new(list)
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::{Arc, Mutex, RwLock};
+    use std::time::Duration;
+
+    use tokio::sync::Notify;
+
+    use super::*;
+    use crate::board::{Arranged, Persistence};
+    use crate::collect::Snapshot;
+    use crate::collect::nodes::Node;
+    use crate::state::Store;
+
+    fn nodes(n: usize) -> Snapshot {
+        let nodes = (0..n)
+            .map(|i| Node {
+                name: format!("n{i}"),
+                ready: Some("True".into()),
+                ready_detail: None,
+                conditions: Vec::new(),
+                unschedulable: false,
+                kubelet_version: "v1.37.2".into(),
+                allocatable_cpu: None,
+                allocatable_memory: None,
+            })
+            .collect();
+        Snapshot { nodes, ..Default::default() }
+    }
+
+    fn scrape(board: &Arc<Board>) -> String {
+        String::from_utf8(crate::web::metrics::current(board).plain().to_vec()).unwrap()
+    }
+
+    /// A scrape taken while a cycle is derived but not yet committed shows the previous cycle
+    /// whole: its object series and its `up` and durations, never this cycle's beside them.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    #[allow(clippy::await_holding_lock, reason = "the test holds the store to hold the cycle at its commit")]
+    async fn metrics_served_during_a_cycle_are_one_cycles() {
+        let store = Arc::new(Mutex::new(Store::open_in_memory("one-cycle").unwrap()));
+        let reader = Store::open_in_memory("one-cycle").unwrap();
+        let board = Arc::new(Board::new(
+            Persistence { store: store.clone(), reader, error: None },
+            None,
+            Default::default(),
+            Arc::new(RwLock::new(Arc::new(Vec::new()))),
+            None,
+            Arc::default(),
+        ));
+        board.arrange(&[Arranged { name: "c".into(), address: "a".into(), agent: false, from_pages: false }]);
+        let derived = Arc::new(Notify::new());
+        let shared = Arc::new(Shared {
+            board: board.clone(),
+            firing: Arc::default(),
+            wake: Arc::new(Notify::new()),
+            clock: Clock::Wall,
+            derived: Some(derived.clone()),
+        });
+        let mut track = Track::load("c", &shared);
+        let t0 = Timestamp::from_second(1_800_000_000).unwrap();
+        let first = Arrival::read(t0, Duration::from_millis(100), Vec::new(), Ok(nodes(1)));
+        track.take(first).await;
+        // The first cycle's notice, kept since nobody waited for it.
+        derived.notified().await;
+        let before = scrape(&board);
+        assert!(before.contains("dumbmonit_k8s_nodes{cluster=\"c\"} 1"), "{before}");
+        assert!(before.contains("dumbmonit_k8s_cycle_duration_seconds{cluster=\"c\"} 0.1"), "{before}");
+
+        // The next cycle is derived, then held at its commit.
+        let held = store.lock().unwrap();
+        let second =
+            Arrival::read(t0 + SignedDuration::from_secs(60), Duration::from_millis(300), Vec::new(), Ok(nodes(2)));
+        let taking = tokio::spawn(async move {
+            track.take(second).await;
+            track
+        });
+        derived.notified().await;
+        for _ in 0..20 {
+            assert_eq!(scrape(&board), before, "a scrape during the cycle's commit shows the last cycle only");
+            tokio::task::yield_now().await;
+        }
+        drop(held);
+        taking.await.unwrap();
+        let after = scrape(&board);
+        assert!(after.contains("dumbmonit_k8s_nodes{cluster=\"c\"} 2"), "{after}");
+        assert!(after.contains("dumbmonit_k8s_cycle_duration_seconds{cluster=\"c\"} 0.3"), "{after}");
+    }
+}
