@@ -11,7 +11,7 @@ use jiff::{SignedDuration, Timestamp};
 use tokio::sync::{mpsc, oneshot};
 
 use crate::auth::Protection;
-use crate::clock::{log, words};
+use crate::clock::words;
 use crate::collect::CollectionStat;
 use crate::health::{Health, Severity};
 use crate::metrics::cache::ExpositionCache;
@@ -31,6 +31,12 @@ pub struct Pages {
     pub address: std::net::SocketAddr,
     pub scheme: &'static str,
     pub running: Box<dyn Send>,
+}
+
+const TARGET: &str = "dumbmonit::board";
+
+fn unreadable_page_clusters(e: &StateError) {
+    tracing::error!(target: TARGET, error = %e, "the clusters added on the pages cannot be read: {e}");
 }
 
 /// A clock skew past this is said on the cluster's page.
@@ -254,11 +260,6 @@ impl Board {
         }
     }
 
-    /// Says whether the last cycle could be saved.
-    pub fn saved(&self, outcome: Result<(), String>) {
-        *self.persist_error.lock().expect("persist lock") = outcome.err();
-    }
-
     pub fn set_ready(&self) {
         self.ready.store(true, Ordering::SeqCst);
     }
@@ -284,11 +285,18 @@ impl Board {
         let rows = match self.store.lock().expect("store lock").stored_clusters(key) {
             Ok(rows) => rows,
             Err(e) => {
-                log(&format!("the clusters added on the pages cannot be read: {e}"));
+                unreadable_page_clusters(&e);
                 return Vec::new();
             }
         };
-        rows.into_iter().filter_map(|row| row.map_err(|e| log(&e.to_string())).ok()).collect()
+        rows.into_iter()
+            .filter_map(|row| {
+                row.map_err(|e| {
+                    tracing::error!(target: TARGET, cluster = e.name, error = %e.source, "{e}");
+                })
+                .ok()
+            })
+            .collect()
     }
 
     /// The cluster of the pages named so (only its token is unsealed); None without the
@@ -298,7 +306,7 @@ impl Board {
         match self.store.lock().expect("store lock").stored_cluster(key, name) {
             Ok(found) => found,
             Err(e) => {
-                log(&format!("the clusters added on the pages cannot be read: {e}"));
+                unreadable_page_clusters(&e);
                 None
             }
         }
@@ -374,7 +382,8 @@ impl Board {
     }
 
     /// Saves a cycle: the rules' state, its notifications and its history point, in one
-    /// transaction (blocking: called off the async threads).
+    /// transaction (blocking: called off the async threads). Whether it could be saved is said
+    /// on every page until a cycle is.
     pub fn commit_cycle(
         &self,
         name: &str,
@@ -382,7 +391,9 @@ impl Board {
         notifications: &[(String, String)],
         point: Option<HistoryPoint>,
     ) -> Result<(), StateError> {
-        self.store.lock().expect("store lock").commit_cycle(name, state, notifications, point)
+        let committed = self.store.lock().expect("store lock").commit_cycle(name, state, notifications, point);
+        *self.persist_error.lock().expect("persist lock") = committed.as_ref().err().map(|e| e.to_string());
+        committed
     }
 
     /// The (notifier, body) of each notification the transitions make, for every notifier.

@@ -41,12 +41,6 @@ impl Clock {
     }
 }
 
-/// Logs `message` as an info event of no field (the `logs` module writes it): for the
-/// rooms whose lines are not yet events of their own.
-pub fn log(message: &str) {
-    tracing::info!(target: "dumbmonit", "{message}");
-}
-
 /// Whether `c`, written as it is, could forge a line or drive a terminal: a control character
 /// (newlines, escape sequences), a line or paragraph separator, a direction change.
 pub fn forges(c: char) -> bool {

@@ -70,7 +70,7 @@ enum DemoError {
     Write(std::io::Error),
     /// `serve` stopped, with its message.
     #[error("{0}")]
-    Serve(String),
+    Serve(crate::serve::ServeError),
 }
 
 async fn tour(args: &DemoArgs) -> Result<(), DemoError> {

@@ -16,10 +16,12 @@ use jiff::{SignedDuration, Timestamp};
 use tokio::sync::{mpsc, watch};
 use tokio::time::Instant;
 
+use super::events::Said;
 use super::path::{Arrival, Failure, Shared, Track};
 use crate::board::{AgentView, Door, Push, Reply};
-use crate::clock::{log, words};
+use crate::clock::words;
 use crate::config::ClusterConfig;
+use crate::logs::Event;
 use crate::rules::RuleState;
 use crate::wire::{Held, Outcome, Report, Settings, Stat};
 
@@ -41,7 +43,7 @@ pub(super) fn open_door(shared: &Shared, c: &ClusterConfig, inbox: mpsc::Sender<
     let token = match c.agent_token() {
         Some(Ok(t)) => t,
         Some(Err(e)) => {
-            log(&format!("{e}; the agent of cluster {} cannot report until this is fixed", c.name));
+            Said::AgentTokenUnreadable { cluster: &c.name, error: &e }.emit();
             String::new()
         }
         None => return,
@@ -168,7 +170,7 @@ impl Link {
             let before = self.checkpoint.take().expect("checked above");
             let provisional = std::mem::replace(&mut self.track.state, before);
             retracted = provisional.alerts.into_values().filter(|a| a.firing()).collect();
-            log(&format!("cluster {name}: the agent's kept cycles arrive; taking them from {} on", r.time));
+            Said::KeptCyclesArrive { cluster: &name, from: r.time }.emit();
         }
         self.checkpoint = None;
         let held_back = r.sent.duration_since(r.time);

@@ -7,13 +7,14 @@ use std::time::Duration;
 
 use tokio::sync::watch;
 
+use super::events::Said;
 use super::path::{Arrival, Shared, Track};
 use crate::board::Timings;
-use crate::clock::log;
 use crate::collect::reader::{self, Reader};
 use crate::collect::{self, CycleOptions};
 use crate::config::ClusterConfig;
 use crate::error::Redactor;
+use crate::logs::Event;
 
 /// Reads the cluster every interval, starting `offset` into it, until told to stop.
 pub(super) async fn read_cluster(
@@ -39,7 +40,7 @@ pub(super) async fn read_cluster(
         let now = shared.clock.now(track.state.last_cycle);
         let cycle = reader.cycle(&options, now).await;
         if let (Some(dir), Ok(cycle)) = (&c.record_dir, &cycle) {
-            record(dir, cycle, &reader.redactor, c.record_retention.duration());
+            record(&c.name, dir, cycle, &reader.redactor, c.record_retention.duration());
         }
         let (duration, stats, outcome) = reader::outcome(cycle, &reader.redactor);
         track.take(Arrival::read(now, duration, stats, outcome)).await;
@@ -47,7 +48,7 @@ pub(super) async fn read_cluster(
 }
 
 /// Writes the cycle into `dir` and removes recorded cycles older than `retention`.
-fn record(dir: &Path, cycle: &collect::Cycle, redactor: &Redactor, retention: Duration) {
+fn record(cluster: &str, dir: &Path, cycle: &collect::Cycle, redactor: &Redactor, retention: Duration) {
     let message = cycle.result.as_ref().err().map(|e| redactor.clean(&e.to_string()));
     let outcome = match (&cycle.recording, &message) {
         (Some(r), _) => Ok(r),
@@ -58,7 +59,7 @@ fn record(dir: &Path, cycle: &collect::Cycle, redactor: &Redactor, retention: Du
     let path: PathBuf = dir.join(format!("cycle-{stamp}.json.gz"));
     let text = redactor.clean(&crate::record::render(cycle.time, outcome));
     if let Err(e) = std::fs::create_dir_all(dir).and_then(|_| crate::record::write(&path, &text)) {
-        log(&format!("cannot record the cycle to {}: {e}", path.display()));
+        Said::NotRecorded { cluster, path: &path, error: &e }.emit();
         return;
     }
     let Ok(entries) = std::fs::read_dir(dir) else { return };

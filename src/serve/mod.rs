@@ -18,6 +18,7 @@
 
 mod agents;
 mod direct;
+mod events;
 pub mod path;
 
 use std::collections::{HashMap, HashSet};
@@ -29,12 +30,15 @@ use std::time::Duration;
 use tokio::sync::{Notify, watch};
 
 use crate::board::{Arranged, Board, Persistence, StartPages};
-use crate::clock::{Clock, log};
+use crate::clock::{Clock, ClockError};
 use crate::config::{ClusterConfig, Config};
+use crate::error::{ConfigError, PagesError};
 use crate::kube;
+use crate::logs::Event;
 use crate::notify::worker::{Delivery, NotifierSet};
 use crate::notify::{Client, Notifier};
-use crate::state::Store;
+use crate::state::{StateError, Store};
+use events::Said;
 use path::Shared;
 
 /// How `serve` runs beyond its configuration file.
@@ -80,8 +84,27 @@ pub fn main(config_path: &Path, shard: Option<crate::config::Shard>, pages: Star
     }
 }
 
-fn notifiers(config: &Config) -> Result<Vec<Notifier>, String> {
-    config.notifiers.iter().map(Notifier::from_config).collect::<Result<Vec<_>, _>>().map_err(|e| e.to_string())
+fn notifiers(config: &Config) -> Result<Vec<Notifier>, ConfigError> {
+    config.notifiers.iter().map(Notifier::from_config).collect()
+}
+
+/// Why `serve` could not start.
+#[derive(Debug, thiserror::Error)]
+pub enum ServeError {
+    #[error(transparent)]
+    Clock(#[from] ClockError),
+    #[error(transparent)]
+    Config(#[from] ConfigError),
+    /// Not even a state in memory could be opened.
+    #[error(transparent)]
+    State(#[from] StateError),
+    #[error(transparent)]
+    Pages(#[from] PagesError),
+    #[error("serve: nothing to serve the pages with")]
+    NoPages,
+    /// SIGTERM or SIGHUP cannot be listened for.
+    #[error("{0}")]
+    Signals(std::io::Error),
 }
 
 struct Running {
@@ -93,10 +116,10 @@ struct Running {
 }
 
 /// Runs until SIGTERM or Ctrl-C.
-pub async fn run(config: Config, options: ServeOptions) -> Result<(), String> {
-    let clock = Clock::from_env().map_err(|e| e.to_string())?;
+pub async fn run(config: Config, options: ServeOptions) -> Result<(), ServeError> {
+    let clock = Clock::from_env()?;
     let notifier_set: NotifierSet = Arc::new(RwLock::new(Arc::new(notifiers(&config)?)));
-    let protection = config.protection().map_err(|e| e.to_string())?;
+    let protection = config.protection()?;
     // A state directory that cannot be used (read-only, full, missing) does not stop the
     // monitoring: the state then lives in memory, and every page says so.
     let (store, reader, state_error) = match Store::open(&config.state_dir)
@@ -105,10 +128,10 @@ pub async fn run(config: Config, options: ServeOptions) -> Result<(), String> {
     {
         Ok((store, reader)) => (store, reader, None),
         Err(e) => {
-            log(&format!("{e}; monitoring goes on with the state in memory only"));
+            Said::StateInMemory { error: &e }.emit();
             let name = format!("dumbmonit-{}", std::process::id());
-            let store = Store::open_in_memory(&name).map_err(|e| e.to_string())?;
-            (store, Store::open_in_memory(&name).map_err(|e| e.to_string())?, Some(e.to_string()))
+            let store = Store::open_in_memory(&name)?;
+            (store, Store::open_in_memory(&name)?, Some(e.to_string()))
         }
     };
     // The key that seals the tokens of clusters added on the pages. Without it those clusters
@@ -116,7 +139,7 @@ pub async fn run(config: Config, options: ServeOptions) -> Result<(), String> {
     let secret_key = match crate::secret::SecretKey::load_or_create(&config.secret_key_path()) {
         Ok(k) => Some(Arc::new(k)),
         Err(e) => {
-            log(&format!("{e}; clusters cannot be added on the pages, and those added before are not watched"));
+            Said::NoSecretKey { error: &e }.emit();
             None
         }
     };
@@ -142,8 +165,8 @@ pub async fn run(config: Config, options: ServeOptions) -> Result<(), String> {
     let delivery =
         Delivery { store, notifiers: notifier_set, client: Client::new(), firing: shared.firing.clone(), counters };
     let worker = tokio::spawn(delivery.run(shared.wake.clone(), stop_rx));
-    let start = options.pages.ok_or("serve: nothing to serve the pages with")?;
-    let pages = start(config.listen, config.tls.as_ref(), board.clone()).map_err(|e| e.to_string())?;
+    let start = options.pages.ok_or(ServeError::NoPages)?;
+    let pages = start(config.listen, config.tls.as_ref(), board.clone())?;
     let (scheme, address) = (pages.scheme, pages.address);
 
     let mut running: HashMap<String, Running> = HashMap::new();
@@ -151,18 +174,16 @@ pub async fn run(config: Config, options: ServeOptions) -> Result<(), String> {
     let mine = watched(&config, shard, &board);
     apply_clusters(&shared, &mut running, &mine).await;
     board.set_ready();
-    let of = match shard.or(config.shard) {
-        Some(s) => format!(" (shard {s} of {} configured)", config.clusters.len()),
-        None => String::new(),
-    };
-    log(&format!("dumbmonit serve: watching {} cluster(s){of}; pages on {scheme}://{address}", mine.len()));
+    let pages_at = format!("{scheme}://{address}");
+    Said::Watching {
+        clusters: mine.len(),
+        shard: shard.or(config.shard).map(|s| (s.to_string(), config.clusters.len())),
+        pages: &pages_at,
+    }
+    .emit();
     for n in board.notifiers().read().expect("notifiers lock").iter() {
         if n.kind == crate::config::NotifierKind::Webhook {
-            log(&format!(
-                "notifier {} posts to its webhook directly: replicas of serve would each post their own; \
-                 to run replicas, notify through Alertmanager, which deduplicates them",
-                n.name
-            ));
+            Said::WebhookWithoutDeduplication { notifier: &n.name }.emit();
         }
     }
     if let Some(f) = options.on_listening {
@@ -172,8 +193,8 @@ pub async fn run(config: Config, options: ServeOptions) -> Result<(), String> {
     let mut current = config;
     let mut seen = options.config_path.as_deref().and_then(file_stamp);
     use tokio::signal::unix::{SignalKind, signal};
-    let mut term = signal(SignalKind::terminate()).map_err(|e| e.to_string())?;
-    let mut hup = signal(SignalKind::hangup()).map_err(|e| e.to_string())?;
+    let mut term = signal(SignalKind::terminate()).map_err(ServeError::Signals)?;
+    let mut hup = signal(SignalKind::hangup()).map_err(ServeError::Signals)?;
     loop {
         let reload = tokio::select! {
             _ = tokio::signal::ctrl_c() => break,
@@ -192,16 +213,16 @@ pub async fn run(config: Config, options: ServeOptions) -> Result<(), String> {
         };
         if let (true, Some(path)) = (reload, options.config_path.as_deref()) {
             match Config::load(path) {
-                Err(e) => log(&format!("configuration not reloaded, the running one stays: {e}")),
+                Err(e) => Said::NotReloaded { error: &e }.emit(),
                 Ok(new) => {
                     reload_into(&shared, &mut running, &current, &new, shard).await;
                     current = new;
-                    log(&format!("configuration reloaded from {}", path.display()));
+                    Said::Reloaded { path }.emit();
                 }
             }
         }
     }
-    log("stopping: finishing the cycles under way and flushing the outbox");
+    Said::Stopping.emit();
     apply_clusters(&shared, &mut running, &[]).await;
     let _ = stop_tx.send(true);
     let _ = worker.await;
@@ -221,22 +242,22 @@ async fn reload_into(
     shard: Option<crate::config::Shard>,
 ) {
     if new.listen != old.listen {
-        log("`listen` changed: that needs a restart; the pages stay where they are");
+        Said::NeedsRestart { key: "listen", stays: "the pages stay where they are" }.emit();
     }
     if new.state_dir != old.state_dir {
-        log("`state_dir` changed: that needs a restart; the state stays where it is");
+        Said::NeedsRestart { key: "state_dir", stays: "the state stays where it is" }.emit();
     }
     match notifiers(new) {
         Ok(n) => *shared.board.notifiers().write().expect("notifiers lock") = Arc::new(n),
-        Err(e) => log(&format!("notifiers not reloaded: {e}")),
+        Err(e) => Said::NotifiersNotReloaded { error: &e }.emit(),
     }
     match new.protection() {
         Ok(p) => shared.board.set_protection(p),
-        Err(e) => log(&format!("auth not reloaded: {e}")),
+        Err(e) => Said::AuthNotReloaded { error: &e }.emit(),
     }
     if shard.is_none() && new.shard != old.shard {
         let now = new.shard.map(|s| s.to_string()).unwrap_or_else(|| "none".into());
-        log(&format!("shard is now {now}: clusters move in and out, each with its saved state"));
+        Said::ShardNow { shard: &now }.emit();
     }
     apply_clusters(shared, running, &watched(new, shard, &shared.board)).await;
 }
@@ -248,7 +269,7 @@ fn watched(config: &Config, flag: Option<crate::config::Shard>, board: &Board) -
     let shard = flag.or(config.shard);
     for c in page_clusters(board) {
         if list.iter().any(|f| f.name == c.name) {
-            log(&format!("cluster {}: added on the pages and in the file; the file's is watched", c.name));
+            Said::InFileAndOnPages { cluster: &c.name }.emit();
         } else if shard.is_none_or(|s| s.owns(&c.name)) {
             list.push(c);
         }
@@ -264,7 +285,7 @@ fn page_clusters(board: &Board) -> Vec<ClusterConfig> {
         .filter_map(|c| match c.token {
             Ok(token) => Some(c.settings.to_cluster(&c.name, token)),
             Err(e) => {
-                log(&format!("cluster {}: {e}", c.name));
+                Said::NotWatched { cluster: &c.name, error: &e }.emit();
                 None
             }
         })

@@ -18,11 +18,13 @@ use std::time::Duration;
 use jiff::{SignedDuration, Timestamp};
 use tokio::sync::Notify;
 
+use super::events::Said;
 use crate::board::{AgentView, Board, Publication, Timings};
-use crate::clock::{Clock, log, words};
+use crate::clock::{Clock, words};
 use crate::collect::reader::{self, Unreadable};
 use crate::collect::{self, CollectionStat};
 use crate::health::{self, Health};
+use crate::logs::Event;
 use crate::metrics::exposition::Packed;
 use crate::notify::worker::Firing;
 use crate::rules::{Alert, RuleState, Transition, TransitionState};
@@ -120,7 +122,7 @@ impl Track {
         let state: RuleState = match board.load_state(name) {
             Ok(s) => s,
             Err(e) => {
-                log(&format!("cluster {name}: {e}; starting from an empty state"));
+                Said::StateNotLoaded { cluster: name, error: &e }.emit();
                 RuleState::default()
             }
         };
@@ -151,28 +153,16 @@ impl Track {
         let transitions = derived.transitions.clone();
         let late = derived.late;
         let unlogged_failure = match (&derived.failure, transitions.is_empty()) {
-            (Some(f), true) => Some(f.to_string()),
+            (Some(f), true) => Some(f.clone()),
             _ => None,
         };
         publish(&self.shared.board, &self.name, &self.state, derived);
         reader::release_free_memory_now_and_then();
-        if let Some(message) = unlogged_failure {
-            log(&format!("cluster {}: {message}", self.name));
+        if let Some(failure) = unlogged_failure {
+            Said::CycleFailed { cluster: &self.name, error: &failure }.emit();
         }
         for t in &transitions {
-            let verb = match t.state {
-                TransitionState::Firing => "firing",
-                TransitionState::Escalated => "escalated",
-                TransitionState::Resolved => "resolved",
-            };
-            let late = late.map(|l| format!(" (reported {} late)", words(l))).unwrap_or_default();
-            log(&format!(
-                "cluster {}: {verb} {} ({}){late}: {}",
-                self.name,
-                t.alert.alertname,
-                t.alert.severity.as_str(),
-                t.alert.summary
-            ));
+            Said::Alert { cluster: &self.name, transition: t, late }.emit();
         }
         transitions
     }
@@ -236,9 +226,8 @@ fn commit(shared: &Shared, name: &str, state: &RuleState, d: &Derived) {
     let committed = shared.board.commit_cycle(name, state, &d.notifications, d.point);
     shared.board.timed(|t| Timings::push(&mut t.commit, saving.elapsed()));
     if let Err(e) = &committed {
-        log(&format!("cluster {name}: cannot persist the cycle, monitoring goes on: {e}"));
+        Said::NotPersisted { cluster: name, error: e }.emit();
     }
-    shared.board.saved(committed.map_err(|e| e.to_string()));
 }
 
 /// Step 3: one write of the board.

@@ -1,0 +1,211 @@
+//! What `serve` says in the log, as events (see `crate::logs`): each names the `cluster` it is
+//! about when there is one, the `error` when something failed, and its other facts as fields.
+
+use std::fmt;
+use std::path::Path;
+
+use jiff::{SignedDuration, Timestamp};
+
+use crate::clock::words;
+use crate::logs::Event;
+use crate::rules::{Transition, TransitionState};
+
+const TARGET: &str = "dumbmonit::serve";
+
+/// One line of `serve`'s log.
+pub enum Said<'a> {
+    /// The state directory cannot be used: the state lives in memory.
+    StateInMemory {
+        error: &'a dyn fmt::Display,
+    },
+    /// The secret key cannot be read or made.
+    NoSecretKey {
+        error: &'a dyn fmt::Display,
+    },
+    /// Serving: how many clusters, of which shard, where the pages are.
+    Watching {
+        clusters: usize,
+        shard: Option<(String, usize)>,
+        pages: &'a str,
+    },
+    /// A webhook notifier: replicas would each post.
+    WebhookWithoutDeduplication {
+        notifier: &'a str,
+    },
+    Reloaded {
+        path: &'a Path,
+    },
+    NotReloaded {
+        error: &'a dyn fmt::Display,
+    },
+    /// A key that only a restart changes.
+    NeedsRestart {
+        key: &'static str,
+        stays: &'static str,
+    },
+    NotifiersNotReloaded {
+        error: &'a dyn fmt::Display,
+    },
+    AuthNotReloaded {
+        error: &'a dyn fmt::Display,
+    },
+    ShardNow {
+        shard: &'a str,
+    },
+    Stopping,
+    /// A cluster added on the pages under a name the file uses.
+    InFileAndOnPages {
+        cluster: &'a str,
+    },
+    /// A cluster added on the pages that cannot be watched (its token does not unseal).
+    NotWatched {
+        cluster: &'a str,
+        error: &'a dyn fmt::Display,
+    },
+    /// The agent's token file cannot be read.
+    AgentTokenUnreadable {
+        cluster: &'a str,
+        error: &'a dyn fmt::Display,
+    },
+    /// Reports from inside a stretch of "no report" arrive.
+    KeptCyclesArrive {
+        cluster: &'a str,
+        from: Timestamp,
+    },
+    NotRecorded {
+        cluster: &'a str,
+        path: &'a Path,
+        error: &'a dyn fmt::Display,
+    },
+    StateNotLoaded {
+        cluster: &'a str,
+        error: &'a dyn fmt::Display,
+    },
+    NotPersisted {
+        cluster: &'a str,
+        error: &'a dyn fmt::Display,
+    },
+    /// A cycle failed and changed no alert.
+    CycleFailed {
+        cluster: &'a str,
+        error: &'a dyn fmt::Display,
+    },
+    /// An alert fired, escalated or resolved (`late`: the cycle was heard of that late).
+    Alert {
+        cluster: &'a str,
+        transition: &'a Transition,
+        late: Option<SignedDuration>,
+    },
+}
+
+fn verb(t: &Transition) -> &'static str {
+    match t.state {
+        TransitionState::Firing => "firing",
+        TransitionState::Escalated => "escalated",
+        TransitionState::Resolved => "resolved",
+    }
+}
+
+impl fmt::Display for Said<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Said::StateInMemory { error } => write!(f, "{error}; monitoring goes on with the state in memory only"),
+            Said::NoSecretKey { error } => {
+                write!(f, "{error}; clusters cannot be added on the pages, and those added before are not watched")
+            }
+            Said::Watching { clusters, shard, pages } => {
+                write!(f, "dumbmonit serve: watching {clusters} cluster(s)")?;
+                if let Some((shard, configured)) = shard {
+                    write!(f, " (shard {shard} of {configured} configured)")?;
+                }
+                write!(f, "; pages on {pages}")
+            }
+            Said::WebhookWithoutDeduplication { notifier } => write!(
+                f,
+                "notifier {notifier} posts to its webhook directly: replicas of serve would each post their own; \
+                 to run replicas, notify through Alertmanager, which deduplicates them"
+            ),
+            Said::Reloaded { path } => write!(f, "configuration reloaded from {}", path.display()),
+            Said::NotReloaded { error } => write!(f, "configuration not reloaded, the running one stays: {error}"),
+            Said::NeedsRestart { key, stays } => write!(f, "`{key}` changed: that needs a restart; {stays}"),
+            Said::NotifiersNotReloaded { error } => write!(f, "notifiers not reloaded: {error}"),
+            Said::AuthNotReloaded { error } => write!(f, "auth not reloaded: {error}"),
+            Said::ShardNow { shard } => {
+                write!(f, "shard is now {shard}: clusters move in and out, each with its saved state")
+            }
+            Said::Stopping => write!(f, "stopping: finishing the cycles under way and flushing the outbox"),
+            Said::InFileAndOnPages { cluster } => {
+                write!(f, "cluster {cluster}: added on the pages and in the file; the file's is watched")
+            }
+            Said::NotWatched { cluster, error } => write!(f, "cluster {cluster}: {error}"),
+            Said::AgentTokenUnreadable { cluster, error } => {
+                write!(f, "{error}; the agent of cluster {cluster} cannot report until this is fixed")
+            }
+            Said::KeptCyclesArrive { cluster, from } => {
+                write!(f, "cluster {cluster}: the agent's kept cycles arrive; taking them from {from} on")
+            }
+            Said::NotRecorded { path, error, .. } => {
+                write!(f, "cannot record the cycle to {}: {error}", path.display())
+            }
+            Said::StateNotLoaded { cluster, error } => {
+                write!(f, "cluster {cluster}: {error}; starting from an empty state")
+            }
+            Said::NotPersisted { cluster, error } => {
+                write!(f, "cluster {cluster}: cannot persist the cycle, monitoring goes on: {error}")
+            }
+            Said::CycleFailed { cluster, error } => write!(f, "cluster {cluster}: {error}"),
+            Said::Alert { cluster, transition: t, late } => {
+                write!(f, "cluster {cluster}: {} {} ({})", verb(t), t.alert.alertname, t.alert.severity.as_str())?;
+                if let Some(l) = late {
+                    write!(f, " (reported {} late)", words(*l))?;
+                }
+                write!(f, ": {}", t.alert.summary)
+            }
+        }
+    }
+}
+
+impl Event for Said<'_> {
+    fn emit(&self) {
+        match self {
+            Said::Watching { clusters, shard, pages } => tracing::info!(
+                target: TARGET,
+                clusters,
+                shard = shard.as_ref().map(|s| s.0.as_str()),
+                pages,
+                "{self}"
+            ),
+            Said::Reloaded { path } => tracing::info!(target: TARGET, path = %path.display(), "{self}"),
+            Said::ShardNow { shard } => tracing::info!(target: TARGET, shard, "{self}"),
+            Said::Stopping => tracing::info!(target: TARGET, "{self}"),
+            Said::KeptCyclesArrive { cluster, from } => {
+                tracing::info!(target: TARGET, cluster, from = %from, "{self}")
+            }
+            Said::Alert { cluster, transition: t, late } => tracing::info!(
+                target: TARGET,
+                cluster,
+                alertname = t.alert.alertname,
+                severity = t.alert.severity.as_str(),
+                state = verb(t),
+                late_seconds = late.map(|l| l.as_secs_f64()),
+                "{self}"
+            ),
+            Said::WebhookWithoutDeduplication { notifier } => tracing::warn!(target: TARGET, notifier, "{self}"),
+            Said::NeedsRestart { key, .. } => tracing::warn!(target: TARGET, key, "{self}"),
+            Said::InFileAndOnPages { cluster } => tracing::warn!(target: TARGET, cluster, "{self}"),
+            Said::NotRecorded { cluster, path, error } => {
+                tracing::warn!(target: TARGET, cluster, path = %path.display(), error = %error, "{self}")
+            }
+            Said::StateInMemory { error }
+            | Said::NoSecretKey { error }
+            | Said::NotReloaded { error }
+            | Said::NotifiersNotReloaded { error }
+            | Said::AuthNotReloaded { error } => tracing::warn!(target: TARGET, error = %error, "{self}"),
+            Said::NotWatched { cluster, error }
+            | Said::AgentTokenUnreadable { cluster, error }
+            | Said::StateNotLoaded { cluster, error }
+            | Said::CycleFailed { cluster, error } => tracing::warn!(target: TARGET, cluster, error = %error, "{self}"),
+            Said::NotPersisted { cluster, error } => tracing::error!(target: TARGET, cluster, error = %error, "{self}"),
+        }
+    }
+}
