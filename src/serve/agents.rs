@@ -1,4 +1,4 @@
-//! Clusters read by a relay agent. The agent pushes each cycle (`collect::wire`); here each push
+//! Clusters read by a relay agent. The agent pushes each cycle (`crate::wire`); here each push
 //! is checked, put in order and taken by the same path as a cycle read by `serve` itself
 //! ([`super::path`]). Times are the agent's: a stretch the agent kept while the server was away is
 //! evaluated afterwards as it happened.
