@@ -135,6 +135,15 @@ impl ClusterView {
     }
 }
 
+/// Why a cluster of the pages was not stored.
+#[derive(Debug, thiserror::Error)]
+pub enum NotStored {
+    #[error("the secret key is not available")]
+    NoKey,
+    #[error(transparent)]
+    State(#[from] StateError),
+}
+
 /// One cycle of a cluster as the board shows it: written at once, so that the pages, the API
 /// and /metrics show either the last cycle or this one, never half of each.
 pub struct Publication {
@@ -320,13 +329,9 @@ impl Board {
         settings: &crate::config::PageSettings,
         token: &str,
         entry: &AuditEntry,
-    ) -> Result<(), String> {
-        let key = self.secret_key.as_ref().ok_or("the secret key is not available")?;
-        self.store
-            .lock()
-            .expect("store lock")
-            .store_cluster(key, name, settings, token, entry)
-            .map_err(|e| e.to_string())?;
+    ) -> Result<(), NotStored> {
+        let key = self.secret_key.as_ref().ok_or(NotStored::NoKey)?;
+        self.store.lock().expect("store lock").store_cluster(key, name, settings, token, entry)?;
         self.clusters_changed.notify_one();
         Ok(())
     }

@@ -69,7 +69,7 @@ pub(super) enum FormError {
     NoAction,
     /// The cluster could not be stored: why, as the store says it.
     #[error("{0}")]
-    NotStored(String),
+    NotStored(#[from] crate::board::NotStored),
 }
 
 impl FormError {
