@@ -351,7 +351,8 @@ impl Board {
         self.clusters_changed.notified().await
     }
 
-    /// Whether the pages can change clusters: only with the secret key.
+    /// The secret key, which seals the pages' tokens and signs their sessions and forms; the
+    /// pages change nothing without it.
     pub fn secret_key(&self) -> Option<&crate::secret::SecretKey> {
         self.secret_key.as_deref()
     }

@@ -151,7 +151,7 @@ fn parse_size(s: &str) -> Result<u64, SizeError> {
 
 impl AgentArgs {
     pub fn options(&self) -> Result<crate::agent::AgentOptions, ConfigError> {
-        let cycle = checked(&self.connect)?;
+        checked(&self.connect)?;
         let age = crate::config::parse_duration(&self.buffer_max_age)
             .map_err(|source| ConfigError::Duration { flag: "--buffer-max-age", source })?;
         let max_bytes = parse_size(&self.buffer_max_size)
@@ -162,7 +162,6 @@ impl AgentArgs {
             server_ca_file: self.server_ca_file.clone(),
             cluster: self.cluster.clone(),
             connect: self.connect.clone(),
-            ignored_namespaces: cycle.ignored_namespaces,
             buffer_dir: self.buffer_dir.clone(),
             max_age: jiff::SignedDuration::from_secs_f64(age),
             max_bytes,

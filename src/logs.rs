@@ -1,14 +1,14 @@
 //! The log of `serve`, `agent` and `demo`: each line an event (`tracing`) with its level and
 //! fields, written to standard error one a line, as text (the sentence, stamped to the second,
 //! as the lines have always been) or as JSON (one object a line: `timestamp`, `level`,
-//! `message`, `target` and the fields). `RUST_LOG` filters (`info` and up when unset).
+//! `message`, `target` and the fields). `RUST_LOG` filters (DumbMonit's own events, `info` and up, when unset).
 //!
 //! Whatever the format, every secret the process knows ([`crate::error::redact_known`]) is
 //! taken out of the message and out of every field, and nothing logged can forge a line or
 //! drive a terminal: in text, control characters, line separators and direction changes are
 //! written escaped ([`crate::clock::escaped`]); in JSON, as `\uXXXX` escapes.
 //!
-//! An event is a type of the room that says it (`notify::events`, `agent::events`,
+//! An event is a type of the room that says it (`serve::events`, `notify::events`, `agent::events`,
 //! `web::events`), after Vector's `internal_events`: its [`Event::emit`] fixes its level, its
 //! target (the room, so that `RUST_LOG=dumbmonit::notify=warn` works) and its fields; its
 //! `Display` is its message, the whole sentence the text format shows, which says what the
@@ -48,20 +48,34 @@ pub trait Event: fmt::Display {
 /// The target of DumbMonit's own events; each room's is below it (`dumbmonit::notify`).
 pub const TARGET: &str = "dumbmonit";
 
-/// Installs the process's subscriber: `RUST_LOG` (`info` and up by default), then the lines in
-/// `format` on standard error. Once per process; a second call changes nothing.
+/// What is logged when `RUST_LOG` is not set: DumbMonit's own events, info and up. The
+/// libraries' are left out (they were never logged before `RUST_LOG`, and kube's client warns
+/// at every new connection that skips certificate checks); `RUST_LOG` brings them in.
+const DEFAULT_FILTER: &str = "dumbmonit=info";
+
+/// Installs the process's subscriber: `RUST_LOG` ([`DEFAULT_FILTER`] when unset), then the lines
+/// in `format` on standard error. Once per process; a second call changes nothing.
 pub fn init(format: Format) {
-    let builder = EnvFilter::builder().with_default_directive(LevelFilter::INFO.into()).with_regex(false);
-    let (filter, refused) = match builder.from_env() {
-        Ok(f) => (f, None),
-        Err(e) => (builder.parse_lossy(""), Some(e)),
-    };
+    let (filter, refused) = filter(std::env::var("RUST_LOG").ok());
     let lines = Lines { format, write: Box::new(|line| drop(std::io::stderr().lock().write_all(line))) };
     let subscriber = tracing_subscriber::registry().with(filter).with(lines);
     if tracing::subscriber::set_global_default(subscriber).is_ok()
         && let Some(e) = refused
     {
-        tracing::warn!(target: TARGET, "RUST_LOG is not understood ({e}): the log has info and up");
+        tracing::warn!(target: TARGET, "RUST_LOG is not understood ({e}): the log has DumbMonit's own events, info and up");
+    }
+}
+
+/// The filter `RUST_LOG` asks for ([`DEFAULT_FILTER`] when unset or empty), and why it could not
+/// be read when it could not (the default is then used).
+fn filter(rust_log: Option<String>) -> (EnvFilter, Option<tracing_subscriber::filter::ParseError>) {
+    let builder = EnvFilter::builder().with_default_directive(LevelFilter::OFF.into()).with_regex(false);
+    match rust_log.filter(|d| !d.trim().is_empty()) {
+        None => (builder.parse_lossy(DEFAULT_FILTER), None),
+        Some(directives) => match builder.parse(&directives) {
+            Ok(f) => (f, None),
+            Err(e) => (builder.parse_lossy(DEFAULT_FILTER), Some(e)),
+        },
     }
 }
 
@@ -185,11 +199,14 @@ impl Lines {
     fn json(&self, target: &str, level: &tracing::Level, fields: &Fields) -> String {
         let now = jiff::Timestamp::now();
         let string = |s: &str| serde_json::to_string(&redact_known(s)).expect("a string serializes");
+        // What the process itself writes (the time, the level, the target) holds no secret: left
+        // as it is, so that a secret that is also a word cannot blank it out.
+        let own = |s: &str| serde_json::to_string(s).expect("a string serializes");
         let mut line = String::from("{");
         let time = now.round(jiff::Unit::Millisecond).unwrap_or(now).to_string();
-        let _ = write!(line, "\"timestamp\":{},\"level\":{}", string(&time), string(level.as_str()));
+        let _ = write!(line, "\"timestamp\":{},\"level\":{}", own(&time), own(level.as_str()));
         let _ = write!(line, ",\"message\":{}", string(fields.message.as_deref().unwrap_or("")));
-        let _ = write!(line, ",\"target\":{}", string(target));
+        let _ = write!(line, ",\"target\":{}", own(target));
         for (name, value) in &fields.list {
             if matches!(*name, "timestamp" | "level" | "message" | "target") {
                 continue;
@@ -275,6 +292,31 @@ mod tests {
     use std::sync::{Arc, Mutex};
 
     /// What `f` logs in `format`, line by line.
+    /// The lines `f` logs through the filter of `rust_log`, as text.
+    fn filtered(rust_log: Option<&str>, f: impl FnOnce()) -> Vec<String> {
+        let out = Arc::new(Mutex::new(Vec::<u8>::new()));
+        let sink = out.clone();
+        let lines = Lines::new(Format::Text, move |line| sink.lock().unwrap().extend_from_slice(line));
+        let subscriber = tracing_subscriber::registry().with(filter(rust_log.map(str::to_string)).0).with(lines);
+        tracing::subscriber::with_default(subscriber, f);
+        let text = String::from_utf8(out.lock().unwrap().clone()).unwrap();
+        text.lines().map(|l| l.split_once(' ').unwrap().1.to_string()).collect()
+    }
+
+    #[test]
+    fn by_default_only_dumbmonits_own_events_info_and_up_are_logged() {
+        let events = || {
+            tracing::info!(target: "dumbmonit::serve", "ours");
+            tracing::debug!(target: "dumbmonit::serve", "ours, debug");
+            tracing::warn!(target: "kube_client::client::tls", "Server cert bypassed");
+        };
+        for unset in [None, Some(""), Some("not=a=directive")] {
+            assert_eq!(filtered(unset, events), ["ours"], "RUST_LOG={unset:?}");
+        }
+        assert_eq!(filtered(Some("warn"), events), ["WARN kube_client::client::tls: Server cert bypassed"]);
+        assert_eq!(filtered(Some("dumbmonit=debug"), events), ["ours", "ours, debug"]);
+    }
+
     fn logged(format: Format, f: impl FnOnce()) -> Vec<String> {
         let out = Arc::new(Mutex::new(Vec::<u8>::new()));
         let sink = out.clone();

@@ -40,9 +40,8 @@ pub struct AgentOptions {
     pub server_ca_file: Option<PathBuf>,
     /// The cluster's name on the servers, when given (the token says it as well).
     pub cluster: Option<String>,
+    /// How the cluster is read; its ignored namespaces are used until a server says otherwise.
     pub connect: ConnectOptions,
-    /// Used until a server says otherwise.
-    pub ignored_namespaces: Vec<String>,
     pub buffer_dir: Option<PathBuf>,
     pub max_age: SignedDuration,
     pub max_bytes: u64,
@@ -164,7 +163,7 @@ async fn run(o: AgentOptions) -> Result<(), AgentError> {
         cluster: o.cluster.clone().unwrap_or_default(),
         interval_seconds: 60.0,
         timeout_seconds: o.connect.timeout.0,
-        ignored_namespaces: o.ignored_namespaces.clone(),
+        ignored_namespaces: o.connect.ignored_namespaces.clone(),
     });
     let shared = Arc::new(Shared {
         buffer: Mutex::new(Buffer::open(o.buffer_dir.as_deref(), &urls, o.max_age, o.max_bytes)),

@@ -124,7 +124,7 @@ impl Reader {
         }
         self.connected = connected.map_err(|e| match e {
             SetUpError::Settings(e) => Unreadable { message: self.redactor.clean(&e.to_string()) },
-            SetUpError::Client { error, .. } => Unreadable { message: error.to_string() },
+            SetUpError::Client { error, .. } => Unreadable { message: self.redactor.clean(&error.to_string()) },
         });
     }
 

@@ -82,7 +82,7 @@ impl Memory {
 mod tests {
     use super::*;
     use crate::collect::{Node, Snapshot, Workload};
-    use crate::health::{assess, assess_with};
+    use crate::health::assess_with;
 
     fn t(minute: i64) -> Timestamp {
         Timestamp::from_second(1_790_000_000).unwrap() + SignedDuration::from_mins(minute)
@@ -125,15 +125,12 @@ mod tests {
     }
 
     #[test]
-    fn a_fresh_memory_is_a_single_reading() {
+    fn a_first_reading_counts_no_change_and_no_stuck_update() {
         let mut memory = Memory::default();
-        let remembered = assess_with(at(0, false, 1), t(0), &mut memory);
-        let once = assess(at(0, false, 1));
-        assert_eq!(remembered.nodes, once.nodes);
-        assert_eq!(remembered.workloads, once.workloads);
-        assert_eq!(remembered.counts, once.counts);
-        assert_eq!(once.nodes[0].ready_transitions, 0);
-        assert!(!once.workloads[0].rollout_stuck);
+        let first = assess_with(at(0, false, 1), t(0), &mut memory);
+        assert_eq!(first.nodes[0].ready_transitions, 0, "a node first seen NotReady has not changed yet");
+        assert!(!first.workloads[0].rollout_stuck, "an update first seen has not stalled yet");
+        assert_eq!(first.counts.rollouts_stuck, 0);
     }
 
     #[test]

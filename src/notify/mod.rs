@@ -66,6 +66,10 @@ impl Notifier {
         };
         if let Some(userinfo) = endpoint.authority().and_then(|a| a.as_str().rsplit_once('@')).map(|(u, _)| u) {
             redactor.add(userinfo);
+            // The password alone too: an error may quote it apart from the user.
+            if let Some((_, password)) = userinfo.split_once(':') {
+                redactor.add(password);
+            }
         }
         Ok(Notifier { name, kind: c.kind, endpoint, shown, auth, timeout: c.timeout.duration(), redactor })
     }

@@ -112,7 +112,7 @@ struct Derived {
 pub struct Track {
     pub name: String,
     pub state: RuleState,
-    pub shared: Arc<Shared>,
+    shared: Arc<Shared>,
 }
 
 impl Track {
@@ -152,15 +152,12 @@ impl Track {
         self.shared.wake.notify_one();
         let transitions = derived.transitions.clone();
         let late = derived.late;
-        let unlogged_failure = match (&derived.failure, transitions.is_empty()) {
-            (Some(f), true) => Some(f.clone()),
-            _ => None,
-        };
+        // A failure that changes no alert is said here (one that does is said by its alert).
+        if let (Some(failure), true) = (&derived.failure, transitions.is_empty()) {
+            Said::CycleFailed { cluster: &self.name, error: failure }.emit();
+        }
         publish(&self.shared.board, &self.name, &self.state, derived);
         reader::release_free_memory_now_and_then();
-        if let Some(failure) = unlogged_failure {
-            Said::CycleFailed { cluster: &self.name, error: &failure }.emit();
-        }
         for t in &transitions {
             Said::Alert { cluster: &self.name, transition: t, late }.emit();
         }

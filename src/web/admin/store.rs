@@ -27,7 +27,7 @@ pub(super) fn save(
     token: &str,
     action: &str,
 ) -> Result<(), FormError> {
-    board.save_page_cluster(name, settings, token, &entry(who, action, name)).map_err(FormError::NotStored)?;
+    board.save_page_cluster(name, settings, token, &entry(who, action, name))?;
     Audit { user: who, action, cluster: name }.emit();
     Ok(())
 }
