@@ -590,6 +590,25 @@ mod tests {
         Timestamp::from_second(1_790_000_000 + s).unwrap()
     }
 
+    /// The alert the stored states hold.
+    fn node_not_ready() -> Alert {
+        Alert {
+            alertname: "KubernetesNodeNotReady".into(),
+            severity: Severity::Warning,
+            labels: BTreeMap::from([("node".to_string(), "n1".to_string())]),
+            summary: "Node n1 is not ready".into(),
+            description: String::new(),
+            active_at: t(0),
+            fired_at: None,
+            escalated_at: None,
+        }
+    }
+
+    /// The pod memory the stored states hold.
+    fn crashed_three_times() -> PodMemory {
+        PodMemory { restarts: 3, increases: vec![(t(30), 3)], crashloop_seen: Some(t(60)) }
+    }
+
     #[test]
     fn a_cycle_round_trips_and_the_outbox_drains() {
         let dir = tempfile::tempdir().unwrap();
@@ -598,23 +617,8 @@ mod tests {
         assert_eq!(state, RuleState::default());
         state.failures = 1;
         state.last_cycle = Some(t(60));
-        state.alerts.insert(
-            "KubernetesNodeNotReady{node=\"n1\"}".into(),
-            Alert {
-                alertname: "KubernetesNodeNotReady".into(),
-                severity: Severity::Warning,
-                labels: BTreeMap::from([("node".to_string(), "n1".to_string())]),
-                summary: "Node n1 is not ready".into(),
-                description: String::new(),
-                active_at: t(0),
-                fired_at: None,
-                escalated_at: None,
-            },
-        );
-        state.pods.insert(
-            ("shop".into(), "api".into()),
-            PodMemory { restarts: 3, increases: vec![(t(30), 3)], crashloop_seen: Some(t(60)) },
-        );
+        state.alerts.insert("KubernetesNodeNotReady{node=\"n1\"}".into(), node_not_ready());
+        state.pods.insert(("shop".into(), "api".into()), crashed_three_times());
         let point = HistoryPoint { time: 1_790_000_060, nodes: 3, nodes_ready: 2, ..Default::default() };
         store
             .commit_cycle(
@@ -668,23 +672,8 @@ mod tests {
         drop(conn);
         let state = Store::open(dir.path()).unwrap().load("lab").unwrap();
         let mut expected = RuleState { failures: 1, last_cycle: Some(t(60)), ..Default::default() };
-        expected.alerts.insert(
-            "KubernetesNodeNotReady{node=\"n1\"}".into(),
-            Alert {
-                alertname: "KubernetesNodeNotReady".into(),
-                severity: Severity::Warning,
-                labels: BTreeMap::from([("node".to_string(), "n1".to_string())]),
-                summary: "Node n1 is not ready".into(),
-                description: String::new(),
-                active_at: t(0),
-                fired_at: None,
-                escalated_at: None,
-            },
-        );
-        expected.pods.insert(
-            ("shop".into(), "api".into()),
-            PodMemory { restarts: 3, increases: vec![(t(30), 3)], crashloop_seen: Some(t(60)) },
-        );
+        expected.alerts.insert("KubernetesNodeNotReady{node=\"n1\"}".into(), node_not_ready());
+        expected.pods.insert(("shop".into(), "api".into()), crashed_three_times());
         assert_eq!(state, expected);
         assert_eq!(state.memory, crate::health::Memory::default());
     }
