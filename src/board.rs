@@ -135,6 +135,11 @@ impl ClusterView {
     }
 }
 
+/// A change made on the pages, counted so that its answer can wait until `serve` applied it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+#[must_use]
+pub struct Change(u64);
+
 /// Why a cluster of the pages was not stored.
 #[derive(Debug, thiserror::Error)]
 pub enum NotStored {
@@ -205,6 +210,9 @@ pub struct Board {
     secret_key: Option<Arc<crate::secret::SecretKey>>,
     /// Told when a cluster is added, changed or removed on the pages.
     clusters_changed: tokio::sync::Notify,
+    /// How many changes the pages made, and up to which one serve has applied.
+    changes_made: AtomicU64,
+    changes_applied: tokio::sync::watch::Sender<u64>,
 }
 
 /// The most recent samples of two durations, in seconds: how late each cycle started after its
@@ -266,6 +274,8 @@ impl Board {
             timings: Mutex::new(Timings::default()),
             secret_key,
             clusters_changed: tokio::sync::Notify::new(),
+            changes_made: AtomicU64::new(0),
+            changes_applied: tokio::sync::watch::Sender::new(0),
         }
     }
 
@@ -329,26 +339,47 @@ impl Board {
         settings: &crate::config::PageSettings,
         token: &str,
         entry: &AuditEntry,
-    ) -> Result<(), NotStored> {
+    ) -> Result<Change, NotStored> {
         let key = self.secret_key.as_ref().ok_or(NotStored::NoKey)?;
         self.store.lock().expect("store lock").store_cluster(key, name, settings, token, entry)?;
-        self.clusters_changed.notify_one();
-        Ok(())
+        Ok(self.tell_serve())
     }
 
-    /// Removes a cluster of the pages with its audit entry, and tells `serve`; false when none
+    /// Removes a cluster of the pages with its audit entry, and tells `serve`; None when none
     /// has that name.
-    pub fn remove_page_cluster(&self, name: &str, entry: &AuditEntry) -> Result<bool, StateError> {
+    pub fn remove_page_cluster(&self, name: &str, entry: &AuditEntry) -> Result<Option<Change>, StateError> {
         let removed = self.store.lock().expect("store lock").remove_page_cluster(name, entry)?;
-        if removed {
-            self.clusters_changed.notify_one();
-        }
-        Ok(removed)
+        Ok(removed.then(|| self.tell_serve()))
     }
 
-    /// Waits until a cluster is added, changed or removed on the pages.
-    pub async fn page_clusters_changed(&self) {
-        self.clusters_changed.notified().await
+    /// Counts a stored change and wakes `serve`.
+    fn tell_serve(&self) -> Change {
+        let change = Change(self.changes_made.fetch_add(1, Ordering::SeqCst) + 1);
+        self.clusters_changed.notify_one();
+        change
+    }
+
+    /// Waits until a cluster is added, changed or removed on the pages; gives the last change
+    /// made, which `serve` applies with what it reads of the store now.
+    pub async fn page_clusters_changed(&self) -> Change {
+        self.clusters_changed.notified().await;
+        Change(self.changes_made.load(Ordering::SeqCst))
+    }
+
+    /// `serve` watches the clusters as of `change`.
+    pub fn page_clusters_applied(&self, change: Change) {
+        self.changes_applied.send_if_modified(|applied| {
+            let newer = change.0 > *applied;
+            *applied = (*applied).max(change.0);
+            newer
+        });
+    }
+
+    /// Waits (at most `bound`) until `serve` watches the clusters as of `change`, so that the
+    /// page answering a change shows it; false when it did not within `bound`.
+    pub async fn applied(&self, change: Change, bound: Duration) -> bool {
+        let mut applied = self.changes_applied.subscribe();
+        tokio::time::timeout(bound, applied.wait_for(|a| *a >= change.0)).await.is_ok_and(|r| r.is_ok())
     }
 
     /// The secret key, which seals the pages' tokens and signs their sessions and forms; the

@@ -200,8 +200,9 @@ pub async fn run(config: Config, options: ServeOptions) -> Result<(), ServeError
             _ = tokio::signal::ctrl_c() => break,
             _ = term.recv() => break,
             _ = hup.recv() => true,
-            _ = board.page_clusters_changed() => {
+            change = board.page_clusters_changed() => {
                 apply_clusters(&shared, &mut running, &watched(&current, shard, &board)).await;
+                board.page_clusters_applied(change);
                 continue;
             }
             _ = tokio::time::sleep(Duration::from_secs(2)) => {

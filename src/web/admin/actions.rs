@@ -97,14 +97,14 @@ pub async fn new_post(
             if f.token.trim().is_empty() {
                 return answer(FormError::NoTokenToSave.problem());
             }
-            match save(&board, &who, &name, &settings, f.token.trim(), "added") {
+            match save(&board, &who, &name, &settings, f.token.trim(), "added").await {
                 Ok(()) => Redirect::to(&format!("/clusters/{}", path_segment(&name))).into_response(),
                 Err(e) => answer(e.problem()),
             }
         }
         "agent" => {
             let token = random_token(32);
-            if let Err(e) = save(&board, &who, &name, &settings, &token, "added (read through an agent)") {
+            if let Err(e) = save(&board, &who, &name, &settings, &token, "added (read through an agent)").await {
                 return answer(e.problem());
             }
             let host = headers.get(header::HOST).and_then(|h| h.to_str().ok()).unwrap_or("DUMBMONIT-SERVER");
@@ -190,7 +190,7 @@ pub async fn edit_post(
             let tested = test_cycle(&name, &settings, token).await;
             answer(&f, outcome_of(&tested))
         }
-        "save" => match save(&board, &who, &name, &settings, &token, "changed") {
+        "save" => match save(&board, &who, &name, &settings, &token, "changed").await {
             Ok(()) => Redirect::to(&format!("/clusters/{}", path_segment(&name))).into_response(),
             Err(e) => answer(&f, e.problem()),
         },
@@ -211,7 +211,7 @@ pub async fn remove_post(
         Ok(c) => c,
         Err(r) => return r.answer(&board),
     };
-    match remove(&board, &who, &name) {
+    match remove(&board, &who, &name).await {
         Ok(true) => Redirect::to("/").into_response(),
         Ok(false) => not_editable(&board, &name),
         Err(e) => FormError::NotRemoved(e).answer(&board),

@@ -18,8 +18,13 @@ fn entry(who: &str, action: &str, name: &str) -> AuditEntry {
     }
 }
 
-/// Stores the cluster, its token sealed, with its audit entry (serve is told), and logs it.
-pub(super) fn save(
+/// How long the answer to a change waits for `serve` to watch it (it takes milliseconds), so
+/// that the page it leads to shows the change.
+const APPLIED_WITHIN: std::time::Duration = std::time::Duration::from_secs(5);
+
+/// Stores the cluster, its token sealed, with its audit entry, logs it, and returns once serve
+/// watches it.
+pub(super) async fn save(
     board: &Board,
     who: &str,
     name: &str,
@@ -27,17 +32,19 @@ pub(super) fn save(
     token: &str,
     action: &str,
 ) -> Result<(), FormError> {
-    board.save_page_cluster(name, settings, token, &entry(who, action, name))?;
+    let change = board.save_page_cluster(name, settings, token, &entry(who, action, name))?;
     Audit { user: who, action, cluster: name }.emit();
+    board.applied(change, APPLIED_WITHIN).await;
     Ok(())
 }
 
-/// Removes a cluster added on the pages with its audit entry (serve is told), and logs it;
-/// false when no such cluster was added on the pages.
-pub(super) fn remove(board: &Board, who: &str, name: &str) -> Result<bool, StateError> {
-    let removed = board.remove_page_cluster(name, &entry(who, "removed", name))?;
-    if removed {
-        Audit { user: who, action: "removed", cluster: name }.emit();
-    }
-    Ok(removed)
+/// Removes a cluster added on the pages with its audit entry, logs it, and returns once serve
+/// no longer watches it; false when no such cluster was added on the pages.
+pub(super) async fn remove(board: &Board, who: &str, name: &str) -> Result<bool, StateError> {
+    let Some(change) = board.remove_page_cluster(name, &entry(who, "removed", name))? else {
+        return Ok(false);
+    };
+    Audit { user: who, action: "removed", cluster: name }.emit();
+    board.applied(change, APPLIED_WITHIN).await;
+    Ok(true)
 }
