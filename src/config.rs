@@ -273,6 +273,9 @@ crate::kube::connect_table! {
         /// How long recorded cycles are kept.
         #[serde(default = "defaults::record_retention")]
         pub record_retention: Seconds,
+        /// Follow the cluster by list-then-watch instead of listing it every interval.
+        #[serde(default)]
+        pub watch: bool,
     }
     /// A `[[cluster]]` table as the file holds it: the cluster's keys and its connection settings
     /// on one level, in this order (the error of an unknown key lists them so).
@@ -375,10 +378,14 @@ impl Config {
                     ("context", k.context.is_some()),
                     ("in_cluster", k.in_cluster),
                     ("record_dir", c.record_dir.is_some()),
+                    ("watch", c.watch),
                 ];
                 if let Some((field, _)) = direct.iter().find(|(_, set)| *set) {
                     return err(at(), Problem::NotWithAgent { field });
                 }
+            }
+            if c.watch && c.record_dir.is_some() {
+                return err(at(), Problem::RecordWithWatch);
             }
             let modes = [
                 k.address.is_some(),
@@ -539,6 +546,8 @@ pub struct PageSettings {
     /// ignored namespaces; no token.
     pub connect: ConnectOptions,
     pub interval: Seconds,
+    /// Followed by list-then-watch (a cluster read directly only).
+    pub watch: bool,
 }
 
 /// [`PageSettings`] as kept in the state directory (JSON): these keys only, so that nothing else
@@ -555,6 +564,9 @@ struct StoredSettings {
     /// Seconds.
     interval: f64,
     ignored_namespaces: Vec<String>,
+    /// Absent in what versions before watch mode stored.
+    #[serde(default)]
+    watch: bool,
 }
 
 impl From<PageSettings> for StoredSettings {
@@ -568,6 +580,7 @@ impl From<PageSettings> for StoredSettings {
             timeout: c.timeout.0,
             interval: s.interval.0,
             ignored_namespaces: c.ignored_namespaces,
+            watch: s.watch,
         }
     }
 }
@@ -585,6 +598,7 @@ impl From<StoredSettings> for PageSettings {
                 ..ConnectOptions::default()
             },
             interval: Seconds(s.interval),
+            watch: s.watch,
         }
     }
 }
@@ -602,6 +616,7 @@ impl PageSettings {
             interval: self.interval,
             record_dir: None,
             record_retention: defaults::record_retention(),
+            watch: self.watch && !agent,
         }
     }
 }
@@ -705,7 +720,7 @@ url = "http://127.0.0.1:9093"
             load(&GOOD.replace("interval = \"30s\"", "intervall = 30")).unwrap_err(),
             "FILE, line 10: unknown field `intervall`, expected one of `name`, `address`, `agent_token_file`, \
              `port`, `token`, `token_file`, `ca`, `ca_file`, `insecure_skip_tls_verify`, `kubeconfig`, `context`, \
-             `in_cluster`, `timeout`, `interval`, `ignored_namespaces`, `record_dir`, `record_retention`"
+             `in_cluster`, `timeout`, `interval`, `ignored_namespaces`, `record_dir`, `record_retention`, `watch`"
         );
         assert_eq!(
             load(&GOOD.replace("interval = \"30s\"", "port = \"x\"")).unwrap_err(),

@@ -121,6 +121,7 @@ async fn tour_in(args: &DemoArgs, dir: PathBuf) -> Result<(), DemoError> {
         interval: Seconds(args.interval),
         record_dir: None,
         record_retention: Seconds(86400.0),
+        watch: false,
     };
     let config = Config {
         listen: listen_address(args),

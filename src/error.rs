@@ -212,6 +212,11 @@ pub enum Problem {
         "field `{field}` does not go with `agent_token_file`: the agent reads the cluster, with its own connection settings"
     )]
     NotWithAgent { field: &'static str },
+    /// A recording asked of a cluster followed by watch.
+    #[error(
+        "field `record_dir` does not go with `watch = true`: a recording keeps each List as the API server returned it, and watch mode keeps compact records only"
+    )]
+    RecordWithWatch,
     /// Not exactly one way to reach the cluster.
     #[error("give exactly one of `address`, `kubeconfig`/`context`, `in_cluster = true` or `agent_token_file`")]
     ConnectionModes,

@@ -113,6 +113,8 @@ impl ClusterForm {
                 ..ConnectOptions::default()
             },
             interval: seconds("Interval", &self.interval, 60.0, INTERVAL_RANGE)?,
+            // The form's checkbox comes with the form's helper (TODO in this change).
+            watch: false,
         })
     }
 }
