@@ -124,6 +124,10 @@ pub struct AgentArgs {
     /// Serve /healthz and /readyz here (for probes), e.g. 0.0.0.0:8081
     #[arg(long, value_name = "ADDR")]
     pub listen: Option<std::net::SocketAddr>,
+    /// Follow the cluster by list-then-watch (needs the watch verb: dumbmonit rbac --watch)
+    /// instead of listing it every interval; changes are reported within a second
+    #[arg(long)]
+    pub watch: bool,
     /// How the log on standard error is written: text (a sentence a line) or json (an object a
     /// line, with the fields); RUST_LOG filters it (info and up by default)
     #[arg(long, value_enum, value_name = "FORMAT", default_value_t = crate::logs::Format::Text)]
@@ -166,6 +170,7 @@ impl AgentArgs {
             max_age: jiff::SignedDuration::from_secs_f64(age),
             max_bytes,
             listen: self.listen,
+            watch: self.watch,
         })
     }
 }

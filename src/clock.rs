@@ -39,6 +39,15 @@ impl Clock {
             Clock::Stepped { start, step } => last.map(|t| t + step).unwrap_or(start),
         }
     }
+
+    /// The time of a cycle taken between two intervals (watch mode, on a change): now; on the
+    /// stepped clock, the last cycle's time (rule time moves by interval cycles alone).
+    pub fn between(self, last: Option<Timestamp>) -> Timestamp {
+        match self {
+            Clock::Wall => Timestamp::now(),
+            Clock::Stepped { start, .. } => last.unwrap_or(start),
+        }
+    }
 }
 
 /// Whether `c`, written as it is, could forge a line or drive a terminal: a control character

@@ -225,6 +225,7 @@ pub fn parse(bytes: &[u8], name: &str) -> Result<Recorded, RecordError> {
             hpas: optional(f.hpas),
             jobs: optional(f.jobs),
             cronjobs: optional(f.cronjobs),
+            watch_not_granted: Vec::new(),
         },
         certificates: f.certificates,
     };

@@ -72,6 +72,10 @@ pub struct Report {
     #[serde(default)]
     pub note: Option<String>,
     pub outcome: Outcome,
+    /// Taken between two intervals on a change (`agent --watch`): not a point of the history.
+    /// Absent when false, so that other reports stay what servers before watch mode read.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub between: bool,
 }
 
 /// How one collection went.

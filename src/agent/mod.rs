@@ -46,6 +46,8 @@ pub struct AgentOptions {
     pub max_age: SignedDuration,
     pub max_bytes: u64,
     pub listen: Option<SocketAddr>,
+    /// Follow the cluster by list-then-watch.
+    pub watch: bool,
 }
 
 /// Why `dumbmonit agent` cannot run.
@@ -151,6 +153,12 @@ pub fn main(options: AgentOptions) -> ExitCode {
     }
 }
 
+/// Watch mode: how long changes are let come together before a cycle reports them.
+const DEBOUNCE: Duration = Duration::from_millis(100);
+
+/// Watch mode: the least time between two cycles taken on changes.
+const MIN_BETWEEN: Duration = Duration::from_millis(500);
+
 async fn run(o: AgentOptions) -> Result<(), AgentError> {
     let clock = Clock::from_env()?;
     let servers =
@@ -206,6 +214,7 @@ async fn run(o: AgentOptions) -> Result<(), AgentError> {
     let mut interval = Duration::ZERO;
     let mut ticker = tokio::time::interval(Duration::from_secs(3600));
     let mut last: Option<Timestamp> = None;
+    let mut last_taken = tokio::time::Instant::now();
     use tokio::signal::unix::{SignalKind, signal};
     let mut term = signal(SignalKind::terminate()).map_err(AgentError::System)?;
     loop {
@@ -221,15 +230,26 @@ async fn run(o: AgentOptions) -> Result<(), AgentError> {
             connect.timeout = timeout;
             reader = Reader::new(connect.clone()).await;
         }
-        tokio::select! {
-            _ = ticker.tick() => {}
+        if o.watch {
+            reader.follow(interval);
+        }
+        let changed = reader.changed();
+        let between = tokio::select! {
+            _ = ticker.tick() => false,
+            // Watch mode: a change is reported within a second (changes that come together, once).
+            _ = changed.notified(), if o.watch => {
+                let settle = (last_taken + MIN_BETWEEN).max(tokio::time::Instant::now() + DEBOUNCE);
+                tokio::time::sleep_until(settle).await;
+                true
+            }
             _ = term.recv() => break,
             _ = tokio::signal::ctrl_c() => break,
-        }
-        let now = clock.now(last);
+        };
+        let now = if between { clock.between(last) } else { clock.now(last) };
         last = Some(now);
         let options = CycleOptions { ignored_namespaces: s.ignored_namespaces.clone(), record: false };
         let cycle = reader.cycle(&options, now).await;
+        last_taken = tokio::time::Instant::now();
         let (duration, stats, outcome) = reader::outcome(cycle, &reader.redactor);
         let note = shared.buffer.lock().expect("buffer lock").problem.clone();
         let report = Report {
@@ -247,6 +267,7 @@ async fn run(o: AgentOptions) -> Result<(), AgentError> {
                     Outcome::Error(u.message)
                 }
             },
+            between,
         };
         let gz = report.to_gzip();
         drop(report);

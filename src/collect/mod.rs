@@ -2,6 +2,7 @@
 //! optional reads; every read timed and judged by one wrapper ([`timed`]).
 
 pub mod events;
+pub mod follow;
 pub mod nodes;
 pub mod optional;
 pub mod pods;
@@ -236,6 +237,37 @@ pub fn unwrap_api<T>(items: Vec<Api<T>>) -> Vec<T> {
     items.into_iter().map(|a| a.0).collect()
 }
 
+/// Where a cycle's collections come from: the API server itself (a [`Fetcher`]: every
+/// collection listed) or the stores of watch mode ([`follow::Follower`]). Either way the cycle is
+/// assembled by [`run`], and everything after it is the same.
+pub trait Source: Sync {
+    /// The connection, for `/version` and the Metrics API (read at every cycle).
+    fn fetcher(&self) -> &Fetcher;
+
+    /// One collection's compact records (and, when recording, the List as returned).
+    fn list<T: follow::Followed>(
+        &self,
+        c: Collection,
+        selector: Option<&str>,
+        record: bool,
+    ) -> impl Future<Output = ReadList<T>> + Send;
+
+    /// The collections whose watch is not granted (read every interval instead).
+    fn read_every_interval(&self) -> Vec<Collection> {
+        Vec::new()
+    }
+}
+
+impl Source for Fetcher {
+    fn fetcher(&self) -> &Fetcher {
+        self
+    }
+
+    async fn list<T: follow::Followed>(&self, c: Collection, selector: Option<&str>, record: bool) -> ReadList<T> {
+        read::<T>(self, c, selector, record).await
+    }
+}
+
 /// Reads one List into compact views, keeping the raw items too when recording.
 async fn read<T: FromApi>(
     f: &Fetcher,
@@ -272,25 +304,40 @@ async fn read_version(f: &Fetcher, record: bool) -> Result<(version::Version, Op
     Ok((v, Some(raw)))
 }
 
-/// Reads the eight collections in parallel.
-pub async fn run(fetcher: &Fetcher, options: &CycleOptions, now: Timestamp) -> Cycle {
+/// Reads the eight collections in parallel (and the optional reads), from `source`.
+pub async fn run<S: Source>(source: &S, options: &CycleOptions, now: Timestamp) -> Cycle {
     let started = Instant::now();
     let skip = field_selector(None, &options.ignored_namespaces);
     let skip = skip.as_deref();
-    let (f, rec) = (fetcher, options.record);
+    let (s, rec) = (source, options.record);
+    let f = s.fetcher();
     let (version, nodes, pods, deployments, statefulsets, daemonsets, pvcs, events, extras) = tokio::join!(
         timed(Collection::Version, read_version(f, rec)),
-        timed(Collection::Nodes, read::<Node>(f, Collection::Nodes, None, rec)),
-        timed(Collection::Pods, read::<Pod>(f, Collection::Pods, skip, rec)),
-        timed(Collection::Deployments, read::<workloads::Replicated>(f, Collection::Deployments, skip, rec)),
-        timed(Collection::StatefulSets, read::<workloads::Replicated>(f, Collection::StatefulSets, skip, rec)),
-        timed(Collection::DaemonSets, read::<workloads::Daemon>(f, Collection::DaemonSets, skip, rec)),
-        timed(Collection::PersistentVolumeClaims, read::<Pvc>(f, Collection::PersistentVolumeClaims, skip, rec)),
+        timed(Collection::Nodes, s.list::<Node>(Collection::Nodes, None, rec)),
+        timed(Collection::Pods, s.list::<Pod>(Collection::Pods, skip, rec)),
+        timed(Collection::Deployments, s.list::<workloads::Replicated>(Collection::Deployments, skip, rec)),
+        timed(Collection::StatefulSets, s.list::<workloads::Replicated>(Collection::StatefulSets, skip, rec)),
+        timed(Collection::DaemonSets, s.list::<workloads::Daemon>(Collection::DaemonSets, skip, rec)),
+        timed(Collection::PersistentVolumeClaims, s.list::<Pvc>(Collection::PersistentVolumeClaims, skip, rec)),
         // Not filtered by namespace on the server: a Node's events may be recorded in an ignored one.
-        timed(Collection::Events, read::<Event>(f, Collection::Events, Some("type=Warning"), rec)),
-        read_optional(f, rec),
+        timed(Collection::Events, s.list::<Event>(Collection::Events, Some("type=Warning"), rec)),
+        read_optional(s, rec),
     );
-    let (extras, optional, optional_stats) = extras;
+    let (mut extras, optional, optional_stats) = extras;
+    // Said of the collections read every interval instead: one whose list is refused too is
+    // not granted at all, as list mode says.
+    let read_ok = |c: &Collection| {
+        optional_stats
+            .iter()
+            .chain(
+                [&nodes.0, &pods.0, &deployments.0, &statefulsets.0, &daemonsets.0, &pvcs.0, &events.0]
+                    .into_iter()
+                    .flatten(),
+            )
+            .any(|st| st.collection == *c && st.ok)
+    };
+    extras.watch_not_granted =
+        s.read_every_interval().iter().filter(|c| read_ok(c)).map(|c| c.resource().to_string()).collect();
     let core_stats = [
         version.0.clone(),
         nodes.0.clone(),
@@ -339,10 +386,11 @@ pub async fn run(fetcher: &Fetcher, options: &CycleOptions, now: Timestamp) -> C
 /// The optional reads, in parallel with the core's: the APIServices and the HPAs at once, the
 /// Metrics API once its APIService is known not to be down. Also what to record of each, and
 /// the stat of each read that has one, in the order of [`Collection::OPTIONAL`].
-async fn read_optional(f: &Fetcher, rec: bool) -> (Extras, Vec<(Collection, OptionalList)>, Vec<CollectionStat>) {
+async fn read_optional<S: Source>(s: &S, rec: bool) -> (Extras, Vec<(Collection, OptionalList)>, Vec<CollectionStat>) {
+    let f = s.fetcher();
     let metrics = async {
         let apiservices =
-            timed(Collection::ApiServices, read::<optional::ApiService>(f, Collection::ApiServices, None, rec)).await;
+            timed(Collection::ApiServices, s.list::<optional::ApiService>(Collection::ApiServices, None, rec)).await;
         let down = apiservices.1.as_ref().is_ok_and(|(list, _)| {
             list.iter().any(|a| a.name == optional::METRICS_APISERVICE && a.available == Some(false))
         });
@@ -359,9 +407,9 @@ async fn read_optional(f: &Fetcher, rec: bool) -> (Extras, Vec<(Collection, Opti
     };
     let ((apiservices, nodes, pods), hpas, jobs, cronjobs) = tokio::join!(
         metrics,
-        timed(Collection::Hpas, read::<optional::Hpa>(f, Collection::Hpas, None, rec)),
-        timed(Collection::Jobs, read::<optional::Job>(f, Collection::Jobs, None, rec)),
-        timed(Collection::CronJobs, read::<optional::CronJob>(f, Collection::CronJobs, None, rec))
+        timed(Collection::Hpas, s.list::<optional::Hpa>(Collection::Hpas, None, rec)),
+        timed(Collection::Jobs, s.list::<optional::Job>(Collection::Jobs, None, rec)),
+        timed(Collection::CronJobs, s.list::<optional::CronJob>(Collection::CronJobs, None, rec))
     );
     let (mut recorded, mut stats) = (Vec::new(), Vec::new());
     let (r, st) = (&mut recorded, &mut stats);
@@ -371,7 +419,11 @@ async fn read_optional(f: &Fetcher, rec: bool) -> (Extras, Vec<(Collection, Opti
     let hpas = kept_optional(Collection::Hpas, Some(hpas), st, r);
     let jobs = kept_optional(Collection::Jobs, Some(jobs), st, r);
     let cronjobs = kept_optional(Collection::CronJobs, Some(cronjobs), st, r);
-    (Extras { apiservices, node_metrics, pod_metrics, hpas, jobs, cronjobs }, recorded, stats)
+    (
+        Extras { apiservices, node_metrics, pod_metrics, hpas, jobs, cronjobs, watch_not_granted: Vec::new() },
+        recorded,
+        stats,
+    )
 }
 
 /// An optional read's outcome (None: not asked for); its stat, when it has one, goes to `stats`,
@@ -404,7 +456,7 @@ fn kept_optional<T>(
 }
 
 /// A List read: its items, and the List as returned when recording.
-type ReadList<T> = Result<(Vec<T>, Option<RawList>), ReadError>;
+pub type ReadList<T> = Result<(Vec<T>, Option<RawList>), ReadError>;
 
 /// A read's items, its raw List (when recording) set aside in `raw`.
 fn kept<T>(read: ReadList<T>, raw: &mut Vec<RawList>) -> Result<Vec<T>, ReadError> {
@@ -428,7 +480,7 @@ async fn timed<T>(
 }
 
 /// The fields of `metadata` the views use.
-#[derive(Debug, Default, Deserialize)]
+#[derive(Clone, Debug, Default, Deserialize)]
 #[serde(rename_all = "camelCase", default)]
 pub(crate) struct Meta {
     #[serde(deserialize_with = "nullable")]

@@ -57,6 +57,9 @@ pub struct Extras {
     pub jobs: Optional<Vec<Job>>,
     #[serde(default)]
     pub cronjobs: Optional<Vec<CronJob>>,
+    /// Watch mode: the resources whose watch is not granted, read every interval instead.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub watch_not_granted: Vec<String>,
 }
 
 /// The compact record of an APIService.

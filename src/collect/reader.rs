@@ -76,6 +76,11 @@ pub struct Reader {
     pub redactor: Redactor,
     /// The token file's content when the connection was set up.
     token_seen: Option<String>,
+    /// Watch mode: the cluster's interval, and the follower of the connection set up (made at
+    /// the first cycle, made again when the connection or the ignored namespaces change).
+    watch: Option<(Duration, Option<super::follow::Follower>)>,
+    /// Told of every change a watch applies.
+    changed: std::sync::Arc<tokio::sync::Notify>,
 }
 
 impl Reader {
@@ -86,6 +91,8 @@ impl Reader {
             address: None,
             redactor: Redactor::default(),
             token_seen: None,
+            watch: None,
+            changed: Default::default(),
         };
         r.token_seen = r.token_now();
         r.set_up().await;
@@ -122,6 +129,10 @@ impl Reader {
             }
             self.address = Some(connection.address.clone());
         }
+        // A new connection: its own watches, from a fresh list.
+        if let Some((_, follower)) = &mut self.watch {
+            *follower = None;
+        }
         self.connected = connected.map_err(|e| match e {
             SetUpError::Settings(e) => Unreadable { message: self.redactor.clean(&e.to_string()) },
             SetUpError::Client { error, .. } => Unreadable { message: self.redactor.clean(&error.to_string()) },
@@ -133,6 +144,26 @@ impl Reader {
         self.address.as_deref()
     }
 
+    /// From now on, follows the cluster by list-then-watch (see [`super::follow`]) and takes
+    /// each cycle from its stores; `interval` is how long a watch may stay broken before a
+    /// cycle fails. Called again, only updates the interval.
+    pub fn follow(&mut self, interval: Duration) {
+        match &mut self.watch {
+            Some((i, follower)) => {
+                *i = interval;
+                if let Some(f) = follower {
+                    f.set_interval(interval);
+                }
+            }
+            None => self.watch = Some((interval, None)),
+        }
+    }
+
+    /// Told of every change a watch applies (never, in list mode).
+    pub fn changed(&self) -> std::sync::Arc<tokio::sync::Notify> {
+        self.changed.clone()
+    }
+
     /// Reads one cycle (after setting the connection up again if the token file changed), or
     /// says why the connection cannot be set up.
     pub async fn cycle(&mut self, options: &CycleOptions, now: Timestamp) -> Result<Cycle, Unreadable> {
@@ -141,10 +172,23 @@ impl Reader {
             self.token_seen = token;
             self.set_up().await;
         }
-        match &self.connected {
-            Ok(c) => Ok(c.read(options, now).await),
-            Err(m) => Err(m.clone()),
+        let connected = match &self.connected {
+            Ok(c) => c,
+            Err(m) => return Err(m.clone()),
+        };
+        let Some((interval, follower)) = &mut self.watch else {
+            return Ok(connected.read(options, now).await);
+        };
+        if !follower.as_ref().is_some_and(|f| f.ignores(&options.ignored_namespaces)) {
+            *follower = None;
+            *follower = Some(super::follow::Follower::start(
+                connected.fetcher.clone(),
+                options,
+                *interval,
+                self.changed.clone(),
+            ));
         }
+        Ok(follower.as_ref().expect("made above").cycle(options, now).await)
     }
 }
 

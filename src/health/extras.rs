@@ -55,6 +55,9 @@ pub struct ExtrasHealth {
     pub not_granted: Vec<&'static str>,
     /// Optional reads that failed otherwise, in one line each.
     pub failed: Vec<String>,
+    /// Watch mode: the collections whose watch is not granted, read every interval instead.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub watch_not_granted: Vec<String>,
 }
 
 /// The Metrics API, as this cycle found it.
@@ -126,7 +129,7 @@ fn unavailable_diagnosis(a: &ApiServiceHealth) -> String {
 
 /// Derives the optional reads, and adds the nodes' usage to `nodes`.
 pub fn assess(extras: Extras, nodes: &mut [NodeHealth], now: jiff::Timestamp) -> ExtrasHealth {
-    let mut out = ExtrasHealth::default();
+    let mut out = ExtrasHealth { watch_not_granted: extras.watch_not_granted.clone(), ..ExtrasHealth::default() };
     for (c, read) in [
         (Collection::ApiServices, outcome(&extras.apiservices)),
         (Collection::Hpas, outcome(&extras.hpas)),

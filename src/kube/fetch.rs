@@ -12,6 +12,7 @@ use serde::{Deserialize, Deserializer};
 use super::address::host_of;
 use super::connect::Connection;
 use super::request::{PAGE_SIZE, get, list_uri};
+pub use super::request::{WatchFrom, watch_uri};
 use crate::collection::Collection;
 use crate::error::{ConfigError, ReadError, ReadErrorKind};
 
@@ -215,6 +216,35 @@ impl Fetcher {
         }
     }
 
+    /// Opens a watch (`uri` from [`watch_uri`]): the answer's head within the deadline, then
+    /// its events as they come, for as long as the server keeps the stream open. A refusal
+    /// comes back as the error a List would give (a 410 as `Status { code: 410 }`).
+    pub async fn watch(&self, collection: Collection, uri: &str) -> Result<Watch, ReadError> {
+        let request = get(uri).map(kube::client::Body::from);
+        let response = match tokio::time::timeout(self.timeout, self.client.send(request)).await {
+            Err(_) => return Err(self.error(collection, ReadErrorKind::Timeout { after: self.timeout })),
+            Ok(Err(e)) => return Err(self.error(collection, self.classify(&e))),
+            Ok(Ok(r)) => r,
+        };
+        let status = response.status();
+        if status.is_success() {
+            return Ok(Watch {
+                body: response.into_body(),
+                buffer: bytes::BytesMut::new(),
+                host: host_of(&self.address),
+            });
+        }
+        let body = http_body_util::Limited::new(response.into_body(), 1024 * 1024).collect();
+        let body = match tokio::time::timeout(self.timeout, body).await {
+            Ok(Ok(b)) => b.to_bytes(),
+            _ => bytes::Bytes::new(),
+        };
+        Err(match status_failure(status, &body) {
+            Failure::Read(k) => self.error(collection, k),
+            Failure::Expired => self.error(collection, ReadErrorKind::Status { code: 410, message: "Expired".into() }),
+        })
+    }
+
     /// Sends a GET and reads the whole body within the deadline.
     async fn fetch(&self, uri: &str) -> Result<bytes::Bytes, Failure> {
         let request = get(uri).map(kube::client::Body::from);
@@ -258,6 +288,44 @@ impl Fetcher {
             // connection and never completes the TLS handshake, say.
             ReadErrorKind::ConnectTimeout => ReadErrorKind::Timeout { after: self.timeout },
             kind => kind,
+        }
+    }
+}
+
+/// The largest event a watch may send: the API server stores no object above 1.5 MB.
+pub const MAX_EVENT: usize = 16 * 1024 * 1024;
+
+/// An open watch: its events, one JSON object a line.
+pub struct Watch {
+    body: kube::client::Body,
+    buffer: bytes::BytesMut,
+    host: String,
+}
+
+impl Watch {
+    /// The next event's line (without its newline); None when the server ended the stream.
+    pub async fn next_line(&mut self) -> Result<Option<bytes::Bytes>, ReadErrorKind> {
+        loop {
+            if let Some(end) = self.buffer.iter().position(|b| *b == b'\n') {
+                let line = self.buffer.split_to(end + 1).freeze();
+                if end == 0 {
+                    continue;
+                }
+                return Ok(Some(line.slice(..end)));
+            }
+            if self.buffer.len() > MAX_EVENT {
+                return Err(ReadErrorKind::TooLarge { limit: MAX_EVENT });
+            }
+            match self.body.frame().await {
+                None if self.buffer.iter().all(u8::is_ascii_whitespace) => return Ok(None),
+                None => return Ok(Some(std::mem::take(&mut self.buffer).freeze())),
+                Some(Err(e)) => return Err(classify_chain(&e, &self.host)),
+                Some(Ok(frame)) => {
+                    if let Ok(data) = frame.into_data() {
+                        self.buffer.extend_from_slice(&data);
+                    }
+                }
+            }
         }
     }
 }

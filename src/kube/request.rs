@@ -19,6 +19,37 @@ pub fn list_uri(path: &str, field_selector: Option<&str>, limit: u32, continue_t
     format!("{path}?{}", query.finish())
 }
 
+/// How a watch starts.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum WatchFrom<'a> {
+    /// A streaming list (KEP-3157): every object as an ADDED event, then the bookmark
+    /// annotated `k8s.io/initial-events-end`, then the changes.
+    InitialEvents,
+    /// The changes after this resourceVersion.
+    Version(&'a str),
+}
+
+/// The URI of a watch, with bookmarks and a server-side timeout, as client-go's reflector sends it.
+pub fn watch_uri(path: &str, field_selector: Option<&str>, from: WatchFrom<'_>, timeout_seconds: u32) -> String {
+    let mut query = form_urlencoded::Serializer::new(String::new());
+    query.append_pair("allowWatchBookmarks", "true");
+    if let Some(fs) = field_selector.filter(|s| !s.is_empty()) {
+        query.append_pair("fieldSelector", fs);
+    }
+    match from {
+        WatchFrom::InitialEvents => {
+            query.append_pair("resourceVersionMatch", "NotOlderThan");
+            query.append_pair("sendInitialEvents", "true");
+        }
+        WatchFrom::Version(rv) => {
+            query.append_pair("resourceVersion", rv);
+        }
+    }
+    query.append_pair("timeoutSeconds", &timeout_seconds.to_string());
+    query.append_pair("watch", "1");
+    format!("{path}?{}", query.finish())
+}
+
 /// The field selector that keeps the ignored namespaces out on the server side, plus `extra`.
 pub fn field_selector(extra: Option<&str>, ignored_namespaces: &[String]) -> Option<String> {
     let terms: Vec<String> = extra
@@ -48,6 +79,19 @@ mod tests {
         assert_eq!(
             list_uri("/api/v1/pods", Some("metadata.namespace!=ci"), 500, Some("eyJ2Ijoi+/=")),
             "/api/v1/pods?fieldSelector=metadata.namespace%21%3Dci&limit=500&continue=eyJ2Ijoi%2B%2F%3D"
+        );
+    }
+
+    #[test]
+    fn watch_uris_ask_for_bookmarks_and_a_timeout() {
+        assert_eq!(
+            watch_uri("/api/v1/pods", Some("metadata.namespace!=ci"), WatchFrom::InitialEvents, 421),
+            "/api/v1/pods?allowWatchBookmarks=true&fieldSelector=metadata.namespace%21%3Dci\
+             &resourceVersionMatch=NotOlderThan&sendInitialEvents=true&timeoutSeconds=421&watch=1"
+        );
+        assert_eq!(
+            watch_uri("/api/v1/nodes", None, WatchFrom::Version("1234"), 300),
+            "/api/v1/nodes?allowWatchBookmarks=true&resourceVersion=1234&timeoutSeconds=300&watch=1"
         );
     }
 

@@ -123,6 +123,7 @@ impl Link {
             late: None,
             retracted: Vec::new(),
             agent: None,
+            between: false,
         };
         self.track.take(arrival).await;
     }
@@ -175,6 +176,7 @@ impl Link {
         self.checkpoint = None;
         let held_back = r.sent.duration_since(r.time);
         let late = (held_back > SignedDuration::try_from(self.interval * 2).unwrap_or_default()).then_some(held_back);
+        let between = r.between;
         let arrival = Arrival {
             time: r.time,
             duration: Duration::from_millis(r.duration_ms),
@@ -183,6 +185,7 @@ impl Link {
             late,
             retracted,
             agent: Some((r.address, AgentView { last_report: Some(received), skew: self.skew, note: r.note })),
+            between,
         };
         self.track.take(arrival).await;
         Reply::Taken

@@ -27,25 +27,55 @@ pub(super) async fn read_cluster(
     let options =
         CycleOptions { ignored_namespaces: c.connect.ignored_namespaces.clone(), record: c.record_dir.is_some() };
     let mut reader = Reader::new(c.connect_options()).await;
+    if c.watch {
+        reader.follow(c.interval.duration());
+    }
+    let changed = reader.changed();
     let mut ticker = tokio::time::interval_at(tokio::time::Instant::now() + offset, c.interval.duration());
     ticker.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    let mut last_taken = tokio::time::Instant::now();
     loop {
-        let due = tokio::select! {
+        let between = tokio::select! {
             // A stop wins over a tick that is due at the same moment.
             biased;
             _ = stop.changed() => return,
-            due = ticker.tick() => due,
+            due = ticker.tick() => {
+                shared.board.timed(|t| Timings::push(&mut t.start_lag, due.elapsed()));
+                false
+            }
+            // Watch mode: a change is shown within a second (changes that come together, once).
+            _ = changed.notified(), if c.watch => {
+                let settle = (last_taken + MIN_BETWEEN).max(tokio::time::Instant::now() + DEBOUNCE);
+                tokio::select! {
+                    biased;
+                    _ = stop.changed() => return,
+                    _ = tokio::time::sleep_until(settle) => true,
+                }
+            }
         };
-        shared.board.timed(|t| Timings::push(&mut t.start_lag, due.elapsed()));
-        let now = shared.clock.now(track.state.last_cycle);
+        let now = if between {
+            shared.clock.between(track.state.last_cycle)
+        } else {
+            shared.clock.now(track.state.last_cycle)
+        };
         let cycle = reader.cycle(&options, now).await;
         if let (Some(dir), Ok(cycle)) = (&c.record_dir, &cycle) {
             record(&c.name, dir, cycle, &reader.redactor, c.record_retention.duration());
         }
         let (duration, stats, outcome) = reader::outcome(cycle, &reader.redactor);
-        track.take(Arrival::read(now, duration, stats, outcome)).await;
+        let mut arrival = Arrival::read(now, duration, stats, outcome);
+        arrival.between = between;
+        track.take(arrival).await;
+        last_taken = tokio::time::Instant::now();
     }
 }
+
+/// Watch mode: how long changes are let come together before a cycle shows them.
+const DEBOUNCE: Duration = Duration::from_millis(100);
+
+/// Watch mode: the least time between two cycles taken on changes (a cluster whose pods change
+/// all the time is shown at most twice a second).
+const MIN_BETWEEN: Duration = Duration::from_millis(500);
 
 /// Writes the cycle into `dir` and removes recorded cycles older than `retention`.
 fn record(cluster: &str, dir: &Path, cycle: &collect::Cycle, redactor: &Redactor, retention: Duration) {

@@ -72,6 +72,9 @@ pub struct Arrival {
     pub retracted: Vec<Alert>,
     /// For an agent's report: the address it reports and what is known of the agent now.
     pub agent: Option<(String, AgentView)>,
+    /// Taken between two intervals, on a change a watch saw: shown and judged like any cycle,
+    /// but not a point of the history (which keeps one point an interval).
+    pub between: bool,
 }
 
 impl Arrival {
@@ -85,6 +88,7 @@ impl Arrival {
             late: None,
             retracted: Vec::new(),
             agent: None,
+            between: false,
         }
     }
 }
@@ -193,7 +197,7 @@ fn derive(state: &mut RuleState, cluster: &str, arrival: Arrival, board: &Board)
         h.keep_problem_pods();
         h
     });
-    let point = health.as_ref().map(|h| HistoryPoint::of(now, &h.counts));
+    let point = health.as_ref().filter(|_| !arrival.between).map(|h| HistoryPoint::of(now, &h.counts));
     Derived {
         time: now,
         duration: arrival.duration,

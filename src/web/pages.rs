@@ -415,6 +415,12 @@ fn optional_reads(h: &Health) -> Markup {
         @for f in &x.failed {
             p.muted { "Optional read failed: " (f) }
         }
+        @if !x.watch_not_granted.is_empty() {
+            p.muted {
+                (x.watch_not_granted.join(", ")) ": watch is not granted: read every interval ("
+                code { "dumbmonit rbac --watch" } " grants it)."
+            }
+        }
     }
 }
 

@@ -1,0 +1,720 @@
+//! Watch mode: each collection followed by list-then-watch and kept, as compact records, in a
+//! store updated in place; a cycle is then taken from the stores ([`Follower`] is a
+//! [`Source`](super::Source) like the API server itself), so that everything after reading is
+//! the one path it is for a cycle read by LIST.
+//!
+//! Each collection's task: the first list by streaming list (KEP-3157: a watch with
+//! `sendInitialEvents=true`, ending at the bookmark annotated `k8s.io/initial-events-end`) where
+//! the server supports it, by the paginated LIST otherwise (found out once, by the answer to the
+//! first streaming list); then a watch from the list's resourceVersion, with bookmarks and a
+//! server-side timeout spread between 5 and 10 minutes, resumed from the last resourceVersion
+//! seen. A 410 (on opening, or as an `ERROR` event) lists afresh; a stream that drops, or stays
+//! silent past twice the bookmark interval, is opened again with backoff. A 403 on the watch
+//! (a role with get and list only) leaves the collection to be read every interval, as in list
+//! mode, and the page says so.
+
+use std::any::Any;
+use std::collections::HashMap;
+use std::hash::{BuildHasher, Hasher};
+use std::sync::atomic::{AtomicU8, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use jiff::Timestamp;
+use serde::Deserialize;
+use serde_json::value::RawValue;
+use tokio::sync::Notify;
+use tokio::task::JoinHandle;
+
+use super::{CycleOptions, Event, FromApi, Node, Pod, Pvc, ReadList, from_api, optional, read, workloads};
+use crate::collection::Collection;
+use crate::error::{ReadError, ReadErrorKind};
+use crate::kube::Fetcher;
+use crate::kube::fetch::{Status, Watch, WatchFrom, watch_uri};
+use crate::kube::request::field_selector;
+
+/// What a store keeps of a collection: its compact record, `Clone` to be taken into a cycle.
+pub trait Followed: FromApi + Clone + Send + Sync + 'static {}
+impl<T: FromApi + Clone + Send + Sync + 'static> Followed for T {}
+
+/// The annotation of the bookmark that ends a streaming list's initial events.
+pub const INITIAL_EVENTS_END: &str = "k8s.io/initial-events-end";
+
+/// How often the API server sends a bookmark on a quiet watch (its watch cache: about a
+/// minute). A stream silent for twice this is taken for dead.
+pub const BOOKMARK_INTERVAL: Duration = Duration::from_secs(60);
+
+/// Sets [`BOOKMARK_INTERVAL`] in seconds, for tests whose simulated API server sends bookmarks
+/// more often.
+pub const TEST_BOOKMARK_ENV: &str = "DUMBMONIT_TEST_BOOKMARK_INTERVAL";
+
+/// The longest wait between two tries to open a watch or list again.
+const MAX_BACKOFF: Duration = Duration::from_secs(10);
+
+/// The collections watch mode follows, with the field selector each is read with (the same as
+/// a LIST cycle's). `/version` and the Metrics API stay reads of each cycle.
+fn followed(ignored_namespaces: &[String]) -> Vec<(Collection, Option<String>)> {
+    let skip = field_selector(None, ignored_namespaces);
+    vec![
+        (Collection::Nodes, None),
+        (Collection::Pods, skip.clone()),
+        (Collection::Deployments, skip.clone()),
+        (Collection::StatefulSets, skip.clone()),
+        (Collection::DaemonSets, skip.clone()),
+        (Collection::PersistentVolumeClaims, skip),
+        // Not filtered by namespace on the server: a Node's events may be recorded in an ignored one.
+        (Collection::Events, Some("type=Warning".to_string())),
+        (Collection::ApiServices, None),
+        (Collection::Hpas, None),
+        (Collection::Jobs, None),
+        (Collection::CronJobs, None),
+    ]
+}
+
+/// One cluster followed by list-then-watch. Dropping it stops every watch.
+pub struct Follower {
+    shared: Arc<Shared>,
+    stores: HashMap<Collection, Arc<dyn Any + Send + Sync>>,
+    tasks: Vec<JoinHandle<()>>,
+    /// The ignored namespaces the watches were opened with.
+    ignored: Vec<String>,
+}
+
+impl Drop for Follower {
+    fn drop(&mut self) {
+        for t in &self.tasks {
+            t.abort();
+        }
+    }
+}
+
+/// What the tasks of one cluster share.
+struct Shared {
+    fetcher: Fetcher,
+    /// Told of every change applied to a store (not of bookmarks).
+    changed: Arc<Notify>,
+    /// The cluster's interval, in milliseconds: a watch broken for longer fails the cycle.
+    interval_ms: AtomicU64,
+    /// Whether the server serves streaming lists: 0 not known yet, 1 yes, 2 no.
+    streaming: AtomicU8,
+    bookmark: Duration,
+}
+
+impl Shared {
+    fn interval(&self) -> Duration {
+        Duration::from_millis(self.interval_ms.load(Ordering::Relaxed))
+    }
+}
+
+/// Whether a store can be taken into a cycle, and if not, why.
+#[derive(Clone, Debug)]
+enum InSync {
+    /// The first list has not finished.
+    Starting,
+    /// The store follows the server.
+    Following,
+    /// The store was in sync, but its watch cannot be opened (or dropped) since `since`.
+    Broken { since: Instant, error: ReadError },
+    /// Its last list failed.
+    Failed(ReadError),
+    /// The watch is not granted: the collection is read every interval.
+    EveryInterval,
+}
+
+/// (namespace, name): one object of the collection.
+type Key = (String, String);
+
+/// One collection as followed: its compact records by namespace and name, with the uid that
+/// tells a recreated object.
+struct Store<T> {
+    state: Mutex<Kept<T>>,
+    /// Told when the first list finishes (or fails).
+    settled: Notify,
+}
+
+struct Kept<T> {
+    items: HashMap<Key, (String, T)>,
+    sync: InSync,
+    /// Streams in a row that ended silent (no line at all): twice is a broken watch.
+    silent: u32,
+}
+
+impl<T: Followed> Store<T> {
+    fn new() -> Store<T> {
+        Store {
+            state: Mutex::new(Kept { items: HashMap::new(), sync: InSync::Starting, silent: 0 }),
+            settled: Notify::new(),
+        }
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, Kept<T>> {
+        self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    fn replace(&self, items: HashMap<Key, (String, T)>) {
+        let mut k = self.lock();
+        k.items = items;
+        k.sync = InSync::Following;
+        drop(k);
+        self.settled.notify_waiters();
+    }
+
+    fn set(&self, sync: InSync) {
+        self.lock().sync = sync;
+        self.settled.notify_waiters();
+    }
+
+    /// The watch could not be opened, or dropped: broken since the first time.
+    fn broken(&self, error: ReadError) {
+        let mut k = self.lock();
+        k.sync = match &k.sync {
+            InSync::Broken { since, .. } => InSync::Broken { since: *since, error },
+            InSync::Following => InSync::Broken { since: Instant::now(), error },
+            other => other.clone(),
+        };
+    }
+
+    /// A watch is open: the store follows again (unless streams keep coming back silent).
+    fn opened(&self) {
+        let mut k = self.lock();
+        if matches!(k.sync, InSync::Broken { .. }) && k.silent < 2 {
+            k.sync = InSync::Following;
+        }
+    }
+
+    /// A line came: the stream is alive.
+    fn heard(&self) {
+        let mut k = self.lock();
+        k.silent = 0;
+        if matches!(k.sync, InSync::Broken { .. }) {
+            k.sync = InSync::Following;
+        }
+    }
+
+    fn apply(&self, kind: &str, key: Key, uid: String, record: Option<T>) {
+        let mut k = self.lock();
+        match (kind, record) {
+            ("DELETED", _) => {
+                // A DELETED for an older incarnation leaves the recreated object alone.
+                if k.items.get(&key).is_some_and(|(u, _)| uid.is_empty() || *u == uid) {
+                    k.items.remove(&key);
+                }
+            }
+            (_, Some(record)) => {
+                k.items.insert(key, (uid, record));
+            }
+            (_, None) => {}
+        }
+    }
+
+    /// The records, or why the store cannot be taken; None: read it now, every interval.
+    async fn take(&self, interval: Duration) -> Option<Result<Vec<T>, ReadError>> {
+        loop {
+            let settled = self.settled.notified();
+            tokio::pin!(settled);
+            settled.as_mut().enable();
+            {
+                let k = self.lock();
+                match &k.sync {
+                    InSync::Starting => {}
+                    InSync::Following => return Some(Ok(k.items.values().map(|(_, r)| r.clone()).collect())),
+                    InSync::Broken { since, error } if since.elapsed() > interval => return Some(Err(error.clone())),
+                    InSync::Broken { .. } => return Some(Ok(k.items.values().map(|(_, r)| r.clone()).collect())),
+                    InSync::Failed(e) => return Some(Err(e.clone())),
+                    InSync::EveryInterval => return None,
+                }
+            }
+            settled.await;
+        }
+    }
+}
+
+impl Follower {
+    /// Starts following every collection of the cluster behind `fetcher`; `changed` is told of
+    /// each change applied.
+    pub fn start(fetcher: Fetcher, options: &CycleOptions, interval: Duration, changed: Arc<Notify>) -> Follower {
+        let bookmark = std::env::var(TEST_BOOKMARK_ENV)
+            .ok()
+            .and_then(|v| v.parse::<f64>().ok())
+            .filter(|s| s.is_finite() && *s > 0.0)
+            .map(Duration::from_secs_f64)
+            .unwrap_or(BOOKMARK_INTERVAL);
+        let shared = Arc::new(Shared {
+            fetcher,
+            changed,
+            interval_ms: AtomicU64::new(interval.as_millis() as u64),
+            streaming: AtomicU8::new(0),
+            bookmark,
+        });
+        let mut f =
+            Follower { shared, stores: HashMap::new(), tasks: Vec::new(), ignored: options.ignored_namespaces.clone() };
+        for (c, selector) in followed(&options.ignored_namespaces) {
+            match c {
+                Collection::Nodes => f.spawn::<Node>(c, selector),
+                Collection::Pods => f.spawn::<Pod>(c, selector),
+                Collection::Deployments | Collection::StatefulSets => f.spawn::<workloads::Replicated>(c, selector),
+                Collection::DaemonSets => f.spawn::<workloads::Daemon>(c, selector),
+                Collection::PersistentVolumeClaims => f.spawn::<Pvc>(c, selector),
+                Collection::Events => f.spawn::<Event>(c, selector),
+                Collection::ApiServices => f.spawn::<optional::ApiService>(c, selector),
+                Collection::Hpas => f.spawn::<optional::Hpa>(c, selector),
+                Collection::Jobs => f.spawn::<optional::Job>(c, selector),
+                Collection::CronJobs => f.spawn::<optional::CronJob>(c, selector),
+                _ => unreachable!("only the collections above are followed"),
+            }
+        }
+        f
+    }
+
+    fn spawn<T: Followed>(&mut self, c: Collection, selector: Option<String>) {
+        let store = Arc::new(Store::<T>::new());
+        self.stores.insert(c, store.clone());
+        self.tasks.push(tokio::spawn(follow(self.shared.clone(), c, selector, store)));
+    }
+
+    /// The fetcher the follower reads with.
+    pub fn fetcher(&self) -> &Fetcher {
+        &self.shared.fetcher
+    }
+
+    /// Whether this follower watches with these ignored namespaces.
+    pub fn ignores(&self, ignored: &[String]) -> bool {
+        self.ignored == ignored
+    }
+
+    /// The interval a broken watch is allowed before the cycle fails.
+    pub fn set_interval(&self, interval: Duration) {
+        self.shared.interval_ms.store(interval.as_millis() as u64, Ordering::Relaxed);
+    }
+
+    /// Reads one cycle from the stores (and `/version` and the Metrics API from the server).
+    pub async fn cycle(&self, options: &CycleOptions, now: Timestamp) -> super::Cycle {
+        let options = CycleOptions { record: false, ..options.clone() };
+        super::run(self, &options, now).await
+    }
+
+    fn store<T: Followed>(&self, c: Collection) -> Option<&Store<T>> {
+        self.stores.get(&c).and_then(|s| s.downcast_ref::<Store<T>>())
+    }
+
+    /// The collections whose watch is not granted, read every interval instead.
+    pub fn read_every_interval(&self) -> Vec<Collection> {
+        let mut out: Vec<Collection> =
+            self.stores.iter().filter(|(c, s)| self.is_every_interval(**c, s.as_ref())).map(|(c, _)| *c).collect();
+        out.sort();
+        out
+    }
+
+    fn is_every_interval(&self, c: Collection, store: &(dyn Any + Send + Sync)) -> bool {
+        fn every<T: Followed>(s: &(dyn Any + Send + Sync)) -> bool {
+            s.downcast_ref::<Store<T>>().is_some_and(|s| matches!(s.lock().sync, InSync::EveryInterval))
+        }
+        match c {
+            Collection::Nodes => every::<Node>(store),
+            Collection::Pods => every::<Pod>(store),
+            Collection::Deployments | Collection::StatefulSets => every::<workloads::Replicated>(store),
+            Collection::DaemonSets => every::<workloads::Daemon>(store),
+            Collection::PersistentVolumeClaims => every::<Pvc>(store),
+            Collection::Events => every::<Event>(store),
+            Collection::ApiServices => every::<optional::ApiService>(store),
+            Collection::Hpas => every::<optional::Hpa>(store),
+            Collection::Jobs => every::<optional::Job>(store),
+            Collection::CronJobs => every::<optional::CronJob>(store),
+            _ => false,
+        }
+    }
+}
+
+impl super::Source for Follower {
+    fn fetcher(&self) -> &Fetcher {
+        &self.shared.fetcher
+    }
+
+    async fn list<T: Followed>(&self, c: Collection, selector: Option<&str>, _record: bool) -> ReadList<T> {
+        if let Some(store) = self.store::<T>(c)
+            && let Some(taken) = store.take(self.shared.interval()).await
+        {
+            return taken.map(|items| (items, None));
+        }
+        read::<T>(&self.shared.fetcher, c, selector, false).await
+    }
+
+    fn read_every_interval(&self) -> Vec<Collection> {
+        Follower::read_every_interval(self)
+    }
+}
+
+/// The fields of an object's metadata a store needs.
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+struct Meta {
+    name: Option<String>,
+    namespace: Option<String>,
+    uid: Option<String>,
+    resource_version: Option<String>,
+    annotations: Option<HashMap<String, String>>,
+}
+
+#[derive(Deserialize)]
+struct Head {
+    #[serde(default)]
+    metadata: Meta,
+}
+
+/// One line of a watch.
+#[derive(Deserialize)]
+struct Line<'a> {
+    #[serde(rename = "type")]
+    kind: String,
+    #[serde(borrow)]
+    object: &'a RawValue,
+}
+
+/// An event of a watch, decoded.
+enum Change<T> {
+    /// ADDED, MODIFIED or DELETED.
+    Object {
+        kind: String,
+        key: Key,
+        uid: String,
+        resource_version: String,
+        record: Option<T>,
+    },
+    Bookmark {
+        resource_version: String,
+        initial_events_end: bool,
+    },
+    /// An `ERROR` event: the Status it carries.
+    Error {
+        code: u16,
+        message: String,
+    },
+}
+
+fn invalid(c: Collection, f: &Fetcher, detail: String) -> ReadError {
+    ReadError { address: f.address().to_string(), collection: c, kind: ReadErrorKind::Unreadable { detail } }
+}
+
+fn decode<T: Followed>(line: &[u8]) -> Result<Change<T>, String> {
+    let line: Line = serde_json::from_slice(line).map_err(|e| format!("invalid watch event: {e}"))?;
+    match line.kind.as_str() {
+        "ERROR" => {
+            let s: Status = serde_json::from_str(line.object.get()).map_err(|e| format!("invalid ERROR event: {e}"))?;
+            Ok(Change::Error { code: s.code.unwrap_or(500), message: s.message.unwrap_or_default() })
+        }
+        "BOOKMARK" => {
+            let head: Head = serde_json::from_str(line.object.get()).map_err(|e| format!("invalid bookmark: {e}"))?;
+            let end =
+                head.metadata.annotations.as_ref().and_then(|a| a.get(INITIAL_EVENTS_END)).is_some_and(|v| v == "true");
+            Ok(Change::Bookmark {
+                resource_version: head.metadata.resource_version.unwrap_or_default(),
+                initial_events_end: end,
+            })
+        }
+        kind @ ("ADDED" | "MODIFIED" | "DELETED") => {
+            let head: Head = serde_json::from_str(line.object.get()).map_err(|e| format!("invalid object: {e}"))?;
+            let record = if kind == "DELETED" {
+                None
+            } else {
+                Some(from_api::<T>(line.object.get()).map_err(|e| format!("invalid item: {e}"))?)
+            };
+            let m = head.metadata;
+            Ok(Change::Object {
+                kind: kind.to_string(),
+                key: (m.namespace.unwrap_or_default(), m.name.unwrap_or_default()),
+                uid: m.uid.unwrap_or_default(),
+                resource_version: m.resource_version.unwrap_or_default(),
+                record,
+            })
+        }
+        other => Err(format!("unknown watch event type {other:?}")),
+    }
+}
+
+/// How a stream ended.
+enum Ended {
+    /// The server closed it (its timeout): open the next from the last resourceVersion.
+    Closed,
+    /// 410: the resourceVersion is too old, list afresh.
+    Gone,
+    /// Nothing came for twice the bookmark interval.
+    Silent,
+    /// The connection dropped, or the server sent an ERROR other than 410, or garbage.
+    Failed(ReadError),
+}
+
+/// A server-side timeout between 5 and 10 minutes, so that a cluster's watches (and many
+/// clusters') do not all end together.
+fn spread_timeout() -> u32 {
+    let mut h = std::collections::hash_map::RandomState::new().build_hasher();
+    h.write_u64(0);
+    300 + (h.finish() % 301) as u32
+}
+
+/// Doubles from half a second up to the interval (at most 30 s); reset by a success.
+struct Backoff(Duration);
+
+impl Backoff {
+    fn reset(&mut self) {
+        self.0 = Duration::ZERO;
+    }
+
+    async fn wait(&mut self, interval: Duration) {
+        self.0 =
+            (self.0 * 2).max(Duration::from_millis(500)).min(MAX_BACKOFF.min(interval.max(Duration::from_secs(1))));
+        tokio::time::sleep(self.0).await;
+    }
+}
+
+/// A fresh list: the records, the resourceVersion to watch from, and the stream it came on
+/// (a streaming list goes on as the watch).
+struct Listed<T> {
+    items: HashMap<Key, (String, T)>,
+    resource_version: String,
+    stream: Option<Watch>,
+}
+
+/// Why a collection cannot be listed.
+enum Refused {
+    /// The watch is not granted (403 on the streaming list).
+    Watch,
+    Read(ReadError),
+}
+
+fn is_forbidden(e: &ReadError) -> bool {
+    matches!(e.kind, ReadErrorKind::Forbidden { .. })
+}
+
+fn is_gone(e: &ReadError) -> bool {
+    matches!(e.kind, ReadErrorKind::Status { code: 410, .. })
+}
+
+/// A server that does not serve streaming lists refuses their parameters as invalid (422;
+/// 400 from a proxy or an older server).
+fn is_unsupported(e: &ReadError) -> bool {
+    matches!(e.kind, ReadErrorKind::Status { code: 400 | 422, .. })
+}
+
+/// One collection followed until the follower is dropped.
+async fn follow<T: Followed>(shared: Arc<Shared>, c: Collection, selector: Option<String>, store: Arc<Store<T>>) {
+    let mut backoff = Backoff(Duration::ZERO);
+    let selector = selector.as_deref();
+    'list: loop {
+        let listed = match first_list::<T>(&shared, c, selector).await {
+            Ok(l) => l,
+            Err(Refused::Watch) => return store.set(InSync::EveryInterval),
+            Err(Refused::Read(e)) => {
+                store.set(InSync::Failed(e));
+                backoff.wait(shared.interval()).await;
+                continue;
+            }
+        };
+        store.replace(listed.items);
+        shared.changed.notify_one();
+        backoff.reset();
+        let mut resource_version = listed.resource_version;
+        let mut stream = listed.stream;
+        loop {
+            let mut watch = match stream.take() {
+                Some(w) => w,
+                None => {
+                    let uri = watch_uri(c.path(), selector, WatchFrom::Version(&resource_version), spread_timeout());
+                    match shared.fetcher.watch(c, &uri).await {
+                        Ok(w) => {
+                            store.opened();
+                            w
+                        }
+                        Err(e) if is_gone(&e) => continue 'list,
+                        Err(e) if is_forbidden(&e) => return store.set(InSync::EveryInterval),
+                        Err(e) => {
+                            store.broken(e);
+                            backoff.wait(shared.interval()).await;
+                            continue;
+                        }
+                    }
+                }
+            };
+            match consume(&shared, c, &store, &mut watch, &mut resource_version).await {
+                Ended::Closed => backoff.reset(),
+                Ended::Gone => continue 'list,
+                Ended::Silent => {
+                    let silent = {
+                        let mut k = store.lock();
+                        k.silent += 1;
+                        k.silent
+                    };
+                    if silent >= 2 {
+                        let detail = format!(
+                            "the watch sent nothing, not even a bookmark, for {} s",
+                            (shared.bookmark * 2).as_secs_f64()
+                        );
+                        store.broken(invalid(c, &shared.fetcher, detail));
+                    }
+                }
+                Ended::Failed(e) => {
+                    store.broken(e);
+                    backoff.wait(shared.interval()).await;
+                }
+            }
+        }
+    }
+}
+
+/// The first list: streaming where the server serves it, paginated otherwise.
+async fn first_list<T: Followed>(shared: &Shared, c: Collection, selector: Option<&str>) -> Result<Listed<T>, Refused> {
+    if shared.streaming.load(Ordering::Relaxed) != 2 {
+        let uri = watch_uri(c.path(), selector, WatchFrom::InitialEvents, spread_timeout());
+        match shared.fetcher.watch(c, &uri).await {
+            Ok(mut watch) => {
+                let mut items = HashMap::new();
+                loop {
+                    let line = match tokio::time::timeout(shared.bookmark * 2, watch.next_line()).await {
+                        Err(_) => {
+                            let detail = "the streaming list sent nothing for twice the bookmark interval".to_string();
+                            return Err(Refused::Read(invalid(c, &shared.fetcher, detail)));
+                        }
+                        Ok(Err(kind)) => return Err(Refused::Read(shared_error(shared, c, kind))),
+                        Ok(Ok(None)) => {
+                            let detail = "the streaming list ended before its initial events did".to_string();
+                            return Err(Refused::Read(invalid(c, &shared.fetcher, detail)));
+                        }
+                        Ok(Ok(Some(line))) => line,
+                    };
+                    match decode::<T>(&line).map_err(|d| Refused::Read(invalid(c, &shared.fetcher, d)))? {
+                        Change::Object { key, uid, record: Some(record), .. } => {
+                            items.insert(key, (uid, record));
+                        }
+                        Change::Object { .. } => {}
+                        Change::Bookmark { resource_version, initial_events_end: true } => {
+                            shared.streaming.store(1, Ordering::Relaxed);
+                            return Ok(Listed { items, resource_version, stream: Some(watch) });
+                        }
+                        Change::Bookmark { .. } => {}
+                        Change::Error { code, message } => {
+                            let kind = ReadErrorKind::Status { code, message };
+                            return Err(Refused::Read(shared_error(shared, c, kind)));
+                        }
+                    }
+                }
+            }
+            Err(e) if is_forbidden(&e) => return Err(Refused::Watch),
+            Err(e) if is_unsupported(&e) => shared.streaming.store(2, Ordering::Relaxed),
+            Err(e) => return Err(Refused::Read(e)),
+        }
+    }
+    let listed = shared.fetcher.list::<Box<RawValue>>(c, c.path(), selector).await.map_err(Refused::Read)?;
+    let mut items = HashMap::with_capacity(listed.items.len());
+    for raw in &listed.items {
+        let head: Head = serde_json::from_str(raw.get())
+            .map_err(|e| Refused::Read(invalid(c, &shared.fetcher, format!("invalid item: {e}"))))?;
+        let record = from_api::<T>(raw.get())
+            .map_err(|e| Refused::Read(invalid(c, &shared.fetcher, format!("invalid item: {e}"))))?;
+        let m = head.metadata;
+        items
+            .insert((m.namespace.unwrap_or_default(), m.name.unwrap_or_default()), (m.uid.unwrap_or_default(), record));
+    }
+    Ok(Listed { items, resource_version: listed.resource_version, stream: None })
+}
+
+fn shared_error(shared: &Shared, c: Collection, kind: ReadErrorKind) -> ReadError {
+    ReadError { address: shared.fetcher.address().to_string(), collection: c, kind }
+}
+
+/// Applies a stream's events to the store until it ends.
+async fn consume<T: Followed>(
+    shared: &Shared,
+    c: Collection,
+    store: &Store<T>,
+    watch: &mut Watch,
+    resource_version: &mut String,
+) -> Ended {
+    let mut heard = false;
+    loop {
+        let line = match tokio::time::timeout(shared.bookmark * 2, watch.next_line()).await {
+            Err(_) => return Ended::Silent,
+            Ok(Err(kind)) => return Ended::Failed(shared_error(shared, c, kind)),
+            Ok(Ok(None)) => return Ended::Closed,
+            Ok(Ok(Some(line))) => line,
+        };
+        if !heard {
+            heard = true;
+            store.heard();
+        }
+        match decode::<T>(&line) {
+            Err(detail) => return Ended::Failed(invalid(c, &shared.fetcher, detail)),
+            Ok(Change::Object { kind, key, uid, resource_version: rv, record }) => {
+                store.apply(&kind, key, uid, record);
+                if !rv.is_empty() {
+                    *resource_version = rv;
+                }
+                shared.changed.notify_one();
+            }
+            Ok(Change::Bookmark { resource_version: rv, .. }) => {
+                if !rv.is_empty() {
+                    *resource_version = rv;
+                }
+            }
+            Ok(Change::Error { code: 410, .. }) => return Ended::Gone,
+            Ok(Change::Error { code, message }) => {
+                return Ended::Failed(shared_error(shared, c, ReadErrorKind::Status { code, message }));
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn watch_lines_decode_into_changes() {
+        let added = br#"{"type":"ADDED","object":{"kind":"Node","metadata":{"name":"n1","uid":"u1","resourceVersion":"12"},"status":{"conditions":[{"type":"Ready","status":"True"}]}}}"#;
+        match decode::<Node>(added).unwrap() {
+            Change::Object { kind, key, uid, resource_version, record } => {
+                assert_eq!(
+                    (kind.as_str(), key, uid.as_str(), resource_version.as_str()),
+                    ("ADDED", (String::new(), "n1".into()), "u1", "12")
+                );
+                assert_eq!(record.unwrap().name, "n1");
+            }
+            _ => panic!("an object"),
+        }
+        let end = br#"{"type":"BOOKMARK","object":{"kind":"Pod","apiVersion":"v1","metadata":{"resourceVersion":"99","annotations":{"k8s.io/initial-events-end":"true"}}}}"#;
+        assert!(
+            matches!(decode::<Pod>(end).unwrap(), Change::Bookmark { ref resource_version, initial_events_end: true } if resource_version == "99")
+        );
+        let gone = br#"{"type":"ERROR","object":{"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure","message":"too old resource version: 5 (9)","reason":"Expired","code":410}}"#;
+        assert!(matches!(decode::<Pod>(gone).unwrap(), Change::Error { code: 410, .. }));
+        assert!(decode::<Pod>(br#"{"type":"WHAT","object":{}}"#).is_err());
+    }
+
+    #[test]
+    fn a_recreated_object_is_not_removed_by_its_old_deletion() {
+        let store = Store::<Pvc>::new();
+        let pvc = |phase: &str| Pvc { namespace: "a".into(), name: "c".into(), phase: phase.into() };
+        let key = || ("a".to_string(), "c".to_string());
+        store.apply("ADDED", key(), "new".into(), Some(pvc("Bound")));
+        store.apply("DELETED", key(), "old".into(), None);
+        assert_eq!(store.lock().items.len(), 1, "the DELETED of the old uid leaves the new object");
+        store.apply("DELETED", key(), "new".into(), None);
+        assert!(store.lock().items.is_empty());
+    }
+
+    #[tokio::test]
+    async fn a_broken_watch_fails_the_cycle_only_past_the_interval() {
+        let store = Store::<Pvc>::new();
+        store.replace(HashMap::new());
+        let error = ReadError {
+            address: "https://h".into(),
+            collection: Collection::PersistentVolumeClaims,
+            kind: ReadErrorKind::Refused,
+        };
+        store.broken(error.clone());
+        assert!(store.take(Duration::from_secs(60)).await.unwrap().is_ok(), "broken for less than the interval");
+        assert_eq!(store.take(Duration::ZERO).await.unwrap().unwrap_err(), error);
+        store.opened();
+        assert!(store.take(Duration::ZERO).await.unwrap().is_ok(), "open again");
+        store.set(InSync::EveryInterval);
+        assert!(store.take(Duration::ZERO).await.is_none(), "read every interval");
+    }
+}
