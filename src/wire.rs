@@ -606,6 +606,7 @@ mod tests {
             address: "https://10.43.0.1:443".into(),
             note: None,
             outcome: Outcome::Snapshot(Box::new(delta)),
+            between: false,
         };
         let gz = r.to_gzip();
         assert_eq!(Report::parse(&gz, 1 << 20).unwrap(), r);
@@ -648,6 +649,7 @@ mod tests {
             address: "https://10.43.0.1:443".into(),
             note: None,
             outcome: Outcome::Error("e".into()),
+            between: false,
         };
         assert_eq!(parse(&r.to_gzip()), ReportError::Format { format: 2 });
     }

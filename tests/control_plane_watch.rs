@@ -46,7 +46,12 @@ spec:
 
 /// The service account with get, list and watch on what DumbMonit reads.
 fn watching_account(p: &Plane) -> common::plane::Credentials {
-    let creds = p.guide_service_account();
+    p.guide_service_account();
+    watching_account_on(p)
+}
+
+/// The watch verb added to the guide's service account.
+fn watching_account_on(p: &Plane) -> common::plane::Credentials {
     p.kubectl(&[
         "create",
         "clusterrole",
@@ -61,7 +66,7 @@ fn watching_account(p: &Plane) -> common::plane::Credentials {
         "--clusterrole=dumbmonit-watch",
         "--serviceaccount=kube-system:dumbmonit",
     ]);
-    creds
+    p.read_credentials("kube-system", "dumbmonit-token")
 }
 
 /// What must agree: the snapshot but for its time-bound parts.
@@ -163,5 +168,68 @@ async fn list_and_watch_agree_after_every_change_and_a_restart() {
         watches.iter().filter(|(_, u)| u.starts_with("/api/v1/pods?")).count()
     );
     assert!(pod_lists >= 2, "the restart made the pods listed afresh: {watches:?}");
+    assert_only_reads(&p, SA);
+}
+
+/// `serve` following the real cluster as `real`, a cycle every `interval`, a minute of rule time
+/// per interval cycle (the stepped clock: cycles taken on a change do not move it).
+fn serve(p: &Plane, dir: &std::path::Path, creds: &common::plane::Credentials, interval: &str) -> common::web::Served {
+    let cfg = dir.join("dumbmonit.toml");
+    let text = format!(
+        "listen = \"127.0.0.1:0\"\nstate_dir = {:?}\n\n[[cluster]]\nname = \"real\"\naddress = {:?}\n\
+         token_file = {:?}\nca_file = {:?}\ninterval = {interval:?}\nwatch = true\n",
+        dir.join("state"),
+        p.address,
+        creds.token_file,
+        creds.ca_file,
+    );
+    std::fs::write(&cfg, text).unwrap();
+    let clock = format!("{}/60", jiff::Timestamp::now());
+    common::web::Served::start(&cfg, &[("DUMBMONIT_TEST_CLOCK", &clock)])
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn serve_shows_a_change_before_the_next_interval_and_falls_back_when_watch_is_refused() {
+    let p = Plane::up(&["--nodes", "3"]);
+    let dir = tempfile::tempdir().unwrap();
+
+    // The guide's role: get and list only. Every watch is refused: each collection is read every
+    // interval, the cycle is whole, and the page says so once.
+    let creds = p.guide_service_account();
+    let s = serve(&p, dir.path(), &creds, "300ms");
+    let page = s.wait_for("/clusters/real", "the fallback said", |r| r.body.contains("watch is not granted"));
+    assert_eq!(page.body.matches("watch is not granted: read every interval").count(), 1, "{}", page.body);
+    for resource in ["nodes", "pods", "events", "deployments.apps"] {
+        assert!(page.body.contains(resource), "{resource} named in the fallback line");
+    }
+    let detail = s.get("/api/v1/clusters/real").json();
+    assert_eq!(detail["nodes_ready"], 3, "{detail}");
+    let metrics = s.get("/metrics").body;
+    assert!(metrics.contains("dumbmonit_k8s_collection_success{cluster=\"real\",collection=\"pods\"} 1"), "{metrics}");
+    drop(s);
+    let refused = p.answers_to(SA).into_iter().filter(|(verb, _, code)| verb == "watch" && *code == 403).count();
+    assert!(refused >= 7, "each core collection tried its watch once: {refused} refusals");
+
+    // With the watch verb, the interval is a minute and a node that stops being ready is on the
+    // page long before: a cycle is taken on the change.
+    let dir = tempfile::tempdir().unwrap();
+    let creds = watching_account_on(&p);
+    let s = serve(&p, dir.path(), &creds, "60s");
+    s.wait_for("/api/v1/clusters/real", "the first cycle", |r| r.status == 200 && r.json()["nodes_ready"] == 3);
+    let page = s.get("/clusters/real").body;
+    assert!(!page.contains("watch is not granted"), "{page}");
+    p.kubectl(&["annotate", "node", "node-1", "testenv.dumbmonit.io/ready=false"]);
+    p.wait_for("node-1 not ready", &["node", "node-1"], |n| {
+        n["status"]["conditions"].as_array().unwrap().iter().any(|c| c["type"] == "Ready" && c["status"] == "False")
+    });
+    let written = Instant::now();
+    s.wait_for("/api/v1/clusters/real", "the node not ready", |r| r.json()["nodes_ready"] == 2);
+    let shown = written.elapsed();
+    eprintln!("node not ready on the page {} ms after the API server had it", shown.as_millis());
+    assert!(shown < Duration::from_secs(20), "shown after {shown:?}: no earlier than the next interval");
+    // A cycle on a change does not move rule time: the node alert waits for its duration.
+    let alerts = s.get("/api/v1/alerts").body;
+    assert!(!alerts.contains("\"firing\""), "{alerts}");
+    drop(s);
     assert_only_reads(&p, SA);
 }

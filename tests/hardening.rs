@@ -382,6 +382,7 @@ fn report_with_error(error: &str) -> Vec<u8> {
         address: "https://10.43.0.1:443".into(),
         note: Some(format!("note\r\n{error}")),
         outcome: wire::Outcome::Error(error.into()),
+        between: false,
     };
     serde_json::to_vec(&r).unwrap()
 }
@@ -624,6 +625,7 @@ async fn agent_pushes_cannot_fill_the_memory() {
         address: format!("https://10.43.0.1:443/{}", "a".repeat(1 << 20)),
         note: Some("n".repeat(50_000_000)),
         outcome: dumbmonit::wire::Outcome::Error("e".repeat(10_000_000)),
+        between: false,
     };
     let gz = report.to_gzip();
     let r = request(s.addr, "POST", "/api/v1/agent/cycles", &[("Authorization", &auth)], &gz);
