@@ -472,12 +472,14 @@ struct Listed<T> {
     items: HashMap<Key, (String, T)>,
     resource_version: String,
     stream: Option<Watch>,
+    /// By a streaming list: the watch is granted.
+    watched: bool,
 }
 
 /// Why a collection cannot be listed.
 enum Refused {
     /// The watch is not granted (403 on the streaming list).
-    Watch,
+    Watch(ReadError),
     Read(ReadError),
 }
 
@@ -495,14 +497,44 @@ fn is_unsupported(e: &ReadError) -> bool {
     matches!(e.kind, ReadErrorKind::Status { code: 400 | 422, .. })
 }
 
+/// How often a collection whose watch is not granted tries it again (a role may be given the
+/// verb later).
+const WATCH_RETRY: Duration = Duration::from_secs(300);
+
+/// What a 403 on a watch leads to.
+struct Refusals {
+    /// The watch was granted once: a 403 is first taken for a passing one (an API server that
+    /// has just started refuses everything until its authorizer has its roles).
+    granted: bool,
+    since: Option<Instant>,
+}
+
+impl Refusals {
+    /// True: read every interval (for a while); false: retry soon, as for a broken watch.
+    fn refused(&mut self, interval: Duration) -> bool {
+        let since = *self.since.get_or_insert_with(Instant::now);
+        !self.granted || since.elapsed() >= interval
+    }
+}
+
 /// One collection followed until the follower is dropped.
 async fn follow<T: Followed>(shared: Arc<Shared>, c: Collection, selector: Option<String>, store: Arc<Store<T>>) {
     let mut backoff = Backoff(Duration::ZERO);
+    let mut refusals = Refusals { granted: false, since: None };
     let selector = selector.as_deref();
     'list: loop {
         let listed = match first_list::<T>(&shared, c, selector).await {
             Ok(l) => l,
-            Err(Refused::Watch) => return store.set(InSync::EveryInterval),
+            Err(Refused::Watch(e)) => {
+                if refusals.refused(shared.interval()) {
+                    store.set(InSync::EveryInterval);
+                    tokio::time::sleep(WATCH_RETRY).await;
+                } else {
+                    store.broken(e);
+                    backoff.wait(shared.interval()).await;
+                }
+                continue;
+            }
             Err(Refused::Read(e)) => {
                 store.set(InSync::Failed(e));
                 backoff.wait(shared.interval()).await;
@@ -512,6 +544,7 @@ async fn follow<T: Followed>(shared: Arc<Shared>, c: Collection, selector: Optio
         store.replace(listed.items);
         shared.changed.notify_one();
         backoff.reset();
+        refusals = Refusals { granted: refusals.granted || listed.watched, since: None };
         let mut resource_version = listed.resource_version;
         let mut stream = listed.stream;
         loop {
@@ -522,10 +555,15 @@ async fn follow<T: Followed>(shared: Arc<Shared>, c: Collection, selector: Optio
                     match shared.fetcher.watch(c, &uri).await {
                         Ok(w) => {
                             store.opened();
+                            refusals = Refusals { granted: true, since: None };
                             w
                         }
                         Err(e) if is_gone(&e) => continue 'list,
-                        Err(e) if is_forbidden(&e) => return store.set(InSync::EveryInterval),
+                        Err(e) if is_forbidden(&e) && refusals.refused(shared.interval()) => {
+                            store.set(InSync::EveryInterval);
+                            tokio::time::sleep(WATCH_RETRY).await;
+                            continue 'list;
+                        }
                         Err(e) => {
                             store.broken(e);
                             backoff.wait(shared.interval()).await;
@@ -587,7 +625,7 @@ async fn first_list<T: Followed>(shared: &Shared, c: Collection, selector: Optio
                         Change::Object { .. } => {}
                         Change::Bookmark { resource_version, initial_events_end: true } => {
                             shared.streaming.store(1, Ordering::Relaxed);
-                            return Ok(Listed { items, resource_version, stream: Some(watch) });
+                            return Ok(Listed { items, resource_version, stream: Some(watch), watched: true });
                         }
                         Change::Bookmark { .. } => {}
                         Change::Error { code, message } => {
@@ -597,7 +635,7 @@ async fn first_list<T: Followed>(shared: &Shared, c: Collection, selector: Optio
                     }
                 }
             }
-            Err(e) if is_forbidden(&e) => return Err(Refused::Watch),
+            Err(e) if is_forbidden(&e) => return Err(Refused::Watch(e)),
             Err(e) if is_unsupported(&e) => shared.streaming.store(2, Ordering::Relaxed),
             Err(e) => return Err(Refused::Read(e)),
         }
@@ -613,7 +651,7 @@ async fn first_list<T: Followed>(shared: &Shared, c: Collection, selector: Optio
         items
             .insert((m.namespace.unwrap_or_default(), m.name.unwrap_or_default()), (m.uid.unwrap_or_default(), record));
     }
-    Ok(Listed { items, resource_version: listed.resource_version, stream: None })
+    Ok(Listed { items, resource_version: listed.resource_version, stream: None, watched: false })
 }
 
 fn shared_error(shared: &Shared, c: Collection, kind: ReadErrorKind) -> ReadError {

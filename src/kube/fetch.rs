@@ -11,7 +11,7 @@ use serde::{Deserialize, Deserializer};
 
 use super::address::host_of;
 use super::connect::Connection;
-use super::request::{PAGE_SIZE, get, list_uri};
+use super::request::{PAGE_SIZE, get, get_watch, list_uri};
 pub use super::request::{WatchFrom, watch_uri};
 use crate::collection::Collection;
 use crate::error::{ConfigError, ReadError, ReadErrorKind};
@@ -104,10 +104,17 @@ fn client(config: &kube::Config, serving: &super::certificates::Slot) -> Result<
     let mut http = hyper_util::client::legacy::connect::HttpConnector::new();
     http.enforce_http(false);
     http.set_connect_timeout(config.connect_timeout);
-    let https = super::certificates::Noting {
-        inner: config.rustls_https_connector_with_connector(http)?,
-        slot: serving.clone(),
-    };
+    // HTTP/2 where the server offers it (kube-apiserver does): a cycle's reads, and all the
+    // watches of a cluster, share one connection; HTTP/1.1 otherwise.
+    let mut tls =
+        hyper_rustls::HttpsConnectorBuilder::new().with_tls_config(config.rustls_client_config()?).https_or_http();
+    if let Some(name) = &config.tls_server_name {
+        let name = rustls_pki_types::ServerName::try_from(name.clone())
+            .map_err(|e| kube::Error::Service(format!("invalid tls-server-name {name:?}: {e}").into()))?;
+        tls = tls.with_server_name_resolver(hyper_rustls::FixedServerNameResolver::new(name));
+    }
+    let https =
+        super::certificates::Noting { inner: tls.enable_all_versions().wrap_connector(http), slot: serving.clone() };
     let pool = hyper_util::client::legacy::Client::builder(hyper_util::rt::TokioExecutor::new())
         .pool_timer(hyper_util::rt::TokioTimer::new())
         .pool_idle_timeout(POOL_IDLE)
@@ -220,7 +227,7 @@ impl Fetcher {
     /// its events as they come, for as long as the server keeps the stream open. A refusal
     /// comes back as the error a List would give (a 410 as `Status { code: 410 }`).
     pub async fn watch(&self, collection: Collection, uri: &str) -> Result<Watch, ReadError> {
-        let request = get(uri).map(kube::client::Body::from);
+        let request = get_watch(uri).map(kube::client::Body::from);
         let response = match tokio::time::timeout(self.timeout, self.client.send(request)).await {
             Err(_) => return Err(self.error(collection, ReadErrorKind::Timeout { after: self.timeout })),
             Ok(Err(e)) => return Err(self.error(collection, self.classify(&e))),

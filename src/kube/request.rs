@@ -60,6 +60,16 @@ pub fn field_selector(extra: Option<&str>, ignored_namespaces: &[String]) -> Opt
     (!terms.is_empty()).then(|| terms.join(","))
 }
 
+/// A GET of a watch: JSON, not compressed. kube-apiserver compresses a streaming list's answer
+/// in pieces that a gzip stream cannot carry, and a watch's events are small.
+pub fn get_watch(uri: &str) -> Request<Vec<u8>> {
+    Request::get(uri)
+        .header(ACCEPT, "application/json")
+        .header(http::header::ACCEPT_ENCODING, "identity")
+        .body(Vec::new())
+        .expect("a path and static headers are valid")
+}
+
 /// A GET for JSON. The only method DumbMonit ever sends.
 pub fn get(uri: &str) -> Request<Vec<u8>> {
     Request::get(uri).header(ACCEPT, "application/json").body(Vec::new()).expect("a path and a static header are valid")
