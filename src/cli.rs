@@ -210,6 +210,10 @@ pub struct RbacArgs {
     /// Also grant the optional reads: APIServices, the Metrics API (nodes and pods), HPAs
     #[arg(long)]
     pub optional: bool,
+    /// Also grant watch on the same resources, for watch mode (`watch = true`); never on the
+    /// Metrics API, which is read every interval
+    #[arg(long)]
+    pub watch: bool,
 }
 
 #[derive(Args, Debug)]
@@ -374,7 +378,7 @@ pub fn main() -> ExitCode {
             };
             emit(runtime().block_on(check(&args.connect, &cycle, args.output, args.record.as_deref())))
         }
-        Command::Rbac(args) => match rbac::manifests(&args.namespace, &args.name, args.optional) {
+        Command::Rbac(args) => match rbac::manifests(&args.namespace, &args.name, args.optional, args.watch) {
             Ok(yaml) => {
                 print!("{yaml}");
                 ExitCode::SUCCESS

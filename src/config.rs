@@ -564,8 +564,9 @@ struct StoredSettings {
     /// Seconds.
     interval: f64,
     ignored_namespaces: Vec<String>,
-    /// Absent in what versions before watch mode stored.
-    #[serde(default)]
+    /// Absent in what versions before watch mode stored, and left out when false: settings
+    /// without watch are stored as those versions stored them, and read back by them.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     watch: bool,
 }
 
@@ -755,6 +756,15 @@ url = "http://127.0.0.1:9093"
         with_token.connect.token = Some("tok-0123456789".into());
         assert_eq!(serde_json::to_string(&with_token).unwrap(), json, "a token is never kept with the settings");
         assert!(serde_json::from_str::<PageSettings>(&json.replace("\"port\"", "\"token\":\"t\",\"port\"")).is_err());
+        // Watch mode: kept, and given to the cluster read directly.
+        assert!(!s.watch && !c.watch, "what versions before watch mode stored reads as no watch");
+        let watched = PageSettings { watch: true, ..s.clone() };
+        let stored = serde_json::to_string(&watched).unwrap();
+        assert_eq!(stored, json.replace("]}", "],\"watch\":true}"));
+        assert_eq!(serde_json::from_str::<PageSettings>(&stored).unwrap(), watched);
+        assert!(watched.to_cluster("lab", "tok-0123456789".into()).watch);
+        let agent = PageSettings { connect: ConnectOptions { address: None, ..watched.connect.clone() }, ..watched };
+        assert!(!agent.to_cluster("lab", "agent-token-0123456789".into()).watch, "never for an agent's cluster");
     }
 
     #[test]

@@ -1,6 +1,7 @@
 //! `dumbmonit rbac`: the read-only ServiceAccount, ClusterRole, binding and long-lived token Secret,
 //! under the guide's names (ServiceAccount `dumbmonit`, ClusterRole and binding `dumbmonit-read`,
 //! Secret `dumbmonit-token`), so that applying it after the guide's steps updates the same objects.
+//! With `--watch`, the same rules also grant `watch`, for watch mode.
 
 use crate::error::ConfigError;
 
@@ -23,6 +24,15 @@ pub const OPTIONAL_RULES: [(&str, &[&str]); 4] = [
     ("batch", &["jobs", "cronjobs"]),
 ];
 
+/// The group never watched, even in watch mode: the Metrics API is read every interval (its
+/// figures are samples of the moment).
+pub const NOT_WATCHED: &str = "metrics.k8s.io";
+
+/// The header's lines with `--watch`: what it grants, and with `--optional` what it does not.
+const WATCH_LINE: &str =
+    "# Also the watch verb, for watch mode (watch = true): list-then-watch instead of a list every interval.\n";
+const NOT_WATCHED_LINE: &str = "# Not on the Metrics API (metrics.k8s.io): it is read every interval, never watched.\n";
+
 /// A DNS-1123 label, as namespaces and these object names must be.
 pub fn check_name(flag: &'static str, v: &str) -> Result<(), ConfigError> {
     let ok = !v.is_empty()
@@ -33,8 +43,9 @@ pub fn check_name(flag: &'static str, v: &str) -> Result<(), ConfigError> {
     if ok { Ok(()) } else { Err(ConfigError::NotAName { flag, value: v.to_string() }) }
 }
 
-/// The manifests, as one YAML stream for `kubectl apply -f -`.
-pub fn manifests(namespace: &str, name: &str, optional: bool) -> Result<String, ConfigError> {
+/// The manifests, as one YAML stream for `kubectl apply -f -`: get and list on the rules (and on
+/// the optional ones), and with `watch` the watch verb too, but on [`NOT_WATCHED`].
+pub fn manifests(namespace: &str, name: &str, optional: bool, watch: bool) -> Result<String, ConfigError> {
     check_name("--namespace", namespace)?;
     check_name("--name", name)?;
     let extra: &[(&str, &[&str])] = if optional { &OPTIONAL_RULES } else { &[] };
@@ -43,11 +54,15 @@ pub fn manifests(namespace: &str, name: &str, optional: bool) -> Result<String, 
         .chain(extra)
         .map(|(group, resources)| {
             let list = resources.iter().map(|r| format!("\"{r}\"")).collect::<Vec<_>>().join(", ");
-            format!("  - apiGroups: [\"{group}\"]\n    resources: [{list}]\n    verbs: [\"get\", \"list\"]\n")
+            let verbs = if watch && *group != NOT_WATCHED { r#""get", "list", "watch""# } else { r#""get", "list""# };
+            format!("  - apiGroups: [\"{group}\"]\n    resources: [{list}]\n    verbs: [{verbs}]\n")
         })
         .collect();
+    let watch_line = if watch { WATCH_LINE } else { "" };
+    let not_watched_line = if watch && optional { NOT_WATCHED_LINE } else { "" };
     Ok(format!(
         "# DumbMonit: read-only access to the health of this cluster.\n\
+         {watch_line}{not_watched_line}\
          # Apply: dumbmonit rbac | kubectl apply -f -\n\
          apiVersion: v1\n\
          kind: ServiceAccount\n\
@@ -76,11 +91,110 @@ pub fn manifests(namespace: &str, name: &str, optional: bool) -> Result<String, 
 mod tests {
     use super::*;
 
+    /// `dumbmonit rbac` as it has always printed it, byte for byte: the guide's contract.
+    const PLAIN: &str = r#"# DumbMonit: read-only access to the health of this cluster.
+# Apply: dumbmonit rbac | kubectl apply -f -
+apiVersion: v1
+kind: ServiceAccount
+metadata:
+  name: dumbmonit
+  namespace: kube-system
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRole
+metadata:
+  name: dumbmonit-read
+rules:
+  - apiGroups: [""]
+    resources: ["nodes", "pods", "persistentvolumeclaims", "events"]
+    verbs: ["get", "list"]
+  - apiGroups: ["apps"]
+    resources: ["deployments", "statefulsets", "daemonsets"]
+    verbs: ["get", "list"]
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRoleBinding
+metadata:
+  name: dumbmonit-read
+roleRef:
+  apiGroup: rbac.authorization.k8s.io
+  kind: ClusterRole
+  name: dumbmonit-read
+subjects:
+  - kind: ServiceAccount
+    name: dumbmonit
+    namespace: kube-system
+---
+# A long-lived token: the token controller fills in data.token and data.ca.crt.
+apiVersion: v1
+kind: Secret
+metadata:
+  name: dumbmonit-token
+  namespace: kube-system
+  annotations:
+    kubernetes.io/service-account.name: dumbmonit
+type: kubernetes.io/service-account-token
+"#;
+
+    /// The ClusterRole's rules: (group, resources, verbs).
+    fn rules(yaml: &str) -> Vec<(String, Vec<String>, Vec<String>)> {
+        let docs: Vec<serde_json::Value> = serde_saphyr::from_multiple(yaml).expect("valid YAML");
+        let role = docs.iter().find(|d| d["kind"] == "ClusterRole").expect("a ClusterRole");
+        let strings = |v: &serde_json::Value| -> Vec<String> {
+            v.as_array().unwrap().iter().map(|s| s.as_str().unwrap().to_string()).collect()
+        };
+        role["rules"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|r| (strings(&r["apiGroups"]).concat(), strings(&r["resources"]), strings(&r["verbs"])))
+            .collect()
+    }
+
     #[test]
     fn names_are_checked() {
-        assert!(manifests("kube-system", "dumbmonit", false).is_ok());
-        assert!(manifests("kube-system", "Dumb", false).is_err());
-        assert!(manifests("a\nb: c", "x", false).is_err());
-        assert!(manifests("", "x", false).is_err());
+        assert!(manifests("kube-system", "dumbmonit", false, false).is_ok());
+        assert!(manifests("kube-system", "Dumb", false, false).is_err());
+        assert!(manifests("a\nb: c", "x", false, false).is_err());
+        assert!(manifests("", "x", false, true).is_err());
+    }
+
+    #[test]
+    fn without_watch_the_output_is_as_it_always_was() {
+        assert_eq!(manifests("kube-system", "dumbmonit", false, false).unwrap(), PLAIN);
+        assert!(!manifests("kube-system", "dumbmonit", true, false).unwrap().contains("watch"));
+    }
+
+    #[test]
+    fn watch_is_added_to_the_same_rules_but_the_metrics_api() {
+        for optional in [false, true] {
+            let plain = manifests("kube-system", "dumbmonit", optional, false).unwrap();
+            let watched = manifests("kube-system", "dumbmonit", optional, true).unwrap();
+            let (before, after) = (rules(&plain), rules(&watched));
+            assert_eq!(before.len(), if optional { 6 } else { 2 });
+            assert_eq!(before.len(), after.len(), "the same rules");
+            for ((group, resources, verbs), (g, r, v)) in before.iter().zip(&after) {
+                assert_eq!((group, resources), (g, r), "the same groups and resources");
+                assert_eq!(verbs, &["get", "list"]);
+                if group == NOT_WATCHED {
+                    assert_eq!(v, &["get", "list"], "the Metrics API is read every interval, never watched");
+                } else {
+                    assert_eq!(v, &["get", "list", "watch"], "{group}");
+                }
+            }
+            // Nothing else changes: the header says why, and the verbs are the only other lines.
+            let header: Vec<&str> = watched.lines().take_while(|l| l.starts_with('#')).collect();
+            assert_eq!(header[0], "# DumbMonit: read-only access to the health of this cluster.");
+            assert!(header[1].starts_with("# Also the watch verb, for watch mode (watch = true)"), "{header:?}");
+            assert_eq!(header.iter().any(|l| l.contains("metrics.k8s.io")), optional, "{header:?}");
+            let undone = watched.replace(", \"watch\"]", "]");
+            let kept: Vec<&str> = undone
+                .lines()
+                .filter(|l| ![WATCH_LINE, NOT_WATCHED_LINE].contains(&format!("{l}\n").as_str()))
+                .collect();
+            assert_eq!(kept, plain.lines().collect::<Vec<_>>());
+        }
+        let named = manifests("monitoring", "dm", false, true).unwrap();
+        assert!(named.contains("  name: dm-read\n") && named.contains("    namespace: monitoring\n"));
     }
 }

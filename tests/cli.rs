@@ -176,6 +176,50 @@ async fn rbac_prints_a_read_only_role() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn rbac_watch_adds_the_watch_verb_to_the_same_rules() {
+    let dir = tempfile::tempdir().unwrap();
+    let plain = dumbmonit(&["rbac".into()], &[], dir.path()).await;
+    let watched = dumbmonit(&["rbac".into(), "--watch".into()], &[], dir.path()).await;
+    assert_eq!(watched.code, 0, "{}", watched.stderr);
+    assert!(!plain.stdout.contains("watch"));
+    let added: Vec<&str> = watched.stdout.lines().filter(|l| !plain.stdout.lines().any(|p| p == *l)).collect();
+    assert_eq!(
+        added,
+        [
+            "# Also the watch verb, for watch mode (watch = true): list-then-watch instead of a list every interval.",
+            "    verbs: [\"get\", \"list\", \"watch\"]",
+            "    verbs: [\"get\", \"list\", \"watch\"]",
+        ]
+    );
+    let both = dumbmonit(&["rbac".into(), "--watch".into(), "--optional".into()], &[], dir.path()).await;
+    let docs: Vec<serde_json::Value> = serde_saphyr::from_multiple(&both.stdout).unwrap();
+    let verbs: Vec<(&str, &serde_json::Value)> = docs[1]["rules"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| (r["apiGroups"][0].as_str().unwrap(), &r["verbs"]))
+        .collect();
+    let watch = serde_json::json!(["get", "list", "watch"]);
+    let read = serde_json::json!(["get", "list"]);
+    assert_eq!(
+        verbs,
+        [
+            ("", &watch),
+            ("apps", &watch),
+            ("apiregistration.k8s.io", &watch),
+            ("metrics.k8s.io", &read),
+            ("autoscaling", &watch),
+            ("batch", &watch)
+        ]
+    );
+    assert!(
+        both.stdout.contains("# Not on the Metrics API (metrics.k8s.io): it is read every interval, never watched.")
+    );
+    let help = dumbmonit(&["rbac".into(), "--help".into()], &[], dir.path()).await;
+    assert!(help.stdout.contains("--watch") && help.stdout.contains("for watch mode"), "{}", help.stdout);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_demo_tells_its_story_on_pages_that_say_it_is_simulated() {
     use std::io::BufRead;
     let dir = tempfile::tempdir().unwrap();

@@ -1,5 +1,6 @@
 //! DumbMonit against a real kube-apiserver (testenv/, scripts/control-plane.sh): the guide's
-//! steps verbatim, `dumbmonit rbac` on top of them, and the errors as the real server makes them.
+//! steps verbatim, `dumbmonit rbac` on top of them, `rbac --watch`, and the errors as the real
+//! server makes them.
 
 mod common;
 
@@ -202,6 +203,79 @@ async fn the_guides_manifest_as_is_works_the_same() {
     assert_eq!(diff.status.code(), Some(1), "{}", String::from_utf8_lossy(&diff.stderr));
     assert_only_optional_rules_added(&String::from_utf8(diff.stdout).unwrap());
     assert_only_reads(&p, "system:serviceaccount:kube-system:dumbmonit");
+}
+
+/// Asks `kubectl auth can-i` until it answers `want` (a changed role reaches the API server's
+/// authorizer within a moment), and fails with the last answer if it never does.
+fn can_i_until(p: &Plane, verb: &str, resource: &str, sa: &str, want: &str) {
+    let mut said = String::new();
+    for _ in 0..100 {
+        said = can_i(p, verb, resource, sa);
+        if said == want {
+            return;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(200));
+    }
+    panic!("can-i {verb} {resource} as {sa}: {said:?}, not {want:?}");
+}
+
+/// Whether the role lets `sa` do `verb` on `resource` of `group`, as the API server's
+/// authorizer answers a SubjectAccessReview: the group given as is (`kubectl auth can-i` finds
+/// it by discovery, and this control plane serves no Metrics API).
+fn may(p: &Plane, verb: &str, group: &str, resource: &str, sa: &str) -> bool {
+    let review = serde_json::json!({
+        "apiVersion": "authorization.k8s.io/v1",
+        "kind": "SubjectAccessReview",
+        "spec": {
+            "user": format!("system:serviceaccount:kube-system:{sa}"),
+            "resourceAttributes": {"verb": verb, "group": group, "resource": resource},
+        },
+    });
+    let answer: serde_json::Value =
+        serde_json::from_str(&p.kubectl_ok(&["create", "-o", "json", "-f", "-"], &review.to_string())).unwrap();
+    answer["status"]["allowed"] == true
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn rbac_watch_grants_watch_on_the_rules_and_nothing_more() {
+    use dumbmonit::rbac::{NOT_WATCHED, OPTIONAL_RULES, RULES};
+    let p = plane();
+    let sa = "watcher";
+    p.apply(&rbac(&["--name", sa]).await);
+    can_i_until(p, "list", "pods", sa, "yes");
+    assert_eq!(can_i(p, "watch", "pods", sa), "no", "without --watch, no watch");
+
+    // `dumbmonit rbac --watch | kubectl apply -f -`: watch on each resource of the rules.
+    p.apply(&rbac(&["--name", sa, "--watch"]).await);
+    can_i_until(p, "watch", "pods", sa, "yes");
+    for (group, resources) in RULES {
+        for r in resources {
+            assert!(may(p, "watch", group, r, sa) && may(p, "list", group, r, sa), "watch and list {r} in {group:?}");
+        }
+    }
+    for (verb, r) in [("watch", "secrets"), ("watch", "configmaps"), ("list", "secrets"), ("create", "pods")] {
+        assert_eq!(can_i(p, verb, r, sa), "no", "{verb} {r}");
+    }
+    // Without --optional the optional reads stay out, watched or not.
+    for (group, resources) in OPTIONAL_RULES {
+        assert!(!may(p, "watch", group, resources[0], sa) && !may(p, "list", group, resources[0], sa), "{group}");
+    }
+
+    // With --optional: watch on the optional rules too, but the Metrics API.
+    p.apply(&rbac(&["--name", sa, "--watch", "--optional"]).await);
+    can_i_until(p, "watch", "jobs.batch", sa, "yes");
+    for (group, resources) in OPTIONAL_RULES {
+        for r in resources {
+            assert!(may(p, "list", group, r, sa), "list {r} in {group}");
+            assert_eq!(may(p, "watch", group, r, sa), group != NOT_WATCHED, "watch {r} in {group}");
+        }
+    }
+    assert_eq!(can_i(p, "watch", "secrets", sa), "no");
+
+    // `dumbmonit rbac` applied again takes watch back.
+    p.apply(&rbac(&["--name", sa]).await);
+    can_i_until(p, "watch", "pods", sa, "no");
+    assert_eq!(can_i(p, "list", "pods", sa), "yes");
 }
 
 /// A ServiceAccount of `dumbmonit rbac --name NAME`, and its token.

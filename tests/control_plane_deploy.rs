@@ -1,8 +1,8 @@
 //! Running inside the real API server's admission: the kustomize bases and
 //! `dumbmonit manifests agent` into a namespace that enforces the restricted Pod Security
-//! Standard (admitted, no warning; a broken overlay refused, proof that the check is real), and
-//! the image run with a pod's real service-account token (TokenRequest) reading the cluster
-//! through `--in-cluster`.
+//! Standard (admitted, no warning; a broken overlay refused, proof that the check is real), the
+//! component `deploy/rbac/watch` admitted over them, and the image run with a pod's real
+//! service-account token (TokenRequest) reading the cluster through `--in-cluster`.
 
 mod common;
 
@@ -17,6 +17,23 @@ const ROOT: &str = env!("CARGO_MANIFEST_DIR");
 
 fn kustomize(base: &str) -> String {
     let out = Command::new("kubectl").args(["kustomize", &format!("{ROOT}/deploy/{base}")]).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    String::from_utf8(out.stdout).unwrap()
+}
+
+/// `deploy/BASE` with the component `deploy/rbac/watch`, as an overlay adds it.
+fn kustomize_with_watch(base: &str) -> String {
+    // Inside the repository: kustomize takes bases and components by relative path only.
+    let dir = tempfile::Builder::new().prefix("deploy-watch-").tempdir_in(format!("{ROOT}/target")).unwrap();
+    std::fs::write(
+        dir.path().join("kustomization.yaml"),
+        format!(
+            "apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nresources:\n  - ../../deploy/{base}\n\
+             components:\n  - ../../deploy/rbac/watch\n"
+        ),
+    )
+    .unwrap();
+    let out = Command::new("kubectl").args(["kustomize", dir.path().to_str().unwrap()]).output().unwrap();
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     String::from_utf8(out.stdout).unwrap()
 }
@@ -44,6 +61,16 @@ async fn admitted_under_the_restricted_standard_and_reading_with_a_pods_own_toke
         let (ok, stderr) = dry_run(&p, &kustomize(base));
         assert!(ok, "{base}: {stderr}");
         assert!(warnings(&stderr).is_empty(), "{base} admitted with no warning: {stderr}");
+    }
+    // The watch component over each: admitted; of what deploy/rbac applied, it changes the
+    // ClusterRole and not its binding.
+    for base in ["rbac", "agent", "serve"] {
+        let out = p.kubectl_in(&["apply", "--dry-run=server", "-f", "-"], &kustomize_with_watch(base));
+        let (stdout, stderr) = (String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+        assert!(out.status.success(), "{base} with watch: {stderr}");
+        assert!(warnings(&stderr).is_empty(), "{base} with watch admitted with no warning: {stderr}");
+        assert!(stdout.contains("clusterrole.rbac.authorization.k8s.io/dumbmonit-read configured"), "{stdout}");
+        assert!(stdout.contains("clusterrolebinding.rbac.authorization.k8s.io/dumbmonit-read unchanged"), "{stdout}");
     }
     let dir = tempfile::tempdir().unwrap();
     let agent_token = dir.path().join("edge.agent-token");

@@ -1,7 +1,8 @@
 //! The kustomize bases `deploy/agent` and `deploy/serve` and `dumbmonit manifests agent`:
 //! rendered by the real kubectl, every object decoded into its Kubernetes type, every pod
 //! template held to each rule of the restricted Pod Security Standard, the RBAC compared with
-//! `dumbmonit rbac`, and checkov run on the rendered YAML.
+//! `dumbmonit rbac` (and the component `deploy/rbac/watch` with `rbac --watch`), and checkov run
+//! on the rendered YAML.
 
 mod common;
 
@@ -260,6 +261,59 @@ fn the_cluster_role_and_binding_are_those_of_dumbmonit_rbac() {
     }
 }
 
+/// `deploy/BASE` with the component `deploy/rbac/watch`, as an overlay adds it.
+fn rendered_with_watch(base: &str) -> (String, Vec<Value>) {
+    // Inside the repository: kustomize takes bases and components by relative path only.
+    let dir = tempfile::Builder::new().prefix("deploy-watch-").tempdir_in(Path::new(ROOT).join("target")).unwrap();
+    std::fs::write(
+        dir.path().join("kustomization.yaml"),
+        format!(
+            "apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nresources:\n  - ../../deploy/{base}\n\
+             components:\n  - ../../deploy/rbac/watch\n"
+        ),
+    )
+    .unwrap();
+    let yaml = kustomize(dir.path());
+    let docs = documents(&yaml);
+    (yaml, docs)
+}
+
+/// What `dumbmonit rbac ARGS` prints, as YAML documents.
+fn dumbmonit_rbac(args: &[&str]) -> Vec<Value> {
+    let out = Command::new(env!("CARGO_BIN_EXE_dumbmonit")).arg("rbac").args(args).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    documents(&String::from_utf8(out.stdout).unwrap())
+}
+
+#[test]
+fn the_watch_component_grants_watch_as_dumbmonit_rbac_watch_does() {
+    let watched = dumbmonit_rbac(&["--namespace", "dumbmonit", "--optional", "--watch"]);
+    let role = |docs: &[Value]| by_kind(docs, "ClusterRole")[0].clone();
+    // deploy/rbac alone grants no watch: it is `rbac --optional`, as before.
+    let (plain_yaml, plain) = rendered("rbac");
+    assert!(!plain_yaml.contains("watch"), "{plain_yaml}");
+    assert_eq!(role(&plain), role(&dumbmonit_rbac(&["--namespace", "dumbmonit", "--optional"])));
+    for base in ["rbac", "agent", "serve"] {
+        let (_, docs) = rendered_with_watch(base);
+        decode(&docs);
+        assert_eq!(role(&docs), role(&watched), "{base}: the ClusterRole of rbac --optional --watch");
+        for rule in role(&docs)["rules"].as_array().unwrap() {
+            let verbs = if rule["apiGroups"][0] == "metrics.k8s.io" {
+                serde_json::json!(["get", "list"])
+            } else {
+                serde_json::json!(["get", "list", "watch"])
+            };
+            assert_eq!(rule["verbs"], verbs, "{base}: {rule}");
+        }
+        // Nothing else changes.
+        let (_, without) = rendered(base);
+        let (mut with, mut without) = (keyed(&docs), keyed(&without));
+        let key = ("ClusterRole".to_string(), "dumbmonit-read".to_string());
+        assert_ne!(with.remove(&key), without.remove(&key));
+        assert_eq!(with, without, "{base}: only the ClusterRole changes");
+    }
+}
+
 /// The objects by (kind, name).
 fn keyed(docs: &[Value]) -> BTreeMap<(String, String), Value> {
     docs.iter()
@@ -360,8 +414,11 @@ fn checkov_finds_nothing_but_the_documented_exceptions() {
     let accepted = accepted_checkov_failures();
     assert!(accepted.values().all(|why| why.len() > 20), "each accepted check has its reason: {accepted:?}");
     let dir = tempfile::tempdir().unwrap();
-    for base in ["agent", "serve"] {
-        let (yaml, _) = rendered(base);
+    let renderings = ["agent", "serve"]
+        .into_iter()
+        .map(|base| (base.to_string(), rendered(base).0))
+        .chain(["agent", "serve"].into_iter().map(|base| (format!("{base}+watch"), rendered_with_watch(base).0)));
+    for (base, yaml) in renderings {
         let file = dir.path().join(format!("{base}.yaml"));
         std::fs::write(&file, yaml).unwrap();
         let out = Command::new(checkov())

@@ -1,7 +1,8 @@
 //! Clusters added, tested, edited and removed on the pages, in a real browser: Playwright (from
 //! npm, `tests/browser`) driving Debian's Chromium against `serve` and the simulated API server
 //! (`tests/browser/forms.mjs` holds the steps). Afterwards: the tokens are in no page, no log and
-//! not in clear in the state directory.
+//! not in clear in the state directory. And over plain HTTP: what the file's clusters and
+//! viewers may not do, and the follow-by-watch box kept with a cluster read directly.
 
 mod common;
 
@@ -186,4 +187,90 @@ async fn clusters_of_the_file_are_read_only_and_without_admins_nothing_changes()
     assert_eq!(anonymous.status, 401, "without [auth] everyone reads; the form asks for the admin's credentials");
     assert!(anonymous.header("www-authenticate").is_some_and(|c| c.starts_with("Basic")));
     assert_eq!(s.get_with("/clusters/new", "Basic dmlld2VyOm5vcGU=").status, 403, "other credentials change nothing");
+}
+
+/// An admin's session on the forms: its cookie and the CSRF token of the form it opened.
+struct Session {
+    addr: std::net::SocketAddr,
+    authorization: String,
+    cookie: String,
+    csrf: String,
+}
+
+impl Session {
+    fn open(s: &Served, authorization: &str) -> Session {
+        let r = common::web::request(s.addr, "GET", "/clusters/new", &[("Authorization", authorization)], b"");
+        assert_eq!(r.status, 200, "{}", r.body);
+        let cookie = r.header("set-cookie").expect("a new session").split(';').next().unwrap().to_string();
+        let at = r.body.find("name=\"csrf\" value=\"").expect("a CSRF token") + "name=\"csrf\" value=\"".len();
+        let csrf = r.body[at..].split('"').next().unwrap().to_string();
+        Session { addr: s.addr, authorization: authorization.to_string(), cookie, csrf }
+    }
+
+    /// A form POST from a page of this server.
+    fn post(&self, path: &str, fields: &[(&str, &str)]) -> common::web::Response {
+        let mut form = form_urlencoded::Serializer::new(String::new());
+        form.append_pair("csrf", &self.csrf);
+        for (k, v) in fields {
+            form.append_pair(k, v);
+        }
+        let origin = format!("http://{}", self.addr);
+        let headers = [
+            ("Authorization", self.authorization.as_str()),
+            ("Cookie", self.cookie.as_str()),
+            ("Origin", origin.as_str()),
+            ("Content-Type", "application/x-www-form-urlencoded"),
+        ];
+        common::web::request(self.addr, "POST", path, &headers, form.finish().as_bytes())
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn follow_by_watch_is_kept_with_the_cluster_and_never_given_to_an_agents() {
+    let h = Harness::start(scenario::healthy(jiff::Timestamp::now())).await;
+    let dir = tempfile::tempdir().unwrap();
+    let admin_token = "admin-token-forms-watch-3c1d9e7a";
+    register_secret(admin_token);
+    let admin = format!("Bearer {admin_token}");
+    let cfg = common::web::write_config(dir.path(), &format!("[auth.admin]\nbearer_token = {admin_token:?}\n"), &[]);
+    let s = Served::start(&cfg, &[]);
+    let f = Session::open(&s, &admin);
+    let (url, ca, token) = (h.sim.url(), h.sim.ca_pem().to_string(), h.sim.token().to_string());
+    let lab = |more: &[(&'static str, &'static str)]| {
+        let mut fields = vec![("action", "save"), ("name", "lab"), ("address", url.as_str()), ("ca", ca.as_str())];
+        fields.extend([("token", token.as_str()), ("interval", "1s")]);
+        fields.extend_from_slice(more);
+        fields
+    };
+    let checked = r#"<input type="checkbox" name="watch" checked>"#;
+    let unchecked = r#"<input type="checkbox" name="watch">"#;
+    assert!(s.get_with("/clusters/new", &admin).body.contains(unchecked), "the new cluster's box is unticked");
+
+    let saved = f.post("/clusters/new", &lab(&[("watch", "on")]));
+    assert_eq!(saved.status, 303, "{}", saved.body);
+    let edit = s.get_with("/clusters/lab/edit", &admin);
+    assert!(edit.body.contains(checked), "{}", edit.body);
+
+    // A cluster read by its agent (the box sent by hand with its button and its edit): its edit
+    // page has no box.
+    let made = f.post("/clusters/new", &[("action", "agent"), ("name", "edge"), ("watch", "on")]);
+    assert_eq!(made.status, 200, "{}", made.body);
+    let shown = made.body.split("printf &#39;%s&#39; &#39;").nth(1).or_else(|| made.body.split("printf '%s' '").nth(1));
+    register_secret(shown.expect("the agent's command").split(['&', '\'']).next().unwrap());
+    let edge = s.get_with("/clusters/edge/edit", &admin);
+    assert_eq!(edge.status, 200, "{}", edge.body);
+    assert!(!edge.body.contains("name=\"watch\"") && !edge.body.contains("Follow by watch"), "{}", edge.body);
+    let edited = f.post("/clusters/edge/edit", &[("action", "save"), ("interval", "60s"), ("watch", "on")]);
+    assert_eq!(edited.status, 303, "{}", edited.body);
+
+    // Kept in the state: after a restart, lab's box is still ticked, and edge still has none.
+    drop(s);
+    let s = Served::start(&cfg, &[]);
+    assert!(s.get_with("/clusters/lab/edit", &admin).body.contains(checked));
+    assert!(!s.get_with("/clusters/edge/edit", &admin).body.contains("name=\"watch\""));
+    // Unticked and saved again: unticked from then on.
+    let f = Session::open(&s, &admin);
+    let saved = f.post("/clusters/lab/edit", &lab(&[]));
+    assert_eq!(saved.status, 303, "{}", saved.body);
+    assert!(s.get_with("/clusters/lab/edit", &admin).body.contains(unchecked));
 }

@@ -35,7 +35,7 @@ try {
 
   // The form, with exactly the guide's fields.
   await page.goto(`${base}/clusters/new`);
-  for (const field of ['name', 'address', 'port', 'token', 'ca', 'insecure', 'timeout', 'ignored', 'interval']) {
+  for (const field of ['name', 'address', 'port', 'token', 'ca', 'insecure', 'watch', 'timeout', 'ignored', 'interval']) {
     check(await page.locator(`form.cluster [name="${field}"]`).count() >= 1, `the form has the field ${field}`);
   }
   check(await page.inputValue('form.cluster [name="timeout"]') === '10s', 'the timeout per request is 10 s unless changed');

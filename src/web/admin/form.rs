@@ -34,6 +34,8 @@ pub(super) struct ClusterForm {
     #[serde(default)]
     ca: String,
     insecure: Option<String>,
+    /// Follow the cluster by list-then-watch (read directly only).
+    watch: Option<String>,
     #[serde(default)]
     timeout: String,
     #[serde(default)]
@@ -65,6 +67,7 @@ impl ClusterForm {
             port: c.port.to_string(),
             ca: c.ca.clone().unwrap_or_default(),
             insecure: c.insecure_skip_tls_verify.then(|| "on".to_string()),
+            watch: s.watch.then(|| "on".to_string()),
             timeout: format!("{}s", c.timeout),
             ignored: c.ignored_namespaces.join(", "),
             interval: format!("{}s", s.interval),
@@ -113,8 +116,7 @@ impl ClusterForm {
                 ..ConnectOptions::default()
             },
             interval: seconds("Interval", &self.interval, 60.0, INTERVAL_RANGE)?,
-            // The form's checkbox comes with the form's helper (TODO in this change).
-            watch: false,
+            watch: !agent && self.watch.is_some(),
         })
     }
 }
@@ -197,6 +199,7 @@ pub(super) fn form_page(
                 }
                 label { "Cluster CA certificate (base64 or PEM)" textarea name="ca" rows="5" { (f.ca) } }
                 label.check { input type="checkbox" name="insecure" checked[f.insecure.is_some()]; " Accept an unverifiable certificate" }
+                label.check { input type="checkbox" name="watch" checked[f.watch.is_some()]; " Follow by watch (list-then-watch; needs the watch verb: dumbmonit rbac --watch)" }
             }
             label { "Timeout per request (100ms to 10m)" input type="text" name="timeout" value=(f.timeout) placeholder="10s"; }
             label { "Ignored namespaces" input type="text" name="ignored" value=(f.ignored) placeholder="ci, sandbox"; }
@@ -228,4 +231,84 @@ pub(super) fn form_page(
         }
     };
     page_of(board, &format!("{title} · DumbMonit"), body)
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::{Arc, Mutex, RwLock};
+
+    use super::*;
+    use crate::board::Persistence;
+    use crate::state::{AuditEntry, Store};
+
+    /// A board on a state of its own in memory, with a secret key: what the pages store to.
+    fn board(name: &str) -> Board {
+        let store = Arc::new(Mutex::new(Store::open_in_memory(name).unwrap()));
+        let reader = Store::open_in_memory(name).unwrap();
+        Board::new(
+            Persistence { store, reader, error: None },
+            None,
+            Default::default(),
+            Arc::new(RwLock::new(Arc::new(Vec::new()))),
+            Some(Arc::new(crate::secret::SecretKey::random())),
+            Arc::default(),
+        )
+    }
+
+    /// What a browser sends.
+    fn posted(body: &str) -> ClusterForm {
+        serde_urlencoded::from_str(body).unwrap()
+    }
+
+    /// The cluster saved as the pages save it, and its settings as the state gives them back.
+    fn saved_and_read_back(b: &Board, name: &str, settings: &PageSettings) -> PageSettings {
+        let entry = AuditEntry { time: 0, who: "admin".into(), action: "added".into(), cluster: name.into() };
+        // No serve here to take the change: nothing waits for it.
+        let _change = b.save_page_cluster(name, settings, "tok-0123456789abcdef", &entry).unwrap();
+        b.stored_cluster(name).expect("stored").settings
+    }
+
+    const DIRECT: &str = "action=save&name=lab&address=https%3A%2F%2Fk3s.lan%3A6443&port=6443&timeout=10s&interval=60s";
+
+    #[test]
+    fn the_watch_box_is_stored_and_shown_checked_again() {
+        let b = board("form-watch-direct");
+        let ticked = posted(&format!("{DIRECT}&watch=on")).settings(false).unwrap();
+        assert!(ticked.watch);
+        let back = saved_and_read_back(&b, "lab", &ticked);
+        assert_eq!(back, ticked, "the stored settings come back as saved");
+        assert!(back.to_cluster("lab", "tok-0123456789abcdef".into()).watch, "and the cluster is followed by watch");
+        let page = form_page(&b, "csrf", &ClusterForm::from_settings("lab", &back), Some("lab"), None);
+        assert!(page.contains(r#"<input type="checkbox" name="watch" checked>"#), "{page}");
+        assert!(page.contains("Follow by watch (list-then-watch; needs the watch verb: dumbmonit rbac --watch)"));
+
+        // Unticked: saved so, and shown unticked.
+        let unticked = posted(DIRECT).settings(false).unwrap();
+        assert!(!unticked.watch);
+        let back = saved_and_read_back(&b, "lab", &unticked);
+        assert!(!back.watch);
+        let page = form_page(&b, "csrf", &ClusterForm::from_settings("lab", &back), Some("lab"), None);
+        assert!(page.contains(r#"<input type="checkbox" name="watch">"#), "{page}");
+        // The new cluster's form has the box, unticked.
+        let page = form_page(&b, "csrf", &ClusterForm::blank(), None, None);
+        assert!(page.contains(r#"<input type="checkbox" name="watch">"#), "{page}");
+    }
+
+    #[test]
+    fn a_cluster_read_by_its_agent_is_never_followed_by_watch() {
+        let b = board("form-watch-agent");
+        // Sent by hand with the agent's button: the box is ignored.
+        let agent = posted("action=agent&name=edge&interval=60s&watch=on").settings(true).unwrap();
+        assert!(!agent.watch);
+        let back = saved_and_read_back(&b, "edge", &agent);
+        assert!(!back.watch);
+        assert!(!back.to_cluster("edge", "agent-token-0123456789".into()).watch);
+        // Its edit form has no box, and what is posted there is ignored too.
+        let mut f = ClusterForm::from_settings("edge", &back);
+        assert!(f.agent && f.watch.is_none());
+        let page = form_page(&b, "csrf", &f, Some("edge"), None);
+        assert!(!page.contains("name=\"watch\"") && !page.contains("Follow by watch"), "{page}");
+        f.watch = Some("on".into());
+        assert!(!f.settings(true).unwrap().watch);
+    }
 }
