@@ -45,27 +45,16 @@ spec:
 "#;
 
 /// The service account with get, list and watch on what DumbMonit reads.
-fn watching_account(p: &Plane) -> common::plane::Credentials {
+async fn watching_account(p: &Plane) -> common::plane::Credentials {
     p.guide_service_account();
-    watching_account_on(p)
+    watching_account_on(p).await
 }
 
-/// The watch verb added to the guide's service account.
-fn watching_account_on(p: &Plane) -> common::plane::Credentials {
-    p.kubectl(&[
-        "create",
-        "clusterrole",
-        "dumbmonit-watch",
-        "--verb=watch",
-        "--resource=nodes,pods,persistentvolumeclaims,events,deployments.apps,statefulsets.apps,daemonsets.apps",
-    ]);
-    p.kubectl(&[
-        "create",
-        "clusterrolebinding",
-        "dumbmonit-watch",
-        "--clusterrole=dumbmonit-watch",
-        "--serviceaccount=kube-system:dumbmonit",
-    ]);
+/// The watch verb added to the guide's service account: `dumbmonit rbac --watch | kubectl apply`.
+async fn watching_account_on(p: &Plane) -> common::plane::Credentials {
+    let rbac = common::dumbmonit(&["rbac".into(), "--watch".into()], &[], p.dir.path()).await;
+    assert!(rbac.stdout.contains("verbs: [\"get\", \"list\", \"watch\"]"), "{}", rbac.stdout);
+    p.apply(&rbac.stdout);
     p.read_credentials("kube-system", "dumbmonit-token")
 }
 
@@ -137,7 +126,7 @@ async fn agreed(step: &str, connected: &Connected, follower: &Follower, options:
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn list_and_watch_agree_after_every_change_and_a_restart() {
     let p = Plane::up(&["--nodes", "3"]);
-    let creds = watching_account(&p);
+    let creds = watching_account(&p).await;
     let options = ConnectOptions {
         address: Some(p.address.clone()),
         token_file: Some(creds.token_file.clone()),
@@ -249,7 +238,7 @@ async fn serve_shows_a_change_before_the_next_interval_and_falls_back_when_watch
     // With the watch verb, the interval is a minute and a node that stops being ready is on the
     // page long before: a cycle is taken on the change.
     let dir = tempfile::tempdir().unwrap();
-    let creds = watching_account_on(&p);
+    let creds = watching_account_on(&p).await;
     let s = serve(&p, dir.path(), &creds, "60s");
     s.wait_for("/api/v1/clusters/real", "the first cycle", |r| r.status == 200 && r.json()["nodes_ready"] == 3);
     let page = s.get("/clusters/real").body;
