@@ -94,6 +94,9 @@ pub struct ManifestsAgentArgs {
     /// The namespace to run it in
     #[arg(long, value_name = "NS", default_value = crate::manifests::BASE_NAMESPACE)]
     pub namespace: String,
+    /// Run the agent with --watch, its role granted the watch verb (never on the Metrics API)
+    #[arg(long)]
+    pub watch: bool,
 }
 
 #[derive(Args, Debug)]
@@ -401,6 +404,7 @@ pub fn main() -> ExitCode {
                 token_file: a.agent_token_file,
                 image: a.image,
                 namespace: a.namespace,
+                watch: a.watch,
             };
             match crate::manifests::agent(&m) {
                 Ok((yaml, written)) => {

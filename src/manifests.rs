@@ -27,6 +27,25 @@ pub struct AgentManifest {
     pub token_file: Option<PathBuf>,
     pub image: String,
     pub namespace: String,
+    /// The agent follows the cluster by watch (`agent --watch`), its role with the verb.
+    pub watch: bool,
+}
+
+/// The ClusterRole's rules with `watch` added, but on the Metrics API (read every interval).
+fn with_watch(doc: &str) -> String {
+    let mut out = String::with_capacity(doc.len() + 64);
+    let mut metrics_rule = false;
+    for line in doc.split_inclusive('\n') {
+        if line.trim_start().starts_with("- apiGroups:") {
+            metrics_rule = line.contains("\"metrics.k8s.io\"");
+        }
+        if !metrics_rule && line.trim() == "verbs: [\"get\", \"list\"]" {
+            out.push_str(&line.replace("[\"get\", \"list\"]", "[\"get\", \"list\", \"watch\"]"));
+        } else {
+            out.push_str(line);
+        }
+    }
+    out
 }
 
 /// A YAML double-quoted scalar (JSON's string syntax is valid YAML).
@@ -99,7 +118,7 @@ pub fn agent(m: &AgentManifest) -> Result<(String, Option<PathBuf>), ConfigError
     docs.extend(
         documents(NAMESPACE).map(|d| d.replace(&format!("  name: {BASE_NAMESPACE}\n"), &format!("  name: {ns}\n"))),
     );
-    docs.extend(documents(RBAC).map(|d| in_ns(&d)));
+    docs.extend(documents(RBAC).map(|d| if m.watch { with_watch(&in_ns(&d)) } else { in_ns(&d) }));
     docs.push(format!(
         "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: dumbmonit-agent\n  namespace: {ns}\ndata:\n  cluster: {}\n  server: {}\n",
         quoted(&m.cluster),
@@ -111,7 +130,14 @@ pub fn agent(m: &AgentManifest) -> Result<(String, Option<PathBuf>), ConfigError
     ));
     docs.extend(
         documents(DEPLOYMENT)
-            .map(|d| in_ns(&d).replace("image: dumbmonit\n", &format!("image: {}\n", quoted(&m.image)))),
+            .map(|d| in_ns(&d).replace("image: dumbmonit\n", &format!("image: {}\n", quoted(&m.image))))
+            .map(|d| {
+                if m.watch {
+                    d.replace("            - --in-cluster\n", "            - --in-cluster\n            - --watch\n")
+                } else {
+                    d
+                }
+            }),
     );
     docs.extend(documents(NETWORK_POLICY).map(|d| {
         let d = in_ns(&d);
@@ -148,7 +174,30 @@ mod tests {
             token_file: Some(f),
             image: "registry.example/dumbmonit:1.0".into(),
             namespace: "monitoring".into(),
+            watch: false,
         }
+    }
+
+    #[test]
+    fn with_watch_the_agent_watches_and_its_role_has_the_verb_but_on_the_metrics_api() {
+        let (plain, _) = agent(&given("https://dumbmonit.example.com")).unwrap();
+        let (watching, _) = agent(&AgentManifest { watch: true, ..given("https://dumbmonit.example.com") }).unwrap();
+        assert!(!plain.contains("watch"), "{plain}");
+        assert!(watching.contains("            - --in-cluster\n            - --watch\n"), "{watching}");
+        let verbs: Vec<&str> = watching.lines().filter(|l| l.trim_start().starts_with("verbs:")).collect();
+        assert_eq!(verbs.len(), 6, "{watching}");
+        assert_eq!(verbs.iter().filter(|l| l.contains("\"watch\"")).count(), 5, "all rules but the Metrics API's");
+        let metrics = watching.split("- apiGroups: [\"metrics.k8s.io\"]").nth(1).unwrap();
+        assert!(metrics.lines().nth(2).unwrap().trim() == "verbs: [\"get\", \"list\"]", "{metrics}");
+        // The same rules as `rbac --optional --watch`, and as the component deploy/rbac/watch.
+        let rbac = crate::rbac::manifests("monitoring", "dumbmonit", true, true).unwrap();
+        fn rules(y: &str) -> Vec<&str> {
+            y.lines()
+                .filter(|l| l.trim_start().starts_with("verbs:") || l.contains("apiGroups"))
+                .map(str::trim)
+                .collect()
+        }
+        assert_eq!(rules(&watching), rules(&rbac));
     }
 
     #[test]
