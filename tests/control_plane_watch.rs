@@ -9,9 +9,10 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use common::plane::{Plane, assert_only_reads};
+use common::watch::agreed;
 use dumbmonit::collect::follow::Follower;
-use dumbmonit::collect::reader::{Connected, connect};
-use dumbmonit::collect::{CycleOptions, Snapshot};
+use dumbmonit::collect::CycleOptions;
+use dumbmonit::collect::reader::connect;
 use dumbmonit::kube::ConnectOptions;
 
 const SA: &str = "system:serviceaccount:kube-system:dumbmonit";
@@ -89,38 +90,6 @@ fn connections_to(port: u16) -> usize {
         }
     }
     n
-}
-
-/// What must agree: the snapshot but for its time-bound parts.
-fn comparable(mut s: Snapshot) -> Snapshot {
-    s.certificates = Default::default();
-    s
-}
-
-/// Reads the cluster both ways at the same rule time until they agree (the watch may be a
-/// moment behind a write), then says the sentence; fails if they never agree.
-async fn agreed(step: &str, connected: &Connected, follower: &Follower, options: &CycleOptions) -> String {
-    let started = Instant::now();
-    let now = jiff::Timestamp::now();
-    loop {
-        let listed = connected.read(options, now).await.result.expect("the list cycle reads");
-        let watched = follower.cycle(options, now).await.result.expect("the watch cycle reads");
-        let (listed, watched) = (comparable(listed), comparable(watched));
-        if listed == watched {
-            let health = dumbmonit::health::assess(listed.clone());
-            let watched_health = dumbmonit::health::assess(watched);
-            assert_eq!(health.summary(), watched_health.summary(), "{step}");
-            let a = dumbmonit::metrics::cycle_series("real", Some(&health), Duration::ZERO, &[]);
-            let b = dumbmonit::metrics::cycle_series("real", Some(&watched_health), Duration::ZERO, &[]);
-            assert_eq!(format!("{:?}", a.objects), format!("{:?}", b.objects), "{step}: the metrics");
-            return health.summary();
-        }
-        assert!(
-            started.elapsed() < Duration::from_secs(30),
-            "{step}: watch mode never caught up with the list:\nlisted {listed:#?}\nwatched {watched:#?}"
-        );
-        tokio::time::sleep(Duration::from_millis(200)).await;
-    }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -7,6 +7,7 @@ pub mod fixture;
 pub mod plane;
 pub mod pod;
 pub mod receiver;
+pub mod watch;
 pub mod web;
 
 use std::collections::BTreeMap;

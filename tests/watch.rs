@@ -1,0 +1,195 @@
+//! Watch mode against the simulated API server, where faults can be injected: list mode and
+//! watch mode agree through a scripted sequence (a 410 forcing a relist, an ERROR event, a
+//! broken stream among the changes), and `serve` in watch mode gets through each failure: a
+//! watch answered 410, an ERROR event, a stream gone silent, streams cut, a server without
+//! streaming lists, a store out of sync past the interval (the cycle fails with the list's own
+//! words), and the agent follows by watch too.
+
+mod common;
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use common::Harness;
+use common::watch::agreed;
+use common::web::{Served, write_config};
+use dumbmonit::collect::CycleOptions;
+use dumbmonit::collect::follow::Follower;
+use dumbmonit::collect::reader::connect;
+use dumbmonit::kube::ConnectOptions;
+use dumbmonit_sim::api::Resource;
+use dumbmonit_sim::{Faults, SimOptions, scenario};
+
+fn options(h: &Harness) -> ConnectOptions {
+    ConnectOptions {
+        address: Some(h.sim.url()),
+        token_file: Some(h.token_file.clone()),
+        ca_file: Some(h.ca_file.clone()),
+        ..ConnectOptions::default()
+    }
+}
+
+/// How many streaming lists of `path` the simulator was sent.
+fn streaming_lists(h: &Harness, path: &str) -> usize {
+    h.sim.requests().iter().filter(|r| r.path == path && r.query.contains("sendInitialEvents=true")).count()
+}
+
+fn wait_until(what: &str, ok: impl Fn() -> bool) {
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while !ok() {
+        assert!(Instant::now() < deadline, "waited in vain for {what}");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn list_and_watch_agree_through_changes_relists_and_broken_streams() {
+    let now = jiff::Timestamp::now();
+    let h = Harness::start(scenario::healthy(now)).await;
+    let connected = connect(&options(&h)).await.unwrap();
+    let cycle = CycleOptions { ignored_namespaces: vec!["kube-system".into()], record: false };
+    let follower = Follower::start(connected.fetcher.clone(), &cycle, Duration::from_secs(60), Arc::default());
+
+    let mut said = vec![agreed("healthy", &connected, &follower, &cycle).await];
+    for step in 1..=4 {
+        h.sim.set_cluster(scenario::tour(step, now));
+        said.push(agreed(&format!("tour step {step}"), &connected, &follower, &cycle).await);
+    }
+    // A 410: history forgotten and every stream cut, so that each watch resumes from a
+    // resourceVersion the server no longer has.
+    let before = streaming_lists(&h, "/api/v1/pods");
+    h.sim.compact();
+    h.sim.break_watches();
+    h.sim.set_cluster(scenario::tour(5, now));
+    said.push(agreed("after a 410", &connected, &follower, &cycle).await);
+    assert!(streaming_lists(&h, "/api/v1/pods") > before, "the pods were listed afresh");
+    // An ERROR event with a 410 on every open stream.
+    let before = streaming_lists(&h, "/api/v1/nodes");
+    h.sim.send_watch_error_410();
+    h.sim.set_cluster(scenario::tour(6, now));
+    said.push(agreed("after an ERROR event", &connected, &follower, &cycle).await);
+    assert!(streaming_lists(&h, "/api/v1/nodes") > before, "the nodes were listed afresh");
+    // Streams cut: resumed from the last resourceVersion, nothing listed again.
+    let before = streaming_lists(&h, "/api/v1/pods");
+    h.sim.break_watches();
+    h.sim.set_cluster(scenario::healthy(now));
+    said.push(agreed("after broken streams", &connected, &follower, &cycle).await);
+    assert_eq!(streaming_lists(&h, "/api/v1/pods"), before, "a cut stream resumes, without a new list");
+
+    assert!(said[0].starts_with("Healthy"), "{said:?}");
+    assert!(said[2].contains("crash-looping"), "{said:?}");
+    assert!(said[3].contains("node not ready"), "{said:?}");
+    assert!(said.last().unwrap().starts_with("Healthy"), "{said:?}");
+    assert!(h.sim.requests().iter().all(|r| r.method == "GET"));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_server_without_streaming_lists_is_listed_by_pages_then_watched() {
+    let now = jiff::Timestamp::now();
+    let h = Harness::start(scenario::healthy(now)).await;
+    h.sim.set_faults(Faults { no_watch_list: true, ..Faults::default() });
+    let connected = connect(&options(&h)).await.unwrap();
+    let cycle = CycleOptions::default();
+    let follower = Follower::start(connected.fetcher.clone(), &cycle, Duration::from_secs(60), Arc::default());
+    agreed("healthy", &connected, &follower, &cycle).await;
+    h.sim.set_cluster(scenario::trouble(now));
+    let said = agreed("trouble", &connected, &follower, &cycle).await;
+    assert!(said.contains("node not ready"), "{said}");
+    let pods: Vec<String> =
+        h.sim.requests().into_iter().filter(|r| r.path == "/api/v1/pods").map(|r| r.query).collect();
+    assert_eq!(pods.iter().filter(|q| q.contains("sendInitialEvents")).count(), 1, "found out once: {pods:?}");
+    assert!(pods.iter().any(|q| q.contains("watch=1") && q.contains("resourceVersion=")), "{pods:?}");
+    // The follower found it out from the first collection to ask; the others listed by pages.
+    let streaming = h.sim.requests().iter().filter(|r| r.query.contains("sendInitialEvents")).count();
+    assert!(streaming < 11, "{streaming} streaming lists tried for 11 collections");
+}
+
+/// serve in watch mode over one simulated cluster, a cycle every `interval`, the simulator's
+/// bookmarks every 0.2 s (and serve told so).
+fn serve(h: &Harness, dir: &std::path::Path, interval: &str) -> Served {
+    let cfg = write_config(dir, "", &[("sim", h, interval)]);
+    let text = std::fs::read_to_string(&cfg).unwrap() + "watch = true\n";
+    std::fs::write(&cfg, text).unwrap();
+    let clock = format!("{}/60", jiff::Timestamp::now() - jiff::SignedDuration::from_hours(1));
+    Served::start(&cfg, &[("DUMBMONIT_TEST_CLOCK", &clock), ("DUMBMONIT_TEST_BOOKMARK_INTERVAL", "0.2")])
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn serve_in_watch_mode_gets_through_each_failure_of_a_watch() {
+    let now = jiff::Timestamp::now();
+    let options = SimOptions { bookmark_interval: Duration::from_millis(200), ..SimOptions::default() };
+    let h = Harness::start_with(options, scenario::healthy(now)).await;
+    let dir = tempfile::tempdir().unwrap();
+    let s = serve(&h, dir.path(), "1s");
+    let ready = |n: i64| move |r: &common::web::Response| r.status == 200 && r.json()["nodes_ready"] == n;
+    s.wait_for("/api/v1/clusters/sim", "the first cycle", ready(3));
+    wait_until("every watch open", || h.sim.open_watches() == 11);
+
+    // Streams cut: opened again, and the next change is seen.
+    h.sim.break_watches();
+    h.sim.set_cluster(scenario::trouble(now));
+    s.wait_for("/api/v1/clusters/sim", "the node lost, seen after the cut", ready(2));
+
+    // 410 as an ERROR event: listed afresh.
+    let before = streaming_lists(&h, "/api/v1/nodes");
+    h.sim.send_watch_error_410();
+    h.sim.set_cluster(scenario::healthy(now));
+    s.wait_for("/api/v1/clusters/sim", "the node back, after the ERROR event", ready(3));
+    wait_until("the nodes listed afresh", || streaming_lists(&h, "/api/v1/nodes") > before);
+
+    // 410 on opening: the history compacted away under cut streams.
+    let before = streaming_lists(&h, "/api/v1/nodes");
+    h.sim.compact();
+    h.sim.break_watches();
+    h.sim.set_cluster(scenario::trouble(now));
+    s.wait_for("/api/v1/clusters/sim", "the node lost, after the 410", ready(2));
+    wait_until("the nodes listed afresh", || streaming_lists(&h, "/api/v1/nodes") > before);
+
+    // Silent streams (not even bookmarks): opened again after twice the bookmark interval;
+    // silent twice in a row, the watch is broken, and past the interval the cycle fails.
+    let watches = h.sim.requests().iter().filter(|r| r.query.contains("watch=1")).count();
+    h.sim.set_faults(Faults { silent_watches: true, ..Faults::default() });
+    let failed = s.wait_for("/api/v1/clusters/sim", "the cycle failed on silent watches", |r| {
+        r.json()["error"].as_str().is_some_and(|e| e.contains("the watch sent nothing, not even a bookmark"))
+    });
+    let error = failed.json()["error"].as_str().unwrap().to_string();
+    assert!(error.contains(&h.sim.url()), "the error names the API server: {error}");
+    assert!(h.sim.requests().iter().filter(|r| r.query.contains("watch=1")).count() > watches, "reopened");
+    h.sim.set_faults(Faults::default());
+    h.sim.end_watches();
+    s.wait_for("/api/v1/clusters/sim", "recovered after silence", |r| r.json()["error"].is_null());
+    h.sim.set_cluster(scenario::healthy(now));
+    s.wait_for("/api/v1/clusters/sim", "the node back, after the silence", ready(3));
+
+    // A list refused after a 410 (the role lost pods): the store is out of sync, and the cycle
+    // fails with the words a List cycle fails with.
+    h.sim.set_faults(Faults { forbidden: vec![Resource::Pods], ..Faults::default() });
+    h.sim.send_watch_error_410();
+    let failed = s.wait_for("/api/v1/clusters/sim", "the cycle failed on the refused list", |r| {
+        r.json()["error"].as_str().is_some_and(|e| e.contains("forbidden"))
+    });
+    let error = failed.json()["error"].as_str().unwrap().to_string();
+    let listed = h.check(&[]).await;
+    assert!(listed.stdout.contains(&error) || listed.stderr.contains(&error), "{error}\n{listed:?}");
+    h.sim.set_faults(Faults::default());
+    s.wait_for("/api/v1/clusters/sim", "recovered", |r| r.json()["error"].is_null());
+    drop(s);
+    h.assert_only_reads();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_agent_follows_by_watch_and_reports_a_change_within_the_interval() {
+    let now = jiff::Timestamp::now();
+    let h = Harness::start(scenario::healthy(now)).await;
+    let site = common::agent::Site::new("interval = \"60s\"", "");
+    let s = site.serve(&[]);
+    let url = format!("https://localhost:{}", s.addr.port());
+    let _agent = common::agent::Agent::start(&site, &h, &url, &["--watch"], &[]);
+    let ready = |n: i64| move |r: &common::web::Response| r.status == 200 && r.json()["nodes_ready"] == n;
+    s.wait_for("/api/v1/clusters/edge", "the agent's first cycle", ready(3));
+    wait_until("every watch open", || h.sim.open_watches() == 11);
+    h.sim.set_cluster(scenario::trouble(now));
+    let shown = Instant::now();
+    s.wait_for("/api/v1/clusters/edge", "the node lost, reported on the change", ready(2));
+    assert!(shown.elapsed() < Duration::from_secs(30), "before the next interval (60 s)");
+}
