@@ -10,6 +10,7 @@ pub mod fixtures;
 pub mod scenario;
 mod server;
 pub mod tls;
+pub mod watch;
 
 pub use fixtures::Cluster;
 pub use server::{BodyFault, Faults, RequestRecord, Sim, SimOptions};
