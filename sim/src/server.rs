@@ -235,8 +235,7 @@ impl Store {
             match order {
                 std::cmp::Ordering::Less => {
                     let gone = old.next().expect("peeked");
-                    let rv = self.next_rv();
-                    self.record(resource, EventType::Deleted, gone.restamped(resource, rv), Some(gone));
+                    self.remove(resource, gone);
                 }
                 std::cmp::Ordering::Greater => {
                     let (_, v) = incoming.next().expect("peeked");
@@ -301,9 +300,30 @@ impl Store {
             return None;
         }
         let gone = list.remove(at);
+        Some(self.remove(resource, gone))
+    }
+
+    /// The events of an object's deletion; the resourceVersion of the last. A pod is first
+    /// marked (a MODIFIED with a deletionTimestamp and a grace period of 0, as the API server
+    /// does on every pod deletion that ends at once, even a forced one), unless it already was.
+    fn remove(&mut self, resource: Resource, mut gone: StoredObject) -> u64 {
+        if resource == Resource::Pods {
+            let mut pod: Value = serde_json::from_str(&gone.json).expect("stored objects are JSON");
+            let meta = &mut pod["metadata"];
+            if meta["deletionTimestamp"].is_null() || meta["deletionGracePeriodSeconds"] != 0 {
+                if meta["deletionTimestamp"].is_null() {
+                    meta["deletionTimestamp"] = Value::String(crate::fixtures::time(jiff::Timestamp::now()));
+                }
+                meta["deletionGracePeriodSeconds"] = Value::from(0);
+                let rv = self.next_rv();
+                let marked = StoredObject::new(resource, pod, rv);
+                self.record(resource, EventType::Modified, marked.clone(), Some(gone));
+                gone = marked;
+            }
+        }
         let rv = self.next_rv();
         self.record(resource, EventType::Deleted, gone.restamped(resource, rv), Some(gone));
-        Some(rv)
+        rv
     }
 }
 
@@ -471,10 +491,11 @@ impl Sim {
         self.change(|store| store.upsert(resource, object))
     }
 
-    /// Deletes an object (`namespace` is ignored for cluster-scoped resources): a DELETED event
-    /// with its last state at the next resourceVersion, which it returns; None when there was
-    /// no such object. (The real API server first marks a pod with a grace period as
-    /// terminating, a MODIFIED; upsert it with a deletionTimestamp first for that.)
+    /// Deletes an object at once (`namespace` is ignored for cluster-scoped resources): a
+    /// DELETED event with its last state at a new resourceVersion, which it returns; None when
+    /// there was no such object. A pod is first marked, as the API server marks every pod it
+    /// deletes: a MODIFIED with `deletionTimestamp` (now, unless it had one) and
+    /// `deletionGracePeriodSeconds: 0`, then the DELETED (set_cluster deletes pods so too).
     pub fn delete(&self, resource: Resource, namespace: &str, name: &str) -> Option<u64> {
         let namespace = if resource.namespaced() { namespace } else { "" };
         self.change(|store| store.delete(resource, namespace, name))

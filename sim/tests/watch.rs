@@ -209,6 +209,9 @@ async fn a_watch_from_a_version_replays_what_followed_then_goes_live() {
     assert_eq!(m["object"]["kind"], "Pod");
     assert_eq!(m["object"]["apiVersion"], "v1");
     assert_eq!(m["object"]["metadata"]["labels"]["tier"], "web");
+    let marked = s.event().await;
+    assert_eq!((marked["type"].as_str(), rv(&marked)), (Some("MODIFIED"), deleted_at - 1));
+    assert_eq!(marked["object"]["metadata"]["deletionGracePeriodSeconds"], 0);
     let d = s.event().await;
     assert_eq!((d["type"].as_str(), rv(&d)), (Some("DELETED"), deleted_at));
     assert_eq!(d["object"]["metadata"]["name"], "b");
@@ -254,11 +257,23 @@ async fn set_cluster_is_the_diff_of_the_two() {
     let events = s.rest().await;
     assert_eq!(
         summary(&events),
-        [("MODIFIED".into(), "b".into()), ("DELETED".into(), "c".into()), ("ADDED".into(), "d".into())]
+        [
+            ("MODIFIED".into(), "b".into()),
+            ("MODIFIED".into(), "c".into()),
+            ("DELETED".into(), "c".into()),
+            ("ADDED".into(), "d".into())
+        ]
     );
     let versions: Vec<u64> = events.iter().map(rv).collect();
-    assert_eq!(versions, [from + 1, from + 2, from + 3]);
-    assert_eq!(sim.resource_version(), from + 3, "nothing else changed: every other list was the same");
+    assert_eq!(versions, [from + 1, from + 2, from + 3, from + 4]);
+    // A pod's deletion marks it first, as the API server does.
+    assert_eq!(events[1]["object"]["metadata"]["deletionGracePeriodSeconds"], 0);
+    assert!(events[1]["object"]["metadata"]["deletionTimestamp"].is_string());
+    assert_eq!(
+        events[2]["object"]["metadata"]["deletionTimestamp"],
+        events[1]["object"]["metadata"]["deletionTimestamp"]
+    );
+    assert_eq!(sim.resource_version(), from + 4, "nothing else changed: every other list was the same");
 }
 
 #[tokio::test]
