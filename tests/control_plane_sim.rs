@@ -628,18 +628,21 @@ async fn watches_agree_with_the_real_server() {
     assert_eq!(raw(sim.addr(), sim.ca_pem(), sim.token(), "/api/v1/namespaces/shop/pods").status, 200);
     sim.set_faults(Faults::default());
 
-    // Invalid combinations, and a resourceVersion that is no number: the same Status bodies.
+    // Invalid combinations, and a resourceVersion that is no number: the same Status bodies
+    // (and a list's own rules for the watch-list parameters).
     for query in [
-        "sendInitialEvents=true",
-        "sendInitialEvents=false",
-        "resourceVersionMatch=NotOlderThan",
-        "resourceVersionMatch=Exact&sendInitialEvents=true",
-        "sendInitialEvents=true&resourceVersionMatch=NotOlderThan&continue=abc",
-        "resourceVersion=abc",
-        "timeoutSeconds=abc",
-        "fieldSelector=spec.nothing%3Dx",
+        "watch=1&sendInitialEvents=true",
+        "watch=1&sendInitialEvents=false",
+        "watch=1&resourceVersionMatch=NotOlderThan",
+        "watch=1&resourceVersionMatch=Exact&sendInitialEvents=true",
+        "watch=1&sendInitialEvents=true&resourceVersionMatch=NotOlderThan&continue=abc",
+        "watch=1&resourceVersion=abc",
+        "watch=1&timeoutSeconds=abc",
+        "watch=1&fieldSelector=spec.nothing%3Dx",
+        "limit=1&sendInitialEvents=true&resourceVersionMatch=NotOlderThan",
+        "limit=1&resourceVersionMatch=NotOlderThan",
     ] {
-        let path = format!("/api/v1/namespaces/shop/pods?watch=1&{query}");
+        let path = format!("/api/v1/namespaces/shop/pods?{query}");
         let (r, s) = (real(&admin, &path, &[]), simulated(&path, &[]));
         assert_eq!(r.status, s.status, "{query}: real {:?}", r.events);
         assert_eq!(r.events, s.events, "{query}");

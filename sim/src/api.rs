@@ -553,6 +553,42 @@ impl WatchParams {
     }
 }
 
+/// The API server's validation of a list's (not a watch's) ListOptions: `sendInitialEvents`
+/// is for watches only, and `resourceVersionMatch` needs a `resourceVersion`.
+pub fn validate_list_query(query: &str) -> Result<(), ApiError> {
+    let first =
+        |key: &str| form_urlencoded::parse(query.as_bytes()).find(|(k, _)| k == key).map(|(_, v)| v.into_owned());
+    let mut errors = Vec::new();
+    if let Some(m) = first("resourceVersionMatch").filter(|m| !m.is_empty()) {
+        let rv = first("resourceVersion").unwrap_or_default();
+        if rv.is_empty() {
+            errors.push(FieldError::forbidden(
+                "resourceVersionMatch",
+                "resourceVersionMatch is forbidden unless resourceVersion is provided",
+            ));
+        }
+        if first("continue").is_some_and(|c| !c.is_empty()) {
+            errors.push(FieldError::forbidden(
+                "resourceVersionMatch",
+                "resourceVersionMatch is forbidden when continue is provided",
+            ));
+        }
+        if m != "Exact" && m != "NotOlderThan" {
+            errors.push(FieldError::not_supported("resourceVersionMatch", &m, &["Exact", "NotOlderThan", ""]));
+        }
+        if m == "Exact" && rv == "0" {
+            errors.push(FieldError::forbidden(
+                "resourceVersionMatch",
+                "resourceVersionMatch \"exact\" is forbidden for resourceVersion \"0\"",
+            ));
+        }
+    }
+    if first("sendInitialEvents").is_some() {
+        errors.push(FieldError::forbidden("sendInitialEvents", "sendInitialEvents is forbidden for list"));
+    }
+    if errors.is_empty() { Ok(()) } else { Err(ApiError::invalid_list_options(&errors)) }
+}
+
 /// An integer query parameter, or the API server's 400 for it.
 fn parse_int(value: &str) -> Result<i64, ApiError> {
     value.parse::<i64>().map_err(|e| {
@@ -961,6 +997,27 @@ mod tests {
         let t = encode_continue(42, "ns/name");
         assert_eq!(decode_continue(&t).unwrap(), (42, "ns/name\u{0}".to_string()));
         assert_eq!(decode_continue("not-a-token").unwrap_err().code, 400);
+    }
+
+    #[test]
+    fn list_options_are_validated_as_the_api_server_does() {
+        assert!(validate_list_query("limit=500&resourceVersion=0&resourceVersionMatch=NotOlderThan").is_ok());
+        let e = validate_list_query("limit=500&sendInitialEvents=true").unwrap_err();
+        assert_eq!((e.code, e.reason), (422, "Invalid"));
+        assert_eq!(
+            e.message,
+            "ListOptions.meta.k8s.io \"\" is invalid: sendInitialEvents: Forbidden: sendInitialEvents is forbidden for list"
+        );
+        let e = validate_list_query("resourceVersionMatch=Foo&resourceVersion=1").unwrap_err();
+        assert_eq!(
+            e.message,
+            "ListOptions.meta.k8s.io \"\" is invalid: resourceVersionMatch: Unsupported value: \"Foo\": supported values: \"Exact\", \"NotOlderThan\", \"\""
+        );
+        let e = validate_list_query("resourceVersionMatch=Exact&resourceVersion=0").unwrap_err();
+        assert_eq!(
+            e.message,
+            "ListOptions.meta.k8s.io \"\" is invalid: resourceVersionMatch: Forbidden: resourceVersionMatch \"exact\" is forbidden for resourceVersion \"0\""
+        );
     }
 
     #[test]

@@ -999,6 +999,7 @@ fn answer(shared: &Shared, faults: &Faults, path: &str, query: &str) -> Result<A
         if faults.forbidden.contains(resource) {
             return Err(ApiError::forbidden(*resource, &shared.options.user, namespace.as_deref()));
         }
+        api::validate_list_query(query)?;
         let params = ListParams::from_query(query)?;
         if params.continue_token.is_some() && take_expiry(shared) {
             let rv = shared.store.read().unwrap().resource_version;
