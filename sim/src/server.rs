@@ -67,7 +67,8 @@ impl Default for SimOptions {
 pub struct Faults {
     /// Added before every answer.
     pub latency: Duration,
-    /// Resources (plural, e.g. `persistentvolumeclaims`) the token may not list: 403.
+    /// Resources (plural, e.g. `persistentvolumeclaims`) the token may not list: 403 (on
+    /// watches too, in their words: `cannot watch resource`).
     pub forbidden: Vec<Resource>,
     /// The next N requests that carry a continue token get 410 Expired.
     pub expire_continue: u32,
@@ -543,9 +544,10 @@ impl Sim {
         self.shared.hub.open.load(std::sync::atomic::Ordering::SeqCst)
     }
 
-    /// How often open and new watches with `allowWatchBookmarks` get a bookmark.
+    /// How often watches with `allowWatchBookmarks` get a bookmark (open ones too: the next is
+    /// due one interval from now).
     pub fn set_bookmark_interval(&self, interval: Duration) {
-        *self.shared.hub.bookmark_interval.lock().unwrap() = interval;
+        self.shared.hub.bookmark_interval.send_replace(interval);
     }
 
     /// One change to the store: the rendered pages are forgotten and the watches told.
@@ -820,6 +822,7 @@ async fn stream_watch(shared: &Shared, spec: WatchSpec, tx: tokio::sync::mpsc::S
     let hub = &shared.hub;
     let mut control = hub.control.subscribe();
     let mut changed = hub.changed.subscribe();
+    let mut interval = hub.bookmark_interval.subscribe();
     let started = tokio::time::Instant::now();
     let deadline = started + spec.timeout;
     let out = Out { shared, tx, gzip: spec.gzip };
@@ -839,8 +842,8 @@ async fn stream_watch(shared: &Shared, spec: WatchSpec, tx: tokio::sync::mpsc::S
                     Some((c, s)) => (cursor, start) = (c, s),
                     None => return,
                 }
-                let interval = *hub.bookmark_interval.lock().unwrap();
-                next_bookmark = watch::next_bookmark(tokio::time::Instant::now(), interval, Some(deadline));
+                let every = *interval.borrow_and_update();
+                next_bookmark = watch::next_bookmark(tokio::time::Instant::now(), every, Some(deadline));
             }
             let (lines, newest, current) = {
                 let store = shared.store.read().unwrap();
@@ -871,8 +874,8 @@ async fn stream_watch(shared: &Shared, spec: WatchSpec, tx: tokio::sync::mpsc::S
                 {
                     return;
                 }
-                let interval = *hub.bookmark_interval.lock().unwrap();
-                next_bookmark = watch::next_bookmark(tokio::time::Instant::now(), interval, Some(deadline));
+                let every = *interval.borrow_and_update();
+                next_bookmark = watch::next_bookmark(tokio::time::Instant::now(), every, Some(deadline));
             }
         }
         let poll = async {
@@ -899,6 +902,10 @@ async fn stream_watch(shared: &Shared, spec: WatchSpec, tx: tokio::sync::mpsc::S
                 Err(tokio::sync::broadcast::error::RecvError::Closed) => return,
             },
             _ = changed.changed() => {}
+            Ok(()) = interval.changed(), if begun => {
+                let every = *interval.borrow_and_update();
+                next_bookmark = watch::next_bookmark(tokio::time::Instant::now(), every, Some(deadline));
+            }
             _ = sleep_until(next_bookmark), if !silent && next_bookmark.is_some() => bookmark_due = true,
             _ = tokio::time::sleep_until(deadline), if !silent => return,
             _ = poll => {}

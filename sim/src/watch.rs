@@ -245,7 +245,8 @@ pub struct Hub {
     pub changed: tokio::sync::watch::Sender<u64>,
     pub control: tokio::sync::broadcast::Sender<Control>,
     pub open: AtomicUsize,
-    pub bookmark_interval: std::sync::Mutex<Duration>,
+    /// How often bookmarks are due; open streams follow a change at once.
+    pub bookmark_interval: tokio::sync::watch::Sender<Duration>,
 }
 
 impl Hub {
@@ -254,7 +255,7 @@ impl Hub {
             changed: tokio::sync::watch::Sender::new(rv),
             control: tokio::sync::broadcast::Sender::new(16),
             open: AtomicUsize::new(0),
-            bookmark_interval: std::sync::Mutex::new(bookmark_interval),
+            bookmark_interval: tokio::sync::watch::Sender::new(bookmark_interval),
         }
     }
 }

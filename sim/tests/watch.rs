@@ -390,6 +390,12 @@ async fn bookmarks_come_at_the_interval_once_the_store_moved_on() {
         b["object"],
         json!({"kind": "Pod", "apiVersion": "v1", "metadata": {"resourceVersion": at.to_string()}, "spec": {"containers": null}, "status": {}})
     );
+    // A new interval reaches open streams at once.
+    sim.set_bookmark_interval(Duration::from_secs(3600));
+    let mut slow = open(&sim, &format!("/api/v1/pods?watch=1&resourceVersion={from}&allowWatchBookmarks=true")).await;
+    assert_eq!(slow.next_within(Duration::from_millis(500)).await, Next::Quiet);
+    sim.set_bookmark_interval(Duration::from_millis(200));
+    assert_eq!(slow.event().await["type"], "BOOKMARK");
     // Without allowWatchBookmarks, none.
     let mut quiet = open(&sim, &format!("/api/v1/pods?watch=1&resourceVersion={from}")).await;
     assert_eq!(quiet.next_within(Duration::from_millis(900)).await, Next::Quiet);
