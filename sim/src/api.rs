@@ -249,13 +249,15 @@ pub fn discovery(doc: &str, metrics_available: bool) -> String {
 }
 
 /// One stored object: its sort key, the values of its selectable fields, and its JSON as a
-/// List item (without `kind` and `apiVersion`, as the API server writes List items).
+/// List item (without `kind` and `apiVersion`, as the API server writes List items). Cloning
+/// one shares its JSON.
 #[derive(Clone, Debug)]
 pub struct StoredObject {
     pub key: String,
     pub namespace: String,
+    pub resource_version: u64,
     fields: Vec<(&'static str, String)>,
-    pub json: String,
+    pub json: std::sync::Arc<str>,
 }
 
 impl StoredObject {
@@ -274,8 +276,22 @@ impl StoredObject {
         for f in resource.selectable_fields() {
             fields.push((f, field_value(&object, f)));
         }
-        let key = if resource.namespaced() { format!("{namespace}/{name}") } else { name };
-        StoredObject { key, namespace, fields, json: object.to_string() }
+        let key = object_key(resource, &namespace, &name);
+        StoredObject { key, namespace, resource_version, fields, json: object.to_string().into() }
+    }
+
+    /// The same object at another resourceVersion (a deletion's last state, say).
+    pub fn restamped(&self, resource: Resource, resource_version: u64) -> StoredObject {
+        let object: Value = serde_json::from_str(&self.json).expect("stored objects are JSON");
+        StoredObject::new(resource, object, resource_version)
+    }
+
+    /// Its JSON as the API server writes a single object (a watch event's): `kind` and
+    /// `apiVersion` first.
+    pub fn with_kind(&self, resource: Resource) -> String {
+        let rest = self.json.strip_prefix('{').unwrap_or("}");
+        let sep = if rest.starts_with('}') { "" } else { "," };
+        format!(r#"{{"kind":"{}","apiVersion":"{}"{sep}{rest}"#, resource.kind(), resource.api_version())
     }
 
     fn field(&self, name: &str) -> Option<&str> {
@@ -334,7 +350,17 @@ pub fn parse_field_selector(resource: Resource, selector: &str) -> Result<Vec<Re
     Ok(out)
 }
 
-fn matches(object: &StoredObject, requirements: &[Requirement]) -> bool {
+/// The key objects are stored and sorted by: `namespace/name`, or the name of a cluster-scoped one.
+pub fn object_key(resource: Resource, namespace: &str, name: &str) -> String {
+    if resource.namespaced() { format!("{namespace}/{name}") } else { name.to_string() }
+}
+
+/// The sort key of an object not yet stored.
+pub fn key_of(resource: Resource, object: &Value) -> String {
+    object_key(resource, &field_value(object, "metadata.namespace"), &field_value(object, "metadata.name"))
+}
+
+pub(crate) fn matches(object: &StoredObject, requirements: &[Requirement]) -> bool {
     requirements.iter().all(|r| (object.field(&r.field).unwrap_or("") == r.value) == r.equal)
 }
 
@@ -362,6 +388,216 @@ impl ListParams {
         }
         Ok(p)
     }
+}
+
+/// A boolean query parameter as the API server reads it: only `0` and `false` (in any case)
+/// are false; any other value, the empty one too, is true.
+pub fn query_bool(value: &str) -> bool {
+    !(value == "0" || value.eq_ignore_ascii_case("false"))
+}
+
+/// Whether a request is a watch: `watch` present and not false (the first one counts).
+pub fn is_watch(query: &str) -> bool {
+    form_urlencoded::parse(query.as_bytes()).find(|(k, _)| k == "watch").is_some_and(|(_, v)| query_bool(&v))
+}
+
+/// One error of a ListOptions validation, as a `Status` cause.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct FieldError {
+    pub field: &'static str,
+    /// `FieldValueForbidden`, `FieldValueNotSupported`.
+    pub reason: &'static str,
+    /// `Forbidden: …`, `Unsupported value: …`.
+    pub detail: String,
+}
+
+impl FieldError {
+    fn forbidden(field: &'static str, why: &str) -> FieldError {
+        FieldError { field, reason: "FieldValueForbidden", detail: format!("Forbidden: {why}") }
+    }
+
+    fn not_supported(field: &'static str, value: &str, supported: &[&str]) -> FieldError {
+        let supported: Vec<String> = supported.iter().map(|s| format!("{s:?}")).collect();
+        FieldError {
+            field,
+            reason: "FieldValueNotSupported",
+            detail: format!("Unsupported value: {value:?}: supported values: {}", supported.join(", ")),
+        }
+    }
+}
+
+/// What a watch request asks for, once defaulted and validated as kube-apiserver does.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct WatchParams {
+    /// `resourceVersion` as sent (empty when absent).
+    pub resource_version: String,
+    pub allow_bookmarks: bool,
+    /// `timeoutSeconds`, when sent and not 0.
+    pub timeout_seconds: Option<i64>,
+    pub field_selector: Option<String>,
+    /// `sendInitialEvents`, after defaulting: with the WatchList feature (on by default since
+    /// 1.34) a watch from `""` or `"0"` that names neither it nor `resourceVersionMatch` is
+    /// taken as `sendInitialEvents=true&resourceVersionMatch=NotOlderThan`.
+    pub send_initial_events: Option<bool>,
+    pub resource_version_match: Option<String>,
+}
+
+impl WatchParams {
+    /// Parses, defaults and validates a watch's query. `watch_list` says whether the server
+    /// has the WatchList feature.
+    pub fn from_query(query: &str, watch_list: bool) -> Result<WatchParams, ApiError> {
+        let mut p = WatchParams::default();
+        let mut continue_token = String::new();
+        let mut seen = std::collections::HashSet::new();
+        for (k, v) in form_urlencoded::parse(query.as_bytes()) {
+            // Like the API server, the first value of a parameter counts.
+            if !seen.insert(k.clone().into_owned()) {
+                continue;
+            }
+            match k.as_ref() {
+                "resourceVersion" => p.resource_version = v.into_owned(),
+                "allowWatchBookmarks" => p.allow_bookmarks = query_bool(&v),
+                "timeoutSeconds" if !v.is_empty() => {
+                    p.timeout_seconds = Some(parse_int(&v)?).filter(|t| *t != 0);
+                }
+                "limit" if !v.is_empty() => {
+                    parse_int(&v)?;
+                }
+                "fieldSelector" if !v.is_empty() => p.field_selector = Some(v.into_owned()),
+                "sendInitialEvents" => p.send_initial_events = Some(query_bool(&v)),
+                "resourceVersionMatch" if !v.is_empty() => p.resource_version_match = Some(v.into_owned()),
+                "continue" => continue_token = v.into_owned(),
+                _ => {}
+            }
+        }
+        let legacy = p.resource_version.is_empty() || p.resource_version == "0";
+        if watch_list && p.send_initial_events.is_none() && p.resource_version_match.is_none() && legacy {
+            p.send_initial_events = Some(true);
+            p.resource_version_match = Some("NotOlderThan".into());
+        }
+        let mut errors = Vec::new();
+        let not_older = p.resource_version_match.as_deref() == Some("NotOlderThan");
+        if p.send_initial_events.is_some() {
+            if !not_older {
+                errors.push(FieldError::forbidden(
+                    "resourceVersionMatch",
+                    "sendInitialEvents requires setting resourceVersionMatch to NotOlderThan",
+                ));
+            }
+            if !watch_list {
+                errors.push(FieldError::forbidden(
+                    "sendInitialEvents",
+                    "sendInitialEvents is forbidden for watch unless the WatchList feature gate is enabled",
+                ));
+            }
+        }
+        if let Some(m) = &p.resource_version_match {
+            if p.send_initial_events.is_none() {
+                errors.push(FieldError::forbidden(
+                    "resourceVersionMatch",
+                    "resourceVersionMatch is forbidden for watch unless sendInitialEvents is provided",
+                ));
+            }
+            if !not_older {
+                errors.push(FieldError::not_supported("resourceVersionMatch", m, &["NotOlderThan"]));
+            }
+            if !continue_token.is_empty() {
+                errors.push(FieldError::forbidden(
+                    "resourceVersionMatch",
+                    "resourceVersionMatch is forbidden when continue is provided",
+                ));
+            }
+        }
+        if !errors.is_empty() {
+            return Err(ApiError::invalid_list_options(&errors));
+        }
+        Ok(p)
+    }
+
+    /// Whether the stream starts with the current objects (a streaming list, or a legacy watch
+    /// from `""`/`"0"`).
+    pub fn initial_events(&self) -> bool {
+        match self.send_initial_events {
+            Some(send) => send,
+            None => self.resource_version.is_empty() || self.resource_version == "0",
+        }
+    }
+
+    /// A streaming list in the sense of KEP-3157: initial events, and the bookmark that ends
+    /// them (only with `allowWatchBookmarks`). The API server gzips only these streams.
+    pub fn watch_list(&self) -> bool {
+        self.send_initial_events == Some(true) && self.allow_bookmarks
+    }
+
+    /// The resourceVersion as a number (`""` is 0), or the API server's error for it: a 500
+    /// without a reason.
+    pub fn parsed_resource_version(&self) -> Result<u64, ApiError> {
+        if self.resource_version.is_empty() {
+            return Ok(0);
+        }
+        let rv = &self.resource_version;
+        let why = if !rv.bytes().all(|b| b.is_ascii_digit()) {
+            "invalid syntax"
+        } else if rv.parse::<u64>().is_err() {
+            "value out of range"
+        } else {
+            return Ok(rv.parse().expect("checked"));
+        };
+        Err(ApiError {
+            code: 500,
+            reason: "",
+            message: format!("resourceVersion: Invalid value: {rv:?}: strconv.ParseUint: parsing {rv:?}: {why}"),
+            details: None,
+            continue_token: None,
+        })
+    }
+}
+
+/// The API server's validation of a list's (not a watch's) ListOptions: `sendInitialEvents`
+/// is for watches only, and `resourceVersionMatch` needs a `resourceVersion`.
+pub fn validate_list_query(query: &str) -> Result<(), ApiError> {
+    let first =
+        |key: &str| form_urlencoded::parse(query.as_bytes()).find(|(k, _)| k == key).map(|(_, v)| v.into_owned());
+    let mut errors = Vec::new();
+    if let Some(m) = first("resourceVersionMatch").filter(|m| !m.is_empty()) {
+        let rv = first("resourceVersion").unwrap_or_default();
+        if rv.is_empty() {
+            errors.push(FieldError::forbidden(
+                "resourceVersionMatch",
+                "resourceVersionMatch is forbidden unless resourceVersion is provided",
+            ));
+        }
+        if first("continue").is_some_and(|c| !c.is_empty()) {
+            errors.push(FieldError::forbidden(
+                "resourceVersionMatch",
+                "resourceVersionMatch is forbidden when continue is provided",
+            ));
+        }
+        if m != "Exact" && m != "NotOlderThan" {
+            errors.push(FieldError::not_supported("resourceVersionMatch", &m, &["Exact", "NotOlderThan", ""]));
+        }
+        if m == "Exact" && rv == "0" {
+            errors.push(FieldError::forbidden(
+                "resourceVersionMatch",
+                "resourceVersionMatch \"exact\" is forbidden for resourceVersion \"0\"",
+            ));
+        }
+    }
+    if first("sendInitialEvents").is_some() {
+        errors.push(FieldError::forbidden("sendInitialEvents", "sendInitialEvents is forbidden for list"));
+    }
+    if errors.is_empty() { Ok(()) } else { Err(ApiError::invalid_list_options(&errors)) }
+}
+
+/// An integer query parameter, or the API server's 400 for it.
+fn parse_int(value: &str) -> Result<i64, ApiError> {
+    value.parse::<i64>().map_err(|e| {
+        let why = match e.kind() {
+            std::num::IntErrorKind::PosOverflow | std::num::IntErrorKind::NegOverflow => "value out of range",
+            _ => "invalid syntax",
+        };
+        ApiError::bad_request(format!("strconv.ParseInt: parsing {value:?}: {why}"))
+    })
 }
 
 /// The continue token of the real API server: base64 of `{"v":"meta.k8s.io/v1","rv":N,"start":"KEY\u0000"}`.
@@ -476,6 +712,11 @@ impl ApiError {
     }
 
     pub fn forbidden(resource: Resource, user: &str, namespace: Option<&str>) -> ApiError {
+        ApiError::forbidden_to("list", resource, user, namespace)
+    }
+
+    /// 403 for `verb` (`list`, `watch`) as RBAC words it.
+    pub fn forbidden_to(verb: &str, resource: Resource, user: &str, namespace: Option<&str>) -> ApiError {
         let scope = match namespace {
             Some(ns) => format!("in the namespace \"{ns}\""),
             None => "at the cluster scope".to_string(),
@@ -488,12 +729,80 @@ impl ApiError {
             code: 403,
             reason: "Forbidden",
             message: format!(
-                "{} is forbidden: User \"{user}\" cannot list resource \"{}\" in API group \"{}\" {scope}",
+                "{} is forbidden: User \"{user}\" cannot {verb} resource \"{}\" in API group \"{}\" {scope}",
                 resource.qualified(),
                 resource.plural(),
                 resource.group()
             ),
             details: Some(details),
+            continue_token: None,
+        }
+    }
+
+    /// 422 for ListOptions that fail validation, one cause per error.
+    pub fn invalid_list_options(errors: &[FieldError]) -> ApiError {
+        let described: Vec<String> = errors.iter().map(|e| format!("{}: {}", e.field, e.detail)).collect();
+        let summary = match described.as_slice() {
+            [one] => one.clone(),
+            many => format!("[{}]", many.join(", ")),
+        };
+        let causes: Vec<Value> =
+            errors.iter().map(|e| json!({"reason": e.reason, "message": e.detail, "field": e.field})).collect();
+        ApiError {
+            code: 422,
+            reason: "Invalid",
+            message: format!("ListOptions.meta.k8s.io \"\" is invalid: {summary}"),
+            details: Some(json!({"group": "meta.k8s.io", "kind": "ListOptions", "causes": causes})),
+            continue_token: None,
+        }
+    }
+
+    /// 405 for a verb the resource's storage does not serve (watch on the Metrics API).
+    pub fn method_not_supported(resource: Resource, verb: &str) -> ApiError {
+        ApiError {
+            code: 405,
+            reason: "MethodNotAllowed",
+            message: format!("{verb} is not supported on resources of kind \"{}\"", resource.qualified()),
+            details: Some(json!({"group": resource.group(), "kind": resource.plural()})),
+            continue_token: None,
+        }
+    }
+
+    /// 410 in a watch's ERROR event: the watch cache no longer has the events after `requested`
+    /// (`oldest` is the resourceVersion its history starts after).
+    pub fn too_old_resource_version(requested: u64, oldest: u64) -> ApiError {
+        ApiError {
+            code: 410,
+            reason: "Expired",
+            message: format!("too old resource version: {requested} ({oldest})"),
+            details: None,
+            continue_token: None,
+        }
+    }
+
+    /// 410 in a watch's ERROR event as the API server words it when etcd compacted past the
+    /// revision a watch it serves had reached.
+    pub fn watch_compacted() -> ApiError {
+        ApiError {
+            code: 410,
+            reason: "Expired",
+            message: "The resourceVersion for the provided watch is too old.".into(),
+            details: None,
+            continue_token: None,
+        }
+    }
+
+    /// 504 in a watch's ERROR event: a streaming list asked for a resourceVersion the store did
+    /// not reach within 3 s.
+    pub fn too_large_resource_version(requested: u64, current: u64) -> ApiError {
+        ApiError {
+            code: 504,
+            reason: "Timeout",
+            message: format!("Timeout: Too large resource version: {requested}, current: {current}"),
+            details: Some(json!({
+                "causes": [{"reason": "ResourceVersionTooLarge", "message": "Too large resource version"}],
+                "retryAfterSeconds": 1,
+            })),
             continue_token: None,
         }
     }
@@ -574,6 +883,10 @@ impl ApiError {
             "reason": self.reason,
             "code": self.code,
         });
+        // An error the API server does not classify has no reason at all.
+        if self.reason.is_empty() {
+            status.as_object_mut().expect("an object").remove("reason");
+        }
         if let Some(d) = &self.details {
             status["details"] = d.clone();
         }
@@ -684,6 +997,27 @@ mod tests {
         let t = encode_continue(42, "ns/name");
         assert_eq!(decode_continue(&t).unwrap(), (42, "ns/name\u{0}".to_string()));
         assert_eq!(decode_continue("not-a-token").unwrap_err().code, 400);
+    }
+
+    #[test]
+    fn list_options_are_validated_as_the_api_server_does() {
+        assert!(validate_list_query("limit=500&resourceVersion=0&resourceVersionMatch=NotOlderThan").is_ok());
+        let e = validate_list_query("limit=500&sendInitialEvents=true").unwrap_err();
+        assert_eq!((e.code, e.reason), (422, "Invalid"));
+        assert_eq!(
+            e.message,
+            "ListOptions.meta.k8s.io \"\" is invalid: sendInitialEvents: Forbidden: sendInitialEvents is forbidden for list"
+        );
+        let e = validate_list_query("resourceVersionMatch=Foo&resourceVersion=1").unwrap_err();
+        assert_eq!(
+            e.message,
+            "ListOptions.meta.k8s.io \"\" is invalid: resourceVersionMatch: Unsupported value: \"Foo\": supported values: \"Exact\", \"NotOlderThan\", \"\""
+        );
+        let e = validate_list_query("resourceVersionMatch=Exact&resourceVersion=0").unwrap_err();
+        assert_eq!(
+            e.message,
+            "ListOptions.meta.k8s.io \"\" is invalid: resourceVersionMatch: Forbidden: resourceVersionMatch \"exact\" is forbidden for resourceVersion \"0\""
+        );
     }
 
     #[test]
