@@ -10,8 +10,8 @@ use std::time::{Duration, Instant};
 
 use common::plane::{Plane, assert_only_reads};
 use common::watch::agreed;
-use dumbmonit::collect::follow::Follower;
 use dumbmonit::collect::CycleOptions;
+use dumbmonit::collect::follow::Follower;
 use dumbmonit::collect::reader::connect;
 use dumbmonit::kube::ConnectOptions;
 

@@ -1,9 +1,9 @@
 //! Watch mode against the simulated API server, where faults can be injected: list mode and
 //! watch mode agree through a scripted sequence (a 410 forcing a relist, an ERROR event, a
 //! broken stream among the changes), and `serve` in watch mode gets through each failure: a
-//! watch answered 410, an ERROR event, a stream gone silent, streams cut, a server without
-//! streaming lists, a store out of sync past the interval (the cycle fails with the list's own
-//! words), and the agent follows by watch too.
+//! watch answered 410, an ERROR event, streams gone silent, streams cut, a server without
+//! streaming lists, a store out of sync (the cycle fails with the list's own words), and the
+//! agent follows by watch too.
 
 mod common;
 
@@ -35,6 +35,7 @@ fn streaming_lists(h: &Harness, path: &str) -> usize {
 }
 
 fn wait_until(what: &str, ok: impl Fn() -> bool) {
+    eprintln!("waiting for {what}");
     let deadline = Instant::now() + Duration::from_secs(30);
     while !ok() {
         assert!(Instant::now() < deadline, "waited in vain for {what}");
@@ -55,12 +56,13 @@ async fn list_and_watch_agree_through_changes_relists_and_broken_streams() {
         h.sim.set_cluster(scenario::tour(step, now));
         said.push(agreed(&format!("tour step {step}"), &connected, &follower, &cycle).await);
     }
-    // A 410: history forgotten and every stream cut, so that each watch resumes from a
+    // A 410: every stream cut, changes made, and the history forgotten before the watches are
+    // opened again (they wait half a second after a cut), so that each resumes from a
     // resourceVersion the server no longer has.
     let before = streaming_lists(&h, "/api/v1/pods");
-    h.sim.compact();
     h.sim.break_watches();
     h.sim.set_cluster(scenario::tour(5, now));
+    h.sim.compact();
     said.push(agreed("after a 410", &connected, &follower, &cycle).await);
     assert!(streaming_lists(&h, "/api/v1/pods") > before, "the pods were listed afresh");
     // An ERROR event with a 410 on every open stream.
@@ -97,11 +99,11 @@ async fn a_server_without_streaming_lists_is_listed_by_pages_then_watched() {
     assert!(said.contains("node not ready"), "{said}");
     let pods: Vec<String> =
         h.sim.requests().into_iter().filter(|r| r.path == "/api/v1/pods").map(|r| r.query).collect();
-    assert_eq!(pods.iter().filter(|q| q.contains("sendInitialEvents")).count(), 1, "found out once: {pods:?}");
-    assert!(pods.iter().any(|q| q.contains("watch=1") && q.contains("resourceVersion=")), "{pods:?}");
-    // The follower found it out from the first collection to ask; the others listed by pages.
+    assert!(pods.iter().any(|q| q.starts_with("limit=500")), "listed by pages: {pods:?}");
+    assert!(pods.iter().any(|q| q.contains("watch=1") && q.contains("resourceVersion=")), "then watched: {pods:?}");
+    // Found out by the first collection to ask; the others listed by pages at once.
     let streaming = h.sim.requests().iter().filter(|r| r.query.contains("sendInitialEvents")).count();
-    assert!(streaming < 11, "{streaming} streaming lists tried for 11 collections");
+    assert_eq!(streaming, 1, "one streaming list tried for 11 collections");
 }
 
 /// serve in watch mode over one simulated cluster, a cycle every `interval`, the simulator's
@@ -137,27 +139,24 @@ async fn serve_in_watch_mode_gets_through_each_failure_of_a_watch() {
     s.wait_for("/api/v1/clusters/sim", "the node back, after the ERROR event", ready(3));
     wait_until("the nodes listed afresh", || streaming_lists(&h, "/api/v1/nodes") > before);
 
-    // 410 on opening: the history compacted away under cut streams.
+    // 410 on opening: streams cut, changes made, the history compacted away before the
+    // watches are opened again (half a second after a cut).
     let before = streaming_lists(&h, "/api/v1/nodes");
-    h.sim.compact();
     h.sim.break_watches();
     h.sim.set_cluster(scenario::trouble(now));
+    h.sim.compact();
     s.wait_for("/api/v1/clusters/sim", "the node lost, after the 410", ready(2));
     wait_until("the nodes listed afresh", || streaming_lists(&h, "/api/v1/nodes") > before);
 
-    // Silent streams (not even bookmarks): opened again after twice the bookmark interval;
-    // silent twice in a row, the watch is broken, and past the interval the cycle fails.
-    let watches = h.sim.requests().iter().filter(|r| r.query.contains("watch=1")).count();
+    // Silent streams (not even bookmarks): opened again after twice the bookmark interval,
+    // from the last resourceVersion; the cycle stays whole (an idle collection gets no bookmark
+    // from kube-apiserver either).
+    let watches = |h: &Harness| h.sim.requests().iter().filter(|r| r.query.contains("watch=1")).count();
+    let before = watches(&h);
     h.sim.set_faults(Faults { silent_watches: true, ..Faults::default() });
-    let failed = s.wait_for("/api/v1/clusters/sim", "the cycle failed on silent watches", |r| {
-        r.json()["error"].as_str().is_some_and(|e| e.contains("the watch sent nothing, not even a bookmark"))
-    });
-    let error = failed.json()["error"].as_str().unwrap().to_string();
-    assert!(error.contains(&h.sim.url()), "the error names the API server: {error}");
-    assert!(h.sim.requests().iter().filter(|r| r.query.contains("watch=1")).count() > watches, "reopened");
+    wait_until("silent watches opened again", || watches(&h) >= before + 2 * 11);
+    assert!(s.get("/api/v1/clusters/sim").json()["error"].is_null(), "silence alone fails nothing");
     h.sim.set_faults(Faults::default());
-    h.sim.end_watches();
-    s.wait_for("/api/v1/clusters/sim", "recovered after silence", |r| r.json()["error"].is_null());
     h.sim.set_cluster(scenario::healthy(now));
     s.wait_for("/api/v1/clusters/sim", "the node back, after the silence", ready(3));
 

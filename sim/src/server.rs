@@ -46,6 +46,9 @@ pub struct SimOptions {
     /// How many events of each resource the history keeps (the watch cache's window): a watch
     /// from a resourceVersion older than the window gets 410.
     pub history_window: usize,
+    /// Offer HTTP/2 (ALPN `h2`) beside HTTP/1.1, as kube-apiserver does. Off by default: the
+    /// faults that cut a connection mid-answer are HTTP/1.1's.
+    pub http2: bool,
 }
 
 impl Default for SimOptions {
@@ -58,6 +61,7 @@ impl Default for SimOptions {
             certificate_lifetime: None,
             bookmark_interval: Duration::from_secs(60),
             history_window: 10_000,
+            http2: false,
         }
     }
 }
@@ -379,7 +383,11 @@ impl Sim {
 
     async fn serve(options: SimOptions, cluster: Cluster, fleet: Option<usize>) -> std::io::Result<Sim> {
         let pki = Pki::generate(&options.sans, options.certificate_lifetime).map_err(std::io::Error::other)?;
-        let acceptor = TlsAcceptor::from(Arc::new(pki.server_config().map_err(std::io::Error::other)?));
+        let mut tls = pki.server_config().map_err(std::io::Error::other)?;
+        if options.http2 {
+            tls.alpn_protocols.insert(0, b"h2".to_vec());
+        }
+        let acceptor = TlsAcceptor::from(Arc::new(tls));
         let listener = TcpListener::bind(options.bind).await?;
         let addr = listener.local_addr()?;
         let store = Store::new(cluster, options.history_window);
@@ -622,6 +630,13 @@ async fn accept_loop(listener: TcpListener, acceptor: TlsAcceptor, members: Arc<
                     })
                 }
             });
+            if tls.get_ref().1.alpn_protocol() == Some(b"h2") {
+                let _ = hyper::server::conn::http2::Builder::new(hyper_util::rt::TokioExecutor::new())
+                    .max_concurrent_streams(1000)
+                    .serve_connection(TokioIo::new(tls), service)
+                    .await;
+                return;
+            }
             let _ = hyper::server::conn::http1::Builder::new()
                 .keep_alive(keep_alive)
                 .serve_connection(TokioIo::new(tls), service)

@@ -9,7 +9,7 @@
 //! first streaming list); then a watch from the list's resourceVersion, with bookmarks and a
 //! server-side timeout spread between 5 and 10 minutes, resumed from the last resourceVersion
 //! seen. A 410 (on opening, or as an `ERROR` event) lists afresh; a stream that drops, or stays
-//! silent past twice the bookmark interval, is opened again with backoff. A 403 on the watch
+//! silent past twice the bookmark interval, is opened again (with backoff when it failed). A 403 on the watch
 //! (a role with get and list only) leaves the collection to be read every interval, as in list
 //! mode, and the page says so.
 
@@ -41,7 +41,8 @@ impl<T: FromApi + Clone + Send + Sync + 'static> Followed for T {}
 pub const INITIAL_EVENTS_END: &str = "k8s.io/initial-events-end";
 
 /// How often the API server sends a bookmark on a quiet watch (its watch cache: about a
-/// minute). A stream silent for twice this is taken for dead.
+/// minute, and only to a watch of a collection that changes). A stream silent for twice this is
+/// opened again.
 pub const BOOKMARK_INTERVAL: Duration = Duration::from_secs(60);
 
 /// Sets [`BOOKMARK_INTERVAL`] in seconds, for tests whose simulated API server sends bookmarks
@@ -97,6 +98,8 @@ struct Shared {
     interval_ms: AtomicU64,
     /// Whether the server serves streaming lists: 0 not known yet, 1 yes, 2 no.
     streaming: AtomicU8,
+    /// Held by the collection that finds out: the others wait for its answer.
+    probing: tokio::sync::Mutex<()>,
     bookmark: Duration,
 }
 
@@ -135,16 +138,11 @@ struct Store<T> {
 struct Kept<T> {
     items: HashMap<Key, (String, T)>,
     sync: InSync,
-    /// Streams in a row that ended silent (no line at all): twice is a broken watch.
-    silent: u32,
 }
 
 impl<T: Followed> Store<T> {
     fn new() -> Store<T> {
-        Store {
-            state: Mutex::new(Kept { items: HashMap::new(), sync: InSync::Starting, silent: 0 }),
-            settled: Notify::new(),
-        }
+        Store { state: Mutex::new(Kept { items: HashMap::new(), sync: InSync::Starting }), settled: Notify::new() }
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, Kept<T>> {
@@ -174,18 +172,9 @@ impl<T: Followed> Store<T> {
         };
     }
 
-    /// A watch is open: the store follows again (unless streams keep coming back silent).
+    /// A watch is open: the store follows again.
     fn opened(&self) {
         let mut k = self.lock();
-        if matches!(k.sync, InSync::Broken { .. }) && k.silent < 2 {
-            k.sync = InSync::Following;
-        }
-    }
-
-    /// A line came: the stream is alive.
-    fn heard(&self) {
-        let mut k = self.lock();
-        k.silent = 0;
         if matches!(k.sync, InSync::Broken { .. }) {
             k.sync = InSync::Following;
         }
@@ -244,6 +233,7 @@ impl Follower {
             changed,
             interval_ms: AtomicU64::new(interval.as_millis() as u64),
             streaming: AtomicU8::new(0),
+            probing: tokio::sync::Mutex::new(()),
             bookmark,
         });
         let mut f =
@@ -525,14 +515,19 @@ async fn follow<T: Followed>(shared: Arc<Shared>, c: Collection, selector: Optio
     'list: loop {
         let listed = match first_list::<T>(&shared, c, selector).await {
             Ok(l) => l,
-            Err(Refused::Watch(e)) => {
-                if refusals.refused(shared.interval()) {
-                    store.set(InSync::EveryInterval);
-                    tokio::time::sleep(WATCH_RETRY).await;
-                } else {
-                    store.broken(e);
-                    backoff.wait(shared.interval()).await;
+            Err(Refused::Watch(_)) if refusals.refused(shared.interval()) => {
+                store.set(InSync::EveryInterval);
+                tokio::time::sleep(WATCH_RETRY).await;
+                continue;
+            }
+            // A watch granted before and refused now, for a while: the store is kept fresh by
+            // a List meanwhile, and a List refused too fails the cycle with the List's words.
+            Err(Refused::Watch(_)) => {
+                match paginated::<T>(&shared, c, selector).await {
+                    Ok(listed) => store.replace(listed.items),
+                    Err(Refused::Read(e) | Refused::Watch(e)) => store.set(InSync::Failed(e)),
                 }
+                backoff.wait(shared.interval()).await;
                 continue;
             }
             Err(Refused::Read(e)) => {
@@ -559,11 +554,8 @@ async fn follow<T: Followed>(shared: Arc<Shared>, c: Collection, selector: Optio
                             w
                         }
                         Err(e) if is_gone(&e) => continue 'list,
-                        Err(e) if is_forbidden(&e) && refusals.refused(shared.interval()) => {
-                            store.set(InSync::EveryInterval);
-                            tokio::time::sleep(WATCH_RETRY).await;
-                            continue 'list;
-                        }
+                        // Not granted (any more, or for a while): found out by a fresh list.
+                        Err(e) if is_forbidden(&e) => continue 'list,
                         Err(e) => {
                             store.broken(e);
                             backoff.wait(shared.interval()).await;
@@ -575,20 +567,10 @@ async fn follow<T: Followed>(shared: Arc<Shared>, c: Collection, selector: Optio
             match consume(&shared, c, &store, &mut watch, &mut resource_version).await {
                 Ended::Closed => backoff.reset(),
                 Ended::Gone => continue 'list,
-                Ended::Silent => {
-                    let silent = {
-                        let mut k = store.lock();
-                        k.silent += 1;
-                        k.silent
-                    };
-                    if silent >= 2 {
-                        let detail = format!(
-                            "the watch sent nothing, not even a bookmark, for {} s",
-                            (shared.bookmark * 2).as_secs_f64()
-                        );
-                        store.broken(invalid(c, &shared.fetcher, detail));
-                    }
-                }
+                // Opened again from the last resourceVersion: an idle collection gets no bookmark
+                // from kube-apiserver, so silence alone is not a fault; a server that is gone
+                // fails the next opening.
+                Ended::Silent => {}
                 Ended::Failed(e) => {
                     store.broken(e);
                     backoff.wait(shared.interval()).await;
@@ -600,9 +582,22 @@ async fn follow<T: Followed>(shared: Arc<Shared>, c: Collection, selector: Optio
 
 /// The first list: streaming where the server serves it, paginated otherwise.
 async fn first_list<T: Followed>(shared: &Shared, c: Collection, selector: Option<&str>) -> Result<Listed<T>, Refused> {
+    // Until it is known, one collection at a time asks for a streaming list.
+    let mut probe = match shared.streaming.load(Ordering::Relaxed) {
+        0 => Some(shared.probing.lock().await),
+        _ => None,
+    };
     if shared.streaming.load(Ordering::Relaxed) != 2 {
         let uri = watch_uri(c.path(), selector, WatchFrom::InitialEvents, spread_timeout());
-        match shared.fetcher.watch(c, &uri).await {
+        let opened = shared.fetcher.watch(c, &uri).await;
+        if opened.is_ok() {
+            shared.streaming.store(1, Ordering::Relaxed);
+        }
+        if opened.as_ref().is_err_and(is_unsupported) {
+            shared.streaming.store(2, Ordering::Relaxed);
+        }
+        probe.take();
+        match opened {
             Ok(mut watch) => {
                 let mut items = HashMap::new();
                 loop {
@@ -624,7 +619,6 @@ async fn first_list<T: Followed>(shared: &Shared, c: Collection, selector: Optio
                         }
                         Change::Object { .. } => {}
                         Change::Bookmark { resource_version, initial_events_end: true } => {
-                            shared.streaming.store(1, Ordering::Relaxed);
                             return Ok(Listed { items, resource_version, stream: Some(watch), watched: true });
                         }
                         Change::Bookmark { .. } => {}
@@ -636,10 +630,15 @@ async fn first_list<T: Followed>(shared: &Shared, c: Collection, selector: Optio
                 }
             }
             Err(e) if is_forbidden(&e) => return Err(Refused::Watch(e)),
-            Err(e) if is_unsupported(&e) => shared.streaming.store(2, Ordering::Relaxed),
+            Err(e) if is_unsupported(&e) => {}
             Err(e) => return Err(Refused::Read(e)),
         }
     }
+    paginated(shared, c, selector).await
+}
+
+/// The paginated LIST of list mode, each item kept with its key and uid.
+async fn paginated<T: Followed>(shared: &Shared, c: Collection, selector: Option<&str>) -> Result<Listed<T>, Refused> {
     let listed = shared.fetcher.list::<Box<RawValue>>(c, c.path(), selector).await.map_err(Refused::Read)?;
     let mut items = HashMap::with_capacity(listed.items.len());
     for raw in &listed.items {
@@ -666,7 +665,6 @@ async fn consume<T: Followed>(
     watch: &mut Watch,
     resource_version: &mut String,
 ) -> Ended {
-    let mut heard = false;
     loop {
         let line = match tokio::time::timeout(shared.bookmark * 2, watch.next_line()).await {
             Err(_) => return Ended::Silent,
@@ -674,10 +672,6 @@ async fn consume<T: Followed>(
             Ok(Ok(None)) => return Ended::Closed,
             Ok(Ok(Some(line))) => line,
         };
-        if !heard {
-            heard = true;
-            store.heard();
-        }
         match decode::<T>(&line) {
             Err(detail) => return Ended::Failed(invalid(c, &shared.fetcher, detail)),
             Ok(Change::Object { kind, key, uid, resource_version: rv, record }) => {

@@ -300,6 +300,31 @@ mod tests {
         String::from_utf8(crate::web::metrics::current(board).plain().to_vec()).unwrap()
     }
 
+    /// A cycle taken on a change (watch mode) is judged and shown like any cycle, but is no
+    /// point of the history.
+    #[test]
+    fn a_cycle_between_intervals_is_no_point_of_the_history() {
+        let store = Arc::new(Mutex::new(Store::open_in_memory("between").unwrap()));
+        let reader = Store::open_in_memory("between").unwrap();
+        let board = Board::new(
+            Persistence { store, reader, error: None },
+            None,
+            Default::default(),
+            Arc::new(RwLock::new(Arc::new(Vec::new()))),
+            None,
+            Arc::default(),
+        );
+        let mut state = RuleState::default();
+        let t0 = Timestamp::from_second(1_800_000_000).unwrap();
+        let interval = derive(&mut state, "c", Arrival::read(t0, Duration::ZERO, Vec::new(), Ok(nodes(2))), &board);
+        assert!(interval.point.is_some() && interval.health.is_some());
+        let mut between = Arrival::read(t0, Duration::ZERO, Vec::new(), Ok(nodes(3)));
+        between.between = true;
+        let between = derive(&mut state, "c", between, &board);
+        assert!(between.point.is_none(), "no history point");
+        assert_eq!(between.health.unwrap().counts.nodes, 3, "shown like any cycle");
+    }
+
     /// A scrape taken while a cycle is derived but not yet committed shows the previous cycle
     /// whole: its object series and its `up` and durations, never this cycle's beside them.
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
