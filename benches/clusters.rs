@@ -1,15 +1,19 @@
 //! Many clusters from one `serve`: `cargo bench --bench clusters` (counts with
 //! `BENCH_CLUSTERS=100,1000`, the time watched per count with `BENCH_WATCH_SECONDS`, 130 by
 //! default: two intervals and a little; `BENCH_CLOSE=1` makes the simulator close every
-//! connection after its answer, to show what idle kept-alive connections cost). Prints a
-//! table.
+//! connection after its answer, to show what idle kept-alive connections cost; `BENCH_MODES`,
+//! `list,watch` by default: each count in list mode, then in watch mode, `watch = true`). Prints
+//! a table.
 //!
 //! For each count, one simulated API server serves that many clusters under path prefixes
 //! (`/c/i`), each about 100 pods in the envelope's proportions, and a real `serve` (release build)
 //! watches them all at a 60 s interval. Measured while the cycles run: how many clusters were read
 //! within the first interval; how late cycles start after their schedule (p50, p99, from serve's
 //! /api/v1/monitor); SQLite commit time per cycle; resident memory (peak, and per cluster); the
-//! overview page's and /metrics' p95 latency, fetched one after another every second.
+//! overview page's and /metrics' p95 latency, fetched one after another every second; serve's CPU
+//! seconds per minute over the whole watch (the first interval's reads and lists included) and
+//! over its last 60 s (steady state). The simulator offers HTTP/2, as kube-apiserver does: all
+//! the watches of a cluster share one connection.
 //!
 //! Every figure is checked before its row is printed: an answer that does not parse (the JSON
 //! read as a client reads it, decompressed when it comes gzip), a figure missing from
@@ -27,6 +31,9 @@ use dumbmonit_sim::{Sim, SimOptions, scenario};
 
 struct Row {
     clusters: usize,
+    watch: bool,
+    /// CPU seconds a minute: over the whole watch, and over its last minute.
+    cpu: (f64, f64),
     read_in_first_interval: usize,
     lag: (f64, f64),
     commit: (f64, f64),
@@ -37,11 +44,12 @@ struct Row {
     metrics_size: (usize, usize),
 }
 
-fn measure(count: usize, dir: &Path, watch: Duration) -> Measured<Row> {
+fn measure(count: usize, dir: &Path, watch: Duration, watch_mode: bool) -> Measured<Row> {
     let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(1).enable_all().build().unwrap();
     let now = jiff::Timestamp::now();
+    let options = SimOptions { http2: true, ..SimOptions::default() };
     let sim = rt
-        .block_on(Sim::start_fleet(SimOptions::default(), scenario::envelope(100, now), count))
+        .block_on(Sim::start_fleet(options, scenario::envelope(100, now), count))
         .map_err(|e| format!("the simulator did not start: {e}"))?;
     if std::env::var("BENCH_CLOSE").is_ok() {
         sim.set_faults(dumbmonit_sim::Faults { close_connections: true, ..Default::default() });
@@ -54,7 +62,7 @@ fn measure(count: usize, dir: &Path, watch: Duration) -> Measured<Row> {
     let mut config = format!("listen = \"{addr}\"\nstate_dir = {:?}\n\n", p("state"));
     for i in 0..count {
         config.push_str(&format!(
-            "[[cluster]]\nname = \"c{i:05}\"\naddress = \"{}\"\ntoken_file = {:?}\nca_file = {:?}\ninterval = \"60s\"\n\n",
+            "[[cluster]]\nname = \"c{i:05}\"\naddress = \"{}\"\ntoken_file = {:?}\nca_file = {:?}\ninterval = \"60s\"\nwatch = {watch_mode}\n\n",
             sim.member_url(i),
             p("token"),
             p("ca.crt")
@@ -80,6 +88,8 @@ fn measure(count: usize, dir: &Path, watch: Duration) -> Measured<Row> {
         std::thread::sleep(Duration::from_millis(100));
     }
     let started = Instant::now();
+    let cpu_at_start = common::cpu_seconds(pid)?;
+    let mut cpu_minute_ago: Option<(Instant, f64)> = None;
     let (mut overview, mut metrics) = (Vec::new(), Vec::new());
     let mut read_in_first_interval = None;
     let mut peak: f64 = 0.0;
@@ -96,6 +106,9 @@ fn measure(count: usize, dir: &Path, watch: Duration) -> Measured<Row> {
         gzipped = answer.wire.len();
         metrics.push(took);
         peak = peak.max(common::memory_mb(pid)?.1);
+        if cpu_minute_ago.is_none() && started.elapsed() + Duration::from_secs(61) >= watch {
+            cpu_minute_ago = Some((Instant::now(), common::cpu_seconds(pid)?));
+        }
         if read_in_first_interval.is_none() && started.elapsed() >= Duration::from_secs(62) {
             let clusters =
                 get(&addr, "/api/v1/clusters", true)?.0.json().map_err(|e| format!("/api/v1/clusters: {e}"))?;
@@ -120,8 +133,16 @@ fn measure(count: usize, dir: &Path, watch: Duration) -> Measured<Row> {
         Ok((at("p50")?, at("p99")?))
     };
     common::alive(&mut serve.0, "serve", Some(&log))?;
+    let cpu_now = common::cpu_seconds(pid)?;
+    let (last_minute_at, cpu_then) = cpu_minute_ago.ok_or("the watch was too short for a last minute")?;
+    let minutes = |d: Duration| d.as_secs_f64() / 60.0;
     let row = Row {
         clusters: count,
+        watch: watch_mode,
+        cpu: (
+            (cpu_now - cpu_at_start) / minutes(started.elapsed()),
+            (cpu_now - cpu_then) / minutes(last_minute_at.elapsed()),
+        ),
         read_in_first_interval,
         lag: q("cycle_start_lag_seconds")?,
         commit: q("commit_seconds")?,
@@ -160,28 +181,42 @@ fn main() {
         if counts.contains(&0) {
             return Err("BENCH_CLUSTERS: at least one cluster".into());
         }
+        let modes = std::env::var("BENCH_MODES")
+            .unwrap_or_else(|_| "list,watch".into())
+            .split(',')
+            .map(|m| match m.trim() {
+                "list" => Ok(false),
+                "watch" => Ok(true),
+                other => Err(format!("BENCH_MODES: {other:?} is neither list nor watch")),
+            })
+            .collect::<Measured<Vec<bool>>>()?;
         println!(
-            "| clusters | read in the first interval | start lag p50 / p99 | commit p50 / p99 | RSS peak (per cluster) | overview p95 | /metrics p95 | /metrics gzip / plain |"
+            "| clusters | mode | read in the first interval | start lag p50 / p99 | commit p50 / p99 | RSS peak (per cluster) | CPU s/min (whole / last minute) | overview p95 | /metrics p95 | /metrics gzip / plain |"
         );
-        println!("|---:|---:|---:|---:|---:|---:|---:|---:|");
+        println!("|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|");
         for count in counts {
-            let dir = tempfile::tempdir().unwrap();
-            let r = measure(count, dir.path(), Duration::from_secs(watch))?;
-            println!(
-                "| {} | {} | {:.3} / {:.3} s | {:.1} / {:.1} ms | {:.0} MB ({:.0} KB) | {:.0} ms | {:.0} ms | {:.1} / {:.1} MB |",
-                r.clusters,
-                r.read_in_first_interval,
-                r.lag.0,
-                r.lag.1,
-                r.commit.0 * 1000.0,
-                r.commit.1 * 1000.0,
-                r.peak_mb,
-                r.peak_mb * 1024.0 / r.clusters as f64,
-                r.overview_p95.as_secs_f64() * 1000.0,
-                r.metrics_p95.as_secs_f64() * 1000.0,
-                r.metrics_size.0 as f64 / 1e6,
-                r.metrics_size.1 as f64 / 1e6
-            );
+            for &watch_mode in &modes {
+                let dir = tempfile::tempdir().unwrap();
+                let r = measure(count, dir.path(), Duration::from_secs(watch), watch_mode)?;
+                println!(
+                    "| {} | {} | {} | {:.3} / {:.3} s | {:.1} / {:.1} ms | {:.0} MB ({:.0} KB) | {:.1} / {:.1} | {:.0} ms | {:.0} ms | {:.1} / {:.1} MB |",
+                    r.clusters,
+                    if r.watch { "watch" } else { "list" },
+                    r.read_in_first_interval,
+                    r.lag.0,
+                    r.lag.1,
+                    r.commit.0 * 1000.0,
+                    r.commit.1 * 1000.0,
+                    r.peak_mb,
+                    r.peak_mb * 1024.0 / r.clusters as f64,
+                    r.cpu.0,
+                    r.cpu.1,
+                    r.overview_p95.as_secs_f64() * 1000.0,
+                    r.metrics_p95.as_secs_f64() * 1000.0,
+                    r.metrics_size.0 as f64 / 1e6,
+                    r.metrics_size.1 as f64 / 1e6
+                );
+            }
         }
         Ok(())
     });

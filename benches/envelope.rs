@@ -1,6 +1,7 @@
 //! The benchmark at Kubernetes' envelope: `cargo bench --bench envelope` (sizes with
 //! `BENCH_SIZES=1000,10000`, peers skipped with `BENCH_PEERS=0`, the serve part with
-//! `BENCH_SERVE=0`). Prints tables; a figure it cannot measure (a tool that fails or does not
+//! `BENCH_SERVE=0`, the steady state of list mode against watch mode with `BENCH_STEADY=0`, its
+//! length with `BENCH_STEADY_MINUTES`). Prints tables; a figure it cannot measure (a tool that fails or does not
 //! finish, wrk that fails or sees errors, a `serve` that ended) stops it with an error naming it
 //! (exit status 1).
 //!
@@ -228,6 +229,7 @@ fn envelope() -> Measured<()> {
         .collect::<Measured<Vec<usize>>>()?;
     let peers = std::env::var("BENCH_PEERS").map(|v| v != "0").unwrap_or(true);
     let serve = std::env::var("BENCH_SERVE").map(|v| v != "0").unwrap_or(true);
+    let steady = std::env::var("BENCH_STEADY").map(|v| v != "0").unwrap_or(true);
     // What the parts asked for need, before any table is begun.
     if peers {
         needs("kubectl", &["version", "--client"], "kubectl (or BENCH_PEERS=0)")?;
@@ -266,7 +268,13 @@ fn envelope() -> Measured<()> {
     for &size in &sizes {
         let now = jiff::Timestamp::now();
         let sim = rt.block_on(Sim::start(SimOptions::default(), dumbmonit_sim::Cluster::default())).unwrap();
-        scenario::envelope_into(size, now, &mut |resource, items| sim.extend(resource, items));
+        let mut some_pods: Vec<serde_json::Value> = Vec::new();
+        scenario::envelope_into(size, now, &mut |resource, items| {
+            if resource == Resource::Pods && some_pods.len() < 100 {
+                some_pods.extend(items.iter().take(100 - some_pods.len()).cloned());
+            }
+            sim.extend(resource, items)
+        });
         let pages = sim.pages();
         let total: usize = pages.iter().flat_map(|(_, b)| b.iter().map(String::len)).sum();
         let pod_bytes: usize =
@@ -342,6 +350,9 @@ fn envelope() -> Measured<()> {
         );
         if serve && Some(&size) == sizes.last() {
             serve_section(size, &sim, dir.path(), exe)?;
+        }
+        if steady && Some(&size) == sizes.last() {
+            steady_section(size, &sim, dir.path(), exe, &some_pods)?;
         }
         drop(sim);
     }
@@ -455,6 +466,116 @@ fn serve_section(size: usize, sim: &Sim, dir: &std::path::Path, exe: &str) -> Me
     println!(
         "Resident memory of `serve` (lowest–highest, sampled every 50 ms): cycles 2–6 {:.0}–{:.0} MB; cycles 56–60 {:.0}–{:.0} MB; peak {peak:.0} MB.",
         first.0, first.1, last.0, last.1
+    );
+    Ok(())
+}
+
+/// `serve` in list mode, then in watch mode, at the guide's 60 s interval, while 100 pods a
+/// minute change (a label each, evenly spread): CPU seconds a minute and resident memory over
+/// `BENCH_STEADY_MINUTES` (2 by default) once the first cycle is on the page.
+fn steady_section(
+    size: usize,
+    sim: &Sim,
+    dir: &std::path::Path,
+    exe: &str,
+    pods: &[serde_json::Value],
+) -> Measured<()> {
+    let minutes: f64 = match std::env::var("BENCH_STEADY_MINUTES") {
+        Ok(v) => v.parse().map_err(|_| format!("BENCH_STEADY_MINUTES: {v:?} is not a number"))?,
+        Err(_) => 2.0,
+    };
+    if pods.is_empty() {
+        return Err("no pod to change".into());
+    }
+    println!();
+    println!(
+        "`serve` at {size} pods, a 60 s interval, 100 pod changes a minute, steady state over {minutes} min after the first cycle:"
+    );
+    println!();
+    println!(
+        "| mode | first cycle on the page s | CPU s/min | RSS at end MB | RSS peak MB | MB read from the API server /min |"
+    );
+    println!("|---|---:|---:|---:|---:|---:|");
+    let mut rows = Vec::new();
+    for watch in [false, true] {
+        let cfg = dir.join(format!("steady-{watch}.toml"));
+        std::fs::write(
+            &cfg,
+            format!(
+                "listen = \"127.0.0.1:0\"\nstate_dir = {:?}\n\n[[cluster]]\nname = \"envelope\"\naddress = {:?}\ntoken_file = {:?}\nca_file = {:?}\ninterval = \"60s\"\ntimeout = \"60s\"\nwatch = {watch}\n",
+                dir.join(format!("state-{watch}")).display().to_string(),
+                sim.url(),
+                dir.join("token").display().to_string(),
+                dir.join("ca.crt").display().to_string()
+            ),
+        )
+        .unwrap();
+        let log = dir.join(format!("steady-{watch}.log"));
+        let started = Instant::now();
+        let mut serve = Killed(
+            Command::new(exe)
+                .args(["serve", "--config", cfg.to_str().unwrap()])
+                .stdout(Stdio::null())
+                .stderr(std::fs::File::create(&log).unwrap())
+                .spawn()
+                .map_err(|e| format!("serve did not start: {e}"))?,
+        );
+        let pid = serve.0.id();
+        let addr = loop {
+            common::alive(&mut serve.0, "serve", Some(&log))?;
+            let text = std::fs::read_to_string(&log).unwrap_or_default();
+            if let Some(a) = text.split("pages on http://").nth(1).and_then(|r| r.split_whitespace().next()) {
+                break a.to_string();
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        };
+        loop {
+            common::alive(&mut serve.0, "serve", Some(&log))?;
+            let (answer, _) = common::get(&addr, "/api/v1/clusters/envelope", false)?;
+            if answer.json().is_ok_and(|v| v["last_good_cycle"].is_string()) {
+                break;
+            }
+            if started.elapsed() > Duration::from_secs(900) {
+                return Err("serve did not show its first cycle within 15 minutes".into());
+            }
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        let first = started.elapsed();
+        let (cpu0, bytes0, t0) = (common::cpu_seconds(pid)?, sim.bytes_sent(), Instant::now());
+        let window = Duration::from_secs_f64(minutes * 60.0);
+        let mut n = 0u64;
+        while t0.elapsed() < window {
+            common::alive(&mut serve.0, "serve", Some(&log))?;
+            let mut pod = pods[n as usize % pods.len()].clone();
+            pod["metadata"]["labels"]["bench-change"] = serde_json::Value::String(n.to_string());
+            sim.upsert(Resource::Pods, pod);
+            n += 1;
+            // 100 a minute.
+            let next = t0 + Duration::from_millis(600 * n);
+            std::thread::sleep(next.saturating_duration_since(Instant::now()));
+        }
+        let elapsed_min = t0.elapsed().as_secs_f64() / 60.0;
+        let cpu = (common::cpu_seconds(pid)? - cpu0) / elapsed_min;
+        let (peak, end) = common::memory_mb(pid)?;
+        let mb = (sim.bytes_sent() - bytes0) as f64 / 1e6 / elapsed_min;
+        let mode = if watch { "watch" } else { "list" };
+        println!(
+            "| {mode} | {:.1} | {cpu:.2} | {:.0} | {:.0} | {mb:.2} |",
+            first.as_secs_f64(),
+            above_zero("RSS at end", end)?,
+            above_zero("RSS peak", peak)?
+        );
+        rows.push((cpu, end, mb));
+        drop(serve);
+    }
+    let (list, watch) = (rows[0], rows[1]);
+    println!();
+    println!(
+        "Watch mode against list mode: CPU {:.1}× less (target 20×), {:.0}× fewer bytes, RSS {:.0} MB against {:.0} MB (target: ≤ 150 MB, as list mode).",
+        list.0 / watch.0.max(1e-9),
+        list.2 / watch.2.max(1e-9),
+        watch.1,
+        list.1
     );
     Ok(())
 }

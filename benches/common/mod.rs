@@ -185,6 +185,20 @@ pub fn memory_mb(pid: u32) -> Measured<(f64, f64)> {
     Ok((field("VmHWM:")?, field("VmRSS:")?))
 }
 
+/// CPU time (user + system) a process has used so far, from /proc/PID/stat.
+pub fn cpu_seconds(pid: u32) -> Measured<f64> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat"))
+        .map_err(|e| format!("process {pid}: /proc/{pid}/stat ({e})"))?;
+    // The fields after the command's closing parenthesis: utime and stime are the 12th and 13th.
+    let rest = stat.rsplit_once(')').map(|(_, r)| r).ok_or_else(|| format!("process {pid}: unreadable stat"))?;
+    let f: Vec<&str> = rest.split_whitespace().collect();
+    let ticks =
+        |i: usize| f.get(i).and_then(|v| v.parse::<f64>().ok()).ok_or_else(|| format!("process {pid}: stat field {i}"));
+    // SAFETY: sysconf only reads a system constant.
+    let hz = unsafe { libc::sysconf(libc::_SC_CLK_TCK) } as f64;
+    Ok((ticks(11)? + ticks(12)?) / hz)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
