@@ -487,6 +487,9 @@ fn steady_section(
     if pods.is_empty() {
         return Err("no pod to change".into());
     }
+    if minutes < 1.0 {
+        return Err(format!("BENCH_STEADY_MINUTES={minutes}: at least one interval (1 minute) is needed"));
+    }
     println!();
     println!(
         "`serve` at {size} pods, a 60 s interval, 100 pod changes a minute, steady state over {minutes} min after the first cycle:"
@@ -499,10 +502,12 @@ fn steady_section(
     let mut rows = Vec::new();
     for watch in [false, true] {
         let cfg = dir.join(format!("steady-{watch}.toml"));
+        let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+        let addr = format!("127.0.0.1:{port}");
         std::fs::write(
             &cfg,
             format!(
-                "listen = \"127.0.0.1:0\"\nstate_dir = {:?}\n\n[[cluster]]\nname = \"envelope\"\naddress = {:?}\ntoken_file = {:?}\nca_file = {:?}\ninterval = \"60s\"\ntimeout = \"60s\"\nwatch = {watch}\n",
+                "listen = {addr:?}\nstate_dir = {:?}\n\n[[cluster]]\nname = \"envelope\"\naddress = {:?}\ntoken_file = {:?}\nca_file = {:?}\ninterval = \"60s\"\ntimeout = \"60s\"\nwatch = {watch}\n",
                 dir.join(format!("state-{watch}")).display().to_string(),
                 sim.url(),
                 dir.join("token").display().to_string(),
@@ -521,18 +526,11 @@ fn steady_section(
                 .map_err(|e| format!("serve did not start: {e}"))?,
         );
         let pid = serve.0.id();
-        let addr = loop {
-            common::alive(&mut serve.0, "serve", Some(&log))?;
-            let text = std::fs::read_to_string(&log).unwrap_or_default();
-            if let Some(a) = text.split("pages on http://").nth(1).and_then(|r| r.split_whitespace().next()) {
-                break a.to_string();
-            }
-            std::thread::sleep(Duration::from_millis(50));
-        };
         loop {
             common::alive(&mut serve.0, "serve", Some(&log))?;
-            let (answer, _) = common::get(&addr, "/api/v1/clusters/envelope", false)?;
-            if answer.json().is_ok_and(|v| v["last_good_cycle"].is_string()) {
+            let shown = common::get(&addr, "/api/v1/clusters/envelope", false)
+                .is_ok_and(|(answer, _)| answer.json().is_ok_and(|v| v["last_good_cycle"].is_string()));
+            if shown {
                 break;
             }
             if started.elapsed() > Duration::from_secs(900) {

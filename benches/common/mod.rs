@@ -114,7 +114,7 @@ pub fn get(addr: &str, path: &str, gzip: bool) -> Measured<(Answer, Duration)> {
     let mut s = std::net::TcpStream::connect(addr).map_err(|e| fail(format!("no connection ({e})")))?;
     s.set_read_timeout(Some(Duration::from_secs(60))).map_err(|e| fail(e.to_string()))?;
     let accept = if gzip { "Accept-Encoding: gzip\r\n" } else { "" };
-    write!(s, "GET {path} HTTP/1.0\r\nHost: x\r\n{accept}\r\n").map_err(|e| fail(format!("not sent ({e})")))?;
+    write!(s, "GET {path} HTTP/1.0\r\nHost: {addr}\r\n{accept}\r\n").map_err(|e| fail(format!("not sent ({e})")))?;
     let mut raw = Vec::new();
     s.read_to_end(&mut raw).map_err(|e| fail(format!("not read to its end ({e})")))?;
     let took = started.elapsed();
