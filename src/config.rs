@@ -696,6 +696,24 @@ url = "http://127.0.0.1:9093"
     }
 
     #[test]
+    fn watch_is_for_clusters_read_directly_and_not_with_a_recording() {
+        let c = load(&GOOD.replace("interval = \"30s\"", "interval = \"30s\"\nwatch = true")).unwrap();
+        assert!(c.clusters[0].watch);
+        assert!(!load(GOOD).unwrap().clusters[0].watch, "list mode by default");
+        assert_eq!(
+            load(&GOOD.replace("interval = \"30s\"", "watch = true\nrecord_dir = \"/tmp/r\"")).unwrap_err(),
+            "FILE: cluster \"k3s-lab\": field `record_dir` does not go with `watch = true`: a recording keeps each \
+             List as the API server returned it, and watch mode keeps compact records only"
+        );
+        let agent = "[[cluster]]\nname = \"edge\"\nagent_token_file = \"/etc/a\"\nwatch = true\n";
+        assert!(
+            load(&format!("{GOOD}\n{agent}"))
+                .unwrap_err()
+                .contains("field `watch` does not go with `agent_token_file`")
+        );
+    }
+
+    #[test]
     fn admins_are_configured_like_viewers_and_checked_alike() {
         let with = |admin: &str| load(&format!("{GOOD}\n[auth.admin]\n{admin}\n"));
         let c = with("bearer_token = \"adm-0123456789\"").unwrap();

@@ -156,7 +156,8 @@ pub fn main(options: AgentOptions) -> ExitCode {
 /// Watch mode: how long changes are let come together before a cycle reports them.
 const DEBOUNCE: Duration = Duration::from_millis(100);
 
-/// Watch mode: the least time between two cycles taken on changes.
+/// Watch mode: the least time between two cycles taken on changes (or twenty times what the
+/// last cycle took, as serve does).
 const MIN_BETWEEN: Duration = Duration::from_millis(500);
 
 async fn run(o: AgentOptions) -> Result<(), AgentError> {
@@ -215,6 +216,7 @@ async fn run(o: AgentOptions) -> Result<(), AgentError> {
     let mut ticker = tokio::time::interval(Duration::from_secs(3600));
     let mut last: Option<Timestamp> = None;
     let mut last_taken = tokio::time::Instant::now();
+    let mut last_cost = Duration::ZERO;
     use tokio::signal::unix::{SignalKind, signal};
     let mut term = signal(SignalKind::terminate()).map_err(AgentError::System)?;
     loop {
@@ -238,18 +240,20 @@ async fn run(o: AgentOptions) -> Result<(), AgentError> {
             _ = ticker.tick() => false,
             // Watch mode: a change is reported within a second (changes that come together, once).
             _ = changed.notified(), if o.watch => {
-                let settle = (last_taken + MIN_BETWEEN).max(tokio::time::Instant::now() + DEBOUNCE);
+                let settle = (last_taken + MIN_BETWEEN.max(last_cost * 20)).max(tokio::time::Instant::now() + DEBOUNCE);
                 tokio::time::sleep_until(settle).await;
                 true
             }
             _ = term.recv() => break,
             _ = tokio::signal::ctrl_c() => break,
         };
+        let taking = tokio::time::Instant::now();
         let now = if between { clock.between(last) } else { clock.now(last) };
         last = Some(now);
         let options = CycleOptions { ignored_namespaces: s.ignored_namespaces.clone(), record: false };
         let cycle = reader.cycle(&options, now).await;
         last_taken = tokio::time::Instant::now();
+        last_cost = last_taken - taking;
         let (duration, stats, outcome) = reader::outcome(cycle, &reader.redactor);
         let note = shared.buffer.lock().expect("buffer lock").problem.clone();
         let report = Report {
