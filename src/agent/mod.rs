@@ -253,7 +253,8 @@ async fn run(o: AgentOptions) -> Result<(), AgentError> {
         let options = CycleOptions { ignored_namespaces: s.ignored_namespaces.clone(), record: false };
         let cycle = reader.cycle(&options, now).await;
         last_taken = tokio::time::Instant::now();
-        last_cost = last_taken - taking;
+        // The read once the stores are in sync (not the wait for a first list).
+        last_cost = (last_taken - taking).min(Duration::from_secs(1));
         let (duration, stats, outcome) = reader::outcome(cycle, &reader.redactor);
         let note = shared.buffer.lock().expect("buffer lock").problem.clone();
         let report = Report {
