@@ -441,7 +441,7 @@ fn spread_timeout() -> u32 {
     300 + (h.finish() % 301) as u32
 }
 
-/// Doubles from half a second up to the interval (at most 30 s); reset by a success.
+/// Doubles from half a second up to the interval (at most 10 s); reset by a success.
 struct Backoff(Duration);
 
 impl Backoff {
@@ -539,7 +539,8 @@ async fn follow<T: Followed>(shared: Arc<Shared>, c: Collection, selector: Optio
         store.replace(listed.items);
         shared.changed.notify_one();
         backoff.reset();
-        refusals = Refusals { granted: refusals.granted || listed.watched, since: None };
+        // A refusal is over only once a watch opens.
+        refusals.granted |= listed.watched;
         let mut resource_version = listed.resource_version;
         let mut stream = listed.stream;
         loop {
@@ -554,8 +555,16 @@ async fn follow<T: Followed>(shared: Arc<Shared>, c: Collection, selector: Optio
                             w
                         }
                         Err(e) if is_gone(&e) => continue 'list,
-                        // Not granted (any more, or for a while): found out by a fresh list.
-                        Err(e) if is_forbidden(&e) => continue 'list,
+                        // Not granted (any more, or for a while).
+                        Err(e) if is_forbidden(&e) => {
+                            if refusals.refused(shared.interval()) {
+                                store.set(InSync::EveryInterval);
+                                tokio::time::sleep(WATCH_RETRY).await;
+                            } else {
+                                backoff.wait(shared.interval()).await;
+                            }
+                            continue 'list;
+                        }
                         Err(e) => {
                             store.broken(e);
                             backoff.wait(shared.interval()).await;
@@ -564,8 +573,12 @@ async fn follow<T: Followed>(shared: Arc<Shared>, c: Collection, selector: Optio
                     }
                 }
             };
+            let opened = Instant::now();
             match consume(&shared, c, &store, &mut watch, &mut resource_version).await {
-                Ended::Closed => backoff.reset(),
+                // The server's timeout: the next opened at once. A stream closed as soon as it
+                // opened (a proxy in the way) waits like a failure, not to loop.
+                Ended::Closed if opened.elapsed() >= Duration::from_secs(1) => backoff.reset(),
+                Ended::Closed => backoff.wait(shared.interval()).await,
                 Ended::Gone => continue 'list,
                 // Opened again from the last resourceVersion: an idle collection gets no bookmark
                 // from kube-apiserver, so silence alone is not a fault; a server that is gone

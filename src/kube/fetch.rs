@@ -118,6 +118,11 @@ fn client(config: &kube::Config, serving: &super::certificates::Slot) -> Result<
     let pool = hyper_util::client::legacy::Client::builder(hyper_util::rt::TokioExecutor::new())
         .pool_timer(hyper_util::rt::TokioTimer::new())
         .pool_idle_timeout(POOL_IDLE)
+        // One HTTP/2 connection carries a cluster's watches: pings tell a connection gone
+        // half-open (a load balancer's failover) within 40 s, as client-go's do.
+        .timer(hyper_util::rt::TokioTimer::new())
+        .http2_keep_alive_interval(Duration::from_secs(30))
+        .http2_keep_alive_timeout(Duration::from_secs(10))
         .build::<_, kube::client::Body>(https);
     let service = tower::ServiceBuilder::new()
         .layer(config.base_uri_layer())
