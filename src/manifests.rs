@@ -164,9 +164,12 @@ mod tests {
     use super::*;
 
     fn given(server: &str) -> AgentManifest {
+        // A file of its own for each call: the tests run side by side.
+        static N: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+        let n = N.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         let dir = std::env::temp_dir().join(format!("dumbmonit-manifests-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
-        let f = dir.join("t");
+        let f = dir.join(format!("t{n}"));
         std::fs::write(&f, "0123456789abcdef0123\n").unwrap();
         AgentManifest {
             server: server.into(),
