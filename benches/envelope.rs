@@ -383,14 +383,7 @@ fn serve_section(size: usize, sim: &Sim, dir: &std::path::Path, exe: &str) -> Me
     )
     .unwrap();
     let log = dir.join("serve.log");
-    let mut serve = Killed(
-        Command::new(exe)
-            .args(["serve", "--config", cfg.to_str().unwrap()])
-            .stdout(Stdio::null())
-            .stderr(std::fs::File::create(&log).unwrap())
-            .spawn()
-            .map_err(|e| format!("serve did not start: {e}"))?,
-    );
+    let mut serve = start_serve(exe, &cfg, &log)?;
     let pid = serve.0.id();
     let cycles = || sim.requests().iter().filter(|r| r.path == "/version").count();
     // Resident memory until `n` cycles have started, sampled every 50 ms: the lowest (between
@@ -517,14 +510,7 @@ fn steady_section(
         .unwrap();
         let log = dir.join(format!("steady-{watch}.log"));
         let started = Instant::now();
-        let mut serve = Killed(
-            Command::new(exe)
-                .args(["serve", "--config", cfg.to_str().unwrap()])
-                .stdout(Stdio::null())
-                .stderr(std::fs::File::create(&log).unwrap())
-                .spawn()
-                .map_err(|e| format!("serve did not start: {e}"))?,
-        );
+        let mut serve = start_serve(exe, &cfg, &log)?;
         let pid = serve.0.id();
         loop {
             common::alive(&mut serve.0, "serve", Some(&log))?;
@@ -576,6 +562,17 @@ fn steady_section(
         list.1
     );
     Ok(())
+}
+
+/// `serve --config CFG`, its log in `log`.
+fn start_serve(exe: &str, cfg: &std::path::Path, log: &std::path::Path) -> Measured<Killed> {
+    let child = Command::new(exe)
+        .args(["serve", "--config", cfg.to_str().unwrap()])
+        .stdout(Stdio::null())
+        .stderr(std::fs::File::create(log).unwrap())
+        .spawn()
+        .map_err(|e| format!("serve did not start: {e}"))?;
+    Ok(Killed(child))
 }
 
 fn sys_mem_gib() -> u64 {

@@ -240,7 +240,7 @@ fn checked(connect: &ConnectOptions) -> Result<CycleOptions, ConfigError> {
     if !(timeout.is_finite() && timeout > 0.0 && timeout <= 3600.0) {
         return Err(ConfigError::Timeout { seconds: timeout });
     }
-    Ok(CycleOptions { ignored_namespaces: connect.ignored_namespaces.clone(), record: false })
+    Ok(CycleOptions { ignored_namespaces: connect.ignored_namespaces.clone(), ..CycleOptions::default() })
 }
 
 /// What a check prints and how it ends.
@@ -340,7 +340,7 @@ fn replay(args: &ReplayArgs) -> ExitCode {
         let dir = args.dir.canonicalize().unwrap_or_else(|_| args.dir.clone());
         dir.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_else(|| "replay".into())
     });
-    let options = CycleOptions { ignored_namespaces: args.ignore_namespace.clone(), record: false };
+    let options = CycleOptions { ignored_namespaces: args.ignore_namespace.clone(), ..CycleOptions::default() };
     let mut out = std::io::stdout().lock();
     for t in crate::replay::replay(cycles, &cluster, &options) {
         let _ = writeln!(out, "{}", crate::replay::line(&t));

@@ -23,16 +23,7 @@ fn kustomize(base: &str) -> String {
 
 /// `deploy/BASE` with the component `deploy/rbac/watch`, as an overlay adds it.
 fn kustomize_with_watch(base: &str) -> String {
-    // Inside the repository: kustomize takes bases and components by relative path only.
-    let dir = tempfile::Builder::new().prefix("deploy-watch-").tempdir_in(format!("{ROOT}/target")).unwrap();
-    std::fs::write(
-        dir.path().join("kustomization.yaml"),
-        format!(
-            "apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nresources:\n  - ../../deploy/{base}\n\
-             components:\n  - ../../deploy/rbac/watch\n"
-        ),
-    )
-    .unwrap();
+    let dir = common::watch_overlay(base);
     let out = Command::new("kubectl").args(["kustomize", dir.path().to_str().unwrap()]).output().unwrap();
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     String::from_utf8(out.stdout).unwrap()

@@ -103,40 +103,41 @@ async fn list_and_watch_agree_after_every_change_and_a_restart() {
         ..ConnectOptions::default()
     };
     let connected = connect(&options).await.expect("the cluster is reachable");
-    let cycle = CycleOptions { ignored_namespaces: vec!["ci".into()], record: false };
+    let cycle = CycleOptions { ignored_namespaces: vec!["ci".into()], ..CycleOptions::default() };
     let follower =
         Follower::start(connected.fetcher.clone(), &cycle, Duration::from_secs(60), Arc::new(Default::default()));
 
-    let mut said = vec![agreed("at start", &connected, &follower, &cycle).await];
+    let mut rules = common::watch::Rules::default();
+    let mut said = vec![agreed("at start", &connected, &follower, &cycle, &mut rules).await];
     p.apply(WEB);
     p.wait_for("two web pods running", &["-n", "shop", "pods", "-l", "app=web"], |l| {
         l["items"].as_array().unwrap().iter().filter(|p| p["status"]["phase"] == "Running").count() == 2
     });
-    said.push(agreed("a Deployment's pods", &connected, &follower, &cycle).await);
+    said.push(agreed("a Deployment's pods", &connected, &follower, &cycle, &mut rules).await);
     p.kubectl(&["-n", "shop", "scale", "deployment", "web", "--replicas=3"]);
     p.apply(CRASHING);
     p.wait_for("the crash loop", &["-n", "shop", "pod", "crashing"], |p| {
         p["status"]["containerStatuses"][0]["state"]["waiting"]["reason"] == "CrashLoopBackOff"
     });
-    said.push(agreed("scaled, and a crash loop", &connected, &follower, &cycle).await);
+    said.push(agreed("scaled, and a crash loop", &connected, &follower, &cycle, &mut rules).await);
     p.kubectl(&["annotate", "node", "node-2", "testenv.dumbmonit.io/ready=false"]);
     p.wait_for("node-2 not ready", &["node", "node-2"], |n| {
         n["status"]["conditions"].as_array().unwrap().iter().any(|c| c["type"] == "Ready" && c["status"] == "False")
     });
-    said.push(agreed("a node not ready", &connected, &follower, &cycle).await);
+    said.push(agreed("a node not ready", &connected, &follower, &cycle, &mut rules).await);
     p.kubectl(&["annotate", "node", "node-2", "testenv.dumbmonit.io/ready-"]);
     p.kubectl(&["-n", "shop", "delete", "pod", "crashing", "--wait=true"]);
     p.wait_for("node-2 ready", &["node", "node-2"], |n| {
         n["status"]["conditions"].as_array().unwrap().iter().any(|c| c["type"] == "Ready" && c["status"] == "True")
     });
-    said.push(agreed("the node back, the pod deleted", &connected, &follower, &cycle).await);
+    said.push(agreed("the node back, the pod deleted", &connected, &follower, &cycle, &mut rules).await);
 
     // The API server restarted: every watch drops, and is resumed or listed afresh.
     p.apiserver("stop");
     p.apiserver("start");
     p.kubectl(&["-n", "shop", "scale", "deployment", "web", "--replicas=1"]);
     p.wait_for("one web pod", &["-n", "shop", "pods", "-l", "app=web"], |l| l["items"].as_array().unwrap().len() == 1);
-    said.push(agreed("after the API server's restart", &connected, &follower, &cycle).await);
+    said.push(agreed("after the API server's restart", &connected, &follower, &cycle, &mut rules).await);
 
     // Every watch, and the list cycles, on one HTTP/2 connection (kube-apiserver offers it).
     assert_eq!(connections_to(p.port), 1, "connections of this process to the API server");

@@ -263,16 +263,7 @@ fn the_cluster_role_and_binding_are_those_of_dumbmonit_rbac() {
 
 /// `deploy/BASE` with the component `deploy/rbac/watch`, as an overlay adds it.
 fn rendered_with_watch(base: &str) -> (String, Vec<Value>) {
-    // Inside the repository: kustomize takes bases and components by relative path only.
-    let dir = tempfile::Builder::new().prefix("deploy-watch-").tempdir_in(Path::new(ROOT).join("target")).unwrap();
-    std::fs::write(
-        dir.path().join("kustomization.yaml"),
-        format!(
-            "apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nresources:\n  - ../../deploy/{base}\n\
-             components:\n  - ../../deploy/rbac/watch\n"
-        ),
-    )
-    .unwrap();
+    let dir = common::watch_overlay(base);
     let yaml = kustomize(dir.path());
     let docs = documents(&yaml);
     (yaml, docs)

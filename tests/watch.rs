@@ -48,13 +48,14 @@ async fn list_and_watch_agree_through_changes_relists_and_broken_streams() {
     let now = jiff::Timestamp::now();
     let h = Harness::start(scenario::healthy(now)).await;
     let connected = connect(&options(&h)).await.unwrap();
-    let cycle = CycleOptions { ignored_namespaces: vec!["kube-system".into()], record: false };
+    let cycle = CycleOptions { ignored_namespaces: vec!["kube-system".into()], ..CycleOptions::default() };
     let follower = Follower::start(connected.fetcher.clone(), &cycle, Duration::from_secs(60), Arc::default());
 
-    let mut said = vec![agreed("healthy", &connected, &follower, &cycle).await];
+    let mut rules = common::watch::Rules::default();
+    let mut said = vec![agreed("healthy", &connected, &follower, &cycle, &mut rules).await];
     for step in 1..=4 {
         h.sim.set_cluster(scenario::tour(step, now));
-        said.push(agreed(&format!("tour step {step}"), &connected, &follower, &cycle).await);
+        said.push(agreed(&format!("tour step {step}"), &connected, &follower, &cycle, &mut rules).await);
     }
     // A 410: every stream cut, changes made, and the history forgotten before the watches are
     // opened again (they wait half a second after a cut), so that each resumes from a
@@ -63,19 +64,19 @@ async fn list_and_watch_agree_through_changes_relists_and_broken_streams() {
     h.sim.break_watches();
     h.sim.set_cluster(scenario::tour(5, now));
     h.sim.compact();
-    said.push(agreed("after a 410", &connected, &follower, &cycle).await);
+    said.push(agreed("after a 410", &connected, &follower, &cycle, &mut rules).await);
     assert!(streaming_lists(&h, "/api/v1/pods") > before, "the pods were listed afresh");
     // An ERROR event with a 410 on every open stream.
     let before = streaming_lists(&h, "/api/v1/nodes");
     h.sim.send_watch_error_410();
     h.sim.set_cluster(scenario::tour(6, now));
-    said.push(agreed("after an ERROR event", &connected, &follower, &cycle).await);
+    said.push(agreed("after an ERROR event", &connected, &follower, &cycle, &mut rules).await);
     assert!(streaming_lists(&h, "/api/v1/nodes") > before, "the nodes were listed afresh");
     // Streams cut: resumed from the last resourceVersion, nothing listed again.
     let before = streaming_lists(&h, "/api/v1/pods");
     h.sim.break_watches();
     h.sim.set_cluster(scenario::healthy(now));
-    said.push(agreed("after broken streams", &connected, &follower, &cycle).await);
+    said.push(agreed("after broken streams", &connected, &follower, &cycle, &mut rules).await);
     assert_eq!(streaming_lists(&h, "/api/v1/pods"), before, "a cut stream resumes, without a new list");
 
     assert!(said[0].starts_with("Healthy"), "{said:?}");
@@ -83,6 +84,17 @@ async fn list_and_watch_agree_through_changes_relists_and_broken_streams() {
     assert!(said[3].contains("node not ready"), "{said:?}");
     assert!(said.last().unwrap().starts_with("Healthy"), "{said:?}");
     assert!(h.sim.requests().iter().all(|r| r.method == "GET"));
+
+    // A cycle between intervals takes `/version` (and the Metrics API) as the last interval
+    // cycle read it; the next interval cycle reads it again.
+    let versions = || h.sim.requests().iter().filter(|r| r.path == "/version").count();
+    follower.cycle(&cycle, now).await.result.unwrap();
+    let before = versions();
+    let between = CycleOptions { between: true, ..cycle.clone() };
+    assert!(follower.cycle(&between, now).await.result.unwrap().version.starts_with('v'));
+    assert_eq!(versions(), before, "no /version read between intervals");
+    follower.cycle(&cycle, now).await.result.unwrap();
+    assert_eq!(versions(), before + 1, "read at the interval");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -93,9 +105,10 @@ async fn a_server_without_streaming_lists_is_listed_by_pages_then_watched() {
     let connected = connect(&options(&h)).await.unwrap();
     let cycle = CycleOptions::default();
     let follower = Follower::start(connected.fetcher.clone(), &cycle, Duration::from_secs(60), Arc::default());
-    agreed("healthy", &connected, &follower, &cycle).await;
+    let mut rules = common::watch::Rules::default();
+    agreed("healthy", &connected, &follower, &cycle, &mut rules).await;
     h.sim.set_cluster(scenario::trouble(now));
-    let said = agreed("trouble", &connected, &follower, &cycle).await;
+    let said = agreed("trouble", &connected, &follower, &cycle, &mut rules).await;
     assert!(said.contains("node not ready"), "{said}");
     let pods: Vec<String> =
         h.sim.requests().into_iter().filter(|r| r.path == "/api/v1/pods").map(|r| r.query).collect();

@@ -250,7 +250,8 @@ async fn run(o: AgentOptions) -> Result<(), AgentError> {
         let taking = tokio::time::Instant::now();
         let now = if between { clock.between(last) } else { clock.now(last) };
         last = Some(now);
-        let options = CycleOptions { ignored_namespaces: s.ignored_namespaces.clone(), record: false };
+        let options =
+            CycleOptions { ignored_namespaces: s.ignored_namespaces.clone(), between, ..CycleOptions::default() };
         let cycle = reader.cycle(&options, now).await;
         last_taken = tokio::time::Instant::now();
         // The read once the stores are in sync (not the wait for a first list).

@@ -15,6 +15,7 @@
 
 use std::any::Any;
 use std::collections::HashMap;
+use std::future::Future;
 use std::hash::{BuildHasher, Hasher};
 use std::sync::atomic::{AtomicU8, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
@@ -75,10 +76,32 @@ fn followed(ignored_namespaces: &[String]) -> Vec<(Collection, Option<String>)> 
 /// One cluster followed by list-then-watch. Dropping it stops every watch.
 pub struct Follower {
     shared: Arc<Shared>,
-    stores: HashMap<Collection, Arc<dyn Any + Send + Sync>>,
+    stores: HashMap<Collection, Arc<dyn AnyStore>>,
     tasks: Vec<JoinHandle<()>>,
     /// The ignored namespaces the watches were opened with.
     ignored: Vec<String>,
+    /// Whether the cycle being taken is one between intervals.
+    between: std::sync::atomic::AtomicBool,
+    /// What the last interval cycle read from the server itself (`/version`, the Metrics API,
+    /// collections read every interval), by collection: a `Result<Vec<T>, ReadError>` (for
+    /// `/version`, of `Version`), reused by the cycles between intervals.
+    reads: Mutex<HashMap<Collection, Box<dyn Any + Send>>>,
+}
+
+/// A store whatever its records: what a follower asks of each.
+trait AnyStore: Send + Sync {
+    fn as_any(&self) -> &dyn Any;
+    fn every_interval(&self) -> bool;
+}
+
+impl<T: Followed> AnyStore for Store<T> {
+    fn as_any(&self) -> &dyn Any {
+        self
+    }
+
+    fn every_interval(&self) -> bool {
+        matches!(self.lock().sync, InSync::EveryInterval)
+    }
 }
 
 impl Drop for Follower {
@@ -236,8 +259,14 @@ impl Follower {
             probing: tokio::sync::Mutex::new(()),
             bookmark,
         });
-        let mut f =
-            Follower { shared, stores: HashMap::new(), tasks: Vec::new(), ignored: options.ignored_namespaces.clone() };
+        let mut f = Follower {
+            shared,
+            stores: HashMap::new(),
+            tasks: Vec::new(),
+            ignored: options.ignored_namespaces.clone(),
+            between: Default::default(),
+            reads: Default::default(),
+        };
         for (c, selector) in followed(&options.ignored_namespaces) {
             match c {
                 Collection::Nodes => f.spawn::<Node>(c, selector),
@@ -277,41 +306,42 @@ impl Follower {
         self.shared.interval_ms.store(interval.as_millis() as u64, Ordering::Relaxed);
     }
 
-    /// Reads one cycle from the stores (and `/version` and the Metrics API from the server).
+    /// Reads one cycle from the stores (and `/version` and the Metrics API from the server,
+    /// but for a cycle between intervals, which takes the last interval's).
     pub async fn cycle(&self, options: &CycleOptions, now: Timestamp) -> super::Cycle {
+        self.between.store(options.between, Ordering::Relaxed);
         let options = CycleOptions { record: false, ..options.clone() };
         super::run(self, &options, now).await
     }
 
     fn store<T: Followed>(&self, c: Collection) -> Option<&Store<T>> {
-        self.stores.get(&c).and_then(|s| s.downcast_ref::<Store<T>>())
+        self.stores.get(&c).and_then(|s| s.as_any().downcast_ref::<Store<T>>())
     }
 
     /// The collections whose watch is not granted, read every interval instead.
     pub fn read_every_interval(&self) -> Vec<Collection> {
         let mut out: Vec<Collection> =
-            self.stores.iter().filter(|(c, s)| self.is_every_interval(**c, s.as_ref())).map(|(c, _)| *c).collect();
+            self.stores.iter().filter(|(_, s)| s.every_interval()).map(|(c, _)| *c).collect();
         out.sort();
         out
     }
 
-    fn is_every_interval(&self, c: Collection, store: &(dyn Any + Send + Sync)) -> bool {
-        fn every<T: Followed>(s: &(dyn Any + Send + Sync)) -> bool {
-            s.downcast_ref::<Store<T>>().is_some_and(|s| matches!(s.lock().sync, InSync::EveryInterval))
+    /// A read of the server itself: done at an interval cycle, and its outcome taken again by
+    /// the cycles between intervals.
+    async fn once_an_interval<T: Clone + Send + 'static>(
+        &self,
+        c: Collection,
+        read: impl Future<Output = Result<T, ReadError>>,
+    ) -> Result<T, ReadError> {
+        let reads = || self.reads.lock().unwrap_or_else(|e| e.into_inner());
+        if self.between.load(Ordering::Relaxed)
+            && let Some(kept) = reads().get(&c).and_then(|r| r.downcast_ref::<Result<T, ReadError>>())
+        {
+            return kept.clone();
         }
-        match c {
-            Collection::Nodes => every::<Node>(store),
-            Collection::Pods => every::<Pod>(store),
-            Collection::Deployments | Collection::StatefulSets => every::<workloads::Replicated>(store),
-            Collection::DaemonSets => every::<workloads::Daemon>(store),
-            Collection::PersistentVolumeClaims => every::<Pvc>(store),
-            Collection::Events => every::<Event>(store),
-            Collection::ApiServices => every::<optional::ApiService>(store),
-            Collection::Hpas => every::<optional::Hpa>(store),
-            Collection::Jobs => every::<optional::Job>(store),
-            Collection::CronJobs => every::<optional::CronJob>(store),
-            _ => false,
-        }
+        let outcome = read.await;
+        reads().insert(c, Box::new(outcome.clone()));
+        outcome
     }
 }
 
@@ -326,7 +356,13 @@ impl super::Source for Follower {
         {
             return taken.map(|items| (items, None));
         }
-        read::<T>(&self.shared.fetcher, c, selector, false).await
+        let read = async { read::<T>(&self.shared.fetcher, c, selector, false).await.map(|(items, _)| items) };
+        self.once_an_interval(c, read).await.map(|items| (items, None))
+    }
+
+    async fn version(&self, _record: bool) -> Result<(super::version::Version, Option<Box<RawValue>>), ReadError> {
+        let read = async { super::read_version(&self.shared.fetcher, false).await.map(|(v, _)| v) };
+        self.once_an_interval(Collection::Version, read).await.map(|v| (v, None))
     }
 
     fn read_every_interval(&self) -> Vec<Collection> {

@@ -207,6 +207,9 @@ pub struct CycleOptions {
     pub ignored_namespaces: Vec<String>,
     /// Keep each List as the API server returned it, for `--record`.
     pub record: bool,
+    /// Watch mode: a cycle taken on a change, between intervals, which takes `/version`, the
+    /// Metrics API and the collections read every interval as the last interval cycle read them.
+    pub between: bool,
 }
 
 /// A compact record that is decoded from the object the API server sends: the API's JSON is
@@ -251,6 +254,14 @@ pub trait Source: Sync {
         selector: Option<&str>,
         record: bool,
     ) -> impl Future<Output = ReadList<T>> + Send;
+
+    /// `/version` (and, when recording, as returned).
+    fn version(
+        &self,
+        record: bool,
+    ) -> impl Future<Output = Result<(version::Version, Option<Box<RawValue>>), ReadError>> + Send {
+        read_version(self.fetcher(), record)
+    }
 
     /// The collections whose watch is not granted (read every interval instead).
     fn read_every_interval(&self) -> Vec<Collection> {
@@ -312,7 +323,7 @@ pub async fn run<S: Source>(source: &S, options: &CycleOptions, now: Timestamp) 
     let (s, rec) = (source, options.record);
     let f = s.fetcher();
     let (version, nodes, pods, deployments, statefulsets, daemonsets, pvcs, events, extras) = tokio::join!(
-        timed(Collection::Version, read_version(f, rec)),
+        timed(Collection::Version, s.version(rec)),
         timed(Collection::Nodes, s.list::<Node>(Collection::Nodes, None, rec)),
         timed(Collection::Pods, s.list::<Pod>(Collection::Pods, skip, rec)),
         timed(Collection::Deployments, s.list::<workloads::Replicated>(Collection::Deployments, skip, rec)),

@@ -24,8 +24,11 @@ pub(super) async fn read_cluster(
     mut stop: watch::Receiver<bool>,
 ) {
     let mut track = Track::load(&c.name, &shared);
-    let options =
-        CycleOptions { ignored_namespaces: c.connect.ignored_namespaces.clone(), record: c.record_dir.is_some() };
+    let mut options = CycleOptions {
+        ignored_namespaces: c.connect.ignored_namespaces.clone(),
+        record: c.record_dir.is_some(),
+        ..CycleOptions::default()
+    };
     let mut reader = Reader::new(c.connect_options()).await;
     if c.watch {
         reader.follow(c.interval.duration());
@@ -59,6 +62,7 @@ pub(super) async fn read_cluster(
         } else {
             shared.clock.now(track.state.last_cycle)
         };
+        options.between = between;
         let cycle = reader.cycle(&options, now).await;
         if let (Some(dir), Ok(cycle)) = (&c.record_dir, &cycle) {
             record(&c.name, dir, cycle, &reader.redactor, c.record_retention.duration());

@@ -140,6 +140,22 @@ impl Drop for Killed {
     }
 }
 
+/// A kustomize overlay of `deploy/BASE` with the component `deploy/rbac/watch`, as a user adds
+/// it (inside the repository: kustomize takes bases and components by relative path only).
+pub fn watch_overlay(base: &str) -> tempfile::TempDir {
+    let target = Path::new(env!("CARGO_MANIFEST_DIR")).join("target");
+    let dir = tempfile::Builder::new().prefix("deploy-watch-").tempdir_in(target).unwrap();
+    std::fs::write(
+        dir.path().join("kustomization.yaml"),
+        format!(
+            "apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nresources:\n  - ../../deploy/{base}\n\
+             components:\n  - ../../deploy/rbac/watch\n"
+        ),
+    )
+    .unwrap();
+    dir
+}
+
 /// A loopback port free now.
 pub fn free_port() -> u16 {
     std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()

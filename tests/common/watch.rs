@@ -5,6 +5,7 @@ use std::time::{Duration, Instant};
 use dumbmonit::collect::follow::Follower;
 use dumbmonit::collect::reader::Connected;
 use dumbmonit::collect::{CycleOptions, Snapshot};
+use dumbmonit::rules::RuleState;
 
 /// What must agree: the snapshot but for its time-bound parts.
 fn comparable(mut s: Snapshot) -> Snapshot {
@@ -12,10 +13,24 @@ fn comparable(mut s: Snapshot) -> Snapshot {
     s
 }
 
+/// The rules' state of each mode, observed at each step.
+#[derive(Default)]
+pub struct Rules {
+    listed: RuleState,
+    watched: RuleState,
+}
+
 /// Reads the cluster both ways at the same rule time until they agree (the watch may be a
-/// moment behind a change), then compares what follows (the sentence, the object series) and
-/// returns the sentence; fails if they do not agree within 30 s.
-pub async fn agreed(step: &str, connected: &Connected, follower: &Follower, options: &CycleOptions) -> String {
+/// moment behind a change), then compares what follows (the sentence, the object series, the
+/// alerts each mode's rules hold after this step) and returns the sentence; fails if they do not
+/// agree within 30 s.
+pub async fn agreed(
+    step: &str,
+    connected: &Connected,
+    follower: &Follower,
+    options: &CycleOptions,
+    rules: &mut Rules,
+) -> String {
     let started = Instant::now();
     let now = jiff::Timestamp::now();
     loop {
@@ -29,6 +44,9 @@ pub async fn agreed(step: &str, connected: &Connected, follower: &Follower, opti
             let a = dumbmonit::metrics::cycle_series("c", Some(&health), Duration::ZERO, &[]);
             let b = dumbmonit::metrics::cycle_series("c", Some(&watched_health), Duration::ZERO, &[]);
             assert_eq!(format!("{:?}", a.objects), format!("{:?}", b.objects), "{step}: the metrics");
+            rules.listed.observe(now, "c", &health);
+            rules.watched.observe(now, "c", &watched_health);
+            assert_eq!(rules.listed.alerts, rules.watched.alerts, "{step}: the alerts");
             return health.summary();
         }
         assert!(
