@@ -152,6 +152,100 @@ pub fn p95(what: &str, mut v: Vec<Duration>) -> Measured<Duration> {
     Ok(v[((v.len() - 1) as f64 * 0.95).round() as usize])
 }
 
+/// The `q` quantile (0 to 1) of a sample of durations, the nearest rank; refused when nothing was
+/// sampled.
+pub fn quantile(what: &str, mut v: Vec<Duration>, q: f64) -> Measured<Duration> {
+    if v.is_empty() {
+        return Err(format!("{what}: no sample"));
+    }
+    v.sort();
+    Ok(v[((v.len() - 1) as f64 * q.clamp(0.0, 1.0)).round() as usize])
+}
+
+/// The busy CPU time of the whole machine so far (every core; idle and I/O wait left out), in
+/// seconds, from /proc/stat.
+pub fn machine_busy_seconds() -> Measured<f64> {
+    let stat =
+        std::fs::read_to_string("/proc/stat").map_err(|e| format!("the machine's CPU time: /proc/stat ({e})"))?;
+    let line =
+        stat.lines().find(|l| l.starts_with("cpu ")).ok_or("the machine's CPU time: /proc/stat has no cpu line")?;
+    let n: Vec<u64> = line.split_whitespace().skip(1).map(|f| f.parse().unwrap_or(u64::MAX)).collect();
+    if n.len() < 8 || n.contains(&u64::MAX) {
+        return Err(format!("the machine's CPU time was not measured: {line:?}"));
+    }
+    // user nice system idle iowait irq softirq steal: all but idle and iowait.
+    Ok((n[0] + n[1] + n[2] + n[5] + n[6] + n[7]) as f64 / clock_ticks()?)
+}
+
+fn clock_ticks() -> Measured<f64> {
+    // SAFETY: sysconf only reads a configuration value.
+    let hz = unsafe { libc::sysconf(libc::_SC_CLK_TCK) };
+    if hz > 0 { Ok(hz as f64) } else { Err("the clock tick (sysconf _SC_CLK_TCK) was not read".into()) }
+}
+
+/// One sample of a metric in the Prometheus text format: its labels and its value.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Sample {
+    pub labels: Vec<(String, String)>,
+    pub value: f64,
+}
+
+impl Sample {
+    /// The label's value; a label that is absent is empty, as Prometheus takes it.
+    pub fn label(&self, name: &str) -> &str {
+        self.labels.iter().find(|(n, _)| n == name).map_or("", |(_, v)| v.as_str())
+    }
+}
+
+/// Every sample of the metric `name` (exactly that name: `x_sum` is not `x`) in a Prometheus
+/// text exposition. A line of that name that does not parse is an error naming it.
+pub fn samples(text: &str, name: &str) -> Measured<Vec<Sample>> {
+    let mut out = Vec::new();
+    for line in text.lines() {
+        let Some(rest) = line.strip_prefix(name) else { continue };
+        let (labels, value) = if let Some(inner) = rest.strip_prefix('{') {
+            let (labels, after) =
+                parse_labels(inner).ok_or_else(|| format!("{name}: a line that does not parse: {line:?}"))?;
+            (labels, after)
+        } else if rest.starts_with(' ') {
+            (Vec::new(), rest)
+        } else {
+            // Another metric whose name starts with this one.
+            continue;
+        };
+        let value = value.split_whitespace().next().and_then(|v| v.parse::<f64>().ok());
+        let value = value.ok_or_else(|| format!("{name}: a line without a value: {line:?}"))?;
+        out.push(Sample { labels, value });
+    }
+    Ok(out)
+}
+
+/// `a="x",b="y\"z"} rest` into the labels and what follows the closing brace.
+fn parse_labels(mut s: &str) -> Option<(Vec<(String, String)>, &str)> {
+    let mut labels = Vec::new();
+    loop {
+        s = s.trim_start_matches([',', ' ']);
+        if let Some(rest) = s.strip_prefix('}') {
+            return Some((labels, rest));
+        }
+        let (name, rest) = s.split_once("=\"")?;
+        let mut value = String::new();
+        let mut chars = rest.char_indices();
+        let end = loop {
+            match chars.next()? {
+                (i, '"') => break i,
+                (_, '\\') => match chars.next()?.1 {
+                    'n' => value.push('\n'),
+                    c => value.push(c),
+                },
+                (_, c) => value.push(c),
+            }
+        };
+        labels.push((name.trim().to_string(), value));
+        s = &rest[end + 1..];
+    }
+}
+
 /// Fails if the child has ended: `what` said, and the end of its log if there is one.
 pub fn alive(child: &mut Child, what: &str, log: Option<&Path>) -> Measured<()> {
     match child.try_wait() {
@@ -304,6 +398,56 @@ mod tests {
         assert_eq!(p95("overview", Vec::new()), Err("overview: no sample".into()));
         let ms = |n: u64| Duration::from_millis(n);
         assert_eq!(p95("overview", (1..=100).map(ms).collect()), Ok(ms(95)));
+    }
+
+    #[test]
+    fn the_samples_of_a_metric_are_read_with_their_labels() {
+        let text = r#"# HELP apiserver_response_sizes Response size distribution in bytes.
+# TYPE apiserver_response_sizes histogram
+apiserver_response_sizes_bucket{component="apiserver",group="",resource="pods",verb="LIST",le="1000"} 0
+apiserver_response_sizes_sum{component="apiserver",group="",resource="pods",scope="cluster",subresource="",verb="LIST",version="v1"} 1.2345e+07
+apiserver_response_sizes_sum{group="apps",resource="deployments",verb="GET"} 512
+apiserver_response_sizes_summary 3
+apiserver_watch_events_sizes_sum{group="",resource="pods",version="v1"} 4096
+odd_total{path="/a\"b\\c\nd",x="1"} 2
+plain_total 7
+"#;
+        let s = samples(text, "apiserver_response_sizes_sum").unwrap();
+        assert_eq!(s.len(), 2, "the _bucket, _summary and the other metric left out: {s:?}");
+        assert_eq!((s[0].label("resource"), s[0].label("verb"), s[0].value), ("pods", "LIST", 12_345_000.0));
+        assert_eq!((s[0].label("group"), s[0].label("absent")), ("", ""));
+        assert_eq!((s[1].label("group"), s[1].value), ("apps", 512.0));
+        let odd = samples(text, "odd_total").unwrap();
+        assert_eq!((odd[0].label("path"), odd[0].label("x")), ("/a\"b\\c\nd", "1"));
+        assert_eq!(samples(text, "plain_total").unwrap(), vec![Sample { labels: vec![], value: 7.0 }]);
+        assert_eq!(samples(text, "missing_total").unwrap(), vec![]);
+        let e = samples("broken_total{a=\"1\" 3\n", "broken_total").err().unwrap();
+        assert!(e.starts_with("broken_total: a line that does not parse"), "{e}");
+        let e = samples("broken_total{a=\"1\"} x\n", "broken_total").err().unwrap();
+        assert!(e.starts_with("broken_total: a line without a value"), "{e}");
+    }
+
+    #[test]
+    fn cpu_time_is_read_of_a_live_process_only() {
+        let mine = cpu_seconds(std::process::id()).unwrap();
+        let spin = Instant::now();
+        while spin.elapsed() < Duration::from_millis(300) {
+            std::hint::black_box(0u64);
+        }
+        let later = cpu_seconds(std::process::id()).unwrap();
+        assert!(later >= mine + 0.1, "{mine} then {later}");
+        let busy = machine_busy_seconds().unwrap();
+        assert!(busy >= later - mine, "{busy}");
+        let mut child = std::process::Command::new("sh").args(["-c", "exit 0"]).spawn().unwrap();
+        let pid = child.id();
+        child.wait().unwrap();
+        let e = cpu_seconds(pid).err().unwrap();
+        assert!(e.contains(&format!("process {pid}")), "{e}");
+        let ms = |n: u64| Duration::from_millis(n);
+        assert_eq!(quantile("delay", (1..=100).map(ms).collect(), 0.5), Ok(ms(51)));
+        assert_eq!(quantile("delay", (1..=100).map(ms).collect(), 0.99), Ok(ms(99)));
+        assert_eq!(quantile("delay", vec![ms(7)], 0.99), Ok(ms(7)));
+        assert_eq!(quantile("delay", Vec::new(), 0.5), Err("delay: no sample".into()));
     }
 
     #[test]
