@@ -311,7 +311,8 @@ impl Follower {
     pub async fn cycle(&self, options: &CycleOptions, now: Timestamp) -> super::Cycle {
         self.between.store(options.between, Ordering::Relaxed);
         let options = CycleOptions { record: false, ..options.clone() };
-        super::run(self, &options, now).await
+        // Boxed, as in `Connected::read`.
+        Box::pin(super::run(self, &options, now)).await
     }
 
     fn store<T: Followed>(&self, c: Collection) -> Option<&Store<T>> {

@@ -61,7 +61,9 @@ pub async fn connect(options: &ConnectOptions) -> Result<Connected, SetUpError> 
 impl Connected {
     /// Reads one cycle: every collection, the optional reads with them.
     pub async fn read(&self, options: &CycleOptions, now: Timestamp) -> Cycle {
-        super::run(&self.fetcher, options, now).await
+        // Boxed: a cycle's future joins every read and is large; unboxed, each caller's frame
+        // holds a copy of it (over a megabyte of stack in a debug build's test).
+        Box::pin(super::run(&self.fetcher, options, now)).await
     }
 }
 

@@ -232,8 +232,7 @@ impl Fetcher {
     /// its events as they come, for as long as the server keeps the stream open. A refusal
     /// comes back as the error a List would give (a 410 as `Status { code: 410 }`).
     pub async fn watch(&self, collection: Collection, uri: &str) -> Result<Watch, ReadError> {
-        let request = get_watch(uri).map(kube::client::Body::from);
-        let response = match tokio::time::timeout(self.timeout, self.client.send(request)).await {
+        let response = match tokio::time::timeout(self.timeout, self.send(get_watch(uri))).await {
             Err(_) => return Err(self.error(collection, ReadErrorKind::Timeout { after: self.timeout })),
             Ok(Err(e)) => return Err(self.error(collection, self.classify(&e))),
             Ok(Ok(r)) => r,
@@ -257,11 +256,22 @@ impl Fetcher {
         })
     }
 
+    /// Sends a GET; once more on a new connection when the one it went on was closed under it
+    /// by an HTTP/2 GOAWAY (kube-apiserver closes a connection that carried a request it could
+    /// not authenticate: the other requests on it fail so, and the retry gets the answer, a 401).
+    async fn send(&self, request: http::Request<Vec<u8>>) -> Result<http::Response<kube::client::Body>, kube::Error> {
+        // Boxed: the client's future is large, and every read of a cycle holds one.
+        let again = request.clone();
+        match Box::pin(self.client.send(request.map(kube::client::Body::from))).await {
+            Err(e) if went_away(&e) => Box::pin(self.client.send(again.map(kube::client::Body::from))).await,
+            other => other,
+        }
+    }
+
     /// Sends a GET and reads the whole body within the deadline.
     async fn fetch(&self, uri: &str) -> Result<bytes::Bytes, Failure> {
-        let request = get(uri).map(kube::client::Body::from);
         let exchange = async {
-            let response = self.client.send(request).await.map_err(|e| Failure::Read(self.classify(&e)))?;
+            let response = self.send(get(uri)).await.map_err(|e| Failure::Read(self.classify(&e)))?;
             let status = response.status();
             let retry_after =
                 response.headers().get(http::header::RETRY_AFTER).and_then(|v| v.to_str().ok()).map(one_line);
@@ -382,6 +392,18 @@ fn status_failure(status: StatusCode, body: &[u8]) -> Failure {
 fn one_line(s: &str) -> String {
     let flat: String = s.chars().map(|c| if c.is_control() { ' ' } else { c }).collect();
     if flat.chars().count() > 300 { format!("{}…", flat.chars().take(300).collect::<String>()) } else { flat }
+}
+
+/// Whether an HTTP/2 connection was closed (GOAWAY) under the request.
+fn went_away(err: &(dyn StdError + 'static)) -> bool {
+    let mut cur: Option<&(dyn StdError + 'static)> = Some(err);
+    while let Some(e) = cur {
+        if e.downcast_ref::<h2::Error>().is_some_and(h2::Error::is_go_away) {
+            return true;
+        }
+        cur = e.source();
+    }
+    false
 }
 
 /// Walks an error's sources to find what happened on the wire. An `io::Error` hides the error
