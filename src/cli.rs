@@ -91,9 +91,14 @@ pub struct ManifestsAgentArgs {
     /// The image to run
     #[arg(long, value_name = "IMAGE", default_value = crate::manifests::DEFAULT_IMAGE)]
     pub image: String,
-    /// The namespace to run it in
-    #[arg(long, value_name = "NS", default_value = crate::manifests::BASE_NAMESPACE)]
-    pub namespace: String,
+    /// Namespaced access (repeatable): the agent reads only this namespace, granted by a Role
+    /// and RoleBinding in each (no ClusterRole, no Namespace object)
+    #[arg(long = "namespace", value_name = "NS", conflicts_with = "watch")]
+    pub namespaces: Vec<String>,
+    /// The namespace to run it in [default: dumbmonit, made by the manifests; with --namespace,
+    /// the first one given]
+    #[arg(long, value_name = "NS")]
+    pub service_account_namespace: Option<String>,
     /// Run the agent with --watch, its role granted the watch verb (never on the Metrics API)
     #[arg(long)]
     pub watch: bool,
@@ -185,8 +190,9 @@ pub struct CheckArgs {
     /// What to print
     #[arg(long, value_enum, default_value = "text")]
     pub output: Output,
-    /// Also write the cycle as read to FILE (JSON; gzip-compressed when FILE ends in .gz)
-    #[arg(long, value_name = "FILE")]
+    /// Also write the cycle as read to FILE (JSON; gzip-compressed when FILE ends in .gz); not
+    /// with --namespace (a recording keeps cluster-wide Lists)
+    #[arg(long, value_name = "FILE", conflicts_with = "namespaces")]
     pub record: Option<PathBuf>,
 }
 
@@ -204,9 +210,14 @@ pub struct ReplayArgs {
 
 #[derive(Args, Debug)]
 pub struct RbacArgs {
-    /// Namespace of the ServiceAccount and its token Secret
-    #[arg(long, default_value = "kube-system")]
-    pub namespace: String,
+    /// Grant only this namespace (repeatable): namespaced access, a Role and RoleBinding in each
+    /// and nothing cluster-wide (no node is then visible)
+    #[arg(long = "namespace", value_name = "NS", conflicts_with = "watch")]
+    pub namespaces: Vec<String>,
+    /// Namespace of the ServiceAccount and its token Secret [default: kube-system; with
+    /// --namespace, the first one given]
+    #[arg(long, value_name = "NS")]
+    pub service_account_namespace: Option<String>,
     /// Name of the ServiceAccount (the ClusterRole and binding are NAME-read, the Secret NAME-token)
     #[arg(long, default_value = "dumbmonit")]
     pub name: String,
@@ -234,13 +245,26 @@ pub enum TopWhat {
     Pods,
 }
 
+/// `rbac`'s YAML: cluster-wide, or namespaced with `--namespace`.
+fn rbac_manifests(args: &RbacArgs) -> Result<String, ConfigError> {
+    match (args.namespaces.first(), &args.service_account_namespace) {
+        (None, sa) => rbac::manifests(sa.as_deref().unwrap_or("kube-system"), &args.name, args.optional, args.watch),
+        (Some(first), sa) => {
+            rbac::namespaced(&args.namespaces, sa.as_deref().unwrap_or(first), &args.name, args.optional)
+        }
+    }
+}
+
 /// The connection flags checked, and what a cycle leaves out.
 fn checked(connect: &ConnectOptions) -> Result<CycleOptions, ConfigError> {
     let timeout = connect.timeout.0;
     if !(timeout.is_finite() && timeout > 0.0 && timeout <= 3600.0) {
         return Err(ConfigError::Timeout { seconds: timeout });
     }
-    Ok(CycleOptions { ignored_namespaces: connect.ignored_namespaces.clone(), ..CycleOptions::default() })
+    for ns in &connect.namespaces {
+        crate::rbac::check_name("--namespace", ns)?;
+    }
+    Ok(CycleOptions::of(connect))
 }
 
 /// What a check prints and how it ends.
@@ -381,7 +405,7 @@ pub fn main() -> ExitCode {
             };
             emit(runtime().block_on(check(&args.connect, &cycle, args.output, args.record.as_deref())))
         }
-        Command::Rbac(args) => match rbac::manifests(&args.namespace, &args.name, args.optional, args.watch) {
+        Command::Rbac(args) => match rbac_manifests(&args) {
             Ok(yaml) => {
                 print!("{yaml}");
                 ExitCode::SUCCESS
@@ -403,8 +427,12 @@ pub fn main() -> ExitCode {
                 cluster: a.cluster,
                 token_file: a.agent_token_file,
                 image: a.image,
-                namespace: a.namespace,
+                namespace: a
+                    .service_account_namespace
+                    .or_else(|| a.namespaces.first().cloned())
+                    .unwrap_or_else(|| crate::manifests::BASE_NAMESPACE.to_string()),
                 watch: a.watch,
+                namespaces: a.namespaces,
             };
             match crate::manifests::agent(&m) {
                 Ok((yaml, written)) => {

@@ -122,4 +122,34 @@ impl Collection {
             Collection::CronJobs => "/apis/batch/v1/cronjobs",
         }
     }
+
+    /// Whether its objects live in namespaces (read by namespace with namespaced access); nodes,
+    /// APIServices, the nodes' usage and `/version` are the cluster's.
+    pub fn namespaced(self) -> bool {
+        !matches!(self, Collection::Version | Collection::Nodes | Collection::ApiServices | Collection::NodeMetrics)
+    }
+
+    /// The path of its List in one namespace (`/api/v1/namespaces/NS/pods`); a namespace is a
+    /// DNS label, checked where it is configured.
+    pub fn path_in(self, namespace: &str) -> String {
+        let path = self.path();
+        let Some((api, resource)) = path.rsplit_once('/') else { return path.to_string() };
+        format!("{api}/namespaces/{namespace}/{resource}")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Collection;
+
+    #[test]
+    fn a_namespaced_list_has_the_namespace_before_its_resource() {
+        assert_eq!(Collection::Pods.path_in("team-a"), "/api/v1/namespaces/team-a/pods");
+        assert_eq!(Collection::Deployments.path_in("team-a"), "/apis/apps/v1/namespaces/team-a/deployments");
+        assert_eq!(Collection::PodMetrics.path_in("b"), "/apis/metrics.k8s.io/v1beta1/namespaces/b/pods");
+        assert_eq!(Collection::CronJobs.path_in("b"), "/apis/batch/v1/namespaces/b/cronjobs");
+        let cluster: Vec<Collection> =
+            Collection::ALL.into_iter().chain(Collection::OPTIONAL).filter(|c| !c.namespaced()).collect();
+        assert_eq!(cluster, [Collection::Version, Collection::Nodes, Collection::ApiServices, Collection::NodeMetrics]);
+    }
 }

@@ -268,6 +268,7 @@ crate::kube::connect_table! {
         #[serde(default = "defaults::interval")]
         pub interval: Seconds,
         connect.ignored_namespaces,
+        connect.namespaces,
         /// Where to write each cycle as read (optional).
         pub record_dir: Option<PathBuf>,
         /// How long recorded cycles are kept.
@@ -386,6 +387,24 @@ impl Config {
             }
             if c.watch && c.record_dir.is_some() {
                 return err(at(), Problem::RecordWithWatch);
+            }
+            if let Some(value) = k.namespaces.iter().find(|n| crate::rbac::check_name("", n).is_err()) {
+                return err(at(), Problem::NotANamespace { value: value.clone() });
+            }
+            if !k.namespaces.is_empty() {
+                let field = if c.watch {
+                    Some((
+                        "`watch = true`",
+                        "watch mode follows the cluster-wide collections; namespaced access is read every interval",
+                    ))
+                } else if c.record_dir.is_some() {
+                    Some(("`record_dir`", "a recording keeps the cluster-wide Lists as the API server returned them"))
+                } else {
+                    None
+                };
+                if let Some((field, why)) = field {
+                    return err(at(), Problem::NamespacesWith { field, why });
+                }
             }
             let modes = [
                 k.address.is_some(),
@@ -568,6 +587,9 @@ struct StoredSettings {
     /// without watch are stored as those versions stored them, and read back by them.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     watch: bool,
+    /// Namespaced access; left out when empty, as `watch` is.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    namespaces: Vec<String>,
 }
 
 impl From<PageSettings> for StoredSettings {
@@ -582,6 +604,7 @@ impl From<PageSettings> for StoredSettings {
             interval: s.interval.0,
             ignored_namespaces: c.ignored_namespaces,
             watch: s.watch,
+            namespaces: c.namespaces,
         }
     }
 }
@@ -596,6 +619,7 @@ impl From<StoredSettings> for PageSettings {
                 insecure_skip_tls_verify: s.insecure_skip_tls_verify,
                 timeout: Seconds(s.timeout),
                 ignored_namespaces: s.ignored_namespaces,
+                namespaces: s.namespaces,
                 ..ConnectOptions::default()
             },
             interval: Seconds(s.interval),
@@ -739,7 +763,8 @@ url = "http://127.0.0.1:9093"
             load(&GOOD.replace("interval = \"30s\"", "intervall = 30")).unwrap_err(),
             "FILE, line 10: unknown field `intervall`, expected one of `name`, `address`, `agent_token_file`, \
              `port`, `token`, `token_file`, `ca`, `ca_file`, `insecure_skip_tls_verify`, `kubeconfig`, `context`, \
-             `in_cluster`, `timeout`, `interval`, `ignored_namespaces`, `record_dir`, `record_retention`, `watch`"
+             `in_cluster`, `timeout`, `interval`, `ignored_namespaces`, `namespaces`, `record_dir`, `record_retention`, \
+             `watch`"
         );
         assert_eq!(
             load(&GOOD.replace("interval = \"30s\"", "port = \"x\"")).unwrap_err(),

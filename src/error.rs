@@ -217,6 +217,14 @@ pub enum Problem {
         "field `record_dir` does not go with `watch = true`: a recording keeps each List as the API server returned it, and watch mode keeps compact records only"
     )]
     RecordWithWatch,
+    /// `namespaces` beside a setting it does not go with.
+    #[error("field `namespaces` does not go with {field}: {why}")]
+    NamespacesWith { field: &'static str, why: &'static str },
+    /// A namespace that cannot be one.
+    #[error(
+        "field `namespaces`: {value:?} is not a namespace name (lower-case letters, digits and '-', at most 63, starting and ending with a letter or digit)"
+    )]
+    NotANamespace { value: String },
     /// Not exactly one way to reach the cluster.
     #[error("give exactly one of `address`, `kubeconfig`/`context`, `in_cluster = true` or `agent_token_file`")]
     ConnectionModes,

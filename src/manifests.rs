@@ -29,6 +29,10 @@ pub struct AgentManifest {
     pub namespace: String,
     /// The agent follows the cluster by watch (`agent --watch`), its role with the verb.
     pub watch: bool,
+    /// Namespaced access: a Role and RoleBinding in each of these namespaces instead of the
+    /// ClusterRole, the agent run with `--namespace` for each, and no Namespace object (the
+    /// agent runs in `namespace`, which exists).
+    pub namespaces: Vec<String>,
 }
 
 /// The ClusterRole's rules with `watch` added, but on the Metrics API (read every interval).
@@ -103,7 +107,11 @@ fn extra_port(server: &str) -> Option<u16> {
 
 /// The YAML stream, and the file a new token was written to (None when one was given).
 pub fn agent(m: &AgentManifest) -> Result<(String, Option<PathBuf>), ConfigError> {
-    crate::rbac::check_name("--namespace", &m.namespace)?;
+    crate::rbac::check_name("--service-account-namespace", &m.namespace)?;
+    for ns in &m.namespaces {
+        crate::rbac::check_name("--namespace", ns)?;
+    }
+    let namespaced = !m.namespaces.is_empty();
     if m.cluster.is_empty() || m.cluster.chars().any(|c| c.is_control() || c == '/') {
         return Err(ConfigError::ClusterName);
     }
@@ -115,10 +123,27 @@ pub fn agent(m: &AgentManifest) -> Result<(String, Option<PathBuf>), ConfigError
     let ns = &m.namespace;
     let in_ns = |doc: &str| doc.replace(&format!("namespace: {BASE_NAMESPACE}"), &format!("namespace: {ns}"));
     let mut docs: Vec<String> = Vec::new();
+    if !namespaced {
+        docs.extend(
+            documents(NAMESPACE).map(|d| d.replace(&format!("  name: {BASE_NAMESPACE}\n"), &format!("  name: {ns}\n"))),
+        );
+    }
+    let cluster_wide = |d: &String| d.contains("\nkind: ClusterRole\n") || d.contains("\nkind: ClusterRoleBinding\n");
     docs.extend(
-        documents(NAMESPACE).map(|d| d.replace(&format!("  name: {BASE_NAMESPACE}\n"), &format!("  name: {ns}\n"))),
+        documents(RBAC)
+            .filter(|d| !(namespaced && cluster_wide(d)))
+            .map(|d| if m.watch { with_watch(&in_ns(&d)) } else { in_ns(&d) }),
     );
-    docs.extend(documents(RBAC).map(|d| if m.watch { with_watch(&in_ns(&d)) } else { in_ns(&d) }));
+    if namespaced {
+        let mut granted: Vec<&str> = Vec::new();
+        for n in &m.namespaces {
+            if !granted.contains(&n.as_str()) {
+                granted.push(n);
+            }
+        }
+        docs.extend(crate::rbac::roles(&granted, ns, "dumbmonit", true));
+    }
+    let namespace_args: String = m.namespaces.iter().map(|n| format!("            - --namespace={n}\n")).collect();
     docs.push(format!(
         "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: dumbmonit-agent\n  namespace: {ns}\ndata:\n  cluster: {}\n  server: {}\n",
         quoted(&m.cluster),
@@ -137,6 +162,9 @@ pub fn agent(m: &AgentManifest) -> Result<(String, Option<PathBuf>), ConfigError
                 } else {
                     d
                 }
+            })
+            .map(|d| {
+                d.replace("            - --in-cluster\n", &format!("            - --in-cluster\n{namespace_args}"))
             }),
     );
     docs.extend(documents(NETWORK_POLICY).map(|d| {
@@ -178,6 +206,7 @@ mod tests {
             image: "registry.example/dumbmonit:1.0".into(),
             namespace: "monitoring".into(),
             watch: false,
+            namespaces: Vec::new(),
         }
     }
 

@@ -87,6 +87,115 @@ pub fn manifests(namespace: &str, name: &str, optional: bool, watch: bool) -> Re
     ))
 }
 
+/// Namespaced access: what a read in one namespace uses, by API group (nodes, APIServices and
+/// the nodes' usage are the cluster's: a Role cannot grant them).
+pub const NAMESPACED_RULES: [(&str, &[&str]); 2] =
+    [("", &["pods", "persistentvolumeclaims", "events"]), ("apps", &["deployments", "statefulsets", "daemonsets"])];
+
+/// With `--optional`, in each namespace.
+pub const NAMESPACED_OPTIONAL_RULES: [(&str, &[&str]); 3] =
+    [("metrics.k8s.io", &["pods"]), ("autoscaling", &["horizontalpodautoscalers"]), ("batch", &["jobs", "cronjobs"])];
+
+/// Namespaced access (`--namespace`, repeatable): the ServiceAccount in `sa_namespace`, a Role
+/// `NAME-read` with get and list on what a namespaced read uses and its RoleBinding in each
+/// namespace, and the token Secret; no ClusterRole. The header gives the `kubectl auth can-i`
+/// checks to run once applied.
+pub fn namespaced(
+    namespaces: &[String],
+    sa_namespace: &str,
+    name: &str,
+    optional: bool,
+) -> Result<String, ConfigError> {
+    for ns in namespaces {
+        check_name("--namespace", ns)?;
+    }
+    check_name("--service-account-namespace", sa_namespace)?;
+    check_name("--name", name)?;
+    let mut granted: Vec<&str> = Vec::new();
+    for ns in namespaces {
+        if !granted.contains(&ns.as_str()) {
+            granted.push(ns);
+        }
+    }
+    let who = format!("system:serviceaccount:{sa_namespace}:{name}");
+    let first = granted.first().copied().unwrap_or(sa_namespace);
+    let outside = ["kube-system", "default", "kube-public"]
+        .into_iter()
+        .find(|n| !granted.contains(n))
+        .unwrap_or("kube-node-lease");
+    let flags: String = granted.iter().map(|ns| format!(" --namespace {ns}")).collect();
+    let mut out = format!(
+        "# DumbMonit: read-only access to the health of namespace{} {} (namespaced access: no node, nothing cluster-wide).\n\
+         # Apply: dumbmonit rbac{flags} | kubectl apply -f -\n\
+         # Then check (yes, no, no):\n\
+         #   kubectl auth can-i list pods -n {first} --as={who}\n\
+         #   kubectl auth can-i list pods -n {outside} --as={who}\n\
+         #   kubectl auth can-i list secrets -n {first} --as={who}\n\
+         apiVersion: v1\n\
+         kind: ServiceAccount\n\
+         metadata:\n  name: {name}\n  namespace: {sa_namespace}\n",
+        if granted.len() == 1 { "" } else { "s" },
+        granted.join(", "),
+    );
+    for doc in roles(&granted, sa_namespace, name, optional) {
+        out.push_str("---\n");
+        out.push_str(&doc);
+    }
+    out.push_str(&format!(
+        "---\n\
+         # A long-lived token: the token controller fills in data.token and data.ca.crt.\n\
+         apiVersion: v1\n\
+         kind: Secret\n\
+         metadata:\n  name: {name}-token\n  namespace: {sa_namespace}\n  annotations:\n    kubernetes.io/service-account.name: {name}\n\
+         type: kubernetes.io/service-account-token\n"
+    ));
+    Ok(out)
+}
+
+/// A Role `NAME-read` and its RoleBinding to the ServiceAccount in each namespace, each a YAML
+/// document: get and list on what a namespaced read uses (and, with `optional`, the optional
+/// reads that live in namespaces).
+pub fn roles(namespaces: &[&str], sa_namespace: &str, name: &str, optional: bool) -> Vec<String> {
+    let extra: &[(&str, &[&str])] = if optional { &NAMESPACED_OPTIONAL_RULES } else { &[] };
+    let rules: String = NAMESPACED_RULES
+        .iter()
+        .chain(extra)
+        .map(|(group, resources)| {
+            let list = resources.iter().map(|r| format!("\"{r}\"")).collect::<Vec<_>>().join(", ");
+            format!("  - apiGroups: [\"{group}\"]\n    resources: [{list}]\n    verbs: [\"get\", \"list\"]\n")
+        })
+        .collect();
+    let mut docs = Vec::new();
+    for ns in namespaces {
+        docs.push(format!(
+            "apiVersion: rbac.authorization.k8s.io/v1\n\
+             kind: Role\n\
+             metadata:\n  name: {name}-read\n  namespace: {ns}\n\
+             rules:\n{rules}"
+        ));
+        docs.push(format!(
+            "apiVersion: rbac.authorization.k8s.io/v1\n\
+             kind: RoleBinding\n\
+             metadata:\n  name: {name}-read\n  namespace: {ns}\n\
+             roleRef:\n  apiGroup: rbac.authorization.k8s.io\n  kind: Role\n  name: {name}-read\n\
+             subjects:\n  - kind: ServiceAccount\n    name: {name}\n    namespace: {sa_namespace}\n"
+        ));
+    }
+    docs
+}
+
+/// The `kubectl auth can-i` checks a namespaced manifest's header gives: (arguments, answer).
+pub fn can_i_checks(yaml: &str) -> Vec<(Vec<String>, bool)> {
+    let lines: Vec<&str> = yaml.lines().take_while(|l| l.starts_with('#')).collect();
+    let answers: Vec<bool> = lines
+        .iter()
+        .find_map(|l| l.strip_prefix("# Then check (").and_then(|r| r.strip_suffix("):")))
+        .map(|a| a.split(", ").map(|w| w == "yes").collect())
+        .unwrap_or_default();
+    let commands = lines.iter().filter_map(|l| l.strip_prefix("#   kubectl "));
+    commands.zip(answers).map(|(c, yes)| (c.split_whitespace().map(str::to_string).collect(), yes)).collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -196,5 +305,53 @@ type: kubernetes.io/service-account-token
         }
         let named = manifests("monitoring", "dm", false, true).unwrap();
         assert!(named.contains("  name: dm-read\n") && named.contains("    namespace: monitoring\n"));
+    }
+
+    #[test]
+    fn namespaced_access_is_a_role_and_binding_in_each_namespace_and_no_cluster_role() {
+        let ns = |v: &[&str]| v.iter().map(|n| n.to_string()).collect::<Vec<_>>();
+        let yaml = namespaced(&ns(&["team-a", "team-b", "team-a"]), "team-a", "dumbmonit", false).unwrap();
+        let docs: Vec<serde_json::Value> = serde_saphyr::from_multiple(&yaml).expect("valid YAML");
+        let kinds: Vec<(&str, &str)> =
+            docs.iter().map(|d| (d["kind"].as_str().unwrap(), d["metadata"]["namespace"].as_str().unwrap())).collect();
+        assert_eq!(
+            kinds,
+            [
+                ("ServiceAccount", "team-a"),
+                ("Role", "team-a"),
+                ("RoleBinding", "team-a"),
+                ("Role", "team-b"),
+                ("RoleBinding", "team-b"),
+                ("Secret", "team-a"),
+            ]
+        );
+        let role = &docs[3];
+        let resources: Vec<&str> = role["rules"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .flat_map(|r| r["resources"].as_array().unwrap().iter().map(|x| x.as_str().unwrap()))
+            .collect();
+        assert_eq!(
+            resources,
+            ["pods", "persistentvolumeclaims", "events", "deployments", "statefulsets", "daemonsets"]
+        );
+        assert!(!yaml.contains("nodes") && !yaml.contains("secrets\""), "{yaml}");
+        assert_eq!(docs[4]["subjects"][0]["namespace"], "team-a");
+        assert_eq!(docs[4]["roleRef"]["kind"], "Role");
+        let checks = can_i_checks(&yaml);
+        let who = "--as=system:serviceaccount:team-a:dumbmonit";
+        assert_eq!(
+            checks,
+            [
+                (ns(&["auth", "can-i", "list", "pods", "-n", "team-a", who]), true),
+                (ns(&["auth", "can-i", "list", "pods", "-n", "kube-system", who]), false),
+                (ns(&["auth", "can-i", "list", "secrets", "-n", "team-a", who]), false),
+            ]
+        );
+        let optional = namespaced(&ns(&["kube-system"]), "monitoring", "dm", true).unwrap();
+        assert!(optional.contains("horizontalpodautoscalers") && optional.contains("\"metrics.k8s.io\""));
+        assert!(optional.contains("can-i list pods -n default "), "a namespace outside the grant: {optional}");
+        assert!(namespaced(&ns(&["Team"]), "x", "dm", false).is_err());
     }
 }

@@ -226,6 +226,7 @@ pub fn parse(bytes: &[u8], name: &str) -> Result<Recorded, RecordError> {
             jobs: optional(f.jobs),
             cronjobs: optional(f.cronjobs),
             watch_not_granted: Vec::new(),
+            namespaced: None,
         },
         certificates: f.certificates,
     };

@@ -42,6 +42,9 @@ pub struct Settings {
     pub interval_seconds: f64,
     pub timeout_seconds: f64,
     pub ignored_namespaces: Vec<String>,
+    /// Namespaced access; left out when empty, so that agents before it read the settings.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub namespaces: Vec<String>,
 }
 
 /// The server's answer to a report.

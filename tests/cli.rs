@@ -161,7 +161,7 @@ async fn rbac_prints_a_read_only_role() {
     assert!(!run.stdout.contains("secrets\""), "no access to Secrets");
 
     let run = dumbmonit(
-        &["rbac".into(), "--namespace".into(), "monitoring".into(), "--name".into(), "dm".into()],
+        &["rbac".into(), "--service-account-namespace".into(), "monitoring".into(), "--name".into(), "dm".into()],
         &[],
         dir.path(),
     )

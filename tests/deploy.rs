@@ -246,7 +246,7 @@ fn the_checker_catches_each_kind_of_violation() {
 #[test]
 fn the_cluster_role_and_binding_are_those_of_dumbmonit_rbac() {
     let out = Command::new(env!("CARGO_BIN_EXE_dumbmonit"))
-        .args(["rbac", "--namespace", "dumbmonit", "--optional"])
+        .args(["rbac", "--service-account-namespace", "dumbmonit", "--optional"])
         .output()
         .unwrap();
     let ours = documents(&String::from_utf8(out.stdout).unwrap());
@@ -278,12 +278,12 @@ fn dumbmonit_rbac(args: &[&str]) -> Vec<Value> {
 
 #[test]
 fn the_watch_component_grants_watch_as_dumbmonit_rbac_watch_does() {
-    let watched = dumbmonit_rbac(&["--namespace", "dumbmonit", "--optional", "--watch"]);
+    let watched = dumbmonit_rbac(&["--service-account-namespace", "dumbmonit", "--optional", "--watch"]);
     let role = |docs: &[Value]| by_kind(docs, "ClusterRole")[0].clone();
     // deploy/rbac alone grants no watch: it is `rbac --optional`, as before.
     let (plain_yaml, plain) = rendered("rbac");
     assert!(!plain_yaml.contains("watch"), "{plain_yaml}");
-    assert_eq!(role(&plain), role(&dumbmonit_rbac(&["--namespace", "dumbmonit", "--optional"])));
+    assert_eq!(role(&plain), role(&dumbmonit_rbac(&["--service-account-namespace", "dumbmonit", "--optional"])));
     for base in ["rbac", "agent", "serve"] {
         let (_, docs) = rendered_with_watch(base);
         decode(&docs);
@@ -335,7 +335,7 @@ fn manifests_agent_prints_what_kustomize_renders_with_the_same_values() {
     let out = Command::new(env!("CARGO_BIN_EXE_dumbmonit"))
         .args(["manifests", "agent", "--server", "https://dumbmonit.example.org", "--cluster", "branch-17"])
         .args(["--agent-token-file", token_file.to_str().unwrap()])
-        .args(["--image", "registry.example.org/dumbmonit:1.2", "--namespace", "monitoring"])
+        .args(["--image", "registry.example.org/dumbmonit:1.2", "--service-account-namespace", "monitoring"])
         .output()
         .unwrap();
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));

@@ -165,6 +165,8 @@ pub enum Route {
         resource: Resource,
         namespace: Option<String>,
     },
+    /// `/api/v1/namespaces/NAME`: one Namespace.
+    Namespace(String),
 }
 
 /// Maps a request path to a route, or `None` (404) when the API server would not serve it.
@@ -185,6 +187,12 @@ pub fn route(path: &str) -> Option<Route> {
         if path.trim_end_matches('/') == doc {
             return Some(Route::Discovery(doc));
         }
+    }
+    if let Some(name) = path.strip_prefix("/api/v1/namespaces/")
+        && !name.is_empty()
+        && !name.contains('/')
+    {
+        return Some(Route::Namespace(name.to_string()));
     }
     let (resource, namespace) = Resource::ALL.into_iter().find_map(|r| {
         let rest = path.strip_prefix(r.prefix().as_str())?;
@@ -739,6 +747,31 @@ impl ApiError {
         }
     }
 
+    /// 403 on a GET of a Namespace, as RBAC words it (a Namespace's request is in its own
+    /// namespace).
+    pub fn namespace_forbidden(name: &str, user: &str) -> ApiError {
+        ApiError {
+            code: 403,
+            reason: "Forbidden",
+            message: format!(
+                "namespaces \"{name}\" is forbidden: User \"{user}\" cannot get resource \"namespaces\" in API group \"\" in the namespace \"{name}\""
+            ),
+            details: Some(json!({"name": name, "kind": "namespaces"})),
+            continue_token: None,
+        }
+    }
+
+    /// 404 on a GET of a Namespace that does not exist.
+    pub fn namespace_not_found(name: &str) -> ApiError {
+        ApiError {
+            code: 404,
+            reason: "NotFound",
+            message: format!("namespaces \"{name}\" not found"),
+            details: Some(json!({"name": name, "kind": "namespaces"})),
+            continue_token: None,
+        }
+    }
+
     /// 422 for ListOptions that fail validation, one cause per error.
     pub fn invalid_list_options(errors: &[FieldError]) -> ApiError {
         let described: Vec<String> = errors.iter().map(|e| format!("{}: {}", e.field, e.detail)).collect();
@@ -922,6 +955,7 @@ mod tests {
     #[test]
     fn routes_follow_the_api_paths() {
         assert_eq!(route("/version"), Some(Route::Version));
+        assert_eq!(route("/api/v1/namespaces/shop"), Some(Route::Namespace("shop".into())));
         assert_eq!(route("/api/v1/pods"), Some(Route::List { resource: Resource::Pods, namespace: None }));
         assert_eq!(
             route("/api/v1/namespaces/shop/pods"),

@@ -98,6 +98,24 @@ pub struct Faults {
     /// a stuck stream. New watches get their 200 and headers, then silence. Once the fault is
     /// lifted, the streams go on where they were.
     pub silent_watches: bool,
+    /// Namespaced access: the token is granted only these namespaces (a Role and RoleBinding in
+    /// each, as `dumbmonit rbac --namespace` prints): Lists and watches elsewhere, and every
+    /// cluster-scoped one (nodes, APIServices, the nodes' usage), are 403 in RBAC's words.
+    pub granted_namespaces: Option<Vec<String>>,
+    /// The token may get Namespaces (a kubeconfig admin's may; the guide's role and namespaced
+    /// Roles may not): a GET of `/api/v1/namespaces/NAME` is then 200 or 404, else 403.
+    pub get_namespaces: bool,
+}
+
+impl Faults {
+    /// Whether RBAC refuses the token a `list`/`watch` in `namespace` (None: cluster-wide).
+    fn refused(&self, namespace: Option<&str>) -> bool {
+        match (&self.granted_namespaces, namespace) {
+            (None, _) => false,
+            (Some(granted), Some(ns)) => !granted.iter().any(|g| g == ns),
+            (Some(_), None) => true,
+        }
+    }
 }
 
 /// A list answer broken on the way.
@@ -761,7 +779,10 @@ fn start_watch(
         metrics_api_gate(&shared.store.read().unwrap())?;
         return Err(ApiError::method_not_supported(resource, "watch"));
     }
-    if faults.forbidden.contains(&resource) || faults.watch_forbidden.contains(&resource) {
+    if faults.forbidden.contains(&resource)
+        || faults.watch_forbidden.contains(&resource)
+        || faults.refused(namespace.as_deref())
+    {
         return Err(ApiError::forbidden_to("watch", resource, &shared.options.user, namespace.as_deref()));
     }
     let params = WatchParams::from_query(query, !faults.no_watch_list)?;
@@ -1017,8 +1038,26 @@ fn answer(shared: &Shared, faults: &Faults, path: &str, query: &str) -> Result<A
         });
     }
     let route = api::route(path).ok_or_else(ApiError::not_found)?;
+    if let Route::Namespace(name) = &route {
+        if !faults.get_namespaces {
+            return Err(ApiError::namespace_forbidden(name, &shared.options.user));
+        }
+        let store = shared.store.read().unwrap();
+        let exists = ["default", "kube-system", "kube-public", "kube-node-lease"].contains(&name.as_str())
+            || store.objects.values().flatten().any(|o| o.namespace == *name);
+        if !exists {
+            return Err(ApiError::namespace_not_found(name));
+        }
+        let body = serde_json::json!({
+            "kind": "Namespace",
+            "apiVersion": "v1",
+            "metadata": {"name": name},
+            "status": {"phase": "Active"},
+        });
+        return Ok(Arc::new(Page { plain: Bytes::from(body.to_string()), gzip: Default::default() }));
+    }
     if let Route::List { resource, namespace } = &route {
-        if faults.forbidden.contains(resource) {
+        if faults.forbidden.contains(resource) || faults.refused(namespace.as_deref()) {
             return Err(ApiError::forbidden(*resource, &shared.options.user, namespace.as_deref()));
         }
         api::validate_list_query(query)?;
@@ -1049,6 +1088,7 @@ fn answer(shared: &Shared, faults: &Faults, path: &str, query: &str) -> Result<A
     }
     let body = match route {
         Route::Version => store.version.to_string(),
+        Route::Namespace(_) => unreachable!("answered above"),
         Route::Discovery(doc) => api::discovery(doc, metrics_api_gate(&store).is_ok()),
         Route::List { resource, namespace } => {
             let mut params = ListParams::from_query(query)?;

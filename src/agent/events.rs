@@ -23,6 +23,8 @@ pub struct SettingsTaken<'a> {
     pub interval_seconds: f64,
     pub timeout_seconds: f64,
     pub ignored_namespaces: &'a [String],
+    /// Namespaced access (said only when set).
+    pub namespaces: &'a [String],
 }
 
 impl fmt::Display for SettingsTaken<'_> {
@@ -34,7 +36,11 @@ impl fmt::Display for SettingsTaken<'_> {
             self.interval_seconds,
             self.timeout_seconds,
             self.ignored_namespaces.join(", ")
-        )
+        )?;
+        if !self.namespaces.is_empty() {
+            write!(f, ", namespaces [{}]", self.namespaces.join(", "))?;
+        }
+        Ok(())
     }
 }
 
@@ -46,6 +52,7 @@ impl Event for SettingsTaken<'_> {
             interval_seconds = self.interval_seconds,
             timeout_seconds = self.timeout_seconds,
             ignored_namespaces = self.ignored_namespaces.join(","),
+            namespaces = self.namespaces.join(","),
             "{self}"
         );
     }

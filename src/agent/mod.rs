@@ -104,6 +104,7 @@ impl Shared {
             interval_seconds: s.interval_seconds,
             timeout_seconds: s.timeout_seconds,
             ignored_namespaces: &s.ignored_namespaces,
+            namespaces: &s.namespaces,
         }
         .emit();
         tracing::Span::current().record("cluster", s.cluster.as_str());
@@ -173,6 +174,7 @@ async fn run(o: AgentOptions) -> Result<(), AgentError> {
         interval_seconds: 60.0,
         timeout_seconds: o.connect.timeout.0,
         ignored_namespaces: o.connect.ignored_namespaces.clone(),
+        namespaces: o.connect.namespaces.clone(),
     });
     let shared = Arc::new(Shared {
         buffer: Mutex::new(Buffer::open(o.buffer_dir.as_deref(), &urls, o.max_age, o.max_bytes)),
@@ -250,8 +252,12 @@ async fn run(o: AgentOptions) -> Result<(), AgentError> {
         let taking = tokio::time::Instant::now();
         let now = if between { clock.between(last) } else { clock.now(last) };
         last = Some(now);
-        let options =
-            CycleOptions { ignored_namespaces: s.ignored_namespaces.clone(), between, ..CycleOptions::default() };
+        let options = CycleOptions {
+            ignored_namespaces: s.ignored_namespaces.clone(),
+            namespaces: s.namespaces.clone(),
+            between,
+            ..CycleOptions::default()
+        };
         let cycle = reader.cycle(&options, now).await;
         last_taken = tokio::time::Instant::now();
         // The read once the stores are in sync (not the wait for a first list).

@@ -10,6 +10,7 @@ pub mod pvcs;
 pub mod quantity;
 pub mod raw;
 pub mod reader;
+pub mod scope;
 pub mod version;
 pub mod workloads;
 
@@ -210,6 +211,21 @@ pub struct CycleOptions {
     /// Watch mode: a cycle taken on a change, between intervals, which takes `/version`, the
     /// Metrics API and the collections read every interval as the last interval cycle read them.
     pub between: bool,
+    /// Namespaced access: the namespaces to read, each by itself (see [`scope`]); empty, the
+    /// whole cluster.
+    pub namespaces: Vec<String>,
+}
+
+impl CycleOptions {
+    /// What a connection's settings say a cycle leaves out and reads (`ignored_namespaces`,
+    /// `namespaces`).
+    pub fn of(connect: &crate::kube::connect::ConnectOptions) -> CycleOptions {
+        CycleOptions {
+            ignored_namespaces: connect.ignored_namespaces.clone(),
+            namespaces: connect.namespaces.clone(),
+            ..CycleOptions::default()
+        }
+    }
 }
 
 /// A compact record that is decoded from the object the API server sends: the API's JSON is
@@ -315,26 +331,62 @@ async fn read_version(f: &Fetcher, record: bool) -> Result<(version::Version, Op
     Ok((v, Some(raw)))
 }
 
+/// One collection's List: from the source, or with namespaced access in each namespace.
+async fn list_in<S: Source, T: follow::Followed>(
+    s: &S,
+    scope: Option<&scope::Scope>,
+    c: Collection,
+    selector: Option<&str>,
+    rec: bool,
+) -> ReadList<T> {
+    match scope {
+        Some(scope) if c.namespaced() => scope.list::<T>(s.fetcher(), c, selector).await,
+        _ => s.list::<T>(c, selector, rec).await,
+    }
+}
+
 /// Reads the eight collections in parallel (and the optional reads), from `source`.
 pub async fn run<S: Source>(source: &S, options: &CycleOptions, now: Timestamp) -> Cycle {
     let started = Instant::now();
     let skip = field_selector(None, &options.ignored_namespaces);
     let skip = skip.as_deref();
-    let (s, rec) = (source, options.record);
+    let scope = scope::Scope::new(&options.namespaces, &options.ignored_namespaces);
+    let sc = scope.as_ref();
+    // A recording keeps cluster-wide Lists: not with namespaced access (refused where set).
+    let (s, rec) = (source, options.record && sc.is_none());
     let f = s.fetcher();
-    let (version, nodes, pods, deployments, statefulsets, daemonsets, pvcs, events, extras) = tokio::join!(
+    let (version, nodes, pods, deployments, statefulsets, daemonsets, pvcs, events, extras, not_found) = tokio::join!(
         timed(Collection::Version, s.version(rec)),
         timed(Collection::Nodes, s.list::<Node>(Collection::Nodes, None, rec)),
-        timed(Collection::Pods, s.list::<Pod>(Collection::Pods, skip, rec)),
-        timed(Collection::Deployments, s.list::<workloads::Replicated>(Collection::Deployments, skip, rec)),
-        timed(Collection::StatefulSets, s.list::<workloads::Replicated>(Collection::StatefulSets, skip, rec)),
-        timed(Collection::DaemonSets, s.list::<workloads::Daemon>(Collection::DaemonSets, skip, rec)),
-        timed(Collection::PersistentVolumeClaims, s.list::<Pvc>(Collection::PersistentVolumeClaims, skip, rec)),
+        timed(Collection::Pods, list_in::<S, Pod>(s, sc, Collection::Pods, skip, rec)),
+        timed(Collection::Deployments, list_in::<S, workloads::Replicated>(s, sc, Collection::Deployments, skip, rec)),
+        timed(
+            Collection::StatefulSets,
+            list_in::<S, workloads::Replicated>(s, sc, Collection::StatefulSets, skip, rec)
+        ),
+        timed(Collection::DaemonSets, list_in::<S, workloads::Daemon>(s, sc, Collection::DaemonSets, skip, rec)),
+        timed(
+            Collection::PersistentVolumeClaims,
+            list_in::<S, Pvc>(s, sc, Collection::PersistentVolumeClaims, skip, rec)
+        ),
         // Not filtered by namespace on the server: a Node's events may be recorded in an ignored one.
-        timed(Collection::Events, s.list::<Event>(Collection::Events, Some("type=Warning"), rec)),
-        read_optional(s, rec),
+        timed(Collection::Events, list_in::<S, Event>(s, sc, Collection::Events, Some("type=Warning"), rec)),
+        read_optional(s, sc, rec),
+        async {
+            match sc {
+                Some(sc) => sc.not_found(f).await,
+                None => Vec::new(),
+            }
+        },
     );
+    // Namespaced access: nodes refused leave the cycle whole, without nodes and without a stat
+    // (not a failure of the monitor: the token was never meant to see them).
+    let (nodes, nodes_hidden) = match nodes {
+        (_, Err(e)) if sc.is_some() && scope::forbidden(&e) => ((None, Ok((Vec::new(), None))), true),
+        read => (read, false),
+    };
     let (mut extras, optional, optional_stats) = extras;
+    extras.namespaced = scope.map(|sc| sc.finish(&not_found, nodes_hidden));
     // Said of the collections read every interval instead: one whose list is refused too is
     // not granted at all, as list mode says.
     let read_ok = |c: &Collection| {
@@ -397,8 +449,18 @@ pub async fn run<S: Source>(source: &S, options: &CycleOptions, now: Timestamp) 
 /// The optional reads, in parallel with the core's: the APIServices and the HPAs at once, the
 /// Metrics API once its APIService is known not to be down. Also what to record of each, and
 /// the stat of each read that has one, in the order of [`Collection::OPTIONAL`].
-async fn read_optional<S: Source>(s: &S, rec: bool) -> (Extras, Vec<(Collection, OptionalList)>, Vec<CollectionStat>) {
+async fn read_optional<S: Source>(
+    s: &S,
+    sc: Option<&scope::Scope>,
+    rec: bool,
+) -> (Extras, Vec<(Collection, OptionalList)>, Vec<CollectionStat>) {
     let f = s.fetcher();
+    let pod_metrics = async {
+        match sc {
+            Some(sc) => sc.list::<optional::Usage>(f, Collection::PodMetrics, None).await,
+            None => read::<optional::Usage>(f, Collection::PodMetrics, None, rec).await,
+        }
+    };
     let metrics = async {
         let apiservices =
             timed(Collection::ApiServices, s.list::<optional::ApiService>(Collection::ApiServices, None, rec)).await;
@@ -410,7 +472,7 @@ async fn read_optional<S: Source>(s: &S, rec: bool) -> (Extras, Vec<(Collection,
         } else {
             let (n, p) = tokio::join!(
                 timed(Collection::NodeMetrics, read::<optional::Usage>(f, Collection::NodeMetrics, None, rec)),
-                timed(Collection::PodMetrics, read::<optional::Usage>(f, Collection::PodMetrics, None, rec))
+                timed(Collection::PodMetrics, pod_metrics)
             );
             (Some(n), Some(p))
         };
@@ -418,9 +480,9 @@ async fn read_optional<S: Source>(s: &S, rec: bool) -> (Extras, Vec<(Collection,
     };
     let ((apiservices, nodes, pods), hpas, jobs, cronjobs) = tokio::join!(
         metrics,
-        timed(Collection::Hpas, s.list::<optional::Hpa>(Collection::Hpas, None, rec)),
-        timed(Collection::Jobs, s.list::<optional::Job>(Collection::Jobs, None, rec)),
-        timed(Collection::CronJobs, s.list::<optional::CronJob>(Collection::CronJobs, None, rec))
+        timed(Collection::Hpas, list_in::<S, optional::Hpa>(s, sc, Collection::Hpas, None, rec)),
+        timed(Collection::Jobs, list_in::<S, optional::Job>(s, sc, Collection::Jobs, None, rec)),
+        timed(Collection::CronJobs, list_in::<S, optional::CronJob>(s, sc, Collection::CronJobs, None, rec))
     );
     let (mut recorded, mut stats) = (Vec::new(), Vec::new());
     let (r, st) = (&mut recorded, &mut stats);
@@ -431,7 +493,16 @@ async fn read_optional<S: Source>(s: &S, rec: bool) -> (Extras, Vec<(Collection,
     let jobs = kept_optional(Collection::Jobs, Some(jobs), st, r);
     let cronjobs = kept_optional(Collection::CronJobs, Some(cronjobs), st, r);
     (
-        Extras { apiservices, node_metrics, pod_metrics, hpas, jobs, cronjobs, watch_not_granted: Vec::new() },
+        Extras {
+            apiservices,
+            node_metrics,
+            pod_metrics,
+            hpas,
+            jobs,
+            cronjobs,
+            watch_not_granted: Vec::new(),
+            namespaced: None,
+        },
         recorded,
         stats,
     )

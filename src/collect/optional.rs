@@ -60,6 +60,31 @@ pub struct Extras {
     /// Watch mode: the resources whose watch is not granted, read every interval instead.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub watch_not_granted: Vec<String>,
+    /// Namespaced access (`namespaces`): what the cycle could and could not see. None: the
+    /// whole cluster was read. Left out then, so that other reports stay what servers before
+    /// namespaced access read.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub namespaced: Option<Namespaced>,
+}
+
+/// What a cycle read with namespaced access could and could not see.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Namespaced {
+    /// How many namespaces were asked for (the ignored ones left out).
+    pub asked: usize,
+    /// The namespaces read, in the order given.
+    pub read: Vec<String>,
+    /// One line for each namespace not read, or read but in part: `team-c: not found`,
+    /// `team-c: the service account may not list pods (403)`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub problems: Vec<String>,
+    /// The cluster-wide List of nodes was refused: node health is not watched (no node
+    /// series, no node rule fires or resolves).
+    #[serde(default)]
+    pub nodes_hidden: bool,
+    /// Events about nodes, recorded in `default`, are not among the namespaces read.
+    #[serde(default)]
+    pub node_events_hidden: bool,
 }
 
 /// The compact record of an APIService.

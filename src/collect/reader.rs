@@ -178,7 +178,11 @@ impl Reader {
             Ok(c) => c,
             Err(m) => return Err(m.clone()),
         };
-        let Some((interval, follower)) = &mut self.watch else {
+        // Namespaced access is read every interval, also by an agent started with --watch.
+        let Some((interval, follower)) = self.watch.as_mut().filter(|_| options.namespaces.is_empty()) else {
+            if let Some((_, follower)) = &mut self.watch {
+                *follower = None;
+            }
             return Ok(connected.read(options, now).await);
         };
         if !follower.as_ref().is_some_and(|f| f.ignores(&options.ignored_namespaces)) {

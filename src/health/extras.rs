@@ -5,7 +5,7 @@ use serde::Serialize;
 
 use super::NodeHealth;
 use crate::collect::Collection;
-use crate::collect::optional::{Extras, METRICS_APISERVICE, Optional, Usage};
+use crate::collect::optional::{Extras, METRICS_APISERVICE, Namespaced, Optional, Usage};
 
 /// An aggregated APIService (one served by a Service in the cluster).
 #[derive(Clone, Debug, PartialEq, Serialize)]
@@ -58,6 +58,14 @@ pub struct ExtrasHealth {
     /// Watch mode: the collections whose watch is not granted, read every interval instead.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub watch_not_granted: Vec<String>,
+    /// Namespaced access: the namespaces read and what could not be seen; absent when the
+    /// whole cluster is read.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub namespaced: Option<Namespaced>,
+    /// Namespaced access: the cluster-wide optional reads refused (a namespaced token cannot be
+    /// granted them: not said as "not granted", which `--optional` would mend).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub not_visible: Vec<&'static str>,
 }
 
 /// The Metrics API, as this cycle found it.
@@ -95,6 +103,33 @@ impl MetricsApi {
 }
 
 impl ExtrasHealth {
+    /// Namespaced access, in lines for the report and the page: the namespaces read, each one
+    /// not read (or in part), and what cluster-wide this token does not see. Empty when the
+    /// whole cluster is read.
+    pub fn access_lines(&self) -> Vec<String> {
+        let Some(n) = &self.namespaced else { return Vec::new() };
+        let mut lines = vec![format!(
+            "Watched in {} (namespaced access): {}",
+            super::plural(n.read.len() as u64, "namespace", "namespaces"),
+            if n.read.is_empty() { "none".to_string() } else { n.read.join(", ") }
+        )];
+        lines.extend(n.problems.iter().cloned());
+        if n.nodes_hidden {
+            lines.push("Nodes are not visible with this token (namespaced access): node health is not watched".into());
+        }
+        if n.node_events_hidden {
+            lines.push(
+                "Events about nodes are not visible with this token (namespaced access): they are recorded in \
+                 namespace default"
+                    .into(),
+            );
+        }
+        if !self.not_visible.is_empty() {
+            lines.push(format!("Not visible with this token (namespaced access): {}", self.not_visible.join(", ")));
+        }
+        lines
+    }
+
     /// Whether the Metrics API answered.
     pub fn metrics_available(&self) -> bool {
         self.metrics_api == MetricsApi::Available
@@ -129,7 +164,11 @@ fn unavailable_diagnosis(a: &ApiServiceHealth) -> String {
 
 /// Derives the optional reads, and adds the nodes' usage to `nodes`.
 pub fn assess(extras: Extras, nodes: &mut [NodeHealth], now: jiff::Timestamp) -> ExtrasHealth {
-    let mut out = ExtrasHealth { watch_not_granted: extras.watch_not_granted.clone(), ..ExtrasHealth::default() };
+    let mut out = ExtrasHealth {
+        watch_not_granted: extras.watch_not_granted.clone(),
+        namespaced: extras.namespaced.clone(),
+        ..ExtrasHealth::default()
+    };
     for (c, read) in [
         (Collection::ApiServices, outcome(&extras.apiservices)),
         (Collection::Hpas, outcome(&extras.hpas)),
@@ -158,8 +197,13 @@ pub fn assess(extras: Extras, nodes: &mut [NodeHealth], now: jiff::Timestamp) ->
     let metrics_service = aggregated.as_ref().and_then(|l| l.iter().find(|a| a.name == METRICS_APISERVICE).cloned());
     let registered = extras.apiservices.read().map(|l| l.iter().any(|a| a.name == METRICS_APISERVICE));
 
+    let namespaced = extras.namespaced.is_some();
     out.metrics_api = match (&extras.node_metrics, &metrics_service) {
         (Optional::Read(_), _) => MetricsApi::Available,
+        // Namespaced access: the pods' usage is read in each namespace, the nodes' not visible.
+        (Optional::NotGranted, _) if namespaced && matches!(extras.pod_metrics, Optional::Read(_)) => {
+            MetricsApi::Available
+        }
         (_, Some(a)) if !a.available => MetricsApi::Unavailable(unavailable_diagnosis(a)),
         (Optional::NotGranted, _) => MetricsApi::NotGranted,
         (Optional::Failed(_), _) if registered == Some(false) => MetricsApi::NotInstalled,
@@ -178,6 +222,17 @@ pub fn assess(extras: Extras, nodes: &mut [NodeHealth], now: jiff::Timestamp) ->
     }
     if let Optional::NotGranted = extras.pod_metrics {
         out.not_granted.push(Collection::PodMetrics.resource());
+    }
+    if namespaced {
+        let (hidden, granted) = out
+            .not_granted
+            .iter()
+            .partition(|r| [Collection::ApiServices, Collection::NodeMetrics].iter().any(|c| c.resource() == **r));
+        (out.not_visible, out.not_granted) = (hidden, granted);
+        let node_usage = Collection::NodeMetrics.resource();
+        if matches!(extras.node_metrics, Optional::NotGranted) && !out.not_visible.contains(&node_usage) {
+            out.not_visible.push(node_usage);
+        }
     }
 
     if let Optional::Read(usage) = &extras.node_metrics {

@@ -653,11 +653,21 @@ impl Health {
                 in_days(e.days)
             ));
         }
-        if parts.is_empty() {
-            format!("Healthy: {} ready, {}", plural(c.nodes_ready, "node", "nodes"), plural(c.pods, "pod", "pods"))
-        } else {
-            parts.join(", ")
+        let pods = plural(c.pods, "pod", "pods");
+        let said = match (parts.is_empty(), self.nodes_visible()) {
+            (true, true) => format!("Healthy: {} ready, {pods}", plural(c.nodes_ready, "node", "nodes")),
+            (true, false) => format!("Healthy: {pods}"),
+            (false, _) => parts.join(", "),
+        };
+        match &self.extras.namespaced {
+            Some(n) => format!("{said} (watched in {})", plural(n.read.len() as u64, "namespace", "namespaces")),
+            None => said,
         }
+    }
+
+    /// Whether node health is watched: not when namespaced access may not list nodes.
+    pub fn nodes_visible(&self) -> bool {
+        !self.extras.namespaced.as_ref().is_some_and(|n| n.nodes_hidden)
     }
 
     /// Failed Jobs that no newer run of their CronJob made history.
@@ -717,10 +727,13 @@ impl Health {
     /// 9 warning events in the last hour`
     pub fn counters(&self) -> String {
         let c = &self.counts;
+        let nodes = if self.nodes_visible() {
+            format!("{} ({} ready), ", plural(c.nodes, "node", "nodes"), c.nodes_ready)
+        } else {
+            String::new()
+        };
         format!(
-            "{} ({} ready), {} ({} running, {} pending, {} failed), {}, {}, {} in the last hour",
-            plural(c.nodes, "node", "nodes"),
-            c.nodes_ready,
+            "{nodes}{} ({} running, {} pending, {} failed), {}, {}, {} in the last hour",
             plural(c.pods, "pod", "pods"),
             c.pods_running,
             c.pods_pending,

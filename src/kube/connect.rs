@@ -86,6 +86,10 @@ crate::flat::group! { $
         /// Leave this namespace out everywhere (repeatable); events about Nodes are kept
         struct[#[arg(long = "ignore-namespace", value_name = "NS")]] file[#[serde(default)]]
         ignored_namespaces: Vec<String>,
+        /// Read only this namespace (repeatable): namespaced access, for a token with rights in
+        /// some namespaces and nothing cluster-wide
+        struct[#[arg(long = "namespace", value_name = "NS")]] file[#[serde(default)]]
+        namespaces: Vec<String>,
         /// A kubeconfig file (exec credential plugins included)
         struct[#[arg(long, value_name = "FILE")]] file[]
         kubeconfig: Option<PathBuf>,
@@ -111,6 +115,7 @@ impl Default for ConnectOptions {
             insecure_skip_tls_verify: false,
             timeout: default_timeout(),
             ignored_namespaces: Vec::new(),
+            namespaces: Vec::new(),
             kubeconfig: None,
             context: None,
             in_cluster: false,

@@ -21,12 +21,26 @@ pub(super) const CLUSTER: &[Generator<Health>] = &[
         kind: Kind::Gauge,
         samples: |h, out| out.push(Sample::new(vec![("version", h.version.clone())], 1.0)),
     },
-    Generator { name: "nodes", help: "Nodes.", kind: Kind::Gauge, samples: |h, out| one(out, h.counts.nodes) },
+    // Absent, not zero, when namespaced access may not list nodes.
+    Generator {
+        name: "nodes",
+        help: "Nodes.",
+        kind: Kind::Gauge,
+        samples: |h, out| {
+            if h.nodes_visible() {
+                one(out, h.counts.nodes)
+            }
+        },
+    },
     Generator {
         name: "nodes_ready",
         help: "Nodes whose Ready condition is True.",
         kind: Kind::Gauge,
-        samples: |h, out| one(out, h.counts.nodes_ready),
+        samples: |h, out| {
+            if h.nodes_visible() {
+                one(out, h.counts.nodes_ready)
+            }
+        },
     },
     Generator {
         name: "pods",

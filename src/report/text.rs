@@ -114,6 +114,9 @@ pub fn render(address: &str, h: &Health) -> String {
 /// cannot scale. Nothing when all is well (or not read).
 fn extras(out: &mut String, h: &Health) {
     let x = &h.extras;
+    for line in x.access_lines() {
+        let _ = writeln!(out, "{line}");
+    }
     for a in x.apiservices.iter().flatten().filter(|a| !a.available) {
         let _ = writeln!(out, "APIService {} ({}) is not Available: {}", a.name, a.service, a.why());
     }

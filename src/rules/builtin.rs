@@ -257,8 +257,13 @@ impl RuleState {
             });
         }
         self.failures = 0;
+        // Namespaced access that may not list nodes: no node rule fires or resolves.
+        let nodes_read = h.nodes_visible();
+        let node_rules = [&NODE_FLAPPING, &VERSION_SKEW, &NODE_NOT_READY, &NODE_PRESSURE];
         self.evaluate(now, cluster, obs, |rule| {
-            if rule.alertname == AGGREGATED_API_UNAVAILABLE.alertname {
+            if node_rules.iter().any(|r| r.alertname == rule.alertname) {
+                nodes_read
+            } else if rule.alertname == AGGREGATED_API_UNAVAILABLE.alertname {
                 apiservices_read
             } else if rule.alertname == HPA_METRICS_UNAVAILABLE.alertname {
                 hpas_read

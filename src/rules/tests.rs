@@ -116,6 +116,27 @@ fn a_node_not_ready_fires_after_five_minutes_not_one_earlier() {
 }
 
 #[test]
+fn nodes_not_visible_with_namespaced_access_neither_fire_nor_resolve_a_node_rule() {
+    // Minutes 0-7: nodes read, n1 not ready (fires at 5). From 8: the token sees no node; the
+    // alert stays as it is, pods' rules go on. From 12: nodes visible again, n1 ready: resolved.
+    let got = timeline(14, |m| {
+        let mut h = health(m);
+        if (8..12).contains(&m) {
+            h.extras.namespaced = Some(crate::collect::optional::Namespaced {
+                asked: 1,
+                read: vec!["shop".into()],
+                nodes_hidden: true,
+                ..Default::default()
+            });
+        } else {
+            h.nodes = vec![node("n1", m >= 12)];
+        }
+        Some(h)
+    });
+    assert_eq!(got, [fired("KubernetesNodeNotReady", 5), resolved("KubernetesNodeNotReady", 12)]);
+}
+
+#[test]
 fn pressure_fires_per_node_and_condition() {
     let mut state = RuleState::default();
     for m in 0..=5 {

@@ -34,6 +34,7 @@ pub fn settings_of(c: &ClusterConfig) -> Settings {
         interval_seconds: c.interval.0,
         timeout_seconds: c.connect.timeout.0,
         ignored_namespaces: c.connect.ignored_namespaces.clone(),
+        namespaces: c.connect.namespaces.clone(),
     }
 }
 

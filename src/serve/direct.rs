@@ -24,11 +24,7 @@ pub(super) async fn read_cluster(
     mut stop: watch::Receiver<bool>,
 ) {
     let mut track = Track::load(&c.name, &shared);
-    let mut options = CycleOptions {
-        ignored_namespaces: c.connect.ignored_namespaces.clone(),
-        record: c.record_dir.is_some(),
-        ..CycleOptions::default()
-    };
+    let mut options = CycleOptions { record: c.record_dir.is_some(), ..CycleOptions::of(&c.connect) };
     let mut reader = Reader::new(c.connect_options()).await;
     if c.watch {
         reader.follow(c.interval.duration());

@@ -11,6 +11,9 @@ fn time(t: Option<jiff::Timestamp>) -> Value {
 }
 
 fn summary(c: &ClusterView) -> Value {
+    // Namespaced access: the node counts are null (not visible, not zero).
+    let nodes_seen = c.health.as_ref().filter(|h| h.nodes_visible());
+    let namespaced = c.health.as_ref().and_then(|h| h.extras.namespaced.as_ref());
     json!({
         "name": c.name,
         "address": c.address,
@@ -20,9 +23,11 @@ fn summary(c: &ClusterView) -> Value {
         "last_cycle": time(c.last_cycle),
         "last_good_cycle": time(c.last_good),
         "version": c.health.as_ref().map(|h| h.version.clone()),
-        "nodes": c.health.as_ref().map(|h| h.counts.nodes),
-        "nodes_ready": c.health.as_ref().map(|h| h.counts.nodes_ready),
+        "nodes": nodes_seen.map(|h| h.counts.nodes),
+        "nodes_ready": nodes_seen.map(|h| h.counts.nodes_ready),
         "pods": c.health.as_ref().map(|h| h.counts.pods),
+        "namespaces": namespaced.map(|n| &n.read),
+        "namespace_problems": namespaced.map(|n| &n.problems),
         "firing_alerts": c.firing(),
         "added_on_pages": c.from_pages,
         "agent": c.agent.as_ref().map(|a| json!({

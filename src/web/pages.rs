@@ -415,6 +415,9 @@ fn optional_reads(h: &Health) -> Markup {
         @for f in &x.failed {
             p.muted { "Optional read failed: " (f) }
         }
+        @for line in x.access_lines() {
+            p.muted { (line) }
+        }
         @if !x.watch_not_granted.is_empty() {
             p.muted {
                 (x.watch_not_granted.join(", ")) ": watch is not granted: read every interval ("

@@ -37,8 +37,25 @@ impl Drop for Harness {
         }
         for r in self.sim.requests() {
             assert_eq!(r.method, "GET", "only GET may ever be sent to an API server: {r:?}");
-            assert!(self.peer_paths || COLLECTION_PATHS.contains(&r.path.as_str()), "unexpected path: {r:?}");
+            assert!(self.peer_paths || may_read(&r.path), "unexpected path: {r:?}");
         }
+    }
+}
+
+/// A path DumbMonit may read: one of [`COLLECTION_PATHS`], one of them in a namespace
+/// (namespaced access: `/api/v1/namespaces/NS/pods`), or a Namespace (`/api/v1/namespaces/NS`).
+pub fn may_read(path: &str) -> bool {
+    if COLLECTION_PATHS.contains(&path) {
+        return true;
+    }
+    let parts: Vec<&str> = path.split('/').collect();
+    match parts.iter().position(|p| *p == "namespaces") {
+        Some(i) if i + 2 == parts.len() => path.starts_with("/api/v1/namespaces/") && !parts[i + 1].is_empty(),
+        Some(i) if i + 3 == parts.len() => {
+            let cluster_wide = [&parts[..i], &parts[i + 2..]].concat().join("/");
+            COLLECTION_PATHS.contains(&cluster_wide.as_str())
+        }
+        _ => false,
     }
 }
 

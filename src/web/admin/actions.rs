@@ -109,7 +109,7 @@ pub async fn new_post(
             }
             let host = headers.get(header::HOST).and_then(|h| h.to_str().ok()).unwrap_or("DUMBMONIT-SERVER");
             let server = format!("{}://{host}", if https.0.0 { "https" } else { "http" });
-            let command = agent_command(&token, &server, &name);
+            let command = agent_command(&token, &server, &name, &settings.connect.namespaces);
             let body = html! {
                 h1 { "Agent for " (name) }
                 p { "Run this where kubectl reaches the cluster. The token is in it and is shown only now: it is stored sealed, and no page shows it again." }
@@ -124,10 +124,12 @@ pub async fn new_post(
 
 /// The command that starts the agent of cluster `name` in its cluster, its token in it: the
 /// token written to a file only its user reads, then the agent's objects applied.
-fn agent_command(token: &str, server: &str, name: &str) -> String {
+fn agent_command(token: &str, server: &str, name: &str, namespaces: &[String]) -> String {
     let file = format!("{name}.agent-token");
+    // Namespaced access: the agent's Roles in those namespaces, and no ClusterRole.
+    let namespaced: String = namespaces.iter().map(|ns| format!(" --namespace {}", shell_quote(ns))).collect();
     format!(
-        "umask 077; printf '%s' {} > {file} && dumbmonit manifests agent --server {} --cluster={} --agent-token-file {file} | kubectl apply -f -",
+        "umask 077; printf '%s' {} > {file} && dumbmonit manifests agent --server {} --cluster={} --agent-token-file {file}{namespaced} | kubectl apply -f -",
         shell_quote(token),
         shell_quote(server),
         shell_quote(name),

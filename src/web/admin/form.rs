@@ -40,6 +40,9 @@ pub(super) struct ClusterForm {
     timeout: String,
     #[serde(default)]
     ignored: String,
+    /// Namespaced access: the namespaces to read (empty: the whole cluster).
+    #[serde(default)]
+    namespaces: String,
     #[serde(default)]
     interval: String,
     /// Editing a cluster read through its agent: no connection settings, no test.
@@ -70,6 +73,7 @@ impl ClusterForm {
             watch: s.watch.then(|| "on".to_string()),
             timeout: format!("{}s", c.timeout),
             ignored: c.ignored_namespaces.join(", "),
+            namespaces: c.namespaces.join(", "),
             interval: format!("{}s", s.interval),
             agent: c.address.is_none(),
             ..Default::default()
@@ -100,6 +104,17 @@ impl ClusterForm {
             return Err(FormError::Address(e));
         }
         let ca = self.ca.trim();
+        let names = |text: &str| -> Vec<String> {
+            text.split(|c: char| c == ',' || c.is_whitespace()).filter(|n| !n.is_empty()).map(str::to_string).collect()
+        };
+        let namespaces = names(&self.namespaces);
+        if let Some(value) = namespaces.iter().find(|n| crate::rbac::check_name("", n).is_err()) {
+            return Err(FormError::Namespace { value: value.clone() });
+        }
+        let watch = !agent && self.watch.is_some();
+        if watch && !namespaces.is_empty() {
+            return Err(FormError::NamespacesWithWatch);
+        }
         Ok(PageSettings {
             connect: ConnectOptions {
                 address: (!agent).then(|| address.to_string()),
@@ -107,16 +122,12 @@ impl ClusterForm {
                 ca: (!agent && !ca.is_empty()).then(|| ca.to_string()),
                 insecure_skip_tls_verify: !agent && self.insecure.is_some(),
                 timeout: seconds("Timeout per request", &self.timeout, 10.0, TIMEOUT_RANGE)?,
-                ignored_namespaces: self
-                    .ignored
-                    .split(|c: char| c == ',' || c.is_whitespace())
-                    .filter(|n| !n.is_empty())
-                    .map(str::to_string)
-                    .collect(),
+                ignored_namespaces: names(&self.ignored),
+                namespaces,
                 ..ConnectOptions::default()
             },
             interval: seconds("Interval", &self.interval, 60.0, INTERVAL_RANGE)?,
-            watch: !agent && self.watch.is_some(),
+            watch,
         })
     }
 }
@@ -203,6 +214,7 @@ pub(super) fn form_page(
             }
             label { "Timeout per request (100ms to 10m)" input type="text" name="timeout" value=(f.timeout) placeholder="10s"; }
             label { "Ignored namespaces" input type="text" name="ignored" value=(f.ignored) placeholder="ci, sandbox"; }
+            label { "Only these namespaces (namespaced access; empty: the whole cluster)" input type="text" name="namespaces" value=(f.namespaces) placeholder="team-a, team-b"; }
             label { "Interval (1s to 24h)" input type="text" name="interval" value=(f.interval) placeholder="60s"; }
             p.buttons {
                 @if !f.agent {
@@ -226,6 +238,7 @@ pub(super) fn form_page(
                 p.muted { "Names: " (NAME_RULE) "." }
                 label { "Interval" input type="text" name="interval" value="" placeholder="60s"; }
                 label { "Ignored namespaces" input type="text" name="ignored" value="" placeholder="ci, sandbox"; }
+                label { "Only these namespaces (namespaced access; empty: the whole cluster)" input type="text" name="namespaces" value="" placeholder="team-a, team-b"; }
                 p.buttons { button type="submit" name="action" value="agent" { "Create the agent's token" } }
             }
         }

@@ -46,6 +46,12 @@ pub(super) enum FormError {
     NameTaken { name: String },
     #[error("Port: a number from 1 to 65535 is expected")]
     Port,
+    #[error(
+        "Namespaces: {value:?} is not a namespace name (lower-case letters, digits and '-', at most 63, starting and ending with a letter or digit)"
+    )]
+    Namespace { value: String },
+    #[error("Namespaces: namespaced access is read every interval, not followed by watch: untick one of them")]
+    NamespacesWithWatch,
     #[error("Address: the API server's address is needed, for example https://k3s.lan:6443")]
     NoAddress,
     /// An address that a cycle could not read (the same parsing as `check`'s).
@@ -84,6 +90,8 @@ impl FormError {
             Name
             | NameTaken { .. }
             | Port
+            | Namespace { .. }
+            | NamespacesWithWatch
             | NoAddress
             | Address(_)
             | Duration { .. }

@@ -76,8 +76,7 @@ pub(super) async fn test_cycle(name: &str, settings: &PageSettings, token: Strin
         }
         Err(SetUpError::Client { error, .. }) => return failed(error.to_string(), None),
     };
-    let cycle_options =
-        CycleOptions { ignored_namespaces: settings.connect.ignored_namespaces.clone(), ..CycleOptions::default() };
+    let cycle_options = CycleOptions::of(&settings.connect);
     let cycle = connected.read(&cycle_options, jiff::Timestamp::now()).await;
     match cycle.result {
         Ok(snapshot) => {
