@@ -738,6 +738,37 @@ url = "http://127.0.0.1:9093"
     }
 
     #[test]
+    fn namespaced_access_is_read_checked_and_refused_beside_watch_and_recording() {
+        let with = |keys: &str| load(&GOOD.replace("interval = \"30s\"", &format!("interval = \"30s\"\n{keys}")));
+        let c = with("namespaces = [\"team-a\", \"team-b\"]").unwrap();
+        assert_eq!(c.clusters[0].connect.namespaces, ["team-a", "team-b"]);
+        assert!(load(GOOD).unwrap().clusters[0].connect.namespaces.is_empty(), "the whole cluster by default");
+        assert_eq!(
+            with("namespaces = [\"Team A\"]").unwrap_err(),
+            "FILE: cluster \"k3s-lab\": field `namespaces`: \"Team A\" is not a namespace name (lower-case letters, \
+             digits and '-', at most 63, starting and ending with a letter or digit)"
+        );
+        assert_eq!(
+            with("namespaces = [\"team-a\"]\nwatch = true").unwrap_err(),
+            "FILE: cluster \"k3s-lab\": field `namespaces` does not go with `watch = true`: watch mode follows the \
+             cluster-wide collections; namespaced access is read every interval"
+        );
+        assert!(
+            with("namespaces = [\"team-a\"]\nrecord_dir = \"/tmp/r\"")
+                .unwrap_err()
+                .contains("does not go with `record_dir`")
+        );
+        // Stored on the pages: left out when empty, as before; kept when set.
+        let mut page = PageSettings { interval: Seconds(60.0), watch: false, connect: ConnectOptions::default() };
+        let stored = serde_json::to_string(&StoredSettings::from(page.clone())).unwrap();
+        assert!(!stored.contains("\"namespaces\""), "{stored}");
+        page.connect.namespaces = vec!["team-a".into()];
+        let stored = serde_json::to_string(&StoredSettings::from(page.clone())).unwrap();
+        let back = PageSettings::from(serde_json::from_str::<StoredSettings>(&stored).unwrap());
+        assert_eq!(back.connect.namespaces, ["team-a"]);
+    }
+
+    #[test]
     fn admins_are_configured_like_viewers_and_checked_alike() {
         let with = |admin: &str| load(&format!("{GOOD}\n[auth.admin]\n{admin}\n"));
         let c = with("bearer_token = \"adm-0123456789\"").unwrap();

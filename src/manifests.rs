@@ -233,6 +233,43 @@ mod tests {
     }
 
     #[test]
+    fn namespaced_the_agent_has_roles_in_its_namespaces_and_nothing_cluster_wide() {
+        let m = AgentManifest {
+            namespace: "team-a".into(),
+            namespaces: vec!["team-a".into(), "team-b".into()],
+            ..given("https://dumbmonit.example.com")
+        };
+        let (yaml, _) = agent(&m).unwrap();
+        let kinds: Vec<&str> = yaml.lines().filter_map(|l| l.strip_prefix("kind: ")).collect();
+        assert_eq!(
+            kinds,
+            [
+                "ServiceAccount",
+                "Role",
+                "RoleBinding",
+                "Role",
+                "RoleBinding",
+                "ConfigMap",
+                "Secret",
+                "Deployment",
+                "NetworkPolicy"
+            ],
+            "no Namespace (the tenant's exists), no ClusterRole: {yaml}"
+        );
+        assert!(yaml.contains(
+            "            - --in-cluster\n            - --namespace=team-a\n            - --namespace=team-b\n"
+        ));
+        assert!(yaml.contains("  name: dumbmonit-read\n  namespace: team-b\n"), "{yaml}");
+        assert!(
+            yaml.contains("\"batch\"") && !yaml.contains("\"nodes\""),
+            "the optional reads in namespaces, no node: {yaml}"
+        );
+        assert!(!yaml.contains("namespace: dumbmonit\n") && !yaml.contains("namespace: monitoring\n"));
+        let bad = AgentManifest { namespaces: vec!["Team".into()], ..m };
+        assert!(agent(&bad).is_err());
+    }
+
+    #[test]
     fn values_are_filled_in_and_quoted() {
         let (yaml, written) = agent(&given("https://dumbmonit.example.com:8443")).unwrap();
         assert!(written.is_none());

@@ -6,8 +6,6 @@
 
 mod common;
 
-use std::collections::BTreeMap;
-
 use common::Harness;
 use dumbmonit_sim::fixtures::{Container, Event, Node, Pod, deployment};
 use dumbmonit_sim::{Cluster, Faults};
@@ -114,18 +112,6 @@ async fn a_namespaced_token_is_read_namespace_by_namespace() {
     assert!(!run.stdout.contains("Nodes are not visible"), "{}", run.stdout);
 }
 
-/// The samples of cluster `cluster`, its label left out, for the series about `namespaces`
-/// (and the cluster-wide ones when `namespaces` is empty).
-fn of_cluster(exposition: &str, cluster: &str, namespaces: &[&str]) -> BTreeMap<String, String> {
-    let mark = format!("cluster=\"{cluster}\"");
-    common::samples(exposition)
-        .into_iter()
-        .filter(|(k, _)| k.contains(&mark))
-        .filter(|(k, _)| namespaces.iter().any(|ns| k.contains(&format!("namespace=\"{ns}\""))))
-        .map(|(k, v)| (k.replace(&mark, "").replace("{,", "{").replace(",}", "}"), v.to_string()))
-        .collect()
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn serve_gives_the_namespaces_the_series_a_cluster_wide_read_gives_them() {
     let now = jiff::Timestamp::now();
@@ -147,11 +133,12 @@ async fn serve_gives_the_namespaces_the_series_a_cluster_wide_read_gives_them() 
         })
         .body;
     let teams = ["team-a", "team-b"];
-    let (from_wide, from_tenant) = (of_cluster(&exposition, "wide", &teams), of_cluster(&exposition, "tenant", &teams));
+    let (from_wide, from_tenant) =
+        (common::series_of(&exposition, "wide", &teams), common::series_of(&exposition, "tenant", &teams));
     assert!(from_wide.len() > 10, "the namespaces' objects have series: {from_wide:#?}");
     assert_eq!(from_wide, from_tenant, "the same series for the objects of team-a and team-b");
-    assert!(!of_cluster(&exposition, "wide", &["shop"]).is_empty());
-    assert!(of_cluster(&exposition, "tenant", &["shop"]).is_empty(), "nothing of the other namespaces");
+    assert!(!common::series_of(&exposition, "wide", &["shop"]).is_empty());
+    assert!(common::series_of(&exposition, "tenant", &["shop"]).is_empty(), "nothing of the other namespaces");
     let samples = common::samples(&exposition);
     for family in ["dumbmonit_k8s_nodes", "dumbmonit_k8s_nodes_ready", "dumbmonit_k8s_node_ready"] {
         assert!(
@@ -180,4 +167,25 @@ async fn serve_gives_the_namespaces_the_series_a_cluster_wide_read_gives_them() 
     assert!(page.contains("team-c: the service account may not list pods (403)"));
     let overview = s.get("/").body;
     assert!(overview.contains("(watched in 2 namespaces)"), "{overview}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_agent_reads_the_namespaces_its_server_gives_it() {
+    use common::agent::{Agent, Site, server_url, wait_until};
+    let h = Harness::start(tenants(jiff::Timestamp::now())).await;
+    h.sim.set_faults(granted(&["team-a", "team-b"]));
+    // The agent is started without --namespace: the server's settings name them.
+    let site = Site::new("interval = \"0.3s\"\nnamespaces = [\"team-b\", \"team-a\"]", "");
+    let s = site.serve(&[]);
+    let agent = Agent::start(&site, &h, &server_url(&s), &[], &[]);
+    wait_until(
+        "a namespaced cycle",
+        || s.get("/api/v1/clusters/edge").json()["namespaces"] == serde_json::json!(["team-b", "team-a"]),
+        || format!("{}\n{}", agent.log(), s.get("/api/v1/clusters/edge").body),
+    );
+    let api = s.get("/api/v1/clusters/edge").json();
+    assert_eq!(api["summary"], "1 pod crash-looping, 1 workload missing replicas (watched in 2 namespaces)", "{api:#}");
+    assert!(api["nodes"].is_null());
+    assert!(agent.log().contains("namespaces [team-b, team-a]"), "the agent says what it took: {}", agent.log());
+    assert!(h.sim.requests().iter().any(|r| r.path == "/api/v1/namespaces/team-b/pods"));
 }

@@ -218,6 +218,18 @@ pub fn samples(exposition: &str) -> BTreeMap<String, f64> {
     out
 }
 
+/// The samples of cluster `cluster` labelled with one of `namespaces`, the cluster's label left
+/// out, values as written.
+pub fn series_of(exposition: &str, cluster: &str, namespaces: &[&str]) -> BTreeMap<String, String> {
+    let mark = format!("cluster=\"{cluster}\"");
+    samples(exposition)
+        .into_iter()
+        .filter(|(k, _)| k.contains(&mark))
+        .filter(|(k, _)| namespaces.iter().any(|ns| k.contains(&format!("namespace=\"{ns}\""))))
+        .map(|(k, v)| (k.replace(&mark, "").replace("{,", "{").replace(",}", "}"), v.to_string()))
+        .collect()
+}
+
 /// The series of one family.
 pub fn family<'a>(samples: &'a BTreeMap<String, f64>, name: &str) -> Vec<(&'a str, f64)> {
     samples

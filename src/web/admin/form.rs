@@ -284,6 +284,24 @@ mod tests {
     const DIRECT: &str = "action=save&name=lab&address=https%3A%2F%2Fk3s.lan%3A6443&port=6443&timeout=10s&interval=60s";
 
     #[test]
+    fn namespaces_are_checked_stored_and_shown_again() {
+        let b = board("form-namespaces");
+        let s = posted(&format!("{DIRECT}&namespaces=team-a%2C+team-b")).settings(false).unwrap();
+        assert_eq!(s.connect.namespaces, ["team-a", "team-b"]);
+        let back = saved_and_read_back(&b, "lab", &s);
+        assert_eq!(back.to_cluster("lab", "tok-0123456789abcdef".into()).connect.namespaces, ["team-a", "team-b"]);
+        let page = form_page(&b, "csrf", &ClusterForm::from_settings("lab", &back), Some("lab"), None);
+        assert!(page.contains(r#"name="namespaces" value="team-a, team-b""#), "{page}");
+        let bad = posted(&format!("{DIRECT}&namespaces=Team_A")).settings(false).unwrap_err();
+        assert!(bad.to_string().starts_with("Namespaces: \"Team_A\" is not a namespace name"), "{bad}");
+        let both = posted(&format!("{DIRECT}&namespaces=team-a&watch=on")).settings(false).unwrap_err();
+        assert!(matches!(both, FormError::NamespacesWithWatch));
+        // An agent's cluster keeps them too: its agent reads them from the server.
+        let agent = posted("action=agent&name=edge&interval=60s&namespaces=team-a").settings(true).unwrap();
+        assert_eq!(agent.connect.namespaces, ["team-a"]);
+    }
+
+    #[test]
     fn the_watch_box_is_stored_and_shown_checked_again() {
         let b = board("form-watch-direct");
         let ticked = posted(&format!("{DIRECT}&watch=on")).settings(false).unwrap();
