@@ -15,6 +15,8 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
+pub mod plane;
+
 /// What a benchmark could not measure.
 pub type Measured<T> = Result<T, String>;
 
@@ -291,6 +293,26 @@ pub fn cpu_seconds(pid: u32) -> Measured<f64> {
     // SAFETY: sysconf only reads a system constant.
     let hz = unsafe { libc::sysconf(libc::_SC_CLK_TCK) } as f64;
     Ok((ticks(11)? + ticks(12)?) / hz)
+}
+
+/// Bytes as the tables write them: MB, KB or B.
+pub fn size(bytes: f64) -> String {
+    if bytes >= 1e6 {
+        format!("{:.2} MB", bytes / 1e6)
+    } else if bytes >= 1e3 {
+        format!("{:.1} KB", bytes / 1e3)
+    } else {
+        format!("{bytes:.0} B")
+    }
+}
+
+/// A duration as the tables write it: seconds from 10 s, else milliseconds.
+pub fn ms(d: Duration) -> String {
+    if d >= Duration::from_secs(10) {
+        format!("{:.1} s", d.as_secs_f64())
+    } else {
+        format!("{:.0} ms", d.as_secs_f64() * 1000.0)
+    }
 }
 
 #[cfg(test)]
