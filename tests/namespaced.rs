@@ -90,6 +90,11 @@ async fn a_namespaced_token_is_read_namespace_by_namespace() {
         let p = format!("/apis/apps/v1/namespaces/{ns}/deployments");
         assert!(requests.iter().any(|r| r.path == p && r.query.contains("limit=500")), "{p} was read in pages of 500");
     }
+    // A namespace is looked up only when nothing was found in it and nothing refused.
+    for ns in ["team-a", "team-b", "team-c"] {
+        let p = format!("/api/v1/namespaces/{ns}");
+        assert!(!requests.iter().any(|r| r.path == p), "{p}: it has objects, or refused");
+    }
     for cluster_wide in ["/api/v1/pods", "/apis/apps/v1/deployments", "/api/v1/events"] {
         let n = requests.iter().filter(|r| r.path == cluster_wide).count();
         assert_eq!(n, 1, "{cluster_wide}: only the cluster-wide check above read it");

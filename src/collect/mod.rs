@@ -355,7 +355,7 @@ pub async fn run<S: Source>(source: &S, options: &CycleOptions, now: Timestamp) 
     // A recording keeps cluster-wide Lists: not with namespaced access (refused where set).
     let (s, rec) = (source, options.record && sc.is_none());
     let f = s.fetcher();
-    let (version, nodes, pods, deployments, statefulsets, daemonsets, pvcs, events, extras, not_found) = tokio::join!(
+    let (version, nodes, pods, deployments, statefulsets, daemonsets, pvcs, events, extras) = tokio::join!(
         timed(Collection::Version, s.version(rec)),
         timed(Collection::Nodes, s.list::<Node>(Collection::Nodes, None, rec)),
         timed(Collection::Pods, list_in::<S, Pod>(s, sc, Collection::Pods, skip, rec)),
@@ -372,13 +372,13 @@ pub async fn run<S: Source>(source: &S, options: &CycleOptions, now: Timestamp) 
         // Not filtered by namespace on the server: a Node's events may be recorded in an ignored one.
         timed(Collection::Events, list_in::<S, Event>(s, sc, Collection::Events, Some("type=Warning"), rec)),
         read_optional(s, sc, rec),
-        async {
-            match sc {
-                Some(sc) => sc.not_found(f).await,
-                None => Vec::new(),
-            }
-        },
     );
+    // Whether the namespaces in which nothing at all was found exist (after the lists: only for
+    // those, so that a namespace that has objects costs no request more).
+    let not_found = match sc {
+        Some(sc) => sc.not_found(f).await,
+        None => Vec::new(),
+    };
     // Namespaced access: nodes refused leave the cycle whole, without nodes and without a stat
     // (not a failure of the monitor: the token was never meant to see them).
     let (nodes, nodes_hidden) = match nodes {

@@ -39,6 +39,8 @@ pub struct Scope {
     namespaces: Vec<String>,
     /// (namespace's index, collection) of each 403.
     refused: Mutex<Vec<(usize, Collection)>>,
+    /// The namespaces (by index) in which some List found an object.
+    found: Mutex<Vec<bool>>,
 }
 
 /// Whether an error is the API server's 403.
@@ -58,7 +60,8 @@ impl Scope {
                 kept.push(ns.clone());
             }
         }
-        Some(Scope { namespaces: kept, refused: Mutex::new(Vec::new()) })
+        let found = Mutex::new(vec![false; kept.len()]);
+        Some(Scope { namespaces: kept, refused: Mutex::new(Vec::new()), found })
     }
 
     /// One collection, listed in each namespace. A 403 in a namespace is noted and leaves that
@@ -89,6 +92,9 @@ impl Scope {
             match read {
                 Ok(listed) => {
                     granted = true;
+                    if !listed.items.is_empty() {
+                        self.found.lock().expect("found")[i] = true;
+                    }
                     items.extend(unwrap_api(listed.items));
                 }
                 Err(e) if forbidden(&e) => {
@@ -104,15 +110,24 @@ impl Scope {
         }
     }
 
-    /// Which namespaces the API server says do not exist (a GET of each: 404). A token that
-    /// may not get namespaces learns nothing so (403): with namespaced rights alone, a
-    /// namespace that does not exist is refused like one not granted.
+    /// Which namespaces the API server says do not exist (a GET of it: 404), asked only of
+    /// those whose every List answered and found nothing (a List in a namespace that does not
+    /// exist answers an empty list to a token that may list there). A token that may not get
+    /// namespaces learns nothing so (403): with namespaced rights alone, a namespace that does
+    /// not exist is refused like one not granted, and is not asked about.
     pub async fn not_found(&self, f: &Fetcher) -> Vec<bool> {
+        let found = self.found.lock().expect("found").clone();
+        let refused: Vec<usize> = self.refused.lock().expect("refusals").iter().map(|(i, _)| *i).collect();
         let reads: Vec<Reading<'_, bool>> = self
             .namespaces
             .iter()
-            .map(|ns| {
+            .enumerate()
+            .map(|(i, ns)| {
+                let ask = !found[i] && !refused.contains(&i);
                 let read: Reading<'_, bool> = Box::pin(async move {
+                    if !ask {
+                        return Ok(false);
+                    }
                     let got =
                         f.get::<serde::de::IgnoredAny>(Collection::Pods, &format!("/api/v1/namespaces/{ns}")).await;
                     Ok(matches!(got, Err(ReadError { kind: ReadErrorKind::Status { code: 404, .. }, .. })))

@@ -121,6 +121,8 @@ pub fn overview(board: &Board, query: &str) -> String {
                                 }
                             }
                             @match &c.health {
+                                // Namespaced access without nodes: not visible, not 0/0.
+                                Some(h) if !h.nodes_visible() => { td { "–" } td { (h.counts.pods) } }
                                 Some(h) => { td { (h.counts.nodes_ready) "/" (h.counts.nodes) } td { (h.counts.pods) } }
                                 None => { td { "–" } td { "–" } }
                             }
