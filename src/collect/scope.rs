@@ -55,7 +55,9 @@ impl Scope {
             return None;
         }
         let mut kept: Vec<String> = Vec::new();
-        for ns in namespaces {
+        // Checked where they are configured; here too, since they go into the requests' paths
+        // (an agent takes them from its server).
+        for ns in namespaces.iter().filter(|n| crate::rbac::check_name("", n).is_ok()) {
             if !ignored.contains(ns) && !kept.contains(ns) {
                 kept.push(ns.clone());
             }
@@ -192,6 +194,7 @@ mod tests {
     fn the_whole_cluster_without_namespaces_and_ignored_ones_are_not_read() {
         assert!(Scope::new(&[], &[]).is_none());
         assert_eq!(scope(&["a", "b", "a", "ci"], &["ci"]).namespaces, ["a", "b"]);
+        assert_eq!(scope(&["a", "../../api/v1/secrets", "B"], &[]).namespaces, ["a"], "never into a path");
     }
 
     #[test]
