@@ -213,6 +213,8 @@ pub struct Board {
     /// How many changes the pages made, and up to which one serve has applied.
     changes_made: AtomicU64,
     changes_applied: tokio::sync::watch::Sender<u64>,
+    /// The silences in force: the file's `[[silence]]` entries.
+    silences: RwLock<Arc<Vec<crate::silence::Silence>>>,
 }
 
 /// The most recent samples of two durations, in seconds: how late each cycle started after its
@@ -276,7 +278,19 @@ impl Board {
             clusters_changed: tokio::sync::Notify::new(),
             changes_made: AtomicU64::new(0),
             changes_applied: tokio::sync::watch::Sender::new(0),
+            silences: RwLock::new(Arc::default()),
         }
+    }
+
+    /// The silences in force now.
+    pub fn silences(&self) -> Arc<Vec<crate::silence::Silence>> {
+        self.silences.read().expect("silences lock").clone()
+    }
+
+    /// Puts `silences` in force (at start and at each reload of the file).
+    pub fn set_silences(&self, silences: Vec<crate::silence::Silence>) {
+        *self.silences.write().expect("silences lock") = Arc::new(silences);
+        self.generation.fetch_add(1, Ordering::SeqCst);
     }
 
     pub fn set_ready(&self) {

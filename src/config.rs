@@ -91,6 +91,9 @@ pub struct Config {
     pub clusters: Vec<ClusterConfig>,
     #[serde(default, rename = "notifier")]
     pub notifiers: Vec<NotifierConfig>,
+    /// Standing ignore rules: silences with no end.
+    #[serde(default, rename = "silence")]
+    pub silences: Vec<SilenceConfig>,
     /// Serve over HTTPS (for agents that push across the internet).
     pub tls: Option<TlsConfig>,
     /// Watch only the clusters of this shard (`"INDEX/COUNT"`); `serve --shard` wins over it.
@@ -98,6 +101,33 @@ pub struct Config {
     /// The key that seals the tokens of clusters added on the pages (made on first start, mode
     /// 0600, when absent); `STATE_DIR/secret.key` by default.
     pub secret_key_file: Option<PathBuf>,
+}
+
+/// A `[[silence]]`: matchers in Alertmanager's syntax over an alert's labels, all of which must
+/// hold, and why.
+#[derive(Clone, Debug, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SilenceConfig {
+    pub matchers: Vec<String>,
+    #[serde(default)]
+    pub comment: String,
+}
+
+impl Config {
+    /// The file's silences, checked at load (`file-1`, `file-2`… in the file's order).
+    pub fn silences(&self) -> Vec<crate::silence::Silence> {
+        self.silences
+            .iter()
+            .enumerate()
+            .map(|(i, s)| crate::silence::Silence {
+                id: format!("file-{}", i + 1),
+                matchers: s.matchers.iter().filter_map(|m| crate::silence::Matcher::parse(m).ok()).collect(),
+                comment: s.comment.clone(),
+                created_by: "the configuration file".into(),
+                from_file: true,
+            })
+            .collect()
+    }
 }
 
 /// One shard of the configured clusters: those whose stable hash of the name (64-bit FNV-1a),
@@ -420,6 +450,17 @@ impl Config {
             {
                 if !(v.0.is_finite() && v.0 > 0.0) {
                     return err(at(), Problem::NotPositive { field });
+                }
+            }
+        }
+        for (i, silence) in self.silences.iter().enumerate() {
+            let at = Section::Silence(i + 1);
+            if silence.matchers.is_empty() {
+                return err(at, Problem::NoMatchers);
+            }
+            for m in &silence.matchers {
+                if let Err(e) = crate::silence::Matcher::parse(m) {
+                    return err(at, Problem::Matcher(e));
                 }
             }
         }

@@ -130,6 +130,7 @@ async fn tour_in(args: &DemoArgs, dir: PathBuf) -> Result<(), DemoError> {
         allowed_hosts: Vec::new(),
         clusters: vec![cluster],
         notifiers: Vec::new(),
+        silences: Vec::new(),
         tls: None,
         shard: None,
         secret_key_file: None,

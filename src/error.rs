@@ -161,6 +161,8 @@ pub enum Section {
     Cluster(String),
     /// A `[[notifier]]`, by its name (given, or made from its type).
     Notifier(String),
+    /// The N-th `[[silence]]` (from 1).
+    Silence(usize),
 }
 
 impl fmt::Display for Section {
@@ -170,6 +172,7 @@ impl fmt::Display for Section {
             Section::AuthAdmin => f.write_str("auth.admin"),
             Section::Cluster(name) => write!(f, "cluster {name:?}"),
             Section::Notifier(name) => write!(f, "notifier {name:?}"),
+            Section::Silence(n) => write!(f, "silence {n}"),
         }
     }
 }
@@ -217,6 +220,12 @@ pub enum Problem {
         "field `record_dir` does not go with `watch = true`: a recording keeps each List as the API server returned it, and watch mode keeps compact records only"
     )]
     RecordWithWatch,
+    /// A `[[silence]]` without a matcher (it would mute nothing, or be read as muting all).
+    #[error("field `matchers`: give at least one matcher, such as 'alertname=\"KubernetesPodBlocked\"'")]
+    NoMatchers,
+    /// A matcher of a `[[silence]]` that cannot be one.
+    #[error("field `matchers`: {0}")]
+    Matcher(#[from] crate::silence::MatcherError),
     /// `namespaces` beside a setting it does not go with.
     #[error("field `namespaces` does not go with {field}: {why}")]
     NamespacesWith { field: &'static str, why: &'static str },

@@ -31,6 +31,7 @@ pub mod report;
 pub mod rules;
 pub mod secret;
 pub mod serve;
+pub mod silence;
 pub mod state;
 pub mod web;
 pub mod wire;

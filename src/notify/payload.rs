@@ -120,6 +120,7 @@ mod tests {
             active_at: "2026-11-30T03:00:00Z".parse().unwrap(),
             fired_at: Some("2026-11-30T03:10:00Z".parse().unwrap()),
             escalated_at: None,
+            untold: false,
         }
     }
 

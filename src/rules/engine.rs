@@ -21,6 +21,11 @@ pub struct Alert {
     pub active_at: Timestamp,
     pub fired_at: Option<Timestamp>,
     pub escalated_at: Option<Timestamp>,
+    /// It fired while a silence muted it: the notifiers were not told, and are told when it
+    /// is no longer muted (its resolution never, if it resolves first). Left out when false, so
+    /// that stored alerts read as before.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub untold: bool,
 }
 
 impl Alert {
@@ -89,6 +94,15 @@ pub fn alert_key(alertname: &str, object_labels: &BTreeMap<String, String>) -> S
     format!("{alertname}{{{}}}", labels.join(","))
 }
 
+/// The key of an alert as held: its alertname and its object's labels.
+pub fn key_of(a: &Alert) -> String {
+    let mut object = a.labels.clone();
+    for k in ["alertname", "severity", "cluster"] {
+        object.remove(k);
+    }
+    alert_key(&a.alertname, &object)
+}
+
 fn rule_of(alertname: &str) -> &'static Rule {
     RULES.iter().find(|r| r.alertname == alertname).expect("alerts come from the built-in rules")
 }
@@ -128,6 +142,7 @@ impl RuleState {
                     active_at: now,
                     fired_at: None,
                     escalated_at: None,
+                    untold: false,
                 }
             });
             alert.summary = obs.summary;

@@ -7,6 +7,7 @@
 pub mod builtin;
 pub mod engine;
 pub mod prometheus;
+pub mod quiet;
 
 use std::collections::BTreeMap;
 use std::time::Duration;

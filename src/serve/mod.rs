@@ -153,6 +153,7 @@ pub async fn run(config: Config, options: ServeOptions) -> Result<(), ServeError
         secret_key,
         counters.clone(),
     ));
+    board.set_silences(config.silences());
     let shared = Arc::new(Shared {
         board: board.clone(),
         firing: Arc::new(Mutex::new(Default::default())),
@@ -252,6 +253,8 @@ async fn reload_into(
         Ok(n) => *shared.board.notifiers().write().expect("notifiers lock") = Arc::new(n),
         Err(e) => Said::NotifiersNotReloaded { error: &e }.emit(),
     }
+    // Checked when the file loaded: a file with a bad silence is not reloaded at all.
+    shared.board.set_silences(new.silences());
     match new.protection() {
         Ok(p) => shared.board.set_protection(p),
         Err(e) => Said::AuthNotReloaded { error: &e }.emit(),

@@ -186,10 +186,13 @@ fn derive(state: &mut RuleState, cluster: &str, arrival: Arrival, board: &Board)
             transitions.push(Transition { time: now, state: TransitionState::Resolved, alert, previous_labels: None });
         }
     }
+    // Silences: what is muted is held and shown, not told (rules/quiet.rs).
+    let silences = board.silences();
+    let told = state.told(now, &transitions, &silences);
     // Notifications of a cycle heard of late say so; the alert's own times stay the cycle's.
     let told: Vec<Transition> = match arrival.late {
-        None => transitions.clone(),
-        Some(late) => transitions.iter().cloned().map(|t| late_note(t, late)).collect(),
+        None => told,
+        Some(late) => told.into_iter().map(|t| late_note(t, late)).collect(),
     };
     let notifications = board.notification_bodies(&told);
     let series = crate::metrics::cycle_series(cluster, health.as_ref(), arrival.duration, &arrival.stats);
@@ -218,11 +221,10 @@ fn derive(state: &mut RuleState, cluster: &str, arrival: Arrival, board: &Board)
 fn commit(shared: &Shared, name: &str, state: &RuleState, d: &Derived) {
     // What Alertmanager is re-sent changes before the outbox does: a re-send taken from the
     // previous cycle must never follow this cycle's resolution (it would fire the alert again).
-    shared
-        .firing
-        .lock()
-        .expect("firing lock")
-        .cycled(name, state.alerts.values().filter(|a| a.firing()).cloned().collect());
+    // A muted alert is not re-sent either: Alertmanager would tell its receivers.
+    let silences = shared.board.silences();
+    let firing = state.alerts.values().filter(|a| a.firing() && !RuleState::muted(a, &silences)).cloned().collect();
+    shared.firing.lock().expect("firing lock").cycled(name, firing);
     let saving = std::time::Instant::now();
     let committed = shared.board.commit_cycle(name, state, &d.notifications, d.point);
     shared.board.timed(|t| Timings::push(&mut t.commit, saving.elapsed()));

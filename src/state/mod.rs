@@ -601,6 +601,7 @@ mod tests {
             active_at: t(0),
             fired_at: None,
             escalated_at: None,
+            untold: false,
         }
     }
 

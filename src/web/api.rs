@@ -5,6 +5,7 @@ use serde_json::{Value, json};
 
 use crate::board::{Board, ClusterView};
 use crate::rules::Alert;
+use crate::silence::Silence;
 
 fn time(t: Option<jiff::Timestamp>) -> Value {
     t.map(|t| json!(t.to_string())).unwrap_or(Value::Null)
@@ -38,7 +39,7 @@ fn summary(c: &ClusterView) -> Value {
     })
 }
 
-pub fn alert(cluster: &str, a: &Alert) -> Value {
+pub fn alert(cluster: &str, a: &Alert, silences: &[Silence]) -> Value {
     json!({
         "cluster": cluster,
         "alertname": a.alertname,
@@ -50,7 +51,39 @@ pub fn alert(cluster: &str, a: &Alert) -> Value {
         "active_at": a.active_at.to_string(),
         "fired_at": time(a.fired_at),
         "escalated_at": time(a.escalated_at),
+        "silenced_by": crate::silence::muting(silences, &a.labels),
     })
+}
+
+/// The silences in force, in the shape of Alertmanager's `GET /api/v2/silences`; a file's
+/// silence has no start nor end (`null`): it holds while the file says it.
+pub fn silences(board: &Board) -> String {
+    let list: Vec<Value> = board
+        .silences()
+        .iter()
+        .map(|s| {
+            json!({
+                "id": s.id,
+                "status": {"state": "active"},
+                "matchers": s.matchers.iter().map(|m| {
+                    use crate::silence::Op;
+                    json!({
+                        "name": m.name,
+                        "value": m.value,
+                        "isRegex": matches!(m.op, Op::Regex | Op::NotRegex),
+                        "isEqual": matches!(m.op, Op::Equal | Op::Regex),
+                    })
+                }).collect::<Vec<_>>(),
+                "startsAt": Value::Null,
+                "endsAt": Value::Null,
+                "createdBy": s.created_by,
+                "comment": s.comment,
+                "updatedAt": Value::Null,
+                "from_file": s.from_file,
+            })
+        })
+        .collect();
+    Value::Array(list).to_string()
 }
 
 pub fn clusters(board: &Board) -> String {
@@ -78,13 +111,18 @@ pub fn cluster(board: &Board, name: &str) -> Option<String> {
         doc["warning_events_by_reason"] =
             Value::Array(h.events_by_reason.iter().map(|(r, n)| json!({"reason": r, "count": n})).collect());
     }
-    doc["alerts"] = Value::Array(c.alerts.iter().map(|a| alert(&c.name, a)).collect());
+    let silences = board.silences();
+    doc["alerts"] = Value::Array(c.alerts.iter().map(|a| alert(&c.name, a, &silences)).collect());
     Some(doc.to_string())
 }
 
 pub fn alerts(board: &Board) -> String {
-    let list: Vec<Value> =
-        board.clusters().iter().flat_map(|c| c.alerts.iter().map(|a| alert(&c.name, a)).collect::<Vec<_>>()).collect();
+    let silences = board.silences();
+    let list: Vec<Value> = board
+        .clusters()
+        .iter()
+        .flat_map(|c| c.alerts.iter().map(|a| alert(&c.name, a, &silences)).collect::<Vec<_>>())
+        .collect();
     Value::Array(list).to_string()
 }
 

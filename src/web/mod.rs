@@ -91,6 +91,10 @@ pub fn router(board: Arc<Board>, https: bool, listen: SocketAddr) -> Router {
             get(|State(b): State<Arc<Board>>| async move { respond(StatusCode::OK, JSON, api::alerts(&b)) }),
         )
         .route(
+            "/api/v1/silences",
+            get(|State(b): State<Arc<Board>>| async move { respond(StatusCode::OK, JSON, api::silences(&b)) }),
+        )
+        .route(
             "/api/v1/monitor",
             get(|State(b): State<Arc<Board>>| async move { respond(StatusCode::OK, JSON, api::monitor(&b)) }),
         )

@@ -235,7 +235,7 @@ pub fn cluster(board: &Board, name: &str, query: &str) -> Option<String> {
             (capacity(h))
             (optional_reads(h))
         }
-        (alerts(&c, now))
+        (alerts(&c, now, &board.silences()))
         (history(board, &c, now, week))
     };
     Some(page(&format!("{} · DumbMonit", c.name), board.banner(), with_notices(board, body)))
@@ -494,7 +494,7 @@ fn capacity(h: &Health) -> Markup {
     table(&title, &headers, rows, more_than_shown(nodes.len()))
 }
 
-fn alerts(c: &ClusterView, now: Timestamp) -> Markup {
+fn alerts(c: &ClusterView, now: Timestamp, silences: &[crate::silence::Silence]) -> Markup {
     if c.alerts.is_empty() {
         return html! {};
     }
@@ -515,7 +515,13 @@ fn alerts(c: &ClusterView, now: Timestamp) -> Markup {
                 td { (a.alertname) }
                 td class=(if a.severity == crate::rules::Severity::Warning { "critical" } else { "notice" }) { (a.severity.as_str()) }
                 td { (object.join(" ")) }
-                td { (a.summary) }
+                td {
+                    (a.summary)
+                    @for s in silences.iter().filter(|s| s.mutes(&a.labels)) {
+                        br;
+                        span.muted { "silenced by " (s.created_by) @if !s.comment.is_empty() { ": " (s.comment) } }
+                    }
+                }
                 td { (state) }
                 td { (clock(since)) " " span.muted { "(" (ago(since, now)) ")" } }
             }
