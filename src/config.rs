@@ -422,7 +422,9 @@ impl Config {
                 return err(at(), Problem::NotANamespace { value: value.clone() });
             }
             if !k.namespaces.is_empty() {
-                let field = if c.watch {
+                let field = if k.namespaces.iter().all(|n| k.ignored_namespaces.contains(n)) {
+                    Some(("`ignored_namespaces`", "every namespace it names is ignored: nothing would be read"))
+                } else if c.watch {
                     Some((
                         "`watch = true`",
                         "watch mode follows the cluster-wide collections; namespaced access is read every interval",

@@ -46,7 +46,7 @@ pub fn check_name(flag: &'static str, v: &str) -> Result<(), ConfigError> {
 /// The manifests, as one YAML stream for `kubectl apply -f -`: get and list on the rules (and on
 /// the optional ones), and with `watch` the watch verb too, but on [`NOT_WATCHED`].
 pub fn manifests(namespace: &str, name: &str, optional: bool, watch: bool) -> Result<String, ConfigError> {
-    check_name("--namespace", namespace)?;
+    check_name("--service-account-namespace", namespace)?;
     check_name("--name", name)?;
     let extra: &[(&str, &[&str])] = if optional { &OPTIONAL_RULES } else { &[] };
     let rules: String = RULES

@@ -127,6 +127,7 @@ async fn a_tenant_token_reads_its_namespaces_and_nothing_else() {
         assert_eq!(lines.iter().filter(|l| **l == said).count(), 1, "said once: {said}\n{}", run.stdout);
     }
     assert!(!run.stdout.contains("other/") && !run.stdout.contains("noise"), "{}", run.stdout);
+    assert!(!run.stdout.lines().any(|l| l.starts_with("team-")), "no namespace's line: {}", run.stdout);
     assert!(!run.stdout.contains("node-1"), "{}", run.stdout);
 
     // Exit status by the namespaces read: team-b alone is healthy.
@@ -225,6 +226,9 @@ async fn a_tenant_token_reads_its_namespaces_and_nothing_else() {
     }
     let api = s.get("/api/v1/clusters/tenant").json();
     assert_eq!(api["namespaces"], serde_json::json!(["team-a", "team-b"]));
+    // Without --optional, the optional reads are refused in every namespace: the one "Not
+    // granted" line, no namespace's.
+    assert_eq!(api["namespace_problems"], serde_json::json!([]), "{api:#}");
     assert!(api["nodes"].is_null(), "{api:#}");
     assert!(s.get("/clusters/tenant").body.contains("Nodes are not visible with this token (namespaced access)"));
     drop(s);

@@ -74,6 +74,10 @@ pub struct Namespaced {
     pub asked: usize,
     /// The namespaces read, in the order given.
     pub read: Vec<String>,
+    /// Those not read (not found, or a core read refused): their alerts neither fire nor
+    /// resolve while so (a failed read resolves nothing).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub unread: Vec<String>,
     /// One line for each namespace not read, or read but in part: `team-c: not found`,
     /// `team-c: the service account may not list pods (403)`.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]

@@ -143,19 +143,27 @@ impl Scope {
     /// What the cycle says of its access: the namespaces read, a line for each that was not
     /// (or only in part), and what cluster-wide it could not see.
     pub fn finish(self, not_found: &[bool], nodes_hidden: bool) -> Namespaced {
-        let refused = self.refused.into_inner().expect("refusals");
+        let mut refused = self.refused.into_inner().expect("refusals");
+        refused.sort();
+        refused.dedup();
+        // An optional read refused in every namespace is not granted at all: said once, as
+        // cluster-wide (the optional reads' line), not in each namespace's.
+        let everywhere = |c: Collection| refused.iter().filter(|(_, r)| *r == c).count() == self.namespaces.len();
         let mut read = Vec::new();
+        let mut unread = Vec::new();
         let mut problems = Vec::new();
         for (i, ns) in self.namespaces.iter().enumerate() {
             if not_found.get(i).copied().unwrap_or(false) {
                 problems.push(format!("{ns}: not found"));
+                unread.push(ns.clone());
                 continue;
             }
-            let mut resources: Vec<Collection> = refused.iter().filter(|(n, _)| *n == i).map(|(_, c)| *c).collect();
+            let mut resources: Vec<Collection> =
+                refused.iter().filter(|(n, c)| *n == i && !(c.optional() && everywhere(*c))).map(|(_, c)| *c).collect();
             resources.sort();
-            resources.dedup();
             if resources.iter().any(|c| !c.optional()) {
                 problems.push(refusal_line(ns, &resources));
+                unread.push(ns.clone());
             } else {
                 read.push(ns.clone());
                 if !resources.is_empty() {
@@ -164,7 +172,7 @@ impl Scope {
             }
         }
         let node_events_hidden = !read.iter().any(|n| n == NODE_EVENTS_NAMESPACE);
-        Namespaced { asked: self.namespaces.len(), read, problems, nodes_hidden, node_events_hidden }
+        Namespaced { asked: self.namespaces.len(), read, unread, problems, nodes_hidden, node_events_hidden }
     }
 }
 
@@ -221,6 +229,13 @@ mod tests {
             ]
         );
         assert_eq!(n.asked, 5);
+        assert_eq!(n.unread, ["team-c", "gone", "default"]);
+        // Refused in every namespace, an optional read is not named in any line.
+        let two = scope(&["a", "b"], &[]);
+        two.refused.lock().unwrap().extend([(0, Collection::Jobs), (1, Collection::Jobs), (1, Collection::Hpas)]);
+        let both = two.finish(&[false, false], false);
+        assert_eq!(both.problems, ["b: the service account may not list horizontalpodautoscalers.autoscaling (403)"]);
+        assert_eq!(both.read, ["a", "b"]);
         assert!(n.nodes_hidden);
         assert!(n.node_events_hidden, "default, where events about nodes are, was not read");
         let s = scope(&["default"], &[]);

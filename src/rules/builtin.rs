@@ -260,21 +260,29 @@ impl RuleState {
         // Namespaced access that may not list nodes: no node rule fires or resolves.
         let nodes_read = h.nodes_visible();
         let node_rules = [&NODE_FLAPPING, &VERSION_SKEW, &NODE_NOT_READY, &NODE_PRESSURE];
-        self.evaluate(now, cluster, obs, |rule| {
-            if node_rules.iter().any(|r| r.alertname == rule.alertname) {
-                nodes_read
-            } else if rule.alertname == AGGREGATED_API_UNAVAILABLE.alertname {
-                apiservices_read
-            } else if rule.alertname == HPA_METRICS_UNAVAILABLE.alertname {
-                hpas_read
-            } else if rule.alertname == JOB_FAILED.alertname {
-                jobs_read
-            } else if rule.alertname == CRONJOB_MISSED.alertname {
-                cronjobs_read
-            } else {
-                true
-            }
-        })
+        // A namespace not read this cycle resolves none of its alerts.
+        let unread: &[String] = h.extras.namespaced.as_ref().map_or(&[], |n| &n.unread);
+        self.evaluate_where(
+            now,
+            cluster,
+            obs,
+            |alert| !alert.labels.get("namespace").is_some_and(|ns| unread.contains(ns)),
+            |rule| {
+                if node_rules.iter().any(|r| r.alertname == rule.alertname) {
+                    nodes_read
+                } else if rule.alertname == AGGREGATED_API_UNAVAILABLE.alertname {
+                    apiservices_read
+                } else if rule.alertname == HPA_METRICS_UNAVAILABLE.alertname {
+                    hpas_read
+                } else if rule.alertname == JOB_FAILED.alertname {
+                    jobs_read
+                } else if rule.alertname == CRONJOB_MISSED.alertname {
+                    cronjobs_read
+                } else {
+                    true
+                }
+            },
+        )
     }
 
     /// Evaluates the unreachable rule alone after a failed cycle: nothing else fires or resolves.

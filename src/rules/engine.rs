@@ -121,6 +121,18 @@ impl RuleState {
         observations: Vec<Observation>,
         in_scope: impl Fn(&Rule) -> bool,
     ) -> Vec<Transition> {
+        self.evaluate_where(now, cluster, observations, |_| true, in_scope)
+    }
+
+    /// [`RuleState::evaluate`], where only the alerts `may_resolve` holds of can resolve.
+    pub fn evaluate_where(
+        &mut self,
+        now: Timestamp,
+        cluster: &str,
+        observations: Vec<Observation>,
+        may_resolve: impl Fn(&Alert) -> bool,
+        in_scope: impl Fn(&Rule) -> bool,
+    ) -> Vec<Transition> {
         let mut transitions = Vec::new();
         let mut seen = HashSet::new();
         for mut obs in observations {
@@ -178,7 +190,7 @@ impl RuleState {
         let gone: Vec<String> = self
             .alerts
             .iter()
-            .filter(|(k, a)| !seen.contains(*k) && in_scope(rule_of(&a.alertname)))
+            .filter(|(k, a)| !seen.contains(*k) && in_scope(rule_of(&a.alertname)) && may_resolve(a))
             .map(|(k, _)| k.clone())
             .collect();
         for key in gone {

@@ -15,13 +15,27 @@ impl RuleState {
         let muted = |labels: &std::collections::BTreeMap<String, String>| silences.iter().any(|s| s.mutes(labels));
         let mut told = Vec::with_capacity(transitions.len());
         for t in transitions {
+            let held = self.alerts.get_mut(&key_of(&t.alert));
             match t.state {
                 // Resolved: the alert is gone from the state; `t.alert` is it as it was.
                 TransitionState::Resolved if t.alert.untold || muted(&t.alert.labels) => {}
-                TransitionState::Firing | TransitionState::Escalated if muted(&t.alert.labels) => {
-                    if let Some(a) = self.alerts.get_mut(&key_of(&t.alert)) {
+                TransitionState::Firing if muted(&t.alert.labels) => {
+                    if let Some(a) = held {
                         a.untold = true;
                     }
+                }
+                // An escalation of a muted alert is not told; one told already stays told.
+                TransitionState::Escalated if muted(&t.alert.labels) => {}
+                // The first the notifiers hear of an alert whose firing went untold: its firing.
+                TransitionState::Escalated if held.as_ref().is_some_and(|a| a.untold) => {
+                    let a = held.expect("just seen");
+                    a.untold = false;
+                    told.push(Transition {
+                        state: TransitionState::Firing,
+                        alert: a.clone(),
+                        previous_labels: None,
+                        ..t.clone()
+                    });
                 }
                 _ => told.push(t.clone()),
             }
@@ -43,11 +57,6 @@ impl RuleState {
             });
         }
         told
-    }
-
-    /// Whether an alert of this state is muted now (its firing untold, or a silence on it).
-    pub fn muted(a: &super::Alert, silences: &[Silence]) -> bool {
-        a.untold || silences.iter().any(|s| s.mutes(&a.labels))
     }
 }
 
@@ -147,5 +156,42 @@ mod tests {
         let got = told(25, |m| vec![("n1", m > 12)], |m| if m >= 8 { vec![n1()] } else { vec![] });
         assert_eq!(got, [(5, "n1".into(), TransitionState::Firing)]);
         assert!(silence(r#"node="n1""#).mutes(&labels_of("n1")));
+    }
+
+    #[test]
+    fn an_untold_alert_that_escalates_is_told_once_as_firing() {
+        use crate::collect::WorkloadKind;
+        use crate::health::WorkloadHealth;
+        // A workload short of a replica from 0: fires at 10, escalates at 70 (an hour later).
+        let missing = WorkloadHealth {
+            kind: WorkloadKind::Deployment,
+            namespace: "shop".into(),
+            name: "api".into(),
+            desired: 3,
+            ready: 2,
+            unavailable: 1,
+            updated: 3,
+            updating: false,
+            rollout_stuck: false,
+            why: vec![],
+        };
+        for (silence_ends, told_at) in [(75, 75), (70, 70)] {
+            let mut state = RuleState::default();
+            let mut got = Vec::new();
+            for m in 0..80 {
+                let mut h = health(m, &[]);
+                h.workloads = vec![missing.clone()];
+                let transitions = state.observe(t(m), "lab", &h);
+                let silences = if m < silence_ends { vec![silence(r#"namespace="shop""#)] } else { vec![] };
+                for tr in state.told(t(m), &transitions, &silences) {
+                    got.push((m, tr.state, tr.alert.labels["severity"].clone()));
+                }
+            }
+            assert_eq!(
+                got,
+                [(told_at, TransitionState::Firing, "warning".to_string())],
+                "silence until {silence_ends}"
+            );
+        }
     }
 }

@@ -137,6 +137,29 @@ fn nodes_not_visible_with_namespaced_access_neither_fire_nor_resolve_a_node_rule
 }
 
 #[test]
+fn a_namespace_not_read_resolves_none_of_its_alerts() {
+    // shop's workload misses a replica from 0 (fires at 10); minutes 15-19 shop is not read
+    // (its Role removed, say): nothing resolves; from 20 it is read again, healthy: resolved.
+    let got = timeline(22, |m| {
+        let mut h = health(m);
+        if (15..20).contains(&m) {
+            h.extras.namespaced = Some(crate::collect::optional::Namespaced {
+                asked: 1,
+                unread: vec!["shop".into()],
+                ..Default::default()
+            });
+        } else if m < 15 {
+            h.workloads = vec![workload(1)];
+        }
+        Some(h)
+    });
+    assert_eq!(
+        got,
+        [fired("KubernetesWorkloadReplicasMissing", 10), resolved("KubernetesWorkloadReplicasMissing", 20)]
+    );
+}
+
+#[test]
 fn pressure_fires_per_node_and_condition() {
     let mut state = RuleState::default();
     for m in 0..=5 {

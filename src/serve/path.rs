@@ -221,9 +221,9 @@ fn derive(state: &mut RuleState, cluster: &str, arrival: Arrival, board: &Board)
 fn commit(shared: &Shared, name: &str, state: &RuleState, d: &Derived) {
     // What Alertmanager is re-sent changes before the outbox does: a re-send taken from the
     // previous cycle must never follow this cycle's resolution (it would fire the alert again).
-    // A muted alert is not re-sent either: Alertmanager would tell its receivers.
-    let silences = shared.board.silences();
-    let firing = state.alerts.values().filter(|a| a.firing() && !RuleState::muted(a, &silences)).cloned().collect();
+    // An alert whose firing went untold is not re-sent either (Alertmanager would tell its
+    // receivers); one told before its silence is, so that Alertmanager does not end it.
+    let firing = state.alerts.values().filter(|a| a.firing() && !a.untold).cloned().collect();
     shared.firing.lock().expect("firing lock").cycled(name, firing);
     let saving = std::time::Instant::now();
     let committed = shared.board.commit_cycle(name, state, &d.notifications, d.point);
