@@ -18,12 +18,11 @@
 mod common;
 
 use std::collections::BTreeMap;
-use std::io::BufRead;
 use std::process::Command;
 use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
-use common::plane::{Api, Fleet, Plane, load, relay, rfc3339, service_account};
+use common::plane::{Api, Fleet, Plane, audit_events, load, relay, rfc3339, service_account};
 use common::{Measured, above_zero, cpu_seconds, ms, quantile, size};
 use jiff::Timestamp;
 use serde_json::{Value, json};
@@ -68,29 +67,13 @@ struct Cost {
 
 /// The ServiceAccount's requests answered between `from` and `to`, from the audit log.
 fn audited(plane: &Plane, from: Timestamp, to: Timestamp) -> Measured<(u64, Answers)> {
-    let file = std::fs::File::open(plane.file("logs/audit.log")).map_err(|e| format!("the audit log: {e}"))?;
-    let (mut n, mut by) = (0, BTreeMap::new());
-    for line in std::io::BufReader::new(file).lines() {
-        let line = line.map_err(|e| format!("the audit log: {e}"))?;
-        if !line.contains(ACCOUNT) {
-            continue;
-        }
-        let Ok(e) = serde_json::from_str::<Value>(&line) else { continue };
-        if e["user"]["username"] != ACCOUNT || e["stage"] != "ResponseComplete" {
-            continue;
-        }
-        let at: Timestamp = e["stageTimestamp"]
-            .as_str()
-            .and_then(|t| t.parse().ok())
-            .ok_or_else(|| format!("an audit event without a stageTimestamp: {line}"))?;
-        if at < from || at > to {
-            continue;
-        }
-        n += 1;
+    let events = audit_events(plane, ACCOUNT, from, to)?;
+    let mut by = BTreeMap::new();
+    for e in &events {
         let verb = e["verb"].as_str().unwrap_or("").to_string();
         *by.entry((verb, e["responseStatus"]["code"].as_i64().unwrap_or(0))).or_insert(0) += 1;
     }
-    Ok((n, by))
+    Ok((events.len() as u64, by))
 }
 
 fn main() {

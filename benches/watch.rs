@@ -41,18 +41,17 @@
 mod common;
 
 use std::collections::{BTreeMap, HashSet};
-use std::io::BufRead;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use common::plane::{Api, Fleet, Plane, Relay, load, relay, rfc3339, service_account};
+use common::plane::{Api, Fleet, Plane, Relay, audit_events, load, relay, rfc3339, service_account};
 use common::{Killed, Measured, above_zero, figure, get, ms, quantile, size};
 use dumbmonit::collection::Collection;
 use jiff::Timestamp;
-use serde_json::{Value, json};
+use serde_json::json;
 
 const CLUSTER: &str = "bench";
 const ACCOUNT: &str = "system:serviceaccount:kube-system:dumbmonit";
@@ -446,31 +445,10 @@ struct Requests {
 }
 
 fn audited(plane: &Plane, from: Timestamp, to: Timestamp) -> Measured<Requests> {
-    let file = std::fs::File::open(plane.file("logs/audit.log")).map_err(|e| format!("the audit log: {e}"))?;
     let read = read_resources();
     let mut r = Requests::default();
-    for line in std::io::BufReader::new(file).lines() {
-        let line = line.map_err(|e| format!("the audit log: {e}"))?;
-        if !line.contains(ACCOUNT) {
-            continue;
-        }
-        let Ok(e) = serde_json::from_str::<Value>(&line) else { continue };
-        if e["user"]["username"] != ACCOUNT {
-            continue;
-        }
+    for e in audit_events(plane, ACCOUNT, from, to)? {
         let verb = e["verb"].as_str().unwrap_or("");
-        // A watch is counted when it opens; anything else when it is answered.
-        let stage = if verb == "watch" { "ResponseStarted" } else { "ResponseComplete" };
-        if e["stage"] != stage {
-            continue;
-        }
-        let at: Timestamp = e["stageTimestamp"]
-            .as_str()
-            .and_then(|t| t.parse().ok())
-            .ok_or_else(|| format!("an audit event without a stageTimestamp: {line}"))?;
-        if at < from || at > to {
-            continue;
-        }
         let uri = e["requestURI"].as_str().unwrap_or("");
         let o = &e["objectRef"];
         let resource = match (o["resource"].as_str(), o["apiGroup"].as_str()) {

@@ -135,13 +135,7 @@ pub fn agent(m: &AgentManifest) -> Result<(String, Option<PathBuf>), ConfigError
             .map(|d| if m.watch { with_watch(&in_ns(&d)) } else { in_ns(&d) }),
     );
     if namespaced {
-        let mut granted: Vec<&str> = Vec::new();
-        for n in &m.namespaces {
-            if !granted.contains(&n.as_str()) {
-                granted.push(n);
-            }
-        }
-        docs.extend(crate::rbac::roles(&granted, ns, "dumbmonit", true));
+        docs.extend(crate::rbac::roles(&crate::rbac::distinct(&m.namespaces), ns, "dumbmonit", true));
     }
     let namespace_args: String = m.namespaces.iter().map(|n| format!("            - --namespace={n}\n")).collect();
     docs.push(format!(

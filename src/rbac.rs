@@ -111,12 +111,7 @@ pub fn namespaced(
     }
     check_name("--service-account-namespace", sa_namespace)?;
     check_name("--name", name)?;
-    let mut granted: Vec<&str> = Vec::new();
-    for ns in namespaces {
-        if !granted.contains(&ns.as_str()) {
-            granted.push(ns);
-        }
-    }
+    let granted = distinct(namespaces);
     let who = format!("system:serviceaccount:{sa_namespace}:{name}");
     let first = granted.first().copied().unwrap_or(sa_namespace);
     let outside = ["kube-system", "default", "kube-public"]
@@ -150,6 +145,17 @@ pub fn namespaced(
          type: kubernetes.io/service-account-token\n"
     ));
     Ok(out)
+}
+
+/// Each namespace once, in the order given.
+pub fn distinct(namespaces: &[String]) -> Vec<&str> {
+    let mut out: Vec<&str> = Vec::new();
+    for ns in namespaces {
+        if !out.contains(&ns.as_str()) {
+            out.push(ns);
+        }
+    }
+    out
 }
 
 /// A Role `NAME-read` and its RoleBinding to the ServiceAccount in each namespace, each a YAML

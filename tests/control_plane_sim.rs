@@ -5,7 +5,7 @@
 
 mod common;
 
-use common::plane::Plane;
+use common::plane::{Plane, raw};
 use common::{Harness, dumbmonit};
 use dumbmonit_sim::api::Resource;
 use dumbmonit_sim::{Cluster, Faults, scenario};
@@ -173,25 +173,6 @@ fn shape(v: &Value) -> Value {
         Value::Bool(_) => json!("bool"),
         Value::Null => json!("null"),
     }
-}
-
-struct Raw {
-    status: u16,
-    body: Value,
-}
-
-fn raw(addr: std::net::SocketAddr, ca: &str, token: &str, path: &str) -> Raw {
-    let auth = format!("Bearer {token}");
-    let r = common::web::request_tls(
-        addr,
-        "GET",
-        path,
-        &[("Authorization", &auth), ("Accept", "application/json")],
-        b"",
-        ca,
-    );
-    let body = serde_json::from_str(&r.body).unwrap_or_else(|e| panic!("{path}: {e}: {}", r.body));
-    Raw { status: r.status, body }
 }
 
 /// The envelope of a List: everything but its items.

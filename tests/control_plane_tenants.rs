@@ -272,17 +272,8 @@ async fn a_tenant_token_reads_its_namespaces_and_nothing_else() {
     let real_ca = std::fs::read_to_string(&p.ca_file).unwrap();
     let real_addr: std::net::SocketAddr = format!("127.0.0.1:{}", p.port).parse().unwrap();
     let get = |addr, ca: &str, token: &str, path: &str| {
-        let auth = format!("Bearer {token}");
-        let r = common::web::request_tls(
-            addr,
-            "GET",
-            path,
-            &[("Authorization", &auth), ("Accept", "application/json")],
-            b"",
-            ca,
-        );
-        let body: Value = serde_json::from_str(&r.body).unwrap_or_else(|e| panic!("{path}: {e}: {}", r.body));
-        (r.status, body)
+        let r = common::plane::raw(addr, ca, token, path);
+        (r.status, r.body)
     };
     let user_free = |v: &Value| -> Value {
         let text = v.to_string().replace(TENANT, "USER").replace("system:serviceaccount:kube-system:dumbmonit", "USER");

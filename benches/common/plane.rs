@@ -477,3 +477,33 @@ pub async fn relay(upstream: u16) -> Measured<Relay> {
     });
     Ok(Relay { port, sent, task })
 }
+
+/// The requests of `user` the API server's audit log has between `from` and `to`, each once: a
+/// watch when it opened, any other request when it was answered.
+pub fn audit_events(plane: &Plane, user: &str, from: Timestamp, to: Timestamp) -> Measured<Vec<Value>> {
+    use std::io::BufRead;
+    let file = std::fs::File::open(plane.file("logs/audit.log")).map_err(|e| format!("the audit log: {e}"))?;
+    let mut out = Vec::new();
+    for line in std::io::BufReader::new(file).lines() {
+        let line = line.map_err(|e| format!("the audit log: {e}"))?;
+        if !line.contains(user) {
+            continue;
+        }
+        let Ok(e) = serde_json::from_str::<Value>(&line) else { continue };
+        if e["user"]["username"] != user {
+            continue;
+        }
+        let stage = if e["verb"] == "watch" { "ResponseStarted" } else { "ResponseComplete" };
+        if e["stage"] != stage {
+            continue;
+        }
+        let at: Timestamp = e["stageTimestamp"]
+            .as_str()
+            .and_then(|t| t.parse().ok())
+            .ok_or_else(|| format!("an audit event without a stageTimestamp: {line}"))?;
+        if at >= from && at <= to {
+            out.push(e);
+        }
+    }
+    Ok(out)
+}

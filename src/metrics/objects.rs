@@ -14,6 +14,13 @@ fn one(out: &mut Vec<Sample>, value: u64) {
     out.push(Sample::new(vec![], value as f64));
 }
 
+/// A count of nodes: absent, not zero, when namespaced access may not list them.
+fn seen_nodes(h: &Health, out: &mut Vec<Sample>, value: u64) {
+    if h.nodes_visible() {
+        one(out, value);
+    }
+}
+
 pub(super) const CLUSTER: &[Generator<Health>] = &[
     Generator {
         name: "version_info",
@@ -21,26 +28,17 @@ pub(super) const CLUSTER: &[Generator<Health>] = &[
         kind: Kind::Gauge,
         samples: |h, out| out.push(Sample::new(vec![("version", h.version.clone())], 1.0)),
     },
-    // Absent, not zero, when namespaced access may not list nodes.
     Generator {
         name: "nodes",
         help: "Nodes.",
         kind: Kind::Gauge,
-        samples: |h, out| {
-            if h.nodes_visible() {
-                one(out, h.counts.nodes)
-            }
-        },
+        samples: |h, out| seen_nodes(h, out, h.counts.nodes),
     },
     Generator {
         name: "nodes_ready",
         help: "Nodes whose Ready condition is True.",
         kind: Kind::Gauge,
-        samples: |h, out| {
-            if h.nodes_visible() {
-                one(out, h.counts.nodes_ready)
-            }
-        },
+        samples: |h, out| seen_nodes(h, out, h.counts.nodes_ready),
     },
     Generator {
         name: "pods",

@@ -439,3 +439,74 @@ fn an_hpa_that_cannot_scale_fires_after_ten_minutes() {
     });
     assert_eq!(got, [fired("KubernetesHPAMetricsUnavailable", 12), resolved("KubernetesHPAMetricsUnavailable", 21)]);
 }
+
+fn silence(matcher: &str) -> crate::silence::Silence {
+    crate::silence::Silence {
+        id: "file-1".into(),
+        matchers: vec![crate::silence::Matcher::parse(matcher).unwrap()],
+        comment: "upgrade".into(),
+        created_by: "the configuration file".into(),
+        from_file: true,
+    }
+}
+
+/// Minutes 0..n, each with its health and the silences then; (minute, object, state) of what
+/// the notifiers are told (rules/quiet.rs).
+fn told(
+    n: i64,
+    at: impl Fn(i64) -> Health,
+    silenced: impl Fn(i64) -> Vec<crate::silence::Silence>,
+) -> Vec<(i64, String, TransitionState)> {
+    let mut state = RuleState::default();
+    let mut out = Vec::new();
+    for m in 0..n {
+        let transitions = state.observe(t(m), "lab", &at(m));
+        for tr in state.told(t(m), &transitions, &silenced(m)) {
+            let object = tr.alert.labels.get("node").or(tr.alert.labels.get("workload")).cloned().unwrap_or_default();
+            out.push((m, object, tr.state));
+        }
+    }
+    out
+}
+
+fn nodes(m: i64, ready: &[(&str, bool)]) -> Health {
+    let mut h = health(m);
+    h.nodes = ready.iter().map(|(n, r)| node(n, *r)).collect();
+    h
+}
+
+#[test]
+fn a_silenced_alert_is_told_neither_firing_nor_resolved_and_fires_when_the_silence_ends() {
+    let n1 = || silence(r#"node="n1""#);
+    // n1 not ready from 0 to 20, fires at 5 inside the silence (0-10): told at 10, resolved at 21.
+    let got = told(25, |m| nodes(m, &[("n1", m > 20), ("n2", true)]), |m| if m < 10 { vec![n1()] } else { vec![] });
+    assert_eq!(got, [(10, "n1".into(), TransitionState::Firing), (21, "n1".into(), TransitionState::Resolved)]);
+    // Fired and resolved inside the silence: never told.
+    let got = told(25, |m| nodes(m, &[("n1", !(1..=8).contains(&m))]), |_| vec![n1()]);
+    assert!(got.is_empty(), "{got:?}");
+    // Another node is told as usual.
+    let got = told(8, |m| nodes(m, &[("n1", m > 100), ("n2", m == 0)]), |_| vec![n1()]);
+    assert_eq!(got, [(6, "n2".into(), TransitionState::Firing)]);
+    // Told before the silence, resolved inside it: not told.
+    let got = told(25, |m| nodes(m, &[("n1", m > 12)]), |m| if m >= 8 { vec![n1()] } else { vec![] });
+    assert_eq!(got, [(5, "n1".into(), TransitionState::Firing)]);
+}
+
+#[test]
+fn an_untold_alert_that_escalates_is_told_once_as_firing() {
+    // A workload short of a replica from 0: fires at 10, escalates at 70 (an hour later).
+    for (silence_ends, told_at) in [(75, 75), (70, 70)] {
+        let mut state = RuleState::default();
+        let mut got = Vec::new();
+        for m in 0..80 {
+            let mut h = health(m);
+            h.workloads = vec![workload(1)];
+            let transitions = state.observe(t(m), "lab", &h);
+            let silences = if m < silence_ends { vec![silence(r#"namespace="shop""#)] } else { vec![] };
+            for tr in state.told(t(m), &transitions, &silences) {
+                got.push((m, tr.state, tr.alert.labels["severity"].clone()));
+            }
+        }
+        assert_eq!(got, [(told_at, TransitionState::Firing, "warning".to_string())], "silence until {silence_ends}");
+    }
+}

@@ -361,3 +361,24 @@ pub fn assert_only_reads(plane: &Plane, user: &str) {
         assert!(matches!(verb.as_str(), "get" | "list" | "watch"), "{user} sent {verb} {uri}");
     }
 }
+
+/// An API server's answer to a GET, as JSON.
+pub struct Raw {
+    pub status: u16,
+    pub body: Value,
+}
+
+/// A GET over TLS with a bearer token (the server verified as `localhost`).
+pub fn raw(addr: std::net::SocketAddr, ca: &str, token: &str, path: &str) -> Raw {
+    let auth = format!("Bearer {token}");
+    let r = super::web::request_tls(
+        addr,
+        "GET",
+        path,
+        &[("Authorization", &auth), ("Accept", "application/json")],
+        b"",
+        ca,
+    );
+    let body = serde_json::from_str(&r.body).unwrap_or_else(|e| panic!("{path}: {e}: {}", r.body));
+    Raw { status: r.status, body }
+}
