@@ -131,6 +131,7 @@ async fn tour_in(args: &DemoArgs, dir: PathBuf) -> Result<(), DemoError> {
         clusters: vec![cluster],
         notifiers: Vec::new(),
         silences: Vec::new(),
+        maintenance: Vec::new(),
         tls: None,
         shard: None,
         secret_key_file: None,

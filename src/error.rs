@@ -163,6 +163,7 @@ pub enum Section {
     Notifier(String),
     /// The N-th `[[silence]]` (from 1).
     Silence(usize),
+    Maintenance(usize),
 }
 
 impl fmt::Display for Section {
@@ -173,6 +174,7 @@ impl fmt::Display for Section {
             Section::Cluster(name) => write!(f, "cluster {name:?}"),
             Section::Notifier(name) => write!(f, "notifier {name:?}"),
             Section::Silence(n) => write!(f, "silence {n}"),
+            Section::Maintenance(n) => write!(f, "maintenance {n}"),
         }
     }
 }
@@ -226,6 +228,9 @@ pub enum Problem {
     /// A matcher of a `[[silence]]` that cannot be one.
     #[error("field `matchers`: {0}")]
     Matcher(#[from] crate::silence::MatcherError),
+    /// A `[[maintenance]]` that cannot be one.
+    #[error("{0}")]
+    Window(#[from] crate::silence::maintenance::WindowError),
     /// `namespaces` beside a setting it does not go with.
     #[error("field `namespaces` does not go with {field}: {why}")]
     NamespacesWith { field: &'static str, why: &'static str },

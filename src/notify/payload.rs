@@ -23,8 +23,16 @@ pub fn fingerprint(labels: &BTreeMap<String, String>) -> String {
     format!("{h:016x}")
 }
 
+/// The summary and the description; for an acknowledged alert, who acknowledged it, when and
+/// why (`acknowledged_by`, `acknowledged_at`, `acknowledged_comment`).
 fn annotations(a: &Alert) -> Value {
-    json!({"summary": a.summary, "description": a.description})
+    let mut v = json!({"summary": a.summary, "description": a.description});
+    if let Some(ack) = &a.acknowledged {
+        v["acknowledged_by"] = json!(ack.by);
+        v["acknowledged_at"] = json!(ack.at.to_string());
+        v["acknowledged_comment"] = json!(ack.comment);
+    }
+    v
 }
 
 fn starts_at(a: &Alert) -> Timestamp {
@@ -35,7 +43,9 @@ fn starts_at(a: &Alert) -> Timestamp {
 pub fn webhook(receiver: &str, t: &Transition) -> String {
     let a = &t.alert;
     let (status, ends_at) = match t.state {
-        TransitionState::Firing | TransitionState::Escalated => ("firing", ZERO_TIME.to_string()),
+        TransitionState::Firing | TransitionState::Escalated | TransitionState::Acknowledged => {
+            ("firing", ZERO_TIME.to_string())
+        }
         TransitionState::Resolved => ("resolved", t.time.to_string()),
     };
     json!({
@@ -81,7 +91,10 @@ pub fn alertmanager(transitions: &[Transition]) -> Option<String> {
     for t in transitions {
         let a = &t.alert;
         match t.state {
-            TransitionState::Firing => alerts.push(postable(&a.labels, a, starts_at(a), None)),
+            // Acknowledged: the same alert again, its annotations saying who is on it.
+            TransitionState::Firing | TransitionState::Acknowledged => {
+                alerts.push(postable(&a.labels, a, a.escalated_at.unwrap_or(starts_at(a)), None))
+            }
             TransitionState::Resolved => alerts.push(postable(&a.labels, a, starts_at(a), Some(t.time))),
             TransitionState::Escalated => {
                 if let Some(old) = &t.previous_labels {
@@ -121,6 +134,7 @@ mod tests {
             fired_at: Some("2026-11-30T03:10:00Z".parse().unwrap()),
             escalated_at: None,
             untold: false,
+            acknowledged: None,
         }
     }
 
@@ -163,5 +177,29 @@ mod tests {
         assert_eq!(v[1]["labels"]["severity"], "warning");
         assert!(v[1].get("endsAt").is_none());
         assert_eq!(alertmanager(&[]), None);
+    }
+
+    #[test]
+    fn an_acknowledgement_is_told_as_the_same_alert_with_who_is_on_it() {
+        let mut a = alert();
+        a.acknowledged = Some(crate::rules::Acknowledgement {
+            by: "admin token".into(),
+            at: "2026-11-30T03:15:00Z".parse().unwrap(),
+            comment: "on it".into(),
+        });
+        let t = Transition {
+            time: "2026-11-30T03:15:00Z".parse().unwrap(),
+            state: TransitionState::Acknowledged,
+            alert: a,
+            previous_labels: None,
+        };
+        let hook: Value = serde_json::from_str(&webhook("hook", &t)).unwrap();
+        assert_eq!(hook["status"], "firing");
+        assert_eq!(hook["alerts"][0]["annotations"]["acknowledged_by"], "admin token");
+        assert_eq!(hook["alerts"][0]["annotations"]["acknowledged_comment"], "on it");
+        let am: Value = serde_json::from_str(&alertmanager(std::slice::from_ref(&t)).unwrap()).unwrap();
+        assert_eq!(am[0]["startsAt"], "2026-11-30T03:10:00Z", "the same alert");
+        assert_eq!(am[0]["annotations"]["acknowledged_by"], "admin token");
+        assert!(am[0].get("endsAt").is_none());
     }
 }

@@ -26,6 +26,20 @@ pub struct Alert {
     /// that stored alerts read as before.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub untold: bool,
+    /// An admin is on it: it neither escalates nor is re-told; it ends with the alert (a new
+    /// firing is a new problem). Left out when absent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub acknowledged: Option<Acknowledgement>,
+}
+
+/// Who acknowledged a firing alert, when, and why (Checkmk's meaning: the problem is known and
+/// someone is on it).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Acknowledgement {
+    pub by: String,
+    pub at: Timestamp,
+    #[serde(default)]
+    pub comment: String,
 }
 
 impl Alert {
@@ -47,6 +61,8 @@ pub enum TransitionState {
     Firing,
     Escalated,
     Resolved,
+    /// An admin acknowledged the firing alert: told once, so that the receivers know.
+    Acknowledged,
 }
 
 /// A change worth telling: an alert fired, escalated or resolved.
@@ -155,6 +171,7 @@ impl RuleState {
                     fired_at: None,
                     escalated_at: None,
                     untold: false,
+                    acknowledged: None,
                 }
             });
             alert.summary = obs.summary;
@@ -173,7 +190,7 @@ impl RuleState {
                     alert: alert.clone(),
                     previous_labels: None,
                 });
-            } else if let (Some(fired), None) = (alert.fired_at, alert.escalated_at)
+            } else if let (Some(fired), None, None) = (alert.fired_at, alert.escalated_at, &alert.acknowledged)
                 && (urgent || obs.rule.escalate_after.is_some_and(|after| held(now, fired, after)))
             {
                 let previous = alert.labels.clone();

@@ -14,7 +14,7 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
-pub use engine::{Alert, RuleState, Transition, TransitionState};
+pub use engine::{Acknowledgement, Alert, RuleState, Transition, TransitionState};
 
 /// An alert's severity, as its `severity` label says it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]

@@ -1,24 +1,26 @@
-//! What the notifiers are told of a cycle, silences considered: an alert a silence mutes is
-//! evaluated and held as usual, but neither its firing nor its resolution is told while the
-//! silence lasts; one that fired inside it and still fires when it is no longer muted is told
+//! What the notifiers are told of a cycle, silences and maintenance windows considered: an alert
+//! they mute is evaluated and held as usual, but neither its firing nor its resolution is told
+//! while they last; one that fired inside it and still fires when it is no longer muted is told
 //! then, as firing; one that fired and resolved inside it is never told.
 
 use jiff::Timestamp;
 
 use super::engine::{RuleState, Transition, TransitionState, key_of};
-use crate::silence::Silence;
+use crate::silence::Quiet;
 
 impl RuleState {
-    /// The transitions to tell, of this cycle's `transitions`, with the silences active now.
+    /// The transitions to tell, of this cycle's `transitions`, with what is quiet at `now`.
     /// Marks the alerts whose firing goes untold, and adds the firing of those no longer muted.
-    pub fn told(&mut self, now: Timestamp, transitions: &[Transition], silences: &[Silence]) -> Vec<Transition> {
-        let muted = |labels: &std::collections::BTreeMap<String, String>| silences.iter().any(|s| s.mutes(labels));
+    pub fn told(&mut self, now: Timestamp, transitions: &[Transition], quiet: &Quiet) -> Vec<Transition> {
+        let muted = |labels: &std::collections::BTreeMap<String, String>| quiet.mutes(now, labels);
         let mut told = Vec::with_capacity(transitions.len());
         for t in transitions {
             let held = self.alerts.get_mut(&key_of(&t.alert));
             match t.state {
                 // Resolved: the alert is gone from the state; `t.alert` is it as it was.
                 TransitionState::Resolved if t.alert.untold || muted(&t.alert.labels) => {}
+                // An acknowledgement of an alert the notifiers never heard of is not told either.
+                TransitionState::Acknowledged if t.alert.untold || muted(&t.alert.labels) => {}
                 TransitionState::Firing if muted(&t.alert.labels) => {
                     if let Some(a) = held {
                         a.untold = true;
@@ -57,5 +59,13 @@ impl RuleState {
             });
         }
         told
+    }
+}
+
+impl RuleState {
+    /// Whether an alert whose firing went untold is no longer muted at `now`: the next cycle
+    /// tells it (taken at once when the silence or window ends early).
+    pub fn owes_a_firing(&self, now: Timestamp, quiet: &Quiet) -> bool {
+        self.alerts.values().any(|a| a.untold && a.firing() && !quiet.mutes(now, &a.labels))
     }
 }

@@ -444,6 +444,9 @@ fn silence(matcher: &str) -> crate::silence::Silence {
     crate::silence::Silence {
         id: "file-1".into(),
         matchers: vec![crate::silence::Matcher::parse(matcher).unwrap()],
+        starts_at: None,
+        ends_at: None,
+        updated_at: None,
         comment: "upgrade".into(),
         created_by: "the configuration file".into(),
         from_file: true,
@@ -461,7 +464,8 @@ fn told(
     let mut out = Vec::new();
     for m in 0..n {
         let transitions = state.observe(t(m), "lab", &at(m));
-        for tr in state.told(t(m), &transitions, &silenced(m)) {
+        let quiet = crate::silence::Quiet { silences: silenced(m), windows: Vec::new() };
+        for tr in state.told(t(m), &transitions, &quiet) {
             let object = tr.alert.labels.get("node").or(tr.alert.labels.get("workload")).cloned().unwrap_or_default();
             out.push((m, object, tr.state));
         }
@@ -503,10 +507,59 @@ fn an_untold_alert_that_escalates_is_told_once_as_firing() {
             h.workloads = vec![workload(1)];
             let transitions = state.observe(t(m), "lab", &h);
             let silences = if m < silence_ends { vec![silence(r#"namespace="shop""#)] } else { vec![] };
-            for tr in state.told(t(m), &transitions, &silences) {
+            let quiet = crate::silence::Quiet { silences, windows: Vec::new() };
+            for tr in state.told(t(m), &transitions, &quiet) {
                 got.push((m, tr.state, tr.alert.labels["severity"].clone()));
             }
         }
         assert_eq!(got, [(told_at, TransitionState::Firing, "warning".to_string())], "silence until {silence_ends}");
     }
+}
+
+/// A window of cluster `lab` from minute `from` to minute `to`.
+fn window(from: i64, to: i64) -> crate::silence::Quiet {
+    let spec = crate::silence::maintenance::Spec {
+        cluster: "lab".into(),
+        start: Some(t(from).to_string()),
+        end: Some(t(to).to_string()),
+        ..Default::default()
+    };
+    let w = crate::silence::Window::from_spec(
+        "w".into(),
+        &spec,
+        crate::silence::maintenance::API,
+        "ops".into(),
+        false,
+        None,
+    )
+    .unwrap();
+    crate::silence::Quiet { silences: Vec::new(), windows: vec![w] }
+}
+
+#[test]
+fn a_maintenance_window_tells_nothing_of_what_starts_and_ends_inside_it_and_the_rest_at_its_end() {
+    let run = |ready: &dyn Fn(i64) -> bool, failed: &dyn Fn(i64) -> bool| {
+        let mut state = RuleState::default();
+        let quiet = window(2, 30);
+        let mut out = Vec::new();
+        for m in 0..40 {
+            let transitions = if failed(m) {
+                state.observe_failure(t(m), "lab", "The API server could not be reached")
+            } else {
+                state.observe(t(m), "lab", &nodes(m, &[("n1", ready(m))]))
+            };
+            for tr in state.told(t(m), &transitions, &quiet) {
+                out.push((m, tr.alert.alertname.clone(), tr.state));
+            }
+        }
+        out
+    };
+    // n1 NotReady from 3 to 20, inside the window (2-30): nothing at all.
+    assert_eq!(run(&|m| !(3..=20).contains(&m), &|_| false), []);
+    // n1 NotReady from 3 on: told as firing when the window ends.
+    assert_eq!(run(&|m| m < 3, &|_| false), [(30, "KubernetesNodeNotReady".into(), TransitionState::Firing)]);
+    // The API server away during the upgrade (5-9): the monitor-unreachable alert is quiet too.
+    assert_eq!(run(&|_| true, &|m| (5..=9).contains(&m)), []);
+    // Away past the window's end: told then.
+    assert_eq!(run(&|_| true, &|m| m >= 25), [(30, "KubernetesMonitorUnreachable".into(), TransitionState::Firing)]);
 }

@@ -103,6 +103,7 @@ fn verb(t: &Transition) -> &'static str {
         TransitionState::Firing => "firing",
         TransitionState::Escalated => "escalated",
         TransitionState::Resolved => "resolved",
+        TransitionState::Acknowledged => "acknowledged",
     }
 }
 

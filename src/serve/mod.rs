@@ -153,7 +153,9 @@ pub async fn run(config: Config, options: ServeOptions) -> Result<(), ServeError
         secret_key,
         counters.clone(),
     ));
-    board.set_silences(config.silences());
+    board.set_clock(clock);
+    board.set_file_quiet(config.silences(), config.windows());
+    board.load_kept_quiet();
     let shared = Arc::new(Shared {
         board: board.clone(),
         firing: Arc::new(Mutex::new(Default::default())),
@@ -253,8 +255,8 @@ async fn reload_into(
         Ok(n) => *shared.board.notifiers().write().expect("notifiers lock") = Arc::new(n),
         Err(e) => Said::NotifiersNotReloaded { error: &e }.emit(),
     }
-    // Checked when the file loaded: a file with a bad silence is not reloaded at all.
-    shared.board.set_silences(new.silences());
+    // Checked when the file loaded: a file with a bad silence or window is not reloaded at all.
+    shared.board.set_file_quiet(new.silences(), new.windows());
     match new.protection() {
         Ok(p) => shared.board.set_protection(p),
         Err(e) => Said::AuthNotReloaded { error: &e }.emit(),

@@ -173,6 +173,8 @@ impl Track {
 /// only the rules' state.
 fn derive(state: &mut RuleState, cluster: &str, arrival: Arrival, board: &Board) -> Derived {
     let now = arrival.time;
+    // Acknowledgements made since the last cycle: held with their alerts from now on.
+    board.take_acknowledgements(state.alerts.values_mut());
     let (mut transitions, health, failure) = match arrival.outcome {
         Ok(snapshot) => {
             let h = health::assess_with(snapshot, now, &mut state.memory);
@@ -186,9 +188,8 @@ fn derive(state: &mut RuleState, cluster: &str, arrival: Arrival, board: &Board)
             transitions.push(Transition { time: now, state: TransitionState::Resolved, alert, previous_labels: None });
         }
     }
-    // Silences: what is muted is held and shown, not told (rules/quiet.rs).
-    let silences = board.silences();
-    let told = state.told(now, &transitions, &silences);
+    // Silences and maintenance windows: what is muted is held and shown, not told (rules/quiet.rs).
+    let told = state.told(now, &transitions, &board.quiet());
     // Notifications of a cycle heard of late say so; the alert's own times stay the cycle's.
     let told: Vec<Transition> = match arrival.late {
         None => told,

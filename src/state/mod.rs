@@ -12,8 +12,10 @@ use jiff::Timestamp;
 use rusqlite::{Connection, OptionalExtension, params};
 
 mod clusters;
+mod quiet;
 
 pub use clusters::{StoredCluster, UnreadableSettings, Unsealed};
+pub use quiet::{Kept, QuietKind};
 
 use crate::rules::engine::PodMemory;
 use crate::rules::{Alert, RuleState};
@@ -141,6 +143,12 @@ CREATE TABLE IF NOT EXISTS page_clusters (
     settings TEXT NOT NULL,
     sealed BLOB NOT NULL,
     updated INTEGER NOT NULL
+);
+CREATE TABLE IF NOT EXISTS quiet (
+    kind TEXT NOT NULL,
+    id TEXT NOT NULL,
+    body TEXT NOT NULL,
+    PRIMARY KEY (kind, id)
 );
 CREATE TABLE IF NOT EXISTS audit (
     id INTEGER PRIMARY KEY AUTOINCREMENT,
@@ -602,6 +610,7 @@ mod tests {
             fired_at: None,
             escalated_at: None,
             untold: false,
+            acknowledged: None,
         }
     }
 

@@ -5,7 +5,7 @@ use serde_json::{Value, json};
 
 use crate::board::{Board, ClusterView};
 use crate::rules::Alert;
-use crate::silence::Silence;
+use crate::silence::Quiet;
 
 fn time(t: Option<jiff::Timestamp>) -> Value {
     t.map(|t| json!(t.to_string())).unwrap_or(Value::Null)
@@ -39,7 +39,8 @@ fn summary(c: &ClusterView) -> Value {
     })
 }
 
-pub fn alert(cluster: &str, a: &Alert, silences: &[Silence]) -> Value {
+/// An alert as the API gives it, with what keeps it quiet at `now`.
+pub fn alert(cluster: &str, a: &Alert, quiet: &Quiet, now: jiff::Timestamp) -> Value {
     json!({
         "cluster": cluster,
         "alertname": a.alertname,
@@ -51,39 +52,11 @@ pub fn alert(cluster: &str, a: &Alert, silences: &[Silence]) -> Value {
         "active_at": a.active_at.to_string(),
         "fired_at": time(a.fired_at),
         "escalated_at": time(a.escalated_at),
-        "silenced_by": crate::silence::muting(silences, &a.labels),
+        "fingerprint": crate::notify::payload::fingerprint(&a.labels),
+        "silenced_by": quiet.silencing(now, &a.labels).iter().map(|s| s.id.as_str()).collect::<Vec<_>>(),
+        "in_maintenance": quiet.maintenance(now, cluster).is_some(),
+        "acknowledged": a.acknowledged,
     })
-}
-
-/// The silences in force, in the shape of Alertmanager's `GET /api/v2/silences`; a file's
-/// silence has no start nor end (`null`): it holds while the file says it.
-pub fn silences(board: &Board) -> String {
-    let list: Vec<Value> = board
-        .silences()
-        .iter()
-        .map(|s| {
-            json!({
-                "id": s.id,
-                "status": {"state": "active"},
-                "matchers": s.matchers.iter().map(|m| {
-                    use crate::silence::Op;
-                    json!({
-                        "name": m.name,
-                        "value": m.value,
-                        "isRegex": matches!(m.op, Op::Regex | Op::NotRegex),
-                        "isEqual": matches!(m.op, Op::Equal | Op::Regex),
-                    })
-                }).collect::<Vec<_>>(),
-                "startsAt": Value::Null,
-                "endsAt": Value::Null,
-                "createdBy": s.created_by,
-                "comment": s.comment,
-                "updatedAt": Value::Null,
-                "from_file": s.from_file,
-            })
-        })
-        .collect();
-    Value::Array(list).to_string()
 }
 
 pub fn clusters(board: &Board) -> String {
@@ -111,17 +84,17 @@ pub fn cluster(board: &Board, name: &str) -> Option<String> {
         doc["warning_events_by_reason"] =
             Value::Array(h.events_by_reason.iter().map(|(r, n)| json!({"reason": r, "count": n})).collect());
     }
-    let silences = board.silences();
-    doc["alerts"] = Value::Array(c.alerts.iter().map(|a| alert(&c.name, a, &silences)).collect());
+    let (quiet, now) = (board.quiet(), board.now());
+    doc["alerts"] = Value::Array(c.alerts.iter().map(|a| alert(&c.name, a, &quiet, now)).collect());
     Some(doc.to_string())
 }
 
 pub fn alerts(board: &Board) -> String {
-    let silences = board.silences();
+    let (quiet, now) = (board.quiet(), board.now());
     let list: Vec<Value> = board
         .clusters()
         .iter()
-        .flat_map(|c| c.alerts.iter().map(|a| alert(&c.name, a, &silences)).collect::<Vec<_>>())
+        .flat_map(|c| c.alerts.iter().map(|a| alert(&c.name, a, &quiet, now)).collect::<Vec<_>>())
         .collect();
     Value::Array(list).to_string()
 }

@@ -136,3 +136,25 @@ impl Event for Audit<'_> {
         tracing::info!(target: TARGET, user = self.user, action = self.action, cluster = self.cluster, "{self}");
     }
 }
+
+/// A silence or a maintenance window made, changed or ended through the API or the pages, as the
+/// audit keeps it.
+pub struct QuietChanged<'a> {
+    pub user: &'a str,
+    /// `silence made or changed`, `silence expired`, `maintenance window made or changed`,
+    /// `maintenance window ended`.
+    pub action: &'a str,
+    pub id: &'a str,
+}
+
+impl fmt::Display for QuietChanged<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "audit: {} {} {}", self.user, self.action, self.id)
+    }
+}
+
+impl Event for QuietChanged<'_> {
+    fn emit(&self) {
+        tracing::info!(target: TARGET, user = self.user, action = self.action, id = self.id, "{self}");
+    }
+}

@@ -15,6 +15,7 @@ pub mod events;
 pub mod html;
 pub mod metrics;
 pub mod pages;
+pub mod quiet;
 
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -25,7 +26,7 @@ use axum::body::Body;
 use axum::extract::{Path, RawQuery, Request, State};
 use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
-use axum::routing::{any, get, post};
+use axum::routing::{any, delete, get, post};
 use bytes::Bytes;
 use http::header::{
     ACCEPT_ENCODING, AUTHORIZATION, CACHE_CONTROL, CONTENT_ENCODING, CONTENT_TYPE, HeaderName, HeaderValue, VARY,
@@ -90,10 +91,8 @@ pub fn router(board: Arc<Board>, https: bool, listen: SocketAddr) -> Router {
             "/api/v1/alerts",
             get(|State(b): State<Arc<Board>>| async move { respond(StatusCode::OK, JSON, api::alerts(&b)) }),
         )
-        .route(
-            "/api/v1/silences",
-            get(|State(b): State<Arc<Board>>| async move { respond(StatusCode::OK, JSON, api::silences(&b)) }),
-        )
+        .route("/api/v1/silences", get(quiet::silences))
+        .route("/api/v1/maintenance", get(quiet::windows))
         .route(
             "/api/v1/monitor",
             get(|State(b): State<Arc<Board>>| async move { respond(StatusCode::OK, JSON, api::monitor(&b)) }),
@@ -109,6 +108,18 @@ pub fn router(board: Arc<Board>, https: bool, listen: SocketAddr) -> Router {
                 // says so; the handlers check the session's CSRF token too.
                 .route_layer(tower_http::csrf::CsrfLayer::new())
                 .route_layer(middleware::from_fn(same_scheme))
+                .route_layer(tower_http::limit::RequestBodyLimitLayer::new(MAX_FORM)),
+        )
+        .merge(
+            // The API's changes: admin credentials and a JSON body (quiet.rs); a browser's
+            // request from another site is refused on its Origin or Sec-Fetch-Site too.
+            Router::new()
+                .route("/api/v1/silences", post(quiet::post_silence))
+                .route("/api/v1/silences/{id}", delete(quiet::delete_silence))
+                .route("/api/v1/maintenance", post(quiet::post_window))
+                .route("/api/v1/maintenance/{id}", delete(quiet::delete_window))
+                .route("/api/v1/alerts/{fingerprint}/ack", post(quiet::acknowledge))
+                .route_layer(tower_http::csrf::CsrfLayer::new())
                 .route_layer(tower_http::limit::RequestBodyLimitLayer::new(MAX_FORM)),
         )
         .fallback(nothing_here)
@@ -196,16 +207,30 @@ fn known_host(host: &str, listen: SocketAddr, allowed: &[String]) -> bool {
 /// The largest form taken (a cluster's settings with its CA).
 const MAX_FORM: usize = 64 * 1024;
 
-/// Whether a path takes the admins' changes (POST).
-fn is_change(path: &str) -> bool {
-    path == "/clusters/new"
-        || (path.starts_with("/clusters/") && (path.ends_with("/edit") || path.ends_with("/remove")))
+/// Whether a request is one of the admins' changes: a POST of the forms or of the API, a
+/// DELETE of the API.
+fn is_change(method: &Method, path: &str) -> bool {
+    let api_item = |base: &str| path.strip_prefix(base).is_some_and(|id| !id.is_empty() && !id.contains('/'));
+    match *method {
+        Method::POST => {
+            path == "/clusters/new"
+                || (path.starts_with("/clusters/") && (path.ends_with("/edit") || path.ends_with("/remove")))
+                || path == "/api/v1/silences"
+                || path == "/api/v1/maintenance"
+                || path
+                    .strip_prefix("/api/v1/alerts/")
+                    .and_then(|rest| rest.strip_suffix("/ack"))
+                    .is_some_and(|print| !print.is_empty() && !print.contains('/'))
+        }
+        Method::DELETE => api_item("/api/v1/silences/") || api_item("/api/v1/maintenance/"),
+        _ => false,
+    }
 }
 
 /// Only GET and HEAD are served to viewers (POST to the admins' forms, which check the role),
 /// and only with the configured credentials (but `/metrics` when it is configured open).
 async fn viewers_only(State(board): State<Arc<Board>>, request: Request, next: Next) -> Response {
-    let change = request.method() == Method::POST && is_change(request.uri().path());
+    let change = is_change(request.method(), request.uri().path());
     if request.method() != Method::GET && request.method() != Method::HEAD && !change {
         let mut r = respond(StatusCode::METHOD_NOT_ALLOWED, TEXT, "only GET and HEAD\n");
         r.headers_mut().insert("allow", HeaderValue::from_static("GET, HEAD"));

@@ -86,6 +86,7 @@ pub fn overview(board: &Board, query: &str) -> String {
         .collect();
     let pages = shown.len().div_ceil(OVERVIEW_PAGE).max(1);
     let page = q.page.min(pages);
+    let (quiet, quiet_now) = (board.quiet(), board.now());
     let body = html! {
         h1 { "Clusters" }
         p.statuses {
@@ -118,6 +119,10 @@ pub fn overview(board: &Board, query: &str) -> String {
                                 @match &c.error {
                                     Some(e) => { span.unreachable { "Cannot be read" } ": " (e) }
                                     None => span class=(c.status()) { (c.sentence()) },
+                                }
+                                @if let Some((_, until)) = quiet.maintenance(quiet_now, &c.name) {
+                                    br;
+                                    span.muted.maintenance { (in_maintenance(until)) }
                                 }
                             }
                             @match &c.health {
@@ -198,6 +203,8 @@ pub fn cluster(board: &Board, name: &str, query: &str) -> Option<String> {
     let c = board.cluster(name)?;
     let now = Timestamp::now();
     let week = query.split('&').any(|p| p == "range=7d");
+    // Silences and windows are on the cycles' clock.
+    let (quiet, quiet_now) = (board.quiet(), board.now());
     let version = c.health.as_ref().map(|h| h.version.clone()).unwrap_or_default();
     let body = html! {
         h1 { (c.name) }
@@ -220,6 +227,13 @@ pub fn cluster(board: &Board, name: &str, query: &str) -> Option<String> {
             }
         }
         p class={ "sentence " (c.status()) } { (c.sentence()) }
+        @if let Some((w, until)) = quiet.maintenance(quiet_now, &c.name) {
+            p.maintenance {
+                (in_maintenance(until)) " (" (w.created_by)
+                @if !w.comment.is_empty() { ": " (w.comment) }
+                "): nothing of this cluster is notified"
+            }
+        }
         @if let Some(e) = &c.error {
             div.error { strong { "Cannot be read." } " " (e) }
             @match c.last_good {
@@ -235,7 +249,7 @@ pub fn cluster(board: &Board, name: &str, query: &str) -> Option<String> {
             (capacity(h))
             (optional_reads(h))
         }
-        (alerts(&c, now, &board.silences()))
+        (alerts(&c, quiet_now, &quiet))
         (history(board, &c, now, week))
     };
     Some(page(&format!("{} · DumbMonit", c.name), board.banner(), with_notices(board, body)))
@@ -494,7 +508,7 @@ fn capacity(h: &Health) -> Markup {
     table(&title, &headers, rows, more_than_shown(nodes.len()))
 }
 
-fn alerts(c: &ClusterView, now: Timestamp, silences: &[crate::silence::Silence]) -> Markup {
+fn alerts(c: &ClusterView, now: Timestamp, quiet: &crate::silence::Quiet) -> Markup {
     if c.alerts.is_empty() {
         return html! {};
     }
@@ -517,9 +531,16 @@ fn alerts(c: &ClusterView, now: Timestamp, silences: &[crate::silence::Silence])
                 td { (object.join(" ")) }
                 td {
                     (a.summary)
-                    @for s in silences.iter().filter(|s| s.mutes(&a.labels)) {
+                    @for s in quiet.silencing(now, &a.labels) {
                         br;
-                        span.muted { "silenced by " (s.created_by) @if !s.comment.is_empty() { ": " (s.comment) } }
+                        span.muted { (silenced_line(s)) }
+                    }
+                    @if let Some(ack) = &a.acknowledged {
+                        br;
+                        span.muted.acknowledged {
+                            "acknowledged by " (ack.by) " at " (moment(ack.at))
+                            @if !ack.comment.is_empty() { ": " (ack.comment) }
+                        }
                     }
                 }
                 td { (state) }
@@ -533,6 +554,25 @@ fn alerts(c: &ClusterView, now: Timestamp, silences: &[crate::silence::Silence])
         rows,
         None,
     )
+}
+
+/// « silenced until … by … : comment »; a standing rule of the file has no end.
+fn silenced_line(s: &crate::silence::Silence) -> String {
+    let comment = if s.comment.is_empty() { String::new() } else { format!(": {}", s.comment) };
+    match s.ends_at {
+        Some(end) => format!("silenced until {} by {}{comment}", moment(end), s.created_by),
+        None => format!("silenced by {}{comment}", s.created_by),
+    }
+}
+
+/// « in maintenance until … »
+fn in_maintenance(until: Timestamp) -> String {
+    format!("in maintenance until {}", moment(until))
+}
+
+/// A moment as the pages write one: `2026-12-01 06:35 UTC`.
+fn moment(t: Timestamp) -> String {
+    t.strftime("%Y-%m-%d %H:%M UTC").to_string()
 }
 
 fn history(board: &Board, c: &ClusterView, now: Timestamp, week: bool) -> Markup {

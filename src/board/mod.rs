@@ -21,6 +21,12 @@ use crate::rules::{Alert, RuleState, Transition};
 use crate::state::{AuditEntry, HistoryPoint, StateError, Store, StoredCluster};
 use crate::wire::{Report, Settings};
 
+mod acks;
+mod quiet;
+
+pub use acks::AckError;
+pub use quiet::QuietError;
+
 /// Starts the web side on the board, at the listen address, over TLS when `[tls]` is given.
 /// `serve` is given `web::start` by its caller, so that it never imports `web`, which sits above it.
 pub type StartPages =
@@ -213,8 +219,15 @@ pub struct Board {
     /// How many changes the pages made, and up to which one serve has applied.
     changes_made: AtomicU64,
     changes_applied: tokio::sync::watch::Sender<u64>,
-    /// The silences in force: the file's `[[silence]]` entries.
-    silences: RwLock<Arc<Vec<crate::silence::Silence>>>,
+    /// What keeps the notifiers quiet: the file's silences and windows, and those made through
+    /// the API or the pages (`quiet`).
+    quiet: RwLock<quiet::Parts>,
+    /// Counts the changes of what is quiet, so that the clusters' tasks see them at once.
+    quiet_changed: tokio::sync::watch::Sender<u64>,
+    /// The cycles' clock (the stepped one in tests): the time of the API's changes.
+    clock: std::sync::OnceLock<crate::clock::Clock>,
+    /// Acknowledgements not yet taken by their cluster's cycle (`acks`).
+    acks: Mutex<acks::Pending>,
 }
 
 /// The most recent samples of two durations, in seconds: how late each cycle started after its
@@ -278,19 +291,11 @@ impl Board {
             clusters_changed: tokio::sync::Notify::new(),
             changes_made: AtomicU64::new(0),
             changes_applied: tokio::sync::watch::Sender::new(0),
-            silences: RwLock::new(Arc::default()),
+            quiet: RwLock::new(quiet::Parts::default()),
+            quiet_changed: tokio::sync::watch::Sender::new(0),
+            clock: std::sync::OnceLock::new(),
+            acks: Mutex::default(),
         }
-    }
-
-    /// The silences in force now.
-    pub fn silences(&self) -> Arc<Vec<crate::silence::Silence>> {
-        self.silences.read().expect("silences lock").clone()
-    }
-
-    /// Puts `silences` in force (at start and at each reload of the file).
-    pub fn set_silences(&self, silences: Vec<crate::silence::Silence>) {
-        *self.silences.write().expect("silences lock") = Arc::new(silences);
-        self.generation.fetch_add(1, Ordering::SeqCst);
     }
 
     pub fn set_ready(&self) {

@@ -1,0 +1,112 @@
+//! Acknowledgements: an admin says a firing alert is known and someone is on it. The board
+//! shows it at once, tells the receivers once (webhooks a notification, Alertmanager the alert
+//! again with its `acknowledged_by` annotation), and hands it to the cluster's next cycle, whose
+//! rules then hold it with the alert: no escalation, no re-telling, gone when the alert resolves.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
+
+use jiff::{SignedDuration, Timestamp};
+
+use super::Board;
+use crate::notify::payload::fingerprint;
+use crate::rules::{Acknowledgement, Alert, Transition, TransitionState};
+use crate::state::{AuditEntry, StateError};
+
+/// Acknowledgements made since the cycles of their clusters last took them: by the alert's
+/// fingerprint, with the `active_at` of the alert they are for (a new firing is a new problem).
+pub(super) type Pending = HashMap<String, (Timestamp, Acknowledgement)>;
+
+/// How long an acknowledgement waits for its cluster's next cycle before it is dropped (its
+/// alert resolved, or the cluster went away, in the meantime).
+const WAITS: SignedDuration = SignedDuration::from_hours(24);
+
+/// Why an alert was not acknowledged.
+#[derive(Debug, thiserror::Error)]
+pub enum AckError {
+    #[error("no alert with the fingerprint {fingerprint:?}")]
+    NoAlert { fingerprint: String },
+    #[error("the alert {fingerprint:?} is pending, not firing: only a firing alert is acknowledged")]
+    NotFiring { fingerprint: String },
+    #[error("{0}")]
+    NotKept(#[from] StateError),
+}
+
+impl Board {
+    /// Acknowledges the firing alert with this fingerprint, for `who`, with a comment.
+    pub fn acknowledge(&self, print: &str, who: &str, comment: &str) -> Result<Acknowledgement, AckError> {
+        let now = self.now();
+        let found = {
+            let views = self.clusters.read().expect("board lock");
+            views.iter().find_map(|c| {
+                c.alerts.iter().find(|a| fingerprint(&a.labels) == print).map(|a| (c.name.clone(), a.clone()))
+            })
+        };
+        let Some((cluster, alert)) = found else {
+            return Err(AckError::NoAlert { fingerprint: print.to_string() });
+        };
+        if !alert.firing() {
+            return Err(AckError::NotFiring { fingerprint: print.to_string() });
+        }
+        let ack = Acknowledgement { by: who.to_string(), at: now, comment: comment.to_string() };
+        let told = Alert { acknowledged: Some(ack.clone()), ..alert.clone() };
+        // The receivers hear of it only if they heard of the alert, and may hear of it now.
+        let quiet = self.quiet();
+        let notifications = if alert.untold || quiet.mutes(now, &alert.labels) {
+            Vec::new()
+        } else {
+            let t = Transition { time: now, state: TransitionState::Acknowledged, alert: told, previous_labels: None };
+            self.notification_bodies(&[t])
+        };
+        let entry = AuditEntry {
+            time: now.as_second(),
+            who: who.to_string(),
+            action: format!("alert {} {print} acknowledged: {comment}", alert.alertname),
+            cluster: cluster.clone(),
+        };
+        self.store.lock().expect("store lock").queue_with(&notifications, &entry)?;
+        {
+            let mut pending = self.acks.lock().expect("acks lock");
+            pending.retain(|_, (_, a)| now.duration_since(a.at) < WAITS);
+            pending.insert(print.to_string(), (alert.active_at, ack.clone()));
+        }
+        // Shown at once; the next cycle holds it with the alert.
+        {
+            let mut views = self.clusters.write().expect("board lock");
+            if let Some(c) = views.iter_mut().find(|c| c.name == cluster) {
+                let alerts = c
+                    .alerts
+                    .iter()
+                    .map(|a| {
+                        let mut a = a.clone();
+                        if fingerprint(&a.labels) == print {
+                            a.acknowledged = Some(ack.clone());
+                        }
+                        a
+                    })
+                    .collect();
+                c.alerts = Arc::new(alerts);
+            }
+        }
+        self.generation.fetch_add(1, Ordering::SeqCst);
+        Ok(ack)
+    }
+
+    /// Hands the acknowledgements made since the last cycle to the alerts they are for.
+    pub fn take_acknowledgements<'a>(&self, alerts: impl Iterator<Item = &'a mut Alert>) {
+        let mut pending = self.acks.lock().expect("acks lock");
+        if pending.is_empty() {
+            return;
+        }
+        for a in alerts {
+            let print = fingerprint(&a.labels);
+            if let Some((active_at, _)) = pending.get(&print)
+                && *active_at == a.active_at
+                && let Some((_, ack)) = pending.remove(&print)
+            {
+                a.acknowledged = Some(ack);
+            }
+        }
+    }
+}

@@ -1,0 +1,290 @@
+//! What keeps the notifiers quiet, as the board holds it: the file's silences and windows (put
+//! in force at start and at each reload) beside those made through the API or the pages (kept in
+//! the state database, each change audited). The cycles read it whole ([`Board::quiet`]); the
+//! clusters' tasks are told of each change, so that an alert a change unmutes is told at once.
+
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
+
+use jiff::{SignedDuration, Timestamp};
+
+use super::{Board, TARGET};
+use crate::clock::Clock;
+use crate::silence::maintenance::{API, WindowError};
+use crate::silence::postable::{
+    PostableSilence, PostableWindow, SilenceError, silence_json, stored_silence, stored_window, window_json,
+};
+use crate::silence::{Quiet, Silence, SilenceState, Window};
+use crate::state::{AuditEntry, Kept, QuietKind, StateError};
+
+/// The parts, and what the cycles read: all of them together.
+#[derive(Default)]
+pub(super) struct Parts {
+    file_silences: Vec<Silence>,
+    file_windows: Vec<Window>,
+    kept_silences: Vec<Silence>,
+    kept_windows: Vec<Window>,
+    all: Arc<Quiet>,
+}
+
+impl Parts {
+    fn join(&mut self) {
+        let silences = self.file_silences.iter().chain(&self.kept_silences).cloned().collect();
+        let windows = self.file_windows.iter().chain(&self.kept_windows).cloned().collect();
+        self.all = Arc::new(Quiet { silences, windows });
+    }
+}
+
+/// Why a silence or a window was not made, changed or ended.
+#[derive(Debug, thiserror::Error)]
+pub enum QuietError {
+    #[error(transparent)]
+    Silence(#[from] SilenceError),
+    #[error(transparent)]
+    Window(#[from] WindowError),
+    #[error("no silence {id:?}")]
+    NoSilence { id: String },
+    #[error("no maintenance window {id:?}")]
+    NoWindow { id: String },
+    #[error("{what} {id:?} is from the configuration file: change it there")]
+    FromFile { what: &'static str, id: String },
+    #[error("{0}")]
+    NotKept(#[from] StateError),
+}
+
+/// How long an expired silence is still listed (Alertmanager's default retention).
+const EXPIRED_KEPT: SignedDuration = SignedDuration::from_hours(5 * 24);
+
+/// A random UUID (version 4), as Alertmanager names its silences.
+fn uuid() -> String {
+    use ring::rand::SecureRandom;
+    let mut b = [0u8; 16];
+    ring::rand::SystemRandom::new().fill(&mut b).expect("the system's random source works");
+    b[6] = (b[6] & 0x0f) | 0x40;
+    b[8] = (b[8] & 0x3f) | 0x80;
+    let hex: String = b.iter().map(|x| format!("{x:02x}")).collect();
+    format!("{}-{}-{}-{}-{}", &hex[..8], &hex[8..12], &hex[12..16], &hex[16..20], &hex[20..])
+}
+
+/// The cluster a silence is about, for the audit list: its `cluster="…"` matcher's.
+fn cluster_of(s: &Silence) -> String {
+    s.matchers
+        .iter()
+        .find(|m| m.name == "cluster" && m.op == crate::silence::Op::Equal)
+        .map(|m| m.value.clone())
+        .unwrap_or_default()
+}
+
+impl Board {
+    /// The cycles' clock: set once, by `serve`, before the first cycle.
+    pub fn set_clock(&self, clock: Clock) {
+        let _ = self.clock.set(clock);
+    }
+
+    /// Now, on the cycles' clock: on the stepped test clock, the latest cycle's time, so that
+    /// a silence made or ended through the API is measured in the cycles' time.
+    pub fn now(&self) -> Timestamp {
+        match self.clock.get().copied().unwrap_or(Clock::Wall) {
+            Clock::Wall => Timestamp::now(),
+            Clock::Stepped { start, .. } => {
+                let views = self.clusters.read().expect("board lock");
+                views.iter().filter_map(|c| c.last_cycle).max().unwrap_or(start)
+            }
+        }
+    }
+
+    /// What keeps the notifiers quiet now.
+    pub fn quiet(&self) -> Arc<Quiet> {
+        self.quiet.read().expect("quiet lock").all.clone()
+    }
+
+    /// Told each time what is quiet changes (a silence made, changed or expired; a window made
+    /// or ended; the file reloaded).
+    pub fn quiet_changes(&self) -> tokio::sync::watch::Receiver<u64> {
+        self.quiet_changed.subscribe()
+    }
+
+    fn changed(&self, change: impl FnOnce(&mut Parts)) {
+        {
+            let mut parts = self.quiet.write().expect("quiet lock");
+            change(&mut parts);
+            parts.join();
+        }
+        self.generation.fetch_add(1, Ordering::SeqCst);
+        self.quiet_changed.send_modify(|n| *n += 1);
+    }
+
+    /// Puts the file's silences and windows in force (at start and at each reload).
+    pub fn set_file_quiet(&self, silences: Vec<Silence>, windows: Vec<Window>) {
+        self.changed(|p| {
+            p.file_silences = silences;
+            p.file_windows = windows;
+        });
+    }
+
+    /// Reads the silences and windows kept in the state database (at start). One that cannot be
+    /// read back is left out, and said; silences expired long ago are forgotten.
+    pub fn load_kept_quiet(&self) {
+        let now = self.now();
+        let mut store = self.store.lock().expect("store lock");
+        let read = |kind| {
+            store.kept(kind).unwrap_or_else(|e| {
+                tracing::error!(target: TARGET, error = %e, "the silences and maintenance windows kept cannot be read: {e}");
+                Vec::new()
+            })
+        };
+        let (silences, windows) = (read(QuietKind::Silence), read(QuietKind::Window));
+        let unreadable = |kind: &str, id: &str, e: &str| {
+            tracing::error!(target: TARGET, id, error = e, "the {kind} {id} kept cannot be read: {e}");
+        };
+        let silences: Vec<Silence> = silences
+            .iter()
+            .filter_map(|k| stored_silence(&k.body).map_err(|e| unreadable("silence", &k.id, &e)).ok())
+            .collect();
+        let windows: Vec<Window> = windows
+            .iter()
+            .filter_map(|k| stored_window(&k.body).map_err(|e| unreadable("maintenance window", &k.id, &e)).ok())
+            .collect();
+        let forgotten: Vec<String> = silences
+            .iter()
+            .filter(|s| s.ends_at.is_some_and(|end| now.duration_since(end) > EXPIRED_KEPT))
+            .map(|s| s.id.clone())
+            .collect();
+        let _ = store.forget(QuietKind::Silence, &forgotten);
+        drop(store);
+        self.changed(|p| {
+            p.kept_silences = silences.into_iter().filter(|s| !forgotten.contains(&s.id)).collect();
+            p.kept_windows = windows;
+        });
+    }
+
+    fn entry(&self, who: &str, action: String, cluster: String) -> AuditEntry {
+        AuditEntry { time: self.now().as_second(), who: who.to_string(), action, cluster }
+    }
+
+    fn keep_silence(&self, s: Silence, entry: &AuditEntry) -> Result<(), QuietError> {
+        let body = silence_json(&s, self.now()).to_string();
+        self.store.lock().expect("store lock").keep(QuietKind::Silence, &Kept { id: s.id.clone(), body }, entry)?;
+        self.changed(|p| match p.kept_silences.iter_mut().find(|k| k.id == s.id) {
+            Some(k) => *k = s,
+            None => p.kept_silences.push(s),
+        });
+        Ok(())
+    }
+
+    /// Makes a silence (or, with the `id` of an unexpired one, changes it) from Alertmanager's
+    /// body; gives its id. `everything` confirms a silence of every alert.
+    pub fn post_silence(&self, body: &PostableSilence, who: &str, everything: bool) -> Result<String, QuietError> {
+        let now = self.now();
+        let quiet = self.quiet();
+        let changing = match body.id.as_deref().filter(|id| !id.is_empty()) {
+            None => None,
+            Some(id) => match quiet.silence(id) {
+                None => return Err(QuietError::NoSilence { id: id.to_string() }),
+                Some(s) if s.from_file => return Err(QuietError::FromFile { what: "silence", id: id.to_string() }),
+                // An expired silence is not changed: a new one is made, as Alertmanager does.
+                Some(s) if s.state(now) == SilenceState::Expired => None,
+                Some(s) => Some(s.id.clone()),
+            },
+        };
+        let id = changing.clone().unwrap_or_else(uuid);
+        let s = body.silence(id.clone(), who, now, everything)?;
+        let verb = if changing.is_some() { "changed" } else { "created" };
+        let until = s.ends_at.map(|e| e.to_string()).unwrap_or_default();
+        let action = format!("silence {id} {verb}: {} until {until}", s.matchers_text());
+        let entry = self.entry(who, action, cluster_of(&s));
+        self.keep_silence(s, &entry)?;
+        Ok(id)
+    }
+
+    /// Expires a silence now (one not started yet ends before it starts).
+    pub fn expire_silence(&self, id: &str, who: &str) -> Result<(), QuietError> {
+        let now = self.now();
+        let Some(mut s) = self.quiet().silence(id).cloned() else {
+            return Err(QuietError::NoSilence { id: id.to_string() });
+        };
+        if s.from_file {
+            return Err(QuietError::FromFile { what: "silence", id: id.to_string() });
+        }
+        if s.state(now) == SilenceState::Expired {
+            return Ok(());
+        }
+        s.starts_at = s.starts_at.map(|start| start.min(now));
+        s.ends_at = Some(now);
+        s.updated_at = Some(now);
+        let entry = self.entry(who, format!("silence {id} expired: {}", s.matchers_text()), cluster_of(&s));
+        self.keep_silence(s, &entry)
+    }
+
+    /// The silences, as Alertmanager lists them: the file's, then the others by start.
+    pub fn silences_json(&self) -> Vec<serde_json::Value> {
+        let now = self.now();
+        let quiet = self.quiet();
+        let mut list: Vec<&Silence> = quiet.silences.iter().collect();
+        list.sort_by_key(|s| (!s.from_file, s.starts_at));
+        list.into_iter().map(|s| silence_json(s, now)).collect()
+    }
+
+    /// Makes a maintenance window (or, with the `id` of one made so, changes it); gives its id.
+    pub fn post_window(&self, body: &PostableWindow, who: &str) -> Result<String, QuietError> {
+        let now = self.now();
+        let quiet = self.quiet();
+        let changing = match body.id.as_deref().filter(|id| !id.is_empty()) {
+            None => None,
+            Some(id) => match quiet.windows.iter().find(|w| w.id == id) {
+                None => return Err(QuietError::NoWindow { id: id.to_string() }),
+                Some(w) if w.from_file => {
+                    return Err(QuietError::FromFile { what: "maintenance window", id: id.to_string() });
+                }
+                Some(w) => Some(w.id.clone()),
+            },
+        };
+        let id = changing.clone().unwrap_or_else(uuid);
+        let created_by = body.created_by.as_deref().map(str::trim).filter(|s| !s.is_empty()).unwrap_or(who);
+        let w = Window::from_spec(id.clone(), &body.spec(), API, created_by.to_string(), false, Some(now))?;
+        let verb = if changing.is_some() { "changed" } else { "created" };
+        let entry = self.entry(who, format!("maintenance window {id} {verb}"), w.clusters.to_string());
+        let body = window_json(&w, now).to_string();
+        self.store.lock().expect("store lock").keep(QuietKind::Window, &Kept { id: id.clone(), body }, &entry)?;
+        self.changed(|p| match p.kept_windows.iter_mut().find(|k| k.id == w.id) {
+            Some(k) => *k = w,
+            None => p.kept_windows.push(w),
+        });
+        Ok(id)
+    }
+
+    /// Ends a maintenance window: it is removed (the audit list keeps that it was).
+    pub fn end_window(&self, id: &str, who: &str) -> Result<(), QuietError> {
+        let quiet = self.quiet();
+        let Some(w) = quiet.windows.iter().find(|w| w.id == id) else {
+            return Err(QuietError::NoWindow { id: id.to_string() });
+        };
+        if w.from_file {
+            return Err(QuietError::FromFile { what: "maintenance window", id: id.to_string() });
+        }
+        let entry = self.entry(who, format!("maintenance window {id} ended"), w.clusters.to_string());
+        self.store.lock().expect("store lock").unkeep(QuietKind::Window, id, &entry)?;
+        self.changed(|p| p.kept_windows.retain(|k| k.id != id));
+        Ok(())
+    }
+
+    /// The maintenance windows, as the API lists them: the file's, then the others.
+    pub fn windows_json(&self) -> Vec<serde_json::Value> {
+        let now = self.now();
+        let quiet = self.quiet();
+        let mut list: Vec<&Window> = quiet.windows.iter().filter(|w| !w.over(now) || w.from_file).collect();
+        list.sort_by_key(|w| !w.from_file);
+        list.into_iter().map(|w| window_json(w, now)).collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn silence_ids_are_uuids() {
+        let id = super::uuid();
+        assert_eq!(id.len(), 36);
+        assert_eq!(&id[14..15], "4");
+        assert_ne!(id, super::uuid());
+    }
+}

@@ -1,0 +1,442 @@
+//! What keeps the notifiers quiet: silences (matchers over an alert's labels, in Alertmanager's
+//! syntax and with its meaning, for a time) and maintenance windows (a cluster's alerts, for a
+//! time or on a schedule). The alerts they match are still evaluated and shown, marked; the
+//! notifiers are not told of them while they hold.
+//!
+//! - silences from serve's file (`[[silence]]`): standing ignore rules, with no end;
+//! - silences made through the API or the pages ([`postable`]: Alertmanager's v2 body), with a
+//!   start and an end, kept in the state database;
+//! - [`maintenance`]: windows, one-off or recurring in a time zone.
+
+pub mod maintenance;
+pub mod postable;
+
+use std::collections::BTreeMap;
+
+use jiff::Timestamp;
+
+pub use maintenance::Window;
+
+/// The labels DumbMonit's alerts carry: a matcher on another could only ever match its absence,
+/// which is a mistake more often than a wish, so it is refused.
+pub const LABELS: &[&str] = &[
+    "alertname",
+    "severity",
+    "cluster",
+    "namespace",
+    "pod",
+    "workload",
+    "node",
+    "condition",
+    "pvc",
+    "kind",
+    "job",
+    "cronjob",
+    "owner",
+    "apiservice",
+    "service",
+    "hpa",
+    "certificate",
+];
+
+/// How a matcher compares.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Op {
+    Equal,
+    NotEqual,
+    Regex,
+    NotRegex,
+}
+
+impl Op {
+    /// From Alertmanager's `isRegex` and `isEqual`.
+    pub fn of(is_regex: bool, is_equal: bool) -> Op {
+        match (is_regex, is_equal) {
+            (false, true) => Op::Equal,
+            (false, false) => Op::NotEqual,
+            (true, true) => Op::Regex,
+            (true, false) => Op::NotRegex,
+        }
+    }
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Op::Equal => "=",
+            Op::NotEqual => "!=",
+            Op::Regex => "=~",
+            Op::NotRegex => "!~",
+        }
+    }
+}
+
+/// One matcher: `name="value"`, `name!="value"`, `name=~"regex"`, `name!~"regex"`.
+#[derive(Clone, Debug)]
+pub struct Matcher {
+    pub name: String,
+    pub op: Op,
+    pub value: String,
+    /// The value anchored as Alertmanager anchors it: `^(?:value)$`.
+    regex: Option<regex::Regex>,
+}
+
+impl PartialEq for Matcher {
+    fn eq(&self, other: &Matcher) -> bool {
+        (&self.name, self.op, &self.value) == (&other.name, other.op, &other.value)
+    }
+}
+
+/// Why a matcher was refused.
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
+pub enum MatcherError {
+    #[error("{text:?} is not a matcher (name=\"value\", name!=\"value\", name=~\"regex\" or name!~\"regex\")")]
+    Syntax { text: String },
+    #[error("{text:?}: no alert of DumbMonit has the label {name:?} (it has {})", LABELS.join(", "))]
+    UnknownLabel { text: String, name: String },
+    #[error("{text:?}: the regular expression does not compile: {detail}")]
+    Regex { text: String, detail: String },
+}
+
+impl Matcher {
+    /// Reads one matcher as Alertmanager writes it: the value in double quotes (with `\"`, `\\`
+    /// and `\n` escapes), or bare when it has no quote, comma, brace or space.
+    pub fn parse(text: &str) -> Result<Matcher, MatcherError> {
+        let syntax = || MatcherError::Syntax { text: text.to_string() };
+        let t = text.trim();
+        let at = t.find(['=', '!']).ok_or_else(syntax)?;
+        let name = t[..at].trim();
+        let rest = &t[at..];
+        let (op, value) = if let Some(v) = rest.strip_prefix("=~") {
+            (Op::Regex, v)
+        } else if let Some(v) = rest.strip_prefix("!~") {
+            (Op::NotRegex, v)
+        } else if let Some(v) = rest.strip_prefix("!=") {
+            (Op::NotEqual, v)
+        } else if let Some(v) = rest.strip_prefix('=') {
+            (Op::Equal, v)
+        } else {
+            return Err(syntax());
+        };
+        let valid_name = !name.is_empty()
+            && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+            && !name.starts_with(|c: char| c.is_ascii_digit());
+        if !valid_name {
+            return Err(syntax());
+        }
+        let value = unquoted(value.trim()).ok_or_else(syntax)?;
+        Matcher::checked(text, name, op, value)
+    }
+
+    /// A matcher from its parts, as Alertmanager's API gives them (`name`, `value`, `isRegex`,
+    /// `isEqual`), checked as [`Matcher::parse`] checks it.
+    pub fn new(name: &str, op: Op, value: &str) -> Result<Matcher, MatcherError> {
+        let valid_name = !name.is_empty()
+            && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+            && !name.starts_with(|c: char| c.is_ascii_digit());
+        let text = format!("{name}{}{}", op.as_str(), serde_json::to_string(value).unwrap_or_default());
+        if !valid_name {
+            return Err(MatcherError::Syntax { text });
+        }
+        Matcher::checked(&text, name, op, value.to_string())
+    }
+
+    fn checked(text: &str, name: &str, op: Op, value: String) -> Result<Matcher, MatcherError> {
+        if !LABELS.contains(&name) {
+            return Err(MatcherError::UnknownLabel { text: text.to_string(), name: name.to_string() });
+        }
+        let regex = match op {
+            Op::Regex | Op::NotRegex => Some(
+                regex::Regex::new(&format!("^(?:{value})$"))
+                    .map_err(|e| MatcherError::Regex { text: text.to_string(), detail: one_line(&e.to_string()) })?,
+            ),
+            _ => None,
+        };
+        Ok(Matcher { name: name.to_string(), op, value, regex })
+    }
+
+    /// Whether it is a regular expression (`=~`, `!~`), as Alertmanager's `isRegex`.
+    pub fn is_regex(&self) -> bool {
+        matches!(self.op, Op::Regex | Op::NotRegex)
+    }
+
+    /// Whether it asks for a match (`=`, `=~`), as Alertmanager's `isEqual`.
+    pub fn is_equal(&self) -> bool {
+        matches!(self.op, Op::Equal | Op::Regex)
+    }
+
+    /// Whether it holds of any value at all, absent included (`namespace=~".*"`): tried on
+    /// values of every shape an alert's label takes.
+    pub fn matches_anything(&self) -> bool {
+        const PROBES: &[&str] =
+            &["", "a", "KubernetesPodCrashLooping", "warning", "kube-system", "api-7c9696d669-8tpp6", "10.0.0.1:6443"];
+        PROBES.iter().all(|v| self.matches_value(v))
+    }
+
+    /// Whether the labels match; a label an alert does not have is the empty string, as in
+    /// Alertmanager (`pod=""` matches an alert without a pod).
+    pub fn matches(&self, labels: &BTreeMap<String, String>) -> bool {
+        self.matches_value(labels.get(&self.name).map_or("", String::as_str))
+    }
+
+    fn matches_value(&self, v: &str) -> bool {
+        match (self.op, &self.regex) {
+            (Op::Equal, _) => v == self.value,
+            (Op::NotEqual, _) => v != self.value,
+            (Op::Regex, Some(r)) => r.is_match(v),
+            (Op::NotRegex, Some(r)) => !r.is_match(v),
+            (_, None) => false,
+        }
+    }
+}
+
+impl std::fmt::Display for Matcher {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "{}{}{}",
+            self.name,
+            self.op.as_str(),
+            serde_json::to_string(&self.value).map_err(|_| std::fmt::Error)?
+        )
+    }
+}
+
+fn one_line(s: &str) -> String {
+    s.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+/// A value in double quotes, its escapes undone; or a bare word.
+fn unquoted(v: &str) -> Option<String> {
+    let Some(inner) = v.strip_prefix('"') else {
+        let bare = !v.is_empty() && !v.contains(['"', ',', '{', '}', ' ', '\t']);
+        return bare.then(|| v.to_string());
+    };
+    let inner = inner.strip_suffix('"')?;
+    let mut out = String::with_capacity(inner.len());
+    let mut chars = inner.chars();
+    while let Some(c) = chars.next() {
+        match c {
+            '\\' => match chars.next()? {
+                'n' => out.push('\n'),
+                '"' => out.push('"'),
+                '\\' => out.push('\\'),
+                other => {
+                    out.push('\\');
+                    out.push(other);
+                }
+            },
+            '"' => return None,
+            c => out.push(c),
+        }
+    }
+    Some(out)
+}
+
+/// A silence: every matcher must hold, between its start and its end.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Silence {
+    /// `file-N` for the file's N-th `[[silence]]`; a random UUID for one made through the API.
+    pub id: String,
+    pub matchers: Vec<Matcher>,
+    /// None for the file's: from the start, with no end.
+    pub starts_at: Option<Timestamp>,
+    pub ends_at: Option<Timestamp>,
+    pub updated_at: Option<Timestamp>,
+    pub comment: String,
+    pub created_by: String,
+    /// From serve's file: no end, read-only on the pages and through the API.
+    pub from_file: bool,
+}
+
+/// Where a silence stands, as Alertmanager says it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SilenceState {
+    Pending,
+    Active,
+    Expired,
+}
+
+impl SilenceState {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            SilenceState::Pending => "pending",
+            SilenceState::Active => "active",
+            SilenceState::Expired => "expired",
+        }
+    }
+}
+
+impl Silence {
+    /// Pending before its start, active from its start, expired from its end.
+    pub fn state(&self, now: Timestamp) -> SilenceState {
+        if self.ends_at.is_some_and(|e| e <= now) {
+            SilenceState::Expired
+        } else if self.starts_at.is_some_and(|s| s > now) {
+            SilenceState::Pending
+        } else {
+            SilenceState::Active
+        }
+    }
+
+    /// Whether its matchers match these labels, whatever the time.
+    pub fn matches(&self, labels: &BTreeMap<String, String>) -> bool {
+        !self.matchers.is_empty() && self.matchers.iter().all(|m| m.matches(labels))
+    }
+
+    /// Whether it mutes an alert with these labels at `now`.
+    pub fn mutes(&self, now: Timestamp, labels: &BTreeMap<String, String>) -> bool {
+        self.state(now) == SilenceState::Active && self.matches(labels)
+    }
+
+    /// Its matchers as Alertmanager writes them: `{alertname="A", namespace=~"dev-.*"}`.
+    pub fn matchers_text(&self) -> String {
+        format!("{{{}}}", self.matchers.iter().map(ToString::to_string).collect::<Vec<_>>().join(", "))
+    }
+}
+
+/// Everything that keeps the notifiers quiet now: the silences (the file's, then those made
+/// through the API) and the maintenance windows.
+#[derive(Clone, Debug, Default)]
+pub struct Quiet {
+    pub silences: Vec<Silence>,
+    pub windows: Vec<Window>,
+}
+
+impl Quiet {
+    /// The silences that mute an alert with these labels at `now`.
+    pub fn silencing<'a>(&'a self, now: Timestamp, labels: &BTreeMap<String, String>) -> Vec<&'a Silence> {
+        self.silences.iter().filter(|s| s.mutes(now, labels)).collect()
+    }
+
+    /// The window a cluster is in at `now`, and when it ends (the latest end of those it is in).
+    pub fn maintenance(&self, now: Timestamp, cluster: &str) -> Option<(&Window, Timestamp)> {
+        self.windows.iter().filter_map(|w| w.until(now, cluster).map(|end| (w, end))).max_by_key(|(_, end)| *end)
+    }
+
+    /// Whether the notifiers are told nothing of an alert with these labels at `now`: a silence
+    /// mutes it, or its cluster is in maintenance.
+    pub fn mutes(&self, now: Timestamp, labels: &BTreeMap<String, String>) -> bool {
+        self.silences.iter().any(|s| s.mutes(now, labels))
+            || labels.get("cluster").is_some_and(|c| self.maintenance(now, c).is_some())
+    }
+
+    /// A silence by its id.
+    pub fn silence(&self, id: &str) -> Option<&Silence> {
+        self.silences.iter().find(|s| s.id == id)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn labels(pairs: &[(&str, &str)]) -> BTreeMap<String, String> {
+        pairs.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect()
+    }
+
+    #[test]
+    fn matchers_read_and_match_as_alertmanager_s() {
+        let blocked = labels(&[("alertname", "KubernetesPodBlocked"), ("namespace", "dev-7"), ("pod", "api-0")]);
+        for (text, expected) in [
+            (r#"alertname="KubernetesPodBlocked""#, true),
+            (r#"namespace=~"dev-.*""#, true),
+            (r#"namespace=~"dev""#, false), // anchored: the whole value
+            (r#"namespace!~"dev-.*""#, false),
+            (r#"namespace != "prod""#, true),
+            (r#"node="""#, true), // an absent label is the empty string
+            (r#"node=~".+""#, false),
+            ("pod=api-0", true),
+            (r#"namespace=~"dev-7|prod""#, true),
+        ] {
+            let m = Matcher::parse(text).unwrap_or_else(|e| panic!("{text}: {e}"));
+            assert_eq!(m.matches(&blocked), expected, "{text}");
+        }
+        let quoted = Matcher::parse(r#"pod="a \"b\" \\ c""#).unwrap();
+        assert_eq!(quoted.value, r#"a "b" \ c"#);
+        assert_eq!(quoted.to_string(), r#"pod="a \"b\" \\ c""#);
+    }
+
+    #[test]
+    fn bad_matchers_are_refused_saying_why() {
+        assert!(matches!(Matcher::parse("alertname"), Err(MatcherError::Syntax { .. })));
+        assert!(matches!(Matcher::parse(r#"alertname=="x""#), Err(MatcherError::Syntax { .. })));
+        assert!(matches!(Matcher::parse(r#"="x""#), Err(MatcherError::Syntax { .. })));
+        assert!(matches!(Matcher::parse(r#"pod="x"#), Err(MatcherError::Syntax { .. })));
+        assert!(matches!(Matcher::parse("pod=a b"), Err(MatcherError::Syntax { .. })));
+        let unknown = Matcher::parse(r#"team="a""#).unwrap_err();
+        assert!(
+            unknown.to_string().starts_with(r#""team=\"a\"": no alert of DumbMonit has the label "team""#),
+            "{unknown}"
+        );
+        let regex = Matcher::parse(r#"pod=~"(""#).unwrap_err();
+        assert!(matches!(regex, MatcherError::Regex { .. }), "{regex}");
+    }
+
+    #[test]
+    fn a_silence_needs_every_matcher() {
+        let now: Timestamp = "2026-12-01T06:00:00Z".parse().unwrap();
+        let s = Silence {
+            id: "file-1".into(),
+            matchers: vec![
+                Matcher::parse(r#"alertname="A""#).unwrap(),
+                Matcher::parse(r#"namespace=~"dev-.*""#).unwrap(),
+            ],
+            starts_at: None,
+            ends_at: None,
+            updated_at: None,
+            comment: String::new(),
+            created_by: String::new(),
+            from_file: true,
+        };
+        assert!(s.mutes(now, &labels(&[("alertname", "A"), ("namespace", "dev-1")])));
+        assert!(!s.mutes(now, &labels(&[("alertname", "A"), ("namespace", "prod")])));
+        assert!(!Silence { matchers: vec![], ..s.clone() }.mutes(now, &labels(&[])), "no matcher mutes nothing");
+        let quiet = Quiet { silences: vec![s.clone()], windows: vec![] };
+        let ids: Vec<&str> = quiet
+            .silencing(now, &labels(&[("alertname", "A"), ("namespace", "dev-2")]))
+            .iter()
+            .map(|s| s.id.as_str())
+            .collect();
+        assert_eq!(ids, ["file-1"]);
+        assert_eq!(s.matchers_text(), r#"{alertname="A", namespace=~"dev-.*"}"#);
+    }
+
+    #[test]
+    fn a_silence_holds_from_its_start_to_its_end() {
+        let t = |s: &str| -> Timestamp { s.parse().unwrap() };
+        let s = Silence {
+            id: "x".into(),
+            matchers: vec![Matcher::parse(r#"alertname="A""#).unwrap()],
+            starts_at: Some(t("2026-12-01T06:00:00Z")),
+            ends_at: Some(t("2026-12-01T08:00:00Z")),
+            updated_at: None,
+            comment: String::new(),
+            created_by: String::new(),
+            from_file: false,
+        };
+        let a = labels(&[("alertname", "A")]);
+        assert_eq!(s.state(t("2026-12-01T05:59:59Z")), SilenceState::Pending);
+        assert!(!s.mutes(t("2026-12-01T05:59:59Z"), &a));
+        assert_eq!(s.state(t("2026-12-01T06:00:00Z")), SilenceState::Active);
+        assert!(s.mutes(t("2026-12-01T07:59:59Z"), &a));
+        assert_eq!(s.state(t("2026-12-01T08:00:00Z")), SilenceState::Expired, "the end is not in it");
+        assert!(!s.mutes(t("2026-12-01T08:00:00Z"), &a));
+    }
+
+    #[test]
+    fn matchers_of_anything_are_told_apart() {
+        for (text, anything) in [
+            (r#"namespace=~".*""#, true),
+            (r#"namespace!="""#, false),
+            (r#"namespace=~".+""#, false),
+            (r#"pod!~"api-.*""#, false),
+            (r#"pod!="no-such-pod-name-at-all""#, true),
+            (r#"cluster="edge-1""#, false),
+        ] {
+            assert_eq!(Matcher::parse(text).unwrap().matches_anything(), anything, "{text}");
+        }
+        let m = Matcher::new("namespace", Op::of(true, false), "dev-.*").unwrap();
+        assert_eq!(m.to_string(), r#"namespace!~"dev-.*""#);
+        assert!(m.is_regex() && !m.is_equal());
+        assert!(matches!(Matcher::new("9x", Op::Equal, "a"), Err(MatcherError::Syntax { .. })));
+    }
+}
