@@ -387,6 +387,9 @@ crate::config::credential_table! {
         skip credentials.password_hash,
         #[serde(default = "defaults::notifier_timeout")]
         pub timeout: Seconds,
+        /// Opt-in: an always-firing `DumbMonitWatchdog` sent this often, so that the silence
+        /// of the monitor itself is noticed outside it (a dead man's switch).
+        pub heartbeat: Option<Seconds>,
     }
     #[derive(Deserialize)]
     #[serde(deny_unknown_fields)]
@@ -546,6 +549,9 @@ impl Config {
             }
             if !(n.timeout.0.is_finite() && n.timeout.0 > 0.0) {
                 return err(at(), Problem::NotPositive { field: "timeout" });
+            }
+            if n.heartbeat.is_some_and(|h| !(h.0.is_finite() && h.0 > 0.0)) {
+                return err(at(), Problem::NotPositive { field: "heartbeat" });
             }
             n.name = Some(name);
         }

@@ -116,3 +116,22 @@ impl Event for ResendFailed<'_> {
         tracing::warn!(target: TARGET, notifier = self.notifier, endpoint = self.endpoint, error = self.error, "{self}");
     }
 }
+
+/// A heartbeat could not be sent (the next one is tried at its time).
+pub struct HeartbeatFailed<'a> {
+    pub notifier: &'a str,
+    pub endpoint: &'a str,
+    pub error: &'a str,
+}
+
+impl fmt::Display for HeartbeatFailed<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "the heartbeat to {} ({}) failed: {}", self.notifier, self.endpoint, self.error)
+    }
+}
+
+impl Event for HeartbeatFailed<'_> {
+    fn emit(&self) {
+        tracing::warn!(target: TARGET, notifier = self.notifier, endpoint = self.endpoint, error = self.error, "{self}");
+    }
+}

@@ -29,6 +29,8 @@ pub struct Notifier {
     pub shown: String,
     auth: Option<HeaderValue>,
     timeout: Duration,
+    /// How often the always-firing `DumbMonitWatchdog` is sent (`heartbeat`); None: never.
+    pub heartbeat: Option<Duration>,
     /// The notifier's secrets, kept out of logs.
     pub redactor: Redactor,
 }
@@ -71,7 +73,16 @@ impl Notifier {
                 redactor.add(password);
             }
         }
-        Ok(Notifier { name, kind: c.kind, endpoint, shown, auth, timeout: c.timeout.duration(), redactor })
+        Ok(Notifier {
+            name,
+            kind: c.kind,
+            endpoint,
+            shown,
+            auth,
+            timeout: c.timeout.duration(),
+            heartbeat: c.heartbeat.map(|h| h.duration()),
+            redactor,
+        })
     }
 
     /// The bodies to queue for a cycle's transitions: one per transition for a webhook, one per
@@ -80,6 +91,15 @@ impl Notifier {
         match self.kind {
             NotifierKind::Webhook => transitions.iter().map(|t| payload::webhook(&self.name, t)).collect(),
             NotifierKind::Alertmanager => payload::alertmanager(transitions).into_iter().collect(),
+        }
+    }
+
+    /// The heartbeat's body at `now`: the `DumbMonitWatchdog` alert, firing. Alertmanager is told
+    /// it ends three heartbeats later, so that it resolves by itself when the monitor stops.
+    pub fn heartbeat_body(&self, now: jiff::Timestamp, every: Duration) -> String {
+        match self.kind {
+            NotifierKind::Webhook => payload::watchdog_webhook(&self.name, now),
+            NotifierKind::Alertmanager => payload::watchdog_alertmanager(now, every * 3),
         }
     }
 

@@ -11,6 +11,59 @@ use crate::rules::{Alert, Transition, TransitionState};
 /// Alertmanager's zero time, for an alert that has not ended.
 const ZERO_TIME: &str = "0001-01-01T00:00:00Z";
 
+/// The heartbeat's alert: always firing, severity `none`, never silenced.
+pub const WATCHDOG: &str = "DumbMonitWatchdog";
+
+fn watchdog_labels() -> BTreeMap<String, String> {
+    BTreeMap::from([("alertname".to_string(), WATCHDOG.to_string()), ("severity".to_string(), "none".to_string())])
+}
+
+fn watchdog_annotations() -> Value {
+    json!({
+        "summary": "DumbMonit is alive",
+        "description": "This alert always fires while DumbMonit runs: a dead man's switch that stops hearing it knows the monitor has stopped.",
+    })
+}
+
+/// The heartbeat for a webhook: a payload like any other, with the firing watchdog alert.
+pub fn watchdog_webhook(receiver: &str, now: Timestamp) -> String {
+    let labels = watchdog_labels();
+    json!({
+        "version": "4",
+        "groupKey": format!("{{}}:{{alertname={WATCHDOG:?}}}"),
+        "truncatedAlerts": 0,
+        "status": "firing",
+        "receiver": receiver,
+        "groupLabels": {"alertname": WATCHDOG},
+        "commonLabels": labels,
+        "commonAnnotations": watchdog_annotations(),
+        "externalURL": "",
+        "alerts": [{
+            "status": "firing",
+            "labels": labels,
+            "annotations": watchdog_annotations(),
+            "startsAt": now.to_string(),
+            "endsAt": ZERO_TIME,
+            "generatorURL": "",
+            "fingerprint": fingerprint(&labels),
+        }],
+    })
+    .to_string()
+}
+
+/// The heartbeat for Alertmanager: the watchdog alert, ending `lasts` from now unless sent again.
+pub fn watchdog_alertmanager(now: Timestamp, lasts: std::time::Duration) -> String {
+    let ends = jiff::SignedDuration::try_from(lasts).ok().and_then(|d| now.checked_add(d).ok()).unwrap_or(now);
+    json!([{
+        "labels": watchdog_labels(),
+        "annotations": watchdog_annotations(),
+        "startsAt": now.to_string(),
+        "endsAt": ends.to_string(),
+        "generatorURL": "",
+    }])
+    .to_string()
+}
+
 /// The FNV-1a fingerprint of a label set, as Prometheus computes it (hex, 16 digits).
 pub fn fingerprint(labels: &BTreeMap<String, String>) -> String {
     let mut h: u64 = 0xcbf29ce484222325;

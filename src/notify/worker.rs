@@ -9,7 +9,7 @@ use std::time::Duration;
 use jiff::{SignedDuration, Timestamp};
 use tokio::sync::{Notify, watch};
 
-use super::events::{DeliveryFailed, NotMarkedSent, NotifierGone, OutboxUnreadable, ResendFailed};
+use super::events::{DeliveryFailed, HeartbeatFailed, NotMarkedSent, NotifierGone, OutboxUnreadable, ResendFailed};
 use super::{Client, Notifier};
 use crate::logs::Event;
 use crate::rules::Alert;
@@ -140,10 +140,34 @@ impl Delivery {
         self.store.lock().expect("store lock").queued_count().map(|n| n == 0).unwrap_or(false)
     }
 
+    /// Sends the heartbeat of each notifier that has one and whose last one is `every` old (on
+    /// the wall clock: it says the process is alive, whatever the cycles' clock). A heartbeat
+    /// that fails is logged and not retried: the next one is.
+    pub async fn heartbeats(&self, last: &mut HashMap<String, std::time::Instant>) {
+        let notifiers = self.notifiers.read().expect("notifiers lock").clone();
+        for n in notifiers.iter() {
+            let Some(every) = n.heartbeat else { continue };
+            if last.get(&n.name).is_some_and(|t| t.elapsed() < every) {
+                continue;
+            }
+            last.insert(n.name.clone(), std::time::Instant::now());
+            let body = n.heartbeat_body(Timestamp::now(), every);
+            match self.client.post(n, &body).await {
+                Ok(()) => *self.counters.lock().expect("counters lock").sent.entry(n.name.clone()).or_default() += 1,
+                Err(e) => {
+                    *self.counters.lock().expect("counters lock").failed.entry(n.name.clone()).or_default() += 1;
+                    HeartbeatFailed { notifier: &n.name, endpoint: &n.shown, error: &e.to_string() }.emit();
+                }
+            }
+        }
+    }
+
     /// Runs until `stop`, then makes one last attempt to flush the outbox.
     pub async fn run(self, wake: Arc<Notify>, mut stop: watch::Receiver<bool>) {
         let mut resend = false;
+        let mut beaten = HashMap::new();
         loop {
+            self.heartbeats(&mut beaten).await;
             self.pass(resend).await;
             tokio::select! {
                 _ = wake.notified() => resend = true,

@@ -90,9 +90,24 @@ impl Served {
 
     /// Polls `path` until `check` holds.
     pub fn wait_for(&self, path: &str, what: &str, check: impl Fn(&Response) -> bool) -> Response {
+        self.poll(|| self.get(path), path, what, check)
+    }
+
+    /// Polls `path`, with these credentials, until `check` holds.
+    pub fn wait_for_with(
+        &self,
+        path: &str,
+        authorization: &str,
+        what: &str,
+        check: impl Fn(&Response) -> bool,
+    ) -> Response {
+        self.poll(|| self.get_with(path, authorization), path, what, check)
+    }
+
+    fn poll(&self, get: impl Fn() -> Response, path: &str, what: &str, check: impl Fn(&Response) -> bool) -> Response {
         let deadline = Instant::now() + Duration::from_secs(30);
         loop {
-            let r = self.get(path);
+            let r = get();
             if check(&r) {
                 return r;
             }
