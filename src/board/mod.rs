@@ -25,7 +25,7 @@ mod acks;
 mod quiet;
 
 pub use acks::AckError;
-pub use quiet::QuietError;
+pub use quiet::{QuietError, cluster_of};
 
 /// Starts the web side on the board, at the listen address, over TLS when `[tls]` is given.
 /// `serve` is given `web::start` by its caller, so that it never imports `web`, which sits above it.

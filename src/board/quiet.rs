@@ -24,12 +24,17 @@ pub(super) struct Parts {
     file_windows: Vec<Window>,
     kept_silences: Vec<Silence>,
     kept_windows: Vec<Window>,
+    /// Alertmanager's silences over DumbMonit's labels, as last read, when it is their home.
+    home_silences: Vec<Silence>,
+    /// Why Alertmanager's silences could not be read the last time (the last read are kept).
+    home_problem: Option<String>,
     all: Arc<Quiet>,
 }
 
 impl Parts {
     fn join(&mut self) {
-        let silences = self.file_silences.iter().chain(&self.kept_silences).cloned().collect();
+        let silences =
+            self.file_silences.iter().chain(&self.kept_silences).chain(&self.home_silences).cloned().collect();
         let windows = self.file_windows.iter().chain(&self.kept_windows).cloned().collect();
         self.all = Arc::new(Quiet { silences, windows });
     }
@@ -67,7 +72,7 @@ fn uuid() -> String {
 }
 
 /// The cluster a silence is about, for the audit list: its `cluster="…"` matcher's.
-fn cluster_of(s: &Silence) -> String {
+pub fn cluster_of(s: &Silence) -> String {
     s.matchers
         .iter()
         .find(|m| m.name == "cluster" && m.op == crate::silence::Op::Equal)
@@ -214,6 +219,76 @@ impl Board {
         s.updated_at = Some(now);
         let entry = self.entry(who, format!("silence {id} expired: {}", s.matchers_text()), cluster_of(&s));
         self.keep_silence(s, &entry)
+    }
+
+    /// The Alertmanager notifier that is the home of silences (the first configured), if any:
+    /// the notifiers, and its place among them.
+    pub fn silence_home(&self) -> Option<(Arc<Vec<crate::notify::Notifier>>, usize)> {
+        let set = self.notifiers.read().expect("notifiers lock").clone();
+        let at = set.iter().position(|n| n.kind == crate::config::NotifierKind::Alertmanager)?;
+        Some((set, at))
+    }
+
+    /// What Alertmanager's silences are now (`Ok`: as listed by its API), or why they could not
+    /// be read (the last read are kept, rather than notifying everything).
+    pub fn set_home_silences(&self, listed: Result<Vec<serde_json::Value>, String>) {
+        let now = self.now();
+        let changed = match listed {
+            Ok(list) => {
+                // Silences over labels no alert of DumbMonit has are not for its alerts.
+                let mut home: Vec<Silence> =
+                    list.iter().filter_map(|v| stored_silence(&v.to_string()).ok()).collect();
+                home.retain(|s| s.ends_at.is_none_or(|end| now.duration_since(end) <= EXPIRED_KEPT));
+                let parts = self.quiet.read().expect("quiet lock");
+                let same = parts.home_silences == home && parts.home_problem.is_none();
+                drop(parts);
+                (!same).then(|| {
+                    move |p: &mut Parts| {
+                        p.home_silences = home;
+                        p.home_problem = None;
+                    }
+                })
+            }
+            Err(why) => {
+                self.quiet.write().expect("quiet lock").home_problem = Some(why);
+                None
+            }
+        };
+        if let Some(change) = changed {
+            self.changed(change);
+        }
+    }
+
+    /// Why Alertmanager's silences could not be read the last time, if they could not.
+    pub fn home_problem(&self) -> Option<String> {
+        self.quiet.read().expect("quiet lock").home_problem.clone()
+    }
+
+    /// Whether a silence is Alertmanager's.
+    pub fn is_home_silence(&self, id: &str) -> bool {
+        self.quiet.read().expect("quiet lock").home_silences.iter().any(|s| s.id == id)
+    }
+
+    /// A silence checked as [`Board::post_silence`] checks it, to be made in Alertmanager: its
+    /// `id` is the one it changes (empty for a new one).
+    pub fn check_home_silence(&self, body: &PostableSilence, who: &str, everything: bool) -> Result<Silence, QuietError> {
+        let id = match body.id.as_deref().filter(|id| !id.is_empty()) {
+            Some(id) if !self.is_home_silence(id) => {
+                return Err(match self.quiet().silence(id) {
+                    Some(s) if s.from_file => QuietError::FromFile { what: "silence", id: id.to_string() },
+                    _ => QuietError::NoSilence { id: id.to_string() },
+                });
+            }
+            Some(id) => id.to_string(),
+            None => String::new(),
+        };
+        Ok(body.silence(id, who, self.now(), everything)?)
+    }
+
+    /// A change made in Alertmanager, in the audit list.
+    pub fn audit_change(&self, who: &str, action: String, cluster: String) -> Result<(), StateError> {
+        let entry = self.entry(who, action, cluster);
+        self.store.lock().expect("store lock").queue_with(&[], &entry)
     }
 
     /// The silences, as Alertmanager lists them: the file's, then the others by start.

@@ -3,6 +3,7 @@
 
 pub mod events;
 pub mod payload;
+pub mod silences;
 pub mod worker;
 
 use std::time::Duration;
@@ -103,6 +104,13 @@ impl Notifier {
         }
     }
 
+    /// Another path of the same server: `/api/v2/silences` beside `/api/v2/alerts`.
+    fn at(&self, path: &str) -> Result<http::Uri, http::uri::InvalidUri> {
+        let endpoint = self.endpoint.to_string();
+        let base = endpoint.strip_suffix("/api/v2/alerts").unwrap_or(&endpoint);
+        format!("{base}{path}").parse()
+    }
+
     /// For Alertmanager, the firing alerts to re-send.
     pub fn resend<'a>(&self, firing: impl Iterator<Item = &'a Alert>) -> Option<String> {
         match self.kind {
@@ -176,7 +184,22 @@ impl Client {
 
     /// POSTs a JSON body; Ok on a 2xx answer, else why (never the credentials).
     pub async fn post(&self, n: &Notifier, body: &str) -> Result<(), PostError> {
-        let mut request = http::Request::post(n.endpoint.clone())
+        self.exchange(n, http::Method::POST, n.endpoint.clone(), body).await.map(drop)
+    }
+
+    /// A request to another path of the notifier's server (Alertmanager's silences): the
+    /// answer's body on a 2xx answer, else why (never the credentials).
+    pub async fn call(&self, n: &Notifier, method: http::Method, path: &str, body: &str) -> Result<Bytes, PostError> {
+        let uri = n
+            .at(path)
+            .map_err(|e| PostError::Request { detail: n.redactor.clean_owned(e.to_string()) })?;
+        self.exchange(n, method, uri, body).await
+    }
+
+    async fn exchange(&self, n: &Notifier, method: http::Method, uri: http::Uri, body: &str) -> Result<Bytes, PostError> {
+        let mut request = http::Request::builder()
+            .method(method)
+            .uri(uri)
             .header(CONTENT_TYPE, "application/json")
             .header(USER_AGENT, concat!("dumbmonit/", env!("CARGO_PKG_VERSION")))
             .header(IDEMPOTENCY_KEY, idempotency_key(body));
@@ -196,7 +219,7 @@ impl Client {
             let status = response.status();
             let text = response.into_body().collect().await.map(|b| b.to_bytes()).unwrap_or_default();
             if status.is_success() {
-                Ok(())
+                Ok(text)
             } else {
                 let text = String::from_utf8_lossy(&text);
                 Err(PostError::Refused { status, body: clean(crate::health::why::clean_line(&text, 200)) })
@@ -230,6 +253,14 @@ mod tests {
         ))
         .unwrap();
         Notifier::from_config(&c)
+    }
+
+    #[test]
+    fn alertmanagers_other_paths_are_beside_its_alerts() {
+        let c: NotifierConfig =
+            toml::from_str("type = \"alertmanager\"\nname = \"am\"\nurl = \"http://am.example:9093/prefix/\"").unwrap();
+        let n = Notifier::from_config(&c).unwrap();
+        assert_eq!(n.at("/api/v2/silences").unwrap().to_string(), "http://am.example:9093/prefix/api/v2/silences");
     }
 
     #[test]

@@ -22,6 +22,14 @@ pub enum Said<'a> {
     NoSecretKey {
         error: &'a dyn fmt::Display,
     },
+    /// Alertmanager's silences cannot be read: the last read are kept.
+    SilencesUnread {
+        error: &'a str,
+    },
+    /// Alertmanager's silences are read again.
+    SilencesRead {
+        notifier: &'a str,
+    },
     /// Serving: how many clusters, of which shard, where the pages are.
     Watching {
         clusters: usize,
@@ -114,6 +122,10 @@ impl fmt::Display for Said<'_> {
             Said::NoSecretKey { error } => {
                 write!(f, "{error}; clusters cannot be added on the pages, and those added before are not watched")
             }
+            Said::SilencesUnread { error } => {
+                write!(f, "{error}; the silences last read from it stay in force")
+            }
+            Said::SilencesRead { notifier } => write!(f, "the silences of Alertmanager {notifier} are read again"),
             Said::Watching { clusters, shard, pages } => {
                 write!(f, "dumbmonit serve: watching {clusters} cluster(s)")?;
                 if let Some((shard, configured)) = shard {
@@ -192,6 +204,8 @@ impl Event for Said<'_> {
                 "{self}"
             ),
             Said::WebhookWithoutDeduplication { notifier } => tracing::warn!(target: TARGET, notifier, "{self}"),
+            Said::SilencesUnread { error } => tracing::warn!(target: TARGET, error, "{self}"),
+            Said::SilencesRead { notifier } => tracing::info!(target: TARGET, notifier, "{self}"),
             Said::NeedsRestart { key, .. } => tracing::warn!(target: TARGET, key, "{self}"),
             Said::InFileAndOnPages { cluster } => tracing::warn!(target: TARGET, cluster, "{self}"),
             Said::NotRecorded { cluster, path, error } => {

@@ -19,6 +19,7 @@
 mod agents;
 mod direct;
 mod events;
+mod home;
 pub mod path;
 
 use std::collections::{HashMap, HashSet};
@@ -167,7 +168,8 @@ pub async fn run(config: Config, options: ServeOptions) -> Result<(), ServeError
     let (stop_tx, stop_rx) = watch::channel(false);
     let delivery =
         Delivery { store, notifiers: notifier_set, client: Client::new(), firing: shared.firing.clone(), counters };
-    let worker = tokio::spawn(delivery.run(shared.wake.clone(), stop_rx));
+    let worker = tokio::spawn(delivery.run(shared.wake.clone(), stop_rx.clone()));
+    let home = tokio::spawn(home::follow(board.clone(), stop_rx));
     let start = options.pages.ok_or(ServeError::NoPages)?;
     let pages = start(config.listen, config.tls.as_ref(), board.clone())?;
     let (scheme, address) = (pages.scheme, pages.address);
@@ -230,6 +232,7 @@ pub async fn run(config: Config, options: ServeOptions) -> Result<(), ServeError
     apply_clusters(&shared, &mut running, &[]).await;
     let _ = stop_tx.send(true);
     let _ = worker.await;
+    let _ = home.await;
     drop(pages);
     Ok(())
 }

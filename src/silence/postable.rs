@@ -152,6 +152,21 @@ pub fn silence_json(s: &Silence, now: Timestamp) -> Value {
     })
 }
 
+/// A silence as Alertmanager's `POST /api/v2/silences` takes it (with its `id` when it changes
+/// one).
+pub fn postable_json(s: &Silence) -> Value {
+    let mut v = silence_json(s, s.starts_at.unwrap_or_default());
+    if let Some(o) = v.as_object_mut() {
+        for k in ["status", "updatedAt", "from_file"] {
+            o.remove(k);
+        }
+        if s.id.is_empty() {
+            o.remove("id");
+        }
+    }
+    v
+}
+
 /// A stored silence read back (what [`silence_json`] wrote).
 pub fn stored_silence(text: &str) -> Result<Silence, String> {
     #[derive(Deserialize)]

@@ -97,11 +97,13 @@ svg { max-width: 100%; height: auto; }
 .legend span { margin-right: .8rem; font-size: .8rem; }
 .sw-ready { color: #1a7f37; } .sw-total { color: #8c959f; } .sw-pending { color: #9a6700; } .sw-failed { color: #cf222e; } .sw-running { color: #0969da; }
 nav.range a { margin-right: .6rem; }
-form.cluster { display: grid; gap: .6rem; max-width: 560px; margin: .8rem 0 1.2rem; }
-form.cluster label { display: grid; gap: .2rem; font-weight: 600; }
-form.cluster label.check { display: block; font-weight: 400; }
-form.cluster input[type=text], form.cluster input[type=number], form.cluster input[type=password], form.cluster textarea { font: inherit; font-weight: 400; padding: .35rem .5rem; border: 1px solid var(--line); border-radius: 6px; }
-form.cluster textarea { font-family: ui-monospace, monospace; font-size: 12px; }
+form.cluster, form.silence, form.ack { display: grid; gap: .6rem; max-width: 560px; margin: .8rem 0 1.2rem; }
+form.cluster label, form.silence label, form.ack label { display: grid; gap: .2rem; font-weight: 600; }
+form.cluster label.check, form.silence label.check { display: block; font-weight: 400; }
+form.cluster input[type=text], form.cluster input[type=number], form.cluster input[type=password], form.cluster textarea,
+form.silence input[type=text], form.silence textarea, form.ack input[type=text] { font: inherit; font-weight: 400; padding: .35rem .5rem; border: 1px solid var(--line); border-radius: 6px; }
+form.cluster textarea, form.silence textarea { font-family: ui-monospace, monospace; font-size: 12px; }
+form.inline { display: inline; }
 button { font: inherit; padding: .35rem .9rem; border: 1px solid var(--line); border-radius: 6px; background: #f6f8fa; cursor: pointer; }
 form.remove button { color: var(--critical); }
 .tested { border-left: 4px solid var(--ok); padding: .4rem .8rem; margin: .6rem 0; background: #f0fff4; }

@@ -104,6 +104,11 @@ pub fn router(board: Arc<Board>, https: bool, listen: SocketAddr) -> Router {
                 .route("/clusters/new", get(admin::new_form).post(admin::new_post))
                 .route("/clusters/{name}/edit", get(admin::edit_form).post(admin::edit_post))
                 .route("/clusters/{name}/remove", post(admin::remove_post))
+                .route("/silences", get(admin::silences::list).post(admin::silences::create))
+                .route("/silences/new", get(admin::silences::new))
+                .route("/silences/{id}/edit", get(admin::silences::edit).post(admin::silences::edit_post))
+                .route("/silences/{id}/expire", post(admin::silences::expire))
+                .route("/alerts/{fingerprint}/ack", get(admin::silences::ack_form).post(admin::silences::ack_post))
                 // A change must come from a page of this server: its Origin (or Sec-Fetch-Site)
                 // says so; the handlers check the session's CSRF token too.
                 .route_layer(tower_http::csrf::CsrfLayer::new())
@@ -215,6 +220,9 @@ fn is_change(method: &Method, path: &str) -> bool {
         Method::POST => {
             path == "/clusters/new"
                 || (path.starts_with("/clusters/") && (path.ends_with("/edit") || path.ends_with("/remove")))
+                || path == "/silences"
+                || (path.starts_with("/silences/") && (path.ends_with("/edit") || path.ends_with("/expire")))
+                || (path.starts_with("/alerts/") && path.ends_with("/ack"))
                 || path == "/api/v1/silences"
                 || path == "/api/v1/maintenance"
                 || path

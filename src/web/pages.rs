@@ -143,7 +143,10 @@ pub fn overview(board: &Board, query: &str) -> String {
         } @else if shown.is_empty() {
             p { "No cluster matches." }
         }
-        p.actions { a href="/clusters/new" { "Add a cluster" } " · " a href="/audit" { "Changes made on the pages" } }
+        p.actions {
+            a href="/clusters/new" { "Add a cluster" } " · " a href="/silences" { "Silences and maintenance" }
+            " · " a href="/audit" { "Changes made on the pages" }
+        }
         @if pages > 1 {
             nav.pages {
                 "Page " (page) " of " (pages)
@@ -250,6 +253,9 @@ pub fn cluster(board: &Board, name: &str, query: &str) -> Option<String> {
             (optional_reads(h))
         }
         (alerts(&c, quiet_now, &quiet))
+        @if !c.alerts.is_empty() {
+            p.actions { a href={ "/silences/new?" (silence_query(&[("cluster", &c.name)])) } { "Silence all its alerts…" } }
+        }
         (history(board, &c, now, week))
     };
     Some(page(&format!("{} · DumbMonit", c.name), board.banner(), with_notices(board, body)))
@@ -535,6 +541,13 @@ fn alerts(c: &ClusterView, now: Timestamp, quiet: &crate::silence::Quiet) -> Mar
                         br;
                         span.muted { (silenced_line(s)) }
                     }
+                    br;
+                    span.actions {
+                        a href={ "/silences/new?" (silence_query(&a.labels.iter().filter(|(k, _)| k.as_str() != "severity").map(|(k, v)| (k.as_str(), v.as_str())).collect::<Vec<_>>())) } { "Silence…" }
+                        @if a.firing() && a.acknowledged.is_none() {
+                            " · " a href={ "/alerts/" (crate::notify::payload::fingerprint(&a.labels)) "/ack" } { "Acknowledge…" }
+                        }
+                    }
                     @if let Some(ack) = &a.acknowledged {
                         br;
                         span.muted.acknowledged {
@@ -554,6 +567,15 @@ fn alerts(c: &ClusterView, now: Timestamp, quiet: &crate::silence::Quiet) -> Mar
         rows,
         None,
     )
+}
+
+/// The query of the new silence's page, pre-filled with these labels as equality matchers.
+fn silence_query(labels: &[(&str, &str)]) -> String {
+    let mut q = form_urlencoded::Serializer::new(String::new());
+    for (k, v) in labels {
+        q.append_pair("matcher", &format!("{k}={}", serde_json::to_string(v).unwrap_or_default()));
+    }
+    q.finish()
 }
 
 /// « silenced until … by … : comment »; a standing rule of the file has no end.

@@ -56,13 +56,19 @@ fn body<T: serde::de::DeserializeOwned>(headers: &HeaderMap, body: &[u8]) -> Res
 }
 
 fn refused(e: &QuietError) -> Response {
+    let (status, why) = refusal(e);
+    error(status, &why)
+}
+
+/// The status of a refused change, and why.
+pub fn refusal(e: &QuietError) -> (StatusCode, String) {
     let status = match e {
         QuietError::Silence(_) | QuietError::Window(_) => StatusCode::BAD_REQUEST,
         QuietError::NoSilence { .. } | QuietError::NoWindow { .. } => StatusCode::NOT_FOUND,
         QuietError::FromFile { .. } => StatusCode::CONFLICT,
         QuietError::NotKept(_) => StatusCode::INTERNAL_SERVER_ERROR,
     };
-    error(status, &e.to_string())
+    (status, e.to_string())
 }
 
 /// `?force=true` (or `force=1`) confirms a silence of every alert.
@@ -91,13 +97,44 @@ pub async fn post_silence(
         Ok(p) => p,
         Err(r) => return r,
     };
-    match board.post_silence(&posted, &who, forced(query.as_deref())) {
-        Ok(id) => {
-            QuietChanged { user: &who, action: "silence made or changed", id: &id }.emit();
-            respond(StatusCode::OK, JSON, json!({"silenceID": id}).to_string())
-        }
-        Err(e) => refused(&e),
+    match make_silence(&board, &posted, &who, forced(query.as_deref())).await {
+        Ok(id) => respond(StatusCode::OK, JSON, json!({"silenceID": id}).to_string()),
+        Err((status, why)) => error(status, &why),
     }
+}
+
+/// Makes (or changes) a silence where silences live: in Alertmanager when it is their home,
+/// else here. Gives its id, or the status and why not.
+pub async fn make_silence(
+    board: &Board,
+    posted: &PostableSilence,
+    who: &str,
+    everything: bool,
+) -> Result<String, (StatusCode, String)> {
+    let id = match board.silence_home() {
+        Some((set, at)) => post_home_silence(board, &set[at], posted, who, everything).await?,
+        None => board.post_silence(posted, who, everything).map_err(|e| refusal(&e))?,
+    };
+    QuietChanged { user: who, action: "silence made or changed", id: &id }.emit();
+    Ok(id)
+}
+
+/// Expires a silence where it lives.
+pub async fn end_silence(board: &Board, id: &str, who: &str) -> Result<(), (StatusCode, String)> {
+    if let Some((set, at)) = board.silence_home().filter(|_| board.is_home_silence(id)) {
+        let n = &set[at];
+        let client = crate::notify::Client::new();
+        crate::notify::silences::expire(&client, n, id).await.map_err(|e| (StatusCode::BAD_GATEWAY, e.to_string()))?;
+        let cluster = board.quiet().silence(id).map(crate::board::cluster_of).unwrap_or_default();
+        board
+            .audit_change(who, format!("silence {id} expired in Alertmanager {}", n.name), cluster)
+            .map_err(|e| (StatusCode::INTERNAL_SERVER_ERROR, e.to_string()))?;
+        refresh_home(board, &client, n).await;
+    } else {
+        board.expire_silence(id, who).map_err(|e| refusal(&e))?;
+    }
+    QuietChanged { user: who, action: "silence expired", id }.emit();
+    Ok(())
 }
 
 /// `DELETE /api/v1/silences/{id}`: expires it now.
@@ -110,13 +147,38 @@ pub async fn delete_silence(
         Ok(w) => w,
         Err(r) => return r,
     };
-    match board.expire_silence(&id, &who) {
-        Ok(()) => {
-            QuietChanged { user: &who, action: "silence expired", id: &id }.emit();
-            respond(StatusCode::OK, JSON, "")
-        }
-        Err(e) => refused(&e),
+    match end_silence(&board, &id, &who).await {
+        Ok(()) => respond(StatusCode::OK, JSON, ""),
+        Err((status, why)) => error(status, &why),
     }
+}
+
+/// Alertmanager is the home of silences: checked here, made there, read back at once.
+async fn post_home_silence(
+    board: &Board,
+    n: &crate::notify::Notifier,
+    posted: &PostableSilence,
+    who: &str,
+    everything: bool,
+) -> Result<String, (StatusCode, String)> {
+    let silence = board.check_home_silence(posted, who, everything).map_err(|e| refusal(&e))?;
+    let client = crate::notify::Client::new();
+    let id = crate::notify::silences::create(&client, n, &crate::silence::postable::postable_json(&silence))
+        .await
+        .map_err(|e| (StatusCode::BAD_GATEWAY, e.to_string()))?;
+    let verb = if silence.id.is_empty() { "created" } else { "changed" };
+    let until = silence.ends_at.map(|e| e.to_string()).unwrap_or_default();
+    let action = format!("silence {id} {verb} in Alertmanager {}: {} until {until}", n.name, silence.matchers_text());
+    board
+        .audit_change(who, action, crate::board::cluster_of(&silence))
+        .map_err(|e| (StatusCode::INTERNAL_SERVER_ERROR, e.to_string()))?;
+    refresh_home(board, &client, n).await;
+    Ok(id)
+}
+
+/// Reads Alertmanager's silences again, after a change made there.
+async fn refresh_home(board: &Board, client: &crate::notify::Client, n: &crate::notify::Notifier) {
+    board.set_home_silences(crate::notify::silences::list(client, n).await.map_err(|e| e.to_string()));
 }
 
 /// `GET /api/v1/maintenance`

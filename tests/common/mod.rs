@@ -3,6 +3,7 @@
 #![allow(dead_code)]
 
 pub mod agent;
+pub mod alertmanager;
 pub mod fixture;
 pub mod plane;
 pub mod pod;

@@ -16,12 +16,14 @@
 //! - `refusal`: why a change is refused, one variant each, with the sentence the page shows;
 //! - `test_cycle`: the Test button, one cycle with what was entered, and the guide's help;
 //! - `store`: a change kept in the state directory (its token sealed there), and audited;
-//! - `actions`: the handlers of the routes, and the agent's command.
+//! - `actions`: the handlers of the routes, and the agent's command;
+//! - `silences`: the silences' page and forms, and the acknowledgement's.
 
 mod actions;
 mod form;
 mod guard;
 mod refusal;
+pub mod silences;
 mod store;
 mod test_cycle;
 

@@ -1,0 +1,425 @@
+//! The pages of what keeps the notifiers quiet: `/silences` lists the silences (the file's
+//! standing rules read-only) and the maintenance windows; admins make a silence (pre-filled from
+//! an alert's or a cluster's labels), change its end or comment, expire it, and acknowledge an
+//! alert. Every change is a POST of a form with the session's CSRF token, made where silences
+//! live (Alertmanager when it is their home), as the API makes it (`web::quiet`).
+
+use std::sync::Arc;
+
+use axum::extract::{Path, RawQuery, State};
+use axum::http::{HeaderMap, StatusCode};
+use axum::response::{IntoResponse, Redirect, Response};
+use bytes::Bytes;
+use jiff::{SignedDuration, Timestamp};
+use maud::{Markup, html};
+use serde::Deserialize;
+
+use super::guard::{Https, Posted, change, csrf_token, may_change, session, with_session};
+use super::page_of;
+use crate::board::Board;
+use crate::logs::Event;
+use crate::silence::postable::{ApiMatcher, PostableSilence};
+use crate::silence::{Matcher, Silence, SilenceState};
+use crate::web::html::path_segment;
+use crate::web::{Checked, HTML, respond};
+
+fn moment(t: Option<Timestamp>) -> String {
+    t.map(|t| t.strftime("%Y-%m-%d %H:%M UTC").to_string()).unwrap_or_else(|| "–".into())
+}
+
+/// The CSRF token of an admin's page, with the session it belongs to; None for viewers.
+fn admin_token(board: &Board, headers: &HeaderMap, role: &Checked, https: Https) -> Option<(String, super::guard::Session)> {
+    may_change(board, headers, role).ok()?;
+    let s = session(board, headers, https);
+    Some((csrf_token(board, &s)?, s))
+}
+
+/// `GET /silences`
+pub async fn list(
+    State(board): State<Arc<Board>>,
+    https: axum::Extension<Https>,
+    axum::Extension(role): axum::Extension<Checked>,
+    headers: HeaderMap,
+) -> Response {
+    let admin = admin_token(&board, &headers, &role, https.0);
+    let csrf = admin.as_ref().map(|(c, _)| c.as_str());
+    let now = board.now();
+    let quiet = board.quiet();
+    let home = board.silence_home().map(|(set, at)| set[at].name.clone());
+    let mut silences: Vec<&Silence> = quiet.silences.iter().collect();
+    silences.sort_by_key(|s| (s.state(now) == SilenceState::Expired, !s.from_file, s.ends_at));
+    let body = html! {
+        h1 { "Silences" }
+        @if let Some(name) = &home {
+            p.muted { "Silences live in Alertmanager " (name) ": those made here are made there, and those made there (its UI, amtool, another replica) hold here too." }
+        }
+        @if let Some(problem) = board.home_problem() {
+            div.error { strong { "Alertmanager's silences cannot be read." } " " (problem) ". The silences last read from it stay in force." }
+        }
+        @if silences.is_empty() {
+            p { "No silence." }
+        } @else {
+            div.scroll {
+                table.silences {
+                    thead { tr { th { "State" } th { "Matchers" } th { "Until" } th { "By" } th { "Comment" } th {} } }
+                    tbody {
+                        @for s in &silences {
+                            @let state = s.state(now).as_str();
+                            tr data-silence=(s.id) {
+                                td class=(state) { (state) }
+                                td { code { (s.matchers_text()) } }
+                                td { @if s.from_file { "no end" } @else { (moment(s.ends_at)) } }
+                                td { (s.created_by) }
+                                td { (s.comment) }
+                                td {
+                                    @if s.from_file {
+                                        span.muted { "from the configuration file" }
+                                    } @else if let (Some(csrf), false) = (csrf, state == "expired") {
+                                        a href={ "/silences/" (path_segment(&s.id)) "/edit" } { "Edit" }
+                                        " "
+                                        form.inline method="post" action={ "/silences/" (path_segment(&s.id)) "/expire" } {
+                                            input type="hidden" name="csrf" value=(csrf);
+                                            button type="submit" { "Expire" }
+                                        }
+                                    }
+                                }
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        @if csrf.is_some() {
+            p.actions { a href="/silences/new" { "New silence" } }
+        }
+        h2 { "Maintenance windows" }
+        @let windows = board.windows_json();
+        @if windows.is_empty() {
+            p { "No maintenance window." }
+        } @else {
+            div.scroll {
+                table {
+                    thead { tr { th { "State" } th { "Clusters" } th { "When" } th { "By" } th { "Comment" } } }
+                    tbody {
+                        @for w in &windows {
+                            tr {
+                                td { (w["status"]["state"].as_str().unwrap_or("")) }
+                                td { code { (w["cluster"].as_str().unwrap_or("")) } }
+                                td {
+                                    @match (w["startsAt"].as_str(), w["schedule"].as_str()) {
+                                        (Some(start), _) => { (start) " – " (w["endsAt"].as_str().unwrap_or("")) }
+                                        (None, Some(schedule)) => {
+                                            code { (schedule) } " " (w["timeZone"].as_str().unwrap_or("")) " for " (w["duration"].as_str().unwrap_or(""))
+                                        }
+                                        _ => {}
+                                    }
+                                }
+                                td { (w["createdBy"].as_str().unwrap_or("")) }
+                                td { (w["comment"].as_str().unwrap_or("")) }
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    };
+    let page = respond(StatusCode::OK, HTML, page_of(&board, "Silences · DumbMonit", body));
+    match &admin {
+        Some((_, s)) => with_session(page, s, https.0),
+        None => page,
+    }
+}
+
+/// What the silence form sends: the matchers one a line, how long (or a new end), the comment.
+#[derive(Debug, Default, Deserialize)]
+pub(super) struct SilenceForm {
+    #[serde(default)]
+    csrf: String,
+    #[serde(default)]
+    matchers: String,
+    /// From now: `2h`, `1d`.
+    #[serde(default)]
+    duration: String,
+    #[serde(default)]
+    comment: String,
+    /// Confirms a silence of every alert.
+    #[serde(default)]
+    everything: Option<String>,
+}
+
+impl Posted for SilenceForm {
+    fn csrf(&self) -> &str {
+        &self.csrf
+    }
+}
+
+/// `2h`, `90m`, `1d` (days of 24 hours).
+fn duration(text: &str) -> Option<SignedDuration> {
+    let t = text.trim();
+    let d = match t.strip_suffix('d').and_then(|d| d.trim().parse::<i64>().ok()) {
+        Some(days) => SignedDuration::from_hours(days.checked_mul(24)?),
+        None => t.parse::<SignedDuration>().ok()?,
+    };
+    d.is_positive().then_some(d)
+}
+
+impl SilenceForm {
+    /// Alertmanager's body for it, as of `now`; `id` when it changes one. Why not, naming the
+    /// field as the form says it.
+    fn postable(&self, id: Option<&str>, now: Timestamp) -> Result<PostableSilence, String> {
+        let mut matchers = Vec::new();
+        for line in self.matchers.lines().map(str::trim).filter(|l| !l.is_empty()) {
+            let m = Matcher::parse(line).map_err(|e| format!("Matchers: {e}"))?;
+            matchers.push(ApiMatcher { name: m.name.clone(), value: m.value.clone(), is_regex: m.is_regex(), is_equal: m.is_equal() });
+        }
+        let d = duration(&self.duration)
+            .ok_or_else(|| format!("Duration: {:?} is not a duration above 0 (such as 2h, 90m or 1d)", self.duration))?;
+        let end = now.checked_add(d).map_err(|_| "Duration: too long".to_string())?;
+        Ok(PostableSilence {
+            id: id.map(str::to_string),
+            matchers,
+            starts_at: None,
+            ends_at: end.to_string(),
+            created_by: None,
+            comment: self.comment.clone(),
+        })
+    }
+}
+
+fn silence_form(csrf: &str, action: &str, f: &SilenceForm, fixed: bool, problem: Option<&str>) -> Markup {
+    html! {
+        @if let Some(p) = problem {
+            div.error { strong { "Not saved." } " " (p) }
+        }
+        form.silence method="post" action=(action) {
+            input type="hidden" name="csrf" value=(csrf);
+            label { "Matchers, one a line (Alertmanager's syntax: name=\"value\", name=~\"regex\", != and !~)"
+                textarea name="matchers" rows="5" readonly[fixed] { (f.matchers) }
+            }
+            label { "For (from now: 2h, 90m, 1d)" input type="text" name="duration" value=(f.duration); }
+            label { "Comment" input type="text" name="comment" value=(f.comment); }
+            @if !fixed {
+                label.check { input type="checkbox" name="everything"; " Silence every alert these match, even if they match every alert of every cluster" }
+            }
+            button type="submit" { "Save" }
+        }
+    }
+}
+
+/// `GET /silences/new?matcher=…&matcher=…`: pre-filled from an alert's or a cluster's labels.
+pub async fn new(
+    State(board): State<Arc<Board>>,
+    https: axum::Extension<Https>,
+    axum::Extension(role): axum::Extension<Checked>,
+    RawQuery(query): RawQuery,
+    headers: HeaderMap,
+) -> Response {
+    if let Err(r) = may_change(&board, &headers, &role) {
+        return r.answer(&board);
+    }
+    let s = session(&board, &headers, https.0);
+    let csrf = csrf_token(&board, &s).unwrap_or_default();
+    let matchers: Vec<String> = form_urlencoded::parse(query.unwrap_or_default().as_bytes())
+        .filter(|(k, _)| k == "matcher")
+        .map(|(_, v)| v.chars().filter(|c| !c.is_control()).take(500).collect())
+        .collect();
+    let f = SilenceForm { matchers: matchers.join("\n"), duration: "2h".into(), ..SilenceForm::default() };
+    let body = html! { h1 { "New silence" } (silence_form(&csrf, "/silences", &f, false, None)) };
+    with_session(respond(StatusCode::OK, HTML, page_of(&board, "New silence · DumbMonit", body)), &s, https.0)
+}
+
+/// `POST /silences`
+pub async fn create(
+    State(board): State<Arc<Board>>,
+    https: axum::Extension<Https>,
+    axum::Extension(role): axum::Extension<Checked>,
+    headers: HeaderMap,
+    body: Bytes,
+) -> Response {
+    let (who, f) = match change::<SilenceForm>(&board, &headers, https.0, &role, &body) {
+        Ok(c) => c,
+        Err(r) => return r.answer(&board),
+    };
+    let again = |problem: &str| {
+        let body = html! { h1 { "New silence" } (silence_form(&f.csrf, "/silences", &f, false, Some(problem))) };
+        respond(StatusCode::OK, HTML, page_of(&board, "New silence · DumbMonit", body))
+    };
+    let posted = match f.postable(None, board.now()) {
+        Ok(p) => p,
+        Err(why) => return again(&why),
+    };
+    match crate::web::quiet::make_silence(&board, &posted, &who, f.everything.is_some()).await {
+        Ok(_) => Redirect::to("/silences").into_response(),
+        Err((_, why)) => again(&why),
+    }
+}
+
+/// `GET /silences/{id}/edit`: a new end or comment.
+pub async fn edit(
+    State(board): State<Arc<Board>>,
+    https: axum::Extension<Https>,
+    axum::Extension(role): axum::Extension<Checked>,
+    Path(id): Path<String>,
+    headers: HeaderMap,
+) -> Response {
+    if let Err(r) = may_change(&board, &headers, &role) {
+        return r.answer(&board);
+    }
+    let Some(silence) = board.quiet().silence(&id).filter(|s| !s.from_file).cloned() else {
+        return not_found(&board, &id);
+    };
+    let s = session(&board, &headers, https.0);
+    let csrf = csrf_token(&board, &s).unwrap_or_default();
+    let f = SilenceForm {
+        matchers: silence.matchers.iter().map(ToString::to_string).collect::<Vec<_>>().join("\n"),
+        duration: "2h".into(),
+        comment: silence.comment.clone(),
+        ..SilenceForm::default()
+    };
+    let action = format!("/silences/{}/edit", path_segment(&id));
+    let body = html! {
+        h1 { "Silence until " (moment(silence.ends_at)) }
+        p.muted { "Its new end is counted from now." }
+        (silence_form(&csrf, &action, &f, true, None))
+    };
+    with_session(respond(StatusCode::OK, HTML, page_of(&board, "Silence · DumbMonit", body)), &s, https.0)
+}
+
+fn not_found(board: &Board, id: &str) -> Response {
+    let body = html! { h1 { "Not found" } p { "No silence " (id) " made on the pages or through the API." } };
+    respond(StatusCode::NOT_FOUND, HTML, page_of(board, "Not found · DumbMonit", body))
+}
+
+/// `POST /silences/{id}/edit`
+pub async fn edit_post(
+    State(board): State<Arc<Board>>,
+    https: axum::Extension<Https>,
+    axum::Extension(role): axum::Extension<Checked>,
+    Path(id): Path<String>,
+    headers: HeaderMap,
+    body: Bytes,
+) -> Response {
+    let (who, mut f) = match change::<SilenceForm>(&board, &headers, https.0, &role, &body) {
+        Ok(c) => c,
+        Err(r) => return r.answer(&board),
+    };
+    let Some(silence) = board.quiet().silence(&id).filter(|s| !s.from_file).cloned() else {
+        return not_found(&board, &id);
+    };
+    // The matchers stay the silence's.
+    f.matchers = silence.matchers.iter().map(ToString::to_string).collect::<Vec<_>>().join("\n");
+    let action = format!("/silences/{}/edit", path_segment(&id));
+    let again = |problem: &str| {
+        let body = html! { h1 { "Silence" } (silence_form(&f.csrf, &action, &f, true, Some(problem))) };
+        respond(StatusCode::OK, HTML, page_of(&board, "Silence · DumbMonit", body))
+    };
+    let mut posted = match f.postable(Some(&id), board.now()) {
+        Ok(p) => p,
+        Err(why) => return again(&why),
+    };
+    posted.starts_at = silence.starts_at.map(|t| t.to_string());
+    posted.created_by = Some(silence.created_by.clone());
+    match crate::web::quiet::make_silence(&board, &posted, &who, true).await {
+        Ok(_) => Redirect::to("/silences").into_response(),
+        Err((_, why)) => again(&why),
+    }
+}
+
+/// A form that carries its CSRF token only (expire), or a comment too (acknowledge).
+#[derive(Debug, Default, Deserialize)]
+pub(super) struct ConfirmForm {
+    #[serde(default)]
+    csrf: String,
+    #[serde(default)]
+    comment: String,
+}
+
+impl Posted for ConfirmForm {
+    fn csrf(&self) -> &str {
+        &self.csrf
+    }
+}
+
+/// `POST /silences/{id}/expire`
+pub async fn expire(
+    State(board): State<Arc<Board>>,
+    https: axum::Extension<Https>,
+    axum::Extension(role): axum::Extension<Checked>,
+    Path(id): Path<String>,
+    headers: HeaderMap,
+    body: Bytes,
+) -> Response {
+    let (who, _) = match change::<ConfirmForm>(&board, &headers, https.0, &role, &body) {
+        Ok(c) => c,
+        Err(r) => return r.answer(&board),
+    };
+    match crate::web::quiet::end_silence(&board, &id, &who).await {
+        Ok(()) => Redirect::to("/silences").into_response(),
+        Err((status, why)) => {
+            let body = html! { h1 { "Not expired" } p { (why) } };
+            respond(status, HTML, page_of(&board, "Not expired · DumbMonit", body))
+        }
+    }
+}
+
+/// `GET /alerts/{fingerprint}/ack`: the acknowledgement's form.
+pub async fn ack_form(
+    State(board): State<Arc<Board>>,
+    https: axum::Extension<Https>,
+    axum::Extension(role): axum::Extension<Checked>,
+    Path(print): Path<String>,
+    headers: HeaderMap,
+) -> Response {
+    if let Err(r) = may_change(&board, &headers, &role) {
+        return r.answer(&board);
+    }
+    let found = board.clusters().into_iter().find_map(|c| {
+        c.alerts.iter().find(|a| crate::notify::payload::fingerprint(&a.labels) == print).map(|a| (c.name.clone(), a.clone()))
+    });
+    let Some((cluster, alert)) = found else {
+        let body = html! { h1 { "Not found" } p { "No alert " (print) " now." } };
+        return respond(StatusCode::NOT_FOUND, HTML, page_of(&board, "Not found · DumbMonit", body));
+    };
+    let s = session(&board, &headers, https.0);
+    let csrf = csrf_token(&board, &s).unwrap_or_default();
+    let body = html! {
+        h1 { "Acknowledge" }
+        p { strong { (alert.alertname) } " · " (cluster) " · " (alert.summary) }
+        p.muted { "Someone is on it: it is not escalated nor told again; the acknowledgement ends when the alert resolves. Other alerts are told as usual." }
+        form.ack method="post" action={ "/alerts/" (path_segment(&print)) "/ack" } {
+            input type="hidden" name="csrf" value=(csrf);
+            label { "Comment" input type="text" name="comment"; }
+            button type="submit" { "Acknowledge" }
+        }
+    };
+    with_session(respond(StatusCode::OK, HTML, page_of(&board, "Acknowledge · DumbMonit", body)), &s, https.0)
+}
+
+/// `POST /alerts/{fingerprint}/ack`
+pub async fn ack_post(
+    State(board): State<Arc<Board>>,
+    https: axum::Extension<Https>,
+    axum::Extension(role): axum::Extension<Checked>,
+    Path(print): Path<String>,
+    headers: HeaderMap,
+    body: Bytes,
+) -> Response {
+    let (who, f) = match change::<ConfirmForm>(&board, &headers, https.0, &role, &body) {
+        Ok(c) => c,
+        Err(r) => return r.answer(&board),
+    };
+    let cluster = board.clusters().into_iter().find(|c| {
+        c.alerts.iter().any(|a| crate::notify::payload::fingerprint(&a.labels) == print)
+    });
+    match board.acknowledge(&print, &who, &f.comment) {
+        Ok(_) => {
+            crate::web::events::QuietChanged { user: &who, action: "alert acknowledged", id: &print }.emit();
+            let to = cluster.map(|c| format!("/clusters/{}", path_segment(&c.name))).unwrap_or_else(|| "/".into());
+            Redirect::to(&to).into_response()
+        }
+        Err(e) => {
+            let body = html! { h1 { "Not acknowledged" } p { (e.to_string()) } };
+            respond(StatusCode::CONFLICT, HTML, page_of(&board, "Not acknowledged · DumbMonit", body))
+        }
+    }
+}
