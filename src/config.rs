@@ -505,7 +505,7 @@ impl Config {
         }
         for (i, m) in self.maintenance.iter().enumerate() {
             if let Err(e) = m.window(i + 1) {
-                return err(Section::Maintenance(i + 1), Problem::Window(e));
+                return err(Section::Maintenance(i + 1), Problem::Window(Box::new(e)));
             }
         }
         for (i, silence) in self.silences.iter().enumerate() {

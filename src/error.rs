@@ -228,9 +228,9 @@ pub enum Problem {
     /// A matcher of a `[[silence]]` that cannot be one.
     #[error("field `matchers`: {0}")]
     Matcher(#[from] crate::silence::MatcherError),
-    /// A `[[maintenance]]` that cannot be one.
+    /// A `[[maintenance]]` that cannot be one (boxed: it is the largest of the problems).
     #[error("{0}")]
-    Window(#[from] crate::silence::maintenance::WindowError),
+    Window(Box<crate::silence::maintenance::WindowError>),
     /// `namespaces` beside a setting it does not go with.
     #[error("field `namespaces` does not go with {field}: {why}")]
     NamespacesWith { field: &'static str, why: &'static str },

@@ -6,8 +6,8 @@ mod common;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use common::{Harness, Killed, path};
 use common::alertmanager::{alertmanager, get};
+use common::{Harness, Killed, path};
 use dumbmonit_sim::fixtures::{Container, Pod};
 use dumbmonit_sim::{Faults, scenario};
 use serde_json::Value;

@@ -335,3 +335,199 @@ async fn an_acknowledged_alert_is_not_escalated_nor_told_again_and_another_alert
         "{audit}"
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn with_alertmanager_silences_live_there_replicas_share_them_and_the_heartbeat_reaches_it() {
+    use common::alertmanager::{alertmanager, get, send as am_send};
+    let now = jiff::Timestamp::now();
+    let mut base = scenario::healthy(now);
+    scenario::crash_loop(&mut base, now);
+    let mut with_dev8 = base.clone();
+    with_dev8.pods.push(Pod::new("dev-8", "api-0").container(Container::crashlooping("app", "Error", 1, 9)).build(now));
+    let with_dev7 = {
+        let mut c = with_dev8.clone();
+        c.pods.push(crash_looping_dev().build(now));
+        c
+    };
+    let h = Harness::start(base.clone()).await;
+    let dir = tempfile::tempdir().unwrap();
+    let (am, port) = alertmanager(dir.path());
+    // A silence made with Alertmanager's own API, before DumbMonit starts.
+    let end = (now + jiff::SignedDuration::from_hours(200 * 24)).to_string();
+    let (status, made) = am_send(
+        port,
+        "POST",
+        "/api/v2/silences",
+        &json!({"matchers": [{"name": "namespace", "value": "dev-8", "isRegex": false, "isEqual": true}],
+                "startsAt": now.to_string(), "endsAt": end, "createdBy": "amtool user", "comment": "made in Alertmanager"})
+        .to_string(),
+    );
+    assert_eq!(status, 200, "{made}");
+    let am_made: Value = serde_json::from_str(&made).unwrap();
+    let am_id = am_made["silenceID"].as_str().unwrap().to_string();
+
+    // Two replicas, each with its own state and webhook receiver, the same Alertmanager. Rule
+    // time starts a quarter of an hour ago, so that the alerts' starts are not in Alertmanager's
+    // future (it refuses an alert that starts after its own end).
+    let clock = format!("{}/60", now - jiff::SignedDuration::from_mins(15));
+    let mut replicas = Vec::new();
+    for name in ["a", "b"] {
+        let receiver = Receiver::start().await;
+        let sub = dir.path().join(name);
+        std::fs::create_dir_all(&sub).unwrap();
+        let notifiers = format!(
+            "[[notifier]]\ntype = \"alertmanager\"\nurl = \"http://127.0.0.1:{port}\"\nheartbeat = \"1s\"\n\n\
+             [[notifier]]\ntype = \"webhook\"\nurl = \"{}/hook\"\n\n",
+            receiver.url()
+        );
+        let cfg = common::web::write_config(&sub, &format!("{}{notifiers}", auth_section()), &[("lab", &h, "200ms")]);
+        let served = Served::start(&cfg, &[("DUMBMONIT_TEST_CLOCK", &clock)]);
+        replicas.push((served, receiver));
+    }
+    let (admin, viewer) = (format!("Bearer {ADMIN}"), format!("Bearer {VIEWER}"));
+    let (a, b) = (&replicas[0], &replicas[1]);
+    // Once rule time is past the start of Alertmanager's silence, dev-8 starts crash-looping.
+    for (s, _) in [a, b] {
+        s.wait_for_with("/api/v1/clusters/lab", &viewer, "rule time past the silence's start", |r| {
+            r.json()["last_cycle"]
+                .as_str()
+                .and_then(|t| t.parse::<jiff::Timestamp>().ok())
+                .is_some_and(|t| t > now + jiff::SignedDuration::from_mins(1))
+        });
+    }
+    h.sim.set_cluster(with_dev8.clone());
+
+    // Alertmanager's silence holds on both replicas: dev-8 fires, shown silenced, not told.
+    for (s, _) in [a, b] {
+        let alerts =
+            s.wait_for_with("/api/v1/alerts", &viewer, "dev-8 firing, silenced by Alertmanager's silence", |r| {
+                alert_of(&r.json(), "KubernetesPodCrashLooping", "namespace", "dev-8")
+                    .is_some_and(|x| x["state"] == "firing" && x["silenced_by"] == json!([am_id]))
+            });
+        assert!(alerts.body.contains(&am_id));
+        let page = s.get_with("/clusters/lab", &viewer).body;
+        assert!(page.contains(" by amtool user: made in Alertmanager"), "{page}");
+    }
+
+    // A silence made on replica a lives in Alertmanager, and replica b obeys it.
+    let silence = json!({"matchers": [{"name": "namespace", "value": "dev-7"}], "endsAt": end, "comment": "shared"});
+    let made = send(&a.0, "POST", "/api/v1/silences", &admin, &silence);
+    assert_eq!(made.status, 200, "{}", made.body);
+    let id = made.json()["silenceID"].as_str().unwrap().to_string();
+    let (_, in_am) = get(port, "/api/v2/silences").unwrap();
+    let in_am: Value = serde_json::from_str(&in_am).unwrap();
+    let shared =
+        in_am.as_array().unwrap().iter().find(|s| s["id"] == id.as_str()).expect("the silence is Alertmanager's");
+    assert_eq!(shared["matchers"][0]["value"], "dev-7");
+    assert_eq!(shared["createdBy"], "admin token");
+    b.0.wait_for_with("/api/v1/silences", &viewer, "replica b reads the silence", |r| r.body.contains(&id));
+    h.sim.set_cluster(with_dev7.clone());
+    for (s, _) in [a, b] {
+        s.wait_for_with("/api/v1/alerts", &viewer, "dev-7 firing, silenced", |r| {
+            alert_of(&r.json(), "KubernetesPodCrashLooping", "namespace", "dev-7")
+                .is_some_and(|x| x["state"] == "firing" && x["silenced_by"] == json!([id]))
+        });
+    }
+    for (_, receiver) in [a, b] {
+        wait("shop told", || told(receiver).iter().any(|(st, _, o)| st == "firing" && o.starts_with("lab:shop")));
+        assert!(!told(receiver).iter().any(|(_, _, o)| o == "lab:dev-7" || o == "lab:dev-8"), "{:?}", told(receiver));
+    }
+    // The heartbeat reaches Alertmanager.
+    let (_, alerts) = get(port, "/api/v2/alerts").unwrap();
+    assert!(alerts.contains("DumbMonitWatchdog"), "{alerts}");
+    // Shop's crash loop acknowledged on replica a: Alertmanager gets who is on it.
+    let shop =
+        alert_of(&a.0.get_with("/api/v1/alerts", &viewer).json(), "KubernetesPodCrashLooping", "namespace", "shop")
+            .unwrap()
+            .clone();
+    let path = format!("/api/v1/alerts/{}/ack", shop["fingerprint"].as_str().unwrap());
+    assert_eq!(send(&a.0, "POST", &path, &admin, &json!({"comment": "on it"})).status, 200);
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        let (_, alerts) = get(port, "/api/v2/alerts").unwrap();
+        let alerts: Vec<Value> = serde_json::from_str(&alerts).unwrap();
+        let acked = alerts
+            .iter()
+            .any(|x| x["labels"]["namespace"] == "shop" && x["annotations"]["acknowledged_by"] == "admin token");
+        if acked {
+            break;
+        }
+        assert!(Instant::now() < deadline, "Alertmanager never had the acknowledgement: {alerts:?}");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+
+    // Expired on replica b: expired in Alertmanager, and both replicas tell dev-7's crash loop.
+    assert_eq!(send(&b.0, "DELETE", &format!("/api/v1/silences/{id}"), &admin, &Value::Null).status, 200);
+    for (_, receiver) in [a, b] {
+        wait("dev-7 told once the shared silence is expired", || {
+            told(receiver).iter().any(|(st, _, o)| st == "firing" && o == "lab:dev-7")
+        });
+    }
+    let (_, in_am) = get(port, "/api/v2/silences").unwrap();
+    assert!(in_am.contains("\"expired\""), "{in_am}");
+
+    // Alertmanager goes away: the page says so, and its silences stay in force.
+    drop(am);
+    b.0.wait_for_with("/silences", &viewer, "the silences' page saying Alertmanager is away", |r| {
+        r.body.contains("Alertmanager&#39;s silences cannot be read.")
+            || r.body.contains("Alertmanager's silences cannot be read.")
+    });
+    let page = b.0.get_with("/silences", &viewer).body;
+    assert!(page.contains("made in Alertmanager"), "{page}");
+    let alerts = b.0.get_with("/api/v1/alerts", &viewer).json();
+    assert_eq!(
+        alert_of(&alerts, "KubernetesPodCrashLooping", "namespace", "dev-8").unwrap()["silenced_by"],
+        json!([am_id])
+    );
+}
+
+/// Made, edited and expired on the pages, and an alert acknowledged there, in a real browser
+/// (Playwright from npm driving Debian's Chromium; `tests/browser/silences.mjs` holds the steps).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_silence_is_made_edited_and_expired_and_an_alert_acknowledged_in_a_browser() {
+    let now = jiff::Timestamp::now();
+    let mut c = scenario::healthy(now);
+    scenario::crash_loop(&mut c, now);
+    let h = Harness::start(c).await;
+    let dir = tempfile::tempdir().unwrap();
+    let admin_pass = "admin-password-quiet-41d2";
+    register_secret(admin_pass);
+    let hash = bcrypt::hash(admin_pass, 4).unwrap();
+    let auth = format!("[auth.admin]\nusername = \"admin\"\npassword_hash = {hash:?}\n\n");
+    let cfg = common::web::write_config(dir.path(), &auth, &[("lab", &h, "200ms")]);
+    let s = Served::start(&cfg, &[("DUMBMONIT_TEST_CLOCK", &format!("{now}/60"))]);
+    s.wait_for("/api/v1/alerts", "the crash loop firing", |r| {
+        alert_of(&r.json(), "KubernetesPodCrashLooping", "namespace", "shop").is_some_and(|a| a["state"] == "firing")
+    });
+    let browser = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests").join("browser");
+    assert!(browser.join("node_modules/playwright-core").exists(), "`npm ci` in tests/browser (scripts/test.sh does)");
+    let chromium = ["/usr/bin/chromium", "/usr/bin/chromium-browser"]
+        .into_iter()
+        .find(|b| std::path::Path::new(b).exists())
+        .expect("Chromium is needed: the Debian package `chromium` (scripts/test.sh installs it)");
+    let artifacts = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("artifacts");
+    std::fs::create_dir_all(&artifacts).unwrap();
+    let run = std::process::Command::new("node")
+        .arg("silences.mjs")
+        .current_dir(&browser)
+        .env("BASE", format!("http://{}", s.addr))
+        .env("ADMIN", format!("admin:{admin_pass}"))
+        .env("SHOTS", &artifacts)
+        .env("CHROMIUM", chromium)
+        .output()
+        .expect("node runs");
+    let (stdout, stderr) = (String::from_utf8_lossy(&run.stdout), String::from_utf8_lossy(&run.stderr));
+    common::assert_no_secret(&stdout, "the browser test's output");
+    assert!(run.status.success(), "the browser steps failed:\n{stdout}\n{stderr}\nserve's log:\n{}", s.log());
+    for step in ["the new silence is pre-filled", "expired", "the alert shows who is on it"] {
+        assert!(stdout.contains(&format!("ok: {step}")), "{step}:\n{stdout}");
+    }
+    // What the browser did, as the API says it.
+    let silences = s.get("/api/v1/silences").json();
+    assert_eq!(silences[0]["status"]["state"], "expired");
+    assert_eq!(silences[0]["comment"], "edited in the browser");
+    assert_eq!(silences[0]["createdBy"], "admin");
+    let alerts = s.get("/api/v1/alerts").json();
+    let ack = &alert_of(&alerts, "KubernetesPodCrashLooping", "namespace", "shop").unwrap()["acknowledged"];
+    assert_eq!((ack["by"].as_str(), ack["comment"].as_str()), (Some("admin"), Some("looking at the logs")));
+}

@@ -100,6 +100,38 @@ async fn a_silence_of_the_file_mutes_what_it_matches_and_its_removal_tells_what_
 }
 
 #[test]
+fn bad_maintenance_windows_are_refused_at_load_naming_the_entry_and_the_field() {
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = dir.path().join("dumbmonit.toml");
+    for (window, said) in [
+        (
+            "cluster = \"lab\"\nstart = \"2027-01-02T04:00:00Z\"\nend = \"2027-01-02T02:00:00Z\"",
+            "maintenance 1: field `end`: not after `start`",
+        ),
+        (
+            "cluster = \"lab\"\nschedule = \"0 2 * * 0\"\ntime_zone = \"Europe/Pariss\"\nduration = \"2h\"",
+            "maintenance 1: field `time_zone`: \"Europe/Pariss\" is not a time zone",
+        ),
+        ("cluster = \"lab\"\nschedule = \"0 2 * *\"\nduration = \"2h\"", "maintenance 1: field `schedule`:"),
+        (
+            "cluster = '{pod=\"x\"}'\nstart = \"2027-01-02T02:00:00Z\"\nend = \"2027-01-02T04:00:00Z\"",
+            "maintenance 1: field `cluster`: a window's matchers are over `cluster` only",
+        ),
+        ("cluster = \"lab\"", "maintenance 1: give `start` and `end`, or `schedule` and `duration`"),
+        ("cluster = \"lab\"\nstarts = \"x\"", "unknown field `starts`"),
+    ] {
+        std::fs::write(&cfg, format!("state_dir = \"/tmp/x\"\n\n[[maintenance]]\n{window}\n")).unwrap();
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_dumbmonit"))
+            .args(["serve", "--config", cfg.to_str().unwrap()])
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(3), "{window}: {stderr}");
+        assert!(stderr.contains(said), "{window}:\n{stderr}");
+    }
+}
+
+#[test]
 fn bad_silences_are_refused_at_load_naming_the_entry_and_the_field() {
     let dir = tempfile::tempdir().unwrap();
     let cfg = dir.path().join("dumbmonit.toml");

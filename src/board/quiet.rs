@@ -236,17 +236,14 @@ impl Board {
         let changed = match listed {
             Ok(list) => {
                 // Silences over labels no alert of DumbMonit has are not for its alerts.
-                let mut home: Vec<Silence> =
-                    list.iter().filter_map(|v| stored_silence(&v.to_string()).ok()).collect();
+                let mut home: Vec<Silence> = list.iter().filter_map(|v| stored_silence(&v.to_string()).ok()).collect();
                 home.retain(|s| s.ends_at.is_none_or(|end| now.duration_since(end) <= EXPIRED_KEPT));
                 let parts = self.quiet.read().expect("quiet lock");
                 let same = parts.home_silences == home && parts.home_problem.is_none();
                 drop(parts);
-                (!same).then(|| {
-                    move |p: &mut Parts| {
-                        p.home_silences = home;
-                        p.home_problem = None;
-                    }
+                (!same).then_some(move |p: &mut Parts| {
+                    p.home_silences = home;
+                    p.home_problem = None;
                 })
             }
             Err(why) => {
@@ -271,7 +268,12 @@ impl Board {
 
     /// A silence checked as [`Board::post_silence`] checks it, to be made in Alertmanager: its
     /// `id` is the one it changes (empty for a new one).
-    pub fn check_home_silence(&self, body: &PostableSilence, who: &str, everything: bool) -> Result<Silence, QuietError> {
+    pub fn check_home_silence(
+        &self,
+        body: &PostableSilence,
+        who: &str,
+        everything: bool,
+    ) -> Result<Silence, QuietError> {
         let id = match body.id.as_deref().filter(|id| !id.is_empty()) {
             Some(id) if !self.is_home_silence(id) => {
                 return Err(match self.quiet().silence(id) {

@@ -190,13 +190,17 @@ impl Client {
     /// A request to another path of the notifier's server (Alertmanager's silences): the
     /// answer's body on a 2xx answer, else why (never the credentials).
     pub async fn call(&self, n: &Notifier, method: http::Method, path: &str, body: &str) -> Result<Bytes, PostError> {
-        let uri = n
-            .at(path)
-            .map_err(|e| PostError::Request { detail: n.redactor.clean_owned(e.to_string()) })?;
+        let uri = n.at(path).map_err(|e| PostError::Request { detail: n.redactor.clean_owned(e.to_string()) })?;
         self.exchange(n, method, uri, body).await
     }
 
-    async fn exchange(&self, n: &Notifier, method: http::Method, uri: http::Uri, body: &str) -> Result<Bytes, PostError> {
+    async fn exchange(
+        &self,
+        n: &Notifier,
+        method: http::Method,
+        uri: http::Uri,
+        body: &str,
+    ) -> Result<Bytes, PostError> {
         let mut request = http::Request::builder()
             .method(method)
             .uri(uri)

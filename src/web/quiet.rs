@@ -27,32 +27,35 @@ fn error(status: StatusCode, message: &str) -> Response {
     respond(status, JSON, super::api::error(message))
 }
 
-/// Who asks, when it is an admin; else the answer.
-fn admin(board: &Board, role: &Checked) -> Result<String, Response> {
+/// A refused request: its status, and why.
+pub type Refused = (StatusCode, String);
+
+/// Who asks, when it is an admin; else why not.
+fn admin(board: &Board, role: &Checked) -> Result<String, Refused> {
     if !board.protection().has_admins() {
-        return Err(error(
+        return Err((
             StatusCode::FORBIDDEN,
-            "this monitor is read-only: give admins in the configuration file's [auth.admin] section",
+            "this monitor is read-only: give admins in the configuration file's [auth.admin] section".into(),
         ));
     }
     match &role.0 {
         Some(Role::Admin(who)) => Ok(who.clone()),
-        _ => Err(error(StatusCode::FORBIDDEN, "this change needs the admin credentials of [auth.admin]")),
+        _ => Err((StatusCode::FORBIDDEN, "this change needs the admin credentials of [auth.admin]".into())),
     }
 }
 
-/// The JSON body of a change, read into `T`; else the answer (415 for another type, 400 with
-/// what is wrong).
-fn body<T: serde::de::DeserializeOwned>(headers: &HeaderMap, body: &[u8]) -> Result<T, Response> {
+/// The JSON body of a change, read into `T`; else why not (415 for another type, 400 with what
+/// is wrong).
+fn body<T: serde::de::DeserializeOwned>(headers: &HeaderMap, body: &[u8]) -> Result<T, Refused> {
     let json = headers
         .get(http::header::CONTENT_TYPE)
         .and_then(|v| v.to_str().ok())
         .and_then(|v| v.split(';').next())
         .is_some_and(|v| v.trim().eq_ignore_ascii_case("application/json"));
     if !json {
-        return Err(error(StatusCode::UNSUPPORTED_MEDIA_TYPE, "send the body as Content-Type: application/json"));
+        return Err((StatusCode::UNSUPPORTED_MEDIA_TYPE, "send the body as Content-Type: application/json".into()));
     }
-    serde_json::from_slice(body).map_err(|e| error(StatusCode::BAD_REQUEST, &format!("the body cannot be read: {e}")))
+    serde_json::from_slice(body).map_err(|e| (StatusCode::BAD_REQUEST, format!("the body cannot be read: {e}")))
 }
 
 fn refused(e: &QuietError) -> Response {
@@ -61,7 +64,7 @@ fn refused(e: &QuietError) -> Response {
 }
 
 /// The status of a refused change, and why.
-pub fn refusal(e: &QuietError) -> (StatusCode, String) {
+pub fn refusal(e: &QuietError) -> Refused {
     let status = match e {
         QuietError::Silence(_) | QuietError::Window(_) => StatusCode::BAD_REQUEST,
         QuietError::NoSilence { .. } | QuietError::NoWindow { .. } => StatusCode::NOT_FOUND,
@@ -91,11 +94,11 @@ pub async fn post_silence(
 ) -> Response {
     let who = match admin(&board, &role) {
         Ok(w) => w,
-        Err(r) => return r,
+        Err((status, why)) => return error(status, &why),
     };
     let posted: PostableSilence = match body(&headers, &bytes) {
         Ok(p) => p,
-        Err(r) => return r,
+        Err((status, why)) => return error(status, &why),
     };
     match make_silence(&board, &posted, &who, forced(query.as_deref())).await {
         Ok(id) => respond(StatusCode::OK, JSON, json!({"silenceID": id}).to_string()),
@@ -110,7 +113,7 @@ pub async fn make_silence(
     posted: &PostableSilence,
     who: &str,
     everything: bool,
-) -> Result<String, (StatusCode, String)> {
+) -> Result<String, Refused> {
     let id = match board.silence_home() {
         Some((set, at)) => post_home_silence(board, &set[at], posted, who, everything).await?,
         None => board.post_silence(posted, who, everything).map_err(|e| refusal(&e))?,
@@ -120,7 +123,7 @@ pub async fn make_silence(
 }
 
 /// Expires a silence where it lives.
-pub async fn end_silence(board: &Board, id: &str, who: &str) -> Result<(), (StatusCode, String)> {
+pub async fn end_silence(board: &Board, id: &str, who: &str) -> Result<(), Refused> {
     if let Some((set, at)) = board.silence_home().filter(|_| board.is_home_silence(id)) {
         let n = &set[at];
         let client = crate::notify::Client::new();
@@ -145,7 +148,7 @@ pub async fn delete_silence(
 ) -> Response {
     let who = match admin(&board, &role) {
         Ok(w) => w,
-        Err(r) => return r,
+        Err((status, why)) => return error(status, &why),
     };
     match end_silence(&board, &id, &who).await {
         Ok(()) => respond(StatusCode::OK, JSON, ""),
@@ -160,7 +163,7 @@ async fn post_home_silence(
     posted: &PostableSilence,
     who: &str,
     everything: bool,
-) -> Result<String, (StatusCode, String)> {
+) -> Result<String, Refused> {
     let silence = board.check_home_silence(posted, who, everything).map_err(|e| refusal(&e))?;
     let client = crate::notify::Client::new();
     let id = crate::notify::silences::create(&client, n, &crate::silence::postable::postable_json(&silence))
@@ -195,11 +198,11 @@ pub async fn post_window(
 ) -> Response {
     let who = match admin(&board, &role) {
         Ok(w) => w,
-        Err(r) => return r,
+        Err((status, why)) => return error(status, &why),
     };
     let posted: PostableWindow = match body(&headers, &bytes) {
         Ok(p) => p,
-        Err(r) => return r,
+        Err((status, why)) => return error(status, &why),
     };
     match board.post_window(&posted, &who) {
         Ok(id) => {
@@ -218,7 +221,7 @@ pub async fn delete_window(
 ) -> Response {
     let who = match admin(&board, &role) {
         Ok(w) => w,
-        Err(r) => return r,
+        Err((status, why)) => return error(status, &why),
     };
     match board.end_window(&id, &who) {
         Ok(()) => {
@@ -247,11 +250,11 @@ pub async fn acknowledge(
 ) -> Response {
     let who = match admin(&board, &role) {
         Ok(w) => w,
-        Err(r) => return r,
+        Err((status, why)) => return error(status, &why),
     };
     let posted: AckBody = match body(&headers, &bytes) {
         Ok(p) => p,
-        Err(r) => return r,
+        Err((status, why)) => return error(status, &why),
     };
     match board.acknowledge(&print, &who, &posted.comment) {
         Ok(ack) => {

@@ -48,7 +48,6 @@ pub fn alertmanager(dir: &Path) -> (Killed, u16) {
     (child, port)
 }
 
-
 /// Any plain HTTP/1.0 request with a JSON body: (status, body).
 pub fn send(port: u16, method: &str, path: &str, body: &str) -> (u16, String) {
     let mut s = TcpStream::connect(("127.0.0.1", port)).expect("Alertmanager accepts connections");

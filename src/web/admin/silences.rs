@@ -28,7 +28,12 @@ fn moment(t: Option<Timestamp>) -> String {
 }
 
 /// The CSRF token of an admin's page, with the session it belongs to; None for viewers.
-fn admin_token(board: &Board, headers: &HeaderMap, role: &Checked, https: Https) -> Option<(String, super::guard::Session)> {
+fn admin_token(
+    board: &Board,
+    headers: &HeaderMap,
+    role: &Checked,
+    https: Https,
+) -> Option<(String, super::guard::Session)> {
     may_change(board, headers, role).ok()?;
     let s = session(board, headers, https);
     Some((csrf_token(board, &s)?, s))
@@ -170,10 +175,16 @@ impl SilenceForm {
         let mut matchers = Vec::new();
         for line in self.matchers.lines().map(str::trim).filter(|l| !l.is_empty()) {
             let m = Matcher::parse(line).map_err(|e| format!("Matchers: {e}"))?;
-            matchers.push(ApiMatcher { name: m.name.clone(), value: m.value.clone(), is_regex: m.is_regex(), is_equal: m.is_equal() });
+            matchers.push(ApiMatcher {
+                name: m.name.clone(),
+                value: m.value.clone(),
+                is_regex: m.is_regex(),
+                is_equal: m.is_equal(),
+            });
         }
-        let d = duration(&self.duration)
-            .ok_or_else(|| format!("Duration: {:?} is not a duration above 0 (such as 2h, 90m or 1d)", self.duration))?;
+        let d = duration(&self.duration).ok_or_else(|| {
+            format!("Duration: {:?} is not a duration above 0 (such as 2h, 90m or 1d)", self.duration)
+        })?;
         let end = now.checked_add(d).map_err(|_| "Duration: too long".to_string())?;
         Ok(PostableSilence {
             id: id.map(str::to_string),
@@ -374,7 +385,10 @@ pub async fn ack_form(
         return r.answer(&board);
     }
     let found = board.clusters().into_iter().find_map(|c| {
-        c.alerts.iter().find(|a| crate::notify::payload::fingerprint(&a.labels) == print).map(|a| (c.name.clone(), a.clone()))
+        c.alerts
+            .iter()
+            .find(|a| crate::notify::payload::fingerprint(&a.labels) == print)
+            .map(|a| (c.name.clone(), a.clone()))
     });
     let Some((cluster, alert)) = found else {
         let body = html! { h1 { "Not found" } p { "No alert " (print) " now." } };
@@ -408,9 +422,10 @@ pub async fn ack_post(
         Ok(c) => c,
         Err(r) => return r.answer(&board),
     };
-    let cluster = board.clusters().into_iter().find(|c| {
-        c.alerts.iter().any(|a| crate::notify::payload::fingerprint(&a.labels) == print)
-    });
+    let cluster = board
+        .clusters()
+        .into_iter()
+        .find(|c| c.alerts.iter().any(|a| crate::notify::payload::fingerprint(&a.labels) == print));
     match board.acknowledge(&print, &who, &f.comment) {
         Ok(_) => {
             crate::web::events::QuietChanged { user: &who, action: "alert acknowledged", id: &print }.emit();
