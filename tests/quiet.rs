@@ -531,3 +531,48 @@ async fn a_silence_is_made_edited_and_expired_and_an_alert_acknowledged_in_a_bro
     let ack = &alert_of(&alerts, "KubernetesPodCrashLooping", "namespace", "shop").unwrap()["acknowledged"];
     assert_eq!((ack["by"].as_str(), ack["comment"].as_str()), (Some("admin"), Some("looking at the logs")));
 }
+
+/// Every Sunday 02:00 Europe/Paris for 2 h, made through the API, on the Sunday after clocks went
+/// forward: it opens at 00:00 UTC (02:00 summer time, not 01:00 UTC as in winter) and closes at
+/// 02:00 UTC. A crash loop that fires at 00:00 UTC is told at 02:00 UTC, not before.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_recurring_window_in_paris_opens_and_closes_at_the_right_instants_after_a_daylight_saving_change() {
+    let t0: jiff::Timestamp = "2027-04-03T23:50:00Z".parse().unwrap();
+    let (opens, closes): (jiff::Timestamp, jiff::Timestamp) =
+        ("2027-04-04T00:00:00Z".parse().unwrap(), "2027-04-04T02:00:00Z".parse().unwrap());
+    let mut c = scenario::healthy(t0);
+    scenario::crash_loop(&mut c, t0);
+    let h = Harness::start(c).await;
+    let receiver = Receiver::start().await;
+    let dir = tempfile::tempdir().unwrap();
+    let notifier = format!("[[notifier]]\ntype = \"webhook\"\nurl = \"{}/hook\"\n\n", receiver.url());
+    let cfg = common::web::write_config(dir.path(), &format!("{}{notifier}", auth_section()), &[("lab", &h, "100ms")]);
+    let (admin, viewer) = (format!("Bearer {ADMIN}"), format!("Bearer {VIEWER}"));
+    // Rule time stands still at its start until the window is made: the interval is an hour.
+    let slow = std::fs::read_to_string(&cfg).unwrap().replace("interval = \"100ms\"", "interval = \"1h\"");
+    std::fs::write(&cfg, &slow).unwrap();
+    let s = Served::start(&cfg, &[("DUMBMONIT_TEST_CLOCK", &format!("{t0}/60"))]);
+    let w = json!({"cluster": "lab", "schedule": "0 2 * * 0", "timeZone": "Europe/Paris", "duration": "2h", "comment": "weekly"});
+    let made = send(&s, "POST", "/api/v1/maintenance", &admin, &w);
+    assert_eq!(made.status, 200, "{}", made.body);
+    drop(s);
+    std::fs::write(&cfg, slow.replace("interval = \"1h\"", "interval = \"100ms\"")).unwrap();
+    let s = Served::start(&cfg, &[("DUMBMONIT_TEST_CLOCK", &format!("{t0}/60"))]);
+
+    let crash = |r: &Response| alert_of(&r.json(), "KubernetesPodCrashLooping", "namespace", "shop").cloned();
+    // Fired at 00:00 UTC, inside the window: held, marked, not told.
+    let fired = s.wait_for_with("/api/v1/alerts", &viewer, "the crash loop firing", |r| {
+        crash(r).is_some_and(|a| a["state"] == "firing")
+    });
+    let a = crash(&fired).unwrap();
+    assert_eq!(a["fired_at"], opens.to_string(), "ten minutes after 23:50 UTC");
+    assert!(told(&receiver).is_empty(), "{:?}", told(&receiver));
+    // Told when the window closes, at 02:00 UTC (04:00 summer time).
+    wait("the crash loop told when the window closes", || !told(&receiver).is_empty());
+    let cycle =
+        s.get_with("/api/v1/clusters/lab", &viewer).json()["last_cycle"].as_str().unwrap().parse::<jiff::Timestamp>();
+    assert!(cycle.unwrap() >= closes);
+    let bodies = receiver.bodies();
+    let first = bodies.iter().find(|d| d["alerts"][0]["labels"]["alertname"] == "KubernetesPodCrashLooping").unwrap();
+    assert_eq!(first["alerts"][0]["startsAt"], opens.to_string(), "the alert as it fired");
+}
