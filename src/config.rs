@@ -390,6 +390,8 @@ crate::config::credential_table! {
         /// Opt-in: an always-firing `DumbMonitWatchdog` sent this often, so that the silence
         /// of the monitor itself is noticed outside it (a dead man's switch).
         pub heartbeat: Option<Seconds>,
+        /// A webhook's heartbeat goes there (a dead man's switch) instead of to `url`.
+        pub heartbeat_url: Option<String>,
     }
     #[derive(Deserialize)]
     #[serde(deny_unknown_fields)]
@@ -552,6 +554,15 @@ impl Config {
             }
             if n.heartbeat.is_some_and(|h| !(h.0.is_finite() && h.0 > 0.0)) {
                 return err(at(), Problem::NotPositive { field: "heartbeat" });
+            }
+            if let Some(u) = &n.heartbeat_url {
+                if n.kind != NotifierKind::Webhook || n.heartbeat.is_none() {
+                    return err(at(), Problem::HeartbeatUrlAlone);
+                }
+                let lower = u.to_ascii_lowercase();
+                if !(lower.starts_with("http://") || lower.starts_with("https://")) || u.parse::<http::Uri>().is_err() {
+                    return err(at(), Problem::NotHttpHeartbeatUrl);
+                }
             }
             n.name = Some(name);
         }
@@ -913,7 +924,7 @@ url = "http://127.0.0.1:9093"
         assert_eq!(
             load(&format!("{GOOD}password_hash = \"x\"\n")).unwrap_err(),
             "FILE, line 15: unknown field `password_hash`, expected one of `type`, `name`, `url`, `bearer_token`, \
-             `bearer_token_file`, `username`, `password`, `password_file`, `timeout`"
+             `bearer_token_file`, `username`, `password`, `password_file`, `timeout`, `heartbeat`, `heartbeat_url`"
         );
     }
 

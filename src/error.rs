@@ -251,6 +251,12 @@ pub enum Problem {
     /// A notifier's URL that cannot be used.
     #[error("field `url`: {0}")]
     Url(http::uri::InvalidUri),
+    /// A webhook's `heartbeat_url` that is not an http:// or https:// URL.
+    #[error("field `heartbeat_url` must be an http:// or https:// URL")]
+    NotHttpHeartbeatUrl,
+    /// `heartbeat_url` where it means nothing.
+    #[error("field `heartbeat_url` goes with a webhook and `heartbeat` (Alertmanager's heartbeat is its own alert)")]
+    HeartbeatUrlAlone,
     /// Credentials that cannot go in a header.
     #[error("the credentials hold invalid characters")]
     CredentialCharacters,

@@ -202,10 +202,11 @@ async fn a_maintenance_window_tells_nothing_of_what_ends_inside_it_the_rest_at_i
     let dir = tempfile::tempdir().unwrap();
     let end = t0 + jiff::SignedDuration::from_mins(30);
     let extra = format!(
-        "{}[[notifier]]\ntype = \"webhook\"\nurl = \"{}/hook\"\nheartbeat = \"1s\"\n\n\
+        "{}[[notifier]]\ntype = \"webhook\"\nurl = \"{}/hook\"\nheartbeat = \"1s\"\nheartbeat_url = \"{}/dead-mans-switch\"\n\n\
          [[maintenance]]\ncluster = \"lab-a\"\nstart = \"{t0}\"\nend = \"{end}\"\ncomment = \"k3s upgrade\"\n\n\
          [[maintenance]]\ncluster = '{{cluster=~\"lab-b|lab-c\"}}'\nstart = \"{t0}\"\nend = \"{end}\"\n\n",
         auth_section(),
+        receiver.url(),
         receiver.url()
     );
     let cfg = common::web::write_config(dir.path(), &extra, &[("lab-a", &a, "500ms"), ("lab-b", &b, "500ms")]);
@@ -235,6 +236,17 @@ async fn a_maintenance_window_tells_nothing_of_what_ends_inside_it_the_rest_at_i
     a.sim.set_cluster(healthy.clone());
     s.wait_for_with("/api/v1/alerts", &viewer, "lab-a's node ready again", |r| !not_ready(r, "lab-a"));
     wait("two heartbeats inside the window", || heartbeats(&receiver) >= 2);
+    let paths: Vec<(String, bool)> = receiver
+        .received
+        .lock()
+        .unwrap()
+        .iter()
+        .map(|r| (r.path.clone(), r.body.contains("DumbMonitWatchdog")))
+        .collect();
+    assert!(
+        paths.iter().all(|(p, beat)| (p == "/dead-mans-switch") == *beat),
+        "the heartbeat to its own URL: {paths:?}"
+    );
     let in_window = s.get_with("/api/v1/clusters/lab-b", &viewer).json()["last_cycle"].as_str().unwrap().to_string();
     assert!(in_window.parse::<jiff::Timestamp>().unwrap() < end, "{in_window}: still inside the window");
     assert!(told(&receiver).is_empty(), "{:?}", told(&receiver));
@@ -519,7 +531,9 @@ async fn a_silence_is_made_edited_and_expired_and_an_alert_acknowledged_in_a_bro
     let (stdout, stderr) = (String::from_utf8_lossy(&run.stdout), String::from_utf8_lossy(&run.stderr));
     common::assert_no_secret(&stdout, "the browser test's output");
     assert!(run.status.success(), "the browser steps failed:\n{stdout}\n{stderr}\nserve's log:\n{}", s.log());
-    for step in ["the new silence is pre-filled", "expired", "the alert shows who is on it"] {
+    for step in
+        ["the new silence is pre-filled", "expired", "the maintenance window ended", "the alert shows who is on it"]
+    {
         assert!(stdout.contains(&format!("ok: {step}")), "{step}:\n{stdout}");
     }
     // What the browser did, as the API says it.
@@ -530,6 +544,10 @@ async fn a_silence_is_made_edited_and_expired_and_an_alert_acknowledged_in_a_bro
     let alerts = s.get("/api/v1/alerts").json();
     let ack = &alert_of(&alerts, "KubernetesPodCrashLooping", "namespace", "shop").unwrap()["acknowledged"];
     assert_eq!((ack["by"].as_str(), ack["comment"].as_str()), (Some("admin"), Some("looking at the logs")));
+    let audit = s.get("/audit").body;
+    for action in ["created: {alertname=", "expired: {alertname=", "ended", "acknowledged: looking at the logs"] {
+        assert!(audit.contains(action), "{action}: {audit}");
+    }
 }
 
 /// Every Sunday 02:00 Europe/Paris for 2 h, made through the API, on the Sunday after clocks went

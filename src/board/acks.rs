@@ -49,6 +49,10 @@ impl Board {
         if !alert.firing() {
             return Err(AckError::NotFiring { fingerprint: print.to_string() });
         }
+        // Acknowledged already: said once is enough.
+        if let Some(ack) = &alert.acknowledged {
+            return Ok(ack.clone());
+        }
         let ack = Acknowledgement { by: who.to_string(), at: now, comment: comment.to_string() };
         let told = Alert { acknowledged: Some(ack.clone()), ..alert.clone() };
         // The receivers hear of it only if they heard of the alert, and may hear of it now.

@@ -119,11 +119,17 @@ impl Board {
         self.quiet_changed.send_modify(|n| *n += 1);
     }
 
-    /// Puts the file's silences and windows in force (at start and at each reload).
+    /// Puts the file's silences and windows in force (at start and at each reload). Without an
+    /// Alertmanager notifier any more, Alertmanager's silences are no longer in force.
     pub fn set_file_quiet(&self, silences: Vec<Silence>, windows: Vec<Window>) {
+        let home = self.silence_home().is_some();
         self.changed(|p| {
             p.file_silences = silences;
             p.file_windows = windows;
+            if !home {
+                p.home_silences.clear();
+                p.home_problem = None;
+            }
         });
     }
 
@@ -193,6 +199,12 @@ impl Board {
             },
         };
         let id = changing.clone().unwrap_or_else(uuid);
+        // A change keeps the silence's start unless it gives another, as Alertmanager does.
+        let kept_start = changing.as_ref().and_then(|id| quiet.silence(id)).and_then(|s| s.starts_at);
+        let body = match (&body.starts_at, kept_start) {
+            (None, Some(start)) => &PostableSilence { starts_at: Some(start.to_string()), ..body.clone() },
+            _ => body,
+        };
         let s = body.silence(id.clone(), who, now, everything)?;
         let verb = if changing.is_some() { "changed" } else { "created" };
         let until = s.ends_at.map(|e| e.to_string()).unwrap_or_default();

@@ -32,6 +32,8 @@ pub struct Notifier {
     timeout: Duration,
     /// How often the always-firing `DumbMonitWatchdog` is sent (`heartbeat`); None: never.
     pub heartbeat: Option<Duration>,
+    /// Where a webhook's heartbeat goes (`heartbeat_url`); None: where its notifications go.
+    heartbeat_endpoint: Option<http::Uri>,
     /// The notifier's secrets, kept out of logs.
     pub redactor: Redactor,
 }
@@ -74,6 +76,14 @@ impl Notifier {
                 redactor.add(password);
             }
         }
+        // A dead man's switch URL may carry a secret of its own (user information, a key).
+        let heartbeat_endpoint = match &c.heartbeat_url {
+            None => None,
+            Some(u) => {
+                redactor.add(u);
+                Some(u.parse().map_err(|e| ConfigError::section(Section::Notifier(name.clone()), Problem::Url(e)))?)
+            }
+        };
         Ok(Notifier {
             name,
             kind: c.kind,
@@ -82,6 +92,7 @@ impl Notifier {
             auth,
             timeout: c.timeout.duration(),
             heartbeat: c.heartbeat.map(|h| h.duration()),
+            heartbeat_endpoint,
             redactor,
         })
     }
@@ -185,6 +196,12 @@ impl Client {
     /// POSTs a JSON body; Ok on a 2xx answer, else why (never the credentials).
     pub async fn post(&self, n: &Notifier, body: &str) -> Result<(), PostError> {
         self.exchange(n, http::Method::POST, n.endpoint.clone(), body).await.map(drop)
+    }
+
+    /// POSTs the notifier's heartbeat, to its `heartbeat_url` when it has one.
+    pub async fn post_heartbeat(&self, n: &Notifier, body: &str) -> Result<(), PostError> {
+        let to = n.heartbeat_endpoint.clone().unwrap_or_else(|| n.endpoint.clone());
+        self.exchange(n, http::Method::POST, to, body).await.map(drop)
     }
 
     /// A request to another path of the notifier's server (Alertmanager's silences): the

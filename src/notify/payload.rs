@@ -188,6 +188,7 @@ mod tests {
             escalated_at: None,
             untold: false,
             acknowledged: None,
+            told_labels: None,
         }
     }
 

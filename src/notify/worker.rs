@@ -152,7 +152,7 @@ impl Delivery {
             }
             last.insert(n.name.clone(), std::time::Instant::now());
             let body = n.heartbeat_body(Timestamp::now(), every);
-            match self.client.post(n, &body).await {
+            match self.client.post_heartbeat(n, &body).await {
                 Ok(()) => *self.counters.lock().expect("counters lock").sent.entry(n.name.clone()).or_default() += 1,
                 Err(e) => {
                     *self.counters.lock().expect("counters lock").failed.entry(n.name.clone()).or_default() += 1;
@@ -164,10 +164,27 @@ impl Delivery {
 
     /// Runs until `stop`, then makes one last attempt to flush the outbox.
     pub async fn run(self, wake: Arc<Notify>, mut stop: watch::Receiver<bool>) {
+        // The heartbeats on their own: a slow endpoint never holds back a notification.
+        let beats = Delivery {
+            store: self.store.clone(),
+            notifiers: self.notifiers.clone(),
+            client: self.client.clone(),
+            firing: self.firing.clone(),
+            counters: self.counters.clone(),
+        };
+        let mut beats_stop = stop.clone();
+        let beating = tokio::spawn(async move {
+            let mut beaten = HashMap::new();
+            loop {
+                beats.heartbeats(&mut beaten).await;
+                tokio::select! {
+                    _ = beats_stop.changed() => return,
+                    _ = tokio::time::sleep(Duration::from_millis(250)) => {}
+                }
+            }
+        });
         let mut resend = false;
-        let mut beaten = HashMap::new();
         loop {
-            self.heartbeats(&mut beaten).await;
             self.pass(resend).await;
             tokio::select! {
                 _ = wake.notified() => resend = true,
@@ -176,6 +193,7 @@ impl Delivery {
             }
         }
         let _ = tokio::time::timeout(Duration::from_secs(10), self.pass(false)).await;
+        beating.abort();
     }
 }
 

@@ -30,6 +30,11 @@ pub struct Alert {
     /// firing is a new problem). Left out when absent.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub acknowledged: Option<Acknowledgement>,
+    /// The labels the notifiers last heard, when its escalation went untold (a silence or a
+    /// window began after its firing was told): what Alertmanager is re-sent meanwhile, and what
+    /// the escalation ends once it is told. Left out when absent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub told_labels: Option<BTreeMap<String, String>>,
 }
 
 /// Who acknowledged a firing alert, when, and why (Checkmk's meaning: the problem is known and
@@ -45,6 +50,23 @@ pub struct Acknowledgement {
 impl Alert {
     pub fn firing(&self) -> bool {
         self.fired_at.is_some()
+    }
+
+    /// The alert as the notifiers know it: with the labels they last heard.
+    pub fn as_told(&self) -> Alert {
+        match &self.told_labels {
+            None => self.clone(),
+            Some(labels) => Alert {
+                labels: labels.clone(),
+                severity: if labels.get("severity").map(String::as_str) == Some("warning") {
+                    Severity::Warning
+                } else {
+                    Severity::Notice
+                },
+                escalated_at: None,
+                ..self.clone()
+            },
+        }
     }
 
     /// Raises the alert to Warning at `now`, its `severity` label with it.
@@ -172,6 +194,7 @@ impl RuleState {
                     escalated_at: None,
                     untold: false,
                     acknowledged: None,
+                    told_labels: None,
                 }
             });
             alert.summary = obs.summary;

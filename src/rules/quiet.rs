@@ -19,6 +19,10 @@ impl RuleState {
             match t.state {
                 // Resolved: the alert is gone from the state; `t.alert` is it as it was.
                 TransitionState::Resolved if t.alert.untold || muted(&t.alert.labels) => {}
+                // Its escalation went untold: the notifiers know it by its old labels.
+                TransitionState::Resolved if t.alert.told_labels.is_some() => {
+                    told.push(Transition { alert: t.alert.as_told(), ..t.clone() });
+                }
                 // An acknowledgement of an alert the notifiers never heard of is not told either.
                 TransitionState::Acknowledged if t.alert.untold || muted(&t.alert.labels) => {}
                 TransitionState::Firing if muted(&t.alert.labels) => {
@@ -26,8 +30,16 @@ impl RuleState {
                         a.untold = true;
                     }
                 }
-                // An escalation of a muted alert is not told; one told already stays told.
-                TransitionState::Escalated if muted(&t.alert.labels) => {}
+                // An escalation of a muted alert is not told; the notifiers keep its old labels
+                // (Alertmanager is re-sent those) until it is.
+                TransitionState::Escalated if muted(&t.alert.labels) => {
+                    if let Some(a) = held
+                        && !a.untold
+                        && a.told_labels.is_none()
+                    {
+                        a.told_labels = t.previous_labels.clone();
+                    }
+                }
                 // The first the notifiers hear of an alert whose firing went untold: its firing.
                 TransitionState::Escalated if held.as_ref().is_some_and(|a| a.untold) => {
                     let a = held.expect("just seen");
@@ -45,18 +57,19 @@ impl RuleState {
         let now_heard: Vec<String> = self
             .alerts
             .iter()
-            .filter(|(_, a)| a.untold && a.firing() && !muted(&a.labels))
+            .filter(|(_, a)| (a.untold || a.told_labels.is_some()) && a.firing() && !muted(&a.labels))
             .map(|(k, _)| k.clone())
             .collect();
         for key in now_heard {
             let a = self.alerts.get_mut(&key).expect("listed above");
+            let (state, previous_labels) = if a.untold {
+                (TransitionState::Firing, None)
+            } else {
+                (TransitionState::Escalated, a.told_labels.clone())
+            };
             a.untold = false;
-            told.push(Transition {
-                time: now,
-                state: TransitionState::Firing,
-                alert: a.clone(),
-                previous_labels: None,
-            });
+            a.told_labels = None;
+            told.push(Transition { time: now, state, alert: a.clone(), previous_labels });
         }
         told
     }
@@ -66,6 +79,8 @@ impl RuleState {
     /// Whether an alert whose firing went untold is no longer muted at `now`: the next cycle
     /// tells it (taken at once when the silence or window ends early).
     pub fn owes_a_firing(&self, now: Timestamp, quiet: &Quiet) -> bool {
-        self.alerts.values().any(|a| a.untold && a.firing() && !quiet.mutes(now, &a.labels))
+        self.alerts
+            .values()
+            .any(|a| (a.untold || a.told_labels.is_some()) && a.firing() && !quiet.mutes(now, &a.labels))
     }
 }

@@ -563,3 +563,34 @@ fn a_maintenance_window_tells_nothing_of_what_starts_and_ends_inside_it_and_the_
     // Away past the window's end: told then.
     assert_eq!(run(&|_| true, &|m| m >= 25), [(30, "KubernetesMonitorUnreachable".into(), TransitionState::Firing)]);
 }
+
+#[test]
+fn an_escalation_inside_a_window_is_told_when_it_ends_and_the_old_labels_are_kept_meanwhile() {
+    // A workload short of a replica from 0: fires at 10 (told), escalates at 70 inside the window
+    // (30-90): not told, and the notifiers keep the notice labels until the window ends.
+    let mut state = RuleState::default();
+    let quiet = window(30, 90);
+    let mut got = Vec::new();
+    for m in 0..100 {
+        let mut h = health(m);
+        h.workloads = vec![workload(1)];
+        let transitions = state.observe(t(m), "lab", &h);
+        for tr in state.told(t(m), &transitions, &quiet) {
+            let previous = tr.previous_labels.as_ref().map(|l| l["severity"].clone());
+            got.push((m, tr.state, tr.alert.labels["severity"].clone(), previous));
+        }
+        if m == 80 {
+            let a = state.alerts.values().next().unwrap();
+            assert_eq!(a.as_told().labels["severity"], "notice", "re-sent as the notifiers know it");
+            assert!(!state.owes_a_firing(t(m), &quiet), "still inside the window");
+        }
+    }
+    assert_eq!(
+        got,
+        [
+            (10, TransitionState::Firing, "notice".to_string(), None),
+            (90, TransitionState::Escalated, "warning".to_string(), Some("notice".to_string())),
+        ]
+    );
+    assert!(state.alerts.values().all(|a| a.told_labels.is_none()));
+}

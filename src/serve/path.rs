@@ -224,7 +224,8 @@ fn commit(shared: &Shared, name: &str, state: &RuleState, d: &Derived) {
     // previous cycle must never follow this cycle's resolution (it would fire the alert again).
     // An alert whose firing went untold is not re-sent either (Alertmanager would tell its
     // receivers); one told before its silence is, so that Alertmanager does not end it.
-    let firing = state.alerts.values().filter(|a| a.firing() && !a.untold).cloned().collect();
+    // An alert whose escalation went untold is re-sent as the notifiers know it.
+    let firing = state.alerts.values().filter(|a| a.firing() && !a.untold).map(Alert::as_told).collect();
     shared.firing.lock().expect("firing lock").cycled(name, firing);
     let saving = std::time::Instant::now();
     let committed = shared.board.commit_cycle(name, state, &d.notifications, d.point);

@@ -219,6 +219,11 @@ impl Window {
                 if schedule.split_whitespace().count() != 5 {
                     return Err(WindowError::Schedule { value: schedule.clone(), detail: "not five fields".into() });
                 }
+                // A schedule that never runs (30 February) would be searched for at every cycle.
+                let epoch = chrono::DateTime::<chrono::Utc>::UNIX_EPOCH;
+                if let Err(e) = cron.find_next_occurrence(&epoch, false) {
+                    return Err(WindowError::Schedule { value: schedule.clone(), detail: e.to_string() });
+                }
                 let zone = match &spec.time_zone {
                     None => chrono_tz::UTC,
                     Some(z) => {
@@ -260,7 +265,7 @@ impl Window {
     /// window between its runs is `scheduled`.
     pub fn state(&self, now: Timestamp) -> &'static str {
         match &self.when {
-            When::Once { start, end } if *end <= now => "expired",
+            When::Once { end, .. } if *end <= now => "expired",
             When::Once { start, .. } if *start > now => "pending",
             When::Once { .. } => "active",
             When::Every { cron, zone, duration, .. } => match last_run(cron, *zone, now, *duration) {
@@ -272,10 +277,10 @@ impl Window {
 }
 
 /// A duration above 0: `2h`, `90m`, `1h30m`, `7d` (days of 24 hours), or ISO 8601 (`PT2H`).
-fn parse_duration(text: &str) -> Option<SignedDuration> {
+pub fn parse_duration(text: &str) -> Option<SignedDuration> {
     let t = text.trim();
     let d = match t.strip_suffix('d').and_then(|days| days.trim().parse::<i64>().ok()) {
-        Some(days) => SignedDuration::from_hours(days.checked_mul(24)?),
+        Some(days) => SignedDuration::from_secs(days.checked_mul(86_400)?),
         None => t.parse::<SignedDuration>().ok()?,
     };
     d.is_positive().then_some(d)
@@ -284,20 +289,10 @@ fn parse_duration(text: &str) -> Option<SignedDuration> {
 /// The latest run of `cron` in `zone` at or before `now` and after `now - within`, if any.
 fn last_run(cron: &croner::Cron, zone: chrono_tz::Tz, now: Timestamp, within: SignedDuration) -> Option<Timestamp> {
     use chrono::TimeZone;
-    let from = now.checked_sub(within).ok()?;
-    let mut at = zone.timestamp_opt(from.as_second(), 0).single()?;
-    let mut last = None;
-    // Bounded: a schedule of every minute within a year's window stops here.
-    for _ in 0..100_000 {
-        let Ok(next) = cron.find_next_occurrence(&at, false) else { break };
-        let t = Timestamp::from_second(next.timestamp()).ok()?;
-        if t > now {
-            break;
-        }
-        last = Some(t);
-        at = next;
-    }
-    last
+    let at = zone.timestamp_opt(now.as_second(), 0).single()?;
+    let last = cron.find_previous_occurrence(&at, true).ok()?;
+    let t = Timestamp::from_second(last.timestamp()).ok()?;
+    (now.duration_since(t) < within).then_some(t)
 }
 
 #[cfg(test)]
@@ -406,6 +401,8 @@ mod tests {
             ..Spec::default()
         };
         assert!(refused(recurring("0 2 * *", "UTC", "2h"), API).starts_with("field `schedule`:"));
+        assert!(refused(recurring("0 0 30 2 *", "UTC", "2h"), API).starts_with("field `schedule`:"), "never runs");
+        assert!(refused(recurring("0 2 * * 0", "UTC", "200000000000000d"), API).starts_with("field `duration`:"));
         assert!(refused(recurring("0 2 * * 0", "Mars/Olympus", "2h"), API).starts_with("field `timeZone`:"));
         assert!(refused(recurring("0 2 * * 0", "UTC", "-2h"), API).starts_with("field `duration`:"));
         assert_eq!(

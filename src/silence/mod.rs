@@ -165,10 +165,21 @@ impl Matcher {
 
     /// Whether it holds of any value at all, absent included (`namespace=~".*"`): tried on
     /// values of every shape an alert's label takes.
+    /// Every alert has `alertname`, `severity` and `cluster`: for them the absent value is no
+    /// value to try (`cluster=~".+"` holds of every alert).
     pub fn matches_anything(&self) -> bool {
-        const PROBES: &[&str] =
-            &["", "a", "KubernetesPodCrashLooping", "warning", "kube-system", "api-7c9696d669-8tpp6", "10.0.0.1:6443"];
-        PROBES.iter().all(|v| self.matches_value(v))
+        const PROBES: &[&str] = &[
+            "",
+            "a",
+            "KubernetesPodCrashLooping",
+            "warning",
+            "notice",
+            "kube-system",
+            "api-7c9696d669-8tpp6",
+            "10.0.0.1:6443",
+        ];
+        let always = ["alertname", "severity", "cluster"].contains(&self.name.as_str());
+        PROBES.iter().filter(|v| !(always && v.is_empty())).all(|v| self.matches_value(v))
     }
 
     /// Whether the labels match; a label an alert does not have is the empty string, as in
@@ -431,6 +442,9 @@ mod tests {
             (r#"pod!~"api-.*""#, false),
             (r#"pod!="no-such-pod-name-at-all""#, true),
             (r#"cluster="edge-1""#, false),
+            (r#"cluster=~".+""#, true),
+            (r#"alertname!="""#, true),
+            (r#"severity=~"warning|critical""#, false),
         ] {
             assert_eq!(Matcher::parse(text).unwrap().matches_anything(), anything, "{text}");
         }

@@ -199,10 +199,17 @@ pub fn stored_silence(text: &str) -> Result<Silence, String> {
 }
 
 /// `POST /api/v1/maintenance`: a one-off window (`startsAt`, `endsAt`) or a recurring one
-/// (`schedule`, `timeZone`, `duration`).
+/// (`schedule`, `timeZone`, `duration`). A field it does not know is refused, but for those the
+/// list gives (`status`, `updatedAt`, `from_file`), so that a listed window can be posted back.
 #[derive(Clone, Debug, Default, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct PostableWindow {
+    #[serde(default)]
+    pub status: Option<serde::de::IgnoredAny>,
+    #[serde(default)]
+    pub updated_at: Option<serde::de::IgnoredAny>,
+    #[serde(default, rename = "from_file")]
+    pub from_file: Option<serde::de::IgnoredAny>,
     #[serde(default)]
     pub id: Option<String>,
     pub cluster: String,

@@ -611,6 +611,7 @@ mod tests {
             escalated_at: None,
             untold: false,
             acknowledged: None,
+            told_labels: None,
         }
     }
 

@@ -108,6 +108,9 @@ pub fn router(board: Arc<Board>, https: bool, listen: SocketAddr) -> Router {
                 .route("/silences/new", get(admin::silences::new))
                 .route("/silences/{id}/edit", get(admin::silences::edit).post(admin::silences::edit_post))
                 .route("/silences/{id}/expire", post(admin::silences::expire))
+                .route("/maintenance", post(admin::silences::create_window))
+                .route("/maintenance/new", get(admin::silences::new_window))
+                .route("/maintenance/{id}/end", post(admin::silences::end_window))
                 .route("/alerts/{fingerprint}/ack", get(admin::silences::ack_form).post(admin::silences::ack_post))
                 // A change must come from a page of this server: its Origin (or Sec-Fetch-Site)
                 // says so; the handlers check the session's CSRF token too.
@@ -222,6 +225,8 @@ fn is_change(method: &Method, path: &str) -> bool {
                 || (path.starts_with("/clusters/") && (path.ends_with("/edit") || path.ends_with("/remove")))
                 || path == "/silences"
                 || (path.starts_with("/silences/") && (path.ends_with("/edit") || path.ends_with("/expire")))
+                || path == "/maintenance"
+                || (path.starts_with("/maintenance/") && path.ends_with("/end"))
                 || (path.starts_with("/alerts/") && path.ends_with("/ack"))
                 || path == "/api/v1/silences"
                 || path == "/api/v1/maintenance"

@@ -61,6 +61,19 @@ try {
   silence = page.locator('table.silences tr', { hasText: 'edited in the browser' });
   check((await silence.locator('td').first().textContent()).trim() === 'expired', 'expired');
 
+  // A recurring maintenance window of the cluster, made and ended.
+  await Promise.all([page.waitForNavigation(), page.locator('a', { hasText: 'New maintenance window' }).click()]);
+  await page.fill('form.silence [name="cluster"]', 'lab');
+  await page.fill('form.silence [name="schedule"]', '0 2 * * 0');
+  await page.fill('form.silence [name="time_zone"]', 'Europe/Paris');
+  await page.fill('form.silence [name="duration"]', '2h');
+  await page.fill('form.silence [name="comment"]', 'weekly upgrades');
+  await submit('form.silence');
+  const windowRow = page.locator('tr', { hasText: 'weekly upgrades' });
+  check(await windowRow.count() === 1, 'the maintenance window is listed');
+  await Promise.all([page.waitForNavigation(), windowRow.locator('button', { hasText: 'End' }).click()]);
+  check(await page.locator('tr', { hasText: 'weekly upgrades' }).count() === 0, 'the maintenance window ended');
+
   // The crash loop acknowledged from its row.
   await page.goto(`${base}/clusters/lab`);
   await Promise.all([page.waitForNavigation(), page.locator('tr', { hasText: 'KubernetesPodCrashLooping' }).first().locator('a', { hasText: 'Acknowledge…' }).click()]);

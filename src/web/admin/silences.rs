@@ -10,7 +10,7 @@ use axum::extract::{Path, RawQuery, State};
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Redirect, Response};
 use bytes::Bytes;
-use jiff::{SignedDuration, Timestamp};
+use jiff::Timestamp;
 use maud::{Markup, html};
 use serde::Deserialize;
 
@@ -104,7 +104,7 @@ pub async fn list(
         } @else {
             div.scroll {
                 table {
-                    thead { tr { th { "State" } th { "Clusters" } th { "When" } th { "By" } th { "Comment" } } }
+                    thead { tr { th { "State" } th { "Clusters" } th { "When" } th { "By" } th { "Comment" } th {} } }
                     tbody {
                         @for w in &windows {
                             tr {
@@ -121,11 +121,24 @@ pub async fn list(
                                 }
                                 td { (w["createdBy"].as_str().unwrap_or("")) }
                                 td { (w["comment"].as_str().unwrap_or("")) }
+                                td {
+                                    @if w["from_file"] == true {
+                                        span.muted { "from the configuration file" }
+                                    } @else if let Some(csrf) = csrf {
+                                        form.inline method="post" action={ "/maintenance/" (path_segment(w["id"].as_str().unwrap_or(""))) "/end" } {
+                                            input type="hidden" name="csrf" value=(csrf);
+                                            button type="submit" { "End" }
+                                        }
+                                    }
+                                }
                             }
                         }
                     }
                 }
             }
+        }
+        @if csrf.is_some() {
+            p.actions { a href="/maintenance/new" { "New maintenance window" } }
         }
     };
     let page = respond(StatusCode::OK, HTML, page_of(&board, "Silences · DumbMonit", body));
@@ -158,16 +171,6 @@ impl Posted for SilenceForm {
     }
 }
 
-/// `2h`, `90m`, `1d` (days of 24 hours).
-fn duration(text: &str) -> Option<SignedDuration> {
-    let t = text.trim();
-    let d = match t.strip_suffix('d').and_then(|d| d.trim().parse::<i64>().ok()) {
-        Some(days) => SignedDuration::from_hours(days.checked_mul(24)?),
-        None => t.parse::<SignedDuration>().ok()?,
-    };
-    d.is_positive().then_some(d)
-}
-
 impl SilenceForm {
     /// Alertmanager's body for it, as of `now`; `id` when it changes one. Why not, naming the
     /// field as the form says it.
@@ -182,7 +185,7 @@ impl SilenceForm {
                 is_equal: m.is_equal(),
             });
         }
-        let d = duration(&self.duration).ok_or_else(|| {
+        let d = crate::silence::maintenance::parse_duration(&self.duration).ok_or_else(|| {
             format!("Duration: {:?} is not a duration above 0 (such as 2h, 90m or 1d)", self.duration)
         })?;
         let end = now.checked_add(d).map_err(|_| "Duration: too long".to_string())?;
@@ -435,6 +438,137 @@ pub async fn ack_post(
         Err(e) => {
             let body = html! { h1 { "Not acknowledged" } p { (e.to_string()) } };
             respond(StatusCode::CONFLICT, HTML, page_of(&board, "Not acknowledged · DumbMonit", body))
+        }
+    }
+}
+
+/// What the maintenance window's form sends: a cluster (or `{cluster=~"…"}`), then a start and
+/// an end, or a schedule, its time zone and a duration.
+#[derive(Debug, Default, Deserialize)]
+pub(super) struct WindowForm {
+    #[serde(default)]
+    csrf: String,
+    #[serde(default)]
+    cluster: String,
+    #[serde(default)]
+    start: String,
+    #[serde(default)]
+    end: String,
+    #[serde(default)]
+    schedule: String,
+    #[serde(default)]
+    time_zone: String,
+    #[serde(default)]
+    duration: String,
+    #[serde(default)]
+    comment: String,
+}
+
+impl Posted for WindowForm {
+    fn csrf(&self) -> &str {
+        &self.csrf
+    }
+}
+
+impl WindowForm {
+    fn postable(&self) -> crate::silence::postable::PostableWindow {
+        let given = |v: &str| Some(v.trim().to_string()).filter(|v| !v.is_empty());
+        crate::silence::postable::PostableWindow {
+            cluster: self.cluster.trim().to_string(),
+            starts_at: given(&self.start),
+            ends_at: given(&self.end),
+            schedule: given(&self.schedule),
+            time_zone: given(&self.time_zone),
+            duration: given(&self.duration),
+            comment: self.comment.clone(),
+            ..Default::default()
+        }
+    }
+}
+
+fn window_form(csrf: &str, f: &WindowForm, problem: Option<&str>) -> Markup {
+    html! {
+        @if let Some(p) = problem {
+            div.error { strong { "Not saved." } " " (p) }
+        }
+        form.silence method="post" action="/maintenance" {
+            input type="hidden" name="csrf" value=(csrf);
+            label { "Cluster (a name, or clusters: {cluster=~\"edge-.*\"})" input type="text" name="cluster" value=(f.cluster); }
+            p.muted { "One-off: a start and an end (RFC 3339, such as 2026-12-06T02:00:00+01:00). Recurring: a cron schedule, its time zone and how long." }
+            label { "Start" input type="text" name="start" value=(f.start); }
+            label { "End" input type="text" name="end" value=(f.end); }
+            label { "Schedule (cron: minute hour day-of-month month day-of-week)" input type="text" name="schedule" value=(f.schedule); }
+            label { "Time zone (such as Europe/Paris; UTC when empty)" input type="text" name="time_zone" value=(f.time_zone); }
+            label { "Duration (2h, 90m)" input type="text" name="duration" value=(f.duration); }
+            label { "Comment" input type="text" name="comment" value=(f.comment); }
+            button type="submit" { "Save" }
+        }
+    }
+}
+
+/// `GET /maintenance/new`
+pub async fn new_window(
+    State(board): State<Arc<Board>>,
+    https: axum::Extension<Https>,
+    axum::Extension(role): axum::Extension<Checked>,
+    headers: HeaderMap,
+) -> Response {
+    if let Err(r) = may_change(&board, &headers, &role) {
+        return r.answer(&board);
+    }
+    let s = session(&board, &headers, https.0);
+    let csrf = csrf_token(&board, &s).unwrap_or_default();
+    let body = html! { h1 { "New maintenance window" } (window_form(&csrf, &WindowForm::default(), None)) };
+    with_session(respond(StatusCode::OK, HTML, page_of(&board, "Maintenance · DumbMonit", body)), &s, https.0)
+}
+
+/// `POST /maintenance`
+pub async fn create_window(
+    State(board): State<Arc<Board>>,
+    https: axum::Extension<Https>,
+    axum::Extension(role): axum::Extension<Checked>,
+    headers: HeaderMap,
+    body: Bytes,
+) -> Response {
+    let (who, f) = match change::<WindowForm>(&board, &headers, https.0, &role, &body) {
+        Ok(c) => c,
+        Err(r) => return r.answer(&board),
+    };
+    match board.post_window(&f.postable(), &who) {
+        Ok(id) => {
+            crate::web::events::QuietChanged { user: &who, action: "maintenance window made or changed", id: &id }
+                .emit();
+            Redirect::to("/silences").into_response()
+        }
+        Err(e) => {
+            let body = html! { h1 { "New maintenance window" } (window_form(&f.csrf, &f, Some(&e.to_string()))) };
+            respond(StatusCode::OK, HTML, page_of(&board, "Maintenance · DumbMonit", body))
+        }
+    }
+}
+
+/// `POST /maintenance/{id}/end`
+pub async fn end_window(
+    State(board): State<Arc<Board>>,
+    https: axum::Extension<Https>,
+    axum::Extension(role): axum::Extension<Checked>,
+    Path(id): Path<String>,
+    headers: HeaderMap,
+    body: Bytes,
+) -> Response {
+    let (who, _) = match change::<ConfirmForm>(&board, &headers, https.0, &role, &body) {
+        Ok(c) => c,
+        Err(r) => return r.answer(&board),
+    };
+    match board.end_window(&id, &who) {
+        Ok(()) => {
+            crate::web::events::QuietChanged { user: &who, action: "maintenance window ended", id: &id }.emit();
+            Redirect::to("/silences").into_response()
+        }
+        Err(e) => {
+            let (status, why) = crate::web::quiet::refusal(&e);
+            let body = html! { h1 { "Not ended" } p { (why) } };
+            respond(status, HTML, page_of(&board, "Not ended · DumbMonit", body))
         }
     }
 }
