@@ -64,6 +64,11 @@ fn crash_looping_dev() -> Pod {
     Pod::new("dev-7", "api-0").container(Container::crashlooping("app", "Error", 1, 9))
 }
 
+fn base64_of(text: &str) -> String {
+    use base64::Engine;
+    base64::engine::general_purpose::STANDARD.encode(text)
+}
+
 const ADMIN: &str = "admin-token-quiet-5be0c2d1";
 const VIEWER: &str = "viewer-token-quiet-9a7f1e44";
 
@@ -544,7 +549,18 @@ async fn a_silence_is_made_edited_and_expired_and_an_alert_acknowledged_in_a_bro
     let alerts = s.get("/api/v1/alerts").json();
     let ack = &alert_of(&alerts, "KubernetesPodCrashLooping", "namespace", "shop").unwrap()["acknowledged"];
     assert_eq!((ack["by"].as_str(), ack["comment"].as_str()), (Some("admin"), Some("looking at the logs")));
+    // A form's POST without its session's CSRF token is refused, even with the admin's password.
+    let basic = format!("Basic {}", base64_of(&format!("admin:{admin_pass}")));
+    let forged = request(
+        s.addr,
+        "POST",
+        "/silences",
+        &[("Authorization", &basic), ("Content-Type", "application/x-www-form-urlencoded")],
+        b"matchers=pod%3D%22x%22&duration=2h&comment=forged",
+    );
+    assert_eq!(forged.status, 403, "{}", forged.body);
     let audit = s.get("/audit").body;
+    assert!(!audit.contains("forged"));
     for action in ["created: {alertname=", "expired: {alertname=", "ended", "acknowledged: looking at the logs"] {
         assert!(audit.contains(action), "{action}: {audit}");
     }

@@ -71,6 +71,15 @@ fn uuid() -> String {
     format!("{}-{}-{}-{}-{}", &hex[..8], &hex[8..12], &hex[12..16], &hex[16..20], &hex[20..])
 }
 
+/// Whether a matcher over `alertname` holds of one of DumbMonit's alerts.
+fn ours(m: &crate::silence::Matcher) -> bool {
+    crate::rules::RULES
+        .iter()
+        .map(|r| r.alertname)
+        .chain([crate::notify::payload::WATCHDOG])
+        .any(|name| m.matches(&std::collections::BTreeMap::from([("alertname".to_string(), name.to_string())])))
+}
+
 /// The cluster a silence is about, for the audit list: its `cluster="…"` matcher's.
 pub fn cluster_of(s: &Silence) -> String {
     s.matchers
@@ -247,8 +256,13 @@ impl Board {
         let now = self.now();
         let changed = match listed {
             Ok(list) => {
-                // Silences over labels no alert of DumbMonit has are not for its alerts.
-                let mut home: Vec<Silence> = list.iter().filter_map(|v| stored_silence(&v.to_string()).ok()).collect();
+                // Silences over labels no alert of DumbMonit has, or over the alertname of none of
+                // its rules (Prometheus's own), are not for its alerts.
+                let mut home: Vec<Silence> = list
+                    .iter()
+                    .filter_map(|v| stored_silence(&v.to_string()).ok())
+                    .filter(|s| s.matchers.iter().filter(|m| m.name == "alertname").all(ours))
+                    .collect();
                 home.retain(|s| s.ends_at.is_none_or(|end| now.duration_since(end) <= EXPIRED_KEPT));
                 let parts = self.quiet.read().expect("quiet lock");
                 let same = parts.home_silences == home && parts.home_problem.is_none();
