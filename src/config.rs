@@ -96,7 +96,7 @@ pub struct Config {
     pub silences: Vec<SilenceConfig>,
     /// Maintenance windows: nothing of a cluster is told while one lasts.
     #[serde(default, rename = "maintenance")]
-    pub maintenance: Vec<MaintenanceConfig>,
+    pub maintenance: Vec<crate::silence::maintenance::Spec>,
     /// Serve over HTTPS (for agents that push across the internet).
     pub tls: Option<TlsConfig>,
     /// Watch only the clusters of this shard (`"INDEX/COUNT"`); `serve --shard` wins over it.
@@ -116,39 +116,17 @@ pub struct SilenceConfig {
     pub comment: String,
 }
 
-/// A `[[maintenance]]`: a cluster (or `{cluster=~"…"}`), then `start` and `end` (RFC 3339), or
-/// `schedule` (cron), `time_zone` (UTC when absent) and `duration`; and why.
-#[derive(Clone, Debug, PartialEq, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct MaintenanceConfig {
-    pub cluster: String,
-    pub start: Option<String>,
-    pub end: Option<String>,
-    pub schedule: Option<String>,
-    pub time_zone: Option<String>,
-    pub duration: Option<String>,
-    #[serde(default)]
-    pub comment: String,
-}
-
-impl MaintenanceConfig {
-    fn window(&self, n: usize) -> Result<crate::silence::Window, crate::silence::maintenance::WindowError> {
-        use crate::silence::maintenance::{FILE, Spec};
-        let spec = Spec {
-            cluster: self.cluster.clone(),
-            start: self.start.clone(),
-            end: self.end.clone(),
-            schedule: self.schedule.clone(),
-            time_zone: self.time_zone.clone(),
-            duration: self.duration.clone(),
-            comment: self.comment.clone(),
-        };
-        crate::silence::Window::from_spec(format!("file-{n}"), &spec, FILE, FROM_FILE.into(), true, None)
-    }
-}
-
 /// Who made what the file says, as the pages and the API name it.
 pub const FROM_FILE: &str = "the configuration file";
+
+/// The file's N-th `[[maintenance]]` as a window.
+fn file_window(
+    spec: &crate::silence::maintenance::Spec,
+    n: usize,
+) -> Result<crate::silence::Window, crate::silence::maintenance::WindowError> {
+    use crate::silence::maintenance::FILE;
+    crate::silence::Window::from_spec(format!("file-{n}"), spec, FILE, FROM_FILE.into(), true, None)
+}
 
 impl Config {
     /// The file's silences, checked at load (`file-1`, `file-2`… in the file's order).
@@ -171,7 +149,7 @@ impl Config {
 
     /// The file's maintenance windows, checked at load (`file-1`, `file-2`… in the file's order).
     pub fn windows(&self) -> Vec<crate::silence::Window> {
-        self.maintenance.iter().enumerate().filter_map(|(i, m)| m.window(i + 1).ok()).collect()
+        self.maintenance.iter().enumerate().filter_map(|(i, m)| file_window(m, i + 1).ok()).collect()
     }
 }
 
@@ -506,7 +484,7 @@ impl Config {
             }
         }
         for (i, m) in self.maintenance.iter().enumerate() {
-            if let Err(e) = m.window(i + 1) {
+            if let Err(e) = file_window(m, i + 1) {
                 return err(Section::Maintenance(i + 1), Problem::Window(Box::new(e)));
             }
         }

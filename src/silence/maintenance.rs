@@ -129,8 +129,11 @@ pub struct Window {
     pub from_file: bool,
 }
 
-/// A window as given, whatever its source; `names` are the fields' names in that source.
-#[derive(Clone, Debug, Default)]
+/// A window as given, whatever its source (`names` are the fields' names there); as it is, the
+/// file's `[[maintenance]]`: a cluster (or `{cluster=~"…"}`), then `start` and `end` (RFC 3339),
+/// or `schedule` (cron), `time_zone` (UTC when absent) and `duration`; and why.
+#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct Spec {
     pub cluster: String,
     pub start: Option<String>,
@@ -138,6 +141,7 @@ pub struct Spec {
     pub schedule: Option<String>,
     pub time_zone: Option<String>,
     pub duration: Option<String>,
+    #[serde(default)]
     pub comment: String,
 }
 

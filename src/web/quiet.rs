@@ -58,6 +58,17 @@ fn body<T: serde::de::DeserializeOwned>(headers: &HeaderMap, body: &[u8]) -> Res
     serde_json::from_slice(body).map_err(|e| (StatusCode::BAD_REQUEST, format!("the body cannot be read: {e}")))
 }
 
+/// Who asks and what the JSON body says, once the role and the body's type are checked.
+fn change<T: serde::de::DeserializeOwned>(
+    board: &Board,
+    role: &Checked,
+    headers: &HeaderMap,
+    bytes: &[u8],
+) -> Result<(String, T), Refused> {
+    let who = admin(board, role)?;
+    Ok((who, body(headers, bytes)?))
+}
+
 fn refused(e: &QuietError) -> Response {
     let (status, why) = refusal(e);
     error(status, &why)
@@ -92,12 +103,8 @@ pub async fn post_silence(
     headers: HeaderMap,
     bytes: Bytes,
 ) -> Response {
-    let who = match admin(&board, &role) {
-        Ok(w) => w,
-        Err((status, why)) => return error(status, &why),
-    };
-    let posted: PostableSilence = match body(&headers, &bytes) {
-        Ok(p) => p,
+    let (who, posted) = match change::<PostableSilence>(&board, &role, &headers, &bytes) {
+        Ok(c) => c,
         Err((status, why)) => return error(status, &why),
     };
     match make_silence(&board, &posted, &who, forced(query.as_deref())).await {
@@ -196,12 +203,8 @@ pub async fn post_window(
     headers: HeaderMap,
     bytes: Bytes,
 ) -> Response {
-    let who = match admin(&board, &role) {
-        Ok(w) => w,
-        Err((status, why)) => return error(status, &why),
-    };
-    let posted: PostableWindow = match body(&headers, &bytes) {
-        Ok(p) => p,
+    let (who, posted) = match change::<PostableWindow>(&board, &role, &headers, &bytes) {
+        Ok(c) => c,
         Err((status, why)) => return error(status, &why),
     };
     match board.post_window(&posted, &who) {
@@ -248,12 +251,8 @@ pub async fn acknowledge(
     headers: HeaderMap,
     bytes: Bytes,
 ) -> Response {
-    let who = match admin(&board, &role) {
-        Ok(w) => w,
-        Err((status, why)) => return error(status, &why),
-    };
-    let posted: AckBody = match body(&headers, &bytes) {
-        Ok(p) => p,
+    let (who, posted) = match change::<AckBody>(&board, &role, &headers, &bytes) {
+        Ok(c) => c,
         Err((status, why)) => return error(status, &why),
     };
     match board.acknowledge(&print, &who, &posted.comment) {

@@ -39,6 +39,23 @@ fn admin_token(
     Some((csrf_token(board, &s)?, s))
 }
 
+/// An admin's form page: the role checked, then `body` given the session's CSRF token.
+fn form_page(
+    board: &Board,
+    headers: &HeaderMap,
+    role: &Checked,
+    https: Https,
+    title: &str,
+    body: impl FnOnce(&str) -> Markup,
+) -> Response {
+    if let Err(r) = may_change(board, headers, role) {
+        return r.answer(board);
+    }
+    let s = session(board, headers, https);
+    let csrf = csrf_token(board, &s).unwrap_or_default();
+    with_session(respond(StatusCode::OK, HTML, page_of(board, title, body(&csrf))), &s, https)
+}
+
 /// `GET /silences`
 pub async fn list(
     State(board): State<Arc<Board>>,
@@ -228,18 +245,14 @@ pub async fn new(
     RawQuery(query): RawQuery,
     headers: HeaderMap,
 ) -> Response {
-    if let Err(r) = may_change(&board, &headers, &role) {
-        return r.answer(&board);
-    }
-    let s = session(&board, &headers, https.0);
-    let csrf = csrf_token(&board, &s).unwrap_or_default();
     let matchers: Vec<String> = form_urlencoded::parse(query.unwrap_or_default().as_bytes())
         .filter(|(k, _)| k == "matcher")
         .map(|(_, v)| v.chars().filter(|c| !c.is_control()).take(500).collect())
         .collect();
     let f = SilenceForm { matchers: matchers.join("\n"), duration: "2h".into(), ..SilenceForm::default() };
-    let body = html! { h1 { "New silence" } (silence_form(&csrf, "/silences", &f, false, None)) };
-    with_session(respond(StatusCode::OK, HTML, page_of(&board, "New silence · DumbMonit", body)), &s, https.0)
+    form_page(&board, &headers, &role, https.0, "New silence · DumbMonit", |csrf| {
+        html! { h1 { "New silence" } (silence_form(csrf, "/silences", &f, false, None)) }
+    })
 }
 
 /// `POST /silences`
@@ -276,14 +289,9 @@ pub async fn edit(
     Path(id): Path<String>,
     headers: HeaderMap,
 ) -> Response {
-    if let Err(r) = may_change(&board, &headers, &role) {
-        return r.answer(&board);
-    }
     let Some(silence) = board.quiet().silence(&id).filter(|s| !s.from_file).cloned() else {
         return not_found(&board, &id);
     };
-    let s = session(&board, &headers, https.0);
-    let csrf = csrf_token(&board, &s).unwrap_or_default();
     let f = SilenceForm {
         matchers: silence.matchers.iter().map(ToString::to_string).collect::<Vec<_>>().join("\n"),
         duration: "2h".into(),
@@ -291,12 +299,13 @@ pub async fn edit(
         ..SilenceForm::default()
     };
     let action = format!("/silences/{}/edit", path_segment(&id));
-    let body = html! {
-        h1 { "Silence until " (moment(silence.ends_at)) }
-        p.muted { "Its new end is counted from now." }
-        (silence_form(&csrf, &action, &f, true, None))
-    };
-    with_session(respond(StatusCode::OK, HTML, page_of(&board, "Silence · DumbMonit", body)), &s, https.0)
+    form_page(&board, &headers, &role, https.0, "Silence · DumbMonit", |csrf| {
+        html! {
+            h1 { "Silence until " (moment(silence.ends_at)) }
+            p.muted { "Its new end is counted from now." }
+            (silence_form(csrf, &action, &f, true, None))
+        }
+    })
 }
 
 fn not_found(board: &Board, id: &str) -> Response {
@@ -384,9 +393,6 @@ pub async fn ack_form(
     Path(print): Path<String>,
     headers: HeaderMap,
 ) -> Response {
-    if let Err(r) = may_change(&board, &headers, &role) {
-        return r.answer(&board);
-    }
     let found = board.clusters().into_iter().find_map(|c| {
         c.alerts
             .iter()
@@ -397,19 +403,18 @@ pub async fn ack_form(
         let body = html! { h1 { "Not found" } p { "No alert " (print) " now." } };
         return respond(StatusCode::NOT_FOUND, HTML, page_of(&board, "Not found · DumbMonit", body));
     };
-    let s = session(&board, &headers, https.0);
-    let csrf = csrf_token(&board, &s).unwrap_or_default();
-    let body = html! {
-        h1 { "Acknowledge" }
-        p { strong { (alert.alertname) } " · " (cluster) " · " (alert.summary) }
-        p.muted { "Someone is on it: it is not escalated nor told again; the acknowledgement ends when the alert resolves. Other alerts are told as usual." }
-        form.ack method="post" action={ "/alerts/" (path_segment(&print)) "/ack" } {
-            input type="hidden" name="csrf" value=(csrf);
-            label { "Comment" input type="text" name="comment"; }
-            button type="submit" { "Acknowledge" }
+    form_page(&board, &headers, &role, https.0, "Acknowledge · DumbMonit", |csrf| {
+        html! {
+            h1 { "Acknowledge" }
+            p { strong { (alert.alertname) } " · " (cluster) " · " (alert.summary) }
+            p.muted { "Someone is on it: it is not escalated nor told again; the acknowledgement ends when the alert resolves. Other alerts are told as usual." }
+            form.ack method="post" action={ "/alerts/" (path_segment(&print)) "/ack" } {
+                input type="hidden" name="csrf" value=(csrf);
+                label { "Comment" input type="text" name="comment"; }
+                button type="submit" { "Acknowledge" }
+            }
         }
-    };
-    with_session(respond(StatusCode::OK, HTML, page_of(&board, "Acknowledge · DumbMonit", body)), &s, https.0)
+    })
 }
 
 /// `POST /alerts/{fingerprint}/ack`
@@ -513,13 +518,9 @@ pub async fn new_window(
     axum::Extension(role): axum::Extension<Checked>,
     headers: HeaderMap,
 ) -> Response {
-    if let Err(r) = may_change(&board, &headers, &role) {
-        return r.answer(&board);
-    }
-    let s = session(&board, &headers, https.0);
-    let csrf = csrf_token(&board, &s).unwrap_or_default();
-    let body = html! { h1 { "New maintenance window" } (window_form(&csrf, &WindowForm::default(), None)) };
-    with_session(respond(StatusCode::OK, HTML, page_of(&board, "Maintenance · DumbMonit", body)), &s, https.0)
+    form_page(&board, &headers, &role, https.0, "Maintenance · DumbMonit", |csrf| {
+        html! { h1 { "New maintenance window" } (window_form(csrf, &WindowForm::default(), None)) }
+    })
 }
 
 /// `POST /maintenance`
