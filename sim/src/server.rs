@@ -1107,8 +1107,9 @@ fn answer(shared: &Shared, faults: &Faults, path: &str, query: &str) -> Result<A
     Ok(page)
 }
 
-/// A page under `repeat_continue` (the token asked with, again) or `endless_pages` (the first
-/// page with a continue token, then empty pages each with yet another token).
+/// A page under `repeat_continue` (the first page, then empty pages with the token asked with,
+/// again) or `endless_pages` (the first page with a continue token, then empty pages each with
+/// yet another token).
 fn looping_page(
     shared: &Shared,
     faults: &Faults,
@@ -1119,17 +1120,20 @@ fn looping_page(
     let store = shared.store.read().unwrap();
     let empty = Vec::new();
     let objects = store.objects.get(&resource).unwrap_or(&empty);
-    // An empty page needs only the List's envelope: rendering one item is enough for that.
-    let limit = if faults.endless_pages && token.is_some() { 1 } else { 500 };
+    // A continued page is empty (its items cannot matter: the reader must stop at its token), and
+    // an empty page needs only the List's envelope: rendering one item is enough for that. (A
+    // page of 500 pods rendered, parsed and written again at every request took over a second
+    // of a debug build on a loaded machine: the reader's deadline, not the token, ended it.)
+    let limit = if token.is_some() { 1 } else { 500 };
     let first = ListParams { limit: Some(limit), continue_token: None, field_selector: None };
     let page = api::list_page(resource, objects, namespace.as_deref(), &first, store.resource_version)?;
     let mut page: Value = serde_json::from_str(&page).expect("a rendered page is JSON");
+    if token.is_some() {
+        page["items"] = Value::Array(Vec::new());
+    }
     let next = match token {
         Some(t) if !faults.endless_pages => t.to_string(),
         _ => {
-            if token.is_some() {
-                page["items"] = Value::Array(Vec::new());
-            }
             let n = shared.endless.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
             api::encode_continue(store.resource_version, &format!("zz-endless/{n}"))
         }
