@@ -34,16 +34,19 @@ pub enum AckError {
 }
 
 impl Board {
-    /// Acknowledges the firing alert with this fingerprint, for `who`, with a comment.
-    pub fn acknowledge(&self, print: &str, who: &str, comment: &str) -> Result<Acknowledgement, AckError> {
+    /// The active alert with this fingerprint, and its cluster's name.
+    pub fn alert_by_fingerprint(&self, print: &str) -> Option<(String, Alert)> {
+        let views = self.clusters.read().expect("board lock");
+        views.iter().find_map(|c| {
+            c.alerts.iter().find(|a| fingerprint(&a.labels) == print).map(|a| (c.name.clone(), a.clone()))
+        })
+    }
+
+    /// Acknowledges the firing alert with this fingerprint, for `who`, with a comment; gives its
+    /// cluster's name and the acknowledgement.
+    pub fn acknowledge(&self, print: &str, who: &str, comment: &str) -> Result<(String, Acknowledgement), AckError> {
         let now = self.now();
-        let found = {
-            let views = self.clusters.read().expect("board lock");
-            views.iter().find_map(|c| {
-                c.alerts.iter().find(|a| fingerprint(&a.labels) == print).map(|a| (c.name.clone(), a.clone()))
-            })
-        };
-        let Some((cluster, alert)) = found else {
+        let Some((cluster, alert)) = self.alert_by_fingerprint(print) else {
             return Err(AckError::NoAlert { fingerprint: print.to_string() });
         };
         if !alert.firing() {
@@ -51,7 +54,7 @@ impl Board {
         }
         // Acknowledged already: said once is enough.
         if let Some(ack) = &alert.acknowledged {
-            return Ok(ack.clone());
+            return Ok((cluster, ack.clone()));
         }
         let ack = Acknowledgement { by: who.to_string(), at: now, comment: comment.to_string() };
         let told = Alert { acknowledged: Some(ack.clone()), ..alert.clone() };
@@ -94,7 +97,7 @@ impl Board {
             }
         }
         self.generation.fetch_add(1, Ordering::SeqCst);
-        Ok(ack)
+        Ok((cluster, ack))
     }
 
     /// Hands the acknowledgements made since the last cycle to the alerts they are for.

@@ -256,7 +256,7 @@ pub async fn acknowledge(
         Err((status, why)) => return error(status, &why),
     };
     match board.acknowledge(&print, &who, &posted.comment) {
-        Ok(ack) => {
+        Ok((_, ack)) => {
             QuietChanged { user: &who, action: "alert acknowledged", id: &print }.emit();
             respond(StatusCode::OK, JSON, serde_json::to_string(&ack).unwrap_or_default())
         }

@@ -393,12 +393,7 @@ pub async fn ack_form(
     Path(print): Path<String>,
     headers: HeaderMap,
 ) -> Response {
-    let found = board.clusters().into_iter().find_map(|c| {
-        c.alerts
-            .iter()
-            .find(|a| crate::notify::payload::fingerprint(&a.labels) == print)
-            .map(|a| (c.name.clone(), a.clone()))
-    });
+    let found = board.alert_by_fingerprint(&print);
     let Some((cluster, alert)) = found else {
         let body = html! { h1 { "Not found" } p { "No alert " (print) " now." } };
         return respond(StatusCode::NOT_FOUND, HTML, page_of(&board, "Not found · DumbMonit", body));
@@ -430,15 +425,10 @@ pub async fn ack_post(
         Ok(c) => c,
         Err(r) => return r.answer(&board),
     };
-    let cluster = board
-        .clusters()
-        .into_iter()
-        .find(|c| c.alerts.iter().any(|a| crate::notify::payload::fingerprint(&a.labels) == print));
     match board.acknowledge(&print, &who, &f.comment) {
-        Ok(_) => {
+        Ok((cluster, _)) => {
             crate::web::events::QuietChanged { user: &who, action: "alert acknowledged", id: &print }.emit();
-            let to = cluster.map(|c| format!("/clusters/{}", path_segment(&c.name))).unwrap_or_else(|| "/".into());
-            Redirect::to(&to).into_response()
+            Redirect::to(&format!("/clusters/{}", path_segment(&cluster))).into_response()
         }
         Err(e) => {
             let body = html! { h1 { "Not acknowledged" } p { (e.to_string()) } };
