@@ -66,7 +66,13 @@ async fn a_real_alertmanager_receives_and_resolves_the_alerts() {
             .spawn()
             .unwrap(),
     );
-    tokio::time::sleep(Duration::from_millis(500)).await;
+    // The restarts are counted from the first cycle on: the change must come after it. Two pod
+    // lists begun means the first cycle was whole (a loaded machine may start serve late).
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while h.sim.requests().iter().filter(|r| r.path == "/api/v1/pods").count() < 2 {
+        assert!(Instant::now() < deadline, "serve never read the pods twice");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
     assert!(alerts(port).is_empty(), "a healthy cluster raises nothing");
 
     // Eight restarts between two cycles: KubernetesPodRestarting fires at once (no duration).
