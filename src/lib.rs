@@ -19,6 +19,7 @@ pub mod demo;
 pub mod error;
 mod flat;
 pub mod health;
+pub mod lang;
 pub mod kube;
 pub mod logs;
 pub mod manifests;

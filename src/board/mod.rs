@@ -14,6 +14,7 @@ use crate::auth::Protection;
 use crate::clock::words;
 use crate::collect::CollectionStat;
 use crate::health::{Health, Severity};
+use crate::lang::Lang;
 use crate::metrics::cache::ExpositionCache;
 use crate::metrics::exposition::Packed;
 use crate::notify::worker::{Counters, NotifierSet};
@@ -129,10 +130,15 @@ impl ClusterView {
 
     /// The one sentence.
     pub fn sentence(&self) -> String {
+        self.sentence_in(Lang::En)
+    }
+
+    /// The one sentence in `lang` (the error, quoted by the guide, stays as it is).
+    pub fn sentence_in(&self, lang: Lang) -> String {
         match (&self.error, &self.health) {
-            (Some(e), _) => format!("Cannot be read: {e}"),
-            (None, Some(h)) => h.summary(),
-            (None, None) => "Waiting for the first cycle".into(),
+            (Some(e), _) => lang.tr("cannot-be-read-with", &[("error", e.into())]),
+            (None, Some(h)) => h.summary_in(lang),
+            (None, None) => lang.t("waiting"),
         }
     }
 

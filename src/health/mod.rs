@@ -15,6 +15,7 @@ use serde::Serialize;
 use crate::collect::nodes::PRESSURE_CONDITIONS;
 use crate::collect::quantity::Resources;
 use crate::collect::{Event, Pod, Snapshot, WorkloadKind};
+use crate::lang::Lang;
 pub use memory::Memory;
 use why::{clean_line, exit_code_meaning};
 
@@ -624,43 +625,49 @@ impl Health {
 
     /// The one sentence: `3 pods crash-looping, 1 node not ready` or `Healthy: 3 nodes ready, 42 pods`.
     pub fn summary(&self) -> String {
+        self.summary_in(Lang::En)
+    }
+
+    /// The one sentence in `lang`: « 3 pods en boucle de crash, 1 nœud non prêt ».
+    pub fn summary_in(&self, lang: Lang) -> String {
         let c = &self.counts;
-        let parts: Vec<String> = [
-            (c.nodes_not_ready, "node not ready", "nodes not ready"),
-            (c.pods_crashlooping, "pod crash-looping", "pods crash-looping"),
-            (c.nodes_under_pressure, "node under pressure", "nodes under pressure"),
-            (c.pods_blocked, "pod blocked", "pods blocked"),
-            (c.pods_pending, "pod pending", "pods pending"),
-            (c.pods_failed, "pod failed", "pods failed"),
-            (c.pods_only_not_ready, "pod not ready", "pods not ready"),
-            (c.workloads_missing_replicas, "workload missing replicas", "workloads missing replicas"),
-            (c.pvcs_pending, "claim stuck", "claims stuck"),
-            (c.pods_stuck_terminating, "pod stuck terminating", "pods stuck terminating"),
-            (c.rollouts_stuck, "rollout stuck", "rollouts stuck"),
-            (self.jobs_failed(), "job failed", "jobs failed"),
-            (self.cronjobs_missed(), "cron job missed its runs", "cron jobs missed their runs"),
-            (c.nodes_version_skew, "kubelet outside the version skew", "kubelets outside the version skew"),
+        let mut parts: Vec<String> = [
+            (c.nodes_not_ready, "count-nodes-not-ready"),
+            (c.pods_crashlooping, "count-pods-crashlooping"),
+            (c.nodes_under_pressure, "count-nodes-under-pressure"),
+            (c.pods_blocked, "count-pods-blocked"),
+            (c.pods_pending, "count-pods-pending"),
+            (c.pods_failed, "count-pods-failed"),
+            (c.pods_only_not_ready, "count-pods-not-ready"),
+            (c.workloads_missing_replicas, "count-workloads-missing-replicas"),
+            (c.pvcs_pending, "count-claims-stuck"),
+            (c.pods_stuck_terminating, "count-pods-stuck-terminating"),
+            (c.rollouts_stuck, "count-rollouts-stuck"),
+            (self.jobs_failed(), "count-jobs-failed"),
+            (self.cronjobs_missed(), "count-cronjobs-missed"),
+            (c.nodes_version_skew, "count-kubelets-skew"),
         ]
         .into_iter()
-        .filter(|(n, _, _)| *n > 0)
-        .map(|(n, one, many)| format!("{n} {}", if n == 1 { one } else { many }))
+        .filter(|(n, _)| *n > 0)
+        .map(|(n, id)| lang.tr(id, &[("count", n.into())]))
         .collect();
-        let mut parts = parts;
         for e in self.expiring() {
-            parts.push(format!(
-                "{} certificate expires {}",
-                if e.certificate == "serving" { "API server" } else { "client" },
-                in_days(e.days)
+            parts.push(lang.tr(
+                "certificate-expires",
+                &[
+                    ("certificate", e.certificate.into()),
+                    ("when", days_when(e.days).into()),
+                    ("days", e.days.abs().into()),
+                ],
             ));
         }
-        let pods = plural(c.pods, "pod", "pods");
         let said = match (parts.is_empty(), self.nodes_visible()) {
-            (true, true) => format!("Healthy: {} ready, {pods}", plural(c.nodes_ready, "node", "nodes")),
-            (true, false) => format!("Healthy: {pods}"),
+            (true, true) => lang.tr("healthy-with-nodes", &[("nodes", c.nodes_ready.into()), ("pods", c.pods.into())]),
+            (true, false) => lang.tr("healthy", &[("pods", c.pods.into())]),
             (false, _) => parts.join(", "),
         };
         match &self.extras.namespaced {
-            Some(n) => format!("{said} (watched in {})", plural(n.read.len() as u64, "namespace", "namespaces")),
+            Some(n) => lang.tr("watched-in", &[("said", said.into()), ("count", n.read.len().into())]),
             None => said,
         }
     }
@@ -696,6 +703,15 @@ impl Health {
     }
 }
 
+/// Which way `days` points, for the `in-days` message: `today`, `future` or `past`.
+pub fn days_when(days: i64) -> &'static str {
+    match days {
+        0 => "today",
+        d if d > 0 => "future",
+        _ => "past",
+    }
+}
+
 /// `in 5 days`, `today`, `2 days ago`.
 pub fn in_days(days: i64) -> String {
     match days {
@@ -726,22 +742,30 @@ impl Health {
     /// `3 nodes (3 ready), 42 pods (41 running, 1 pending, 0 failed), 12 workloads, 4 claims,
     /// 9 warning events in the last hour`
     pub fn counters(&self) -> String {
+        self.counters_in(Lang::En)
+    }
+
+    /// The counters in `lang`.
+    pub fn counters_in(&self, lang: Lang) -> String {
         let c = &self.counts;
         let nodes = if self.nodes_visible() {
-            format!("{} ({} ready), ", plural(c.nodes, "node", "nodes"), c.nodes_ready)
+            lang.tr("counters-nodes", &[("nodes", c.nodes.into()), ("ready", c.nodes_ready.into())])
         } else {
             String::new()
         };
-        format!(
-            "{nodes}{} ({} running, {} pending, {} failed), {}, {}, {} in the last hour",
-            plural(c.pods, "pod", "pods"),
-            c.pods_running,
-            c.pods_pending,
-            c.pods_failed,
-            plural(c.workloads, "workload", "workloads"),
-            plural(c.pvcs, "claim", "claims"),
-            plural(c.warning_events, "warning event", "warning events"),
-        )
+        let rest = lang.tr(
+            "counters",
+            &[
+                ("pods", c.pods.into()),
+                ("running", c.pods_running.into()),
+                ("pending", c.pods_pending.into()),
+                ("failed", c.pods_failed.into()),
+                ("workloads", c.workloads.into()),
+                ("claims", c.pvcs.into()),
+                ("events", c.warning_events.into()),
+            ],
+        );
+        format!("{nodes}{rest}")
     }
 }
 

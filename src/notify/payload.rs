@@ -189,6 +189,7 @@ mod tests {
             untold: false,
             acknowledged: None,
             told_labels: None,
+            said: None,
         }
     }
 

@@ -16,6 +16,7 @@ use super::{
     RESTART_WINDOW, ROLLOUT_STUCK, TERMINATING_PATIENCE, UNREACHABLE_AFTER, VERSION_SKEW, WORKLOAD_REPLICAS_MISSING,
 };
 use crate::health::memory::within;
+use crate::lang::{Arg, Message};
 use crate::health::{CERTIFICATE_URGENT, Health, PodHealth};
 
 fn labels(pairs: &[(&str, &str)]) -> BTreeMap<String, String> {
@@ -24,6 +25,19 @@ fn labels(pairs: &[(&str, &str)]) -> BTreeMap<String, String> {
 
 fn pod_labels(p: &PodHealth) -> BTreeMap<String, String> {
     labels(&[("namespace", &p.namespace), ("pod", &p.name), ("workload", &p.workload)])
+}
+
+/// The summary of an alert: the rule's message, said in each language from the same arguments.
+fn say(rule: &str, args: &[(&str, Arg)]) -> Message {
+    Message::new(&format!("{rule}.summary"), args)
+}
+
+fn pod_args(p: &PodHealth) -> Vec<(&'static str, Arg)> {
+    vec![("namespace", (&p.namespace).into()), ("pod", (&p.name).into())]
+}
+
+fn workload_args(w: &crate::health::WorkloadHealth) -> Vec<(&'static str, Arg)> {
+    vec![("kind", w.kind.as_str().into()), ("namespace", (&w.namespace).into()), ("workload", (&w.name).into())]
 }
 
 fn pod_description(p: &PodHealth) -> String {
@@ -44,10 +58,7 @@ impl RuleState {
                 obs.push(Observation {
                     rule: &NODE_FLAPPING,
                     labels: labels(&[("node", &n.name)]),
-                    summary: format!(
-                        "Node {} is flapping: its Ready condition changed {} times in 15 minutes",
-                        n.name, n.ready_transitions
-                    ),
+                    summary: say("rule-node-flapping", &[("node", (&n.name).into()), ("changes", n.ready_transitions.into())]),
                     description: n.why.join("; "),
                     escalate: false,
                 });
@@ -56,9 +67,9 @@ impl RuleState {
                 obs.push(Observation {
                     rule: &VERSION_SKEW,
                     labels: labels(&[("node", &n.name)]),
-                    summary: format!(
-                        "Kubelet {} on node {} is outside the supported skew from the API server {}",
-                        n.kubelet_version, n.name, h.version
+                    summary: say(
+                        "rule-version-skew",
+                        &[("kubelet", (&n.kubelet_version).into()), ("node", (&n.name).into()), ("version", (&h.version).into())],
                     ),
                     description: "A kubelet may be up to three minor versions older than the API server, never newer: upgrade the node (or, for a newer kubelet, the control plane first).".into(),
                     escalate: false,
@@ -69,7 +80,7 @@ impl RuleState {
                 obs.push(Observation {
                     rule: &NODE_NOT_READY,
                     labels: labels(&[("node", &n.name)]),
-                    summary: format!("Node {} is not ready", n.name),
+                    summary: say("rule-node-not-ready", &[("node", (&n.name).into())]),
                     description: n.why.join("; "),
                     escalate: false,
                 });
@@ -79,7 +90,7 @@ impl RuleState {
                     obs.push(Observation {
                         rule: &NODE_PRESSURE,
                         labels: labels(&[("node", &n.name), ("condition", condition)]),
-                        summary: format!("Node {} is under {condition} pressure", n.name),
+                        summary: say("rule-node-pressure", &[("node", (&n.name).into()), ("condition", condition.into())]),
                         description: n.why.join("; "),
                         escalate: false,
                     });
@@ -101,7 +112,7 @@ impl RuleState {
                 obs.push(Observation {
                     rule: &POD_CRASH_LOOPING,
                     labels: pod_labels(p),
-                    summary: format!("Pod {}/{} is crash-looping", p.namespace, p.name),
+                    summary: say("rule-pod-crash-looping", &pod_args(p)),
                     description: if p.crashlooping { pod_description(p) } else { String::new() },
                     escalate: false,
                 });
@@ -110,7 +121,7 @@ impl RuleState {
                 obs.push(Observation {
                     rule: &POD_PENDING,
                     labels: pod_labels(p),
-                    summary: format!("Pod {}/{} is pending", p.namespace, p.name),
+                    summary: say("rule-pod-pending", &pod_args(p)),
                     description: pod_description(p),
                     escalate: false,
                 });
@@ -120,7 +131,7 @@ impl RuleState {
                 obs.push(Observation {
                     rule: &POD_RESTARTING,
                     labels: pod_labels(p),
-                    summary: format!("Pod {}/{} restarted {increase} times in the last hour", p.namespace, p.name),
+                    summary: say("rule-pod-restarting", &[pod_args(p).as_slice(), &[("restarts", increase.into())]].concat()),
                     description: pod_description(p),
                     escalate: false,
                 });
@@ -134,39 +145,39 @@ impl RuleState {
             obs.push(Observation {
                 rule: &ROLLOUT_STUCK,
                 labels: labels(&[("kind", w.kind.as_str()), ("namespace", &w.namespace), ("workload", &w.name)]),
-                summary: format!("The rollout of {} {}/{} is stuck", w.kind.as_str(), w.namespace, w.name),
+                summary: say("rule-rollout-stuck", &workload_args(w)),
                 description: w.why.join("; "),
                 escalate: false,
             });
         }
         for e in h.expiring() {
             let k3s = h.version.contains("+k3s");
-            let (what, fix) = match (e.certificate, k3s) {
-                ("serving", true) => (
-                    "The API server's serving certificate",
-                    " k3s renews the certificates that expire within 90 days when it restarts: restart k3s on each server node.",
-                ),
-                ("serving", false) => (
-                    "The API server's serving certificate",
-                    " Renew it (kubeadm: kubeadm certs renew apiserver, then restart the API server).",
-                ),
-                (_, true) => (
-                    "The client certificate DumbMonit authenticates with",
-                    " k3s's admin kubeconfig certificate lasts one year; k3s renews it when it restarts within 90 days of its end: restart k3s, then copy the new /etc/rancher/k3s/k3s.yaml.",
-                ),
-                (_, false) => (
-                    "The client certificate DumbMonit authenticates with",
-                    " Renew it, or read with a service-account token instead (dumbmonit rbac).",
-                ),
+            let fix = match (e.certificate, k3s) {
+                ("serving", true) => {
+                    " k3s renews the certificates that expire within 90 days when it restarts: restart k3s on each server node."
+                }
+                ("serving", false) => {
+                    " Renew it (kubeadm: kubeadm certs renew apiserver, then restart the API server)."
+                }
+                (_, true) => {
+                    " k3s's admin kubeconfig certificate lasts one year; k3s renews it when it restarts within 90 days of its end: restart k3s, then copy the new /etc/rancher/k3s/k3s.yaml."
+                }
+                (_, false) => {
+                    " Renew it, or read with a service-account token instead (dumbmonit rbac)."
+                }
             };
             let left = e.not_after.duration_since(h.time);
             obs.push(Observation {
                 rule: &CERTIFICATE_EXPIRING,
                 labels: labels(&[("certificate", e.certificate)]),
-                summary: format!(
-                    "{what} expires on {} ({})",
-                    e.not_after.strftime("%Y-%m-%d %H:%M UTC"),
-                    crate::health::in_days(e.days)
+                summary: say(
+                    "rule-certificate-expiring",
+                    &[
+                        ("certificate", e.certificate.into()),
+                        ("date", Arg::Moment(e.not_after.as_second())),
+                        ("when", crate::health::days_when(e.days).into()),
+                        ("days", e.days.abs().into()),
+                    ],
                 ),
                 description: format!("It is valid until {}.{fix}", e.not_after),
                 escalate: left < CERTIFICATE_URGENT,
@@ -177,11 +188,9 @@ impl RuleState {
             obs.push(Observation {
                 rule: &POD_STUCK_TERMINATING,
                 labels: pod_labels(p),
-                summary: format!(
-                    "Pod {}/{} has been terminating for {} min past its grace period",
-                    p.namespace,
-                    p.name,
-                    p.terminating.unwrap_or_default() / 60
+                summary: say(
+                    "rule-pod-stuck-terminating",
+                    &[pod_args(p).as_slice(), &[("minutes", (p.terminating.unwrap_or_default() / 60).into())]].concat(),
                 ),
                 description: p.why.join("; "),
                 escalate: false,
@@ -189,11 +198,18 @@ impl RuleState {
         }
         let jobs_read = h.extras.jobs.is_some();
         for j in h.extras.jobs.iter().flatten().filter(|j| !j.superseded) {
-            let of = if j.owner.is_empty() { String::new() } else { format!(" (of CronJob {})", j.owner) };
             obs.push(Observation {
                 rule: &JOB_FAILED,
                 labels: labels(&[("namespace", &j.namespace), ("job", &j.name), ("owner", &j.owner)]),
-                summary: format!("Job {}/{}{of} failed", j.namespace, j.name),
+                summary: say(
+                    "rule-job-failed",
+                    &[
+                        ("namespace", (&j.namespace).into()),
+                        ("job", (&j.name).into()),
+                        ("of", if j.owner.is_empty() { "none" } else { "cronjob" }.into()),
+                        ("owner", (&j.owner).into()),
+                    ],
+                ),
                 description: j.why.clone(),
                 escalate: false,
             });
@@ -203,7 +219,7 @@ impl RuleState {
             obs.push(Observation {
                 rule: &CRONJOB_MISSED,
                 labels: labels(&[("namespace", &c.namespace), ("cronjob", &c.name)]),
-                summary: format!("CronJob {}/{} missed its runs", c.namespace, c.name),
+                summary: say("rule-cronjob-missed", &[("namespace", (&c.namespace).into()), ("cronjob", (&c.name).into())]),
                 description: c.why.join("; "),
                 escalate: false,
             });
@@ -213,13 +229,10 @@ impl RuleState {
             obs.push(Observation {
                 rule: &WORKLOAD_REPLICAS_MISSING,
                 labels: labels(&[("kind", w.kind.as_str()), ("namespace", &w.namespace), ("workload", &w.name)]),
-                summary: format!(
-                    "{} {}/{} is missing {} of {} replicas",
-                    w.kind.as_str(),
-                    w.namespace,
-                    w.name,
-                    w.unavailable,
-                    w.desired
+                summary: say(
+                    "rule-workload-replicas-missing",
+                    &[workload_args(w).as_slice(), &[("missing", w.unavailable.into()), ("desired", w.desired.into())]]
+                        .concat(),
                 ),
                 description: w.why.join("; "),
                 escalate: false,
@@ -229,7 +242,7 @@ impl RuleState {
             obs.push(Observation {
                 rule: &PVC_PENDING,
                 labels: labels(&[("namespace", &c.namespace), ("pvc", &c.name)]),
-                summary: format!("Claim {}/{} is stuck in Pending", c.namespace, c.name),
+                summary: say("rule-pvc-pending", &[("namespace", (&c.namespace).into()), ("pvc", (&c.name).into())]),
                 description: c.why.join("; "),
                 escalate: false,
             });
@@ -241,7 +254,7 @@ impl RuleState {
             obs.push(Observation {
                 rule: &AGGREGATED_API_UNAVAILABLE,
                 labels: labels(&[("apiservice", &a.name), ("service", &a.service)]),
-                summary: format!("APIService {} is not available", a.name),
+                summary: say("rule-aggregated-api-unavailable", &[("apiservice", (&a.name).into())]),
                 description: format!("{} (service {})", a.why(), a.service),
                 escalate: false,
             });
@@ -251,7 +264,10 @@ impl RuleState {
             obs.push(Observation {
                 rule: &HPA_METRICS_UNAVAILABLE,
                 labels: labels(&[("namespace", &x.namespace), ("hpa", &x.name)]),
-                summary: format!("HPA {}/{} cannot scale: {}", x.namespace, x.name, x.reason),
+                summary: say(
+                    "rule-hpa-metrics-unavailable",
+                    &[("namespace", (&x.namespace).into()), ("hpa", (&x.name).into()), ("reason", (&x.reason).into())],
+                ),
                 description: x.message.clone(),
                 escalate: false,
             });
@@ -292,7 +308,7 @@ impl RuleState {
             vec![Observation {
                 rule: &MONITOR_UNREACHABLE,
                 labels: BTreeMap::new(),
-                summary: format!("Cluster {cluster} cannot be read"),
+                summary: say("rule-monitor-unreachable", &[("cluster", cluster.into())]),
                 description: message.to_string(),
                 escalate: false,
             }]

@@ -8,6 +8,7 @@ use jiff::{SignedDuration, Timestamp};
 use serde::{Deserialize, Serialize};
 
 use super::{Observation, RULES, Rule, Severity};
+use crate::lang::{Lang, Message};
 
 /// An active alert: pending (not yet fired) or firing.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -35,6 +36,10 @@ pub struct Alert {
     /// the escalation ends once it is told. Left out when absent.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub told_labels: Option<BTreeMap<String, String>>,
+    /// The message `summary` was said from, to say it again in another language (pages,
+    /// notifiers). Left out when absent (alerts stored before; `summary` is then said as is).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub said: Option<Message>,
 }
 
 /// Who acknowledged a firing alert, when, and why (Checkmk's meaning: the problem is known and
@@ -48,6 +53,15 @@ pub struct Acknowledgement {
 }
 
 impl Alert {
+    /// The one-line summary in `lang`: the English one as it was made, or the same message said
+    /// in French.
+    pub fn summary_in(&self, lang: Lang) -> String {
+        match (&self.said, lang) {
+            (Some(m), Lang::Fr) => lang.say(m),
+            _ => self.summary.clone(),
+        }
+    }
+
     pub fn firing(&self) -> bool {
         self.fired_at.is_some()
     }
@@ -195,9 +209,11 @@ impl RuleState {
                     untold: false,
                     acknowledged: None,
                     told_labels: None,
+                    said: None,
                 }
             });
-            alert.summary = obs.summary;
+            alert.summary = Lang::En.say(&obs.summary);
+            alert.said = Some(obs.summary);
             if !obs.description.is_empty() {
                 alert.description = obs.description;
             }

@@ -13,6 +13,7 @@ use std::collections::BTreeMap;
 use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
+use crate::lang::Message;
 
 pub use engine::{Acknowledgement, Alert, RuleState, Transition, TransitionState};
 
@@ -139,8 +140,8 @@ pub struct Observation {
     pub rule: &'static Rule,
     /// The object's labels (`node`, `condition`, `namespace`, `pod`, `workload`, `kind`, `pvc`).
     pub labels: BTreeMap<String, String>,
-    /// One line: `Pod shop/api-7c9696d669-8tpp6 is crash-looping`.
-    pub summary: String,
+    /// One line: `Pod shop/api-7c9696d669-8tpp6 is crash-looping`, said in each language.
+    pub summary: Message,
     /// The why.
     pub description: String,
     /// The condition is past its urgent threshold: the alert is (or becomes) a Warning now,
@@ -162,3 +163,42 @@ pub use crate::health::memory::{FLAPPING_WINDOW, ROLLOUT_PATIENCE};
 pub const FLAPPING_CHANGES: u32 = 2;
 /// How long past its grace period a pod may stay before `KubernetesPodStuckTerminating`.
 pub const TERMINATING_PATIENCE: Duration = minutes(15);
+
+/// The messages of a rule's words (`rule-node-not-ready`: its `.title`, `.summary` and the
+/// annotations of `dumbmonit rules`), by its alertname.
+pub fn words_of(alertname: &str) -> Option<&'static str> {
+    Some(match alertname {
+        "KubernetesNodeNotReady" => "rule-node-not-ready",
+        "KubernetesNodePressure" => "rule-node-pressure",
+        "KubernetesPodCrashLooping" => "rule-pod-crash-looping",
+        "KubernetesPodPending" => "rule-pod-pending",
+        "KubernetesPodRestarting" => "rule-pod-restarting",
+        "KubernetesWorkloadReplicasMissing" => "rule-workload-replicas-missing",
+        "KubernetesPVCPending" => "rule-pvc-pending",
+        "KubernetesMonitorUnreachable" => "rule-monitor-unreachable",
+        "KubernetesAggregatedAPIUnavailable" => "rule-aggregated-api-unavailable",
+        "KubernetesHPAMetricsUnavailable" => "rule-hpa-metrics-unavailable",
+        "KubernetesAPICertificateExpiring" => "rule-certificate-expiring",
+        "KubernetesVersionSkew" => "rule-version-skew",
+        "KubernetesRolloutStuck" => "rule-rollout-stuck",
+        "KubernetesPodStuckTerminating" => "rule-pod-stuck-terminating",
+        "KubernetesNodeFlapping" => "rule-node-flapping",
+        "KubernetesJobFailed" => "rule-job-failed",
+        "KubernetesCronJobMissed" => "rule-cronjob-missed",
+        _ => return None,
+    })
+}
+
+#[cfg(test)]
+mod words {
+    /// Every rule has its words, in both languages (the key-parity test holds French to English).
+    #[test]
+    fn every_rule_has_a_title_and_a_summary() {
+        for r in super::RULES {
+            let words = super::words_of(r.alertname).unwrap_or_else(|| panic!("{} has no words", r.alertname));
+            for lang in [crate::lang::Lang::En, crate::lang::Lang::Fr] {
+                assert!(!lang.t(&format!("{words}.title")).is_empty());
+            }
+        }
+    }
+}

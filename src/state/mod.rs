@@ -612,6 +612,7 @@ mod tests {
             untold: false,
             acknowledged: None,
             told_labels: None,
+            said: None,
         }
     }
 

@@ -1,7 +1,57 @@
-//! HTML pieces: escaping (every string from a cluster is untrusted), the page layout, times.
+//! HTML pieces: escaping (every string from a cluster is untrusted), the page layout, times,
+//! and who reads: the language of the request being answered.
 
 use jiff::Timestamp;
 use maud::{DOCTYPE, Markup, html};
+
+use crate::lang::{Arg, Lang};
+
+/// Who reads the page being made: the language chosen for the request (its `dumbmonit_lang`
+/// cookie, else its `Accept-Language`) and where it is (for the footer's language links).
+/// Set once per request by the pages' middleware, read by whatever makes the page.
+#[derive(Clone, Debug)]
+pub struct Reader {
+    pub lang: Lang,
+    /// The request's path and query.
+    pub here: String,
+}
+
+impl Default for Reader {
+    fn default() -> Reader {
+        Reader { lang: Lang::En, here: "/".into() }
+    }
+}
+
+tokio::task_local! {
+    static READER: Reader;
+}
+
+impl Reader {
+    /// Runs `f` (a request's handling) with this reader as the one pages are made for.
+    pub async fn scope<F: std::future::Future>(self, f: F) -> F::Output {
+        READER.scope(self, f).await
+    }
+
+    /// The reader of the request being answered; English outside a request (unit tests).
+    pub fn current() -> Reader {
+        READER.try_with(Reader::clone).unwrap_or_default()
+    }
+}
+
+/// The current reader's language.
+pub fn lang() -> Lang {
+    READER.try_with(|r| r.lang).unwrap_or_default()
+}
+
+/// A message of the pages in the current reader's language.
+pub fn t(id: &str) -> String {
+    lang().t(id)
+}
+
+/// A message with arguments in the current reader's language.
+pub fn tr(id: &str, args: &[(&str, Arg)]) -> String {
+    lang().tr(id, args)
+}
 
 /// Escapes a path segment for an href (cluster names are ours, but may hold anything).
 pub fn path_segment(s: &str) -> String {
@@ -13,16 +63,17 @@ pub fn clock(t: Timestamp) -> String {
     t.strftime("%H:%M:%S UTC").to_string()
 }
 
-/// `12 s ago`, `4 min ago`, `3 h ago`, `2 days ago`.
+/// `12 s ago`, `4 min ago`, `3 h ago`, `2 days ago` (`il y a 3 h`).
 pub fn ago(t: Timestamp, now: Timestamp) -> String {
     let s = now.as_second() - t.as_second();
-    match s {
-        s if s < 0 => "just now".into(),
-        s if s < 90 => format!("{s} s ago"),
-        s if s < 90 * 60 => format!("{} min ago", s / 60),
-        s if s < 48 * 3600 => format!("{} h ago", s / 3600),
-        s => format!("{} days ago", s / 86400),
-    }
+    let (unit, n) = match s {
+        s if s < 0 => ("now", 0),
+        s if s < 90 => ("s", s),
+        s if s < 90 * 60 => ("min", s / 60),
+        s if s < 48 * 3600 => ("h", s / 3600),
+        s => ("days", s / 86400),
+    };
+    tr("ago", &[("unit", unit.into()), ("n", n.into())])
 }
 
 /// A whole page: title, the banner (the demo's "simulated" notice) and the body. Everything
@@ -38,9 +89,10 @@ pub fn still_page(title: &str, banner: Option<&str>, body: Markup) -> String {
 }
 
 fn layout(title: &str, banner: Option<&str>, body: Markup, refresh: bool) -> String {
+    let reader = Reader::current();
     html! {
         (DOCTYPE)
-        html lang="en" {
+        html lang=(reader.lang.code()) {
             head {
                 meta charset="utf-8";
                 meta name="viewport" content="width=device-width, initial-scale=1";
@@ -56,10 +108,23 @@ fn layout(title: &str, banner: Option<&str>, body: Markup, refresh: bool) -> Str
                 }
                 header { a href="/" { "DumbMonit" } }
                 main { (body) }
+                (language_links(&reader))
             }
         }
     }
     .into_string()
+}
+
+/// The footer's « English · Français »: each sets the `dumbmonit_lang` cookie and comes back here.
+pub fn language_links(reader: &Reader) -> Markup {
+    let back = form_urlencoded::byte_serialize(reader.here.as_bytes()).collect::<String>();
+    html! {
+        footer.languages {
+            a href={ "/language/en?back=" (back) } lang="en" hreflang="en" aria-current=[(reader.lang == Lang::En).then_some("true")] { "English" }
+            " · "
+            a href={ "/language/fr?back=" (back) } lang="fr" hreflang="fr" aria-current=[(reader.lang == Lang::Fr).then_some("true")] { "Français" }
+        }
+    }
 }
 
 /// The stylesheet: one file, no external resources.
@@ -110,6 +175,8 @@ form.remove button { color: var(--critical); }
 .help { border-left: 4px solid var(--notice); padding: .4rem .8rem; margin: .6rem 0; background: #fff8c5; }
 pre.command { white-space: pre-wrap; word-break: break-all; background: #f6f8fa; padding: .6rem; border-radius: 6px; }
 p.actions { margin: .8rem 0; }
+footer.languages { padding: .6rem 1rem; border-top: 1px solid var(--line); color: var(--muted); font-size: .85rem; }
+footer.languages a[aria-current] { font-weight: 600; color: inherit; text-decoration: none; }
 "#;
 
 #[cfg(test)]

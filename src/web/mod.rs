@@ -62,8 +62,49 @@ const TEXT: &str = "text/plain; charset=utf-8";
 const REQUEST_TIMEOUT: Duration = Duration::from_secs(60);
 
 fn not_found(board: &Board, what: &str) -> Response {
-    let body = html::page("Not found", board.banner(), maud::html! { h1 { "Not found" } p { (what) } });
+    let title = html::t("not-found");
+    let body = html::page(&title, board.banner(), maud::html! { h1 { (title) } p { (what) } });
     respond(StatusCode::NOT_FOUND, HTML, body)
+}
+
+/// The language of a request, chosen once: its `dumbmonit_lang` cookie, else its
+/// `Accept-Language`. The pages are made in it ([`html::Reader`]), and every answer says that it
+/// varies with both headers, so that no cache serves one reader's language to another.
+async fn reader(request: Request, next: Next) -> Response {
+    let lang = {
+        let header = |name| request.headers().get(name).and_then(|v| v.to_str().ok());
+        crate::lang::from_cookie(header(http::header::COOKIE))
+            .unwrap_or_else(|| crate::lang::from_accept_language(header(http::header::ACCEPT_LANGUAGE)))
+    };
+    let here = request.uri().path_and_query().map_or("/", |p| p.as_str()).to_string();
+    let mut response = html::Reader { lang, here }.scope(next.run(request)).await;
+    response.headers_mut().append(VARY, HeaderValue::from_static("Accept-Language, Cookie"));
+    response
+}
+
+/// `GET /language/{en|fr}?back=/path`: the footer's link. Sets the `dumbmonit_lang` cookie (a
+/// preference: SameSite=Strict, a year) and goes back to the page it came from, on this server
+/// only.
+async fn choose_language(Path(code): Path<String>, RawQuery(query): RawQuery) -> Response {
+    let lang = match code.as_str() {
+        "en" => crate::lang::Lang::En,
+        "fr" => crate::lang::Lang::Fr,
+        _ => return respond(StatusCode::NOT_FOUND, TEXT, "no such language: en or fr\n"),
+    };
+    let back = form_urlencoded::parse(query.as_deref().unwrap_or("").as_bytes())
+        .find(|(k, _)| k == "back")
+        .map(|(_, v)| v.into_owned())
+        .filter(|b| b.starts_with('/') && !b.starts_with("//") && !b.starts_with("/\\") && !b.contains(['\r', '\n']))
+        .unwrap_or_else(|| "/".into());
+    let mut r = respond(StatusCode::SEE_OTHER, TEXT, "");
+    let cookie = format!("{}={}; Path=/; Max-Age=31536000; SameSite=Strict", crate::lang::COOKIE, lang.code());
+    let headers = r.headers_mut();
+    headers.insert(http::header::SET_COOKIE, HeaderValue::from_str(&cookie).expect("a plain cookie"));
+    match HeaderValue::from_str(&back) {
+        Ok(v) => headers.insert(http::header::LOCATION, v),
+        Err(_) => headers.insert(http::header::LOCATION, HeaderValue::from_static("/")),
+    };
+    r
 }
 
 /// Every route: the pages, the JSON API, /metrics, the probes and the agents' door, with the
@@ -130,8 +171,10 @@ pub fn router(board: Arc<Board>, https: bool, listen: SocketAddr) -> Router {
                 .route_layer(tower_http::csrf::CsrfLayer::new())
                 .route_layer(tower_http::limit::RequestBodyLimitLayer::new(MAX_FORM)),
         )
+        .route("/language/{code}", get(choose_language))
         .fallback(nothing_here)
         .layer(middleware::from_fn_with_state(board.clone(), viewers_only))
+        .layer(middleware::from_fn(reader))
         // The probe and the agents' door are outside the viewers' credentials: an agent has a
         // token of its own, checked by its door.
         .merge(probes)

@@ -4,21 +4,22 @@ use jiff::Timestamp;
 use maud::{Markup, html};
 
 use super::charts::{self, Series};
-use super::html::{ago, clock, page, path_segment};
+use super::html::{ago, clock, lang, page, path_segment, t, tr};
 use crate::board::{Board, ClusterView};
 use crate::health::extras::MetricsApi;
-use crate::health::{Health, NodeHealth, plural};
+use crate::health::{Health, NodeHealth};
+use crate::lang::Lang;
 
 /// At most this many rows of a problem table; the rest are counted.
 const MAX_ROWS: usize = 50;
 /// Clusters with at most this many nodes list every node.
 const ALL_NODES_UP_TO: usize = 20;
 
-fn when(t: Option<Timestamp>, now: Timestamp) -> Markup {
+fn when(at: Option<Timestamp>, now: Timestamp) -> Markup {
     html! {
-        @match t {
-            Some(t) => { (clock(t)) " " span.muted { "(" (ago(t, now)) ")" } }
-            None => span.muted { "never" },
+        @match at {
+            Some(at) => { (clock(at)) " " span.muted { "(" (ago(at, now)) ")" } }
+            None => span.muted { (t("never")) },
         }
     }
 }
@@ -88,13 +89,13 @@ pub fn overview(board: &Board, query: &str) -> String {
     let page = q.page.min(pages);
     let (quiet, quiet_now) = (board.quiet(), board.now());
     let body = html! {
-        h1 { "Clusters" }
+        h1 { (t("overview-title")) }
         p.statuses {
-            a href=(q.link(None, 1)) { (plural(total as u64, "cluster", "clusters")) }
+            a href=(q.link(None, 1)) { (tr("count-clusters", &[("count", total.into())])) }
             @for (s, n) in &counts {
                 @if *n > 0 {
                     " · "
-                    a class=(s) href=(q.link(Some(s), 1)) aria-current=[(q.status == Some(*s)).then_some("true")] { (n) " " (s) }
+                    a class=(s) href=(q.link(Some(s), 1)) aria-current=[(q.status == Some(*s)).then_some("true")] { (tr("count-status", &[("count", (*n).into()), ("status", (*s).into())])) }
                 }
             }
         }
@@ -103,22 +104,22 @@ pub fn overview(board: &Board, query: &str) -> String {
                 @if let Some(s) = q.status {
                     input type="hidden" name="status" value=(s);
                 }
-                input type="search" name="q" value=(q.name) placeholder="cluster name contains" aria-label="Cluster name contains";
+                input type="search" name="q" value=(q.name) placeholder=(t("filter-name.placeholder")) aria-label=(t("filter-name.label"));
                 " "
-                button type="submit" { "Filter" }
+                button type="submit" { (t("filter")) }
             }
         }
         div.scroll {
             table {
-                thead { tr { th { "Cluster" } th { "Status" } th { "Nodes ready" } th { "Pods" } th { "Firing alerts" } th { "Last good cycle" } } }
+                thead { tr { th { (t("col-cluster")) } th { (t("col-status")) } th { (t("col-nodes-ready")) } th { (t("col-pods")) } th { (t("col-firing")) } th { (t("col-last-good")) } } }
                 tbody {
                     @for c in shown.iter().skip((page - 1) * OVERVIEW_PAGE).take(OVERVIEW_PAGE) {
                         tr {
                             td { a href={ "/clusters/" (path_segment(&c.name)) } { (c.name) } }
                             td {
                                 @match &c.error {
-                                    Some(e) => { span.unreachable { "Cannot be read" } ": " (e) }
-                                    None => span class=(c.status()) { (c.sentence()) },
+                                    Some(e) => { span.unreachable { (t("cannot-be-read")) } (t("colon")) (e) }
+                                    None => span class=(c.status()) { (c.sentence_in(lang())) },
                                 }
                                 @if let Some((_, until)) = quiet.maintenance(quiet_now, &c.name) {
                                     br;
@@ -139,19 +140,19 @@ pub fn overview(board: &Board, query: &str) -> String {
             }
         }
         @if total == 0 {
-            p { "No cluster is configured." }
+            p { (t("no-cluster")) }
         } @else if shown.is_empty() {
-            p { "No cluster matches." }
+            p { (t("no-cluster-matches")) }
         }
         p.actions {
-            a href="/clusters/new" { "Add a cluster" } " · " a href="/silences" { "Silences and maintenance" }
-            " · " a href="/audit" { "Changes made on the pages" }
+            a href="/clusters/new" { (t("add-cluster")) } " · " a href="/silences" { (t("silences-link")) }
+            " · " a href="/audit" { (t("audit-title")) }
         }
         @if pages > 1 {
             nav.pages {
-                "Page " (page) " of " (pages)
-                @if page > 1 { " · " a href=(q.link(q.status, page - 1)) rel="prev" { "previous" } }
-                @if page < pages { " · " a href=(q.link(q.status, page + 1)) rel="next" { "next" } }
+                (tr("page-of", &[("page", page.into()), ("pages", pages.into())]))
+                @if page > 1 { " · " a href=(q.link(q.status, page - 1)) rel="prev" { (t("previous")) } }
+                @if page < pages { " · " a href=(q.link(q.status, page + 1)) rel="next" { (t("next")) } }
             }
         }
     };
@@ -194,7 +195,7 @@ fn why(lines: &[String]) -> Markup {
 
 /// "and N more" below a table that shows [`MAX_ROWS`] of `n` rows.
 fn more_than_shown(n: usize) -> Option<String> {
-    (n > MAX_ROWS).then(|| format!("and {} more", n - MAX_ROWS))
+    (n > MAX_ROWS).then(|| tr("and-more", &[("count", (n - MAX_ROWS).into())]))
 }
 
 fn node_needs_attention(n: &NodeHealth) -> bool {
@@ -213,39 +214,39 @@ pub fn cluster(board: &Board, name: &str, query: &str) -> Option<String> {
         h1 { (c.name) }
         p.muted {
             (c.address) " · "
-            @if version.is_empty() { "version unknown" } @else { (version) }
-            " · last cycle " (when(c.last_cycle, now))
+            @if version.is_empty() { (t("version-unknown")) } @else { (version) }
+            " · " (t("last-cycle")) " " (when(c.last_cycle, now))
         }
         p.muted.source {
             @if c.from_pages {
-                "Added on the pages · " a href={ "/clusters/" (path_segment(&c.name)) "/edit" } { "Edit or remove" }
+                (t("added-on-pages")) " · " a href={ "/clusters/" (path_segment(&c.name)) "/edit" } { (t("edit-or-remove")) }
             } @else {
-                "From the configuration file (changed there, not on the pages)"
+                (t("from-file"))
             }
         }
         @if let Some(a) = &c.agent {
-            p class="muted agent" { "Read through its agent · last report " (when(a.last_report, now)) }
+            p class="muted agent" { (t("through-agent")) " " (when(a.last_report, now)) }
             @for n in a.notes() {
                 p class="stale agent" { (n) }
             }
         }
-        p class={ "sentence " (c.status()) } { (c.sentence()) }
+        p class={ "sentence " (c.status()) } { (c.sentence_in(lang())) }
         @if let Some((w, until)) = quiet.maintenance(quiet_now, &c.name) {
             p.maintenance {
                 (in_maintenance(until)) " (" (w.created_by)
-                @if !w.comment.is_empty() { ": " (w.comment) }
-                "): nothing of this cluster is notified"
+                @if !w.comment.is_empty() { (t("colon")) (w.comment) }
+                ")" (t("colon")) (t("nothing-notified"))
             }
         }
         @if let Some(e) = &c.error {
-            div.error { strong { "Cannot be read." } " " (e) }
+            div.error { strong { (t("cannot-be-read-sentence")) } " " (e) }
             @match c.last_good {
-                Some(t) => p.stale { "The data below is the last good data, from " (clock(t)) " (" (ago(t, now)) ")." },
-                None => p.stale { "No cycle has read this cluster yet." },
+                Some(good) => p.stale { (tr("last-good-data", &[("time", clock(good).into()), ("ago", ago(good, now).into())])) },
+                None => p.stale { (t("never-read")) },
             }
         }
         @if let Some(h) = &c.health {
-            p.counters { (h.counters()) }
+            p.counters { (h.counters_in(lang())) }
             @if h.severity() != crate::health::Severity::Ok {
                 (problems(board, &c, h, now))
             }
@@ -254,7 +255,7 @@ pub fn cluster(board: &Board, name: &str, query: &str) -> Option<String> {
         }
         (alerts(&c, quiet_now, &quiet))
         @if !c.alerts.is_empty() {
-            p.actions { a href={ "/silences/new?" (silence_query(&[("cluster", &c.name)])) } { "Silence all its alerts…" } }
+            p.actions { a href={ "/silences/new?" (silence_query(&[("cluster", &c.name)])) } { (t("silence-all")) } }
         }
         (history(board, &c, now, week))
     };
@@ -271,7 +272,7 @@ fn problems(board: &Board, c: &ClusterView, h: &Health, now: Timestamp) -> Marku
     nodes.sort_by_key(|n| (n.ready, !n.under_pressure(), !n.unschedulable));
     let more_nodes = h.nodes.len() - nodes.len();
     let more_nodes = (more_nodes > 0)
-        .then(|| format!("and {} Ready, without pressure", plural(more_nodes as u64, "more node", "more nodes")));
+        .then(|| tr("more-nodes", &[("count", more_nodes.into())]));
     let pods = h.problem_pods();
     let day_ago = now.as_second() - 86400;
     let workloads: Vec<_> = h.workloads.iter().filter(|w| w.unavailable > 0).collect();
@@ -280,14 +281,14 @@ fn problems(board: &Board, c: &ClusterView, h: &Health, now: Timestamp) -> Marku
     let top: Vec<(String, u64)> = h.events_by_reason.iter().take(20).cloned().collect();
     html! {
         @if !nodes.is_empty() {
-            (table("Nodes", &["Node", "Ready", "Pressure", "Scheduling", "Kubelet", "Why"], html! {
+            (table(&t("nodes-title"), &[&t("col-node"), "Ready", &t("col-pressure"), &t("col-scheduling"), &t("col-kubelet"), &t("col-why")], html! {
                 @for n in &nodes {
                     @let pressure: Vec<&str> = n.pressure.iter().filter(|(_, on)| *on).map(|(c, _)| c.as_str()).collect();
                     tr {
                         td { (n.name) }
                         td class=(if n.ready { "ok" } else { "critical" }) { (n.ready_status) }
                         td { @if pressure.is_empty() { "–" } @else { (pressure.join(", ")) } }
-                        td { (if n.unschedulable { "cordoned" } else { "–" }) }
+                        td { @if n.unschedulable { (t("cordoned")) } @else { "–" } }
                         td { (n.kubelet_version) }
                         td.why { (why(&n.why)) }
                     }
@@ -295,7 +296,7 @@ fn problems(board: &Board, c: &ClusterView, h: &Health, now: Timestamp) -> Marku
             }, more_nodes))
         }
         @if !pods.is_empty() {
-            (table(&format!("Pods needing attention ({})", pods.len()), &["Pod", "State", "Restarts", "Why"], {
+            (table(&tr("pods-title", &[("count", pods.len().into())]), &[&t("col-pod"), &t("col-state"), &t("col-restarts"), &t("col-why")], {
                 let store = board.reader();
                 html! {
                     @for p in pods.iter().take(MAX_ROWS) {
@@ -316,7 +317,7 @@ fn problems(board: &Board, c: &ClusterView, h: &Health, now: Timestamp) -> Marku
             }, more_than_shown(pods.len())))
         }
         @if !workloads.is_empty() {
-            (table(&format!("Workloads missing replicas ({})", workloads.len()), &["Workload", "Ready", "Unavailable", "Why"], html! {
+            (table(&tr("workloads-title", &[("count", workloads.len().into())]), &[&t("col-workload"), "Ready", &t("col-unavailable"), &t("col-why")], html! {
                 @for w in workloads.iter().take(MAX_ROWS) {
                     tr {
                         td { (w.kind.as_str()) " " (w.namespace) "/" (w.name) }
@@ -328,7 +329,7 @@ fn problems(board: &Board, c: &ClusterView, h: &Health, now: Timestamp) -> Marku
             }, more_than_shown(workloads.len())))
         }
         @if !stuck.is_empty() {
-            (table(&format!("Stuck rollouts ({})", stuck.len()), &["Workload", "Updated", "Why"], html! {
+            (table(&tr("rollouts-title", &[("count", stuck.len().into())]), &[&t("col-workload"), &t("col-updated"), &t("col-why")], html! {
                 @for w in stuck.iter().take(MAX_ROWS) {
                     tr {
                         td { (w.kind.as_str()) " " (w.namespace) "/" (w.name) }
@@ -339,7 +340,7 @@ fn problems(board: &Board, c: &ClusterView, h: &Health, now: Timestamp) -> Marku
             }, more_than_shown(stuck.len())))
         }
         @if !claims.is_empty() {
-            (table(&format!("Stuck claims ({})", claims.len()), &["Claim", "Phase", "Why"], html! {
+            (table(&tr("claims-title", &[("count", claims.len().into())]), &[&t("col-claim"), "Phase", &t("col-why")], html! {
                 @for p in claims.iter().take(MAX_ROWS) {
                     tr {
                         td { (p.namespace) "/" (p.name) }
@@ -350,10 +351,10 @@ fn problems(board: &Board, c: &ClusterView, h: &Health, now: Timestamp) -> Marku
             }, more_than_shown(claims.len())))
         }
         @if !top.is_empty() {
-            h2 { "Warning events in the last hour, by reason" }
-            figure { (charts::bars("Warning events in the last hour, by reason", &top)) }
+            h2 { (t("events-title")) }
+            figure { (charts::bars(&t("events-title"), &top)) }
             @if h.events_by_reason.len() > top.len() {
-                p.more { "and " (h.events_by_reason.len() - top.len()) " more reasons" }
+                p.more { (tr("more-reasons", &[("count", (h.events_by_reason.len() - top.len()).into())])) }
             }
         }
     }
@@ -528,42 +529,48 @@ fn alerts(c: &ClusterView, now: Timestamp, quiet: &crate::silence::Quiet) -> Mar
                 .map(|(k, v)| format!("{k}={v}"))
                 .collect();
             @let (state, since) = match a.fired_at {
-                Some(t) => ("firing", t),
-                None => ("pending", a.active_at),
+                Some(fired) => ("alert-firing", fired),
+                None => ("alert-pending", a.active_at),
             };
             tr {
-                td { (a.alertname) }
-                td class=(if a.severity == crate::rules::Severity::Warning { "critical" } else { "notice" }) { (a.severity.as_str()) }
+                td {
+                    // French pages give the rule's title in the guide's words, and its name.
+                    @match crate::rules::words_of(&a.alertname).filter(|_| lang() == Lang::Fr) {
+                        Some(words) => { (t(&format!("{words}.title"))) br; span.muted { (a.alertname) } }
+                        None => (a.alertname),
+                    }
+                }
+                td class=(if a.severity == crate::rules::Severity::Warning { "critical" } else { "notice" }) { (t(&format!("severity-{}", a.severity.as_str()))) }
                 td { (object.join(" ")) }
                 td {
-                    (a.summary)
+                    (a.summary_in(lang()))
                     @for s in quiet.silencing(now, &a.labels) {
                         br;
                         span.muted { (silenced_line(s)) }
                     }
                     br;
                     span.actions {
-                        a href={ "/silences/new?" (silence_query(&a.labels.iter().filter(|(k, _)| k.as_str() != "severity").map(|(k, v)| (k.as_str(), v.as_str())).collect::<Vec<_>>())) } { "Silence…" }
+                        a href={ "/silences/new?" (silence_query(&a.labels.iter().filter(|(k, _)| k.as_str() != "severity").map(|(k, v)| (k.as_str(), v.as_str())).collect::<Vec<_>>())) } { (t("silence-one")) }
                         @if a.firing() && a.acknowledged.is_none() {
-                            " · " a href={ "/alerts/" (crate::notify::payload::fingerprint(&a.labels)) "/ack" } { "Acknowledge…" }
+                            " · " a href={ "/alerts/" (crate::notify::payload::fingerprint(&a.labels)) "/ack" } { (t("acknowledge-one")) }
                         }
                     }
                     @if let Some(ack) = &a.acknowledged {
                         br;
                         span.muted.acknowledged {
-                            "acknowledged by " (ack.by) " at " (moment(ack.at))
-                            @if !ack.comment.is_empty() { ": " (ack.comment) }
+                            (tr("acknowledged-by", &[("by", (&ack.by).into()), ("at", moment(ack.at).into())]))
+                            @if !ack.comment.is_empty() { (t("colon")) (ack.comment) }
                         }
                     }
                 }
-                td { (state) }
+                td { (t(state)) }
                 td { (clock(since)) " " span.muted { "(" (ago(since, now)) ")" } }
             }
         }
     };
     table(
-        &format!("Alerts ({})", c.alerts.len()),
-        &["Alert", "Severity", "Object", "Summary", "State", "Since"],
+        &tr("alerts-title", &[("count", c.alerts.len().into())]),
+        &[&t("col-alert"), &t("col-severity"), &t("col-object"), &t("col-summary"), &t("col-state"), &t("col-since")],
         rows,
         None,
     )
@@ -580,21 +587,22 @@ fn silence_query(labels: &[(&str, &str)]) -> String {
 
 /// « silenced until … by … : comment »; a standing rule of the file has no end.
 fn silenced_line(s: &crate::silence::Silence) -> String {
-    let comment = if s.comment.is_empty() { String::new() } else { format!(": {}", s.comment) };
-    match s.ends_at {
-        Some(end) => format!("silenced until {} by {}{comment}", moment(end), s.created_by),
-        None => format!("silenced by {}{comment}", s.created_by),
-    }
+    let comment = if s.comment.is_empty() { String::new() } else { format!("{}{}", t("colon"), s.comment) };
+    let said = match s.ends_at {
+        Some(end) => tr("silenced-until", &[("until", moment(end).into()), ("by", (&s.created_by).into())]),
+        None => tr("silenced-by", &[("by", (&s.created_by).into())]),
+    };
+    format!("{said}{comment}")
 }
 
 /// « in maintenance until … »
 fn in_maintenance(until: Timestamp) -> String {
-    format!("in maintenance until {}", moment(until))
+    tr("in-maintenance", &[("until", moment(until).into())])
 }
 
-/// A moment as the pages write one: `2026-12-01 06:35 UTC`.
-fn moment(t: Timestamp) -> String {
-    t.strftime("%Y-%m-%d %H:%M UTC").to_string()
+/// A moment as the pages write one: `2026-12-01 06:35 UTC`, `1 déc. 2026 06:35 UTC`.
+fn moment(at: Timestamp) -> String {
+    crate::lang::date_time(lang(), at)
 }
 
 fn history(board: &Board, c: &ClusterView, now: Timestamp, week: bool) -> Markup {

@@ -17,7 +17,7 @@ use super::store::{remove, save};
 use super::test_cycle::{outcome_of, test_cycle};
 use crate::board::Board;
 use crate::secret::random_token;
-use crate::web::html::{clock, path_segment};
+use crate::web::html::{clock, path_segment, t};
 use crate::web::{Checked, HTML, respond};
 
 /// `GET /clusters/new`
@@ -224,13 +224,13 @@ pub async fn remove_post(
 pub async fn audit(State(board): State<Arc<Board>>) -> Response {
     let entries = board.reader().audit(500).unwrap_or_default();
     let body = html! {
-        h1 { "Changes made on the pages" }
+        h1 { (t("audit-title")) }
         @if entries.is_empty() {
-            p { "No change yet." }
+            p { (t("audit-none")) }
         } @else {
             div.scroll {
                 table {
-                    thead { tr { th { "When" } th { "Who" } th { "What" } th { "Cluster" } } }
+                    thead { tr { th { (t("col-when")) } th { (t("col-who")) } th { (t("col-what")) } th { (t("col-cluster")) } } }
                     tbody {
                         @for e in &entries {
                             @let when = jiff::Timestamp::from_second(e.time).unwrap_or_default();
@@ -246,5 +246,5 @@ pub async fn audit(State(board): State<Arc<Board>>) -> Response {
             }
         }
     };
-    respond(StatusCode::OK, HTML, page_of(&board, "Changes · DumbMonit", body))
+    respond(StatusCode::OK, HTML, page_of(&board, &format!("{} · DumbMonit", t("audit-page")), body))
 }

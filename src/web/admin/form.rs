@@ -10,7 +10,7 @@ use super::refusal::FormError;
 use crate::board::Board;
 use crate::config::{PageSettings, parse_duration};
 use crate::kube::{ConnectOptions, Seconds};
-use crate::web::html::path_segment;
+use crate::web::html::{path_segment, t, tr};
 
 /// The durations the forms take: (at least, at most, as said on the form).
 const TIMEOUT_RANGE: (f64, f64, &str) = (0.1, 600.0, "100ms to 10m");
@@ -181,8 +181,8 @@ pub(super) fn form_page(
         None => "/clusters/new".to_string(),
     };
     let title = match editing {
-        Some(name) => format!("Edit {name}"),
-        None => "Add a cluster".to_string(),
+        Some(name) => tr("edit-cluster", &[("name", name.into())]),
+        None => t("add-cluster"),
     };
     let body = html! {
         h1 { (title) }
@@ -192,54 +192,54 @@ pub(super) fn form_page(
             @if editing.is_some() {
                 input type="hidden" name="name" value=(f.name);
             } @else {
-                label { "Name" input type="text" name="name" value=(f.name) required placeholder="k3s-lab"; }
-                p.muted { "Names: " (NAME_RULE) "." }
+                label { (t("form-name")) input type="text" name="name" value=(f.name) required placeholder="k3s-lab"; }
+                p.muted { (t("form-names")) (t("colon")) (NAME_RULE) "." }
             }
             @if f.agent {
-                p.muted { "Read through its agent: the agent holds the connection settings, and keeps its token." }
+                p.muted { (t("form-through-agent")) }
             } @else {
-                label { "API server address" input type="text" name="address" value=(f.address) placeholder="https://k3s.lan:6443"; }
+                label { (t("form-address")) input type="text" name="address" value=(f.address) placeholder="https://k3s.lan:6443"; }
                 label { "Port" input type="number" name="port" value=(f.port) placeholder="6443" min="1" max="65535"; }
                 label {
-                    "Service-account token"
+                    (t("form-token"))
                     input type="password" name="token" value="" autocomplete="off"
-                        placeholder=(if editing.is_some() { "leave empty to keep the current token" } else { "" });
+                        placeholder=(if editing.is_some() { t("form-token.keep") } else { String::new() });
                 }
                 @if editing.is_some() {
-                    p.muted { "The stored token is kept only while the address, port, CA and certificate choice stay as they are; when one changes, enter the token again." }
+                    p.muted { (t("form-token.kept-while")) }
                 }
-                label { "Cluster CA certificate (base64 or PEM)" textarea name="ca" rows="5" { (f.ca) } }
-                label.check { input type="checkbox" name="insecure" checked[f.insecure.is_some()]; " Accept an unverifiable certificate" }
-                label.check { input type="checkbox" name="watch" checked[f.watch.is_some()]; " Follow by watch (list-then-watch; needs the watch verb: dumbmonit rbac --watch)" }
+                label { (t("form-ca")) " " (t("form-ca.formats")) textarea name="ca" rows="5" { (f.ca) } }
+                label.check { input type="checkbox" name="insecure" checked[f.insecure.is_some()]; " " (t("form-insecure")) }
+                label.check { input type="checkbox" name="watch" checked[f.watch.is_some()]; " " (t("form-watch")) }
             }
-            label { "Timeout per request (100ms to 10m)" input type="text" name="timeout" value=(f.timeout) placeholder="10s"; }
-            label { "Ignored namespaces" input type="text" name="ignored" value=(f.ignored) placeholder="ci, sandbox"; }
-            label { "Only these namespaces (namespaced access; empty: the whole cluster)" input type="text" name="namespaces" value=(f.namespaces) placeholder="team-a, team-b"; }
-            label { "Interval (1s to 24h)" input type="text" name="interval" value=(f.interval) placeholder="60s"; }
+            label { (t("form-timeout")) " " (t("form-timeout.range")) input type="text" name="timeout" value=(f.timeout) placeholder="10s"; }
+            label { (t("form-ignored")) input type="text" name="ignored" value=(f.ignored) placeholder="ci, sandbox"; }
+            label { (t("form-namespaces")) input type="text" name="namespaces" value=(f.namespaces) placeholder="team-a, team-b"; }
+            label { (t("form-interval")) " " (t("form-interval.range")) input type="text" name="interval" value=(f.interval) placeholder="60s"; }
             p.buttons {
                 @if !f.agent {
-                    button type="submit" name="action" value="test" { "Test" }
+                    button type="submit" name="action" value="test" { (t("form-test")) }
                     " "
                 }
-                button type="submit" name="action" value="save" { "Save" }
+                button type="submit" name="action" value="save" { (t("form-save")) }
             }
         }
         @if let Some(name) = editing {
             form.remove method="post" action={ "/clusters/" (path_segment(name)) "/remove" } {
                 input type="hidden" name="csrf" value=(csrf);
-                button type="submit" { "Remove " (name) }
+                button type="submit" { (tr("form-remove", &[("name", name.into())])) }
             }
         } @else {
-            h2 { "Or read it through an agent" }
-            p { "For a cluster this server cannot reach: an agent in the cluster reads it and pushes each cycle here. This makes the agent's token and shows, once, the command to run in the cluster." }
+            h2 { (t("form-agent-title")) }
+            p { (t("form-agent-why")) }
             form.cluster method="post" action="/clusters/new" {
                 input type="hidden" name="csrf" value=(csrf);
-                label { "Name" input type="text" name="name" value="" placeholder="edge-17"; }
-                p.muted { "Names: " (NAME_RULE) "." }
-                label { "Interval" input type="text" name="interval" value="" placeholder="60s"; }
-                label { "Ignored namespaces" input type="text" name="ignored" value="" placeholder="ci, sandbox"; }
-                label { "Only these namespaces (namespaced access; empty: the whole cluster)" input type="text" name="namespaces" value="" placeholder="team-a, team-b"; }
-                p.buttons { button type="submit" name="action" value="agent" { "Create the agent's token" } }
+                label { (t("form-name")) input type="text" name="name" value="" placeholder="edge-17"; }
+                p.muted { (t("form-names")) (t("colon")) (NAME_RULE) "." }
+                label { (t("form-interval")) input type="text" name="interval" value="" placeholder="60s"; }
+                label { (t("form-ignored")) input type="text" name="ignored" value="" placeholder="ci, sandbox"; }
+                label { (t("form-namespaces")) input type="text" name="namespaces" value="" placeholder="team-a, team-b"; }
+                p.buttons { button type="submit" name="action" value="agent" { (t("form-agent-create")) } }
             }
         }
     };

@@ -11,6 +11,7 @@ use super::page_of;
 use crate::board::Board;
 use crate::error::AddressError;
 use crate::state::StateError;
+use crate::web::html::t;
 use crate::web::{HTML, respond};
 
 #[derive(Debug, thiserror::Error)]
@@ -108,8 +109,12 @@ impl FormError {
     /// credentials on a 401).
     pub(super) fn answer(&self, board: &Board) -> Response {
         let status = self.status().unwrap_or(StatusCode::OK);
-        let body = html! { h1 { "Not allowed" } p { (self.to_string()) } };
-        let mut r = respond(status, HTML, page_of(board, "Not allowed · DumbMonit", body));
+        let why = match self {
+            FormError::NotAdmin { .. } => t("refused-not-admin"),
+            _ => self.to_string(),
+        };
+        let body = html! { h1 { (t("refused")) } p { (why) } };
+        let mut r = respond(status, HTML, page_of(board, &format!("{} · DumbMonit", t("refused")), body));
         if status == StatusCode::UNAUTHORIZED
             && let Ok(v) = HeaderValue::from_str(board.protection().challenge())
         {
@@ -120,6 +125,6 @@ impl FormError {
 
     /// What was entered and not kept, as the form shows it above itself.
     pub(super) fn problem(&self) -> Markup {
-        html! { div.error { strong { "Not saved." } " " (self.to_string()) } }
+        html! { div.error { strong { (t("not-saved")) } " " (self.to_string()) } }
     }
 }

@@ -1,0 +1,97 @@
+# The one sentence and the counters (pages, `check`, notifications), and the text of `check`,
+# `top` and `replay`.
+
+count-nodes-not-ready = { $count } { $count ->
+    [one] node
+   *[other] nodes
+} not ready
+count-pods-crashlooping = { $count } { $count ->
+    [one] pod
+   *[other] pods
+} crash-looping
+count-nodes-under-pressure = { $count } { $count ->
+    [one] node
+   *[other] nodes
+} under pressure
+count-pods-blocked = { $count } { $count ->
+    [one] pod
+   *[other] pods
+} blocked
+count-pods-pending = { $count } { $count ->
+    [one] pod
+   *[other] pods
+} pending
+count-pods-failed = { $count } { $count ->
+    [one] pod
+   *[other] pods
+} failed
+count-pods-not-ready = { $count } { $count ->
+    [one] pod
+   *[other] pods
+} not ready
+count-workloads-missing-replicas = { $count } { $count ->
+    [one] workload
+   *[other] workloads
+} missing replicas
+count-claims-stuck = { $count } { $count ->
+    [one] claim
+   *[other] claims
+} stuck
+count-pods-stuck-terminating = { $count } { $count ->
+    [one] pod
+   *[other] pods
+} stuck terminating
+count-rollouts-stuck = { $count } { $count ->
+    [one] rollout
+   *[other] rollouts
+} stuck
+count-jobs-failed = { $count } { $count ->
+    [one] job
+   *[other] jobs
+} failed
+count-cronjobs-missed = { $count } { $count ->
+    [one] cron job missed its runs
+   *[other] cron jobs missed their runs
+}
+count-kubelets-skew = { $count } { $count ->
+    [one] kubelet
+   *[other] kubelets
+} outside the version skew
+certificate-expires = { $certificate ->
+    [serving] API server
+   *[client] client
+} certificate expires { in-days }
+healthy-with-nodes = Healthy: { $nodes } { $nodes ->
+    [one] node
+   *[other] nodes
+} ready, { $pods } { $pods ->
+    [one] pod
+   *[other] pods
+}
+healthy = Healthy: { $pods } { $pods ->
+    [one] pod
+   *[other] pods
+}
+watched-in = { $said } (watched in { $count } { $count ->
+    [one] namespace
+   *[other] namespaces
+})
+cannot-be-read-with = Cannot be read: { $error }
+waiting = Waiting for the first cycle
+counters-nodes = { $nodes } { $nodes ->
+    [one] node
+   *[other] nodes
+} ({ $ready } ready){", "}
+counters = { $pods } { $pods ->
+    [one] pod
+   *[other] pods
+} ({ $running } running, { $pending } pending, { $failed } failed), { $workloads } { $workloads ->
+    [one] workload
+   *[other] workloads
+}, { $claims } { $claims ->
+    [one] claim
+   *[other] claims
+}, { $events } { $events ->
+    [one] warning event
+   *[other] warning events
+} in the last hour

@@ -1,0 +1,113 @@
+# The alerts: each rule's title (shown on French pages and in `dumbmonit rules --lang`), the
+# summary of an alert as DumbMonit raises it, and the annotations of `dumbmonit rules`.
+# Arguments are plain text and counts; the pages escape what they interpolate.
+
+severity-warning = warning
+severity-notice = notice
+
+in-days = { $when ->
+    [today] within a day
+    [future] in { $days } { $days ->
+        [one] day
+       *[other] days
+    }
+   *[past] expired { $days } { $days ->
+        [one] day
+       *[other] days
+    } ago
+}
+
+certificate-what = { $certificate ->
+    [serving] The API server's serving certificate
+   *[client] The client certificate DumbMonit authenticates with
+}
+
+rule-node-not-ready =
+    .title = Kubernetes node not ready
+    .summary = Node { $node } is not ready
+    .prom-summary = Node { $node } is not ready
+    .prom-description = The Ready condition of node { $node } is False, Unknown or missing.
+rule-node-pressure =
+    .title = Kubernetes node under pressure
+    .summary = Node { $node } is under { $condition } pressure
+    .prom-summary = Node { $node } is under { $condition } pressure
+    .prom-description = Node { $node } reports { $condition } pressure.
+rule-pod-crash-looping =
+    .title = Kubernetes pod crash-looping
+    .summary = Pod { $namespace }/{ $pod } is crash-looping
+    .prom-summary = Pod { $namespace }/{ $pod } is crash-looping
+    .prom-description = Pod { $namespace }/{ $pod } was seen in CrashLoopBackOff within the last 10 minutes, for 10 minutes.
+rule-pod-pending =
+    .title = Kubernetes pod stuck Pending
+    .summary = Pod { $namespace }/{ $pod } is pending
+    .prom-summary = Pod { $namespace }/{ $pod } is pending
+    .prom-description = Pod { $namespace }/{ $pod } has been Pending for 15 minutes.
+rule-pod-restarting =
+    .title = Kubernetes pod restarting
+    .summary = Pod { $namespace }/{ $pod } restarted { $restarts } times in the last hour
+    .prom-summary = Pod { $namespace }/{ $pod } restarted { $value } times in the last hour
+    .prom-description = The containers of pod { $namespace }/{ $pod } restarted more than 5 times within the last hour, without crash-looping.
+rule-workload-replicas-missing =
+    .title = Kubernetes workload missing replicas
+    .summary = { $kind } { $namespace }/{ $workload } is missing { $missing } of { $desired } replicas
+    .prom-summary = { $kind } { $namespace }/{ $workload } has { $value } unavailable replica(s)
+    .prom-description = { $kind } { $namespace }/{ $workload } has had unavailable replicas for 10 minutes.
+    .prom-description-escalated = { $kind } { $namespace }/{ $workload } has had unavailable replicas for more than an hour.
+rule-pvc-pending =
+    .title = Kubernetes volume claim pending
+    .summary = Claim { $namespace }/{ $pvc } is stuck in Pending
+    .prom-summary = Claim { $namespace }/{ $pvc } is stuck in Pending
+    .prom-description = Claim { $namespace }/{ $pvc } is Pending while a pod uses it or a Warning event names it, for 15 minutes.
+rule-monitor-unreachable =
+    .title = Monitoring unreachable
+    .summary = Cluster { $cluster } cannot be read
+    .prom-summary = Cluster { $cluster } cannot be read
+    .prom-description = DumbMonit could not read the API server in two consecutive cycles.
+rule-aggregated-api-unavailable =
+    .title = Kubernetes aggregated API unavailable
+    .summary = APIService { $apiservice } is not available
+    .prom-summary = APIService { $apiservice } is not available
+    .prom-description = The aggregated API { $apiservice } has not been Available for 5 minutes: the API server cannot reach service { $service }. See its condition with kubectl get apiservice { $apiservice } -o yaml.
+rule-hpa-metrics-unavailable =
+    .title = Kubernetes HPA without metrics
+    .summary = HPA { $namespace }/{ $hpa } cannot scale: { $reason }
+    .prom-summary = HPA { $namespace }/{ $hpa } cannot scale
+    .prom-description = HPA { $namespace }/{ $hpa } has not been able to compute a replica count for 10 minutes (its ScalingActive condition is False).
+rule-certificate-expiring =
+    .title = Kubernetes API server certificate expiring soon
+    .summary = { certificate-what } expires on { $date } ({ in-days })
+    .prom-summary = The { $certificate } certificate of cluster { $cluster } expires in { $value }
+    .prom-description = Renew it before it ends (k3s renews the certificates that expire within 90 days when it restarts).
+rule-version-skew =
+    .title = Kubernetes kubelet outside the version skew
+    .summary = Kubelet { $kubelet } on node { $node } is outside the supported skew from the API server { $version }
+    .prom-summary = The kubelet of node { $node } is outside the supported version skew
+    .prom-description = A kubelet may be up to three minor versions older than the API server, never newer.
+rule-rollout-stuck =
+    .title = Kubernetes rollout stuck
+    .summary = The rollout of { $kind } { $namespace }/{ $workload } is stuck
+    .prom-summary = The rollout of { $kind } { $namespace }/{ $workload } is stuck
+    .prom-description = A Deployment past its progress deadline, or a StatefulSet or DaemonSet update without progress for 15 minutes.
+rule-pod-stuck-terminating =
+    .title = Kubernetes pod stuck terminating
+    .summary = Pod { $namespace }/{ $pod } has been terminating for { $minutes } min past its grace period
+    .prom-summary = Pod { $namespace }/{ $pod } has been terminating for { $value } past its grace period
+    .prom-description = A finalizer, or a node that is not ready, keeps pod { $namespace }/{ $pod } from going.
+rule-node-flapping =
+    .title = Kubernetes node flapping
+    .summary = Node { $node } is flapping: its Ready condition changed { $changes } times in 15 minutes
+    .prom-summary = Node { $node } is flapping: its Ready condition changed { $value } times in 15 minutes
+    .prom-description = The Ready condition of node { $node } keeps changing.
+rule-job-failed =
+    .title = Kubernetes Job failed
+    .summary = { $of ->
+        [none] Job { $namespace }/{ $job } failed
+       *[other] Job { $namespace }/{ $job } (of CronJob { $owner }) failed
+    }
+    .prom-summary = Job { $namespace }/{ $job } failed
+    .prom-description = Job { $namespace }/{ $job } (CronJob { $owner }) has its Failed condition True.
+rule-cronjob-missed =
+    .title = Kubernetes CronJob missed its runs
+    .summary = CronJob { $namespace }/{ $cronjob } missed its runs
+    .prom-summary = CronJob { $namespace }/{ $cronjob } missed its runs
+    .prom-description = CronJob { $namespace }/{ $cronjob } last ran more than twice its schedule's period ago.

@@ -1,0 +1,138 @@
+# Les pages : vue d'ensemble, panneau Cluster, formulaire du cluster, modifications, refus, dans
+# les mots du guide. Les arguments sont échappés par les pages (maud), jamais ici.
+
+nav-clusters = Clusters
+colon = {"\u00A0: "}
+never = jamais
+ago = { $unit ->
+    [now] à l’instant
+    [s] il y a { $n } s
+    [min] il y a { $n } min
+    [h] il y a { $n } h
+   *[days] il y a { $n } jours
+}
+not-found = Introuvable
+refused = Non autorisé
+refused-not-admin = Ajouter, modifier et retirer des clusters demande le rôle admin.
+not-saved = Non enregistré.
+
+## La vue d'ensemble
+overview-title = Clusters
+count-clusters = { $count } { $count ->
+    [one] cluster
+   *[other] clusters
+}
+count-status = { $count } { $status ->
+    [unreachable] injoignable
+    [critical] critique
+    [notice] avis
+    [waiting] en attente
+   *[ok] ok
+}
+filter-name =
+    .placeholder = le nom du cluster contient
+    .label = Le nom du cluster contient
+filter = Filtrer
+col-cluster = Cluster
+col-status = État
+col-nodes-ready = Nœuds prêts
+col-pods = Pods
+col-firing = Alertes déclenchées
+col-last-good = Dernier cycle réussi
+cannot-be-read = Illisible
+no-cluster = Aucun cluster n’est configuré.
+no-cluster-matches = Aucun cluster ne correspond.
+add-cluster = Ajouter un cluster
+silences-link = Silences et maintenance
+page-of = Page { $page } sur { $pages }
+previous = précédente
+next = suivante
+
+## Le panneau Cluster
+version-unknown = version inconnue
+last-cycle = dernier cycle
+added-on-pages = Ajouté sur les pages
+edit-or-remove = Modifier ou retirer
+from-file = Du fichier de configuration (modifié là, pas sur les pages)
+through-agent = Lu par son agent · dernier rapport
+in-maintenance = en maintenance jusqu’au { $until }
+nothing-notified = rien de ce cluster n’est notifié
+cannot-be-read-sentence = Illisible.
+last-good-data = Les données ci-dessous sont les dernières bonnes données, de { $time } ({ $ago }).
+never-read = Aucun cycle n’a encore lu ce cluster.
+silence-all = Faire taire toutes ses alertes…
+and-more = et { $count } de plus
+more-nodes = et { $count } { $count ->
+    [one] autre nœud
+   *[other] autres nœuds
+} Ready, sans pression
+more-reasons = et { $count } autres raisons
+nodes-title = Nœuds
+col-node = Nœud
+col-pressure = Pression
+col-scheduling = En cordon
+col-kubelet = Version kubelet
+col-why = Pourquoi
+cordoned = en cordon
+pods-title = Pods qui ont besoin d’attention ({ $count })
+col-pod = Pod
+col-state = État
+col-restarts = Redémarrages
+workloads-title = Workloads avec des répliques manquantes ({ $count })
+col-workload = Workload
+col-unavailable = Indisponibles
+rollouts-title = Déploiements bloqués ({ $count })
+col-updated = À jour
+claims-title = Demandes de volume bloquées ({ $count })
+col-claim = Demande
+events-title = Événements d’avertissement de la dernière heure, par raison
+alerts-title = Alertes ({ $count })
+col-alert = Alerte
+col-severity = Sévérité
+col-object = Objet
+col-summary = Résumé
+col-since = Depuis
+alert-firing = déclenchée
+alert-pending = en attente
+silence-one = Faire taire…
+acknowledge-one = Prendre en compte…
+acknowledged-by = prise en compte par { $by } le { $at }
+silenced-until = réduite au silence jusqu’au { $until } par { $by }
+silenced-by = réduite au silence par { $by }
+
+## Le formulaire du cluster
+edit-cluster = Modifier { $name }
+form-name = Nom
+form-names = Noms
+form-through-agent = Lu par son agent : l’agent détient les paramètres de connexion, et garde son jeton.
+form-address = Adresse de l’API server
+form-token = Jeton de compte de service
+    .keep = laisser vide pour garder le jeton actuel
+    .kept-while = Le jeton enregistré n’est gardé que tant que l’adresse, le port, la CA et le choix du certificat restent les mêmes ; quand l’un change, saisissez à nouveau le jeton.
+form-ca = Certificat CA du cluster
+    .formats = (base64 ou PEM)
+form-insecure = Accepter un certificat non vérifiable
+form-watch = Suivre par watch (list-then-watch ; demande le verbe watch : dumbmonit rbac --watch)
+form-timeout = Délai par requête
+    .range = (de 100ms à 10m)
+form-ignored = Namespaces ignorés
+form-namespaces = Seulement ces namespaces (accès par namespace ; vide : tout le cluster)
+form-interval = Intervalle
+    .range = (de 1s à 24h)
+form-test = Tester
+form-save = Enregistrer
+form-remove = Retirer { $name }
+form-agent-title = Ou le lire par un agent
+form-agent-why = Pour un cluster que ce serveur ne peut pas joindre : un agent dans le cluster le lit et pousse chaque cycle ici. Ceci crée le jeton de l’agent et affiche, une seule fois, la commande à lancer dans le cluster.
+form-agent-create = Créer le jeton de l’agent
+tested-read = Le cluster a été lu.
+tested-nothing-saved = Rien n’est enregistré avant Enregistrer.
+tested-failed = Le test a échoué.
+
+## Les modifications faites sur les pages
+audit-page = Modifications
+audit-title = Modifications faites sur les pages
+audit-none = Aucune modification pour l’instant.
+col-when = Quand
+col-who = Qui
+col-what = Quoi

@@ -1,0 +1,106 @@
+# La phrase et les compteurs (pages, `check`, notifications), et le texte de `check`, `top` et
+# `replay`.
+
+count-nodes-not-ready = { $count } { $count ->
+    [one] nœud non prêt
+   *[other] nœuds non prêts
+}
+count-pods-crashlooping = { $count } { $count ->
+    [one] pod
+   *[other] pods
+} en boucle de crash
+count-nodes-under-pressure = { $count } { $count ->
+    [one] nœud
+   *[other] nœuds
+} sous pression
+count-pods-blocked = { $count } { $count ->
+    [one] pod bloqué
+   *[other] pods bloqués
+}
+count-pods-pending = { $count } { $count ->
+    [one] pod
+   *[other] pods
+} en attente
+count-pods-failed = { $count } { $count ->
+    [one] pod
+   *[other] pods
+} en échec
+count-pods-not-ready = { $count } { $count ->
+    [one] pod non prêt
+   *[other] pods non prêts
+}
+count-workloads-missing-replicas = { $count } { $count ->
+    [one] workload
+   *[other] workloads
+} avec des répliques manquantes
+count-claims-stuck = { $count } { $count ->
+    [one] demande de volume bloquée
+   *[other] demandes de volume bloquées
+}
+count-pods-stuck-terminating = { $count } { $count ->
+    [one] pod bloqué
+   *[other] pods bloqués
+} en arrêt
+count-rollouts-stuck = { $count } { $count ->
+    [one] déploiement bloqué
+   *[other] déploiements bloqués
+}
+count-jobs-failed = { $count } { $count ->
+    [one] job
+   *[other] jobs
+} en échec
+count-cronjobs-missed = { $count } { $count ->
+    [one] cron job a manqué ses exécutions
+   *[other] cron jobs ont manqué leurs exécutions
+}
+count-kubelets-skew = { $count } { $count ->
+    [one] kubelet
+   *[other] kubelets
+} hors de l’écart de versions
+certificate-expires = certificat { $certificate ->
+    [serving] de l’API server
+   *[client] client
+} { $when ->
+    [past] expiré depuis { $days } { $days ->
+        [one] jour
+       *[other] jours
+    }
+   *[other] expire { in-days }
+}
+healthy-with-nodes = En bonne santé : { $nodes } { $nodes ->
+    [one] nœud prêt
+   *[other] nœuds prêts
+}, { $pods } { $pods ->
+    [one] pod
+   *[other] pods
+}
+healthy = En bonne santé : { $pods } { $pods ->
+    [one] pod
+   *[other] pods
+}
+watched-in = { $said } (surveillé dans { $count } { $count ->
+    [one] namespace
+   *[other] namespaces
+})
+cannot-be-read-with = Illisible : { $error }
+waiting = En attente du premier cycle
+counters-nodes = { $nodes } { $nodes ->
+    [one] nœud
+   *[other] nœuds
+} ({ $ready } { $ready ->
+    [one] prêt
+   *[other] prêts
+}){", "}
+counters = { $pods } { $pods ->
+    [one] pod
+   *[other] pods
+} ({ $running } en cours, { $pending } en attente, { $failed } en échec), { $workloads } { $workloads ->
+    [one] workload
+   *[other] workloads
+}, { $claims } { $claims ->
+    [one] demande de volume
+   *[other] demandes de volume
+}, { $events } { $events ->
+    [one] événement d’avertissement
+   *[other] événements d’avertissement
+} dans la dernière heure

@@ -1,0 +1,115 @@
+# Les alertes : le titre de chaque règle (les mots du guide), le résumé d'une alerte telle que
+# DumbMonit la lève, et les annotations de `dumbmonit rules --lang fr`.
+
+severity-warning = Avertissement
+severity-notice = Avis
+
+in-days = { $when ->
+    [today] dans moins d’un jour
+    [future] dans { $days } { $days ->
+        [one] jour
+       *[other] jours
+    }
+   *[past] expiré depuis { $days } { $days ->
+        [one] jour
+       *[other] jours
+    }
+}
+
+certificate-what = { $certificate ->
+    [serving] Le certificat de service de l’API server
+   *[client] Le certificat client avec lequel DumbMonit s’authentifie
+}
+
+rule-node-not-ready =
+    .title = Nœud Kubernetes non prêt
+    .summary = Le nœud { $node } n’est pas prêt
+    .prom-summary = Le nœud { $node } n’est pas prêt
+    .prom-description = La condition Ready du nœud { $node } est False, Unknown ou absente.
+rule-node-pressure =
+    .title = Nœud Kubernetes sous pression
+    .summary = Le nœud { $node } est sous pression { $condition }
+    .prom-summary = Le nœud { $node } est sous pression { $condition }
+    .prom-description = Le nœud { $node } signale une pression { $condition }.
+rule-pod-crash-looping =
+    .title = Pod Kubernetes en boucle de crash
+    .summary = Le pod { $namespace }/{ $pod } est en boucle de crash
+    .prom-summary = Le pod { $namespace }/{ $pod } est en boucle de crash
+    .prom-description = Le pod { $namespace }/{ $pod } a été vu en CrashLoopBackOff dans les 10 dernières minutes, pendant 10 minutes.
+rule-pod-pending =
+    .title = Pod Kubernetes bloqué en attente
+    .summary = Le pod { $namespace }/{ $pod } est en attente
+    .prom-summary = Le pod { $namespace }/{ $pod } est en attente
+    .prom-description = Le pod { $namespace }/{ $pod } est Pending depuis 15 minutes.
+rule-pod-restarting =
+    .title = Pod Kubernetes redémarre
+    .summary = Le pod { $namespace }/{ $pod } a redémarré { $restarts } fois dans la dernière heure
+    .prom-summary = Le pod { $namespace }/{ $pod } a redémarré { $value } fois dans la dernière heure
+    .prom-description = Les conteneurs du pod { $namespace }/{ $pod } ont redémarré plus de 5 fois dans la dernière heure, sans boucle de crash.
+rule-workload-replicas-missing =
+    .title = Workload Kubernetes avec des répliques manquantes
+    .summary = { $kind } { $namespace }/{ $workload } : { $missing } { $missing ->
+        [one] réplique manquante
+       *[other] répliques manquantes
+    } sur { $desired }
+    .prom-summary = { $kind } { $namespace }/{ $workload } a { $value } réplique(s) indisponible(s)
+    .prom-description = { $kind } { $namespace }/{ $workload } a des répliques indisponibles depuis 10 minutes.
+    .prom-description-escalated = { $kind } { $namespace }/{ $workload } a des répliques indisponibles depuis plus d’une heure.
+rule-pvc-pending =
+    .title = Demande de volume Kubernetes en attente
+    .summary = La demande de volume { $namespace }/{ $pvc } est bloquée en Pending
+    .prom-summary = La demande de volume { $namespace }/{ $pvc } est bloquée en Pending
+    .prom-description = La demande de volume { $namespace }/{ $pvc } est Pending alors qu’un pod l’utilise ou qu’un événement Warning la nomme, depuis 15 minutes.
+rule-monitor-unreachable =
+    .title = Surveillance inaccessible
+    .summary = Le cluster { $cluster } ne peut pas être lu
+    .prom-summary = Le cluster { $cluster } ne peut pas être lu
+    .prom-description = DumbMonit n’a pas pu lire l’API server lors de deux cycles consécutifs.
+rule-aggregated-api-unavailable =
+    .title = API agrégée Kubernetes indisponible
+    .summary = L’APIService { $apiservice } n’est pas disponible
+    .prom-summary = L’APIService { $apiservice } n’est pas disponible
+    .prom-description = L’API agrégée { $apiservice } n’est plus Available depuis 5 minutes : l’API server ne joint pas le service { $service }. Sa condition : kubectl get apiservice { $apiservice } -o yaml.
+rule-hpa-metrics-unavailable =
+    .title = HPA Kubernetes sans métriques
+    .summary = Le HPA { $namespace }/{ $hpa } ne peut pas mettre à l’échelle : { $reason }
+    .prom-summary = Le HPA { $namespace }/{ $hpa } ne peut pas mettre à l’échelle
+    .prom-description = Le HPA { $namespace }/{ $hpa } ne peut plus calculer de nombre de répliques depuis 10 minutes (sa condition ScalingActive est False).
+rule-certificate-expiring =
+    .title = Certificat de l’API server Kubernetes bientôt expiré
+    .summary = { certificate-what } expire le { $date } ({ in-days })
+    .prom-summary = Le certificat { $certificate } du cluster { $cluster } expire dans { $value }
+    .prom-description = Renouvelez-le avant son terme (k3s renouvelle à son redémarrage les certificats qui expirent dans les 90 jours).
+rule-version-skew =
+    .title = Kubelet Kubernetes hors de l’écart de versions
+    .summary = Le kubelet { $kubelet } du nœud { $node } est hors de l’écart de versions pris en charge avec l’API server { $version }
+    .prom-summary = Le kubelet du nœud { $node } est hors de l’écart de versions pris en charge
+    .prom-description = Un kubelet peut avoir jusqu’à trois versions mineures de retard sur l’API server, jamais d’avance.
+rule-rollout-stuck =
+    .title = Déploiement Kubernetes bloqué
+    .summary = Le déploiement de { $kind } { $namespace }/{ $workload } est bloqué
+    .prom-summary = Le déploiement de { $kind } { $namespace }/{ $workload } est bloqué
+    .prom-description = Un Deployment au-delà de son délai de progression, ou une mise à jour de StatefulSet ou de DaemonSet sans progrès depuis 15 minutes.
+rule-pod-stuck-terminating =
+    .title = Pod Kubernetes bloqué en arrêt
+    .summary = Le pod { $namespace }/{ $pod } s’arrête depuis { $minutes } min au-delà de son délai de grâce
+    .prom-summary = Le pod { $namespace }/{ $pod } s’arrête depuis { $value } au-delà de son délai de grâce
+    .prom-description = Un finalizer, ou un nœud non prêt, empêche le pod { $namespace }/{ $pod } de partir.
+rule-node-flapping =
+    .title = Nœud Kubernetes instable
+    .summary = Le nœud { $node } est instable : sa condition Ready a changé { $changes } fois en 15 minutes
+    .prom-summary = Le nœud { $node } est instable : sa condition Ready a changé { $value } fois en 15 minutes
+    .prom-description = La condition Ready du nœud { $node } ne cesse de changer.
+rule-job-failed =
+    .title = Job Kubernetes en échec
+    .summary = { $of ->
+        [none] Le Job { $namespace }/{ $job } a échoué
+       *[other] Le Job { $namespace }/{ $job } (du CronJob { $owner }) a échoué
+    }
+    .prom-summary = Le Job { $namespace }/{ $job } a échoué
+    .prom-description = Le Job { $namespace }/{ $job } (CronJob { $owner }) a sa condition Failed à True.
+rule-cronjob-missed =
+    .title = CronJob Kubernetes sans ses exécutions
+    .summary = Le CronJob { $namespace }/{ $cronjob } a manqué ses exécutions
+    .prom-summary = Le CronJob { $namespace }/{ $cronjob } a manqué ses exécutions
+    .prom-description = Le CronJob { $namespace }/{ $cronjob } s’est exécuté pour la dernière fois il y a plus de deux fois la période de son planning.

@@ -1,0 +1,110 @@
+use std::collections::BTreeSet;
+
+use fluent_syntax::ast::Entry;
+
+use super::*;
+
+/// Every message and attribute of one language's area file, as `id` and `id.attribute`.
+fn keys(text: &str) -> BTreeSet<String> {
+    let resource = FluentResource::try_new(text.to_string()).expect("the file parses");
+    let mut keys = BTreeSet::new();
+    for entry in resource.entries() {
+        if let Entry::Message(m) = entry {
+            if m.value.is_some() {
+                keys.insert(m.id.name.to_string());
+            }
+            for a in &m.attributes {
+                keys.insert(format!("{}.{}", m.id.name, a.id.name));
+            }
+        }
+    }
+    keys
+}
+
+#[test]
+fn both_languages_have_the_same_messages() {
+    for (area, en, fr) in AREAS {
+        let (en, fr) = (keys(en), keys(fr));
+        assert!(!en.is_empty(), "{area}: no message");
+        let only_en: Vec<_> = en.difference(&fr).collect();
+        let only_fr: Vec<_> = fr.difference(&en).collect();
+        assert!(only_en.is_empty(), "locales/fr/{area}.ftl lacks {only_en:?}");
+        assert!(only_fr.is_empty(), "locales/en/{area}.ftl lacks {only_fr:?}");
+    }
+    // And each bundle builds (no message given twice, every file parses).
+    let _ = Lang::En.t("nav-clusters");
+    let _ = Lang::Fr.t("nav-clusters");
+}
+
+#[test]
+fn french_typography_holds_in_every_message() {
+    // A non-breaking space (or narrow one) before « : ; ? ! » and inside « », never a plain one.
+    for (area, _, fr) in AREAS {
+        for (n, line) in fr.lines().enumerate() {
+            if line.trim_start().starts_with('#') {
+                continue;
+            }
+            for bad in [" :", " ;", " ?", " !", "« ", " »"] {
+                // ` :` after a Fluent `=` or selector is syntax, not prose.
+                let prose = line.split_once(" = ").map(|(_, v)| v).unwrap_or(line);
+                let prose = prose.trim_start_matches(|c: char| c == ' ' || c == '*' || c == '[');
+                assert!(!prose.contains(bad), "locales/fr/{area}.ftl line {}: {bad:?} with a plain space: {line}", n + 1);
+            }
+        }
+    }
+}
+
+#[test]
+fn accept_language_with_qualities() {
+    assert_eq!(from_accept_language(Some("fr-CH,fr;q=0.9,en;q=0.5")), Lang::Fr);
+    assert_eq!(from_accept_language(Some("de,en;q=0.8")), Lang::En);
+    assert_eq!(from_accept_language(Some("de")), Lang::En);
+    assert_eq!(from_accept_language(None), Lang::En);
+    assert_eq!(from_accept_language(Some("en;q=0.4,fr;q=0.6")), Lang::Fr);
+    assert_eq!(from_accept_language(Some("fr;q=0,en")), Lang::En, "q=0 is refused");
+    assert_eq!(from_accept_language(Some("fr;q=2")), Lang::En, "not a quality");
+    assert_eq!(from_accept_language(Some("FR-fr")), Lang::Fr);
+    assert_eq!(from_accept_language(Some("*")), Lang::En);
+    assert_eq!(from_accept_language(Some("en,fr")), Lang::En, "the earlier one on a tie");
+}
+
+#[test]
+fn cookie_and_environment() {
+    assert_eq!(from_cookie(Some("a=b; dumbmonit_lang=fr")), Some(Lang::Fr));
+    assert_eq!(from_cookie(Some("dumbmonit_lang=de")), None);
+    assert_eq!(from_cookie(None), None);
+    let env = |pairs: &'static [(&'static str, &'static str)]| {
+        move |k: &str| pairs.iter().find(|(n, _)| *n == k).map(|(_, v)| v.to_string())
+    };
+    assert_eq!(from_environment(env(&[("LANG", "fr_FR.UTF-8")])), Lang::Fr);
+    assert_eq!(from_environment(env(&[("LANG", "C")])), Lang::En);
+    assert_eq!(from_environment(env(&[])), Lang::En);
+    assert_eq!(from_environment(env(&[("LC_ALL", "C.UTF-8"), ("LANG", "fr_FR.UTF-8")])), Lang::En);
+    assert_eq!(from_environment(env(&[("LC_ALL", ""), ("LC_MESSAGES", "fr_CA"), ("LANG", "C")])), Lang::Fr);
+}
+
+#[test]
+fn plurals_follow_cldr() {
+    assert_eq!(Lang::Fr.tr("count-nodes-not-ready", &[("count", 1.into())]), "1 nœud non prêt");
+    assert_eq!(Lang::Fr.tr("count-nodes-not-ready", &[("count", 2.into())]), "2 nœuds non prêts");
+    assert_eq!(Lang::Fr.tr("count-pods-crashlooping", &[("count", 3.into())]), "3 pods en boucle de crash");
+    assert_eq!(Lang::En.tr("count-nodes-not-ready", &[("count", 1.into())]), "1 node not ready");
+    assert_eq!(Lang::En.tr("count-nodes-not-ready", &[("count", 2.into())]), "2 nodes not ready");
+}
+
+#[test]
+fn numbers_and_dates() {
+    assert_eq!(decimal(Lang::Fr, 1.5, 1), "1,5");
+    assert_eq!(decimal(Lang::En, 1.5, 1), "1.5");
+    let t: jiff::Timestamp = "2026-12-01T06:35:10Z".parse().unwrap();
+    assert_eq!(date_time(Lang::Fr, t), "1 déc. 2026 06:35 UTC");
+    assert_eq!(date_time(Lang::En, t), "2026-12-01 06:35 UTC");
+}
+
+#[test]
+fn arguments_are_neither_isolated_nor_escaped() {
+    let hostile = "<script>alert(1)</script>";
+    let said = Lang::Fr.tr("rule-node-not-ready.summary", &[("node", hostile.into())]);
+    assert!(said.contains(hostile), "the page escapes, not Fluent: {said}");
+    assert!(!said.contains('\u{2068}'), "no isolation marks");
+}
