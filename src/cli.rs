@@ -6,6 +6,7 @@ use std::process::ExitCode;
 
 use clap::{Args, Parser, Subcommand};
 
+use crate::lang::Lang;
 use crate::collect::CycleOptions;
 use crate::collect::reader::{self, Connected, SetUpError};
 use crate::error::{ConfigError, Redactor, SizeError};
@@ -40,7 +41,7 @@ pub enum Command {
     /// Run recorded cycles through the built-in rules; print one JSON line per transition.
     Replay(ReplayArgs),
     /// Print the built-in rules as a Prometheus rule file over the dumbmonit_k8s_ metrics.
-    Rules,
+    Rules(RulesArgs),
     /// Watch the configured clusters: rules with durations, persisted state, notifications.
     Serve(ServeArgs),
     /// Read the cluster near it, as serve would, and push each cycle to DumbMonit servers over
@@ -194,6 +195,40 @@ pub struct CheckArgs {
     /// with --namespace (a recording keeps cluster-wide Lists)
     #[arg(long, value_name = "FILE", conflicts_with = "namespaces")]
     pub record: Option<PathBuf>,
+    #[command(flatten)]
+    pub lang: LangArg,
+}
+
+/// `--lang en|fr`: the language of a text output; by default the environment's (`LC_ALL`,
+/// `LC_MESSAGES`, `LANG`: `fr_FR.UTF-8` is French, `C` or unset English). JSON and Prometheus
+/// outputs are the same in every language.
+#[derive(Args, Debug, Clone, Copy)]
+pub struct LangArg {
+    /// The language of the text: en or fr (default: from LC_ALL, LC_MESSAGES, LANG)
+    #[arg(long = "lang", value_name = "LANG", value_parser = parse_lang)]
+    lang: Option<Lang>,
+}
+
+impl LangArg {
+    pub fn get(self) -> Lang {
+        self.lang.unwrap_or_else(|| crate::lang::from_environment(|k| std::env::var(k).ok()))
+    }
+}
+
+fn parse_lang(s: &str) -> Result<Lang, String> {
+    match s {
+        "en" => Ok(Lang::En),
+        "fr" => Ok(Lang::Fr),
+        _ => Err(format!("one of {} is expected", crate::lang::CODES)),
+    }
+}
+
+#[derive(Args, Debug)]
+pub struct RulesArgs {
+    /// The language of the summaries and descriptions: en or fr (default: en, whatever the
+    /// environment, as a rule file is shared)
+    #[arg(long = "lang", value_name = "LANG", value_parser = parse_lang, default_value = "en")]
+    pub lang: Lang,
 }
 
 #[derive(Args, Debug)]
@@ -237,6 +272,8 @@ pub struct TopArgs {
     pub what: TopWhat,
     #[command(flatten)]
     pub connect: ConnectOptions,
+    #[command(flatten)]
+    pub lang: LangArg,
 }
 
 #[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
@@ -299,6 +336,7 @@ pub async fn check(
     cycle_options: &CycleOptions,
     output: Output,
     record: Option<&Path>,
+    lang: Lang,
 ) -> CheckOutcome {
     let cluster = match connected(connect).await {
         Ok(c) => c,
@@ -323,7 +361,7 @@ pub async fn check(
         }
     }
     let stdout = match output {
-        Output::Text => health.as_ref().map(|h| report::text::render(&conn.address, h)).unwrap_or_default(),
+        Output::Text => health.as_ref().map(|h| report::text::render(&conn.address, h, lang)).unwrap_or_default(),
         Output::Json => report::json::render(&conn.address, &cycle, health.as_ref(), message.as_deref()),
         Output::Prometheus => metrics::render(&cycle, health.as_ref()),
     };
@@ -337,7 +375,7 @@ pub async fn check(
 
 /// `dumbmonit top`: one cycle, then usage from the Metrics API, or why it is not available and
 /// the requests and limits per node instead.
-pub async fn top(connect: &ConnectOptions, cycle_options: &CycleOptions, what: TopWhat) -> CheckOutcome {
+pub async fn top(connect: &ConnectOptions, cycle_options: &CycleOptions, what: TopWhat, lang: Lang) -> CheckOutcome {
     let cluster = match connected(connect).await {
         Ok(c) => c,
         Err(outcome) => return outcome,
@@ -348,7 +386,7 @@ pub async fn top(connect: &ConnectOptions, cycle_options: &CycleOptions, what: T
         Ok(s) => health::assess(std::mem::take(s)),
         Err(e) => return unreadable(&e.to_string(), &conn.redactor),
     };
-    let (stdout, exit) = crate::report::top::render(&h, what == TopWhat::Pods);
+    let (stdout, exit) = crate::report::top::render(&h, what == TopWhat::Pods, lang);
     CheckOutcome { stdout: conn.redactor.clean_owned(stdout), stderr: String::new(), exit }
 }
 
@@ -403,7 +441,7 @@ pub fn main() -> ExitCode {
                     return ExitCode::from(EXIT_UNKNOWN);
                 }
             };
-            emit(runtime().block_on(check(&args.connect, &cycle, args.output, args.record.as_deref())))
+            emit(runtime().block_on(check(&args.connect, &cycle, args.output, args.record.as_deref(), args.lang.get())))
         }
         Command::Rbac(args) => match rbac_manifests(&args) {
             Ok(yaml) => {
@@ -462,8 +500,8 @@ pub fn main() -> ExitCode {
                 ExitCode::from(EXIT_UNKNOWN)
             }
         },
-        Command::Rules => {
-            print!("{}", crate::rules::prometheus::rule_file());
+        Command::Rules(args) => {
+            print!("{}", crate::rules::prometheus::rule_file(args.lang));
             ExitCode::SUCCESS
         }
         Command::Top(args) => {
@@ -474,7 +512,7 @@ pub fn main() -> ExitCode {
                     return ExitCode::from(EXIT_UNKNOWN);
                 }
             };
-            emit(runtime().block_on(top(&args.connect, &cycle, args.what)))
+            emit(runtime().block_on(top(&args.connect, &cycle, args.what, args.lang.get())))
         }
     }
 }

@@ -104,6 +104,10 @@ pub struct Config {
     /// The key that seals the tokens of clusters added on the pages (made on first start, mode
     /// 0600, when absent); `STATE_DIR/secret.key` by default.
     pub secret_key_file: Option<PathBuf>,
+    /// The language of the notifications' summaries and descriptions (`en` or `fr`); a
+    /// `[[notifier]]`'s own `language` wins. The pages follow each reader's browser.
+    #[serde(default)]
+    pub language: crate::lang::Lang,
 }
 
 /// A `[[silence]]`: matchers in Alertmanager's syntax over an alert's labels, all of which must
@@ -370,6 +374,8 @@ crate::config::credential_table! {
         pub heartbeat: Option<Seconds>,
         /// A webhook's heartbeat goes there (a dead man's switch) instead of to `url`.
         pub heartbeat_url: Option<String>,
+        /// The language of its summaries and descriptions; the file's `language` by default.
+        pub language: Option<crate::lang::Lang>,
     }
     #[derive(Deserialize)]
     #[serde(deny_unknown_fields)]
@@ -397,6 +403,10 @@ impl Config {
             message: e.message().to_string(),
         })?;
         config.check(path)?;
+        let language = config.language;
+        for n in &mut config.notifiers {
+            n.language.get_or_insert(language);
+        }
         Ok(config)
     }
 

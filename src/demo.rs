@@ -135,6 +135,7 @@ async fn tour_in(args: &DemoArgs, dir: PathBuf) -> Result<(), DemoError> {
         tls: None,
         shard: None,
         secret_key_file: None,
+        language: Default::default(),
     };
     let pace_s = args.pace;
     let check = format!("dumbmonit check {url} --token-file {} --ca-file {}", token_file.display(), ca_file.display());

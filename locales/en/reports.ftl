@@ -95,3 +95,25 @@ counters = { $pods } { $pods ->
     [one] warning event
    *[other] warning events
 } in the last hour
+
+## `check`'s text report
+text-version-unknown = unknown version
+text-cluster = Cluster { $address } ({ $version }): { $counters }
+text-col-name = NAME
+text-col-ready = READY
+text-col-pressure = PRESSURE
+text-col-scheduling = SCHEDULING
+text-col-kubelet = KUBELET
+text-col-why = WHY
+text-col-pod = POD
+text-col-state = STATE
+text-col-restarts = RESTARTS
+text-col-workload = WORKLOAD
+text-col-unavailable = UNAVAILABLE
+text-col-updated = UPDATED
+text-col-claim = CLAIM
+text-col-phase = PHASE
+
+## `top`: kubectl top's columns, and what DumbMonit adds
+top-requests = What the pods request and limit, per node (read from the pods; no Metrics API needed):
+top-overcommitted = limits overcommitted

@@ -111,3 +111,7 @@ rule-cronjob-missed =
     .summary = CronJob { $namespace }/{ $cronjob } missed its runs
     .prom-summary = CronJob { $namespace }/{ $cronjob } missed its runs
     .prom-description = CronJob { $namespace }/{ $cronjob } last ran more than twice its schedule's period ago.
+
+watchdog =
+    .summary = DumbMonit is alive
+    .description = This alert always fires while DumbMonit runs: a dead man's switch that stops hearing it knows the monitor has stopped.

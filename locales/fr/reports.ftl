@@ -104,3 +104,25 @@ counters = { $pods } { $pods ->
     [one] événement d’avertissement
    *[other] événements d’avertissement
 } dans la dernière heure
+
+## Le rapport texte de `check`
+text-version-unknown = version inconnue
+text-cluster = Cluster { $address } ({ $version }) : { $counters }
+text-col-name = NOM
+text-col-ready = READY
+text-col-pressure = PRESSION
+text-col-scheduling = EN CORDON
+text-col-kubelet = KUBELET
+text-col-why = POURQUOI
+text-col-pod = POD
+text-col-state = ÉTAT
+text-col-restarts = REDÉMARRAGES
+text-col-workload = WORKLOAD
+text-col-unavailable = INDISPONIBLES
+text-col-updated = À JOUR
+text-col-claim = DEMANDE
+text-col-phase = PHASE
+
+## `top` : les colonnes de kubectl top, et ce que DumbMonit ajoute
+top-requests = Ce que les pods demandent et limitent, par nœud (lu dans les pods ; sans Metrics API) :
+top-overcommitted = limites surengagées

@@ -113,3 +113,7 @@ rule-cronjob-missed =
     .summary = Le CronJob { $namespace }/{ $cronjob } a manqué ses exécutions
     .prom-summary = Le CronJob { $namespace }/{ $cronjob } a manqué ses exécutions
     .prom-description = Le CronJob { $namespace }/{ $cronjob } s’est exécuté pour la dernière fois il y a plus de deux fois la période de son planning.
+
+watchdog =
+    .summary = DumbMonit est en vie
+    .description = Cette alerte se déclenche tant que DumbMonit tourne : un dead man’s switch qui cesse de l’entendre sait que la surveillance s’est arrêtée.

@@ -36,6 +36,8 @@ pub struct Notifier {
     heartbeat_endpoint: Option<http::Uri>,
     /// The notifier's secrets, kept out of logs.
     pub redactor: Redactor,
+    /// The language of its summaries (`language`).
+    pub lang: crate::lang::Lang,
 }
 
 impl Notifier {
@@ -94,6 +96,7 @@ impl Notifier {
             heartbeat: c.heartbeat.map(|h| h.duration()),
             heartbeat_endpoint,
             redactor,
+            lang: c.language.unwrap_or_default(),
         })
     }
 
@@ -101,8 +104,8 @@ impl Notifier {
     /// cycle for Alertmanager.
     pub fn bodies(&self, transitions: &[Transition]) -> Vec<String> {
         match self.kind {
-            NotifierKind::Webhook => transitions.iter().map(|t| payload::webhook(&self.name, t)).collect(),
-            NotifierKind::Alertmanager => payload::alertmanager(transitions).into_iter().collect(),
+            NotifierKind::Webhook => transitions.iter().map(|t| payload::webhook(&self.name, t, self.lang)).collect(),
+            NotifierKind::Alertmanager => payload::alertmanager(transitions, self.lang).into_iter().collect(),
         }
     }
 
@@ -110,8 +113,8 @@ impl Notifier {
     /// it ends three heartbeats later, so that it resolves by itself when the monitor stops.
     pub fn heartbeat_body(&self, now: jiff::Timestamp, every: Duration) -> String {
         match self.kind {
-            NotifierKind::Webhook => payload::watchdog_webhook(&self.name, now),
-            NotifierKind::Alertmanager => payload::watchdog_alertmanager(now, every * 3),
+            NotifierKind::Webhook => payload::watchdog_webhook(&self.name, now, self.lang),
+            NotifierKind::Alertmanager => payload::watchdog_alertmanager(now, every * 3, self.lang),
         }
     }
 
@@ -125,7 +128,7 @@ impl Notifier {
     /// For Alertmanager, the firing alerts to re-send.
     pub fn resend<'a>(&self, firing: impl Iterator<Item = &'a Alert>) -> Option<String> {
         match self.kind {
-            NotifierKind::Alertmanager => payload::alertmanager_resend(firing),
+            NotifierKind::Alertmanager => payload::alertmanager_resend(firing, self.lang),
             NotifierKind::Webhook => None,
         }
     }

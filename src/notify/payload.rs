@@ -7,6 +7,7 @@ use jiff::Timestamp;
 use serde_json::{Value, json};
 
 use crate::rules::{Alert, Transition, TransitionState};
+use crate::lang::Lang;
 
 /// Alertmanager's zero time, for an alert that has not ended.
 const ZERO_TIME: &str = "0001-01-01T00:00:00Z";
@@ -18,15 +19,15 @@ fn watchdog_labels() -> BTreeMap<String, String> {
     BTreeMap::from([("alertname".to_string(), WATCHDOG.to_string()), ("severity".to_string(), "none".to_string())])
 }
 
-fn watchdog_annotations() -> Value {
+fn watchdog_annotations(lang: Lang) -> Value {
     json!({
-        "summary": "DumbMonit is alive",
-        "description": "This alert always fires while DumbMonit runs: a dead man's switch that stops hearing it knows the monitor has stopped.",
+        "summary": lang.t("watchdog.summary"),
+        "description": lang.t("watchdog.description"),
     })
 }
 
 /// The heartbeat for a webhook: a payload like any other, with the firing watchdog alert.
-pub fn watchdog_webhook(receiver: &str, now: Timestamp) -> String {
+pub fn watchdog_webhook(receiver: &str, now: Timestamp, lang: Lang) -> String {
     let labels = watchdog_labels();
     json!({
         "version": "4",
@@ -36,12 +37,12 @@ pub fn watchdog_webhook(receiver: &str, now: Timestamp) -> String {
         "receiver": receiver,
         "groupLabels": {"alertname": WATCHDOG},
         "commonLabels": labels,
-        "commonAnnotations": watchdog_annotations(),
+        "commonAnnotations": watchdog_annotations(lang),
         "externalURL": "",
         "alerts": [{
             "status": "firing",
             "labels": labels,
-            "annotations": watchdog_annotations(),
+            "annotations": watchdog_annotations(lang),
             "startsAt": now.to_string(),
             "endsAt": ZERO_TIME,
             "generatorURL": "",
@@ -52,11 +53,11 @@ pub fn watchdog_webhook(receiver: &str, now: Timestamp) -> String {
 }
 
 /// The heartbeat for Alertmanager: the watchdog alert, ending `lasts` from now unless sent again.
-pub fn watchdog_alertmanager(now: Timestamp, lasts: std::time::Duration) -> String {
+pub fn watchdog_alertmanager(now: Timestamp, lasts: std::time::Duration, lang: Lang) -> String {
     let ends = jiff::SignedDuration::try_from(lasts).ok().and_then(|d| now.checked_add(d).ok()).unwrap_or(now);
     json!([{
         "labels": watchdog_labels(),
-        "annotations": watchdog_annotations(),
+        "annotations": watchdog_annotations(lang),
         "startsAt": now.to_string(),
         "endsAt": ends.to_string(),
         "generatorURL": "",
@@ -76,10 +77,11 @@ pub fn fingerprint(labels: &BTreeMap<String, String>) -> String {
     format!("{h:016x}")
 }
 
-/// The summary and the description; for an acknowledged alert, who acknowledged it, when and
-/// why (`acknowledged_by`, `acknowledged_at`, `acknowledged_comment`).
-fn annotations(a: &Alert) -> Value {
-    let mut v = json!({"summary": a.summary, "description": a.description});
+/// The summary (in the notifier's language) and the description; for an acknowledged alert,
+/// who acknowledged it, when and why (`acknowledged_by`, `acknowledged_at`,
+/// `acknowledged_comment`).
+fn annotations(a: &Alert, lang: Lang) -> Value {
+    let mut v = json!({"summary": a.summary_in(lang), "description": a.description});
     if let Some(ack) = &a.acknowledged {
         v["acknowledged_by"] = json!(ack.by);
         v["acknowledged_at"] = json!(ack.at.to_string());
@@ -93,7 +95,7 @@ fn starts_at(a: &Alert) -> Timestamp {
 }
 
 /// One webhook payload for one transition.
-pub fn webhook(receiver: &str, t: &Transition) -> String {
+pub fn webhook(receiver: &str, t: &Transition, lang: Lang) -> String {
     let a = &t.alert;
     let (status, ends_at) = match t.state {
         TransitionState::Firing | TransitionState::Escalated | TransitionState::Acknowledged => {
@@ -109,12 +111,12 @@ pub fn webhook(receiver: &str, t: &Transition) -> String {
         "receiver": receiver,
         "groupLabels": {"alertname": a.alertname},
         "commonLabels": a.labels,
-        "commonAnnotations": annotations(a),
+        "commonAnnotations": annotations(a, lang),
         "externalURL": "",
         "alerts": [{
             "status": status,
             "labels": a.labels,
-            "annotations": annotations(a),
+            "annotations": annotations(a, lang),
             "startsAt": starts_at(a).to_string(),
             "endsAt": ends_at,
             "generatorURL": "",
@@ -124,10 +126,16 @@ pub fn webhook(receiver: &str, t: &Transition) -> String {
     .to_string()
 }
 
-fn postable(labels: &BTreeMap<String, String>, a: &Alert, starts: Timestamp, ends: Option<Timestamp>) -> Value {
+fn postable(
+    labels: &BTreeMap<String, String>,
+    a: &Alert,
+    starts: Timestamp,
+    ends: Option<Timestamp>,
+    lang: Lang,
+) -> Value {
     let mut v = json!({
         "labels": labels,
-        "annotations": annotations(a),
+        "annotations": annotations(a, lang),
         "startsAt": starts.to_string(),
         "generatorURL": "",
     });
@@ -139,21 +147,21 @@ fn postable(labels: &BTreeMap<String, String>, a: &Alert, starts: Timestamp, end
 
 /// The Alertmanager v2 body for a cycle's transitions: firing alerts without an end, resolved
 /// ones ended now; an escalation ends the alert under its old labels and starts it under the new.
-pub fn alertmanager(transitions: &[Transition]) -> Option<String> {
+pub fn alertmanager(transitions: &[Transition], lang: Lang) -> Option<String> {
     let mut alerts = Vec::new();
     for t in transitions {
         let a = &t.alert;
         match t.state {
             // Acknowledged: the same alert again, its annotations saying who is on it.
             TransitionState::Firing | TransitionState::Acknowledged => {
-                alerts.push(postable(&a.labels, a, a.escalated_at.unwrap_or(starts_at(a)), None))
+                alerts.push(postable(&a.labels, a, a.escalated_at.unwrap_or(starts_at(a)), None, lang))
             }
-            TransitionState::Resolved => alerts.push(postable(&a.labels, a, starts_at(a), Some(t.time))),
+            TransitionState::Resolved => alerts.push(postable(&a.labels, a, starts_at(a), Some(t.time), lang)),
             TransitionState::Escalated => {
                 if let Some(old) = &t.previous_labels {
-                    alerts.push(postable(old, a, starts_at(a), Some(t.time)));
+                    alerts.push(postable(old, a, starts_at(a), Some(t.time), lang));
                 }
-                alerts.push(postable(&a.labels, a, a.escalated_at.unwrap_or(t.time), None));
+                alerts.push(postable(&a.labels, a, a.escalated_at.unwrap_or(t.time), None, lang));
             }
         }
     }
@@ -161,9 +169,9 @@ pub fn alertmanager(transitions: &[Transition]) -> Option<String> {
 }
 
 /// The firing alerts again, as Alertmanager expects active alerts to be re-sent.
-pub fn alertmanager_resend<'a>(firing: impl Iterator<Item = &'a Alert>) -> Option<String> {
+pub fn alertmanager_resend<'a>(firing: impl Iterator<Item = &'a Alert>, lang: Lang) -> Option<String> {
     let alerts: Vec<Value> =
-        firing.map(|a| postable(&a.labels, a, a.escalated_at.unwrap_or(starts_at(a)), None)).collect();
+        firing.map(|a| postable(&a.labels, a, a.escalated_at.unwrap_or(starts_at(a)), None, lang)).collect();
     (!alerts.is_empty()).then(|| Value::Array(alerts).to_string())
 }
 

@@ -2,18 +2,26 @@
 
 use std::fmt::Write;
 
-use crate::health::{Health, PodHealth, plural};
+use crate::health::{Health, PodHealth};
+use crate::lang::Lang;
 
 /// At most this many rows of a problem table; the rest are counted.
 const MAX_ROWS: usize = 50;
 /// Clusters with at most this many nodes list every node; larger ones only those that need attention.
 const ALL_NODES_UP_TO: usize = 20;
 
-pub fn render(address: &str, h: &Health) -> String {
+pub fn render(address: &str, h: &Health, lang: Lang) -> String {
     let mut out = String::new();
-    let _ = writeln!(out, "{}", h.summary());
-    let version = if h.version.is_empty() { "unknown version" } else { &h.version };
-    let _ = writeln!(out, "Cluster {address} ({version}): {}", h.counters());
+    let _ = writeln!(out, "{}", h.summary_in(lang));
+    let version = if h.version.is_empty() { lang.t("text-version-unknown") } else { h.version.clone() };
+    let _ = writeln!(
+        out,
+        "{}",
+        lang.tr(
+            "text-cluster",
+            &[("address", address.into()), ("version", version.into()), ("counters", h.counters_in(lang).into())]
+        )
+    );
     extras(&mut out, h);
     if h.severity() == crate::health::Severity::Ok {
         return out;
@@ -37,7 +45,7 @@ pub fn render(address: &str, h: &Health) -> String {
                         n.name.clone(),
                         n.ready_status.clone(),
                         if pressure.is_empty() { "-".into() } else { pressure.join(",") },
-                        if n.unschedulable { "cordoned".into() } else { "-".into() },
+                        if n.unschedulable { lang.t("cordoned") } else { "-".into() },
                         n.kubelet_version.clone(),
                     ],
                     why: n.why.clone(),
@@ -45,25 +53,26 @@ pub fn render(address: &str, h: &Health) -> String {
             })
             .collect();
         let more = h.nodes.len() - nodes.len();
-        let more = (more > 0)
-            .then(|| format!("and {} Ready, without pressure", plural(more as u64, "more node", "more nodes")));
-        table(&mut out, "Nodes", &["NAME", "READY", "PRESSURE", "SCHEDULING", "KUBELET"], rows, more);
+        let more = (more > 0).then(|| lang.tr("more-nodes", &[("count", more.into())]));
+        let headers = ["text-col-name", "text-col-ready", "text-col-pressure", "text-col-scheduling", "text-col-kubelet"];
+        table(&mut out, &lang.t("nodes-title"), &headers.map(|h| lang.t(h)), rows, more, lang);
     }
 
     let pods: Vec<&PodHealth> = h.problem_pods().iter().collect();
     if !pods.is_empty() {
-        let title = format!("Pods needing attention ({})", pods.len());
-        let (rows, more) = capped(&pods, |p| Row {
+        let title = lang.tr("pods-title", &[("count", pods.len().into())]);
+        let (rows, more) = capped(&pods, lang, |p| Row {
             cells: vec![format!("{}/{}", p.namespace, p.name), p.problems().join(", "), p.restarts.to_string()],
             why: p.why.clone(),
         });
-        table(&mut out, &title, &["POD", "STATE", "RESTARTS"], rows, more);
+        let headers = ["text-col-pod", "text-col-state", "text-col-restarts"];
+        table(&mut out, &title, &headers.map(|h| lang.t(h)), rows, more, lang);
     }
 
     let workloads: Vec<_> = h.workloads.iter().filter(|w| w.unavailable > 0).collect();
     if !workloads.is_empty() {
-        let title = format!("Workloads missing replicas ({})", workloads.len());
-        let (rows, more) = capped(&workloads, |w| Row {
+        let title = lang.tr("workloads-title", &[("count", workloads.len().into())]);
+        let (rows, more) = capped(&workloads, lang, |w| Row {
             cells: vec![
                 format!("{} {}/{}", w.kind.as_str(), w.namespace, w.name),
                 format!("{}/{}", w.ready, w.desired),
@@ -71,40 +80,43 @@ pub fn render(address: &str, h: &Health) -> String {
             ],
             why: w.why.clone(),
         });
-        table(&mut out, &title, &["WORKLOAD", "READY", "UNAVAILABLE"], rows, more);
+        let headers = ["text-col-workload", "text-col-ready", "text-col-unavailable"];
+        table(&mut out, &title, &headers.map(|h| lang.t(h)), rows, more, lang);
     }
 
     let stuck: Vec<_> = h.workloads.iter().filter(|w| w.rollout_stuck).collect();
     if !stuck.is_empty() {
-        let title = format!("Stuck rollouts ({})", stuck.len());
-        let (rows, more) = capped(&stuck, |w| Row {
+        let title = lang.tr("rollouts-title", &[("count", stuck.len().into())]);
+        let (rows, more) = capped(&stuck, lang, |w| Row {
             cells: vec![
                 format!("{} {}/{}", w.kind.as_str(), w.namespace, w.name),
                 format!("{}/{}", w.updated, w.desired),
             ],
             why: w.why.clone(),
         });
-        table(&mut out, &title, &["WORKLOAD", "UPDATED"], rows, more);
+        let headers = ["text-col-workload", "text-col-updated"];
+        table(&mut out, &title, &headers.map(|h| lang.t(h)), rows, more, lang);
     }
 
     let claims: Vec<_> = h.pvcs.iter().filter(|c| c.stuck).collect();
     if !claims.is_empty() {
-        let title = format!("Stuck claims ({})", claims.len());
-        let (rows, more) = capped(&claims, |c| Row {
+        let title = lang.tr("claims-title", &[("count", claims.len().into())]);
+        let (rows, more) = capped(&claims, lang, |c| Row {
             cells: vec![format!("{}/{}", c.namespace, c.name), c.phase.clone()],
             why: c.why.clone(),
         });
-        table(&mut out, &title, &["CLAIM", "PHASE"], rows, more);
+        let headers = ["text-col-claim", "text-col-phase"];
+        table(&mut out, &title, &headers.map(|h| lang.t(h)), rows, more, lang);
     }
 
     if !h.events_by_reason.is_empty() {
-        let _ = writeln!(out, "\nWarning events in the last hour, by reason");
+        let _ = writeln!(out, "\n{}", lang.t("events-title"));
         let width = h.events_by_reason.iter().map(|(_, n)| n.to_string().len()).max().unwrap_or(1);
         for (reason, n) in h.events_by_reason.iter().take(MAX_ROWS) {
             let _ = writeln!(out, "  {n:>width$}  {}", crate::health::why::clean_line(reason, 80));
         }
         if h.events_by_reason.len() > MAX_ROWS {
-            let _ = writeln!(out, "  and {} more reasons", h.events_by_reason.len() - MAX_ROWS);
+            let _ = writeln!(out, "  {}", lang.tr("more-reasons", &[("count", (h.events_by_reason.len() - MAX_ROWS).into())]));
         }
     }
     out
@@ -146,9 +158,9 @@ fn extras(out: &mut String, h: &Health) {
 }
 
 /// The first `MAX_ROWS` items as rows, and the line that counts the rest.
-fn capped<T>(items: &[&T], row: impl Fn(&T) -> Row) -> (Vec<Row>, Option<String>) {
+fn capped<T>(items: &[&T], lang: Lang, row: impl Fn(&T) -> Row) -> (Vec<Row>, Option<String>) {
     let rows = items.iter().take(MAX_ROWS).map(|i| row(i)).collect();
-    (rows, (items.len() > MAX_ROWS).then(|| format!("and {} more", items.len() - MAX_ROWS)))
+    (rows, (items.len() > MAX_ROWS).then(|| lang.tr("and-more", &[("count", (items.len() - MAX_ROWS).into())])))
 }
 
 struct Row {
@@ -157,7 +169,7 @@ struct Row {
 }
 
 /// A titled table whose last column, WHY, may hold several lines.
-fn table(out: &mut String, title: &str, headers: &[&str], rows: Vec<Row>, more: Option<String>) {
+fn table(out: &mut String, title: &str, headers: &[String], rows: Vec<Row>, more: Option<String>, lang: Lang) {
     let _ = writeln!(out, "\n{title}");
     let mut widths: Vec<usize> = headers.iter().map(|h| h.chars().count()).collect();
     for r in &rows {
@@ -172,8 +184,7 @@ fn table(out: &mut String, title: &str, headers: &[&str], rows: Vec<Row>, more: 
         }
         s
     };
-    let header: Vec<String> = headers.iter().map(|h| h.to_string()).collect();
-    let _ = writeln!(out, "{}WHY", line(&header));
+    let _ = writeln!(out, "{}{}", line(headers), lang.t("text-col-why"));
     let indent = " ".repeat(2 + widths.iter().map(|w| w + 2).sum::<usize>());
     for r in rows {
         let cells = line(&r.cells);

@@ -33,7 +33,7 @@ fn columns(out: &mut String, rows: &[Vec<String>]) {
 }
 
 /// The text and the exit status: 0 with usage, 1 without.
-pub fn render(h: &Health, pods: bool) -> (String, u8) {
+pub fn render(h: &Health, pods: bool, lang: crate::lang::Lang) -> (String, u8) {
     let mut out = String::new();
     if h.extras.metrics_api == MetricsApi::Available {
         let mut rows = Vec::new();
@@ -70,7 +70,7 @@ pub fn render(h: &Health, pods: bool) -> (String, u8) {
     }
     let _ = writeln!(out, "{}", h.extras.metrics_api.sentence());
     let _ = writeln!(out);
-    let _ = writeln!(out, "What the pods request and limit, per node (read from the pods; no Metrics API needed):");
+    let _ = writeln!(out, "{}", lang.t("top-requests"));
     let mut rows = vec![
         ["NAME", "CPU REQUESTS", "CPU LIMITS", "MEMORY REQUESTS", "MEMORY LIMITS", "ALLOCATABLE"]
             .map(String::from)
@@ -83,7 +83,7 @@ pub fn render(h: &Health, pods: bool) -> (String, u8) {
             n.allocatable_cpu.map(cpu).unwrap_or_else(|| "<unknown>".into()),
             n.allocatable_memory.map(mem).unwrap_or_else(|| "<unknown>".into())
         );
-        let over = if n.overcommitted() { "   limits overcommitted" } else { "" };
+        let over = if n.overcommitted() { format!("   {}", lang.t("top-overcommitted")) } else { String::new() };
         rows.push(vec![
             n.name.clone(),
             format!("{} ({})", cpu(r.cpu_requests), percent(r.cpu_requests, n.allocatable_cpu)),

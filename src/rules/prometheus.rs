@@ -8,6 +8,8 @@ use super::{
     RESTART_WINDOW, ROLLOUT_STUCK, Rule, TERMINATING_PATIENCE, VERSION_SKEW, WORKLOAD_REPLICAS_MISSING,
 };
 
+use crate::lang::{Arg, Lang};
+
 /// A Prometheus duration: `5m`, `1h`, `70m`.
 fn duration(d: std::time::Duration) -> String {
     let s = d.as_secs();
@@ -32,8 +34,26 @@ struct Export {
     expr: String,
     hold: std::time::Duration,
     severity: &'static str,
-    summary: &'static str,
+    /// The rule's messages (`rule-…`), whose `.prom-summary` and `description` attribute make
+    /// the annotations, with Prometheus' templates for arguments.
+    words: &'static str,
+    /// The template of `$value` in the summary (`{{ $value | humanizeDuration }}`).
+    value: &'static str,
     description: &'static str,
+}
+
+/// Every label a rule's message may name, as a Prometheus template of it.
+const LABELS: &[&str] = &[
+    "node", "condition", "namespace", "pod", "kind", "workload", "pvc", "cluster", "apiservice", "service", "hpa",
+    "certificate", "job", "owner", "cronjob",
+];
+
+/// A rule's annotation in `lang`: its message, each argument the template of its label.
+fn annotation(lang: Lang, e: &Export, attribute: &str) -> String {
+    let templates: Vec<(&str, String)> = LABELS.iter().map(|l| (*l, format!("{{{{ $labels.{l} }}}}"))).collect();
+    let mut args: Vec<(&str, Arg)> = templates.iter().map(|(l, t)| (*l, Arg::from(t))).collect();
+    args.push(("value", e.value.into()));
+    lang.tr(&format!("{}.{attribute}", e.words), &args)
 }
 
 /// The seconds left to each certificate of the connection, labelled `certificate`, below
@@ -59,32 +79,36 @@ fn exports() -> Vec<Export> {
             ),
             hold: NODE_NOT_READY.hold,
             severity: "warning",
-            summary: "Node {{ $labels.node }} is not ready",
-            description: "The Ready condition of node {{ $labels.node }} is False, Unknown or missing.",
+            words: "rule-node-not-ready",
+            value: "{{ $value }}",
+            description: "prom-description",
         },
         Export {
             rule: &NODE_PRESSURE,
             expr: "dumbmonit_k8s_node_pressure{condition=~\"memory|disk|pid\"} == 1".into(),
             hold: NODE_PRESSURE.hold,
             severity: "notice",
-            summary: "Node {{ $labels.node }} is under {{ $labels.condition }} pressure",
-            description: "Node {{ $labels.node }} reports {{ $labels.condition }} pressure.",
+            words: "rule-node-pressure",
+            value: "{{ $value }}",
+            description: "prom-description",
         },
         Export {
             rule: &POD_CRASH_LOOPING,
             expr: format!("{crash} == 1"),
             hold: POD_CRASH_LOOPING.hold,
             severity: "warning",
-            summary: "Pod {{ $labels.namespace }}/{{ $labels.pod }} is crash-looping",
-            description: "Pod {{ $labels.namespace }}/{{ $labels.pod }} was seen in CrashLoopBackOff within the last 10 minutes, for 10 minutes.",
+            words: "rule-pod-crash-looping",
+            value: "{{ $value }}",
+            description: "prom-description",
         },
         Export {
             rule: &POD_PENDING,
             expr: "dumbmonit_k8s_pod_pending == 1".into(),
             hold: POD_PENDING.hold,
             severity: "notice",
-            summary: "Pod {{ $labels.namespace }}/{{ $labels.pod }} is pending",
-            description: "Pod {{ $labels.namespace }}/{{ $labels.pod }} has been Pending for 15 minutes.",
+            words: "rule-pod-pending",
+            value: "{{ $value }}",
+            description: "prom-description",
         },
         Export {
             rule: &POD_RESTARTING,
@@ -94,16 +118,18 @@ fn exports() -> Vec<Export> {
             ),
             hold: POD_RESTARTING.hold,
             severity: "notice",
-            summary: "Pod {{ $labels.namespace }}/{{ $labels.pod }} restarted {{ $value | printf \"%.0f\" }} times in the last hour",
-            description: "The containers of pod {{ $labels.namespace }}/{{ $labels.pod }} restarted more than 5 times within the last hour, without crash-looping.",
+            words: "rule-pod-restarting",
+            value: "{{ $value | printf \"%.0f\" }}",
+            description: "prom-description",
         },
         Export {
             rule: &WORKLOAD_REPLICAS_MISSING,
             expr: unavailable.into(),
             hold: WORKLOAD_REPLICAS_MISSING.hold,
             severity: "notice",
-            summary: "{{ $labels.kind }} {{ $labels.namespace }}/{{ $labels.workload }} has {{ $value }} unavailable replica(s)",
-            description: "{{ $labels.kind }} {{ $labels.namespace }}/{{ $labels.workload }} has had unavailable replicas for 10 minutes.",
+            words: "rule-workload-replicas-missing",
+            value: "{{ $value }}",
+            description: "prom-description",
         },
         // The escalation: the same alert at Warning once it has fired for an hour.
         Export {
@@ -111,16 +137,18 @@ fn exports() -> Vec<Export> {
             expr: unavailable.into(),
             hold: WORKLOAD_REPLICAS_MISSING.hold + WORKLOAD_REPLICAS_MISSING.escalate_after.expect("it escalates"),
             severity: "warning",
-            summary: "{{ $labels.kind }} {{ $labels.namespace }}/{{ $labels.workload }} has {{ $value }} unavailable replica(s)",
-            description: "{{ $labels.kind }} {{ $labels.namespace }}/{{ $labels.workload }} has had unavailable replicas for more than an hour.",
+            words: "rule-workload-replicas-missing",
+            value: "{{ $value }}",
+            description: "prom-description-escalated",
         },
         Export {
             rule: &PVC_PENDING,
             expr: "dumbmonit_k8s_pvc_pending == 1".into(),
             hold: PVC_PENDING.hold,
             severity: "notice",
-            summary: "Claim {{ $labels.namespace }}/{{ $labels.pvc }} is stuck in Pending",
-            description: "Claim {{ $labels.namespace }}/{{ $labels.pvc }} is Pending while a pod uses it or a Warning event names it, for 15 minutes.",
+            words: "rule-pvc-pending",
+            value: "{{ $value }}",
+            description: "prom-description",
         },
         // Two failed cycles in a row: at a one-minute interval, failing now and a minute ago.
         Export {
@@ -128,8 +156,9 @@ fn exports() -> Vec<Export> {
             expr: "dumbmonit_k8s_up == 0".into(),
             hold: std::time::Duration::from_secs(60),
             severity: "warning",
-            summary: "Cluster {{ $labels.cluster }} cannot be read",
-            description: "DumbMonit could not read the API server in two consecutive cycles.",
+            words: "rule-monitor-unreachable",
+            value: "{{ $value }}",
+            description: "prom-description",
         },
         // The condition's message is on the cluster page and in the built-in alert; a metric has
         // no room for it.
@@ -138,24 +167,27 @@ fn exports() -> Vec<Export> {
             expr: "dumbmonit_k8s_apiservice_available == 0".into(),
             hold: AGGREGATED_API_UNAVAILABLE.hold,
             severity: "warning",
-            summary: "APIService {{ $labels.apiservice }} is not available",
-            description: "The aggregated API {{ $labels.apiservice }} has not been Available for 5 minutes: the API server cannot reach service {{ $labels.service }}. See its condition with kubectl get apiservice {{ $labels.apiservice }} -o yaml.",
+            words: "rule-aggregated-api-unavailable",
+            value: "{{ $value }}",
+            description: "prom-description",
         },
         Export {
             rule: &HPA_METRICS_UNAVAILABLE,
             expr: "dumbmonit_k8s_hpa_scaling_active == 0".into(),
             hold: HPA_METRICS_UNAVAILABLE.hold,
             severity: "notice",
-            summary: "HPA {{ $labels.namespace }}/{{ $labels.hpa }} cannot scale",
-            description: "HPA {{ $labels.namespace }}/{{ $labels.hpa }} has not been able to compute a replica count for 10 minutes (its ScalingActive condition is False).",
+            words: "rule-hpa-metrics-unavailable",
+            value: "{{ $value }}",
+            description: "prom-description",
         },
         Export {
             rule: &CERTIFICATE_EXPIRING,
             expr: certificates_within(30),
             hold: CERTIFICATE_EXPIRING.hold,
             severity: "notice",
-            summary: "The {{ $labels.certificate }} certificate of cluster {{ $labels.cluster }} expires in {{ $value | humanizeDuration }}",
-            description: "Renew it before it ends (k3s renews the certificates that expire within 90 days when it restarts).",
+            words: "rule-certificate-expiring",
+            value: "{{ $value | humanizeDuration }}",
+            description: "prom-description",
         },
         // The escalation: within 7 days, the same alert at Warning.
         Export {
@@ -163,48 +195,54 @@ fn exports() -> Vec<Export> {
             expr: certificates_within(7),
             hold: CERTIFICATE_EXPIRING.hold,
             severity: "warning",
-            summary: "The {{ $labels.certificate }} certificate of cluster {{ $labels.cluster }} expires in {{ $value | humanizeDuration }}",
-            description: "Renew it before it ends (k3s renews the certificates that expire within 90 days when it restarts).",
+            words: "rule-certificate-expiring",
+            value: "{{ $value | humanizeDuration }}",
+            description: "prom-description",
         },
         Export {
             rule: &VERSION_SKEW,
             expr: "dumbmonit_k8s_node_kubelet_skew == 1".into(),
             hold: VERSION_SKEW.hold,
             severity: "notice",
-            summary: "The kubelet of node {{ $labels.node }} is outside the supported version skew",
-            description: "A kubelet may be up to three minor versions older than the API server, never newer.",
+            words: "rule-version-skew",
+            value: "{{ $value }}",
+            description: "prom-description",
         },
         Export {
             rule: &ROLLOUT_STUCK,
             expr: "dumbmonit_k8s_workload_rollout_stuck == 1".into(),
             hold: ROLLOUT_STUCK.hold,
             severity: "warning",
-            summary: "The rollout of {{ $labels.kind }} {{ $labels.namespace }}/{{ $labels.workload }} is stuck",
-            description: "A Deployment past its progress deadline, or a StatefulSet or DaemonSet update without progress for 15 minutes.",
+            words: "rule-rollout-stuck",
+            value: "{{ $value }}",
+            description: "prom-description",
         },
         Export {
             rule: &POD_STUCK_TERMINATING,
             expr: format!("dumbmonit_k8s_pod_terminating_seconds >= {}", TERMINATING_PATIENCE.as_secs()),
             hold: POD_STUCK_TERMINATING.hold,
             severity: "notice",
-            summary: "Pod {{ $labels.namespace }}/{{ $labels.pod }} has been terminating for {{ $value | humanizeDuration }} past its grace period",
-            description: "A finalizer, or a node that is not ready, keeps pod {{ $labels.namespace }}/{{ $labels.pod }} from going.",
+            words: "rule-pod-stuck-terminating",
+            value: "{{ $value | humanizeDuration }}",
+            description: "prom-description",
         },
         Export {
             rule: &NODE_FLAPPING,
             expr: format!("dumbmonit_k8s_node_ready_transitions > {FLAPPING_CHANGES}"),
             hold: NODE_FLAPPING.hold,
             severity: "warning",
-            summary: "Node {{ $labels.node }} is flapping: its Ready condition changed {{ $value }} times in 15 minutes",
-            description: "The Ready condition of node {{ $labels.node }} keeps changing.",
+            words: "rule-node-flapping",
+            value: "{{ $value }}",
+            description: "prom-description",
         },
         Export {
             rule: &JOB_FAILED,
             expr: "dumbmonit_k8s_job_failed == 1".into(),
             hold: JOB_FAILED.hold,
             severity: "notice",
-            summary: "Job {{ $labels.namespace }}/{{ $labels.job }} failed",
-            description: "Job {{ $labels.namespace }}/{{ $labels.job }} (CronJob {{ $labels.owner }}) has its Failed condition True.",
+            words: "rule-job-failed",
+            value: "{{ $value }}",
+            description: "prom-description",
         },
         Export {
             rule: &CRONJOB_MISSED,
@@ -213,8 +251,9 @@ fn exports() -> Vec<Export> {
                     .into(),
             hold: CRONJOB_MISSED.hold,
             severity: "notice",
-            summary: "CronJob {{ $labels.namespace }}/{{ $labels.cronjob }} missed its runs",
-            description: "CronJob {{ $labels.namespace }}/{{ $labels.cronjob }} last ran more than twice its schedule's period ago.",
+            words: "rule-cronjob-missed",
+            value: "{{ $value }}",
+            description: "prom-description",
         },
     ]
 }
@@ -223,8 +262,8 @@ fn quote(s: &str) -> String {
     format!("'{}'", s.replace('\'', "''"))
 }
 
-/// The rule file.
-pub fn rule_file() -> String {
+/// The rule file, its annotations in `lang` (the rest is the same in every language).
+pub fn rule_file(lang: Lang) -> String {
     let mut out = String::from(
         "# The built-in rules of DumbMonit over its dumbmonit_k8s_ metrics (`dumbmonit rules`).\n\
          # Check: promtool check rules FILE. Differences from the built-in evaluation:\n\
@@ -243,8 +282,8 @@ pub fn rule_file() -> String {
         out.push_str(&format!(
             "        labels:\n          severity: {}\n        annotations:\n          summary: {}\n          description: {}\n",
             e.severity,
-            quote(e.summary),
-            quote(e.description)
+            quote(&annotation(lang, &e, "prom-summary")),
+            quote(&annotation(lang, &e, e.description))
         ));
     }
     out
@@ -264,7 +303,7 @@ mod tests {
 
     #[test]
     fn every_rule_is_exported() {
-        let file = rule_file();
+        let file = rule_file(Lang::En);
         for r in super::super::RULES {
             assert!(file.contains(&format!("- alert: {}\n", r.alertname)), "{}", r.alertname);
         }
