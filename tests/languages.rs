@@ -8,6 +8,8 @@ mod common;
 use std::path::{Path, PathBuf};
 
 use common::Harness;
+use common::alertmanager::{alertmanager, get};
+use common::receiver::Receiver;
 use common::web::{Response, Served, request};
 use dumbmonit_sim::scenario;
 
@@ -27,8 +29,13 @@ fn basic(user_pass: &str) -> String {
     format!("Basic {}", base64::engine::general_purpose::STANDARD.encode(user_pass))
 }
 
-/// serve with the troubled cluster (and an unreachable one), viewers and an admin.
+/// serve with the troubled cluster, viewers and an admin; every cycle at START.
 fn serve(dir: &Path, trouble: &Harness, extra: &str) -> Served {
+    serve_stepped(dir, trouble, extra, 0)
+}
+
+/// The same, rule time moving `step` seconds a cycle.
+fn serve_stepped(dir: &Path, trouble: &Harness, extra: &str, step: u32) -> Served {
     common::register_secret("admin-password-91d3");
     common::register_secret("viewer-password-0b7e");
     std::fs::write(dir.join("viewer.password"), "viewer-password-0b7e").unwrap();
@@ -38,7 +45,7 @@ fn serve(dir: &Path, trouble: &Harness, extra: &str) -> Served {
         common::path(&dir.join("viewer.password"))
     );
     let cfg = common::web::write_config(dir, &auth, &[("trouble", trouble, "100ms")]);
-    Served::start(&cfg, &[("DUMBMONIT_TEST_CLOCK", &format!("{START}/0"))])
+    Served::start(&cfg, &[("DUMBMONIT_TEST_CLOCK", &format!("{START}/{step}"))])
 }
 
 fn page(s: &Served, path: &str, who: &str, headers: &[(&str, &str)]) -> Response {
@@ -284,4 +291,148 @@ async fn hostile_strings_are_inert_in_french() {
     // And the footer's link cannot be made to carry markup.
     let r = page(&s, "/clusters/trouble?x=%22%3E%3Cscript%3E", VIEWER, &[FRENCH]);
     assert!(!r.body.contains("\"><script>"), "{}", r.body);
+}
+
+/// `language = "fr"` in the file: the webhooks and Alertmanager are told in French, but a
+/// `[[notifier]]` of `language = "en"`; the labels and JSON fields are the same in both.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn notifications_are_told_in_the_files_language() {
+    let trouble = Harness::start(scenario::trouble(start())).await;
+    let dir = tempfile::tempdir().unwrap();
+    let (french, english) = (Receiver::start().await, Receiver::start().await);
+    let (_am, port) = alertmanager(dir.path());
+    let extra = format!(
+        "language = \"fr\"\n\n[[notifier]]\ntype = \"webhook\"\nurl = \"{}/hook\"\n\n\
+         [[notifier]]\ntype = \"webhook\"\nurl = \"{}/hook\"\nlanguage = \"en\"\n\n\
+         [[notifier]]\ntype = \"alertmanager\"\nurl = \"http://127.0.0.1:{port}\"\n",
+        french.url(),
+        english.url()
+    );
+    // Rule time moves a minute a cycle: the node alert fires after five.
+    let _s = serve_stepped(dir.path(), &trouble, &extra, 60);
+    let node_alert = |r: &Receiver| -> Option<serde_json::Value> {
+        r.bodies().into_iter().flat_map(|d| d["alerts"].as_array().cloned().unwrap_or_default()).find(|a| {
+            a["labels"]["alertname"] == "KubernetesNodeNotReady" && a["status"] == "firing"
+        })
+    };
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    while node_alert(&french).is_none() || node_alert(&english).is_none() {
+        assert!(std::time::Instant::now() < deadline, "the node alert was never told");
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+    let (fr, en) = (node_alert(&french).unwrap(), node_alert(&english).unwrap());
+    assert_eq!(fr["annotations"]["summary"], "Le nœud node-3 n’est pas prêt");
+    assert_eq!(en["annotations"]["summary"], "Node node-3 is not ready");
+    assert_eq!(fr["labels"], en["labels"], "labels are not translated");
+    assert_eq!(fr["annotations"]["description"], en["annotations"]["description"], "the cluster's own words");
+
+    // Debian's Alertmanager holds the French annotations.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    loop {
+        let (_, body) = get(port, "/api/v2/alerts").expect("Alertmanager answers");
+        let alerts: Vec<serde_json::Value> = serde_json::from_str(&body).unwrap();
+        if let Some(a) = alerts.iter().find(|a| a["labels"]["alertname"] == "KubernetesNodeNotReady") {
+            assert_eq!(a["annotations"]["summary"], "Le nœud node-3 n’est pas prêt");
+            break;
+        }
+        assert!(std::time::Instant::now() < deadline, "Alertmanager never got the node alert: {body}");
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+}
+
+/// `check` speaks the environment's language in text, and only there: `LANG=fr_FR.UTF-8` is
+/// French, `LANG=C` English, `--lang` wins; JSON and Prometheus are the same bytes.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn check_follows_lang_and_its_machine_outputs_do_not() {
+    let h = Harness::start(scenario::trouble(jiff::Timestamp::now())).await;
+    let run = |env: &'static [(&'static str, &'static str)], extra: &'static [&'static str]| {
+        let h = &h;
+        async move {
+            let mut args = vec!["check".to_string(), h.sim.url()];
+            args.extend(["--token-file".into(), common::path(&h.token_file), "--ca-file".into(), common::path(&h.ca_file)]);
+            args.extend(extra.iter().map(|s| s.to_string()));
+            common::dumbmonit(&args, env, h.dir.path()).await
+        }
+    };
+    let fr = run(&[("LANG", "fr_FR.UTF-8")], &[]).await;
+    assert!(fr.stdout.starts_with("1 nœud non prêt, 1 pod en boucle de crash"), "{}", fr.stdout);
+    assert!(fr.stdout.contains("Pods qui ont besoin d’attention (4)"), "{}", fr.stdout);
+    assert!(fr.stdout.contains("POURQUOI"), "{}", fr.stdout);
+    let c = run(&[("LANG", "C")], &[]).await;
+    assert!(c.stdout.starts_with("1 node not ready, 1 pod crash-looping"), "{}", c.stdout);
+    assert!(c.stdout.contains("Pods needing attention (4)") && c.stdout.contains("WHY"), "{}", c.stdout);
+    assert_eq!(fr.code, c.code);
+    let forced = run(&[("LANG", "fr_FR.UTF-8")], &["--lang", "en"]).await;
+    assert_eq!(forced.stdout, c.stdout, "--lang wins over the environment");
+    let lc_all = run(&[("LANG", "C"), ("LC_ALL", "fr_FR.UTF-8")], &[]).await;
+    assert_eq!(lc_all.stdout, fr.stdout, "LC_ALL wins over LANG");
+    for output in ["json", "prometheus"] {
+        let extra: &'static [&'static str] = if output == "json" { &["--output", "json"] } else { &["--output", "prometheus"] };
+        let (fr, en) = (run(&[("LANG", "fr_FR.UTF-8")], extra).await, run(&[("LANG", "C")], extra).await);
+        let steady = |t: &str| regex::Regex::new(r"\d+\.\d+|\d{4}-\d\d-\d\dT[0-9:.]+Z|\d{6,}").unwrap().replace_all(t, "N").into_owned();
+        assert_eq!(steady(&fr.stdout), steady(&en.stdout), "{output} is the same in both languages");
+        assert!(!fr.stdout.contains("nœud"), "{output}");
+    }
+}
+
+/// `dumbmonit rules --lang fr` passes promtool, its annotations in French; the default stays
+/// English whatever the environment (a rule file is shared).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_french_rule_file_passes_promtool() {
+    let dir = tempfile::tempdir().unwrap();
+    let fr = common::dumbmonit(&["rules".into(), "--lang".into(), "fr".into()], &[], dir.path()).await;
+    assert_eq!(fr.code, 0, "{}", fr.stderr);
+    std::fs::write(dir.path().join("rules.yml"), &fr.stdout).unwrap();
+    let out = std::process::Command::new("promtool")
+        .args(["check", "rules", "rules.yml"])
+        .current_dir(dir.path())
+        .output()
+        .expect("promtool is needed: install the Debian package `prometheus` (scripts/test.sh does)");
+    let report = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    assert!(out.status.success() && report.contains("SUCCESS: 19 rules found"), "{report}");
+    assert!(fr.stdout.contains("summary: 'Le nœud {{ $labels.node }} n’est pas prêt'"), "{}", fr.stdout);
+    assert!(fr.stdout.contains("- alert: KubernetesNodeNotReady"), "alert names are not translated");
+    let en = common::dumbmonit(&["rules".into()], &[("LANG", "fr_FR.UTF-8")], dir.path()).await;
+    assert!(en.stdout.contains("summary: 'Node {{ $labels.node }} is not ready'"), "{}", en.stdout);
+    assert_eq!(
+        fr.stdout.lines().filter(|l| !l.trim_start().starts_with("summary:") && !l.trim_start().starts_with("description:")).collect::<Vec<_>>(),
+        en.stdout.lines().filter(|l| !l.trim_start().starts_with("summary:") && !l.trim_start().starts_with("description:")).collect::<Vec<_>>(),
+        "only the annotations differ"
+    );
+}
+
+/// The Playwright test of the cluster form, once more in French (`tests/browser/forms-fr.mjs`),
+/// in Debian's Chromium; it leaves the French form and panel in artifacts/ (the docs' pictures).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_cluster_form_in_a_french_browser() {
+    let trouble = Harness::start(scenario::trouble(jiff::Timestamp::now())).await;
+    let dir = tempfile::tempdir().unwrap();
+    let s = serve_stepped(dir.path(), &trouble, "", 60);
+    let chromium = ["/usr/bin/chromium", "/usr/bin/chromium-browser"]
+        .into_iter()
+        .find(|b| Path::new(b).exists())
+        .expect("Chromium is needed: install the Debian package `chromium` (scripts/test.sh does)");
+    let browser = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests").join("browser");
+    assert!(
+        browser.join("node_modules").join("playwright-core").exists(),
+        "playwright-core is needed: `npm ci` in tests/browser (scripts/test.sh does)"
+    );
+    let artifacts = Path::new(env!("CARGO_MANIFEST_DIR")).join("artifacts");
+    std::fs::create_dir_all(&artifacts).unwrap();
+    let run = std::process::Command::new("node")
+        .arg("forms-fr.mjs")
+        .current_dir(&browser)
+        .env("BASE", format!("http://{}", s.addr))
+        .env("ADMIN", ADMIN)
+        .env("SIM", trouble.sim.url())
+        .env("TOKEN_FILE", &trouble.token_file)
+        .env("CA_FILE", &trouble.ca_file)
+        .env("SHOTS", &artifacts)
+        .env("CHROMIUM", chromium)
+        .output()
+        .expect("node runs");
+    let out = format!("{}{}", String::from_utf8_lossy(&run.stdout), String::from_utf8_lossy(&run.stderr));
+    assert!(run.status.success(), "the French browser steps failed:\n{out}\nlog:\n{}", s.log());
+    assert!(out.contains("ok: and French again"), "{out}");
+    common::assert_no_secret(&out, "the browser's output");
 }

@@ -187,6 +187,8 @@ pub fn path(p: &Path) -> String {
 pub async fn dumbmonit(args: &[String], env: &[(&str, &str)], home: &Path) -> Run {
     let mut cmd = tokio::process::Command::new(env!("CARGO_BIN_EXE_dumbmonit"));
     cmd.args(args).env_remove("DUMBMONIT_TOKEN").env_remove("KUBECONFIG").env("HOME", home).kill_on_drop(true);
+    // The text outputs follow the locale: the machine's is not the test's.
+    cmd.env_remove("LC_ALL").env_remove("LC_MESSAGES").env_remove("LANG");
     for (k, v) in env {
         cmd.env(k, v);
     }
