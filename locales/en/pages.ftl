@@ -130,3 +130,62 @@ audit-none = No change yet.
 col-when = When
 col-who = Who
 col-what = What
+
+## What the optional reads say
+certificate-expires-on = { certificate-what } expires on { $date } ({ in-days }).
+jobs-title = Failed jobs ({ $count })
+cronjobs-title = Cron jobs that missed their runs ({ $count })
+col-schedule = Schedule
+apiservices-title = Aggregated APIs not available
+col-reason = Reason
+col-message = Message
+not-available = not available
+hpas-title = Autoscalers ({ $count })
+col-replicas-max = Replicas / max
+hpa-at-max = at maxReplicas
+hpa-cannot-scale = cannot scale
+not-granted = Not granted to this service account
+    .optional = optional;
+    .adds = adds them
+optional-failed = Optional read failed
+watch-not-granted = watch is not granted: read every interval
+    .grants = grants it
+
+## Requests and limits
+capacity-title = Requests and limits against allocatable
+capacity-busy-title = Nodes overcommitted or 90% requested ({ $count })
+allocatable-unknown = allocatable unknown
+col-cpu-used = CPU used
+    .bar = CPU used
+col-memory-used = Memory used
+    .bar = memory used
+col-cpu-requests = CPU requests
+    .bar = CPU requests
+col-cpu-limits = CPU limits
+    .bar = CPU limits
+col-memory-requests = Memory requests
+    .bar = memory requests
+col-memory-limits = Memory limits
+    .bar = memory limits
+col-overcommit = Overcommit
+usage-bar = { $what }: { $percent }% of allocatable
+
+## History
+history-24h = History, last 24 hours
+history-7d = History, last 7 days
+range-24h = 24 hours
+range-7d = 7 days
+chart-nodes = Nodes ready
+chart-pods = Pods by state
+chart-crashlooping = Crash-looping pods
+chart-events = Warning events in the last hour
+chart-no-data = no data yet
+series-nodes = nodes
+series-ready = ready
+series-running = running
+series-pending = pending
+series-failed = failed
+series-crash-looping = crash-looping
+series-warning-events = warning events
+sparkline = restarts over 24 hours
+    .range = restarts over 24 hours: { $min } to { $max }

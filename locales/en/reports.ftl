@@ -117,3 +117,11 @@ text-col-phase = PHASE
 ## `top`: kubectl top's columns, and what DumbMonit adds
 top-requests = What the pods request and limit, per node (read from the pods; no Metrics API needed):
 top-overcommitted = limits overcommitted
+
+## A pod's problems
+pod-crash-looping = crash-looping
+pod-blocked = blocked ({ $reason })
+pod-pending = pending
+pod-failed = failed
+pod-stuck-terminating = stuck terminating
+pod-not-ready = not ready

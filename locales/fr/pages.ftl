@@ -136,3 +136,62 @@ audit-none = Aucune modification pour l’instant.
 col-when = Quand
 col-who = Qui
 col-what = Quoi
+
+## Ce que disent les lectures facultatives
+certificate-expires-on = { certificate-what } expire le { $date } ({ in-days }).
+jobs-title = Jobs en échec ({ $count })
+cronjobs-title = Cron jobs qui ont manqué leurs exécutions ({ $count })
+col-schedule = Planning
+apiservices-title = API agrégées indisponibles
+col-reason = Raison
+col-message = Message
+not-available = indisponible
+hpas-title = Autoscalers ({ $count })
+col-replicas-max = Répliques / max
+hpa-at-max = à maxReplicas
+hpa-cannot-scale = ne peut pas mettre à l’échelle
+not-granted = Non accordé à ce compte de service
+    .optional = facultatif ;
+    .adds = les ajoute
+optional-failed = Une lecture facultative a échoué
+watch-not-granted = watch n’est pas accordé : lu à chaque intervalle
+    .grants = l’accorde
+
+## Demandes et limites
+capacity-title = Demandes et limites face à l’allouable
+capacity-busy-title = Nœuds surengagés ou demandés à 90 % ({ $count })
+allocatable-unknown = allouable inconnu
+col-cpu-used = CPU utilisé
+    .bar = CPU utilisé
+col-memory-used = Mémoire utilisée
+    .bar = mémoire utilisée
+col-cpu-requests = Demandes CPU
+    .bar = demandes CPU
+col-cpu-limits = Limites CPU
+    .bar = limites CPU
+col-memory-requests = Demandes mémoire
+    .bar = demandes mémoire
+col-memory-limits = Limites mémoire
+    .bar = limites mémoire
+col-overcommit = Surengagement
+usage-bar = { $what } : { $percent } % de l’allouable
+
+## Historique
+history-24h = Historique, dernières 24 heures
+history-7d = Historique, 7 derniers jours
+range-24h = 24 heures
+range-7d = 7 jours
+chart-nodes = Nœuds prêts
+chart-pods = Pods par état
+chart-crashlooping = Pods en boucle de crash
+chart-events = Événements d’avertissement de la dernière heure
+chart-no-data = pas encore de données
+series-nodes = nœuds
+series-ready = prêts
+series-running = en cours
+series-pending = en attente
+series-failed = en échec
+series-crash-looping = en boucle de crash
+series-warning-events = événements d’avertissement
+sparkline = redémarrages sur 24 heures
+    .range = redémarrages sur 24 heures : de { $min } à { $max }

@@ -126,3 +126,11 @@ text-col-phase = PHASE
 ## `top` : les colonnes de kubectl top, et ce que DumbMonit ajoute
 top-requests = Ce que les pods demandent et limitent, par nœud (lu dans les pods ; sans Metrics API) :
 top-overcommitted = limites surengagées
+
+## Les problèmes d’un pod
+pod-crash-looping = en boucle de crash
+pod-blocked = bloqué ({ $reason })
+pod-pending = en attente
+pod-failed = en échec
+pod-stuck-terminating = bloqué en arrêt
+pod-not-ready = non prêt

@@ -186,25 +186,30 @@ impl PodHealth {
 
     /// The problems, most severe first, as words.
     pub fn problems(&self) -> Vec<String> {
+        self.problems_in(Lang::En)
+    }
+
+    /// The problems in `lang` (`blocked (ImagePullBackOff)`, « bloqué (ImagePullBackOff) »).
+    pub fn problems_in(&self, lang: Lang) -> Vec<String> {
         let mut p = Vec::new();
         if self.crashlooping {
-            p.push("crash-looping".to_string());
+            p.push(lang.t("pod-crash-looping"));
         }
         for b in &self.blocked {
-            p.push(format!("blocked ({b})"));
+            p.push(lang.tr("pod-blocked", &[("reason", b.into())]));
         }
         if self.pending {
-            p.push("pending".into());
+            p.push(lang.t("pod-pending"));
         }
         if self.failed {
-            p.push("failed".into());
+            p.push(lang.t("pod-failed"));
         }
         if self.terminating.is_some() {
-            p.push("stuck terminating".into());
+            p.push(lang.t("pod-stuck-terminating"));
         }
         // A crash-looping, blocked or failed pod is not ready either; say so only when it is all.
         if self.not_ready && p.is_empty() {
-            p.push("not ready".into());
+            p.push(lang.t("pod-not-ready"));
         }
         p
     }

@@ -62,7 +62,7 @@ pub fn render(address: &str, h: &Health, lang: Lang) -> String {
     if !pods.is_empty() {
         let title = lang.tr("pods-title", &[("count", pods.len().into())]);
         let (rows, more) = capped(&pods, lang, |p| Row {
-            cells: vec![format!("{}/{}", p.namespace, p.name), p.problems().join(", "), p.restarts.to_string()],
+            cells: vec![format!("{}/{}", p.namespace, p.name), p.problems_in(lang).join(", "), p.restarts.to_string()],
             why: p.why.clone(),
         });
         let headers = ["text-col-pod", "text-col-state", "text-col-restarts"];

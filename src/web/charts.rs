@@ -4,6 +4,8 @@
 use std::fmt::Write;
 
 use maud::{Markup, html};
+
+use super::html::{lang, t, tr};
 /// One line of a chart.
 pub struct Series<'a> {
     pub name: &'a str,
@@ -55,6 +57,12 @@ fn label_time(t: i64, span: i64) -> String {
     if span > 2 * 86400 { ts.strftime("%a %d").to_string() } else { ts.strftime("%H:%M").to_string() }
 }
 
+/// An axis' value as the reader's language writes it: `2.5`, « 2,5 ».
+fn number(v: f64) -> String {
+    let text = v.to_string();
+    if lang() == crate::lang::Lang::Fr { text.replace('.', ",") } else { text }
+}
+
 /// A number with one decimal, as the charts' coordinates are written.
 fn d1(v: f64) -> String {
     format!("{v:.1}")
@@ -93,14 +101,14 @@ pub fn line_chart(title: &str, from: i64, to: i64, series: &[Series]) -> Markup 
             @for frac in [0.0, 0.5, 1.0] {
                 @let v = max * frac;
                 line x1=(LEFT) x2=(RIGHT) y1=(d1(y(v))) y2=(d1(y(v))) stroke="#d0d7de" stroke-width="1" {}
-                text x=(LEFT - 6.0) y=(d1(y(v) + 4.0)) font-size="11" text-anchor="end" fill="#57606a" { (v) }
+                text x=(LEFT - 6.0) y=(d1(y(v) + 4.0)) font-size="11" text-anchor="end" fill="#57606a" { (number(v)) }
             }
             @for i in 0..=ticks {
                 @let t = from + span * i / ticks;
                 text x=(d1(x(t).clamp(LEFT + 14.0, RIGHT - 14.0))) y=(BOTTOM + 15.0) font-size="11" text-anchor="middle" fill="#57606a" { (label_time(t, span)) }
             }
             @if empty {
-                text x=((LEFT + RIGHT) / 2.0) y=((TOP + BOTTOM) / 2.0) font-size="13" text-anchor="middle" fill="#57606a" { "no data yet" }
+                text x=((LEFT + RIGHT) / 2.0) y=((TOP + BOTTOM) / 2.0) font-size="13" text-anchor="middle" fill="#57606a" { (t("chart-no-data")) }
             }
             @for s in series {
                 @let pts = fold(&s.points, from, to);
@@ -158,8 +166,8 @@ pub fn sparkline(points: &[(i64, i64)], from: i64, to: i64) -> Markup {
         let _ = write!(d, " {w:.1},{:.1}", y(*v));
     }
     html! {
-        svg viewBox={ "0 0 " (w) " " (h) } width=(w) height=(h) role="img" aria-label="restarts over 24 hours" xmlns="http://www.w3.org/2000/svg" {
-            title { "restarts over 24 hours: " (min) " to " (max) }
+        svg viewBox={ "0 0 " (w) " " (h) } width=(w) height=(h) role="img" aria-label=(t("sparkline")) xmlns="http://www.w3.org/2000/svg" {
+            title { (tr("sparkline.range", &[("min", min.into()), ("max", max.into())])) }
             polyline points=(d.trim()) fill="none" stroke="#cf222e" stroke-width="1.5" {}
         }
     }
@@ -171,7 +179,7 @@ pub fn usage_bar(what: &str, used: f64, total: f64) -> Markup {
     let (w, h) = (120.0, 10.0);
     let share = if total > 0.0 { used / total } else { 0.0 };
     let fill = if share > 1.0 { "#cf222e" } else { "#0969da" };
-    let label = format!("{what}: {:.0}% of allocatable", share * 100.0);
+    let label = tr("usage-bar", &[("what", what.into()), ("percent", format!("{:.0}", share * 100.0).into())]);
     html! {
         svg viewBox={ "0 0 " (w) " " (h) } width=(w) height=(h) role="img" aria-label=(label) xmlns="http://www.w3.org/2000/svg" {
             title { (label) }

@@ -303,7 +303,7 @@ fn problems(board: &Board, c: &ClusterView, h: &Health, now: Timestamp) -> Marku
                         @let history = store.pod_restarts(&c.name, &p.namespace, &p.name, day_ago).unwrap_or_default();
                         tr {
                             td { (p.namespace) "/" (p.name) }
-                            td class=(if p.crashlooping { "critical" } else { "notice" }) { (p.problems().join(", ")) }
+                            td class=(if p.crashlooping { "critical" } else { "notice" }) { (p.problems_in(lang()).join(", ")) }
                             td {
                                 (p.restarts) " "
                                 @if history.len() > 1 {
@@ -371,13 +371,16 @@ fn optional_reads(h: &Health) -> Markup {
     html! {
         @for e in h.expiring() {
             div class=(if e.days < 7 { "error" } else { "notice" }) {
-                (if e.certificate == "serving" { "The API server's serving certificate" } else { "The client certificate" })
-                " expires on " (e.not_after.strftime("%Y-%m-%d %H:%M UTC").to_string())
-                " (" (crate::health::in_days(e.days)) ")."
+                (tr("certificate-expires-on", &[
+                    ("certificate", e.certificate.into()),
+                    ("date", moment(e.not_after).into()),
+                    ("when", crate::health::days_when(e.days).into()),
+                    ("days", e.days.abs().into()),
+                ]))
             }
         }
         @if !jobs.is_empty() {
-            (table(&format!("Failed jobs ({})", jobs.len()), &["Job", "CronJob", "Why"], html! {
+            (table(&tr("jobs-title", &[("count", jobs.len().into())]), &["Job", "CronJob", &t("col-why")], html! {
                 @for j in jobs.iter().take(MAX_ROWS) {
                     tr {
                         td { (j.namespace) "/" (j.name) }
@@ -388,7 +391,7 @@ fn optional_reads(h: &Health) -> Markup {
             }, more_than_shown(jobs.len())))
         }
         @if !missed.is_empty() {
-            (table(&format!("Cron jobs that missed their runs ({})", missed.len()), &["CronJob", "Schedule", "Why"], html! {
+            (table(&tr("cronjobs-title", &[("count", missed.len().into())]), &["CronJob", &t("col-schedule"), &t("col-why")], html! {
                 @for c in missed.iter().take(MAX_ROWS) {
                     tr {
                         td { (c.namespace) "/" (c.name) }
@@ -399,12 +402,12 @@ fn optional_reads(h: &Health) -> Markup {
             }, more_than_shown(missed.len())))
         }
         @if !down.is_empty() {
-            (table("Aggregated APIs not available", &["APIService", "Service", "Reason", "Message"], html! {
+            (table(&t("apiservices-title"), &["APIService", "Service", &t("col-reason"), &t("col-message")], html! {
                 @for a in down.iter().take(MAX_ROWS) {
                     tr {
                         td { (a.name) }
                         td { (a.service) }
-                        td.critical { (if a.reason.is_empty() { "not available" } else { &a.reason }) }
+                        td.critical { @if a.reason.is_empty() { (t("not-available")) } @else { (a.reason) } }
                         td.why { (a.message) }
                     }
                 }
@@ -416,12 +419,12 @@ fn optional_reads(h: &Health) -> Markup {
             MetricsApi::Available | MetricsApi::NotGranted | MetricsApi::NotRead => {}
         }
         @if !hpas.is_empty() {
-            (table(&format!("Autoscalers ({})", hpas.len()), &["HPA", "State", "Replicas / max", "Why"], html! {
+            (table(&tr("hpas-title", &[("count", hpas.len().into())]), &["HPA", &t("col-state"), &t("col-replicas-max"), &t("col-why")], html! {
                 @for a in hpas.iter().take(MAX_ROWS) {
                     tr {
                         td { (a.namespace) "/" (a.name) }
                         td.notice {
-                            @if a.scaling_active { "at maxReplicas" } @else { "cannot scale: " (a.reason) }
+                            @if a.scaling_active { (t("hpa-at-max")) } @else { (t("hpa-cannot-scale")) (t("colon")) (a.reason) }
                         }
                         td { (a.current_replicas) "/" (a.max_replicas) }
                         td.why { (a.message) }
@@ -431,20 +434,20 @@ fn optional_reads(h: &Health) -> Markup {
         }
         @if !x.not_granted.is_empty() {
             p.muted {
-                "Not granted to this service account: " (x.not_granted.join(", "))
-                " (optional; " code { "dumbmonit rbac --optional" } " adds them)."
+                (t("not-granted")) (t("colon")) (x.not_granted.join(", "))
+                " (" (t("not-granted.optional")) " " code { "dumbmonit rbac --optional" } " " (t("not-granted.adds")) ")."
             }
         }
         @for f in &x.failed {
-            p.muted { "Optional read failed: " (f) }
+            p.muted { (t("optional-failed")) (t("colon")) (f) }
         }
         @for line in x.access_lines() {
             p.muted { (line) }
         }
         @if !x.watch_not_granted.is_empty() {
             p.muted {
-                (x.watch_not_granted.join(", ")) ": watch is not granted: read every interval ("
-                code { "dumbmonit rbac --watch" } " grants it)."
+                (x.watch_not_granted.join(", ")) (t("colon")) (t("watch-not-granted")) " ("
+                code { "dumbmonit rbac --watch" } " " (t("watch-not-granted.grants")) ")."
             }
         }
     }
@@ -476,22 +479,25 @@ fn capacity(h: &Health) -> Markup {
                     (charts::usage_bar(what, used as f64, t as f64)) " " (shown) " "
                     span.muted { "(" (format!("{:.0}", used as f64 / t as f64 * 100.0)) "%)" }
                 },
-                _ => td { (shown) " " span.muted { "(allocatable unknown)" } },
+                _ => td { (shown) " " span.muted { "(" (t("allocatable-unknown")) ")" } },
             }
         }
     };
-    let cores = |m: i64| format!("{:.2}", m as f64 / 1000.0);
-    let gib = |b: i64| format!("{:.1} GiB", b as f64 / (1u64 << 30) as f64);
+    let cores = |m: i64| crate::lang::decimal(lang(), m as f64 / 1000.0, 2);
+    let gib = |b: i64| format!("{} GiB", crate::lang::decimal(lang(), b as f64 / (1u64 << 30) as f64, 1));
     let title = if h.nodes.len() <= ALL_NODES_UP_TO {
-        "Requests and limits against allocatable".to_string()
+        t("capacity-title")
     } else {
-        format!("Nodes overcommitted or 90% requested ({})", nodes.len())
+        tr("capacity-busy-title", &[("count", nodes.len().into())])
     };
-    let mut headers = vec!["Node"];
+    let mut ids = vec!["col-node"];
     if metrics {
-        headers.extend(["CPU used", "Memory used"]);
+        ids.extend(["col-cpu-used", "col-memory-used"]);
     }
-    headers.extend(["CPU requests", "CPU limits", "Memory requests", "Memory limits", "Overcommit"]);
+    ids.extend(["col-cpu-requests", "col-cpu-limits", "col-memory-requests", "col-memory-limits", "col-overcommit"]);
+    let headers: Vec<String> = ids.into_iter().map(t).collect();
+    let headers: Vec<&str> = headers.iter().map(String::as_str).collect();
+    let bar = |id: &str| t(&format!("{id}.bar"));
     let rows = html! {
         @for n in nodes.iter().take(MAX_ROWS) {
             @let r = &n.requested;
@@ -499,16 +505,16 @@ fn capacity(h: &Health) -> Markup {
                 td { (n.name) }
                 @match (n.usage_cpu, n.usage_memory) {
                     (Some(c), Some(m)) => {
-                        (cell("CPU used", c, n.allocatable_cpu, cores(c)))
-                        (cell("memory used", m, n.allocatable_memory, gib(m)))
+                        (cell(&bar("col-cpu-used"), c, n.allocatable_cpu, cores(c)))
+                        (cell(&bar("col-memory-used"), m, n.allocatable_memory, gib(m)))
                     }
                     _ => { @if metrics { td { "–" } td { "–" } } }
                 }
-                (cell("CPU requests", r.cpu_requests, n.allocatable_cpu, cores(r.cpu_requests)))
-                (cell("CPU limits", r.cpu_limits, n.allocatable_cpu, cores(r.cpu_limits)))
-                (cell("memory requests", r.memory_requests, n.allocatable_memory, gib(r.memory_requests)))
-                (cell("memory limits", r.memory_limits, n.allocatable_memory, gib(r.memory_limits)))
-                td { @if n.overcommitted() { span.critical { "limits overcommitted" } } @else { "–" } }
+                (cell(&bar("col-cpu-requests"), r.cpu_requests, n.allocatable_cpu, cores(r.cpu_requests)))
+                (cell(&bar("col-cpu-limits"), r.cpu_limits, n.allocatable_cpu, cores(r.cpu_limits)))
+                (cell(&bar("col-memory-requests"), r.memory_requests, n.allocatable_memory, gib(r.memory_requests)))
+                (cell(&bar("col-memory-limits"), r.memory_limits, n.allocatable_memory, gib(r.memory_limits)))
+                td { @if n.overcommitted() { span.critical { (t("top-overcommitted")) } } @else { "–" } }
             }
         }
     };
@@ -612,34 +618,32 @@ fn history(board: &Board, c: &ClusterView, now: Timestamp, week: bool) -> Markup
     let points = board.reader().history(&c.name, from).unwrap_or_default();
     let line =
         |f: fn(&crate::state::HistoryPoint) -> i64| points.iter().map(|p| (p.time, f(p) as f64)).collect::<Vec<_>>();
+    let names: Vec<String> = ["nodes", "ready", "running", "pending", "failed", "crash-looping", "warning-events"]
+        .into_iter()
+        .map(|n| t(&format!("series-{n}")))
+        .collect();
     let charts = [
         (
-            "Nodes ready",
+            t("chart-nodes"),
             vec![
-                Series { name: "nodes", color: "#8c959f", points: line(|p| p.nodes) },
-                Series { name: "ready", color: "#1a7f37", points: line(|p| p.nodes_ready) },
+                Series { name: &names[0], color: "#8c959f", points: line(|p| p.nodes) },
+                Series { name: &names[1], color: "#1a7f37", points: line(|p| p.nodes_ready) },
             ],
         ),
         (
-            "Pods by state",
+            t("chart-pods"),
             vec![
-                Series { name: "running", color: "#0969da", points: line(|p| p.pods_running) },
-                Series { name: "pending", color: "#bf8700", points: line(|p| p.pods_pending) },
-                Series { name: "failed", color: "#cf222e", points: line(|p| p.pods_failed) },
+                Series { name: &names[2], color: "#0969da", points: line(|p| p.pods_running) },
+                Series { name: &names[3], color: "#bf8700", points: line(|p| p.pods_pending) },
+                Series { name: &names[4], color: "#cf222e", points: line(|p| p.pods_failed) },
             ],
         ),
-        (
-            "Crash-looping pods",
-            vec![Series { name: "crash-looping", color: "#cf222e", points: line(|p| p.pods_crashlooping) }],
-        ),
-        (
-            "Warning events in the last hour",
-            vec![Series { name: "warning events", color: "#bf8700", points: line(|p| p.warning_events) }],
-        ),
+        (t("chart-crashlooping"), vec![Series { name: &names[5], color: "#cf222e", points: line(|p| p.pods_crashlooping) }]),
+        (t("chart-events"), vec![Series { name: &names[6], color: "#bf8700", points: line(|p| p.warning_events) }]),
     ];
     html! {
-        h2 { "History, last " (if week { "7 days" } else { "24 hours" }) }
-        nav.range { a href="?range=24h" { "24 hours" } a href="?range=7d" { "7 days" } }
+        h2 { (t(if week { "history-7d" } else { "history-24h" })) }
+        nav.range { a href="?range=24h" { (t("range-24h")) } a href="?range=7d" { (t("range-7d")) } }
         div.charts {
             @for (title, series) in &charts {
                 figure {
