@@ -6,12 +6,12 @@ use std::process::ExitCode;
 
 use clap::{Args, Parser, Subcommand};
 
-use crate::lang::Lang;
 use crate::collect::CycleOptions;
 use crate::collect::reader::{self, Connected, SetUpError};
 use crate::error::{ConfigError, Redactor, SizeError};
 use crate::health::{self, Health};
 use crate::kube::ConnectOptions;
+use crate::lang::Lang;
 use crate::report::{self, Output};
 use crate::{metrics, rbac};
 

@@ -807,6 +807,18 @@ url = "http://127.0.0.1:9093"
 "#;
 
     #[test]
+    fn the_notifiers_language_is_the_files_unless_they_say_their_own() {
+        use crate::lang::Lang;
+        assert_eq!(load(GOOD).unwrap().notifiers[0].language, Some(Lang::En), "English by default");
+        let french = load(&format!("language = \"fr\"\n{GOOD}")).unwrap();
+        assert_eq!((french.language, french.notifiers[0].language), (Lang::Fr, Some(Lang::Fr)));
+        let own = load(&format!("language = \"fr\"\n{GOOD}language = \"en\"\n")).unwrap();
+        assert_eq!(own.notifiers[0].language, Some(Lang::En), "a notifier's own wins");
+        let wrong = load(&format!("language = \"de\"\n{GOOD}")).unwrap_err();
+        assert!(wrong.contains("line 1") && wrong.contains("unknown variant `de`, expected `en` or `fr`"), "{wrong}");
+    }
+
+    #[test]
     fn a_good_file_with_defaults() {
         let c = load(GOOD).unwrap();
         assert_eq!(c.listen.to_string(), "127.0.0.1:8080", "loopback by default");
@@ -912,7 +924,7 @@ url = "http://127.0.0.1:9093"
         assert_eq!(
             load(&format!("{GOOD}password_hash = \"x\"\n")).unwrap_err(),
             "FILE, line 15: unknown field `password_hash`, expected one of `type`, `name`, `url`, `bearer_token`, \
-             `bearer_token_file`, `username`, `password`, `password_file`, `timeout`, `heartbeat`, `heartbeat_url`"
+             `bearer_token_file`, `username`, `password`, `password_file`, `timeout`, `heartbeat`, `heartbeat_url`, `language`"
         );
     }
 

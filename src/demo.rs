@@ -17,7 +17,9 @@ use crate::serve::{ServeOptions, run};
 /// The steps of the tour (0 is healthy; the last one holds every problem).
 const STEPS: u32 = 8;
 
-pub const BANNER: &str = "Simulated cluster: this is DumbMonit's demo, no real cluster is watched.";
+/// The banner on every page of the demo: a message of the pages (`demo-banner`), said in the
+/// reader's language.
+pub const BANNER: &str = "demo-banner";
 
 #[derive(clap::Args, Debug)]
 pub struct DemoArgs {

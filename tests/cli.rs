@@ -265,6 +265,9 @@ async fn the_demo_tells_its_story_on_pages_that_say_it_is_simulated() {
         assert!(page.body.contains("Simulated cluster: this is DumbMonit's demo, no real cluster is watched."), "{p}");
     }
     assert!(get("/clusters/demo").body.contains("shop/api-7c9696d669-8tpp6"));
+    // And in French, for a French browser.
+    let french = common::web::request(addr, "GET", "/clusters/demo", &[("Accept-Language", "fr")], b"");
+    assert!(french.body.contains("Cluster simulé\u{a0}: ceci est la démo de DumbMonit"), "{}", french.body);
     let _ = child.kill();
     let _ = child.wait();
 }

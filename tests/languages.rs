@@ -101,7 +101,8 @@ async fn english_pages_are_as_they_were() {
     let bless = std::env::var("DUMBMONIT_BLESS").is_ok_and(|v| v == "1");
     for (file, path, who) in PAGES {
         let plain = steady(&page(&s, path, who, &[]).body, &s, &trouble.sim.url());
-        let english = steady(&page(&s, path, who, &[("Accept-Language", "en-US,en;q=0.9")]).body, &s, &trouble.sim.url());
+        let english =
+            steady(&page(&s, path, who, &[("Accept-Language", "en-US,en;q=0.9")]).body, &s, &trouble.sim.url());
         assert_eq!(plain, english, "{path}: no header and `en` are the same page");
         let body = plain;
         if bless {
@@ -257,7 +258,11 @@ async fn a_french_browser_reads_the_guides_words() {
         ],
     );
     assert_eq!(tested.status, 200, "{}", tested.body);
-    assert!(tested.body.contains("<strong>Le test a échoué.</strong> The API server refused the token (401)"), "{}", tested.body);
+    assert!(
+        tested.body.contains("<strong>Le test a échoué.</strong> The API server refused the token (401)"),
+        "{}",
+        tested.body
+    );
     assert!(tested.body.contains("Un jeton fait avec <code>kubectl create token</code> expire"), "{}", tested.body);
 }
 
@@ -311,9 +316,10 @@ async fn notifications_are_told_in_the_files_language() {
     // Rule time moves a minute a cycle: the node alert fires after five.
     let _s = serve_stepped(dir.path(), &trouble, &extra, 60);
     let node_alert = |r: &Receiver| -> Option<serde_json::Value> {
-        r.bodies().into_iter().flat_map(|d| d["alerts"].as_array().cloned().unwrap_or_default()).find(|a| {
-            a["labels"]["alertname"] == "KubernetesNodeNotReady" && a["status"] == "firing"
-        })
+        r.bodies()
+            .into_iter()
+            .flat_map(|d| d["alerts"].as_array().cloned().unwrap_or_default())
+            .find(|a| a["labels"]["alertname"] == "KubernetesNodeNotReady" && a["status"] == "firing")
     };
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
     while node_alert(&french).is_none() || node_alert(&english).is_none() {
@@ -349,7 +355,12 @@ async fn check_follows_lang_and_its_machine_outputs_do_not() {
         let h = &h;
         async move {
             let mut args = vec!["check".to_string(), h.sim.url()];
-            args.extend(["--token-file".into(), common::path(&h.token_file), "--ca-file".into(), common::path(&h.ca_file)]);
+            args.extend([
+                "--token-file".into(),
+                common::path(&h.token_file),
+                "--ca-file".into(),
+                common::path(&h.ca_file),
+            ]);
             args.extend(extra.iter().map(|s| s.to_string()));
             common::dumbmonit(&args, env, h.dir.path()).await
         }
@@ -366,10 +377,13 @@ async fn check_follows_lang_and_its_machine_outputs_do_not() {
     assert_eq!(forced.stdout, c.stdout, "--lang wins over the environment");
     let lc_all = run(&[("LANG", "C"), ("LC_ALL", "fr_FR.UTF-8")], &[]).await;
     assert_eq!(lc_all.stdout, fr.stdout, "LC_ALL wins over LANG");
+    // What differs from one read to the next: durations, times, sizes.
+    let varies = regex::Regex::new(r"\d+\.\d+|\d{4}-\d\d-\d\dT[0-9:.]+Z|\d{6,}").unwrap();
+    let steady = |t: &str| varies.replace_all(t, "N").into_owned();
     for output in ["json", "prometheus"] {
-        let extra: &'static [&'static str] = if output == "json" { &["--output", "json"] } else { &["--output", "prometheus"] };
+        let extra: &'static [&'static str] =
+            if output == "json" { &["--output", "json"] } else { &["--output", "prometheus"] };
         let (fr, en) = (run(&[("LANG", "fr_FR.UTF-8")], extra).await, run(&[("LANG", "C")], extra).await);
-        let steady = |t: &str| regex::Regex::new(r"\d+\.\d+|\d{4}-\d\d-\d\dT[0-9:.]+Z|\d{6,}").unwrap().replace_all(t, "N").into_owned();
         assert_eq!(steady(&fr.stdout), steady(&en.stdout), "{output} is the same in both languages");
         assert!(!fr.stdout.contains("nœud"), "{output}");
     }
@@ -395,8 +409,14 @@ async fn the_french_rule_file_passes_promtool() {
     let en = common::dumbmonit(&["rules".into()], &[("LANG", "fr_FR.UTF-8")], dir.path()).await;
     assert!(en.stdout.contains("summary: 'Node {{ $labels.node }} is not ready'"), "{}", en.stdout);
     assert_eq!(
-        fr.stdout.lines().filter(|l| !l.trim_start().starts_with("summary:") && !l.trim_start().starts_with("description:")).collect::<Vec<_>>(),
-        en.stdout.lines().filter(|l| !l.trim_start().starts_with("summary:") && !l.trim_start().starts_with("description:")).collect::<Vec<_>>(),
+        fr.stdout
+            .lines()
+            .filter(|l| !l.trim_start().starts_with("summary:") && !l.trim_start().starts_with("description:"))
+            .collect::<Vec<_>>(),
+        en.stdout
+            .lines()
+            .filter(|l| !l.trim_start().starts_with("summary:") && !l.trim_start().starts_with("description:"))
+            .collect::<Vec<_>>(),
         "only the annotations differ"
     );
 }

@@ -189,3 +189,5 @@ series-crash-looping = crash-looping
 series-warning-events = warning events
 sparkline = restarts over 24 hours
     .range = restarts over 24 hours: { $min } to { $max }
+
+demo-banner = Simulated cluster: this is DumbMonit's demo, no real cluster is watched.

@@ -75,11 +75,18 @@ rule-hpa-metrics-unavailable =
     .prom-description = HPA { $namespace }/{ $hpa } has not been able to compute a replica count for 10 minutes (its ScalingActive condition is False).
 rule-certificate-expiring =
     .title = Kubernetes API server certificate expiring soon
+    .description = It is valid until { $until }. { $fix ->
+        [serving-k3s] k3s renews the certificates that expire within 90 days when it restarts: restart k3s on each server node.
+        [serving] Renew it (kubeadm: kubeadm certs renew apiserver, then restart the API server).
+        [client-k3s] k3s's admin kubeconfig certificate lasts one year; k3s renews it when it restarts within 90 days of its end: restart k3s, then copy the new /etc/rancher/k3s/k3s.yaml.
+       *[client] Renew it, or read with a service-account token instead (dumbmonit rbac).
+    }
     .summary = { certificate-what } expires on { $date } ({ in-days })
     .prom-summary = The { $certificate } certificate of cluster { $cluster } expires in { $value }
     .prom-description = Renew it before it ends (k3s renews the certificates that expire within 90 days when it restarts).
 rule-version-skew =
     .title = Kubernetes kubelet outside the version skew
+    .description = A kubelet may be up to three minor versions older than the API server, never newer: upgrade the node (or, for a newer kubelet, the control plane first).
     .summary = Kubelet { $kubelet } on node { $node } is outside the supported skew from the API server { $version }
     .prom-summary = The kubelet of node { $node } is outside the supported version skew
     .prom-description = A kubelet may be up to three minor versions older than the API server, never newer.
@@ -115,3 +122,5 @@ rule-cronjob-missed =
 watchdog =
     .summary = DumbMonit is alive
     .description = This alert always fires while DumbMonit runs: a dead man's switch that stops hearing it knows the monitor has stopped.
+
+pod-description = { $why }restarts: { $restarts }

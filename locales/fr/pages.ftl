@@ -195,3 +195,5 @@ series-crash-looping = en boucle de crash
 series-warning-events = événements d’avertissement
 sparkline = redémarrages sur 24 heures
     .range = redémarrages sur 24 heures : de { $min } à { $max }
+
+demo-banner = Cluster simulé : ceci est la démo de DumbMonit, aucun vrai cluster n’est surveillé.

@@ -77,11 +77,18 @@ rule-hpa-metrics-unavailable =
     .prom-description = Le HPA { $namespace }/{ $hpa } ne peut plus calculer de nombre de répliques depuis 10 minutes (sa condition ScalingActive est False).
 rule-certificate-expiring =
     .title = Certificat de l’API server Kubernetes bientôt expiré
+    .description = Il est valide jusqu’au { $until }. { $fix ->
+        [serving-k3s] k3s renouvelle à son redémarrage les certificats qui expirent dans les 90 jours : redémarrez k3s sur chaque nœud serveur.
+        [serving] Renouvelez-le (kubeadm : kubeadm certs renew apiserver, puis redémarrez l’API server).
+        [client-k3s] Le certificat du kubeconfig admin de k3s dure un an ; k3s le renouvelle s’il redémarre dans les 90 jours avant son terme : redémarrez k3s, puis copiez le nouveau /etc/rancher/k3s/k3s.yaml.
+       *[client] Renouvelez-le, ou lisez plutôt avec un jeton de compte de service (dumbmonit rbac).
+    }
     .summary = { certificate-what } expire le { $date } ({ in-days })
     .prom-summary = Le certificat { $certificate } du cluster { $cluster } expire dans { $value }
     .prom-description = Renouvelez-le avant son terme (k3s renouvelle à son redémarrage les certificats qui expirent dans les 90 jours).
 rule-version-skew =
     .title = Kubelet Kubernetes hors de l’écart de versions
+    .description = Un kubelet peut avoir jusqu’à trois versions mineures de retard sur l’API server, jamais d’avance : mettez le nœud à jour (ou, pour un kubelet plus récent, le control plane d’abord).
     .summary = Le kubelet { $kubelet } du nœud { $node } est hors de l’écart de versions pris en charge avec l’API server { $version }
     .prom-summary = Le kubelet du nœud { $node } est hors de l’écart de versions pris en charge
     .prom-description = Un kubelet peut avoir jusqu’à trois versions mineures de retard sur l’API server, jamais d’avance.
@@ -117,3 +124,5 @@ rule-cronjob-missed =
 watchdog =
     .summary = DumbMonit est en vie
     .description = Cette alerte se déclenche tant que DumbMonit tourne : un dead man’s switch qui cesse de l’entendre sait que la surveillance s’est arrêtée.
+
+pod-description = { $why }redémarrages : { $restarts }

@@ -204,7 +204,7 @@ pub struct Board {
     started: Instant,
     /// The delivery worker's counters.
     counters: Arc<Mutex<Counters>>,
-    /// Shown on every page (the demo says the cluster is simulated).
+    /// The message shown on every page (the demo says the cluster is simulated).
     banner: Option<String>,
     protection: RwLock<Arc<Protection>>,
     notifiers: NotifierSet,
@@ -413,7 +413,7 @@ impl Board {
         self.secret_key.as_deref()
     }
 
-    /// Shown on every page (the demo says the cluster is simulated).
+    /// The message shown on every page (the demo says the cluster is simulated).
     pub fn banner(&self) -> Option<&str> {
         self.banner.as_deref()
     }

@@ -45,15 +45,13 @@ fn quality(v: &str) -> Option<u16> {
 
 /// The language the `dumbmonit_lang` cookie of a `Cookie` header names, if it names one.
 pub fn from_cookie(header: Option<&str>) -> Option<Lang> {
-    header?
-        .split(';')
-        .filter_map(|c| c.trim().split_once('='))
-        .find(|(k, _)| *k == COOKIE)
-        .and_then(|(_, v)| match v.trim() {
+    header?.split(';').filter_map(|c| c.trim().split_once('=')).find(|(k, _)| *k == COOKIE).and_then(|(_, v)| {
+        match v.trim() {
             "en" => Some(Lang::En),
             "fr" => Some(Lang::Fr),
             _ => None,
-        })
+        }
+    })
 }
 
 /// A command's language from its environment: the first of `LC_ALL`, `LC_MESSAGES`, `LANG`

@@ -72,6 +72,12 @@ impl Lang {
 
     /// A message kept for later (an alert's summary), in this language.
     pub fn say(self, m: &Message) -> String {
+        if m.id == VERBATIM {
+            return m.args.iter().find(|(k, _)| k == "text").map_or_else(String::new, |(_, v)| match v {
+                Arg::Text(t) => t.clone(),
+                _ => String::new(),
+            });
+        }
         let args: Vec<(&str, Arg)> = m.args.iter().map(|(k, v)| (k.as_str(), v.clone())).collect();
         self.tr(&m.id, &args)
     }
@@ -160,9 +166,22 @@ pub struct Message {
     pub args: Vec<(String, Arg)>,
 }
 
+/// The id of a message that is its text in every language: what a cluster says (an event's
+/// message, a condition's), which is never translated.
+pub const VERBATIM: &str = "verbatim";
+
 impl Message {
     pub fn new(id: &str, args: &[(&str, Arg)]) -> Message {
         Message { id: id.to_string(), args: args.iter().map(|(k, v)| (k.to_string(), v.clone())).collect() }
+    }
+
+    /// A text said as it is in every language.
+    pub fn verbatim(text: String) -> Message {
+        Message { id: VERBATIM.into(), args: vec![("text".into(), Arg::Text(text))] }
+    }
+
+    pub fn is_verbatim(&self) -> bool {
+        self.id == VERBATIM
     }
 }
 

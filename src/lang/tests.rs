@@ -47,8 +47,12 @@ fn french_typography_holds_in_every_message() {
             for bad in [" :", " ;", " ?", " !", "« ", " »"] {
                 // ` :` after a Fluent `=` or selector is syntax, not prose.
                 let prose = line.split_once(" = ").map(|(_, v)| v).unwrap_or(line);
-                let prose = prose.trim_start_matches(|c: char| c == ' ' || c == '*' || c == '[');
-                assert!(!prose.contains(bad), "locales/fr/{area}.ftl line {}: {bad:?} with a plain space: {line}", n + 1);
+                let prose = prose.trim_start_matches([' ', '*', '[']);
+                assert!(
+                    !prose.contains(bad),
+                    "locales/fr/{area}.ftl line {}: {bad:?} with a plain space: {line}",
+                    n + 1
+                );
             }
         }
     }
@@ -107,4 +111,32 @@ fn arguments_are_neither_isolated_nor_escaped() {
     let said = Lang::Fr.tr("rule-node-not-ready.summary", &[("node", hostile.into())]);
     assert!(said.contains(hostile), "the page escapes, not Fluent: {said}");
     assert!(!said.contains('\u{2068}'), "no isolation marks");
+}
+
+#[test]
+fn a_kept_message_is_said_again_in_each_language_and_the_clusters_words_as_they_are() {
+    let m = Message::new("pod-description", &[("why", "app: OOMKilled; ".into()), ("restarts", 14.into())]);
+    assert_eq!(Lang::En.say(&m), "app: OOMKilled; restarts: 14");
+    assert_eq!(Lang::Fr.say(&m), "app: OOMKilled; redémarrages\u{a0}: 14");
+    let v = Message::verbatim("NodeStatusUnknown: Kubelet stopped posting node status.".into());
+    assert_eq!(Lang::Fr.say(&v), Lang::En.say(&v));
+    assert!(v.is_verbatim());
+    // Kept (in the state), read back the same.
+    let back: Message = serde_json::from_str(&serde_json::to_string(&m).unwrap()).unwrap();
+    assert_eq!(back, m);
+    let when: jiff::Timestamp = "2026-12-01T06:35:00Z".parse().unwrap();
+    let cert = Message::new(
+        "rule-certificate-expiring.summary",
+        &[
+            ("certificate", "serving".into()),
+            ("date", Arg::Moment(when.as_second())),
+            ("when", "future".into()),
+            ("days", 5.into()),
+        ],
+    );
+    assert_eq!(Lang::En.say(&cert), "The API server's serving certificate expires on 2026-12-01 06:35 UTC (in 5 days)");
+    assert_eq!(
+        Lang::Fr.say(&cert),
+        "Le certificat de service de l’API server expire le 1 déc. 2026 06:35 UTC (dans 5 jours)"
+    );
 }

@@ -6,8 +6,8 @@ use std::collections::BTreeMap;
 use jiff::Timestamp;
 use serde_json::{Value, json};
 
-use crate::rules::{Alert, Transition, TransitionState};
 use crate::lang::Lang;
+use crate::rules::{Alert, Transition, TransitionState};
 
 /// Alertmanager's zero time, for an alert that has not ended.
 const ZERO_TIME: &str = "0001-01-01T00:00:00Z";
@@ -81,7 +81,7 @@ pub fn fingerprint(labels: &BTreeMap<String, String>) -> String {
 /// who acknowledged it, when and why (`acknowledged_by`, `acknowledged_at`,
 /// `acknowledged_comment`).
 fn annotations(a: &Alert, lang: Lang) -> Value {
-    let mut v = json!({"summary": a.summary_in(lang), "description": a.description});
+    let mut v = json!({"summary": a.summary_in(lang), "description": a.description_in(lang)});
     if let Some(ack) = &a.acknowledged {
         v["acknowledged_by"] = json!(ack.by);
         v["acknowledged_at"] = json!(ack.at.to_string());
@@ -198,6 +198,7 @@ mod tests {
             acknowledged: None,
             told_labels: None,
             said: None,
+            said_description: None,
         }
     }
 
@@ -209,7 +210,7 @@ mod tests {
             alert: alert(),
             previous_labels: None,
         };
-        let v: Value = serde_json::from_str(&webhook("hook", &t)).unwrap();
+        let v: Value = serde_json::from_str(&webhook("hook", &t, Lang::En)).unwrap();
         assert_eq!(v["version"], "4");
         assert_eq!(v["status"], "resolved");
         assert_eq!(v["receiver"], "hook");
@@ -234,12 +235,12 @@ mod tests {
             alert: a,
             previous_labels: Some(old_notice),
         };
-        let v: Value = serde_json::from_str(&alertmanager(&[t]).unwrap()).unwrap();
+        let v: Value = serde_json::from_str(&alertmanager(&[t], Lang::En).unwrap()).unwrap();
         assert_eq!(v[0]["labels"]["severity"], "notice");
         assert_eq!(v[0]["endsAt"], "2026-11-30T04:10:00Z");
         assert_eq!(v[1]["labels"]["severity"], "warning");
         assert!(v[1].get("endsAt").is_none());
-        assert_eq!(alertmanager(&[]), None);
+        assert_eq!(alertmanager(&[], Lang::En), None);
     }
 
     #[test]
@@ -256,11 +257,11 @@ mod tests {
             alert: a,
             previous_labels: None,
         };
-        let hook: Value = serde_json::from_str(&webhook("hook", &t)).unwrap();
+        let hook: Value = serde_json::from_str(&webhook("hook", &t, Lang::En)).unwrap();
         assert_eq!(hook["status"], "firing");
         assert_eq!(hook["alerts"][0]["annotations"]["acknowledged_by"], "admin token");
         assert_eq!(hook["alerts"][0]["annotations"]["acknowledged_comment"], "on it");
-        let am: Value = serde_json::from_str(&alertmanager(std::slice::from_ref(&t)).unwrap()).unwrap();
+        let am: Value = serde_json::from_str(&alertmanager(std::slice::from_ref(&t), Lang::En).unwrap()).unwrap();
         assert_eq!(am[0]["startsAt"], "2026-11-30T03:10:00Z", "the same alert");
         assert_eq!(am[0]["annotations"]["acknowledged_by"], "admin token");
         assert!(am[0].get("endsAt").is_none());

@@ -54,7 +54,8 @@ pub fn render(address: &str, h: &Health, lang: Lang) -> String {
             .collect();
         let more = h.nodes.len() - nodes.len();
         let more = (more > 0).then(|| lang.tr("more-nodes", &[("count", more.into())]));
-        let headers = ["text-col-name", "text-col-ready", "text-col-pressure", "text-col-scheduling", "text-col-kubelet"];
+        let headers =
+            ["text-col-name", "text-col-ready", "text-col-pressure", "text-col-scheduling", "text-col-kubelet"];
         table(&mut out, &lang.t("nodes-title"), &headers.map(|h| lang.t(h)), rows, more, lang);
     }
 
@@ -116,7 +117,11 @@ pub fn render(address: &str, h: &Health, lang: Lang) -> String {
             let _ = writeln!(out, "  {n:>width$}  {}", crate::health::why::clean_line(reason, 80));
         }
         if h.events_by_reason.len() > MAX_ROWS {
-            let _ = writeln!(out, "  {}", lang.tr("more-reasons", &[("count", (h.events_by_reason.len() - MAX_ROWS).into())]));
+            let _ = writeln!(
+                out,
+                "  {}",
+                lang.tr("more-reasons", &[("count", (h.events_by_reason.len() - MAX_ROWS).into())])
+            );
         }
     }
     out

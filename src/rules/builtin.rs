@@ -16,8 +16,8 @@ use super::{
     RESTART_WINDOW, ROLLOUT_STUCK, TERMINATING_PATIENCE, UNREACHABLE_AFTER, VERSION_SKEW, WORKLOAD_REPLICAS_MISSING,
 };
 use crate::health::memory::within;
-use crate::lang::{Arg, Message};
 use crate::health::{CERTIFICATE_URGENT, Health, PodHealth};
+use crate::lang::{Arg, Message};
 
 fn labels(pairs: &[(&str, &str)]) -> BTreeMap<String, String> {
     pairs.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect()
@@ -40,10 +40,10 @@ fn workload_args(w: &crate::health::WorkloadHealth) -> Vec<(&'static str, Arg)> 
     vec![("kind", w.kind.as_str().into()), ("namespace", (&w.namespace).into()), ("workload", (&w.name).into())]
 }
 
-fn pod_description(p: &PodHealth) -> String {
-    let mut parts = p.why.clone();
-    parts.push(format!("restarts: {}", p.restarts));
-    parts.join("; ")
+/// Why the pod is in trouble (the cluster's words), then its restarts (ours).
+fn pod_description(p: &PodHealth) -> Message {
+    let why = if p.why.is_empty() { String::new() } else { format!("{}; ", p.why.join("; ")) };
+    Message::new("pod-description", &[("why", why.into()), ("restarts", p.restarts.into())])
 }
 
 impl RuleState {
@@ -58,8 +58,11 @@ impl RuleState {
                 obs.push(Observation {
                     rule: &NODE_FLAPPING,
                     labels: labels(&[("node", &n.name)]),
-                    summary: say("rule-node-flapping", &[("node", (&n.name).into()), ("changes", n.ready_transitions.into())]),
-                    description: n.why.join("; "),
+                    summary: say(
+                        "rule-node-flapping",
+                        &[("node", (&n.name).into()), ("changes", n.ready_transitions.into())],
+                    ),
+                    description: Message::verbatim(n.why.join("; ")),
                     escalate: false,
                 });
             }
@@ -69,9 +72,13 @@ impl RuleState {
                     labels: labels(&[("node", &n.name)]),
                     summary: say(
                         "rule-version-skew",
-                        &[("kubelet", (&n.kubelet_version).into()), ("node", (&n.name).into()), ("version", (&h.version).into())],
+                        &[
+                            ("kubelet", (&n.kubelet_version).into()),
+                            ("node", (&n.name).into()),
+                            ("version", (&h.version).into()),
+                        ],
                     ),
-                    description: "A kubelet may be up to three minor versions older than the API server, never newer: upgrade the node (or, for a newer kubelet, the control plane first).".into(),
+                    description: Message::new("rule-version-skew.description", &[]),
                     escalate: false,
                 });
             }
@@ -81,7 +88,7 @@ impl RuleState {
                     rule: &NODE_NOT_READY,
                     labels: labels(&[("node", &n.name)]),
                     summary: say("rule-node-not-ready", &[("node", (&n.name).into())]),
-                    description: n.why.join("; "),
+                    description: Message::verbatim(n.why.join("; ")),
                     escalate: false,
                 });
             }
@@ -90,8 +97,11 @@ impl RuleState {
                     obs.push(Observation {
                         rule: &NODE_PRESSURE,
                         labels: labels(&[("node", &n.name), ("condition", condition)]),
-                        summary: say("rule-node-pressure", &[("node", (&n.name).into()), ("condition", condition.into())]),
-                        description: n.why.join("; "),
+                        summary: say(
+                            "rule-node-pressure",
+                            &[("node", (&n.name).into()), ("condition", condition.into())],
+                        ),
+                        description: Message::verbatim(n.why.join("; ")),
                         escalate: false,
                     });
                 }
@@ -113,7 +123,7 @@ impl RuleState {
                     rule: &POD_CRASH_LOOPING,
                     labels: pod_labels(p),
                     summary: say("rule-pod-crash-looping", &pod_args(p)),
-                    description: if p.crashlooping { pod_description(p) } else { String::new() },
+                    description: if p.crashlooping { pod_description(p) } else { Message::verbatim(String::new()) },
                     escalate: false,
                 });
             }
@@ -131,7 +141,10 @@ impl RuleState {
                 obs.push(Observation {
                     rule: &POD_RESTARTING,
                     labels: pod_labels(p),
-                    summary: say("rule-pod-restarting", &[pod_args(p).as_slice(), &[("restarts", increase.into())]].concat()),
+                    summary: say(
+                        "rule-pod-restarting",
+                        &[pod_args(p).as_slice(), &[("restarts", increase.into())]].concat(),
+                    ),
                     description: pod_description(p),
                     escalate: false,
                 });
@@ -146,25 +159,17 @@ impl RuleState {
                 rule: &ROLLOUT_STUCK,
                 labels: labels(&[("kind", w.kind.as_str()), ("namespace", &w.namespace), ("workload", &w.name)]),
                 summary: say("rule-rollout-stuck", &workload_args(w)),
-                description: w.why.join("; "),
+                description: Message::verbatim(w.why.join("; ")),
                 escalate: false,
             });
         }
         for e in h.expiring() {
             let k3s = h.version.contains("+k3s");
             let fix = match (e.certificate, k3s) {
-                ("serving", true) => {
-                    " k3s renews the certificates that expire within 90 days when it restarts: restart k3s on each server node."
-                }
-                ("serving", false) => {
-                    " Renew it (kubeadm: kubeadm certs renew apiserver, then restart the API server)."
-                }
-                (_, true) => {
-                    " k3s's admin kubeconfig certificate lasts one year; k3s renews it when it restarts within 90 days of its end: restart k3s, then copy the new /etc/rancher/k3s/k3s.yaml."
-                }
-                (_, false) => {
-                    " Renew it, or read with a service-account token instead (dumbmonit rbac)."
-                }
+                ("serving", true) => "serving-k3s",
+                ("serving", false) => "serving",
+                (_, true) => "client-k3s",
+                (_, false) => "client",
             };
             let left = e.not_after.duration_since(h.time);
             obs.push(Observation {
@@ -179,7 +184,10 @@ impl RuleState {
                         ("days", e.days.abs().into()),
                     ],
                 ),
-                description: format!("It is valid until {}.{fix}", e.not_after),
+                description: Message::new(
+                    "rule-certificate-expiring.description",
+                    &[("until", e.not_after.to_string().into()), ("fix", fix.into())],
+                ),
                 escalate: left < CERTIFICATE_URGENT,
             });
         }
@@ -192,7 +200,7 @@ impl RuleState {
                     "rule-pod-stuck-terminating",
                     &[pod_args(p).as_slice(), &[("minutes", (p.terminating.unwrap_or_default() / 60).into())]].concat(),
                 ),
-                description: p.why.join("; "),
+                description: Message::verbatim(p.why.join("; ")),
                 escalate: false,
             });
         }
@@ -210,7 +218,7 @@ impl RuleState {
                         ("owner", (&j.owner).into()),
                     ],
                 ),
-                description: j.why.clone(),
+                description: Message::verbatim(j.why.clone()),
                 escalate: false,
             });
         }
@@ -219,8 +227,11 @@ impl RuleState {
             obs.push(Observation {
                 rule: &CRONJOB_MISSED,
                 labels: labels(&[("namespace", &c.namespace), ("cronjob", &c.name)]),
-                summary: say("rule-cronjob-missed", &[("namespace", (&c.namespace).into()), ("cronjob", (&c.name).into())]),
-                description: c.why.join("; "),
+                summary: say(
+                    "rule-cronjob-missed",
+                    &[("namespace", (&c.namespace).into()), ("cronjob", (&c.name).into())],
+                ),
+                description: Message::verbatim(c.why.join("; ")),
                 escalate: false,
             });
         }
@@ -234,7 +245,7 @@ impl RuleState {
                     &[workload_args(w).as_slice(), &[("missing", w.unavailable.into()), ("desired", w.desired.into())]]
                         .concat(),
                 ),
-                description: w.why.join("; "),
+                description: Message::verbatim(w.why.join("; ")),
                 escalate: false,
             });
         }
@@ -243,7 +254,7 @@ impl RuleState {
                 rule: &PVC_PENDING,
                 labels: labels(&[("namespace", &c.namespace), ("pvc", &c.name)]),
                 summary: say("rule-pvc-pending", &[("namespace", (&c.namespace).into()), ("pvc", (&c.name).into())]),
-                description: c.why.join("; "),
+                description: Message::verbatim(c.why.join("; ")),
                 escalate: false,
             });
         }
@@ -255,7 +266,7 @@ impl RuleState {
                 rule: &AGGREGATED_API_UNAVAILABLE,
                 labels: labels(&[("apiservice", &a.name), ("service", &a.service)]),
                 summary: say("rule-aggregated-api-unavailable", &[("apiservice", (&a.name).into())]),
-                description: format!("{} (service {})", a.why(), a.service),
+                description: Message::verbatim(format!("{} (service {})", a.why(), a.service)),
                 escalate: false,
             });
         }
@@ -268,7 +279,7 @@ impl RuleState {
                     "rule-hpa-metrics-unavailable",
                     &[("namespace", (&x.namespace).into()), ("hpa", (&x.name).into()), ("reason", (&x.reason).into())],
                 ),
-                description: x.message.clone(),
+                description: Message::verbatim(x.message.clone()),
                 escalate: false,
             });
         }
@@ -309,7 +320,7 @@ impl RuleState {
                 rule: &MONITOR_UNREACHABLE,
                 labels: BTreeMap::new(),
                 summary: say("rule-monitor-unreachable", &[("cluster", cluster.into())]),
-                description: message.to_string(),
+                description: Message::verbatim(message.to_string()),
                 escalate: false,
             }]
         } else {

@@ -40,6 +40,10 @@ pub struct Alert {
     /// notifiers). Left out when absent (alerts stored before; `summary` is then said as is).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub said: Option<Message>,
+    /// The message `description` was said from, when it is ours (not the cluster's words, which
+    /// are the same in every language). Left out when absent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub said_description: Option<Message>,
 }
 
 /// Who acknowledged a firing alert, when, and why (Checkmk's meaning: the problem is known and
@@ -59,6 +63,14 @@ impl Alert {
         match (&self.said, lang) {
             (Some(m), Lang::Fr) => lang.say(m),
             _ => self.summary.clone(),
+        }
+    }
+
+    /// The description in `lang`.
+    pub fn description_in(&self, lang: Lang) -> String {
+        match (&self.said_description, lang) {
+            (Some(m), Lang::Fr) => lang.say(m),
+            _ => self.description.clone(),
         }
     }
 
@@ -210,12 +222,15 @@ impl RuleState {
                     acknowledged: None,
                     told_labels: None,
                     said: None,
+                    said_description: None,
                 }
             });
             alert.summary = Lang::En.say(&obs.summary);
             alert.said = Some(obs.summary);
-            if !obs.description.is_empty() {
-                alert.description = obs.description;
+            let description = Lang::En.say(&obs.description);
+            if !description.is_empty() {
+                alert.description = description;
+                alert.said_description = (!obs.description.is_verbatim()).then_some(obs.description);
             }
             if alert.fired_at.is_none() && held(now, alert.active_at, obs.rule.hold) {
                 alert.fired_at = Some(now);

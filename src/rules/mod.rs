@@ -12,8 +12,8 @@ pub mod quiet;
 use std::collections::BTreeMap;
 use std::time::Duration;
 
-use serde::{Deserialize, Serialize};
 use crate::lang::Message;
+use serde::{Deserialize, Serialize};
 
 pub use engine::{Acknowledgement, Alert, RuleState, Transition, TransitionState};
 
@@ -142,8 +142,8 @@ pub struct Observation {
     pub labels: BTreeMap<String, String>,
     /// One line: `Pod shop/api-7c9696d669-8tpp6 is crash-looping`, said in each language.
     pub summary: Message,
-    /// The why.
-    pub description: String,
+    /// The why: the cluster's words as they are, or ours said in each language.
+    pub description: Message,
     /// The condition is past its urgent threshold: the alert is (or becomes) a Warning now,
     /// whatever its rule's severity (a certificate within 7 days of its end).
     pub escalate: bool,

@@ -44,8 +44,21 @@ struct Export {
 
 /// Every label a rule's message may name, as a Prometheus template of it.
 const LABELS: &[&str] = &[
-    "node", "condition", "namespace", "pod", "kind", "workload", "pvc", "cluster", "apiservice", "service", "hpa",
-    "certificate", "job", "owner", "cronjob",
+    "node",
+    "condition",
+    "namespace",
+    "pod",
+    "kind",
+    "workload",
+    "pvc",
+    "cluster",
+    "apiservice",
+    "service",
+    "hpa",
+    "certificate",
+    "job",
+    "owner",
+    "cronjob",
 ];
 
 /// A rule's annotation in `lang`: its message, each argument the template of its label.

@@ -45,7 +45,8 @@ use path::Shared;
 /// How `serve` runs beyond its configuration file.
 #[derive(Default)]
 pub struct ServeOptions {
-    /// Shown on every page.
+    /// Shown on every page: a message of the pages (`locales/*/pages.ftl`), said in the reader's
+    /// language.
     pub banner: Option<String>,
     /// The file to reload on SIGHUP or change; None: no reload.
     pub config_path: Option<PathBuf>,

@@ -613,6 +613,7 @@ mod tests {
             acknowledged: None,
             told_labels: None,
             said: None,
+            said_description: None,
         }
     }
 

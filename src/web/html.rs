@@ -104,7 +104,7 @@ fn layout(title: &str, banner: Option<&str>, body: Markup, refresh: bool) -> Str
             }
             body {
                 @if let Some(b) = banner {
-                    p.banner { (b) }
+                    p.banner { (reader.lang.t(b)) }
                 }
                 header { a href="/" { "DumbMonit" } }
                 main { (body) }
@@ -186,7 +186,7 @@ mod tests {
     #[test]
     fn escaping_makes_markup_inert() {
         let evil = "<script>alert(\"x\")</script> & 'q'";
-        let page = page(evil, Some(evil), html! { p title=(evil) { (evil) } });
+        let page = page(evil, Some("demo-banner"), html! { p title=(evil) { (evil) } });
         assert!(!page.contains("<script"), "{page}");
         assert!(page.contains("<title>&lt;script&gt;alert(&quot;x&quot;)&lt;/script&gt; &amp; 'q'</title>"), "{page}");
         assert!(page.contains("<p title=\"&lt;script&gt;alert(&quot;x&quot;)&lt;/script&gt; &amp; 'q'\">"), "{page}");

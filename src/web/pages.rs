@@ -271,8 +271,7 @@ fn problems(board: &Board, c: &ClusterView, h: &Health, now: Timestamp) -> Marku
     // Not ready first, then under pressure, then cordoned, then the rest.
     nodes.sort_by_key(|n| (n.ready, !n.under_pressure(), !n.unschedulable));
     let more_nodes = h.nodes.len() - nodes.len();
-    let more_nodes = (more_nodes > 0)
-        .then(|| tr("more-nodes", &[("count", more_nodes.into())]));
+    let more_nodes = (more_nodes > 0).then(|| tr("more-nodes", &[("count", more_nodes.into())]));
     let pods = h.problem_pods();
     let day_ago = now.as_second() - 86400;
     let workloads: Vec<_> = h.workloads.iter().filter(|w| w.unavailable > 0).collect();
@@ -638,7 +637,10 @@ fn history(board: &Board, c: &ClusterView, now: Timestamp, week: bool) -> Markup
                 Series { name: &names[4], color: "#cf222e", points: line(|p| p.pods_failed) },
             ],
         ),
-        (t("chart-crashlooping"), vec![Series { name: &names[5], color: "#cf222e", points: line(|p| p.pods_crashlooping) }]),
+        (
+            t("chart-crashlooping"),
+            vec![Series { name: &names[5], color: "#cf222e", points: line(|p| p.pods_crashlooping) }],
+        ),
         (t("chart-events"), vec![Series { name: &names[6], color: "#bf8700", points: line(|p| p.warning_events) }]),
     ];
     html! {
