@@ -214,6 +214,10 @@ async fn a_french_browser_reads_the_guides_words() {
     ] {
         assert!(panel.body.contains(expected), "missing {expected:?} in the French panel:\n{}", panel.body);
     }
+    let silences = page(&s, "/silences", ADMIN, &[FRENCH]).body;
+    for expected in ["<h2>Fenêtres de maintenance</h2>", "Aucun silence.", ">Nouveau silence</a>"] {
+        assert!(silences.contains(expected), "missing {expected:?} in the French silences:\n{silences}");
+    }
     let overview = page(&s, "/", VIEWER, &[("Accept-Language", "fr-CH,fr;q=0.9,en;q=0.5")]);
     assert!(overview.body.contains("<th>Nœuds prêts</th>"), "{}", overview.body);
     assert!(overview.body.contains("1 nœud non prêt, 1 pod en boucle de crash"), "{}", overview.body);

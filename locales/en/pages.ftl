@@ -191,3 +191,50 @@ sparkline = restarts over 24 hours
     .range = restarts over 24 hours: { $min } to { $max }
 
 demo-banner = Simulated cluster: this is DumbMonit's demo, no real cluster is watched.
+
+## Silences, maintenance windows, acknowledgements
+q-silences = Silences
+q-silence = Silence
+q-home = Silences live in Alertmanager { $name }: those made here are made there, and those made there (its UI, amtool, another replica) hold here too.
+q-home-unread = Alertmanager's silences cannot be read.
+    .kept = The silences last read from it stay in force.
+q-no-silence = No silence.
+q-col-matchers = Matchers
+q-col-until = Until
+q-col-by = By
+q-col-comment = Comment
+q-col-clusters = Clusters
+q-state-pending = pending
+q-state-active = active
+q-state-expired = expired
+q-state-scheduled = scheduled
+q-no-end = no end
+q-from-file = from the configuration file
+q-edit = Edit
+q-expire = Expire
+q-new-silence = New silence
+q-windows = Maintenance windows
+q-no-window = No maintenance window.
+q-for = for
+q-end = End
+q-new-window = New maintenance window
+q-maintenance = Maintenance
+q-matchers = Matchers, one a line (Alertmanager's syntax: name="value", name=~"regex", != and !~)
+q-for-how-long = For (from now: 2h, 90m, 1d)
+q-everything = Silence every alert these match, even if they match every alert of every cluster
+q-silence-until = Silence until { $until }
+q-new-end = Its new end is counted from now.
+q-no-such-silence = No silence { $id } made on the pages or through the API.
+q-not-expired = Not expired
+q-no-such-alert = No alert { $print } now.
+q-acknowledge = Acknowledge
+    .meaning = Someone is on it: it is not escalated nor told again; the acknowledgement ends when the alert resolves. Other alerts are told as usual.
+q-not-acknowledged = Not acknowledged
+q-window-cluster = Cluster (a name, or clusters: {"{"}cluster=~"edge-.*"{"}"})
+q-window-kinds = One-off: a start and an end (RFC 3339, such as 2026-12-06T02:00:00+01:00). Recurring: a cron schedule, its time zone and how long.
+q-window-start = Start
+q-window-end = End
+q-window-schedule = Schedule (cron: minute hour day-of-month month day-of-week)
+q-window-time-zone = Time zone (such as Europe/Paris; UTC when empty)
+q-window-duration = Duration (2h, 90m)
+q-not-ended = Not ended

@@ -197,3 +197,50 @@ sparkline = redémarrages sur 24 heures
     .range = redémarrages sur 24 heures : de { $min } à { $max }
 
 demo-banner = Cluster simulé : ceci est la démo de DumbMonit, aucun vrai cluster n’est surveillé.
+
+## Silences, fenêtres de maintenance, prises en compte
+q-silences = Silences
+q-silence = Silence
+q-home = Les silences vivent dans l’Alertmanager { $name } : ceux faits ici y sont faits, et ceux faits là-bas (son interface, amtool, une autre réplique) valent ici aussi.
+q-home-unread = Les silences d’Alertmanager ne peuvent pas être lus.
+    .kept = Les silences lus en dernier restent en vigueur.
+q-no-silence = Aucun silence.
+q-col-matchers = Matchers
+q-col-until = Jusqu’au
+q-col-by = Par
+q-col-comment = Commentaire
+q-col-clusters = Clusters
+q-state-pending = à venir
+q-state-active = actif
+q-state-expired = expiré
+q-state-scheduled = planifiée
+q-no-end = sans fin
+q-from-file = du fichier de configuration
+q-edit = Modifier
+q-expire = Expirer
+q-new-silence = Nouveau silence
+q-windows = Fenêtres de maintenance
+q-no-window = Aucune fenêtre de maintenance.
+q-for = pendant
+q-end = Terminer
+q-new-window = Nouvelle fenêtre de maintenance
+q-maintenance = Maintenance
+q-matchers = Matchers, un par ligne (syntaxe d’Alertmanager : name="value", name=~"regex", != et !~)
+q-for-how-long = Durée (à partir de maintenant : 2h, 90m, 1d)
+q-everything = Faire taire toutes les alertes qu’ils sélectionnent, même s’ils sélectionnent toutes les alertes de tous les clusters
+q-silence-until = Silence jusqu’au { $until }
+q-new-end = Sa nouvelle fin est comptée à partir de maintenant.
+q-no-such-silence = Aucun silence { $id } fait sur les pages ou par l’API.
+q-not-expired = Non expiré
+q-no-such-alert = Aucune alerte { $print } en ce moment.
+q-acknowledge = Prendre en compte
+    .meaning = Quelqu’un s’en occupe : elle n’est ni escaladée ni renotifiée ; la prise en compte finit quand l’alerte se résout. Les autres alertes sont notifiées comme d’habitude.
+q-not-acknowledged = Non prise en compte
+q-window-cluster = Cluster (un nom, ou des clusters : {"{"}cluster=~"edge-.*"{"}"})
+q-window-kinds = Ponctuelle : un début et une fin (RFC 3339, par exemple 2026-12-06T02:00:00+01:00). Récurrente : un planning cron, son fuseau horaire et sa durée.
+q-window-start = Début
+q-window-end = Fin
+q-window-schedule = Planning (cron : minute heure jour-du-mois mois jour-de-la-semaine)
+q-window-time-zone = Fuseau horaire (par exemple Europe/Paris ; UTC si vide)
+q-window-duration = Durée (2h, 90m)
+q-not-ended = Non terminée

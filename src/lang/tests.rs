@@ -38,22 +38,24 @@ fn both_languages_have_the_same_messages() {
 
 #[test]
 fn french_typography_holds_in_every_message() {
-    // A non-breaking space (or narrow one) before « : ; ? ! » and inside « », never a plain one.
+    // A non-breaking space before « : ; ? ! » ending a word (not `!=`, `!~` of a matcher's
+    // syntax) and inside « », never a plain one.
     for (area, _, fr) in AREAS {
         for (n, line) in fr.lines().enumerate() {
             if line.trim_start().starts_with('#') {
                 continue;
             }
-            for bad in [" :", " ;", " ?", " !", "« ", " »"] {
-                // ` :` after a Fluent `=` or selector is syntax, not prose.
-                let prose = line.split_once(" = ").map(|(_, v)| v).unwrap_or(line);
-                let prose = prose.trim_start_matches([' ', '*', '[']);
-                assert!(
-                    !prose.contains(bad),
-                    "locales/fr/{area}.ftl line {}: {bad:?} with a plain space: {line}",
-                    n + 1
-                );
+            // What follows a Fluent `=` or a variant's key is the text.
+            let prose = line.split_once(" = ").map(|(_, v)| v).unwrap_or(line);
+            let prose = prose.trim_start_matches([' ', '*', '[']);
+            let chars: Vec<char> = prose.chars().collect();
+            for (i, w) in chars.windows(2).enumerate() {
+                let ends_word = chars.get(i + 2).is_none_or(|c| c.is_whitespace());
+                let bad = (w[0] == ' ' && ":;?!".contains(w[1]) && ends_word) || (w[0] == '«' && w[1] == ' ');
+                let bad = bad || (w[0] == ' ' && w[1] == '»');
+                assert!(!bad, "locales/fr/{area}.ftl line {}: a plain space in {:?}: {line}", n + 1, w);
             }
+            assert!(!prose.contains('\''), "locales/fr/{area}.ftl line {}: a straight apostrophe: {line}", n + 1);
         }
     }
 }

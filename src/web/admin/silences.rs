@@ -20,11 +20,11 @@ use crate::board::Board;
 use crate::logs::Event;
 use crate::silence::postable::{ApiMatcher, PostableSilence};
 use crate::silence::{Matcher, Silence, SilenceState};
-use crate::web::html::path_segment;
+use crate::web::html::{lang, path_segment, t, tr};
 use crate::web::{Checked, HTML, respond};
 
 fn moment(t: Option<Timestamp>) -> String {
-    t.map(|t| t.strftime("%Y-%m-%d %H:%M UTC").to_string()).unwrap_or_else(|| "–".into())
+    t.map(|at| crate::lang::date_time(lang(), at)).unwrap_or_else(|| "–".into())
 }
 
 /// The CSRF token of an admin's page, with the session it belongs to; None for viewers.
@@ -71,37 +71,37 @@ pub async fn list(
     let mut silences: Vec<&Silence> = quiet.silences.iter().collect();
     silences.sort_by_key(|s| (s.state(now) == SilenceState::Expired, !s.from_file, s.ends_at));
     let body = html! {
-        h1 { "Silences" }
+        h1 { (t("q-silences")) }
         @if let Some(name) = &home {
-            p.muted { "Silences live in Alertmanager " (name) ": those made here are made there, and those made there (its UI, amtool, another replica) hold here too." }
+            p.muted { (tr("q-home", &[("name", name.into())])) }
         }
         @if let Some(problem) = board.home_problem() {
-            div.error { strong { "Alertmanager's silences cannot be read." } " " (problem) ". The silences last read from it stay in force." }
+            div.error { strong { (t("q-home-unread")) } " " (problem) ". " (t("q-home-unread.kept")) }
         }
         @if silences.is_empty() {
-            p { "No silence." }
+            p { (t("q-no-silence")) }
         } @else {
             div.scroll {
                 table.silences {
-                    thead { tr { th { "State" } th { "Matchers" } th { "Until" } th { "By" } th { "Comment" } th {} } }
+                    thead { tr { th { (t("col-state")) } th { (t("q-col-matchers")) } th { (t("q-col-until")) } th { (t("q-col-by")) } th { (t("q-col-comment")) } th {} } }
                     tbody {
                         @for s in &silences {
                             @let state = s.state(now).as_str();
                             tr data-silence=(s.id) {
-                                td class=(state) { (state) }
+                                td class=(state) { (t(&format!("q-state-{state}"))) }
                                 td { code { (s.matchers_text()) } }
-                                td { @if s.from_file { "no end" } @else { (moment(s.ends_at)) } }
+                                td { @if s.from_file { (t("q-no-end")) } @else { (moment(s.ends_at)) } }
                                 td { (s.created_by) }
                                 td { (s.comment) }
                                 td {
                                     @if s.from_file {
-                                        span.muted { "from the configuration file" }
+                                        span.muted { (t("q-from-file")) }
                                     } @else if let (Some(csrf), false) = (csrf, state == "expired") {
-                                        a href={ "/silences/" (path_segment(&s.id)) "/edit" } { "Edit" }
+                                        a href={ "/silences/" (path_segment(&s.id)) "/edit" } { (t("q-edit")) }
                                         " "
                                         form.inline method="post" action={ "/silences/" (path_segment(&s.id)) "/expire" } {
                                             input type="hidden" name="csrf" value=(csrf);
-                                            button type="submit" { "Expire" }
+                                            button type="submit" { (t("q-expire")) }
                                         }
                                     }
                                 }
@@ -112,26 +112,26 @@ pub async fn list(
             }
         }
         @if csrf.is_some() {
-            p.actions { a href="/silences/new" { "New silence" } }
+            p.actions { a href="/silences/new" { (t("q-new-silence")) } }
         }
-        h2 { "Maintenance windows" }
+        h2 { (t("q-windows")) }
         @let windows = board.windows_json();
         @if windows.is_empty() {
-            p { "No maintenance window." }
+            p { (t("q-no-window")) }
         } @else {
             div.scroll {
                 table {
-                    thead { tr { th { "State" } th { "Clusters" } th { "When" } th { "By" } th { "Comment" } th {} } }
+                    thead { tr { th { (t("col-state")) } th { (t("q-col-clusters")) } th { (t("col-when")) } th { (t("q-col-by")) } th { (t("q-col-comment")) } th {} } }
                     tbody {
                         @for w in &windows {
                             tr {
-                                td { (w["status"]["state"].as_str().unwrap_or("")) }
+                                td { (t(&format!("q-state-{}", w["status"]["state"].as_str().unwrap_or("expired")))) }
                                 td { code { (w["cluster"].as_str().unwrap_or("")) } }
                                 td {
                                     @match (w["startsAt"].as_str(), w["schedule"].as_str()) {
                                         (Some(start), _) => { (start) " – " (w["endsAt"].as_str().unwrap_or("")) }
                                         (None, Some(schedule)) => {
-                                            code { (schedule) } " " (w["timeZone"].as_str().unwrap_or("")) " for " (w["duration"].as_str().unwrap_or(""))
+                                            code { (schedule) } " " (w["timeZone"].as_str().unwrap_or("")) " " (t("q-for")) " " (w["duration"].as_str().unwrap_or(""))
                                         }
                                         _ => {}
                                     }
@@ -140,11 +140,11 @@ pub async fn list(
                                 td { (w["comment"].as_str().unwrap_or("")) }
                                 td {
                                     @if w["from_file"] == true {
-                                        span.muted { "from the configuration file" }
+                                        span.muted { (t("q-from-file")) }
                                     } @else if let Some(csrf) = csrf {
                                         form.inline method="post" action={ "/maintenance/" (path_segment(w["id"].as_str().unwrap_or(""))) "/end" } {
                                             input type="hidden" name="csrf" value=(csrf);
-                                            button type="submit" { "End" }
+                                            button type="submit" { (t("q-end")) }
                                         }
                                     }
                                 }
@@ -155,10 +155,10 @@ pub async fn list(
             }
         }
         @if csrf.is_some() {
-            p.actions { a href="/maintenance/new" { "New maintenance window" } }
+            p.actions { a href="/maintenance/new" { (t("q-new-window")) } }
         }
     };
-    let page = respond(StatusCode::OK, HTML, page_of(&board, "Silences · DumbMonit", body));
+    let page = respond(StatusCode::OK, HTML, page_of(&board, &format!("{} · DumbMonit", t("q-silences")), body));
     match &admin {
         Some((_, s)) => with_session(page, s, https.0),
         None => page,
@@ -220,19 +220,19 @@ impl SilenceForm {
 fn silence_form(csrf: &str, action: &str, f: &SilenceForm, fixed: bool, problem: Option<&str>) -> Markup {
     html! {
         @if let Some(p) = problem {
-            div.error { strong { "Not saved." } " " (p) }
+            div.error { strong { (t("not-saved")) } " " (p) }
         }
         form.silence method="post" action=(action) {
             input type="hidden" name="csrf" value=(csrf);
-            label { "Matchers, one a line (Alertmanager's syntax: name=\"value\", name=~\"regex\", != and !~)"
+            label { (t("q-matchers"))
                 textarea name="matchers" rows="5" readonly[fixed] { (f.matchers) }
             }
-            label { "For (from now: 2h, 90m, 1d)" input type="text" name="duration" value=(f.duration); }
-            label { "Comment" input type="text" name="comment" value=(f.comment); }
+            label { (t("q-for-how-long")) input type="text" name="duration" value=(f.duration); }
+            label { (t("q-col-comment")) input type="text" name="comment" value=(f.comment); }
             @if !fixed {
-                label.check { input type="checkbox" name="everything"; " Silence every alert these match, even if they match every alert of every cluster" }
+                label.check { input type="checkbox" name="everything"; " " (t("q-everything")) }
             }
-            button type="submit" { "Save" }
+            button type="submit" { (t("form-save")) }
         }
     }
 }
@@ -250,8 +250,8 @@ pub async fn new(
         .map(|(_, v)| v.chars().filter(|c| !c.is_control()).take(500).collect())
         .collect();
     let f = SilenceForm { matchers: matchers.join("\n"), duration: "2h".into(), ..SilenceForm::default() };
-    form_page(&board, &headers, &role, https.0, "New silence · DumbMonit", |csrf| {
-        html! { h1 { "New silence" } (silence_form(csrf, "/silences", &f, false, None)) }
+    form_page(&board, &headers, &role, https.0, &format!("{} · DumbMonit", t("q-new-silence")), |csrf| {
+        html! { h1 { (t("q-new-silence")) } (silence_form(csrf, "/silences", &f, false, None)) }
     })
 }
 
@@ -268,8 +268,8 @@ pub async fn create(
         Err(r) => return r.answer(&board),
     };
     let again = |problem: &str| {
-        let body = html! { h1 { "New silence" } (silence_form(&f.csrf, "/silences", &f, false, Some(problem))) };
-        respond(StatusCode::OK, HTML, page_of(&board, "New silence · DumbMonit", body))
+        let body = html! { h1 { (t("q-new-silence")) } (silence_form(&f.csrf, "/silences", &f, false, Some(problem))) };
+        respond(StatusCode::OK, HTML, page_of(&board, &format!("{} · DumbMonit", t("q-new-silence")), body))
     };
     let posted = match f.postable(None, board.now()) {
         Ok(p) => p,
@@ -299,18 +299,18 @@ pub async fn edit(
         ..SilenceForm::default()
     };
     let action = format!("/silences/{}/edit", path_segment(&id));
-    form_page(&board, &headers, &role, https.0, "Silence · DumbMonit", |csrf| {
+    form_page(&board, &headers, &role, https.0, &format!("{} · DumbMonit", t("q-silence")), |csrf| {
         html! {
-            h1 { "Silence until " (moment(silence.ends_at)) }
-            p.muted { "Its new end is counted from now." }
+            h1 { (tr("q-silence-until", &[("until", moment(silence.ends_at).into())])) }
+            p.muted { (t("q-new-end")) }
             (silence_form(csrf, &action, &f, true, None))
         }
     })
 }
 
 fn not_found(board: &Board, id: &str) -> Response {
-    let body = html! { h1 { "Not found" } p { "No silence " (id) " made on the pages or through the API." } };
-    respond(StatusCode::NOT_FOUND, HTML, page_of(board, "Not found · DumbMonit", body))
+    let body = html! { h1 { (t("not-found")) } p { (tr("q-no-such-silence", &[("id", id.into())])) } };
+    respond(StatusCode::NOT_FOUND, HTML, page_of(board, &format!("{} · DumbMonit", t("not-found")), body))
 }
 
 /// `POST /silences/{id}/edit`
@@ -333,8 +333,8 @@ pub async fn edit_post(
     f.matchers = silence.matchers.iter().map(ToString::to_string).collect::<Vec<_>>().join("\n");
     let action = format!("/silences/{}/edit", path_segment(&id));
     let again = |problem: &str| {
-        let body = html! { h1 { "Silence" } (silence_form(&f.csrf, &action, &f, true, Some(problem))) };
-        respond(StatusCode::OK, HTML, page_of(&board, "Silence · DumbMonit", body))
+        let body = html! { h1 { (t("q-silence")) } (silence_form(&f.csrf, &action, &f, true, Some(problem))) };
+        respond(StatusCode::OK, HTML, page_of(&board, &format!("{} · DumbMonit", t("q-silence")), body))
     };
     let mut posted = match f.postable(Some(&id), board.now()) {
         Ok(p) => p,
@@ -379,8 +379,8 @@ pub async fn expire(
     match crate::web::quiet::end_silence(&board, &id, &who).await {
         Ok(()) => Redirect::to("/silences").into_response(),
         Err((status, why)) => {
-            let body = html! { h1 { "Not expired" } p { (why) } };
-            respond(status, HTML, page_of(&board, "Not expired · DumbMonit", body))
+            let body = html! { h1 { (t("q-not-expired")) } p { (why) } };
+            respond(status, HTML, page_of(&board, &format!("{} · DumbMonit", t("q-not-expired")), body))
         }
     }
 }
@@ -395,18 +395,18 @@ pub async fn ack_form(
 ) -> Response {
     let found = board.alert_by_fingerprint(&print);
     let Some((cluster, alert)) = found else {
-        let body = html! { h1 { "Not found" } p { "No alert " (print) " now." } };
-        return respond(StatusCode::NOT_FOUND, HTML, page_of(&board, "Not found · DumbMonit", body));
+        let body = html! { h1 { (t("not-found")) } p { (tr("q-no-such-alert", &[("print", (&print).into())])) } };
+        return respond(StatusCode::NOT_FOUND, HTML, page_of(&board, &format!("{} · DumbMonit", t("not-found")), body));
     };
-    form_page(&board, &headers, &role, https.0, "Acknowledge · DumbMonit", |csrf| {
+    form_page(&board, &headers, &role, https.0, &format!("{} · DumbMonit", t("q-acknowledge")), |csrf| {
         html! {
-            h1 { "Acknowledge" }
-            p { strong { (alert.alertname) } " · " (cluster) " · " (alert.summary) }
-            p.muted { "Someone is on it: it is not escalated nor told again; the acknowledgement ends when the alert resolves. Other alerts are told as usual." }
+            h1 { (t("q-acknowledge")) }
+            p { strong { (alert.alertname) } " · " (cluster) " · " (alert.summary_in(lang())) }
+            p.muted { (t("q-acknowledge.meaning")) }
             form.ack method="post" action={ "/alerts/" (path_segment(&print)) "/ack" } {
                 input type="hidden" name="csrf" value=(csrf);
-                label { "Comment" input type="text" name="comment"; }
-                button type="submit" { "Acknowledge" }
+                label { (t("q-col-comment")) input type="text" name="comment"; }
+                button type="submit" { (t("q-acknowledge")) }
             }
         }
     })
@@ -431,8 +431,12 @@ pub async fn ack_post(
             Redirect::to(&format!("/clusters/{}", path_segment(&cluster))).into_response()
         }
         Err(e) => {
-            let body = html! { h1 { "Not acknowledged" } p { (e.to_string()) } };
-            respond(StatusCode::CONFLICT, HTML, page_of(&board, "Not acknowledged · DumbMonit", body))
+            let body = html! { h1 { (t("q-not-acknowledged")) } p { (e.to_string()) } };
+            respond(
+                StatusCode::CONFLICT,
+                HTML,
+                page_of(&board, &format!("{} · DumbMonit", t("q-not-acknowledged")), body),
+            )
         }
     }
 }
@@ -484,19 +488,19 @@ impl WindowForm {
 fn window_form(csrf: &str, f: &WindowForm, problem: Option<&str>) -> Markup {
     html! {
         @if let Some(p) = problem {
-            div.error { strong { "Not saved." } " " (p) }
+            div.error { strong { (t("not-saved")) } " " (p) }
         }
         form.silence method="post" action="/maintenance" {
             input type="hidden" name="csrf" value=(csrf);
-            label { "Cluster (a name, or clusters: {cluster=~\"edge-.*\"})" input type="text" name="cluster" value=(f.cluster); }
-            p.muted { "One-off: a start and an end (RFC 3339, such as 2026-12-06T02:00:00+01:00). Recurring: a cron schedule, its time zone and how long." }
-            label { "Start" input type="text" name="start" value=(f.start); }
-            label { "End" input type="text" name="end" value=(f.end); }
-            label { "Schedule (cron: minute hour day-of-month month day-of-week)" input type="text" name="schedule" value=(f.schedule); }
-            label { "Time zone (such as Europe/Paris; UTC when empty)" input type="text" name="time_zone" value=(f.time_zone); }
-            label { "Duration (2h, 90m)" input type="text" name="duration" value=(f.duration); }
-            label { "Comment" input type="text" name="comment" value=(f.comment); }
-            button type="submit" { "Save" }
+            label { (t("q-window-cluster")) input type="text" name="cluster" value=(f.cluster); }
+            p.muted { (t("q-window-kinds")) }
+            label { (t("q-window-start")) input type="text" name="start" value=(f.start); }
+            label { (t("q-window-end")) input type="text" name="end" value=(f.end); }
+            label { (t("q-window-schedule")) input type="text" name="schedule" value=(f.schedule); }
+            label { (t("q-window-time-zone")) input type="text" name="time_zone" value=(f.time_zone); }
+            label { (t("q-window-duration")) input type="text" name="duration" value=(f.duration); }
+            label { (t("q-col-comment")) input type="text" name="comment" value=(f.comment); }
+            button type="submit" { (t("form-save")) }
         }
     }
 }
@@ -508,8 +512,8 @@ pub async fn new_window(
     axum::Extension(role): axum::Extension<Checked>,
     headers: HeaderMap,
 ) -> Response {
-    form_page(&board, &headers, &role, https.0, "Maintenance · DumbMonit", |csrf| {
-        html! { h1 { "New maintenance window" } (window_form(csrf, &WindowForm::default(), None)) }
+    form_page(&board, &headers, &role, https.0, &format!("{} · DumbMonit", t("q-maintenance")), |csrf| {
+        html! { h1 { (t("q-new-window")) } (window_form(csrf, &WindowForm::default(), None)) }
     })
 }
 
@@ -532,8 +536,8 @@ pub async fn create_window(
             Redirect::to("/silences").into_response()
         }
         Err(e) => {
-            let body = html! { h1 { "New maintenance window" } (window_form(&f.csrf, &f, Some(&e.to_string()))) };
-            respond(StatusCode::OK, HTML, page_of(&board, "Maintenance · DumbMonit", body))
+            let body = html! { h1 { (t("q-new-window")) } (window_form(&f.csrf, &f, Some(&e.to_string()))) };
+            respond(StatusCode::OK, HTML, page_of(&board, &format!("{} · DumbMonit", t("q-maintenance")), body))
         }
     }
 }
@@ -558,8 +562,8 @@ pub async fn end_window(
         }
         Err(e) => {
             let (status, why) = crate::web::quiet::refusal(&e);
-            let body = html! { h1 { "Not ended" } p { (why) } };
-            respond(status, HTML, page_of(&board, "Not ended · DumbMonit", body))
+            let body = html! { h1 { (t("q-not-ended")) } p { (why) } };
+            respond(status, HTML, page_of(&board, &format!("{} · DumbMonit", t("q-not-ended")), body))
         }
     }
 }
