@@ -268,6 +268,23 @@ async fn a_french_browser_reads_the_guides_words() {
         tested.body
     );
     assert!(tested.body.contains("Un jeton fait avec <code>kubectl create token</code> expire"), "{}", tested.body);
+    // What was entered and cannot be kept, said in French, the field by its French label.
+    let refused = session.post(
+        &s,
+        "/clusters/new",
+        &[("name", "lab"), ("address", "k3s.lan"), ("port", "0"), ("action", "test")],
+    );
+    assert!(
+        refused.body.contains("<strong>Non enregistré.</strong> Port\u{a0}: un nombre de 1 à 65535 est attendu"),
+        "{}",
+        refused.body
+    );
+    let refused = session.post(
+        &s,
+        "/clusters/new",
+        &[("name", "lab"), ("address", "k3s.lan"), ("timeout", "2h"), ("action", "test")],
+    );
+    assert!(refused.body.contains("Délai par requête\u{a0}: une durée de"), "{}", refused.body);
 }
 
 /// A cluster's hostile strings stay inert on the French pages, as on the English ones.

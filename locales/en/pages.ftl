@@ -238,3 +238,26 @@ q-window-schedule = Schedule (cron: minute hour day-of-month month day-of-week)
 q-window-time-zone = Time zone (such as Europe/Paris; UTC when empty)
 q-window-duration = Duration (2h, 90m)
 q-not-ended = Not ended
+
+## Why a change on the pages is refused, or what was entered is not kept
+name-rule = up to 100 letters (a-z, A-Z), digits, '-', '_' and '.', not starting with '-', not only dots, and not "new"
+form-error-read-only = This monitor is read-only: clusters are added in its configuration file. To add them here, give admins in the file's [auth.admin] section (bearer_token_file, or username with password_hash), then reload.
+form-error-no-secret-key = The secret key (secret_key_file) could not be read or made, so tokens cannot be stored; the server's log says why.
+form-error-not-admin = Adding, editing and removing clusters needs the admin role.
+form-error-not-this-session = This form is not from this session (or it expired). Open the page again and send it from there.
+form-error-from-the-file = Cluster { $name } comes from the configuration file: it is changed there, not on the pages.
+form-error-not-added = No cluster named { $name } was added on the pages.
+form-error-not-removed = Not removed: { $error }
+form-error-name = Name: { $rule }
+form-error-name-taken = Name: a cluster named { $name } is already watched
+form-error-port = Port: a number from 1 to 65535 is expected
+form-error-namespace = Namespaces: { $value } is not a namespace name (lower-case letters, digits and '-', at most 63, starting and ending with a letter or digit)
+form-error-namespaces-with-watch = Namespaces: namespaced access is read every interval, not followed by watch: untick one of them
+form-error-no-address = Address: the API server's address is needed, for example https://k3s.lan:6443
+form-error-address = Address: { $error }
+form-error-duration = { $field }: a duration from { $range } is expected, such as 10s, 1m or 30
+form-error-no-token-to-test = Service-account token: paste the token to test with
+form-error-no-token-to-save = Service-account token: paste the token the cluster is read with
+form-error-token-again = Service-account token: the address, port, CA or certificate choice changed, so the stored token is not sent: enter the token again
+form-error-unsealable = The stored token cannot be unsealed: paste the token again
+form-error-no-action = Choose Test or Save

@@ -244,3 +244,26 @@ q-window-schedule = Planning (cron : minute heure jour-du-mois mois jour-de-la-
 q-window-time-zone = Fuseau horaire (par exemple Europe/Paris ; UTC si vide)
 q-window-duration = Durée (2h, 90m)
 q-not-ended = Non terminée
+
+## Pourquoi une modification sur les pages est refusée, ou ce qui a été saisi n'est pas gardé
+name-rule = jusqu’à 100 lettres (a-z, A-Z), chiffres, « - », « _ » et « . », sans commencer par « - », pas seulement des points, et pas « new »
+form-error-read-only = Cette surveillance est en lecture seule : les clusters s’ajoutent dans son fichier de configuration. Pour les ajouter ici, nommez des admins dans la section [auth.admin] du fichier (bearer_token_file, ou username avec password_hash), puis rechargez.
+form-error-no-secret-key = La clé secrète (secret_key_file) n’a pas pu être lue ni créée, donc les jetons ne peuvent pas être gardés ; le journal du serveur dit pourquoi.
+form-error-not-admin = Ajouter, modifier et retirer des clusters demande le rôle admin.
+form-error-not-this-session = Ce formulaire n’est pas de cette session (ou il a expiré). Rouvrez la page et envoyez-le depuis elle.
+form-error-from-the-file = Le cluster { $name } vient du fichier de configuration : il se modifie là, pas sur les pages.
+form-error-not-added = Aucun cluster nommé { $name } n’a été ajouté sur les pages.
+form-error-not-removed = Non retiré : { $error }
+form-error-name = Nom : { $rule }
+form-error-name-taken = Nom : un cluster nommé { $name } est déjà surveillé
+form-error-port = Port : un nombre de 1 à 65535 est attendu
+form-error-namespace = Namespaces : { $value } n’est pas un nom de namespace (lettres minuscules, chiffres et « - », au plus 63, commençant et finissant par une lettre ou un chiffre)
+form-error-namespaces-with-watch = Namespaces : l’accès par namespace est lu à chaque intervalle, pas suivi par watch : décochez l’un des deux
+form-error-no-address = Adresse : l’adresse de l’API server est nécessaire, par exemple https://k3s.lan:6443
+form-error-address = Adresse : { $error }
+form-error-duration = { $field } : une durée de { $range } est attendue, comme 10s, 1m ou 30
+form-error-no-token-to-test = Jeton de compte de service : collez le jeton avec lequel tester
+form-error-no-token-to-save = Jeton de compte de service : collez le jeton avec lequel le cluster est lu
+form-error-token-again = Jeton de compte de service : l’adresse, le port, la CA ou le choix du certificat ont changé, donc le jeton gardé n’est pas envoyé : saisissez à nouveau le jeton
+form-error-unsealable = Le jeton gardé ne peut pas être descellé : collez à nouveau le jeton
+form-error-no-action = Choisissez Tester ou Enregistrer

@@ -121,12 +121,12 @@ impl ClusterForm {
                 port,
                 ca: (!agent && !ca.is_empty()).then(|| ca.to_string()),
                 insecure_skip_tls_verify: !agent && self.insecure.is_some(),
-                timeout: seconds("Timeout per request", &self.timeout, 10.0, TIMEOUT_RANGE)?,
+                timeout: seconds("form-timeout", &self.timeout, 10.0, TIMEOUT_RANGE)?,
                 ignored_namespaces: names(&self.ignored),
                 namespaces,
                 ..ConnectOptions::default()
             },
-            interval: seconds("Interval", &self.interval, 60.0, INTERVAL_RANGE)?,
+            interval: seconds("form-interval", &self.interval, 60.0, INTERVAL_RANGE)?,
             watch,
         })
     }
@@ -144,10 +144,6 @@ impl Posted for RemoveForm {
         &self.csrf
     }
 }
-
-/// The rule for the names of clusters added on the pages, as the form says it.
-pub(super) const NAME_RULE: &str = "up to 100 letters (a-z, A-Z), digits, '-', '_' and '.', not starting with '-', \
-                                    not only dots, and not \"new\"";
 
 /// A name the pages may give a cluster: what a Kubernetes-minded user expects (ASCII letters,
 /// digits, `-`, `_`, `.`), so that no name looks like another (invisible or direction-changing
@@ -193,7 +189,7 @@ pub(super) fn form_page(
                 input type="hidden" name="name" value=(f.name);
             } @else {
                 label { (t("form-name")) input type="text" name="name" value=(f.name) required placeholder="k3s-lab"; }
-                p.muted { (t("form-names")) (t("colon")) (NAME_RULE) "." }
+                p.muted { (t("form-names")) (t("colon")) (t("name-rule")) "." }
             }
             @if f.agent {
                 p.muted { (t("form-through-agent")) }
@@ -235,7 +231,7 @@ pub(super) fn form_page(
             form.cluster method="post" action="/clusters/new" {
                 input type="hidden" name="csrf" value=(csrf);
                 label { (t("form-name")) input type="text" name="name" value="" placeholder="edge-17"; }
-                p.muted { (t("form-names")) (t("colon")) (NAME_RULE) "." }
+                p.muted { (t("form-names")) (t("colon")) (t("name-rule")) "." }
                 label { (t("form-interval")) input type="text" name="interval" value="" placeholder="60s"; }
                 label { (t("form-ignored")) input type="text" name="ignored" value="" placeholder="ci, sandbox"; }
                 label { (t("form-namespaces")) input type="text" name="namespaces" value="" placeholder="team-a, team-b"; }

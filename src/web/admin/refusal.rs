@@ -6,80 +6,110 @@ use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::Response;
 use maud::{Markup, html};
 
-use super::form::NAME_RULE;
 use super::page_of;
 use crate::board::Board;
 use crate::error::AddressError;
+use crate::lang::{Arg, Lang};
 use crate::state::StateError;
-use crate::web::html::t;
+use crate::web::html::{lang, t};
 use crate::web::{HTML, respond};
 
-#[derive(Debug, thiserror::Error)]
+/// Each refusal's sentence is a message of the pages (`form-error-…`), said in the reader's
+/// language; its `Display` is the English one.
+#[derive(Debug)]
 pub(super) enum FormError {
     // The request may not change anything.
-    #[error(
-        "This monitor is read-only: clusters are added in its configuration file. To add them here, \
-         give admins in the file's [auth.admin] section (bearer_token_file, or username with \
-         password_hash), then reload."
-    )]
     ReadOnly,
-    #[error(
-        "The secret key (secret_key_file) could not be read or made, so tokens cannot be stored; \
-         the server's log says why."
-    )]
     NoSecretKey,
     /// Credentials that are not an admin's; `ask`: none were sent, so the answer asks for them.
-    #[error("Adding, editing and removing clusters needs the admin role.")]
-    NotAdmin { ask: bool },
-    #[error("This form is not from this session (or it expired). Open the page again and send it from there.")]
+    NotAdmin {
+        ask: bool,
+    },
     NotThisSession,
-    #[error("Cluster {name} comes from the configuration file: it is changed there, not on the pages.")]
-    FromTheFile { name: String },
-    #[error("No cluster named {name} was added on the pages.")]
-    NotAdded { name: String },
-    #[error("Not removed: {0}")]
+    FromTheFile {
+        name: String,
+    },
+    NotAdded {
+        name: String,
+    },
     NotRemoved(StateError),
 
     // What was entered cannot be kept.
-    #[error("Name: {}", NAME_RULE)]
     Name,
-    #[error("Name: a cluster named {name} is already watched")]
-    NameTaken { name: String },
-    #[error("Port: a number from 1 to 65535 is expected")]
+    NameTaken {
+        name: String,
+    },
     Port,
-    #[error(
-        "Namespaces: {value:?} is not a namespace name (lower-case letters, digits and '-', at most 63, starting and ending with a letter or digit)"
-    )]
-    Namespace { value: String },
-    #[error("Namespaces: namespaced access is read every interval, not followed by watch: untick one of them")]
+    Namespace {
+        value: String,
+    },
     NamespacesWithWatch,
-    #[error("Address: the API server's address is needed, for example https://k3s.lan:6443")]
     NoAddress,
     /// An address that a cycle could not read (the same parsing as `check`'s).
-    #[error("Address: {0}")]
     Address(AddressError),
-    /// A duration out of its range; `field` and `range` as the form says them.
-    #[error("{field}: a duration from {range} is expected, such as 10s, 1m or 30")]
-    Duration { field: &'static str, range: &'static str },
-    #[error("Service-account token: paste the token to test with")]
+    /// A duration out of its range; `field` is the form's label (`form-timeout`,
+    /// `form-interval`) and `range` as the form says it.
+    Duration {
+        field: &'static str,
+        range: &'static str,
+    },
     NoTokenToTest,
-    #[error("Service-account token: paste the token the cluster is read with")]
     NoTokenToSave,
-    #[error(
-        "Service-account token: the address, port, CA or certificate choice changed, so the stored token \
-         is not sent: enter the token again"
-    )]
     TokenAgain,
-    #[error("The stored token cannot be unsealed: paste the token again")]
     Unsealable,
-    #[error("Choose Test or Save")]
     NoAction,
     /// The cluster could not be stored: why, as the store says it.
-    #[error("{0}")]
-    NotStored(#[from] crate::board::NotStored),
+    NotStored(crate::board::NotStored),
 }
 
+impl From<crate::board::NotStored> for FormError {
+    fn from(e: crate::board::NotStored) -> FormError {
+        FormError::NotStored(e)
+    }
+}
+
+impl std::fmt::Display for FormError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.said_in(Lang::En))
+    }
+}
+
+impl std::error::Error for FormError {}
+
 impl FormError {
+    /// The sentence in `lang`. What it quotes of an error below (an address that cannot be read,
+    /// a store that failed) stays as that error says it.
+    pub(super) fn said_in(&self, lang: Lang) -> String {
+        use FormError::*;
+        let with = |id: &str, args: &[(&str, Arg)]| lang.tr(&format!("form-error-{id}"), args);
+        let quoted = |id: &str, error: String| with(id, &[("error", error.into())]);
+        match self {
+            ReadOnly => with("read-only", &[]),
+            NoSecretKey => with("no-secret-key", &[]),
+            NotAdmin { .. } => with("not-admin", &[]),
+            NotThisSession => with("not-this-session", &[]),
+            FromTheFile { name } => with("from-the-file", &[("name", name.into())]),
+            NotAdded { name } => with("not-added", &[("name", name.into())]),
+            NotRemoved(e) => quoted("not-removed", e.to_string()),
+            Name => with("name", &[("rule", lang.t("name-rule").into())]),
+            NameTaken { name } => with("name-taken", &[("name", name.into())]),
+            Port => with("port", &[]),
+            Namespace { value } => with("namespace", &[("value", format!("{value:?}").into())]),
+            NamespacesWithWatch => with("namespaces-with-watch", &[]),
+            NoAddress => with("no-address", &[]),
+            Address(e) => quoted("address", e.to_string()),
+            Duration { field, range } => {
+                with("duration", &[("field", lang.t(field).into()), ("range", (*range).into())])
+            }
+            NoTokenToTest => with("no-token-to-test", &[]),
+            NoTokenToSave => with("no-token-to-save", &[]),
+            TokenAgain => with("token-again", &[]),
+            Unsealable => with("unsealable", &[]),
+            NoAction => with("no-action", &[]),
+            NotStored(e) => e.to_string(),
+        }
+    }
+
     /// The status of a refused request; None for what was entered, which the form shows again.
     fn status(&self) -> Option<StatusCode> {
         use FormError::*;
@@ -109,11 +139,7 @@ impl FormError {
     /// credentials on a 401).
     pub(super) fn answer(&self, board: &Board) -> Response {
         let status = self.status().unwrap_or(StatusCode::OK);
-        let why = match self {
-            FormError::NotAdmin { .. } => t("refused-not-admin"),
-            _ => self.to_string(),
-        };
-        let body = html! { h1 { (t("refused")) } p { (why) } };
+        let body = html! { h1 { (t("refused")) } p { (self.said_in(lang())) } };
         let mut r = respond(status, HTML, page_of(board, &format!("{} · DumbMonit", t("refused")), body));
         if status == StatusCode::UNAUTHORIZED
             && let Ok(v) = HeaderValue::from_str(board.protection().challenge())
@@ -125,6 +151,6 @@ impl FormError {
 
     /// What was entered and not kept, as the form shows it above itself.
     pub(super) fn problem(&self) -> Markup {
-        html! { div.error { strong { (t("not-saved")) } " " (self.to_string()) } }
+        html! { div.error { strong { (t("not-saved")) } " " (self.said_in(lang())) } }
     }
 }
