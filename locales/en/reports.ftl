@@ -125,3 +125,25 @@ pod-pending = pending
 pod-failed = failed
 pod-stuck-terminating = stuck terminating
 pod-not-ready = not ready
+
+## What the optional reads found
+metrics-api-available = Metrics API available
+metrics-api-not-installed = Metrics API not available: it is not installed (no APIService { $apiservice }; metrics-server is not deployed)
+metrics-api-not-granted = Metrics API not read: the service account may not list { $resource } (`dumbmonit rbac --optional` grants it)
+metrics-api-not-read = Metrics API not read
+access-none = none
+access-watched-in = Watched in { $count } { $count ->
+    [one] namespace
+   *[other] namespaces
+} (namespaced access): { $read }
+access-nodes-hidden = Nodes are not visible with this token (namespaced access): node health is not watched
+access-node-events-hidden = Events about nodes are not visible with this token (namespaced access): they are recorded in namespace default
+access-not-visible = Not visible with this token (namespaced access): { $kinds }
+text-apiservice = APIService { $name } ({ $service }) is not Available: { $why }
+text-hpa = HPA { $namespace }/{ $name } cannot scale: { $reason }: { $message }
+text-certificate = { certificate-what } expires on { $date } ({ in-days })
+text-job = { $of ->
+    [none] Job { $namespace }/{ $name } failed: { $why }
+   *[other] Job { $namespace }/{ $name } (CronJob { $owner }) failed: { $why }
+}
+text-cronjob = CronJob { $namespace }/{ $name } missed its runs: { $why }

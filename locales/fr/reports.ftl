@@ -134,3 +134,25 @@ pod-pending = en attente
 pod-failed = en échec
 pod-stuck-terminating = bloqué en arrêt
 pod-not-ready = non prêt
+
+## Ce que les lectures facultatives ont trouvé
+metrics-api-available = Metrics API disponible
+metrics-api-not-installed = Metrics API indisponible : elle n’est pas installée (pas d’APIService { $apiservice } ; metrics-server n’est pas déployé)
+metrics-api-not-granted = Metrics API non lue : le compte de service ne peut pas lister { $resource } (`dumbmonit rbac --optional` l’accorde)
+metrics-api-not-read = Metrics API non lue
+access-none = aucun
+access-watched-in = Surveillé dans { $count } { $count ->
+    [one] namespace
+   *[other] namespaces
+} (accès par namespace) : { $read }
+access-nodes-hidden = Les nœuds ne sont pas visibles avec ce jeton (accès par namespace) : la santé des nœuds n’est pas surveillée
+access-node-events-hidden = Les événements des nœuds ne sont pas visibles avec ce jeton (accès par namespace) : ils sont enregistrés dans le namespace default
+access-not-visible = Non visible avec ce jeton (accès par namespace) : { $kinds }
+text-apiservice = L’APIService { $name } ({ $service }) n’est pas Available : { $why }
+text-hpa = Le HPA { $namespace }/{ $name } ne peut pas mettre à l’échelle : { $reason } : { $message }
+text-certificate = { certificate-what } expire le { $date } ({ in-days })
+text-job = { $of ->
+    [none] Le Job { $namespace }/{ $name } a échoué : { $why }
+   *[other] Le Job { $namespace }/{ $name } (CronJob { $owner }) a échoué : { $why }
+}
+text-cronjob = Le CronJob { $namespace }/{ $name } a manqué ses exécutions : { $why }

@@ -6,6 +6,7 @@ use serde::Serialize;
 use super::NodeHealth;
 use crate::collect::Collection;
 use crate::collect::optional::{Extras, METRICS_APISERVICE, Namespaced, Optional, Usage};
+use crate::lang::Lang;
 
 /// An aggregated APIService (one served by a Service in the cluster).
 #[derive(Clone, Debug, PartialEq, Serialize)]
@@ -87,17 +88,21 @@ pub enum MetricsApi {
 impl MetricsApi {
     /// One line for reports and pages.
     pub fn sentence(&self) -> String {
+        self.sentence_in(Lang::En)
+    }
+
+    /// The sentence in `lang` (a diagnosis of the pipeline quotes the cluster: as it is).
+    pub fn sentence_in(&self, lang: Lang) -> String {
         match self {
-            MetricsApi::Available => "Metrics API available".into(),
-            MetricsApi::NotInstalled => format!(
-                "Metrics API not available: it is not installed (no APIService {METRICS_APISERVICE}; metrics-server is not deployed)"
-            ),
-            MetricsApi::NotGranted => format!(
-                "Metrics API not read: the service account may not list {} (`dumbmonit rbac --optional` grants it)",
-                Collection::NodeMetrics.resource()
-            ),
+            MetricsApi::Available => lang.t("metrics-api-available"),
+            MetricsApi::NotInstalled => {
+                lang.tr("metrics-api-not-installed", &[("apiservice", METRICS_APISERVICE.into())])
+            }
+            MetricsApi::NotGranted => {
+                lang.tr("metrics-api-not-granted", &[("resource", Collection::NodeMetrics.resource().into())])
+            }
             MetricsApi::Unavailable(d) => d.clone(),
-            MetricsApi::NotRead => "Metrics API not read".into(),
+            MetricsApi::NotRead => lang.t("metrics-api-not-read"),
         }
     }
 }
@@ -107,25 +112,23 @@ impl ExtrasHealth {
     /// not read (or in part), and what cluster-wide this token does not see. Empty when the
     /// whole cluster is read.
     pub fn access_lines(&self) -> Vec<String> {
+        self.access_lines_in(Lang::En)
+    }
+
+    /// The lines in `lang` (what the API server said of a namespace stays as it said it).
+    pub fn access_lines_in(&self, lang: Lang) -> Vec<String> {
         let Some(n) = &self.namespaced else { return Vec::new() };
-        let mut lines = vec![format!(
-            "Watched in {} (namespaced access): {}",
-            super::plural(n.read.len() as u64, "namespace", "namespaces"),
-            if n.read.is_empty() { "none".to_string() } else { n.read.join(", ") }
-        )];
+        let read = if n.read.is_empty() { lang.t("access-none") } else { n.read.join(", ") };
+        let mut lines = vec![lang.tr("access-watched-in", &[("count", n.read.len().into()), ("read", read.into())])];
         lines.extend(n.problems.iter().cloned());
         if n.nodes_hidden {
-            lines.push("Nodes are not visible with this token (namespaced access): node health is not watched".into());
+            lines.push(lang.t("access-nodes-hidden"));
         }
         if n.node_events_hidden {
-            lines.push(
-                "Events about nodes are not visible with this token (namespaced access): they are recorded in \
-                 namespace default"
-                    .into(),
-            );
+            lines.push(lang.t("access-node-events-hidden"));
         }
         if !self.not_visible.is_empty() {
-            lines.push(format!("Not visible with this token (namespaced access): {}", self.not_visible.join(", ")));
+            lines.push(lang.tr("access-not-visible", &[("kinds", self.not_visible.join(", ").into())]));
         }
         lines
     }

@@ -22,7 +22,7 @@ pub fn render(address: &str, h: &Health, lang: Lang) -> String {
             &[("address", address.into()), ("version", version.into()), ("counters", h.counters_in(lang).into())]
         )
     );
-    extras(&mut out, h);
+    extras(&mut out, h, lang);
     if h.severity() == crate::health::Severity::Ok {
         return out;
     }
@@ -129,36 +129,49 @@ pub fn render(address: &str, h: &Health, lang: Lang) -> String {
 
 /// The optional reads' findings: aggregated APIs down, the Metrics API's diagnosis, HPAs that
 /// cannot scale. Nothing when all is well (or not read).
-fn extras(out: &mut String, h: &Health) {
+fn extras(out: &mut String, h: &Health, lang: Lang) {
     let x = &h.extras;
-    for line in x.access_lines() {
+    for line in x.access_lines_in(lang) {
         let _ = writeln!(out, "{line}");
     }
     for a in x.apiservices.iter().flatten().filter(|a| !a.available) {
-        let _ = writeln!(out, "APIService {} ({}) is not Available: {}", a.name, a.service, a.why());
+        let args = [("name", (&a.name).into()), ("service", (&a.service).into()), ("why", a.why().into())];
+        let _ = writeln!(out, "{}", lang.tr("text-apiservice", &args));
     }
     if let crate::health::extras::MetricsApi::Unavailable(d) = &x.metrics_api {
         let _ = writeln!(out, "{d}");
     }
     for a in x.hpas.iter().flatten().filter(|a| !a.scaling_active) {
-        let _ = writeln!(out, "HPA {}/{} cannot scale: {}: {}", a.namespace, a.name, a.reason, a.message);
+        let args = [
+            ("namespace", (&a.namespace).into()),
+            ("name", (&a.name).into()),
+            ("reason", (&a.reason).into()),
+            ("message", (&a.message).into()),
+        ];
+        let _ = writeln!(out, "{}", lang.tr("text-hpa", &args));
     }
     for e in h.expiring() {
-        let which =
-            if e.certificate == "serving" { "The API server's serving certificate" } else { "The client certificate" };
-        let _ = writeln!(
-            out,
-            "{which} expires on {} ({})",
-            e.not_after.strftime("%Y-%m-%d %H:%M UTC"),
-            crate::health::in_days(e.days)
-        );
+        let args = [
+            ("certificate", e.certificate.into()),
+            ("date", crate::lang::Arg::Moment(e.not_after.as_second())),
+            ("when", crate::health::days_when(e.days).into()),
+            ("days", e.days.abs().into()),
+        ];
+        let _ = writeln!(out, "{}", lang.tr("text-certificate", &args));
     }
     for j in x.jobs.iter().flatten().filter(|j| !j.superseded) {
-        let of = if j.owner.is_empty() { String::new() } else { format!(" (CronJob {})", j.owner) };
-        let _ = writeln!(out, "Job {}/{}{of} failed: {}", j.namespace, j.name, j.why);
+        let args = [
+            ("namespace", (&j.namespace).into()),
+            ("name", (&j.name).into()),
+            ("of", if j.owner.is_empty() { "none" } else { "cronjob" }.into()),
+            ("owner", (&j.owner).into()),
+            ("why", (&j.why).into()),
+        ];
+        let _ = writeln!(out, "{}", lang.tr("text-job", &args));
     }
     for c in x.cronjobs.iter().flatten().filter(|c| c.missed) {
-        let _ = writeln!(out, "CronJob {}/{} missed its runs: {}", c.namespace, c.name, c.why.join("; "));
+        let args = [("namespace", (&c.namespace).into()), ("name", (&c.name).into()), ("why", c.why.join("; ").into())];
+        let _ = writeln!(out, "{}", lang.tr("text-cronjob", &args));
     }
 }
 

@@ -68,7 +68,7 @@ pub fn render(h: &Health, pods: bool, lang: crate::lang::Lang) -> (String, u8) {
         columns(&mut out, &rows);
         return (out, 0);
     }
-    let _ = writeln!(out, "{}", h.extras.metrics_api.sentence());
+    let _ = writeln!(out, "{}", h.extras.metrics_api.sentence_in(lang));
     let _ = writeln!(out);
     let _ = writeln!(out, "{}", lang.t("top-requests"));
     let mut rows = vec![

@@ -414,7 +414,7 @@ fn optional_reads(h: &Health) -> Markup {
         }
         @match &x.metrics_api {
             MetricsApi::Unavailable(d) => div.error { (d) },
-            MetricsApi::NotInstalled => p.muted { (x.metrics_api.sentence()) },
+            MetricsApi::NotInstalled => p.muted { (x.metrics_api.sentence_in(lang())) },
             MetricsApi::Available | MetricsApi::NotGranted | MetricsApi::NotRead => {}
         }
         @if !hpas.is_empty() {
@@ -440,7 +440,7 @@ fn optional_reads(h: &Health) -> Markup {
         @for f in &x.failed {
             p.muted { (t("optional-failed")) (t("colon")) (f) }
         }
-        @for line in x.access_lines() {
+        @for line in x.access_lines_in(lang()) {
             p.muted { (line) }
         }
         @if !x.watch_not_granted.is_empty() {
