@@ -261,3 +261,9 @@ form-error-no-token-to-save = Service-account token: paste the token the cluster
 form-error-token-again = Service-account token: the address, port, CA or certificate choice changed, so the stored token is not sent: enter the token again
 form-error-unsealable = The stored token cannot be unsealed: paste the token again
 form-error-no-action = Choose Test or Save
+
+## An agent's token, shown once
+agent-for = Agent for { $name }
+agent-run-this = Run this where kubectl reaches the cluster. The token is in it and is shown only now: it is stored sealed, and no page shows it again.
+agent-page = The cluster's page
+    .says = says when the agent's first report arrives.

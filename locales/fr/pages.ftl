@@ -267,3 +267,9 @@ form-error-no-token-to-save = Jeton de compte de service : collez le jeton avec
 form-error-token-again = Jeton de compte de service : l’adresse, le port, la CA ou le choix du certificat ont changé, donc le jeton gardé n’est pas envoyé : saisissez à nouveau le jeton
 form-error-unsealable = Le jeton gardé ne peut pas être descellé : collez à nouveau le jeton
 form-error-no-action = Choisissez Tester ou Enregistrer
+
+## Le jeton d’un agent, montré une fois
+agent-for = Agent pour { $name }
+agent-run-this = Lancez ceci là où kubectl joint le cluster. Le jeton y est et n’est montré que maintenant : il est gardé scellé, et aucune page ne le remontre.
+agent-page = La page du cluster
+    .says = dit quand le premier rapport de l’agent arrive.

@@ -17,7 +17,7 @@ use super::store::{remove, save};
 use super::test_cycle::{outcome_of, test_cycle};
 use crate::board::Board;
 use crate::secret::random_token;
-use crate::web::html::{clock, path_segment, t};
+use crate::web::html::{clock, path_segment, t, tr};
 use crate::web::{Checked, HTML, respond};
 
 /// `GET /clusters/new`
@@ -111,12 +111,13 @@ pub async fn new_post(
             let server = format!("{}://{host}", if https.0.0 { "https" } else { "http" });
             let command = agent_command(&token, &server, &name, &settings.connect.namespaces);
             let body = html! {
-                h1 { "Agent for " (name) }
-                p { "Run this where kubectl reaches the cluster. The token is in it and is shown only now: it is stored sealed, and no page shows it again." }
+                h1 { (tr("agent-for", &[("name", (&name).into())])) }
+                p { (t("agent-run-this")) }
                 pre.command { code { (command) } }
-                p { a href={ "/clusters/" (path_segment(&name)) } { "The cluster's page" } " says when the agent's first report arrives." }
+                p { a href={ "/clusters/" (path_segment(&name)) } { (t("agent-page")) } " " (t("agent-page.says")) }
             };
-            respond(StatusCode::OK, HTML, page_of(&board, &format!("Agent for {name} · DumbMonit"), body))
+            let title = format!("{} · DumbMonit", tr("agent-for", &[("name", (&name).into())]));
+            respond(StatusCode::OK, HTML, page_of(&board, &title, body))
         }
         _ => answer(FormError::NoAction.problem()),
     }
