@@ -267,3 +267,11 @@ agent-for = Agent for { $name }
 agent-run-this = Run this where kubectl reaches the cluster. The token is in it and is shown only now: it is stored sealed, and no page shows it again.
 agent-page = The cluster's page
     .says = says when the agent's first report arrives.
+
+## The help beside an error of the Test button (the error stays as the guide quotes it)
+help-unauthorized = A token made by { $create } expires after an hour: use the token of the Secret that { $rbac } creates: { $get }.
+help-forbidden = The service account may not read what the message names (403). Apply the read-only role again: { $apply } (and { $optional } for the optional reads).
+help-unknown-authority = The cluster CA is missing, or it is not the one that signed the API server's certificate. Paste it as Cluster CA certificate: the { $file } of the token's Secret ({ $get }, base64 is fine), or on k3s { $k3s }.
+help-wrong-name = The address { $host } is not among the names in the API server's certificate, which lists { $names }. Use one of those, or add the address to the certificate: on k3s, start the server with { $san }.
+help-certificate-expired = The API server's certificate has expired or is not yet valid: check the clocks, and renew the certificate (k3s renews those that expire within 90 days when it restarts).
+help-unreachable = Check the address and the port (6443 by default), and that this server can reach the API server.

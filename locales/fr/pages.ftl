@@ -273,3 +273,11 @@ agent-for = Agent pour { $name }
 agent-run-this = Lancez ceci là où kubectl joint le cluster. Le jeton y est et n’est montré que maintenant : il est gardé scellé, et aucune page ne le remontre.
 agent-page = La page du cluster
     .says = dit quand le premier rapport de l’agent arrive.
+
+## L’aide à côté d’une erreur du bouton Tester, d’après la section « Dépannage » du guide
+help-unauthorized = Un jeton fait avec { $create } expire (après une heure par défaut) : utilisez le jeton du Secret que { $rbac } crée, la forme longue durée : { $get }.
+help-forbidden = Le ClusterRole ou sa liaison manque ou est incomplet. Le message nomme la ressource que le serveur d’API a refusée ; appliquez à nouveau le manifeste : { $apply } (et { $optional } pour les lectures facultatives).
+help-unknown-authority = La CA manque, ou ce n’est pas celle qui a signé le certificat de l’API server. Collez-la comme Certificat CA du cluster : la valeur base64 de { $file } du Secret du jeton ({ $get }), ou sur k3s { $k3s }.
+help-wrong-name = L’adresse { $host } n’est pas un des noms dans le certificat du serveur, qui liste { $names }. Utilisez-en un, ou ajoutez un autre nom avec { $flag } (dans { $config } : { $yaml }) et redémarrez k3s.
+help-certificate-expired = Le certificat de l’API server a expiré ou n’est pas encore valide : vérifiez les horloges, et renouvelez le certificat (k3s renouvelle à son redémarrage ceux qui expirent dans les 90 jours).
+help-unreachable = Vérifiez l’adresse et le port (6443 par défaut), et que ce serveur peut joindre l’API server.

@@ -8,8 +8,8 @@ use crate::collect::CycleOptions;
 use crate::collect::reader::{self, SetUpError};
 use crate::config::PageSettings;
 use crate::error::{ReadErrorKind, Redactor};
-use crate::lang::Lang;
-use crate::web::html::{lang, t};
+use crate::lang::Arg;
+use crate::web::html::{lang, t, tr};
 
 /// What a test cycle found.
 pub(super) enum Tested {
@@ -17,96 +17,82 @@ pub(super) enum Tested {
     Failed { message: String, help: Option<Markup> },
 }
 
-/// The guide's help beside each error people meet, in the reader's language.
+/// The guide's help beside each error people meet, in the reader's language (the French in the
+/// words of the guide's « Dépannage »). The error itself stays as it is: the guide quotes it in
+/// English.
 fn help(kind: &ReadErrorKind) -> Option<Markup> {
-    if lang() == Lang::Fr {
-        return aide(kind);
-    }
+    let one = |s: &str| vec![s.to_string()];
     Some(match kind {
-        ReadErrorKind::Unauthorized => html! {
-            p.help {
-                "A token made by " code { "kubectl create token" }
-                " expires after an hour: use the token of the Secret that " code { "dumbmonit rbac" } " creates: "
-                code { "kubectl -n kube-system get secret dumbmonit-token -o jsonpath='{.data.token}' | base64 -d" } "."
-            }
-        },
-        ReadErrorKind::Forbidden { .. } => html! {
-            p.help {
-                "The service account may not read what the message names (403). Apply the read-only role again: "
-                code { "dumbmonit rbac | kubectl apply -f -" } " (and " code { "dumbmonit rbac --optional" }
-                " for the optional reads)."
-            }
-        },
-        ReadErrorKind::UnknownAuthority => html! {
-            p.help {
-                "The cluster CA is missing, or it is not the one that signed the API server's certificate. Paste it as "
-                "Cluster CA certificate: the " code { "ca.crt" } " of the token's Secret ("
-                code { "kubectl -n kube-system get secret dumbmonit-token -o jsonpath='{.data.ca\\.crt}'" }
-                ", base64 is fine), or on k3s " code { "/var/lib/rancher/k3s/server/tls/server-ca.crt" } "."
-            }
-        },
-        ReadErrorKind::WrongName { host, names } => html! {
-            p.help {
-                "The address " code { (host) } " is not among the names in the API server's certificate, which lists "
-                @for (i, n) in names.iter().enumerate() { @if i > 0 { ", " } code { (n) } }
-                ". Use one of those, or add the address to the certificate: on k3s, start the server with "
-                code { "--tls-san " (host) } "."
-            }
-        },
-        ReadErrorKind::CertificateExpired => html! {
-            p.help { "The API server's certificate has expired or is not yet valid: check the clocks, and renew the certificate (k3s renews those that expire within 90 days when it restarts)." }
-        },
-        ReadErrorKind::Refused | ReadErrorKind::ConnectTimeout | ReadErrorKind::Dns { .. } => html! {
-            p.help { "Check the address and the port (6443 by default), and that this server can reach the API server." }
-        },
+        ReadErrorKind::Unauthorized => with_code(
+            "help-unauthorized",
+            &[
+                ("create", one("kubectl create token")),
+                ("rbac", one("dumbmonit rbac")),
+                (
+                    "get",
+                    one("kubectl -n kube-system get secret dumbmonit-token -o jsonpath='{.data.token}' | base64 -d"),
+                ),
+            ],
+        ),
+        ReadErrorKind::Forbidden { .. } => with_code(
+            "help-forbidden",
+            &[("apply", one("dumbmonit rbac | kubectl apply -f -")), ("optional", one("dumbmonit rbac --optional"))],
+        ),
+        ReadErrorKind::UnknownAuthority => with_code(
+            "help-unknown-authority",
+            &[
+                ("file", one("ca.crt")),
+                ("get", one("kubectl -n kube-system get secret dumbmonit-token -o jsonpath='{.data.ca\\.crt}'")),
+                ("k3s", one("/var/lib/rancher/k3s/server/tls/server-ca.crt")),
+            ],
+        ),
+        ReadErrorKind::WrongName { host, names } => with_code(
+            "help-wrong-name",
+            &[
+                ("host", one(host)),
+                ("names", names.clone()),
+                ("san", one(&format!("--tls-san {host}"))),
+                ("flag", one("--tls-san")),
+                ("config", one("/etc/rancher/k3s/config.yaml")),
+                ("yaml", one(&format!("tls-san: [{host}]"))),
+            ],
+        ),
+        ReadErrorKind::CertificateExpired => with_code("help-certificate-expired", &[]),
+        ReadErrorKind::Refused | ReadErrorKind::ConnectTimeout | ReadErrorKind::Dns { .. } => {
+            with_code("help-unreachable", &[])
+        }
         _ => return None,
     })
 }
 
-/// The help in French, in the words of the guide's « Dépannage », beside the error it explains
-/// (the error itself stays in English, as the guide quotes it).
-fn aide(kind: &ReadErrorKind) -> Option<Markup> {
-    Some(match kind {
-        ReadErrorKind::Unauthorized => html! {
-            p.help {
-                "Un jeton fait avec " code { "kubectl create token" }
-                " expire (après une heure par défaut)\u{a0}: utilisez le jeton du Secret que " code { "dumbmonit rbac" }
-                " crée, la forme longue durée\u{a0}: "
-                code { "kubectl -n kube-system get secret dumbmonit-token -o jsonpath='{.data.token}' | base64 -d" } "."
+/// Marks an argument's place in a said message, out of any text's way (Unicode's private use).
+const OPEN: char = '\u{E000}';
+const CLOSE: char = '\u{E001}';
+
+/// A paragraph of help: the message in the reader's language, each argument (a command, a path,
+/// a name) in `<code>`, a list one `<code>` per item joined by ", ". Everything is escaped by
+/// maud: the message's text and the arguments alike.
+fn with_code(id: &str, codes: &[(&str, Vec<String>)]) -> Markup {
+    let marks: Vec<(&str, Arg)> =
+        codes.iter().enumerate().map(|(i, (k, _))| (*k, format!("{OPEN}{i}{CLOSE}").into())).collect();
+    let said = tr(id, &marks);
+    let mut pieces = said.split(OPEN);
+    let first = pieces.next().unwrap_or("");
+    html! {
+        p.help {
+            (first)
+            @for piece in pieces {
+                @let (index, rest) = piece.split_once(CLOSE).unwrap_or(("", piece));
+                @if let Some((_, items)) = index.parse::<usize>().ok().and_then(|i| codes.get(i)) {
+                    @for (n, item) in items.iter().enumerate() {
+                        @if n > 0 { ", " }
+                        code { (item) }
+                    }
+                }
+                (rest)
             }
-        },
-        ReadErrorKind::Forbidden { .. } => html! {
-            p.help {
-                "Le ClusterRole ou sa liaison manque ou est incomplet. Le message nomme la ressource que le serveur d’API a refusée\u{a0}; appliquez à nouveau le manifeste\u{a0}: "
-                code { "dumbmonit rbac | kubectl apply -f -" } " (et " code { "dumbmonit rbac --optional" }
-                " pour les lectures facultatives)."
-            }
-        },
-        ReadErrorKind::UnknownAuthority => html! {
-            p.help {
-                "La CA manque, ou ce n’est pas celle qui a signé le certificat de l’API server. Collez-la comme "
-                "Certificat CA du cluster\u{a0}: la valeur base64 de " code { "ca.crt" } " du Secret du jeton ("
-                code { "kubectl -n kube-system get secret dumbmonit-token -o jsonpath='{.data.ca\\.crt}'" }
-                "), ou sur k3s " code { "/var/lib/rancher/k3s/server/tls/server-ca.crt" } "."
-            }
-        },
-        ReadErrorKind::WrongName { host, names } => html! {
-            p.help {
-                "L’adresse " code { (host) } " n’est pas un des noms dans le certificat du serveur, qui liste "
-                @for (i, n) in names.iter().enumerate() { @if i > 0 { ", " } code { (n) } }
-                ". Utilisez-en un, ou ajoutez un autre nom avec " code { "--tls-san" }
-                " (dans " code { "/etc/rancher/k3s/config.yaml" } "\u{a0}: " code { "tls-san: [" (host) "]" }
-                ") et redémarrez k3s."
-            }
-        },
-        ReadErrorKind::CertificateExpired => html! {
-            p.help { "Le certificat de l’API server a expiré ou n’est pas encore valide\u{a0}: vérifiez les horloges, et renouvelez le certificat (k3s renouvelle à son redémarrage ceux qui expirent dans les 90\u{a0}jours)." }
-        },
-        ReadErrorKind::Refused | ReadErrorKind::ConnectTimeout | ReadErrorKind::Dns { .. } => html! {
-            p.help { "Vérifiez l’adresse et le port (6443 par défaut), et que ce serveur peut joindre l’API server." }
-        },
-        _ => return None,
-    })
+        }
+    }
 }
 
 /// One cycle with what was entered; nothing is kept.
@@ -152,5 +138,30 @@ pub(super) fn outcome_of(tested: &Tested) -> Markup {
             div.error { strong { (t("tested-failed")) } " " (message) }
             @if let Some(h) = help { (h) }
         },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_help_puts_each_argument_in_code_and_escapes_everything() {
+        let names = vec!["kubernetes".to_string(), "<b>node-1</b>".to_string()];
+        let kind = ReadErrorKind::WrongName { host: "k3s.lan\"><script>".into(), names };
+        let html = help(&kind).unwrap().into_string();
+        assert!(
+            html.starts_with("<p class=\"help\">The address <code>k3s.lan&quot;&gt;&lt;script&gt;</code> is not among"),
+            "{html}"
+        );
+        assert!(
+            html.contains("which lists <code>kubernetes</code>, <code>&lt;b&gt;node-1&lt;/b&gt;</code>. Use"),
+            "{html}"
+        );
+        assert!(
+            html.ends_with("start the server with <code>--tls-san k3s.lan&quot;&gt;&lt;script&gt;</code>.</p>"),
+            "{html}"
+        );
+        assert!(!html.contains('\u{E000}') && !html.contains('\u{E001}'));
     }
 }
