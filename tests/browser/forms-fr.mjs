@@ -3,14 +3,9 @@
 // the 401 inside the French help, tests and saves; then the footer's link switches the pages to
 // English and back. Run by tests/languages.rs, which passes everything in the environment.
 
-import { chromium } from 'playwright-core';
+import { check, env, launch } from './steps.mjs';
 import { readFileSync } from 'node:fs';
 
-const env = (name) => {
-  const v = process.env[name];
-  if (!v) throw new Error(`${name} is not set`);
-  return v;
-};
 const base = env('BASE');
 const [adminUser, adminPass] = env('ADMIN').split(':');
 const sim = env('SIM');
@@ -18,16 +13,7 @@ const token = readFileSync(env('TOKEN_FILE'), 'utf8').trim();
 const ca = readFileSync(env('CA_FILE'), 'utf8');
 const shots = env('SHOTS');
 
-function check(ok, what) {
-  if (!ok) throw new Error(`not so: ${what}`);
-  console.log(`ok: ${what}`);
-}
-
-const browser = await chromium.launch({
-  executablePath: env('CHROMIUM'),
-  args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking',
-    '--disable-component-update', '--disable-sync'],
-});
+const browser = await launch();
 try {
   const admin = await browser.newContext({
     httpCredentials: { username: adminUser, password: adminPass },

@@ -3,14 +3,9 @@
 // simulated API server and serve and passes everything in the environment. Secrets are read from
 // files and never printed.
 
-import { chromium } from 'playwright-core';
+import { check, env, launch } from './steps.mjs';
 import { readFileSync, writeFileSync } from 'node:fs';
 
-const env = (name) => {
-  const v = process.env[name];
-  if (!v) throw new Error(`${name} is not set`);
-  return v;
-};
 const base = env('BASE');
 const [adminUser, adminPass] = env('ADMIN').split(':');
 const [viewerUser, viewerPass] = env('VIEWER').split(':');
@@ -19,16 +14,7 @@ const token = readFileSync(env('TOKEN_FILE'), 'utf8').trim();
 const ca = readFileSync(env('CA_FILE'), 'utf8');
 const shots = env('SHOTS');
 
-function check(ok, what) {
-  if (!ok) throw new Error(`not so: ${what}`);
-  console.log(`ok: ${what}`);
-}
-
-const browser = await chromium.launch({
-  executablePath: env('CHROMIUM'),
-  args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking',
-    '--disable-component-update', '--disable-sync'],
-});
+const browser = await launch();
 try {
   const admin = await browser.newContext({ httpCredentials: { username: adminUser, password: adminPass }, viewport: { width: 900, height: 1000 } });
   const page = await admin.newPage();

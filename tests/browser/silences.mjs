@@ -3,27 +3,13 @@
 // tests/quiet.rs, which starts the simulated API server and serve and passes everything in the
 // environment.
 
-import { chromium } from 'playwright-core';
+import { check, env, launch } from './steps.mjs';
 
-const env = (name) => {
-  const v = process.env[name];
-  if (!v) throw new Error(`${name} is not set`);
-  return v;
-};
 const base = env('BASE');
 const [adminUser, adminPass] = env('ADMIN').split(':');
 const shots = env('SHOTS');
 
-function check(ok, what) {
-  if (!ok) throw new Error(`not so: ${what}`);
-  console.log(`ok: ${what}`);
-}
-
-const browser = await chromium.launch({
-  executablePath: env('CHROMIUM'),
-  args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking',
-    '--disable-component-update', '--disable-sync'],
-});
+const browser = await launch();
 try {
   const admin = await browser.newContext({ httpCredentials: { username: adminUser, password: adminPass }, viewport: { width: 1100, height: 1000 } });
   const page = await admin.newPage();
