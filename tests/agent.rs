@@ -21,6 +21,8 @@ fn neutral(text: &str, name: &str) -> String {
     fingerprints
         .replace_all(text, "/alerts/FINGERPRINT/ack")
         .replace(&format!("/clusters/{name}"), "/clusters/NAME")
+        // The footer's language links come back to the page: its path, encoded.
+        .replace(&format!("%2Fclusters%2F{name}"), "%2Fclusters%2FNAME")
         .replace(&format!("cluster%3D%22{name}%22"), "cluster%3D%22NAME%22")
         .replace(&format!("cluster=\"{name}\""), "cluster=\"NAME\"")
         .replace(&format!(">{name}<"), ">NAME<")

@@ -686,11 +686,14 @@ async fn silent_sockets_of_one_client_do_not_hold_the_others_out() {
         let r = tokio::task::block_in_place(|| s.get(path));
         assert_eq!(r.status, 200, "{path}");
         let took = started.elapsed();
-        assert!(took < std::time::Duration::from_millis(1000), "{path} took {took:?} beside 300 silent sockets");
+        // Held out, a client would wait for a silent socket's head timeout (10 s). On a loaded
+        // machine one connection may wait out a SYN retransmission (1 s): not a hold-out.
+        assert!(took < std::time::Duration::from_secs(3), "{path} took {took:?} beside 300 silent sockets");
         times.push(took);
     }
     stop.store(true, std::sync::atomic::Ordering::SeqCst);
     times.sort();
+    assert!(times[10] < std::time::Duration::from_millis(500), "answers p50 {:?} beside 300 silent sockets", times[10]);
     let opened: u32 = {
         let mut n = 0;
         for t in silent {

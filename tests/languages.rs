@@ -236,7 +236,7 @@ async fn a_french_browser_reads_the_guides_words() {
     assert_eq!(link.header("location"), Some("/clusters/trouble"));
     let set = link.header("set-cookie").unwrap();
     assert!(set.starts_with("dumbmonit_lang=fr;") && set.contains("SameSite=Strict"), "{set}");
-    for away in ["//example.com/x", "https://example.com/", "/\\example.com"] {
+    for away in ["//example.com/x", "https://example.com/", "/\\example.com", "/\t/example.com", "/\n/example.com"] {
         let q: String = form_urlencoded::byte_serialize(away.as_bytes()).collect();
         let r = page(&s, &format!("/language/en?back={q}"), VIEWER, &[]);
         assert_eq!(r.header("location"), Some("/"), "{away}");

@@ -83,9 +83,13 @@ async fn reader(request: Request, next: Next) -> Response {
 }
 
 /// `GET /language/{en|fr}?back=/path`: the footer's link. Sets the `dumbmonit_lang` cookie (a
-/// preference: SameSite=Strict, a year) and goes back to the page it came from, on this server
-/// only.
-async fn choose_language(Path(code): Path<String>, RawQuery(query): RawQuery) -> Response {
+/// preference: SameSite=Strict, a year; Secure over HTTPS) and goes back to the page it came
+/// from, on this server only.
+async fn choose_language(
+    https: axum::Extension<admin::Https>,
+    Path(code): Path<String>,
+    RawQuery(query): RawQuery,
+) -> Response {
     let lang = match code.as_str() {
         "en" => crate::lang::Lang::En,
         "fr" => crate::lang::Lang::Fr,
@@ -94,10 +98,12 @@ async fn choose_language(Path(code): Path<String>, RawQuery(query): RawQuery) ->
     let back = form_urlencoded::parse(query.as_deref().unwrap_or("").as_bytes())
         .find(|(k, _)| k == "back")
         .map(|(_, v)| v.into_owned())
-        .filter(|b| b.starts_with('/') && !b.starts_with("//") && !b.starts_with("/\\") && !b.contains(['\r', '\n']))
+        .filter(|b| local_path(b))
         .unwrap_or_else(|| "/".into());
     let mut r = respond(StatusCode::SEE_OTHER, TEXT, "");
-    let cookie = format!("{}={}; Path=/; Max-Age=31536000; SameSite=Strict", crate::lang::COOKIE, lang.code());
+    let secure = if https.0.0 { "; Secure" } else { "" };
+    let cookie =
+        format!("{}={}; Path=/; Max-Age=31536000; SameSite=Strict; HttpOnly{secure}", crate::lang::COOKIE, lang.code());
     let headers = r.headers_mut();
     headers.insert(http::header::SET_COOKIE, HeaderValue::from_str(&cookie).expect("a plain cookie"));
     match HeaderValue::from_str(&back) {
@@ -105,6 +111,12 @@ async fn choose_language(Path(code): Path<String>, RawQuery(query): RawQuery) ->
         Err(_) => headers.insert(http::header::LOCATION, HeaderValue::from_static("/")),
     };
     r
+}
+
+/// A path of this server, and only that: browsers read `//host`, `/\\host` and a path with a tab
+/// or a line break in it (which they drop) as another site.
+fn local_path(back: &str) -> bool {
+    back.starts_with('/') && !back.starts_with("//") && !back.starts_with("/\\") && !back.chars().any(char::is_control)
 }
 
 /// Every route: the pages, the JSON API, /metrics, the probes and the agents' door, with the
@@ -589,6 +601,16 @@ pub fn start(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_language_link_comes_back_to_this_server_only() {
+        for ok in ["/", "/clusters/a%20b?range=7d", "/silences"] {
+            assert!(local_path(ok), "{ok:?}");
+        }
+        for away in ["", "https://example.com/", "//example.com", "/\\example.com", "/\t/example.com", "/\r\n/x", "x"] {
+            assert!(!local_path(away), "{away:?}");
+        }
+    }
 
     #[test]
     fn gzip_is_taken_unless_refused() {
