@@ -6,11 +6,10 @@ use std::sync::Arc;
 use axum::extract::{Path, State};
 use axum::http::{HeaderMap, StatusCode, header};
 use axum::response::{IntoResponse, Redirect, Response};
-use bytes::Bytes;
 use maud::{Markup, html};
 
 use super::form::{ClusterForm, RemoveForm, check_name, form_page};
-use super::guard::{Https, change, csrf_token, may_change, session, with_session};
+use super::guard::{Change, Https, csrf_token, may_change, session, with_session};
 use super::page_of;
 use super::refusal::FormError;
 use super::store::{remove, save};
@@ -21,7 +20,7 @@ use crate::web::html::{clock, path_segment, t, tr};
 use crate::web::{Checked, HTML, respond};
 
 /// `GET /clusters/new`
-pub async fn new_form(
+pub(crate) async fn new_form(
     State(board): State<Arc<Board>>,
     https: axum::Extension<Https>,
     axum::Extension(role): axum::Extension<Checked>,
@@ -37,7 +36,7 @@ pub async fn new_form(
 }
 
 /// `GET /clusters/{name}/edit`
-pub async fn edit_form(
+pub(crate) async fn edit_form(
     State(board): State<Arc<Board>>,
     https: axum::Extension<Https>,
     axum::Extension(role): axum::Extension<Checked>,
@@ -63,17 +62,12 @@ fn not_editable(board: &Board, name: &str) -> Response {
 }
 
 /// `POST /clusters/new`: test, save, or make an agent's token.
-pub async fn new_post(
+pub(crate) async fn new_post(
     State(board): State<Arc<Board>>,
     https: axum::Extension<Https>,
-    axum::Extension(role): axum::Extension<Checked>,
     headers: HeaderMap,
-    body: Bytes,
+    Change { who, form: f }: Change<ClusterForm>,
 ) -> Response {
-    let (who, f) = match change::<ClusterForm>(&board, &headers, https.0, &role, &body) {
-        Ok(c) => c,
-        Err(r) => return r.answer(&board),
-    };
     let name = f.name.trim().to_string();
     let agent = f.action == "agent";
     let taken = board.cluster(&name).is_some() || board.stored_cluster(&name).is_some();
@@ -144,18 +138,11 @@ fn shell_quote(s: &str) -> String {
 }
 
 /// `POST /clusters/{name}/edit`: test or save; an empty token keeps the stored one.
-pub async fn edit_post(
+pub(crate) async fn edit_post(
     State(board): State<Arc<Board>>,
-    https: axum::Extension<Https>,
-    axum::Extension(role): axum::Extension<Checked>,
     Path(name): Path<String>,
-    headers: HeaderMap,
-    body: Bytes,
+    Change { who, form: mut f }: Change<ClusterForm>,
 ) -> Response {
-    let (who, mut f) = match change::<ClusterForm>(&board, &headers, https.0, &role, &body) {
-        Ok(c) => c,
-        Err(r) => return r.answer(&board),
-    };
     let Some(stored) = board.stored_cluster(&name) else {
         return not_editable(&board, &name);
     };
@@ -202,18 +189,11 @@ pub async fn edit_post(
 }
 
 /// `POST /clusters/{name}/remove`
-pub async fn remove_post(
+pub(crate) async fn remove_post(
     State(board): State<Arc<Board>>,
-    https: axum::Extension<Https>,
-    axum::Extension(role): axum::Extension<Checked>,
     Path(name): Path<String>,
-    headers: HeaderMap,
-    body: Bytes,
+    Change { who, form: _ }: Change<RemoveForm>,
 ) -> Response {
-    let (who, _) = match change::<RemoveForm>(&board, &headers, https.0, &role, &body) {
-        Ok(c) => c,
-        Err(r) => return r.answer(&board),
-    };
     match remove(&board, &who, &name).await {
         Ok(true) => Redirect::to("/").into_response(),
         Ok(false) => not_editable(&board, &name),
@@ -222,7 +202,7 @@ pub async fn remove_post(
 }
 
 /// `GET /audit`: who changed what and when.
-pub async fn audit(State(board): State<Arc<Board>>) -> Response {
+pub(crate) async fn audit(State(board): State<Arc<Board>>) -> Response {
     let entries = board.reader().audit(500).unwrap_or_default();
     let body = html! {
         h1 { (t("audit-title")) }

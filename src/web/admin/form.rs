@@ -18,7 +18,7 @@ const INTERVAL_RANGE: (f64, f64, &str) = (1.0, 86400.0, "1s to 24h");
 
 /// What the cluster form sends. Checkboxes are absent when not ticked.
 #[derive(Debug, Default, Deserialize)]
-pub(super) struct ClusterForm {
+pub(crate) struct ClusterForm {
     #[serde(default)]
     pub csrf: String,
     #[serde(default)]
@@ -81,7 +81,7 @@ impl ClusterForm {
     }
 
     /// The settings entered, or what is wrong with them (naming the field).
-    pub fn settings(&self, agent: bool) -> Result<PageSettings, FormError> {
+    pub(super) fn settings(&self, agent: bool) -> Result<PageSettings, FormError> {
         let seconds = |field: &'static str, text: &str, default: f64, (min, max, range): (f64, f64, &'static str)| {
             if text.trim().is_empty() {
                 return Ok(Seconds(default));
@@ -134,7 +134,7 @@ impl ClusterForm {
 
 /// What the remove button sends.
 #[derive(Debug, Default, Deserialize)]
-pub(super) struct RemoveForm {
+pub(crate) struct RemoveForm {
     #[serde(default)]
     csrf: String,
 }

@@ -2,8 +2,11 @@
 //! the session cookie (signed, for the admin credentials of now, since this process started), the
 //! CSRF token of the form (signed with the session), and the admin role.
 
+use std::sync::Arc;
+
 use axum::http::{HeaderMap, HeaderValue, header};
-use axum::response::Response;
+use axum::response::{IntoResponse, Response};
+use bytes::Bytes;
 
 use super::refusal::FormError;
 use crate::auth::Role;
@@ -139,22 +142,32 @@ fn check_csrf(board: &Board, headers: &HeaderMap, https: Https, given: &str) -> 
 }
 
 /// A form that carries the CSRF token of its session.
-pub(super) trait Posted: serde::de::DeserializeOwned + Default {
+pub(crate) trait Posted: serde::de::DeserializeOwned + Default {
     fn csrf(&self) -> &str;
 }
 
-/// A change asked for by a POST: who asks and what the form says, once the role and the CSRF
-/// token are checked. A body that is not a form has no fields (and so no CSRF token: it is
-/// refused like any POST without one).
-pub(super) fn change<T: Posted>(
-    board: &Board,
-    headers: &HeaderMap,
-    https: Https,
-    role: &Checked,
-    body: &[u8],
-) -> Result<(String, T), FormError> {
-    let who = may_change(board, headers, role)?;
-    let f: T = serde_urlencoded::from_bytes(body).unwrap_or_default();
-    check_csrf(board, headers, https, f.csrf())?;
-    Ok((who, f))
+/// A change asked for by a POST of the admins' forms, as a handler's argument: who asks and
+/// what the form says, once the role and the CSRF token are checked; refused with the page
+/// that says why. A body that is not a form has no fields (and so no CSRF token: it is refused
+/// like any POST without one).
+pub(crate) struct Change<T> {
+    pub who: String,
+    pub form: T,
+}
+
+impl<T: Posted + Send> axum::extract::FromRequest<Arc<Board>> for Change<T> {
+    type Rejection = Response;
+
+    async fn from_request(request: axum::extract::Request, board: &Arc<Board>) -> Result<Self, Response> {
+        let https = request.extensions().get::<Https>().copied().unwrap_or(Https(false));
+        let role = request.extensions().get::<Checked>().cloned().unwrap_or(Checked(None));
+        let headers = request.headers().clone();
+        let who = may_change(board, &headers, &role).map_err(|e| e.answer(board))?;
+        let body = <Bytes as axum::extract::FromRequest<_>>::from_request(request, board)
+            .await
+            .map_err(IntoResponse::into_response)?;
+        let form: T = serde_urlencoded::from_bytes(&body).unwrap_or_default();
+        check_csrf(board, &headers, https, form.csrf()).map_err(|e| e.answer(board))?;
+        Ok(Change { who, form })
+    }
 }

@@ -27,7 +27,7 @@ pub mod silences;
 mod store;
 mod test_cycle;
 
-pub use actions::{audit, edit_form, edit_post, new_form, new_post, remove_post};
+pub(crate) use actions::{audit, edit_form, edit_post, new_form, new_post, remove_post};
 pub use guard::{Https, SESSION_COOKIE};
 
 use maud::Markup;

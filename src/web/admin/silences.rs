@@ -9,12 +9,11 @@ use std::sync::Arc;
 use axum::extract::{Path, RawQuery, State};
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Redirect, Response};
-use bytes::Bytes;
 use jiff::Timestamp;
 use maud::{Markup, html};
 use serde::Deserialize;
 
-use super::guard::{Https, Posted, change, csrf_token, may_change, session, with_session};
+use super::guard::{Change, Https, Posted, csrf_token, may_change, session, with_session};
 use super::page_of;
 use crate::board::Board;
 use crate::logs::Event;
@@ -57,7 +56,7 @@ fn form_page(
 }
 
 /// `GET /silences`
-pub async fn list(
+pub(crate) async fn list(
     State(board): State<Arc<Board>>,
     https: axum::Extension<Https>,
     axum::Extension(role): axum::Extension<Checked>,
@@ -167,7 +166,7 @@ pub async fn list(
 
 /// What the silence form sends: the matchers one a line, how long (or a new end), the comment.
 #[derive(Debug, Default, Deserialize)]
-pub(super) struct SilenceForm {
+pub(crate) struct SilenceForm {
     #[serde(default)]
     csrf: String,
     #[serde(default)]
@@ -238,7 +237,7 @@ fn silence_form(csrf: &str, action: &str, f: &SilenceForm, fixed: bool, problem:
 }
 
 /// `GET /silences/new?matcher=…&matcher=…`: pre-filled from an alert's or a cluster's labels.
-pub async fn new(
+pub(crate) async fn new(
     State(board): State<Arc<Board>>,
     https: axum::Extension<Https>,
     axum::Extension(role): axum::Extension<Checked>,
@@ -256,17 +255,7 @@ pub async fn new(
 }
 
 /// `POST /silences`
-pub async fn create(
-    State(board): State<Arc<Board>>,
-    https: axum::Extension<Https>,
-    axum::Extension(role): axum::Extension<Checked>,
-    headers: HeaderMap,
-    body: Bytes,
-) -> Response {
-    let (who, f) = match change::<SilenceForm>(&board, &headers, https.0, &role, &body) {
-        Ok(c) => c,
-        Err(r) => return r.answer(&board),
-    };
+pub(crate) async fn create(State(board): State<Arc<Board>>, Change { who, form: f }: Change<SilenceForm>) -> Response {
     let again = |problem: &str| {
         let body = html! { h1 { (t("q-new-silence")) } (silence_form(&f.csrf, "/silences", &f, false, Some(problem))) };
         respond(StatusCode::OK, HTML, page_of(&board, &format!("{} · DumbMonit", t("q-new-silence")), body))
@@ -282,7 +271,7 @@ pub async fn create(
 }
 
 /// `GET /silences/{id}/edit`: a new end or comment.
-pub async fn edit(
+pub(crate) async fn edit(
     State(board): State<Arc<Board>>,
     https: axum::Extension<Https>,
     axum::Extension(role): axum::Extension<Checked>,
@@ -314,18 +303,11 @@ fn not_found(board: &Board, id: &str) -> Response {
 }
 
 /// `POST /silences/{id}/edit`
-pub async fn edit_post(
+pub(crate) async fn edit_post(
     State(board): State<Arc<Board>>,
-    https: axum::Extension<Https>,
-    axum::Extension(role): axum::Extension<Checked>,
     Path(id): Path<String>,
-    headers: HeaderMap,
-    body: Bytes,
+    Change { who, form: mut f }: Change<SilenceForm>,
 ) -> Response {
-    let (who, mut f) = match change::<SilenceForm>(&board, &headers, https.0, &role, &body) {
-        Ok(c) => c,
-        Err(r) => return r.answer(&board),
-    };
     let Some(silence) = board.quiet().silence(&id).filter(|s| !s.from_file).cloned() else {
         return not_found(&board, &id);
     };
@@ -350,7 +332,7 @@ pub async fn edit_post(
 
 /// A form that carries its CSRF token only (expire), or a comment too (acknowledge).
 #[derive(Debug, Default, Deserialize)]
-pub(super) struct ConfirmForm {
+pub(crate) struct ConfirmForm {
     #[serde(default)]
     csrf: String,
     #[serde(default)]
@@ -364,18 +346,11 @@ impl Posted for ConfirmForm {
 }
 
 /// `POST /silences/{id}/expire`
-pub async fn expire(
+pub(crate) async fn expire(
     State(board): State<Arc<Board>>,
-    https: axum::Extension<Https>,
-    axum::Extension(role): axum::Extension<Checked>,
     Path(id): Path<String>,
-    headers: HeaderMap,
-    body: Bytes,
+    Change { who, form: _ }: Change<ConfirmForm>,
 ) -> Response {
-    let (who, _) = match change::<ConfirmForm>(&board, &headers, https.0, &role, &body) {
-        Ok(c) => c,
-        Err(r) => return r.answer(&board),
-    };
     match crate::web::quiet::end_silence(&board, &id, &who).await {
         Ok(()) => Redirect::to("/silences").into_response(),
         Err((status, why)) => {
@@ -386,7 +361,7 @@ pub async fn expire(
 }
 
 /// `GET /alerts/{fingerprint}/ack`: the acknowledgement's form.
-pub async fn ack_form(
+pub(crate) async fn ack_form(
     State(board): State<Arc<Board>>,
     https: axum::Extension<Https>,
     axum::Extension(role): axum::Extension<Checked>,
@@ -413,18 +388,11 @@ pub async fn ack_form(
 }
 
 /// `POST /alerts/{fingerprint}/ack`
-pub async fn ack_post(
+pub(crate) async fn ack_post(
     State(board): State<Arc<Board>>,
-    https: axum::Extension<Https>,
-    axum::Extension(role): axum::Extension<Checked>,
     Path(print): Path<String>,
-    headers: HeaderMap,
-    body: Bytes,
+    Change { who, form: f }: Change<ConfirmForm>,
 ) -> Response {
-    let (who, f) = match change::<ConfirmForm>(&board, &headers, https.0, &role, &body) {
-        Ok(c) => c,
-        Err(r) => return r.answer(&board),
-    };
     match board.acknowledge(&print, &who, &f.comment) {
         Ok((cluster, _)) => {
             crate::web::events::QuietChanged { user: &who, action: "alert acknowledged", id: &print }.emit();
@@ -444,7 +412,7 @@ pub async fn ack_post(
 /// What the maintenance window's form sends: a cluster (or `{cluster=~"…"}`), then a start and
 /// an end, or a schedule, its time zone and a duration.
 #[derive(Debug, Default, Deserialize)]
-pub(super) struct WindowForm {
+pub(crate) struct WindowForm {
     #[serde(default)]
     csrf: String,
     #[serde(default)]
@@ -506,7 +474,7 @@ fn window_form(csrf: &str, f: &WindowForm, problem: Option<&str>) -> Markup {
 }
 
 /// `GET /maintenance/new`
-pub async fn new_window(
+pub(crate) async fn new_window(
     State(board): State<Arc<Board>>,
     https: axum::Extension<Https>,
     axum::Extension(role): axum::Extension<Checked>,
@@ -518,17 +486,10 @@ pub async fn new_window(
 }
 
 /// `POST /maintenance`
-pub async fn create_window(
+pub(crate) async fn create_window(
     State(board): State<Arc<Board>>,
-    https: axum::Extension<Https>,
-    axum::Extension(role): axum::Extension<Checked>,
-    headers: HeaderMap,
-    body: Bytes,
+    Change { who, form: f }: Change<WindowForm>,
 ) -> Response {
-    let (who, f) = match change::<WindowForm>(&board, &headers, https.0, &role, &body) {
-        Ok(c) => c,
-        Err(r) => return r.answer(&board),
-    };
     match board.post_window(&f.postable(), &who) {
         Ok(id) => {
             crate::web::events::QuietChanged { user: &who, action: "maintenance window made or changed", id: &id }
@@ -543,18 +504,11 @@ pub async fn create_window(
 }
 
 /// `POST /maintenance/{id}/end`
-pub async fn end_window(
+pub(crate) async fn end_window(
     State(board): State<Arc<Board>>,
-    https: axum::Extension<Https>,
-    axum::Extension(role): axum::Extension<Checked>,
     Path(id): Path<String>,
-    headers: HeaderMap,
-    body: Bytes,
+    Change { who, form: _ }: Change<ConfirmForm>,
 ) -> Response {
-    let (who, _) = match change::<ConfirmForm>(&board, &headers, https.0, &role, &body) {
-        Ok(c) => c,
-        Err(r) => return r.answer(&board),
-    };
     match board.end_window(&id, &who) {
         Ok(()) => {
             crate::web::events::QuietChanged { user: &who, action: "maintenance window ended", id: &id }.emit();
