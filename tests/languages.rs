@@ -290,16 +290,8 @@ async fn a_french_browser_reads_the_guides_words() {
 /// A cluster's hostile strings stay inert on the French pages, as on the English ones.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn hostile_strings_are_inert_in_french() {
-    use dumbmonit_sim::fixtures::{Container, Event, Pod};
-    let now = start();
-    let evil = "<script>alert(\"pwned\")</script>";
-    let mut cluster = scenario::trouble(now);
-    cluster.pods.push(
-        Pod::new("shop", "evil")
-            .container(Container::waiting("app", "Evil\"<b>", Some(&format!("{evil} 'quoted' & more"))))
-            .build(now),
-    );
-    cluster.events.push(Event::warning("Pod", "shop", "evil", "Bad<Reason>", evil).build(now));
+    let mut cluster = scenario::trouble(start());
+    common::fixture::add_hostile_pod(&mut cluster, start());
     let h = Harness::start(cluster).await;
     let dir = tempfile::tempdir().unwrap();
     let s = serve(dir.path(), &h, "");

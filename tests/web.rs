@@ -5,7 +5,6 @@ mod common;
 
 use common::Harness;
 use common::web::{self, Served, get};
-use dumbmonit_sim::fixtures::{Container, Event, Pod};
 use dumbmonit_sim::{Faults, scenario};
 
 fn write_config(dir: &std::path::Path, extra: &str, clusters: &[(&str, &Harness)]) -> std::path::PathBuf {
@@ -164,13 +163,8 @@ async fn two_clusters_on_the_pages_the_api_and_metrics() {
 async fn hostile_strings_are_inert_in_pages_and_escaped_in_metrics() {
     let now = jiff::Timestamp::now();
     let mut cluster = scenario::healthy(now);
-    let evil = "<script>alert(\"pwned\")</script>";
-    cluster.pods.push(
-        Pod::new("shop", "evil")
-            .container(Container::waiting("app", "Evil\"<b>", Some(&format!("{evil} 'quoted' & more"))))
-            .build(now),
-    );
-    cluster.events.push(Event::warning("Pod", "shop", "evil", "Bad<Reason>", evil).build(now));
+    let evil = common::fixture::EVIL;
+    common::fixture::add_hostile_pod(&mut cluster, now);
     let h = Harness::start(cluster).await;
     let dir = tempfile::tempdir().unwrap();
     let cfg = write_config(dir.path(), "", &[("c\"<x>", &h)]);

@@ -158,3 +158,16 @@ pub fn cluster(now: Timestamp) -> Cluster {
     }
     c
 }
+
+/// Markup where a cluster puts its words: `shop/evil` waiting with a hostile reason and message,
+/// and a Warning event of a hostile reason about it. Every page must show them inert.
+pub const EVIL: &str = "<script>alert(\"pwned\")</script>";
+
+pub fn add_hostile_pod(cluster: &mut Cluster, now: Timestamp) {
+    cluster.pods.push(
+        Pod::new("shop", "evil")
+            .container(Container::waiting("app", "Evil\"<b>", Some(&format!("{EVIL} 'quoted' & more"))))
+            .build(now),
+    );
+    cluster.events.push(Event::warning("Pod", "shop", "evil", "Bad<Reason>", EVIL).build(now));
+}
