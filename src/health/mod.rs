@@ -717,17 +717,6 @@ pub fn days_when(days: i64) -> &'static str {
     }
 }
 
-/// `in 5 days`, `today`, `2 days ago`.
-pub fn in_days(days: i64) -> String {
-    match days {
-        0 => "within a day".into(),
-        1 => "in 1 day".into(),
-        d if d > 1 => format!("in {d} days"),
-        -1 => "expired 1 day ago".into(),
-        d => format!("expired {} days ago", -d),
-    }
-}
-
 impl Health {
     /// The pods with a problem: they come first.
     pub fn problem_pods(&self) -> &[PodHealth] {
@@ -772,10 +761,6 @@ impl Health {
         );
         format!("{nodes}{rest}")
     }
-}
-
-pub fn plural(n: u64, one: &str, many: &str) -> String {
-    format!("{n} {}", if n == 1 { one } else { many })
 }
 
 #[cfg(test)]
