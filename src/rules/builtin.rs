@@ -27,9 +27,9 @@ fn pod_labels(p: &PodHealth) -> BTreeMap<String, String> {
     labels(&[("namespace", &p.namespace), ("pod", &p.name), ("workload", &p.workload)])
 }
 
-/// The summary of an alert: the rule's message, said in each language from the same arguments.
-fn say(rule: &str, args: &[(&str, Arg)]) -> Message {
-    Message::new(&format!("{rule}.summary"), args)
+/// The arguments of an alert's summary, said by its rule's message in each language.
+fn args(args: &[(&'static str, Arg)]) -> Vec<(&'static str, Arg)> {
+    args.to_vec()
 }
 
 fn pod_args(p: &PodHealth) -> Vec<(&'static str, Arg)> {
@@ -58,10 +58,7 @@ impl RuleState {
                 obs.push(Observation {
                     rule: &NODE_FLAPPING,
                     labels: labels(&[("node", &n.name)]),
-                    summary: say(
-                        "rule-node-flapping",
-                        &[("node", (&n.name).into()), ("changes", n.ready_transitions.into())],
-                    ),
+                    summary: args(&[("node", (&n.name).into()), ("changes", n.ready_transitions.into())]),
                     description: Message::verbatim(n.why.join("; ")),
                     escalate: false,
                 });
@@ -70,15 +67,12 @@ impl RuleState {
                 obs.push(Observation {
                     rule: &VERSION_SKEW,
                     labels: labels(&[("node", &n.name)]),
-                    summary: say(
-                        "rule-version-skew",
-                        &[
-                            ("kubelet", (&n.kubelet_version).into()),
-                            ("node", (&n.name).into()),
-                            ("version", (&h.version).into()),
-                        ],
-                    ),
-                    description: Message::new("rule-version-skew.description", &[]),
+                    summary: args(&[
+                        ("kubelet", (&n.kubelet_version).into()),
+                        ("node", (&n.name).into()),
+                        ("version", (&h.version).into()),
+                    ]),
+                    description: Message::new(&format!("{}.description", VERSION_SKEW.words), &[]),
                     escalate: false,
                 });
             }
@@ -87,7 +81,7 @@ impl RuleState {
                 obs.push(Observation {
                     rule: &NODE_NOT_READY,
                     labels: labels(&[("node", &n.name)]),
-                    summary: say("rule-node-not-ready", &[("node", (&n.name).into())]),
+                    summary: args(&[("node", (&n.name).into())]),
                     description: Message::verbatim(n.why.join("; ")),
                     escalate: false,
                 });
@@ -97,10 +91,7 @@ impl RuleState {
                     obs.push(Observation {
                         rule: &NODE_PRESSURE,
                         labels: labels(&[("node", &n.name), ("condition", condition)]),
-                        summary: say(
-                            "rule-node-pressure",
-                            &[("node", (&n.name).into()), ("condition", condition.into())],
-                        ),
+                        summary: args(&[("node", (&n.name).into()), ("condition", condition.into())]),
                         description: Message::verbatim(n.why.join("; ")),
                         escalate: false,
                     });
@@ -122,7 +113,7 @@ impl RuleState {
                 obs.push(Observation {
                     rule: &POD_CRASH_LOOPING,
                     labels: pod_labels(p),
-                    summary: say("rule-pod-crash-looping", &pod_args(p)),
+                    summary: args(&pod_args(p)),
                     description: if p.crashlooping { pod_description(p) } else { Message::verbatim(String::new()) },
                     escalate: false,
                 });
@@ -131,7 +122,7 @@ impl RuleState {
                 obs.push(Observation {
                     rule: &POD_PENDING,
                     labels: pod_labels(p),
-                    summary: say("rule-pod-pending", &pod_args(p)),
+                    summary: args(&pod_args(p)),
                     description: pod_description(p),
                     escalate: false,
                 });
@@ -141,10 +132,7 @@ impl RuleState {
                 obs.push(Observation {
                     rule: &POD_RESTARTING,
                     labels: pod_labels(p),
-                    summary: say(
-                        "rule-pod-restarting",
-                        &[pod_args(p).as_slice(), &[("restarts", increase.into())]].concat(),
-                    ),
+                    summary: args(&[pod_args(p).as_slice(), &[("restarts", increase.into())]].concat()),
                     description: pod_description(p),
                     escalate: false,
                 });
@@ -158,7 +146,7 @@ impl RuleState {
             obs.push(Observation {
                 rule: &ROLLOUT_STUCK,
                 labels: labels(&[("kind", w.kind.as_str()), ("namespace", &w.namespace), ("workload", &w.name)]),
-                summary: say("rule-rollout-stuck", &workload_args(w)),
+                summary: args(&workload_args(w)),
                 description: Message::verbatim(w.why.join("; ")),
                 escalate: false,
             });
@@ -175,17 +163,14 @@ impl RuleState {
             obs.push(Observation {
                 rule: &CERTIFICATE_EXPIRING,
                 labels: labels(&[("certificate", e.certificate)]),
-                summary: say(
-                    "rule-certificate-expiring",
-                    &[
-                        ("certificate", e.certificate.into()),
-                        ("date", Arg::Moment(e.not_after.as_second())),
-                        ("when", crate::health::days_when(e.days).into()),
-                        ("days", e.days.abs().into()),
-                    ],
-                ),
+                summary: args(&[
+                    ("certificate", e.certificate.into()),
+                    ("date", Arg::Moment(e.not_after.as_second())),
+                    ("when", crate::health::days_when(e.days).into()),
+                    ("days", e.days.abs().into()),
+                ]),
                 description: Message::new(
-                    "rule-certificate-expiring.description",
+                    &format!("{}.description", CERTIFICATE_EXPIRING.words),
                     &[("until", e.not_after.to_string().into()), ("fix", fix.into())],
                 ),
                 escalate: left < CERTIFICATE_URGENT,
@@ -196,8 +181,7 @@ impl RuleState {
             obs.push(Observation {
                 rule: &POD_STUCK_TERMINATING,
                 labels: pod_labels(p),
-                summary: say(
-                    "rule-pod-stuck-terminating",
+                summary: args(
                     &[pod_args(p).as_slice(), &[("minutes", (p.terminating.unwrap_or_default() / 60).into())]].concat(),
                 ),
                 description: Message::verbatim(p.why.join("; ")),
@@ -209,15 +193,12 @@ impl RuleState {
             obs.push(Observation {
                 rule: &JOB_FAILED,
                 labels: labels(&[("namespace", &j.namespace), ("job", &j.name), ("owner", &j.owner)]),
-                summary: say(
-                    "rule-job-failed",
-                    &[
-                        ("namespace", (&j.namespace).into()),
-                        ("job", (&j.name).into()),
-                        ("of", if j.owner.is_empty() { "none" } else { "cronjob" }.into()),
-                        ("owner", (&j.owner).into()),
-                    ],
-                ),
+                summary: args(&[
+                    ("namespace", (&j.namespace).into()),
+                    ("job", (&j.name).into()),
+                    ("of", if j.owner.is_empty() { "none" } else { "cronjob" }.into()),
+                    ("owner", (&j.owner).into()),
+                ]),
                 description: Message::verbatim(j.why.clone()),
                 escalate: false,
             });
@@ -227,10 +208,7 @@ impl RuleState {
             obs.push(Observation {
                 rule: &CRONJOB_MISSED,
                 labels: labels(&[("namespace", &c.namespace), ("cronjob", &c.name)]),
-                summary: say(
-                    "rule-cronjob-missed",
-                    &[("namespace", (&c.namespace).into()), ("cronjob", (&c.name).into())],
-                ),
+                summary: args(&[("namespace", (&c.namespace).into()), ("cronjob", (&c.name).into())]),
                 description: Message::verbatim(c.why.join("; ")),
                 escalate: false,
             });
@@ -240,8 +218,7 @@ impl RuleState {
             obs.push(Observation {
                 rule: &WORKLOAD_REPLICAS_MISSING,
                 labels: labels(&[("kind", w.kind.as_str()), ("namespace", &w.namespace), ("workload", &w.name)]),
-                summary: say(
-                    "rule-workload-replicas-missing",
+                summary: args(
                     &[workload_args(w).as_slice(), &[("missing", w.unavailable.into()), ("desired", w.desired.into())]]
                         .concat(),
                 ),
@@ -253,7 +230,7 @@ impl RuleState {
             obs.push(Observation {
                 rule: &PVC_PENDING,
                 labels: labels(&[("namespace", &c.namespace), ("pvc", &c.name)]),
-                summary: say("rule-pvc-pending", &[("namespace", (&c.namespace).into()), ("pvc", (&c.name).into())]),
+                summary: args(&[("namespace", (&c.namespace).into()), ("pvc", (&c.name).into())]),
                 description: Message::verbatim(c.why.join("; ")),
                 escalate: false,
             });
@@ -265,7 +242,7 @@ impl RuleState {
             obs.push(Observation {
                 rule: &AGGREGATED_API_UNAVAILABLE,
                 labels: labels(&[("apiservice", &a.name), ("service", &a.service)]),
-                summary: say("rule-aggregated-api-unavailable", &[("apiservice", (&a.name).into())]),
+                summary: args(&[("apiservice", (&a.name).into())]),
                 description: Message::verbatim(format!("{} (service {})", a.why(), a.service)),
                 escalate: false,
             });
@@ -275,10 +252,11 @@ impl RuleState {
             obs.push(Observation {
                 rule: &HPA_METRICS_UNAVAILABLE,
                 labels: labels(&[("namespace", &x.namespace), ("hpa", &x.name)]),
-                summary: say(
-                    "rule-hpa-metrics-unavailable",
-                    &[("namespace", (&x.namespace).into()), ("hpa", (&x.name).into()), ("reason", (&x.reason).into())],
-                ),
+                summary: args(&[
+                    ("namespace", (&x.namespace).into()),
+                    ("hpa", (&x.name).into()),
+                    ("reason", (&x.reason).into()),
+                ]),
                 description: Message::verbatim(x.message.clone()),
                 escalate: false,
             });
@@ -319,7 +297,7 @@ impl RuleState {
             vec![Observation {
                 rule: &MONITOR_UNREACHABLE,
                 labels: BTreeMap::new(),
-                summary: say("rule-monitor-unreachable", &[("cluster", cluster.into())]),
+                summary: args(&[("cluster", cluster.into())]),
                 description: Message::verbatim(message.to_string()),
                 escalate: false,
             }]

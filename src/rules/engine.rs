@@ -225,8 +225,9 @@ impl RuleState {
                     said_description: None,
                 }
             });
-            alert.summary = Lang::En.say(&obs.summary);
-            alert.said = Some(obs.summary);
+            let summary = Message::new(&format!("{}.summary", obs.rule.words), &obs.summary);
+            alert.summary = Lang::En.say(&summary);
+            alert.said = Some(summary);
             let description = Lang::En.say(&obs.description);
             if !description.is_empty() {
                 alert.description = description;

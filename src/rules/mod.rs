@@ -12,7 +12,7 @@ pub mod quiet;
 use std::collections::BTreeMap;
 use std::time::Duration;
 
-use crate::lang::Message;
+use crate::lang::{Arg, Message};
 use serde::{Deserialize, Serialize};
 
 pub use engine::{Acknowledgement, Alert, RuleState, Transition, TransitionState};
@@ -38,6 +38,9 @@ impl Severity {
 #[derive(Debug, PartialEq, Eq)]
 pub struct Rule {
     pub alertname: &'static str,
+    /// Its messages in `locales/*/rules.ftl`: `.title`, `.summary`, the annotations of
+    /// `dumbmonit rules`.
+    pub words: &'static str,
     pub severity: Severity,
     /// How long the condition must hold before the alert fires.
     pub hold: Duration,
@@ -49,30 +52,58 @@ const fn minutes(m: u64) -> Duration {
     Duration::from_secs(m * 60)
 }
 
-pub const NODE_NOT_READY: Rule =
-    Rule { alertname: "KubernetesNodeNotReady", severity: Severity::Warning, hold: minutes(5), escalate_after: None };
-pub const NODE_PRESSURE: Rule =
-    Rule { alertname: "KubernetesNodePressure", severity: Severity::Notice, hold: minutes(5), escalate_after: None };
+pub const NODE_NOT_READY: Rule = Rule {
+    alertname: "KubernetesNodeNotReady",
+    words: "rule-node-not-ready",
+    severity: Severity::Warning,
+    hold: minutes(5),
+    escalate_after: None,
+};
+pub const NODE_PRESSURE: Rule = Rule {
+    alertname: "KubernetesNodePressure",
+    words: "rule-node-pressure",
+    severity: Severity::Notice,
+    hold: minutes(5),
+    escalate_after: None,
+};
 pub const POD_CRASH_LOOPING: Rule = Rule {
     alertname: "KubernetesPodCrashLooping",
+    words: "rule-pod-crash-looping",
     severity: Severity::Warning,
     hold: minutes(10),
     escalate_after: None,
 };
-pub const POD_PENDING: Rule =
-    Rule { alertname: "KubernetesPodPending", severity: Severity::Notice, hold: minutes(15), escalate_after: None };
-pub const POD_RESTARTING: Rule =
-    Rule { alertname: "KubernetesPodRestarting", severity: Severity::Notice, hold: minutes(0), escalate_after: None };
+pub const POD_PENDING: Rule = Rule {
+    alertname: "KubernetesPodPending",
+    words: "rule-pod-pending",
+    severity: Severity::Notice,
+    hold: minutes(15),
+    escalate_after: None,
+};
+pub const POD_RESTARTING: Rule = Rule {
+    alertname: "KubernetesPodRestarting",
+    words: "rule-pod-restarting",
+    severity: Severity::Notice,
+    hold: minutes(0),
+    escalate_after: None,
+};
 pub const WORKLOAD_REPLICAS_MISSING: Rule = Rule {
     alertname: "KubernetesWorkloadReplicasMissing",
+    words: "rule-workload-replicas-missing",
     severity: Severity::Notice,
     hold: minutes(10),
     escalate_after: Some(minutes(60)),
 };
-pub const PVC_PENDING: Rule =
-    Rule { alertname: "KubernetesPVCPending", severity: Severity::Notice, hold: minutes(15), escalate_after: None };
+pub const PVC_PENDING: Rule = Rule {
+    alertname: "KubernetesPVCPending",
+    words: "rule-pvc-pending",
+    severity: Severity::Notice,
+    hold: minutes(15),
+    escalate_after: None,
+};
 pub const MONITOR_UNREACHABLE: Rule = Rule {
     alertname: "KubernetesMonitorUnreachable",
+    words: "rule-monitor-unreachable",
     severity: Severity::Warning,
     hold: minutes(0),
     escalate_after: None,
@@ -80,12 +111,14 @@ pub const MONITOR_UNREACHABLE: Rule = Rule {
 
 pub const AGGREGATED_API_UNAVAILABLE: Rule = Rule {
     alertname: "KubernetesAggregatedAPIUnavailable",
+    words: "rule-aggregated-api-unavailable",
     severity: Severity::Warning,
     hold: minutes(5),
     escalate_after: None,
 };
 pub const HPA_METRICS_UNAVAILABLE: Rule = Rule {
     alertname: "KubernetesHPAMetricsUnavailable",
+    words: "rule-hpa-metrics-unavailable",
     severity: Severity::Notice,
     hold: minutes(10),
     escalate_after: None,
@@ -93,26 +126,53 @@ pub const HPA_METRICS_UNAVAILABLE: Rule = Rule {
 
 pub const CERTIFICATE_EXPIRING: Rule = Rule {
     alertname: "KubernetesAPICertificateExpiring",
+    words: "rule-certificate-expiring",
     severity: Severity::Notice,
     hold: minutes(0),
     escalate_after: None,
 };
-pub const VERSION_SKEW: Rule =
-    Rule { alertname: "KubernetesVersionSkew", severity: Severity::Notice, hold: minutes(60), escalate_after: None };
-pub const ROLLOUT_STUCK: Rule =
-    Rule { alertname: "KubernetesRolloutStuck", severity: Severity::Warning, hold: minutes(0), escalate_after: None };
+pub const VERSION_SKEW: Rule = Rule {
+    alertname: "KubernetesVersionSkew",
+    words: "rule-version-skew",
+    severity: Severity::Notice,
+    hold: minutes(60),
+    escalate_after: None,
+};
+pub const ROLLOUT_STUCK: Rule = Rule {
+    alertname: "KubernetesRolloutStuck",
+    words: "rule-rollout-stuck",
+    severity: Severity::Warning,
+    hold: minutes(0),
+    escalate_after: None,
+};
 pub const POD_STUCK_TERMINATING: Rule = Rule {
     alertname: "KubernetesPodStuckTerminating",
+    words: "rule-pod-stuck-terminating",
     severity: Severity::Notice,
     hold: minutes(0),
     escalate_after: None,
 };
-pub const NODE_FLAPPING: Rule =
-    Rule { alertname: "KubernetesNodeFlapping", severity: Severity::Warning, hold: minutes(0), escalate_after: None };
-pub const JOB_FAILED: Rule =
-    Rule { alertname: "KubernetesJobFailed", severity: Severity::Notice, hold: minutes(0), escalate_after: None };
-pub const CRONJOB_MISSED: Rule =
-    Rule { alertname: "KubernetesCronJobMissed", severity: Severity::Notice, hold: minutes(0), escalate_after: None };
+pub const NODE_FLAPPING: Rule = Rule {
+    alertname: "KubernetesNodeFlapping",
+    words: "rule-node-flapping",
+    severity: Severity::Warning,
+    hold: minutes(0),
+    escalate_after: None,
+};
+pub const JOB_FAILED: Rule = Rule {
+    alertname: "KubernetesJobFailed",
+    words: "rule-job-failed",
+    severity: Severity::Notice,
+    hold: minutes(0),
+    escalate_after: None,
+};
+pub const CRONJOB_MISSED: Rule = Rule {
+    alertname: "KubernetesCronJobMissed",
+    words: "rule-cronjob-missed",
+    severity: Severity::Notice,
+    hold: minutes(0),
+    escalate_after: None,
+};
 
 pub const RULES: [&Rule; 17] = [
     &NODE_NOT_READY,
@@ -140,8 +200,9 @@ pub struct Observation {
     pub rule: &'static Rule,
     /// The object's labels (`node`, `condition`, `namespace`, `pod`, `workload`, `kind`, `pvc`).
     pub labels: BTreeMap<String, String>,
-    /// One line: `Pod shop/api-7c9696d669-8tpp6 is crash-looping`, said in each language.
-    pub summary: Message,
+    /// The arguments of the rule's one line (`Pod shop/api-7c9696d669-8tpp6 is crash-looping`),
+    /// its `.summary` message said in each language.
+    pub summary: Vec<(&'static str, Arg)>,
     /// The why: the cluster's words as they are, or ours said in each language.
     pub description: Message,
     /// The condition is past its urgent threshold: the alert is (or becomes) a Warning now,
@@ -167,26 +228,7 @@ pub const TERMINATING_PATIENCE: Duration = minutes(15);
 /// The messages of a rule's words (`rule-node-not-ready`: its `.title`, `.summary` and the
 /// annotations of `dumbmonit rules`), by its alertname.
 pub fn words_of(alertname: &str) -> Option<&'static str> {
-    Some(match alertname {
-        "KubernetesNodeNotReady" => "rule-node-not-ready",
-        "KubernetesNodePressure" => "rule-node-pressure",
-        "KubernetesPodCrashLooping" => "rule-pod-crash-looping",
-        "KubernetesPodPending" => "rule-pod-pending",
-        "KubernetesPodRestarting" => "rule-pod-restarting",
-        "KubernetesWorkloadReplicasMissing" => "rule-workload-replicas-missing",
-        "KubernetesPVCPending" => "rule-pvc-pending",
-        "KubernetesMonitorUnreachable" => "rule-monitor-unreachable",
-        "KubernetesAggregatedAPIUnavailable" => "rule-aggregated-api-unavailable",
-        "KubernetesHPAMetricsUnavailable" => "rule-hpa-metrics-unavailable",
-        "KubernetesAPICertificateExpiring" => "rule-certificate-expiring",
-        "KubernetesVersionSkew" => "rule-version-skew",
-        "KubernetesRolloutStuck" => "rule-rollout-stuck",
-        "KubernetesPodStuckTerminating" => "rule-pod-stuck-terminating",
-        "KubernetesNodeFlapping" => "rule-node-flapping",
-        "KubernetesJobFailed" => "rule-job-failed",
-        "KubernetesCronJobMissed" => "rule-cronjob-missed",
-        _ => return None,
-    })
+    RULES.iter().find(|r| r.alertname == alertname).map(|r| r.words)
 }
 
 #[cfg(test)]
@@ -195,9 +237,8 @@ mod words {
     #[test]
     fn every_rule_has_a_title_and_a_summary() {
         for r in super::RULES {
-            let words = super::words_of(r.alertname).unwrap_or_else(|| panic!("{} has no words", r.alertname));
             for lang in [crate::lang::Lang::En, crate::lang::Lang::Fr] {
-                assert!(!lang.t(&format!("{words}.title")).is_empty());
+                assert!(!lang.t(&format!("{}.title", r.words)).is_empty(), "{}", r.alertname);
             }
         }
     }

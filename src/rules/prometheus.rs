@@ -34,11 +34,11 @@ struct Export {
     expr: String,
     hold: std::time::Duration,
     severity: &'static str,
-    /// The rule's messages (`rule-…`), whose `.prom-summary` and `description` attribute make
-    /// the annotations, with Prometheus' templates for arguments.
-    words: &'static str,
     /// The template of `$value` in the summary (`{{ $value | humanizeDuration }}`).
     value: &'static str,
+    /// The attribute of the rule's messages that is its description: `prom-description`, or
+    /// `prom-description-escalated` for the escalation; the summary is `prom-summary`. Their
+    /// arguments are Prometheus' templates.
     description: &'static str,
 }
 
@@ -66,7 +66,7 @@ fn annotation(lang: Lang, e: &Export, attribute: &str) -> String {
     let templates: Vec<(&str, String)> = LABELS.iter().map(|l| (*l, format!("{{{{ $labels.{l} }}}}"))).collect();
     let mut args: Vec<(&str, Arg)> = templates.iter().map(|(l, t)| (*l, Arg::from(t))).collect();
     args.push(("value", e.value.into()));
-    lang.tr(&format!("{}.{attribute}", e.words), &args)
+    lang.tr(&format!("{}.{attribute}", e.rule.words), &args)
 }
 
 /// The seconds left to each certificate of the connection, labelled `certificate`, below
@@ -92,7 +92,6 @@ fn exports() -> Vec<Export> {
             ),
             hold: NODE_NOT_READY.hold,
             severity: "warning",
-            words: "rule-node-not-ready",
             value: "{{ $value }}",
             description: "prom-description",
         },
@@ -101,7 +100,6 @@ fn exports() -> Vec<Export> {
             expr: "dumbmonit_k8s_node_pressure{condition=~\"memory|disk|pid\"} == 1".into(),
             hold: NODE_PRESSURE.hold,
             severity: "notice",
-            words: "rule-node-pressure",
             value: "{{ $value }}",
             description: "prom-description",
         },
@@ -110,7 +108,6 @@ fn exports() -> Vec<Export> {
             expr: format!("{crash} == 1"),
             hold: POD_CRASH_LOOPING.hold,
             severity: "warning",
-            words: "rule-pod-crash-looping",
             value: "{{ $value }}",
             description: "prom-description",
         },
@@ -119,7 +116,6 @@ fn exports() -> Vec<Export> {
             expr: "dumbmonit_k8s_pod_pending == 1".into(),
             hold: POD_PENDING.hold,
             severity: "notice",
-            words: "rule-pod-pending",
             value: "{{ $value }}",
             description: "prom-description",
         },
@@ -131,7 +127,6 @@ fn exports() -> Vec<Export> {
             ),
             hold: POD_RESTARTING.hold,
             severity: "notice",
-            words: "rule-pod-restarting",
             value: "{{ $value | printf \"%.0f\" }}",
             description: "prom-description",
         },
@@ -140,7 +135,6 @@ fn exports() -> Vec<Export> {
             expr: unavailable.into(),
             hold: WORKLOAD_REPLICAS_MISSING.hold,
             severity: "notice",
-            words: "rule-workload-replicas-missing",
             value: "{{ $value }}",
             description: "prom-description",
         },
@@ -150,7 +144,6 @@ fn exports() -> Vec<Export> {
             expr: unavailable.into(),
             hold: WORKLOAD_REPLICAS_MISSING.hold + WORKLOAD_REPLICAS_MISSING.escalate_after.expect("it escalates"),
             severity: "warning",
-            words: "rule-workload-replicas-missing",
             value: "{{ $value }}",
             description: "prom-description-escalated",
         },
@@ -159,7 +152,6 @@ fn exports() -> Vec<Export> {
             expr: "dumbmonit_k8s_pvc_pending == 1".into(),
             hold: PVC_PENDING.hold,
             severity: "notice",
-            words: "rule-pvc-pending",
             value: "{{ $value }}",
             description: "prom-description",
         },
@@ -169,7 +161,6 @@ fn exports() -> Vec<Export> {
             expr: "dumbmonit_k8s_up == 0".into(),
             hold: std::time::Duration::from_secs(60),
             severity: "warning",
-            words: "rule-monitor-unreachable",
             value: "{{ $value }}",
             description: "prom-description",
         },
@@ -180,7 +171,6 @@ fn exports() -> Vec<Export> {
             expr: "dumbmonit_k8s_apiservice_available == 0".into(),
             hold: AGGREGATED_API_UNAVAILABLE.hold,
             severity: "warning",
-            words: "rule-aggregated-api-unavailable",
             value: "{{ $value }}",
             description: "prom-description",
         },
@@ -189,7 +179,6 @@ fn exports() -> Vec<Export> {
             expr: "dumbmonit_k8s_hpa_scaling_active == 0".into(),
             hold: HPA_METRICS_UNAVAILABLE.hold,
             severity: "notice",
-            words: "rule-hpa-metrics-unavailable",
             value: "{{ $value }}",
             description: "prom-description",
         },
@@ -198,7 +187,6 @@ fn exports() -> Vec<Export> {
             expr: certificates_within(30),
             hold: CERTIFICATE_EXPIRING.hold,
             severity: "notice",
-            words: "rule-certificate-expiring",
             value: "{{ $value | humanizeDuration }}",
             description: "prom-description",
         },
@@ -208,7 +196,6 @@ fn exports() -> Vec<Export> {
             expr: certificates_within(7),
             hold: CERTIFICATE_EXPIRING.hold,
             severity: "warning",
-            words: "rule-certificate-expiring",
             value: "{{ $value | humanizeDuration }}",
             description: "prom-description",
         },
@@ -217,7 +204,6 @@ fn exports() -> Vec<Export> {
             expr: "dumbmonit_k8s_node_kubelet_skew == 1".into(),
             hold: VERSION_SKEW.hold,
             severity: "notice",
-            words: "rule-version-skew",
             value: "{{ $value }}",
             description: "prom-description",
         },
@@ -226,7 +212,6 @@ fn exports() -> Vec<Export> {
             expr: "dumbmonit_k8s_workload_rollout_stuck == 1".into(),
             hold: ROLLOUT_STUCK.hold,
             severity: "warning",
-            words: "rule-rollout-stuck",
             value: "{{ $value }}",
             description: "prom-description",
         },
@@ -235,7 +220,6 @@ fn exports() -> Vec<Export> {
             expr: format!("dumbmonit_k8s_pod_terminating_seconds >= {}", TERMINATING_PATIENCE.as_secs()),
             hold: POD_STUCK_TERMINATING.hold,
             severity: "notice",
-            words: "rule-pod-stuck-terminating",
             value: "{{ $value | humanizeDuration }}",
             description: "prom-description",
         },
@@ -244,7 +228,6 @@ fn exports() -> Vec<Export> {
             expr: format!("dumbmonit_k8s_node_ready_transitions > {FLAPPING_CHANGES}"),
             hold: NODE_FLAPPING.hold,
             severity: "warning",
-            words: "rule-node-flapping",
             value: "{{ $value }}",
             description: "prom-description",
         },
@@ -253,7 +236,6 @@ fn exports() -> Vec<Export> {
             expr: "dumbmonit_k8s_job_failed == 1".into(),
             hold: JOB_FAILED.hold,
             severity: "notice",
-            words: "rule-job-failed",
             value: "{{ $value }}",
             description: "prom-description",
         },
@@ -264,7 +246,6 @@ fn exports() -> Vec<Export> {
                     .into(),
             hold: CRONJOB_MISSED.hold,
             severity: "notice",
-            words: "rule-cronjob-missed",
             value: "{{ $value }}",
             description: "prom-description",
         },
