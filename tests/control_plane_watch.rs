@@ -13,7 +13,10 @@ use common::watch::agreed;
 use dumbmonit::collect::CycleOptions;
 use dumbmonit::collect::follow::Follower;
 use dumbmonit::collect::reader::connect;
+use dumbmonit::collection::Collection;
+use dumbmonit::error::ReadErrorKind;
 use dumbmonit::kube::ConnectOptions;
+use dumbmonit::kube::request::{WatchFrom, watch_uri};
 
 const SA: &str = "system:serviceaccount:kube-system:dumbmonit";
 
@@ -139,6 +142,11 @@ async fn list_and_watch_agree_after_every_change_and_a_restart() {
     p.wait_for("one web pod", &["-n", "shop", "pods", "-l", "app=web"], |l| l["items"].as_array().unwrap().len() == 1);
     said.push(agreed("after the API server's restart", &connected, &follower, &cycle, &mut rules).await);
 
+    // The nodes' and pods' watches came in protobuf (kube-apiserver sends it when asked; the
+    // other kinds stay JSON): the agreement above is the protobuf decoding's against the JSON
+    // list's.
+    assert_eq!(follower.in_protobuf(), [Collection::Nodes, Collection::Pods], "collections watched in protobuf");
+
     // Every watch, and the list cycles, on one HTTP/2 connection (kube-apiserver offers it).
     assert_eq!(connections_to(p.port), 1, "connections of this process to the API server");
 
@@ -191,6 +199,25 @@ async fn serve_shows_a_change_before_the_next_interval_and_falls_back_when_watch
     // The guide's role: get and list only. Every watch is refused: each collection is read every
     // interval, the cycle is whole, and the page says so once.
     let creds = p.guide_service_account();
+    // A watch asked in protobuf is refused in protobuf: read as the very words of JSON's.
+    let options = ConnectOptions {
+        address: Some(p.address.clone()),
+        token_file: Some(creds.token_file.clone()),
+        ca_file: Some(creds.ca_file.clone()),
+        ..ConnectOptions::default()
+    };
+    let connected = connect(&options).await.expect("the cluster is reachable");
+    let uri = watch_uri("/api/v1/pods", None, WatchFrom::InitialEvents, 30);
+    let mut refusals = Vec::new();
+    for protobuf in [false, true] {
+        let refused = connected.fetcher.watch(Collection::Pods, &uri, protobuf).await.err().expect("watch refused");
+        refusals.push(refused.kind);
+    }
+    assert!(
+        matches!(&refusals[0], ReadErrorKind::Forbidden { message } if message.contains("cannot watch resource \"pods\"")),
+        "{refusals:?}"
+    );
+    assert_eq!(refusals[0], refusals[1], "JSON's refusal, then protobuf's");
     let s = serve(&p, dir.path(), &creds, "300ms");
     let page = s.wait_for("/clusters/real", "the fallback said", |r| r.body.contains("watch is not granted"));
     assert_eq!(page.body.matches("watch is not granted: read every interval").count(), 1, "{}", page.body);

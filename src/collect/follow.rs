@@ -31,7 +31,8 @@ use super::{CycleOptions, Event, FromApi, Node, Pod, Pvc, ReadList, from_api, op
 use crate::collection::Collection;
 use crate::error::{ReadError, ReadErrorKind};
 use crate::kube::Fetcher;
-use crate::kube::fetch::{Status, Watch, WatchFrom, watch_uri};
+use crate::kube::fetch::{Frame, Status, Watch, WatchFrom, watch_uri};
+use crate::kube::proto;
 use crate::kube::request::field_selector;
 
 /// What a store keeps of a collection: its compact record, `Clone` to be taken into a cycle.
@@ -92,6 +93,7 @@ pub struct Follower {
 trait AnyStore: Send + Sync {
     fn as_any(&self) -> &dyn Any;
     fn every_interval(&self) -> bool;
+    fn protobuf(&self) -> bool;
 }
 
 impl<T: Followed> AnyStore for Store<T> {
@@ -101,6 +103,10 @@ impl<T: Followed> AnyStore for Store<T> {
 
     fn every_interval(&self) -> bool {
         matches!(self.lock().sync, InSync::EveryInterval)
+    }
+
+    fn protobuf(&self) -> bool {
+        self.protobuf.load(Ordering::Relaxed)
     }
 }
 
@@ -156,6 +162,8 @@ struct Store<T> {
     state: Mutex<Kept<T>>,
     /// Told when the first list finishes (or fails).
     settled: Notify,
+    /// Whether the server sent the last watch opened in protobuf.
+    protobuf: std::sync::atomic::AtomicBool,
 }
 
 struct Kept<T> {
@@ -165,7 +173,11 @@ struct Kept<T> {
 
 impl<T: Followed> Store<T> {
     fn new() -> Store<T> {
-        Store { state: Mutex::new(Kept { items: HashMap::new(), sync: InSync::Starting }), settled: Notify::new() }
+        Store {
+            state: Mutex::new(Kept { items: HashMap::new(), sync: InSync::Starting }),
+            settled: Notify::new(),
+            protobuf: Default::default(),
+        }
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, Kept<T>> {
@@ -327,6 +339,13 @@ impl Follower {
         out
     }
 
+    /// The collections whose last watch the server sent in protobuf.
+    pub fn in_protobuf(&self) -> Vec<Collection> {
+        let mut out: Vec<Collection> = self.stores.iter().filter(|(_, s)| s.protobuf()).map(|(c, _)| *c).collect();
+        out.sort();
+        out
+    }
+
     /// A read of the server itself: done at an interval cycle, and its outcome taken again by
     /// the cycles between intervals.
     async fn once_an_interval<T: Clone + Send + 'static>(
@@ -422,7 +441,14 @@ fn invalid(c: Collection, f: &Fetcher, detail: String) -> ReadError {
     ReadError { address: f.address().to_string(), collection: c, kind: ReadErrorKind::Unreadable { detail } }
 }
 
-fn decode<T: Followed>(line: &[u8]) -> Result<Change<T>, String> {
+fn decode<T: Followed>(frame: &Frame) -> Result<Change<T>, String> {
+    match frame {
+        Frame::Json(line) => decode_json(line),
+        Frame::Protobuf(event) => decode_protobuf(event),
+    }
+}
+
+fn decode_json<T: Followed>(line: &[u8]) -> Result<Change<T>, String> {
     let line: Line = serde_json::from_slice(line).map_err(|e| format!("invalid watch event: {e}"))?;
     match line.kind.as_str() {
         "ERROR" => {
@@ -451,6 +477,42 @@ fn decode<T: Followed>(line: &[u8]) -> Result<Change<T>, String> {
                 key: (m.namespace.unwrap_or_default(), m.name.unwrap_or_default()),
                 uid: m.uid.unwrap_or_default(),
                 resource_version: m.resource_version.unwrap_or_default(),
+                record,
+            })
+        }
+        other => Err(format!("unknown watch event type {other:?}")),
+    }
+}
+
+/// The same event in protobuf: its object (behind its envelope) read by the kind's protobuf
+/// decoding, the metadata and an `ERROR`'s Status by the messages every kind shares.
+fn decode_protobuf<T: Followed>(event: &[u8]) -> Result<Change<T>, String> {
+    use prost::Message;
+    let event = proto::WatchEvent::decode(event).map_err(|e| format!("invalid watch event: {e}"))?;
+    let object = proto::unwrap(event.object.as_ref().map_or(&[][..], |o| o.raw.as_slice()))?.raw;
+    let head = || {
+        proto::Head::decode(object.as_slice())
+            .map(|h| h.metadata.unwrap_or_default())
+            .map_err(|e| format!("invalid object: {e}"))
+    };
+    match event.kind.as_str() {
+        "ERROR" => {
+            let s = proto::Status::decode(object.as_slice()).map_err(|e| format!("invalid ERROR event: {e}"))?;
+            Ok(Change::Error { code: u16::try_from(s.code).ok().filter(|c| *c > 0).unwrap_or(500), message: s.message })
+        }
+        "BOOKMARK" => {
+            let m = head()?;
+            let end = m.annotations.get(INITIAL_EVENTS_END).is_some_and(|v| v == "true");
+            Ok(Change::Bookmark { resource_version: m.resource_version, initial_events_end: end })
+        }
+        kind @ ("ADDED" | "MODIFIED" | "DELETED") => {
+            let m = head()?;
+            let record = if kind == "DELETED" { None } else { Some(T::from_protobuf(&object)?) };
+            Ok(Change::Object {
+                kind: kind.to_string(),
+                key: (m.namespace, m.name),
+                uid: m.uid,
+                resource_version: m.resource_version,
                 record,
             })
         }
@@ -582,11 +644,15 @@ async fn follow<T: Followed>(shared: Arc<Shared>, c: Collection, selector: Optio
         let mut stream = listed.stream;
         loop {
             let mut watch = match stream.take() {
-                Some(w) => w,
+                Some(w) => {
+                    store.protobuf.store(w.protobuf(), Ordering::Relaxed);
+                    w
+                }
                 None => {
                     let uri = watch_uri(c.path(), selector, WatchFrom::Version(&resource_version), spread_timeout());
-                    match shared.fetcher.watch(c, &uri).await {
+                    match shared.fetcher.watch(c, &uri, T::PROTOBUF).await {
                         Ok(w) => {
+                            store.protobuf.store(w.protobuf(), Ordering::Relaxed);
                             store.opened();
                             refusals = Refusals { granted: true, since: None };
                             w
@@ -639,7 +705,7 @@ async fn first_list<T: Followed>(shared: &Shared, c: Collection, selector: Optio
     };
     if shared.streaming.load(Ordering::Relaxed) != 2 {
         let uri = watch_uri(c.path(), selector, WatchFrom::InitialEvents, spread_timeout());
-        let opened = shared.fetcher.watch(c, &uri).await;
+        let opened = shared.fetcher.watch(c, &uri, T::PROTOBUF).await;
         if opened.is_ok() {
             shared.streaming.store(1, Ordering::Relaxed);
         }
@@ -651,7 +717,7 @@ async fn first_list<T: Followed>(shared: &Shared, c: Collection, selector: Optio
             Ok(mut watch) => {
                 let mut items = HashMap::new();
                 loop {
-                    let line = match tokio::time::timeout(shared.bookmark * 2, watch.next_line()).await {
+                    let frame = match tokio::time::timeout(shared.bookmark * 2, watch.next_frame()).await {
                         Err(_) => {
                             let detail = "the streaming list sent nothing for twice the bookmark interval".to_string();
                             return Err(Refused::Read(invalid(c, &shared.fetcher, detail)));
@@ -661,9 +727,9 @@ async fn first_list<T: Followed>(shared: &Shared, c: Collection, selector: Optio
                             let detail = "the streaming list ended before its initial events did".to_string();
                             return Err(Refused::Read(invalid(c, &shared.fetcher, detail)));
                         }
-                        Ok(Ok(Some(line))) => line,
+                        Ok(Ok(Some(frame))) => frame,
                     };
-                    match decode::<T>(&line).map_err(|d| Refused::Read(invalid(c, &shared.fetcher, d)))? {
+                    match decode::<T>(&frame).map_err(|d| Refused::Read(invalid(c, &shared.fetcher, d)))? {
                         Change::Object { key, uid, record: Some(record), .. } => {
                             items.insert(key, (uid, record));
                         }
@@ -716,13 +782,13 @@ async fn consume<T: Followed>(
     resource_version: &mut String,
 ) -> Ended {
     loop {
-        let line = match tokio::time::timeout(shared.bookmark * 2, watch.next_line()).await {
+        let frame = match tokio::time::timeout(shared.bookmark * 2, watch.next_frame()).await {
             Err(_) => return Ended::Silent,
             Ok(Err(kind)) => return Ended::Failed(shared_error(shared, c, kind)),
             Ok(Ok(None)) => return Ended::Closed,
-            Ok(Ok(Some(line))) => line,
+            Ok(Ok(Some(frame))) => frame,
         };
-        match decode::<T>(&line) {
+        match decode::<T>(&frame) {
             Err(detail) => return Ended::Failed(invalid(c, &shared.fetcher, detail)),
             Ok(Change::Object { kind, key, uid, resource_version: rv, record }) => {
                 store.apply(&kind, key, uid, record);
@@ -751,7 +817,7 @@ mod tests {
     #[test]
     fn watch_lines_decode_into_changes() {
         let added = br#"{"type":"ADDED","object":{"kind":"Node","metadata":{"name":"n1","uid":"u1","resourceVersion":"12"},"status":{"conditions":[{"type":"Ready","status":"True"}]}}}"#;
-        match decode::<Node>(added).unwrap() {
+        match decode_json::<Node>(added).unwrap() {
             Change::Object { kind, key, uid, resource_version, record } => {
                 assert_eq!(
                     (kind.as_str(), key, uid.as_str(), resource_version.as_str()),
@@ -763,11 +829,52 @@ mod tests {
         }
         let end = br#"{"type":"BOOKMARK","object":{"kind":"Pod","apiVersion":"v1","metadata":{"resourceVersion":"99","annotations":{"k8s.io/initial-events-end":"true"}}}}"#;
         assert!(
-            matches!(decode::<Pod>(end).unwrap(), Change::Bookmark { ref resource_version, initial_events_end: true } if resource_version == "99")
+            matches!(decode_json::<Pod>(end).unwrap(), Change::Bookmark { ref resource_version, initial_events_end: true } if resource_version == "99")
         );
         let gone = br#"{"type":"ERROR","object":{"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure","message":"too old resource version: 5 (9)","reason":"Expired","code":410}}"#;
-        assert!(matches!(decode::<Pod>(gone).unwrap(), Change::Error { code: 410, .. }));
-        assert!(decode::<Pod>(br#"{"type":"WHAT","object":{}}"#).is_err());
+        assert!(matches!(decode_json::<Pod>(gone).unwrap(), Change::Error { code: 410, .. }));
+        assert!(decode_json::<Pod>(br#"{"type":"WHAT","object":{}}"#).is_err());
+    }
+
+    #[test]
+    fn protobuf_events_decode_into_the_same_changes() {
+        use prost::Message;
+        let event = |kind: &str, object: Vec<u8>| {
+            let e = proto::WatchEvent { kind: kind.into(), object: Some(proto::RawExtension { raw: object }) };
+            Frame::Protobuf(e.encode_to_vec().into())
+        };
+        let meta = |name: &str, rv: &str| proto::ObjectMeta {
+            name: name.into(),
+            namespace: "shop".into(),
+            uid: format!("uid-{name}"),
+            resource_version: rv.into(),
+            ..Default::default()
+        };
+        let head = |m: proto::ObjectMeta| proto::Head { metadata: Some(m) }.encode_to_vec();
+        match decode::<Pod>(&event("DELETED", proto::envelope("Pod", head(meta("api-1", "12"))))).unwrap() {
+            Change::Object { kind, key, uid, resource_version, record } => {
+                assert_eq!(
+                    (kind.as_str(), key, uid.as_str(), resource_version.as_str(), record.is_none()),
+                    ("DELETED", ("shop".into(), "api-1".into()), "uid-api-1", "12", true)
+                );
+            }
+            _ => panic!("an object"),
+        }
+        let mut end = meta("", "99");
+        end.annotations.insert(INITIAL_EVENTS_END.into(), "true".into());
+        assert!(matches!(
+            decode::<Pod>(&event("BOOKMARK", proto::envelope("Pod", head(end)))).unwrap(),
+            Change::Bookmark { ref resource_version, initial_events_end: true } if resource_version == "99"
+        ));
+        let gone =
+            proto::Status { message: "too old resource version: 5 (9)".into(), reason: "Expired".into(), code: 410 };
+        assert!(matches!(
+            decode::<Pod>(&event("ERROR", proto::envelope("Status", gone.encode_to_vec()))).unwrap(),
+            Change::Error { code: 410, ref message } if message == "too old resource version: 5 (9)"
+        ));
+        let refused = decode::<Pod>(&event("ADDED", head(meta("api-1", "12")))).err().unwrap();
+        assert!(refused.contains("envelope"), "{refused}");
+        assert!(decode::<Pod>(&Frame::Protobuf(bytes::Bytes::from_static(b"\xff\xff\xff"))).is_err());
     }
 
     #[test]

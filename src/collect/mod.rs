@@ -233,6 +233,15 @@ impl CycleOptions {
 /// form (`wire`), not the API's.
 pub trait FromApi: Sized {
     type Raw: DeserializeOwned + Into<Self>;
+    /// Whether the kind is read from protobuf too (see [`FromApi::from_protobuf`]): its
+    /// watches ask for it.
+    const PROTOBUF: bool = false;
+
+    /// Decodes the kind's protobuf message (out of its envelope) into the compact record, by
+    /// way of the same raw form as its JSON.
+    fn from_protobuf(_message: &[u8]) -> Result<Self, String> {
+        Err("this kind is not read from protobuf".into())
+    }
 }
 
 /// An item as the API server sends it, decoded into its compact record `T`.

@@ -100,11 +100,137 @@ impl From<RawNode> for Node {
 
 impl super::FromApi for Node {
     type Raw = RawNode;
+    const PROTOBUF: bool = true;
+
+    fn from_protobuf(message: &[u8]) -> Result<Node, String> {
+        use prost::Message;
+        let node = wire::Node::decode(message).map_err(|e| format!("invalid protobuf Node: {e}"))?;
+        Ok(Node::from(RawNode::from(node)))
+    }
+}
+
+/// A Node in protobuf: the fields [`RawNode`] reads, with the field numbers of `k8s.io/api`'s
+/// `core/v1/generated.proto` (a node's status, its images above all, is the largest object a
+/// kubelet keeps writing).
+pub(super) mod wire {
+    use std::collections::HashMap;
+
+    use crate::kube::proto::{ObjectMeta, Quantity};
+
+    #[derive(Clone, PartialEq, prost::Message)]
+    pub struct Node {
+        #[prost(message, optional, tag = "1")]
+        pub metadata: Option<ObjectMeta>,
+        #[prost(message, optional, tag = "2")]
+        pub spec: Option<Spec>,
+        #[prost(message, optional, tag = "3")]
+        pub status: Option<Status>,
+    }
+
+    #[derive(Clone, PartialEq, prost::Message)]
+    pub struct Spec {
+        #[prost(bool, tag = "4")]
+        pub unschedulable: bool,
+    }
+
+    #[derive(Clone, PartialEq, prost::Message)]
+    pub struct Status {
+        #[prost(map = "string, message", tag = "2")]
+        pub allocatable: HashMap<String, Quantity>,
+        #[prost(message, repeated, tag = "4")]
+        pub conditions: Vec<Condition>,
+        #[prost(message, optional, tag = "7")]
+        pub node_info: Option<NodeInfo>,
+    }
+
+    #[derive(Clone, PartialEq, prost::Message)]
+    pub struct NodeInfo {
+        #[prost(string, tag = "7")]
+        pub kubelet_version: String,
+    }
+
+    /// A NodeCondition, or a PodCondition: the fields read have the same numbers in both.
+    #[derive(Clone, PartialEq, prost::Message)]
+    pub struct Condition {
+        #[prost(string, tag = "1")]
+        pub kind: String,
+        #[prost(string, tag = "2")]
+        pub status: String,
+        #[prost(string, tag = "5")]
+        pub reason: String,
+        #[prost(string, tag = "6")]
+        pub message: String,
+    }
+}
+
+impl From<wire::Condition> for Condition {
+    fn from(c: wire::Condition) -> Condition {
+        use crate::kube::proto::text;
+        Condition { kind: c.kind, status: c.status, reason: text(c.reason), message: text(c.message) }
+    }
+}
+
+impl From<wire::Node> for RawNode {
+    fn from(n: wire::Node) -> RawNode {
+        let m = n.metadata.unwrap_or_default();
+        RawNode {
+            metadata: Meta {
+                name: m.name,
+                namespace: m.namespace,
+                creation_timestamp: m.creation_timestamp.and_then(|t| t.to_rfc3339()),
+            },
+            spec: n.spec.map(|s| Spec { unschedulable: s.unschedulable }),
+            status: n.status.map(|s| Status {
+                conditions: s.conditions.into_iter().map(Condition::from).collect(),
+                node_info: s.node_info.map(|i| NodeInfo { kubelet_version: i.kubelet_version }),
+                allocatable: super::quantity::Quantities::from_protobuf(s.allocatable),
+            }),
+        }
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_node_in_protobuf_is_the_same_record_as_in_json() {
+        use crate::kube::proto::{ObjectMeta, Quantity};
+        use prost::Message;
+        let json = r#"{"metadata":{"name":"n2"},"spec":{"unschedulable":true},"status":{
+            "allocatable":{"cpu":"7910m","memory":"31611904Ki","pods":"110"},
+            "conditions":[{"type":"Ready","status":"False","reason":"KubeletNotReady","message":"PLEG is not healthy"},
+              {"type":"DiskPressure","status":"True"},{"type":"MemoryPressure","status":"False","reason":"KubeletHasSufficientMemory"}],
+            "nodeInfo":{"kubeletVersion":"v1.33.4"}}}"#;
+        let condition = |kind: &str, status: &str, reason: &str, message: &str| wire::Condition {
+            kind: kind.into(),
+            status: status.into(),
+            reason: reason.into(),
+            message: message.into(),
+        };
+        let q = |s: &str| Quantity { string: s.into() };
+        let message = wire::Node {
+            metadata: Some(ObjectMeta { name: "n2".into(), ..Default::default() }),
+            spec: Some(wire::Spec { unschedulable: true }),
+            status: Some(wire::Status {
+                allocatable: [("cpu", q("7910m")), ("memory", q("31611904Ki")), ("pods", q("110"))]
+                    .into_iter()
+                    .map(|(k, v)| (k.to_string(), v))
+                    .collect(),
+                conditions: vec![
+                    condition("Ready", "False", "KubeletNotReady", "PLEG is not healthy"),
+                    condition("DiskPressure", "True", "", ""),
+                    condition("MemoryPressure", "False", "KubeletHasSufficientMemory", ""),
+                ],
+                node_info: Some(wire::NodeInfo { kubelet_version: "v1.33.4".into() }),
+            }),
+        };
+        let from_protobuf = <Node as crate::collect::FromApi>::from_protobuf(&message.encode_to_vec()).unwrap();
+        let from_json: Node = crate::collect::from_api(json).unwrap();
+        assert_eq!(from_protobuf, from_json);
+        assert_eq!(from_json.ready_detail.as_deref(), Some("KubeletNotReady: PLEG is not healthy"));
+        assert_eq!((from_json.allocatable_cpu, from_json.unschedulable), (Some(7910), true));
+    }
 
     #[test]
     fn decodes_a_sparse_node() {

@@ -371,6 +371,204 @@ impl From<RawPod> for Pod {
 
 impl super::FromApi for Pod {
     type Raw = RawPod;
+    const PROTOBUF: bool = true;
+
+    fn from_protobuf(message: &[u8]) -> Result<Pod, String> {
+        use prost::Message;
+        let pod = wire::Pod::decode(message).map_err(|e| format!("invalid protobuf Pod: {e}"))?;
+        Ok(Pod::from(RawPod::from(pod)))
+    }
+}
+
+/// A Pod in protobuf: the fields [`RawPod`] reads, with the field numbers of `k8s.io/api`'s
+/// `core/v1/generated.proto`. Each becomes the raw form its JSON gives, so that one conversion
+/// makes the record.
+mod wire {
+    use std::collections::HashMap;
+
+    pub use crate::collect::nodes::wire::Condition;
+    use crate::kube::proto::{ObjectMeta, Quantity};
+
+    #[derive(Clone, PartialEq, prost::Message)]
+    pub struct Pod {
+        #[prost(message, optional, tag = "1")]
+        pub metadata: Option<ObjectMeta>,
+        #[prost(message, optional, tag = "2")]
+        pub spec: Option<Spec>,
+        #[prost(message, optional, tag = "3")]
+        pub status: Option<Status>,
+    }
+
+    #[derive(Clone, PartialEq, prost::Message)]
+    pub struct Spec {
+        #[prost(message, repeated, tag = "1")]
+        pub volumes: Vec<Volume>,
+        #[prost(message, repeated, tag = "2")]
+        pub containers: Vec<Container>,
+        #[prost(string, tag = "10")]
+        pub node_name: String,
+        #[prost(message, repeated, tag = "20")]
+        pub init_containers: Vec<Container>,
+        #[prost(map = "string, message", tag = "32")]
+        pub overhead: HashMap<String, Quantity>,
+    }
+
+    #[derive(Clone, PartialEq, prost::Message)]
+    pub struct Volume {
+        #[prost(message, optional, tag = "2")]
+        pub volume_source: Option<VolumeSource>,
+    }
+
+    #[derive(Clone, PartialEq, prost::Message)]
+    pub struct VolumeSource {
+        #[prost(message, optional, tag = "10")]
+        pub persistent_volume_claim: Option<ClaimSource>,
+    }
+
+    #[derive(Clone, PartialEq, prost::Message)]
+    pub struct ClaimSource {
+        #[prost(string, tag = "1")]
+        pub claim_name: String,
+    }
+
+    #[derive(Clone, PartialEq, prost::Message)]
+    pub struct Container {
+        #[prost(message, optional, tag = "8")]
+        pub resources: Option<Resources>,
+        #[prost(string, optional, tag = "24")]
+        pub restart_policy: Option<String>,
+    }
+
+    #[derive(Clone, PartialEq, prost::Message)]
+    pub struct Resources {
+        #[prost(map = "string, message", tag = "1")]
+        pub limits: HashMap<String, Quantity>,
+        #[prost(map = "string, message", tag = "2")]
+        pub requests: HashMap<String, Quantity>,
+    }
+
+    #[derive(Clone, PartialEq, prost::Message)]
+    pub struct Status {
+        #[prost(string, tag = "1")]
+        pub phase: String,
+        #[prost(message, repeated, tag = "2")]
+        pub conditions: Vec<Condition>,
+        #[prost(string, tag = "3")]
+        pub message: String,
+        #[prost(string, tag = "4")]
+        pub reason: String,
+        #[prost(message, repeated, tag = "8")]
+        pub container_statuses: Vec<ContainerStatus>,
+        #[prost(message, repeated, tag = "10")]
+        pub init_container_statuses: Vec<ContainerStatus>,
+    }
+
+    #[derive(Clone, PartialEq, prost::Message)]
+    pub struct ContainerStatus {
+        #[prost(string, tag = "1")]
+        pub name: String,
+        #[prost(message, optional, tag = "2")]
+        pub state: Option<ContainerState>,
+        #[prost(message, optional, tag = "3")]
+        pub last_state: Option<ContainerState>,
+        #[prost(bool, tag = "4")]
+        pub ready: bool,
+        #[prost(int32, tag = "5")]
+        pub restart_count: i32,
+    }
+
+    #[derive(Clone, PartialEq, prost::Message)]
+    pub struct ContainerState {
+        #[prost(message, optional, tag = "1")]
+        pub waiting: Option<Waiting>,
+        #[prost(message, optional, tag = "3")]
+        pub terminated: Option<Terminated>,
+    }
+
+    #[derive(Clone, PartialEq, prost::Message)]
+    pub struct Waiting {
+        #[prost(string, tag = "1")]
+        pub reason: String,
+        #[prost(string, tag = "2")]
+        pub message: String,
+    }
+
+    #[derive(Clone, PartialEq, prost::Message)]
+    pub struct Terminated {
+        #[prost(int32, tag = "1")]
+        pub exit_code: i32,
+        #[prost(string, tag = "3")]
+        pub reason: String,
+    }
+}
+
+impl From<wire::Pod> for RawPod {
+    fn from(p: wire::Pod) -> RawPod {
+        use crate::kube::proto::text;
+        let m = p.metadata.unwrap_or_default();
+        let template_hash = m.labels.get("pod-template-hash").cloned();
+        let metadata = PodMeta {
+            meta: Meta {
+                name: m.name,
+                namespace: m.namespace,
+                creation_timestamp: m.creation_timestamp.and_then(|t| t.to_rfc3339()),
+            },
+            labels: Some(Labels { template_hash }),
+            owner_references: m
+                .owner_references
+                .into_iter()
+                .map(|o| OwnerReference { kind: o.kind, name: o.name, controller: o.controller.unwrap_or(false) })
+                .collect(),
+            deletion_timestamp: m.deletion_timestamp.and_then(|t| t.to_rfc3339()),
+            finalizers: m.finalizers,
+        };
+        let container = |c: wire::Container| {
+            let r = c.resources.unwrap_or_default();
+            ContainerSpec {
+                resources: ContainerResources::new(
+                    Quantities::from_protobuf(r.requests),
+                    Quantities::from_protobuf(r.limits),
+                ),
+                restart_policy: c.restart_policy.and_then(text),
+            }
+        };
+        let spec = p.spec.map(|s| Spec {
+            volumes: s
+                .volumes
+                .into_iter()
+                .map(|v| Volume {
+                    persistent_volume_claim: v
+                        .volume_source
+                        .and_then(|s| s.persistent_volume_claim)
+                        .map(|c| ClaimSource { claim_name: c.claim_name }),
+                })
+                .collect(),
+            node_name: s.node_name,
+            containers: s.containers.into_iter().map(container).collect(),
+            init_containers: s.init_containers.into_iter().map(container).collect(),
+            overhead: Quantities::from_protobuf(s.overhead),
+        });
+        let state = |s: wire::ContainerState| RawState {
+            waiting: s.waiting.map(|w| Waiting { reason: w.reason, message: text(w.message) }),
+            terminated: s.terminated.map(|t| Terminated { reason: t.reason, exit_code: i64::from(t.exit_code) }),
+        };
+        let container_status = |c: wire::ContainerStatus| RawContainerStatus {
+            name: c.name,
+            ready: c.ready,
+            restart_count: i64::from(c.restart_count),
+            state: c.state.map(state),
+            last_state: c.last_state.map(state),
+        };
+        let status = p.status.map(|s| Status {
+            phase: s.phase,
+            reason: text(s.reason),
+            message: text(s.message),
+            conditions: s.conditions.into_iter().map(super::nodes::Condition::from).collect(),
+            init_container_statuses: s.init_container_statuses.into_iter().map(container_status).collect(),
+            container_statuses: s.container_statuses.into_iter().map(container_status).collect(),
+        });
+        RawPod { metadata, spec, status }
+    }
 }
 
 #[cfg(test)]
@@ -417,6 +615,108 @@ mod tests {
         assert_eq!(p.blocked().map(|c| c.name.as_str()).collect::<Vec<_>>(), ["side"]);
         assert_eq!(p.containers[0].last_terminated, Some(("Error".into(), 1)));
         assert!(p.containers[0].init);
+    }
+
+    #[test]
+    fn a_pod_in_protobuf_is_the_same_record_as_in_json() {
+        use crate::kube::proto::{ObjectMeta, OwnerReference, Quantity, Time};
+        use prost::Message;
+        let json = r#"{"metadata":{"name":"api-7c9696d669-8tpp6","namespace":"shop",
+            "labels":{"pod-template-hash":"7c9696d669"},"deletionTimestamp":"2026-12-01T06:35:00Z",
+            "finalizers":["example.com/hold"],
+            "ownerReferences":[{"kind":"ReplicaSet","name":"api-7c9696d669","controller":true}]},
+          "spec":{"nodeName":"node-a","volumes":[{"name":"d","persistentVolumeClaim":{"claimName":"data"}},{"name":"e","emptyDir":{}}],
+            "initContainers":[{"name":"proxy","restartPolicy":"Always","resources":{"requests":{"cpu":"50m","memory":"32Mi"}}}],
+            "containers":[{"name":"app","resources":{"requests":{"cpu":"250m","memory":"256Mi"},"limits":{"memory":"512Mi"}}}]},
+          "status":{"phase":"Pending","reason":"Evicted","conditions":[{"type":"Ready","status":"False"},
+              {"type":"PodScheduled","status":"False","reason":"Unschedulable"}],
+            "containerStatuses":[{"name":"app","ready":false,"restartCount":4,
+              "state":{"waiting":{"reason":"CrashLoopBackOff","message":"back-off 40s"}},
+              "lastState":{"terminated":{"reason":"Error","exitCode":137}}}]}}"#;
+        let q = |s: &str| Quantity { string: s.into() };
+        let map = |pairs: &[(&str, &str)]| pairs.iter().map(|(k, v)| (k.to_string(), q(v))).collect();
+        let empty = String::new;
+        let message = wire::Pod {
+            metadata: Some(ObjectMeta {
+                name: "api-7c9696d669-8tpp6".into(),
+                namespace: "shop".into(),
+                labels: [("pod-template-hash".to_string(), "7c9696d669".to_string())].into(),
+                deletion_timestamp: Some(Time { seconds: 1_796_106_900, nanos: 0 }),
+                finalizers: vec!["example.com/hold".into()],
+                owner_references: vec![OwnerReference {
+                    kind: "ReplicaSet".into(),
+                    name: "api-7c9696d669".into(),
+                    controller: Some(true),
+                }],
+                ..Default::default()
+            }),
+            spec: Some(wire::Spec {
+                node_name: "node-a".into(),
+                volumes: vec![
+                    wire::Volume {
+                        volume_source: Some(wire::VolumeSource {
+                            persistent_volume_claim: Some(wire::ClaimSource { claim_name: "data".into() }),
+                        }),
+                    },
+                    wire::Volume { volume_source: Some(wire::VolumeSource { persistent_volume_claim: None }) },
+                ],
+                init_containers: vec![wire::Container {
+                    resources: Some(wire::Resources {
+                        requests: map(&[("cpu", "50m"), ("memory", "32Mi")]),
+                        limits: map(&[]),
+                    }),
+                    restart_policy: Some("Always".into()),
+                }],
+                containers: vec![wire::Container {
+                    resources: Some(wire::Resources {
+                        requests: map(&[("cpu", "250m"), ("memory", "256Mi")]),
+                        limits: map(&[("memory", "512Mi")]),
+                    }),
+                    restart_policy: None,
+                }],
+                overhead: map(&[]),
+            }),
+            status: Some(wire::Status {
+                phase: "Pending".into(),
+                reason: "Evicted".into(),
+                message: empty(),
+                conditions: vec![
+                    wire::Condition { kind: "Ready".into(), status: "False".into(), reason: empty(), message: empty() },
+                    // Protobuf writes the empty message that JSON leaves out: the reason is said.
+                    wire::Condition {
+                        kind: "PodScheduled".into(),
+                        status: "False".into(),
+                        reason: "Unschedulable".into(),
+                        message: empty(),
+                    },
+                ],
+                container_statuses: vec![wire::ContainerStatus {
+                    name: "app".into(),
+                    ready: false,
+                    restart_count: 4,
+                    state: Some(wire::ContainerState {
+                        waiting: Some(wire::Waiting {
+                            reason: "CrashLoopBackOff".into(),
+                            message: "back-off 40s".into(),
+                        }),
+                        terminated: None,
+                    }),
+                    last_state: Some(wire::ContainerState {
+                        waiting: None,
+                        terminated: Some(wire::Terminated { exit_code: 137, reason: "Error".into() }),
+                    }),
+                }],
+                init_container_statuses: vec![],
+            }),
+        };
+        let from_protobuf = <Pod as crate::collect::FromApi>::from_protobuf(&message.encode_to_vec()).unwrap();
+        let from_json = pod(json);
+        assert_eq!(from_protobuf, from_json);
+        assert_eq!(from_json.workload, "api");
+        assert_eq!(from_json.scheduling(), Some("Unschedulable"));
+        assert_eq!(from_json.finalizers(), ["example.com/hold"]);
+        assert_eq!(from_json.resources.cpu_requests, 300);
+        assert!(<Pod as crate::collect::FromApi>::from_protobuf(b"\x0a\xff").is_err());
     }
 
     #[test]

@@ -100,6 +100,13 @@ pub(crate) struct Quantities {
 }
 
 impl Quantities {
+    /// From a protobuf map of quantities (resource name to its text).
+    pub(crate) fn from_protobuf(map: std::collections::HashMap<String, crate::kube::proto::Quantity>) -> Quantities {
+        let mut map = map;
+        let mut take = |name: &str| map.remove(name).map(|q| q.string);
+        Quantities { cpu: take("cpu"), memory: take("memory") }
+    }
+
     pub fn cpu_millicores(&self) -> Option<i64> {
         self.cpu.as_deref().and_then(millicores)
     }
@@ -118,6 +125,10 @@ impl Quantities {
 }
 
 impl ContainerResources {
+    pub(crate) fn new(requests: Quantities, limits: Quantities) -> ContainerResources {
+        ContainerResources { requests, limits }
+    }
+
     fn resources(&self) -> Resources {
         Resources {
             cpu_requests: self.requests.cpu(),

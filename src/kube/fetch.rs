@@ -231,18 +231,26 @@ impl Fetcher {
     /// Opens a watch (`uri` from [`watch_uri`]): the answer's head within the deadline, then
     /// its events as they come, for as long as the server keeps the stream open. A refusal
     /// comes back as the error a List would give (a 410 as `Status { code: 410 }`).
-    pub async fn watch(&self, collection: Collection, uri: &str) -> Result<Watch, ReadError> {
-        let response = match tokio::time::timeout(self.timeout, self.send(get_watch(uri))).await {
+    /// With `protobuf`, the events are asked for in protobuf first (the server may still send
+    /// JSON: a kind it has no protobuf for).
+    pub async fn watch(&self, collection: Collection, uri: &str, protobuf: bool) -> Result<Watch, ReadError> {
+        let response = match tokio::time::timeout(self.timeout, self.send(get_watch(uri, protobuf))).await {
             Err(_) => return Err(self.error(collection, ReadErrorKind::Timeout { after: self.timeout })),
             Ok(Err(e)) => return Err(self.error(collection, self.classify(&e))),
             Ok(Ok(r)) => r,
         };
         let status = response.status();
         if status.is_success() {
+            let protobuf = response
+                .headers()
+                .get(http::header::CONTENT_TYPE)
+                .and_then(|v| v.to_str().ok())
+                .is_some_and(|t| t.starts_with(super::proto::MEDIA_TYPE));
             return Ok(Watch {
                 body: response.into_body(),
                 buffer: bytes::BytesMut::new(),
                 host: host_of(&self.address),
+                protobuf,
             });
         }
         let body = http_body_util::Limited::new(response.into_body(), 1024 * 1024).collect();
@@ -317,30 +325,42 @@ impl Fetcher {
 /// The largest event a watch may send: the API server stores no object above 1.5 MB.
 pub const MAX_EVENT: usize = 16 * 1024 * 1024;
 
-/// An open watch: its events, one JSON object a line.
+/// An open watch: its events, one JSON object a line, or length-prefixed protobuf frames
+/// (`application/vnd.kubernetes.protobuf;stream=watch`), as the server chose.
 pub struct Watch {
     body: kube::client::Body,
     buffer: bytes::BytesMut,
     host: String,
+    protobuf: bool,
+}
+
+/// One event of a watch, as it came.
+#[derive(Debug)]
+pub enum Frame {
+    /// A line of JSON (without its newline).
+    Json(bytes::Bytes),
+    /// A protobuf `WatchEvent` (without its length).
+    Protobuf(bytes::Bytes),
 }
 
 impl Watch {
-    /// The next event's line (without its newline); None when the server ended the stream.
-    pub async fn next_line(&mut self) -> Result<Option<bytes::Bytes>, ReadErrorKind> {
+    /// Whether the server sends the events in protobuf.
+    pub fn protobuf(&self) -> bool {
+        self.protobuf
+    }
+
+    /// The next event; None when the server ended the stream. A stream cut inside an event
+    /// gives what came of it, which does not decode.
+    pub async fn next_frame(&mut self) -> Result<Option<Frame>, ReadErrorKind> {
         loop {
-            if let Some(end) = self.buffer.iter().position(|b| *b == b'\n') {
-                let line = self.buffer.split_to(end + 1).freeze();
-                if end == 0 {
-                    continue;
-                }
-                return Ok(Some(line.slice(..end)));
-            }
-            if self.buffer.len() > MAX_EVENT {
-                return Err(ReadErrorKind::TooLarge { limit: MAX_EVENT });
+            if let Some(frame) = self.split_frame()? {
+                return Ok(Some(frame));
             }
             match self.body.frame().await {
+                None if self.protobuf && self.buffer.is_empty() => return Ok(None),
+                None if self.protobuf => return Ok(Some(Frame::Protobuf(std::mem::take(&mut self.buffer).freeze()))),
                 None if self.buffer.iter().all(u8::is_ascii_whitespace) => return Ok(None),
-                None => return Ok(Some(std::mem::take(&mut self.buffer).freeze())),
+                None => return Ok(Some(Frame::Json(std::mem::take(&mut self.buffer).freeze()))),
                 Some(Err(e)) => return Err(classify_chain(&e, &self.host)),
                 Some(Ok(frame)) => {
                     if let Ok(data) = frame.into_data() {
@@ -349,6 +369,32 @@ impl Watch {
                 }
             }
         }
+    }
+
+    /// A whole event from the front of the buffer, if one is there.
+    fn split_frame(&mut self) -> Result<Option<Frame>, ReadErrorKind> {
+        if self.protobuf {
+            let Some(head) = self.buffer.first_chunk::<4>() else { return Ok(None) };
+            let length = u32::from_be_bytes(*head) as usize;
+            if length > MAX_EVENT {
+                return Err(ReadErrorKind::TooLarge { limit: MAX_EVENT });
+            }
+            if self.buffer.len() < 4 + length {
+                return Ok(None);
+            }
+            let mut frame = self.buffer.split_to(4 + length);
+            return Ok(Some(Frame::Protobuf(frame.split_off(4).freeze())));
+        }
+        while let Some(end) = self.buffer.iter().position(|b| *b == b'\n') {
+            let line = self.buffer.split_to(end + 1).freeze();
+            if end > 0 {
+                return Ok(Some(Frame::Json(line.slice(..end))));
+            }
+        }
+        if self.buffer.len() > MAX_EVENT {
+            return Err(ReadErrorKind::TooLarge { limit: MAX_EVENT });
+        }
+        Ok(None)
     }
 }
 
@@ -374,8 +420,16 @@ fn decode<T: DeserializeOwned>(body: &[u8]) -> Result<T, ReadErrorKind> {
 
 /// Maps a non-2xx answer to its failure, using the `Status` body when there is one.
 fn status_failure(status: StatusCode, body: &[u8]) -> Failure {
+    // In protobuf when the request accepted it (a watch of pods).
     let decoded: Option<Status> =
-        serde_json::from_slice(body).ok().filter(|s: &Status| s.kind.as_deref() == Some("Status"));
+        serde_json::from_slice(body).ok().filter(|s: &Status| s.kind.as_deref() == Some("Status")).or_else(|| {
+            super::proto::status(body).map(|s| Status {
+                kind: Some("Status".into()),
+                message: super::proto::text(s.message),
+                reason: super::proto::text(s.reason),
+                code: u16::try_from(s.code).ok().filter(|c| *c > 0),
+            })
+        });
     let message = decoded.as_ref().and_then(|s| s.message.clone()).unwrap_or_default();
     let reason = decoded.as_ref().and_then(|s| s.reason.clone()).unwrap_or_default();
     match status.as_u16() {
@@ -509,6 +563,23 @@ mod tests {
             status_failure(StatusCode::GONE, gone_other),
             Failure::Read(ReadErrorKind::Status { code: 410, .. })
         ));
+        // The same answers in protobuf (to a watch that asked for it first).
+        let in_protobuf = |code: i32, reason: &str, message: &str| {
+            use prost::Message;
+            let status = super::super::proto::Status { message: message.into(), reason: reason.into(), code };
+            super::super::proto::envelope("Status", status.encode_to_vec())
+        };
+        match status_failure(StatusCode::FORBIDDEN, &in_protobuf(403, "Forbidden", "pods is forbidden: no watch")) {
+            Failure::Read(ReadErrorKind::Forbidden { message }) => assert_eq!(message, "pods is forbidden: no watch"),
+            _ => panic!("403 must be Forbidden"),
+        }
+        assert!(matches!(status_failure(StatusCode::GONE, &in_protobuf(410, "Expired", "too old")), Failure::Expired));
+        match status_failure(StatusCode::UNPROCESSABLE_ENTITY, &in_protobuf(422, "Invalid", "sendInitialEvents")) {
+            Failure::Read(ReadErrorKind::Status { code, message }) => {
+                assert_eq!((code, message.as_str()), (422, "sendInitialEvents"))
+            }
+            _ => panic!("422 must be Status"),
+        }
         match status_failure(StatusCode::BAD_GATEWAY, b"<html>bad gateway</html>") {
             Failure::Read(ReadErrorKind::Status { code, message }) => assert_eq!((code, message.as_str()), (502, "")),
             _ => panic!("502 must be Status"),

@@ -5,6 +5,7 @@ pub mod ca;
 pub mod certificates;
 pub mod connect;
 pub mod fetch;
+pub mod proto;
 pub mod request;
 
 pub(crate) use connect::connect_table;

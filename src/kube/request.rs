@@ -60,11 +60,13 @@ pub fn field_selector(extra: Option<&str>, ignored_namespaces: &[String]) -> Opt
     (!terms.is_empty()).then(|| terms.join(","))
 }
 
-/// A GET of a watch: JSON, not compressed. kube-apiserver compresses a streaming list's answer
-/// in pieces that a gzip stream cannot carry, and a watch's events are small.
-pub fn get_watch(uri: &str) -> Request<Vec<u8>> {
+/// A GET of a watch: not compressed (kube-apiserver compresses a streaming list's answer in
+/// pieces that a gzip stream cannot carry, and a watch's events are small); in protobuf, as
+/// client-go asks, where the kind is read from protobuf, else JSON.
+pub fn get_watch(uri: &str, protobuf: bool) -> Request<Vec<u8>> {
+    let accept = if protobuf { "application/vnd.kubernetes.protobuf, application/json" } else { "application/json" };
     Request::get(uri)
-        .header(ACCEPT, "application/json")
+        .header(ACCEPT, accept)
         .header(http::header::ACCEPT_ENCODING, "identity")
         .body(Vec::new())
         .expect("a path and static headers are valid")
