@@ -13,7 +13,7 @@
 //! overview page's and /metrics' p95 latency, fetched one after another every second; serve's CPU
 //! seconds per minute over the whole watch (the first interval's reads and lists included) and
 //! over its last 60 s (steady state). The simulator offers HTTP/2, as kube-apiserver does: all
-//! the watches of a cluster share one connection.
+//! the watches of a cluster share one connection (`BENCH_HTTP2=0`: HTTP/1.1 only).
 //!
 //! Every figure is checked before its row is printed: an answer that does not parse (the JSON
 //! read as a client reads it, decompressed when it comes gzip), a figure missing from
@@ -47,7 +47,8 @@ struct Row {
 fn measure(count: usize, dir: &Path, watch: Duration, watch_mode: bool) -> Measured<Row> {
     let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(1).enable_all().build().unwrap();
     let now = jiff::Timestamp::now();
-    let options = SimOptions { http2: true, ..SimOptions::default() };
+    let http2 = std::env::var("BENCH_HTTP2").map(|v| v != "0").unwrap_or(true);
+    let options = SimOptions { http2, ..SimOptions::default() };
     let sim = rt
         .block_on(Sim::start_fleet(options, scenario::envelope(100, now), count))
         .map_err(|e| format!("the simulator did not start: {e}"))?;

@@ -354,7 +354,8 @@ async fn list_in<S: Source, T: follow::Followed>(
     }
 }
 
-/// Reads the eight collections in parallel (and the optional reads), from `source`.
+/// Reads `/version`, then the other collections in parallel (and the optional reads), from
+/// `source`.
 pub async fn run<S: Source>(source: &S, options: &CycleOptions, now: Timestamp) -> Cycle {
     let started = Instant::now();
     let skip = field_selector(None, &options.ignored_namespaces);
@@ -364,8 +365,11 @@ pub async fn run<S: Source>(source: &S, options: &CycleOptions, now: Timestamp) 
     // A recording keeps cluster-wide Lists: not with namespaced access (refused where set).
     let (s, rec) = (source, options.record && sc.is_none());
     let f = s.fetcher();
-    let (version, nodes, pods, deployments, statefulsets, daemonsets, pvcs, events, extras) = tokio::join!(
-        timed(Collection::Version, s.version(rec)),
+    // `/version` first, alone: it opens the cycle's connection, which the other reads then
+    // share where the server speaks HTTP/2. Sent together, each read found no connection yet
+    // and made its own, a TLS handshake each (up to 13 a cycle) for one connection kept.
+    let version = timed(Collection::Version, s.version(rec)).await;
+    let (nodes, pods, deployments, statefulsets, daemonsets, pvcs, events, extras) = tokio::join!(
         timed(Collection::Nodes, s.list::<Node>(Collection::Nodes, None, rec)),
         timed(Collection::Pods, list_in::<S, Pod>(s, sc, Collection::Pods, skip, rec)),
         timed(Collection::Deployments, list_in::<S, workloads::Replicated>(s, sc, Collection::Deployments, skip, rec)),
