@@ -91,13 +91,16 @@ async fn list_and_watch_agree_through_changes_relists_and_broken_streams() {
     // A cycle between intervals takes `/version` (and the Metrics API) as the last interval
     // cycle read it; the next interval cycle reads it again.
     let versions = || h.sim.requests().iter().filter(|r| r.path == "/version").count();
+    let usage = || h.sim.requests().iter().filter(|r| r.path.starts_with("/apis/metrics.k8s.io/")).count();
     follower.cycle(&cycle, now).await.result.unwrap();
-    let before = versions();
+    let (before, usage_before) = (versions(), usage());
     let between = CycleOptions { between: true, ..cycle.clone() };
     assert!(follower.cycle(&between, now).await.result.unwrap().version.starts_with('v'));
     assert_eq!(versions(), before, "no /version read between intervals");
+    assert_eq!(usage(), usage_before, "no Metrics API read between intervals");
     follower.cycle(&cycle, now).await.result.unwrap();
     assert_eq!(versions(), before + 1, "read at the interval");
+    assert_eq!(usage(), usage_before + 2, "nodes' and pods' usage read at the interval");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -269,7 +269,7 @@ pub fn unwrap_api<T>(items: Vec<Api<T>>) -> Vec<T> {
 /// collection listed) or the stores of watch mode ([`follow::Follower`]). Either way the cycle is
 /// assembled by [`run`], and everything after it is the same.
 pub trait Source: Sync {
-    /// The connection, for `/version` and the Metrics API (read at every cycle).
+    /// The connection, for the reads of a namespaced scope.
     fn fetcher(&self) -> &Fetcher;
 
     /// One collection's compact records (and, when recording, the List as returned).
@@ -468,10 +468,12 @@ async fn read_optional<S: Source>(
     rec: bool,
 ) -> (Extras, Vec<(Collection, OptionalList)>, Vec<CollectionStat>) {
     let f = s.fetcher();
+    // Through the source, as every read: in watch mode a cycle between intervals takes the
+    // Metrics API's answer of the last interval cycle instead of asking again.
     let pod_metrics = async {
         match sc {
             Some(sc) => sc.list::<optional::Usage>(f, Collection::PodMetrics, None).await,
-            None => read::<optional::Usage>(f, Collection::PodMetrics, None, rec).await,
+            None => s.list::<optional::Usage>(Collection::PodMetrics, None, rec).await,
         }
     };
     let metrics = async {
@@ -484,7 +486,7 @@ async fn read_optional<S: Source>(
             (None, None)
         } else {
             let (n, p) = tokio::join!(
-                timed(Collection::NodeMetrics, read::<optional::Usage>(f, Collection::NodeMetrics, None, rec)),
+                timed(Collection::NodeMetrics, s.list::<optional::Usage>(Collection::NodeMetrics, None, rec)),
                 timed(Collection::PodMetrics, pod_metrics)
             );
             (Some(n), Some(p))
