@@ -62,6 +62,17 @@ async fn watching_account_on(p: &Plane) -> common::plane::Credentials {
     p.read_credentials("kube-system", "dumbmonit-token")
 }
 
+/// A connection to the plane with the account's token.
+async fn connect_as(p: &Plane, creds: &common::plane::Credentials) -> dumbmonit::collect::reader::Connected {
+    let options = ConnectOptions {
+        address: Some(p.address.clone()),
+        token_file: Some(creds.token_file.clone()),
+        ca_file: Some(creds.ca_file.clone()),
+        ..ConnectOptions::default()
+    };
+    connect(&options).await.expect("the cluster is reachable")
+}
+
 /// Every request of DumbMonit's account the audit log saw begin, watches still open included
 /// (those only complete when they end): (verb, requestURI).
 fn requests_started(p: &Plane) -> Vec<(String, String)> {
@@ -99,13 +110,7 @@ fn connections_to(port: u16) -> usize {
 async fn list_and_watch_agree_after_every_change_and_a_restart() {
     let p = Plane::up(&["--nodes", "3"]);
     let creds = watching_account(&p).await;
-    let options = ConnectOptions {
-        address: Some(p.address.clone()),
-        token_file: Some(creds.token_file.clone()),
-        ca_file: Some(creds.ca_file.clone()),
-        ..ConnectOptions::default()
-    };
-    let connected = connect(&options).await.expect("the cluster is reachable");
+    let connected = connect_as(&p, &creds).await;
     let cycle = CycleOptions { ignored_namespaces: vec!["ci".into()], ..CycleOptions::default() };
     let follower =
         Follower::start(connected.fetcher.clone(), &cycle, Duration::from_secs(60), Arc::new(Default::default()));
@@ -200,13 +205,7 @@ async fn serve_shows_a_change_before_the_next_interval_and_falls_back_when_watch
     // interval, the cycle is whole, and the page says so once.
     let creds = p.guide_service_account();
     // A watch asked in protobuf is refused in protobuf: read as the very words of JSON's.
-    let options = ConnectOptions {
-        address: Some(p.address.clone()),
-        token_file: Some(creds.token_file.clone()),
-        ca_file: Some(creds.ca_file.clone()),
-        ..ConnectOptions::default()
-    };
-    let connected = connect(&options).await.expect("the cluster is reachable");
+    let connected = connect_as(&p, &creds).await;
     let uri = watch_uri("/api/v1/pods", None, WatchFrom::InitialEvents, 30);
     let mut refusals = Vec::new();
     for protobuf in [false, true] {
