@@ -98,6 +98,10 @@ async fn english_pages_are_as_they_were() {
     s.wait_for_with("/api/v1/clusters/trouble", &basic(VIEWER), "a first cycle", |r| {
         r.status == 200 && r.body.contains("\"status\":\"critical\"")
     });
+    // The history charts are drawn from two points on: the golden page has them.
+    s.wait_for_with("/clusters/trouble", &basic(VIEWER), "the history charts drawn", |r| {
+        r.status == 200 && r.body.contains("<title>ready</title>")
+    });
     let bless = std::env::var("DUMBMONIT_BLESS").is_ok_and(|v| v == "1");
     for (file, path, who) in PAGES {
         let plain = steady(&page(&s, path, who, &[]).body, &s, &trouble.sim.url());
