@@ -241,7 +241,8 @@ async fn a_wrong_token_is_refused_said_once_and_the_cycles_wait() {
     // resolves what it raised meanwhile.
     std::fs::write(&site.token_file, good).unwrap();
     wait_until("taken", || s.get("/api/v1/clusters/edge").json()["last_good_cycle"].is_string(), || agent.log());
-    assert!(agent.log().contains("takes the reports again"), "{}", agent.log());
+    // The agent says so once the server's answer is back, which may be after the page shows it.
+    wait_until("the agent's line", || agent.log().contains("takes the reports again"), || agent.log());
     wait_until("the unreachable alert resolved", || !unreachable(), || s.log());
     assert!(s.log().contains("the agent's kept cycles arrive"), "{}", s.log());
     assert!(s.log().contains("cluster edge: resolved KubernetesMonitorUnreachable"), "{}", s.log());
