@@ -269,7 +269,7 @@ pub fn unwrap_api<T>(items: Vec<Api<T>>) -> Vec<T> {
 /// collection listed) or the stores of watch mode ([`follow::Follower`]). Either way the cycle is
 /// assembled by [`run`], and everything after it is the same.
 pub trait Source: Sync {
-    /// The connection, for the reads of a namespaced scope.
+    /// The connection: for `/version` (by default) and the reads of a namespaced scope.
     fn fetcher(&self) -> &Fetcher;
 
     /// One collection's compact records (and, when recording, the List as returned).
