@@ -494,6 +494,7 @@ fn steady_section(
     println!("|---|---:|---:|---:|---:|---:|---:|");
     let mut rows = Vec::new();
     for watch in [false, true] {
+        let mode = if watch { "watch" } else { "list" };
         let cfg = dir.join(format!("steady-{watch}.toml"));
         let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
         let addr = format!("127.0.0.1:{port}");
@@ -539,8 +540,10 @@ fn steady_section(
             {
                 cycles.insert(at.to_string());
             }
+            // A value neither mode used before: the same pod given the same label again is no
+            // change (the API server sends no event for it), so watch mode would follow nothing.
             let mut pod = pods[n as usize % pods.len()].clone();
-            pod["metadata"]["labels"]["bench-change"] = serde_json::Value::String(n.to_string());
+            pod["metadata"]["labels"]["bench-change"] = serde_json::Value::String(format!("{mode}-{n}"));
             sim.upsert(Resource::Pods, pod);
             n += 1;
             // 100 a minute.
@@ -551,7 +554,6 @@ fn steady_section(
         let cpu = (common::cpu_seconds(pid)? - cpu0) / elapsed_min;
         let (peak, end) = common::memory_mb(pid)?;
         let mb = (sim.bytes_sent() - bytes0) as f64 / 1e6 / elapsed_min;
-        let mode = if watch { "watch" } else { "list" };
         println!(
             "| {mode} | {:.1} | {cpu:.2} | {:.1} | {:.0} | {:.0} | {mb:.2} |",
             first.as_secs_f64(),
