@@ -14,7 +14,7 @@
 //! mode, and the page says so.
 
 use std::any::Any;
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 use std::future::Future;
 use std::hash::{BuildHasher, Hasher};
 use std::sync::atomic::{AtomicU8, AtomicU64, Ordering};
@@ -167,14 +167,17 @@ struct Store<T> {
 }
 
 struct Kept<T> {
-    items: HashMap<Key, (String, T)>,
+    /// In key order, so that a cycle takes them as a List gives them (sorted by namespace and
+    /// name, which the snapshot's ordering then only checks: at 150,000 pods, sorting records
+    /// taken in a hash map's order was a tenth of a cycle's CPU).
+    items: BTreeMap<Key, (String, T)>,
     sync: InSync,
 }
 
 impl<T: Followed> Store<T> {
     fn new() -> Store<T> {
         Store {
-            state: Mutex::new(Kept { items: HashMap::new(), sync: InSync::Starting }),
+            state: Mutex::new(Kept { items: BTreeMap::new(), sync: InSync::Starting }),
             settled: Notify::new(),
             protobuf: Default::default(),
         }
@@ -184,7 +187,7 @@ impl<T: Followed> Store<T> {
         self.state.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    fn replace(&self, items: HashMap<Key, (String, T)>) {
+    fn replace(&self, items: BTreeMap<Key, (String, T)>) {
         let mut k = self.lock();
         k.items = items;
         k.sync = InSync::Following;
@@ -558,7 +561,7 @@ impl Backoff {
 /// A fresh list: the records, the resourceVersion to watch from, and the stream it came on
 /// (a streaming list goes on as the watch).
 struct Listed<T> {
-    items: HashMap<Key, (String, T)>,
+    items: BTreeMap<Key, (String, T)>,
     resource_version: String,
     stream: Option<Watch>,
     /// By a streaming list: the watch is granted.
@@ -715,7 +718,7 @@ async fn first_list<T: Followed>(shared: &Shared, c: Collection, selector: Optio
         probe.take();
         match opened {
             Ok(mut watch) => {
-                let mut items = HashMap::new();
+                let mut items = BTreeMap::new();
                 loop {
                     let frame = match tokio::time::timeout(shared.bookmark * 2, watch.next_frame()).await {
                         Err(_) => {
@@ -756,7 +759,7 @@ async fn first_list<T: Followed>(shared: &Shared, c: Collection, selector: Optio
 /// The paginated LIST of list mode, each item kept with its key and uid.
 async fn paginated<T: Followed>(shared: &Shared, c: Collection, selector: Option<&str>) -> Result<Listed<T>, Refused> {
     let listed = shared.fetcher.list::<Box<RawValue>>(c, c.path(), selector).await.map_err(Refused::Read)?;
-    let mut items = HashMap::with_capacity(listed.items.len());
+    let mut items = BTreeMap::new();
     for raw in &listed.items {
         let head: Head = serde_json::from_str(raw.get())
             .map_err(|e| Refused::Read(invalid(c, &shared.fetcher, format!("invalid item: {e}"))))?;
@@ -890,9 +893,22 @@ mod tests {
     }
 
     #[tokio::test]
+    async fn a_store_gives_its_records_in_namespace_and_name_order() {
+        let store = Store::<Pvc>::new();
+        store.replace(BTreeMap::new());
+        let pvc = |ns: &str, name: &str| Pvc { namespace: ns.into(), name: name.into(), phase: "Bound".into() };
+        for (ns, name) in [("b", "a"), ("a", "z"), ("a", "b"), ("c", "a")] {
+            store.apply("ADDED", (ns.into(), name.into()), format!("{ns}-{name}"), Some(pvc(ns, name)));
+        }
+        let taken = store.take(Duration::from_secs(60)).await.unwrap().unwrap();
+        let order: Vec<(&str, &str)> = taken.iter().map(|p| (p.namespace.as_str(), p.name.as_str())).collect();
+        assert_eq!(order, [("a", "b"), ("a", "z"), ("b", "a"), ("c", "a")]);
+    }
+
+    #[tokio::test]
     async fn a_broken_watch_fails_the_cycle_only_past_the_interval() {
         let store = Store::<Pvc>::new();
-        store.replace(HashMap::new());
+        store.replace(BTreeMap::new());
         let error = ReadError {
             address: "https://h".into(),
             collection: Collection::PersistentVolumeClaims,
