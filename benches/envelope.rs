@@ -464,7 +464,7 @@ fn serve_section(size: usize, sim: &Sim, dir: &std::path::Path, exe: &str) -> Me
 }
 
 /// `serve` in list mode, then in watch mode, at the guide's 60 s interval, while 100 pods a
-/// minute change (a label each, evenly spread): CPU seconds a minute and resident memory over
+/// minute change (turn ready or stop being ready, evenly spread): CPU seconds a minute and resident memory over
 /// `BENCH_STEADY_MINUTES` (2 by default) once the first cycle is on the page.
 fn steady_section(
     size: usize,
@@ -493,6 +493,11 @@ fn steady_section(
     );
     println!("|---|---:|---:|---:|---:|---:|---:|");
     let mut rows = Vec::new();
+    // The pods as last written, and how many changes were written: kept from one mode to the
+    // next, so that every write changes what DumbMonit keeps of the pod (a write that leaves
+    // it as it was takes no cycle in watch mode).
+    let mut current = pods.to_vec();
+    let mut written = 0u64;
     for watch in [false, true] {
         let mode = if watch { "watch" } else { "list" };
         let cfg = dir.join(format!("steady-{watch}.toml"));
@@ -543,11 +548,13 @@ fn steady_section(
             {
                 cycles.insert(at.to_string());
             }
-            // A value neither mode used before: the same pod given the same label again is no
-            // change (the API server sends no event for it), so watch mode would follow nothing.
-            let mut pod = pods[n as usize % pods.len()].clone();
-            pod["metadata"]["labels"]["bench-change"] = serde_json::Value::String(format!("{mode}-{n}"));
-            sim.upsert(Resource::Pods, pod);
+            // A pod that turns ready, or stops being ready: what it was last written with,
+            // flipped (as the real API server's benchmark patches pods' status).
+            let pod = &mut current[written as usize % pods.len()];
+            flip_ready(pod);
+            pod["metadata"]["labels"]["bench-change"] = serde_json::Value::String(written.to_string());
+            sim.upsert(Resource::Pods, pod.clone());
+            written += 1;
             n += 1;
             // 100 a minute.
             let next = t0 + Duration::from_millis(600 * n);
@@ -586,6 +593,22 @@ fn steady_section(
         list.1
     );
     Ok(())
+}
+
+/// Sets the pod's Ready condition to the other status (`True` when it has none).
+fn flip_ready(pod: &mut serde_json::Value) {
+    let conditions = &mut pod["status"]["conditions"];
+    if !conditions.is_array() {
+        *conditions = serde_json::Value::Array(Vec::new());
+    }
+    let list = conditions.as_array_mut().expect("made an array above");
+    match list.iter_mut().find(|c| c["type"] == "Ready") {
+        Some(c) => {
+            let ready = c["status"] == "True";
+            c["status"] = serde_json::Value::from(if ready { "False" } else { "True" });
+        }
+        None => list.push(serde_json::json!({"type": "Ready", "status": "True"})),
+    }
 }
 
 /// `serve --config CFG`, its log in `log`.

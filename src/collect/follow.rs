@@ -35,9 +35,10 @@ use crate::kube::fetch::{Frame, Status, Watch, WatchFrom, watch_uri};
 use crate::kube::proto;
 use crate::kube::request::field_selector;
 
-/// What a store keeps of a collection: its compact record, `Clone` to be taken into a cycle.
-pub trait Followed: FromApi + Clone + Send + Sync + 'static {}
-impl<T: FromApi + Clone + Send + Sync + 'static> Followed for T {}
+/// What a store keeps of a collection: its compact record, `Clone` to be taken into a cycle,
+/// `PartialEq` to tell an event that changes it from one that does not.
+pub trait Followed: FromApi + Clone + PartialEq + Send + Sync + 'static {}
+impl<T: FromApi + Clone + PartialEq + Send + Sync + 'static> Followed for T {}
 
 /// The annotation of the bookmark that ends a streaming list's initial events.
 pub const INITIAL_EVENTS_END: &str = "k8s.io/initial-events-end";
@@ -218,19 +219,28 @@ impl<T: Followed> Store<T> {
         }
     }
 
-    fn apply(&self, kind: &str, key: Key, uid: String, record: Option<T>) {
+    /// Applies one event; whether it changed the records. An object rewritten into the same
+    /// record (a node's status heartbeat, a label, an annotation, `managedFields`) changes
+    /// nothing a cycle derives, so it takes no cycle.
+    fn apply(&self, kind: &str, key: Key, uid: String, record: Option<T>) -> bool {
         let mut k = self.lock();
         match (kind, record) {
             ("DELETED", _) => {
                 // A DELETED for an older incarnation leaves the recreated object alone.
-                if k.items.get(&key).is_some_and(|(u, _)| uid.is_empty() || *u == uid) {
+                let ours = k.items.get(&key).is_some_and(|(u, _)| uid.is_empty() || *u == uid);
+                if ours {
                     k.items.remove(&key);
                 }
+                ours
             }
             (_, Some(record)) => {
+                if k.items.get(&key).is_some_and(|(u, r)| *u == uid && *r == record) {
+                    return false;
+                }
                 k.items.insert(key, (uid, record));
+                true
             }
-            (_, None) => {}
+            (_, None) => false,
         }
     }
 
@@ -794,11 +804,13 @@ async fn consume<T: Followed>(
         match decode::<T>(&frame) {
             Err(detail) => return Ended::Failed(invalid(c, &shared.fetcher, detail)),
             Ok(Change::Object { kind, key, uid, resource_version: rv, record }) => {
-                store.apply(&kind, key, uid, record);
+                let changed = store.apply(&kind, key, uid, record);
                 if !rv.is_empty() {
                     *resource_version = rv;
                 }
-                shared.changed.notify_one();
+                if changed {
+                    shared.changed.notify_one();
+                }
             }
             Ok(Change::Bookmark { resource_version: rv, .. }) => {
                 if !rv.is_empty() {
@@ -885,11 +897,24 @@ mod tests {
         let store = Store::<Pvc>::new();
         let pvc = |phase: &str| Pvc { namespace: "a".into(), name: "c".into(), phase: phase.into() };
         let key = || ("a".to_string(), "c".to_string());
-        store.apply("ADDED", key(), "new".into(), Some(pvc("Bound")));
-        store.apply("DELETED", key(), "old".into(), None);
+        assert!(store.apply("ADDED", key(), "new".into(), Some(pvc("Bound"))));
+        assert!(!store.apply("DELETED", key(), "old".into(), None));
         assert_eq!(store.lock().items.len(), 1, "the DELETED of the old uid leaves the new object");
-        store.apply("DELETED", key(), "new".into(), None);
+        assert!(store.apply("DELETED", key(), "new".into(), None));
         assert!(store.lock().items.is_empty());
+        assert!(!store.apply("DELETED", key(), "new".into(), None), "gone already");
+    }
+
+    #[test]
+    fn an_event_that_leaves_the_record_as_it_was_is_no_change() {
+        let store = Store::<Pvc>::new();
+        let pvc = |phase: &str| Pvc { namespace: "a".into(), name: "c".into(), phase: phase.into() };
+        let key = || ("a".to_string(), "c".to_string());
+        assert!(store.apply("ADDED", key(), "u1".into(), Some(pvc("Pending"))));
+        assert!(!store.apply("MODIFIED", key(), "u1".into(), Some(pvc("Pending"))), "a label changed, say");
+        assert!(store.apply("MODIFIED", key(), "u1".into(), Some(pvc("Bound"))));
+        assert!(store.apply("ADDED", key(), "u2".into(), Some(pvc("Bound"))), "recreated: another object");
+        assert_eq!(store.lock().items[&key()].0, "u2");
     }
 
     #[tokio::test]

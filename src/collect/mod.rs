@@ -577,7 +577,7 @@ async fn timed<T>(
 }
 
 /// The fields of `metadata` the views use.
-#[derive(Clone, Debug, Default, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Deserialize)]
 #[serde(rename_all = "camelCase", default)]
 pub(crate) struct Meta {
     #[serde(deserialize_with = "nullable")]

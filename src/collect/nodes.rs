@@ -51,7 +51,7 @@ struct Status {
     allocatable: super::quantity::Quantities,
 }
 
-#[derive(Clone, Debug, Default, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Deserialize)]
 #[serde(rename_all = "camelCase", default)]
 pub(crate) struct Condition {
     #[serde(rename = "type", deserialize_with = "nullable")]

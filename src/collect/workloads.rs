@@ -79,7 +79,7 @@ impl Workload {
 
 /// A Deployment or StatefulSet: `spec.replicas` (absent: 1), `status.readyReplicas`,
 /// `status.availableReplicas` (absent: 0).
-#[derive(Clone, Debug, Deserialize)]
+#[derive(Clone, Debug, Deserialize, PartialEq)]
 pub struct Replicated {
     #[serde(default)]
     metadata: Meta,
@@ -87,7 +87,7 @@ pub struct Replicated {
     status: Option<ReplicatedStatus>,
 }
 
-#[derive(Clone, Debug, Default, Deserialize)]
+#[derive(Clone, Debug, Default, Deserialize, PartialEq)]
 #[serde(rename_all = "camelCase", default)]
 struct ReplicatedSpec {
     replicas: Option<i64>,
@@ -95,7 +95,7 @@ struct ReplicatedSpec {
 }
 
 /// A StatefulSet's or DaemonSet's `spec.updateStrategy`.
-#[derive(Clone, Debug, Default, Deserialize)]
+#[derive(Clone, Debug, Default, Deserialize, PartialEq)]
 #[serde(rename_all = "camelCase", default)]
 struct UpdateStrategy {
     #[serde(rename = "type", deserialize_with = "nullable")]
@@ -103,7 +103,7 @@ struct UpdateStrategy {
     rolling_update: Option<RollingUpdate>,
 }
 
-#[derive(Clone, Debug, Default, Deserialize)]
+#[derive(Clone, Debug, Default, Deserialize, PartialEq)]
 #[serde(rename_all = "camelCase", default)]
 struct RollingUpdate {
     partition: Option<i64>,
@@ -115,7 +115,7 @@ impl UpdateStrategy {
     }
 }
 
-#[derive(Clone, Debug, Default, Deserialize)]
+#[derive(Clone, Debug, Default, Deserialize, PartialEq)]
 #[serde(rename_all = "camelCase", default)]
 struct ReplicatedStatus {
     #[serde(deserialize_with = "nullable")]
@@ -173,7 +173,7 @@ impl Replicated {
 }
 
 /// A DaemonSet: `status.desiredNumberScheduled`, `numberReady`, `numberAvailable`.
-#[derive(Clone, Debug, Deserialize)]
+#[derive(Clone, Debug, Deserialize, PartialEq)]
 pub struct Daemon {
     #[serde(default)]
     metadata: Meta,
@@ -181,13 +181,13 @@ pub struct Daemon {
     status: Option<DaemonStatus>,
 }
 
-#[derive(Clone, Debug, Default, Deserialize)]
+#[derive(Clone, Debug, Default, Deserialize, PartialEq)]
 #[serde(rename_all = "camelCase", default)]
 struct DaemonSpec {
     update_strategy: Option<UpdateStrategy>,
 }
 
-#[derive(Clone, Debug, Default, Deserialize)]
+#[derive(Clone, Debug, Default, Deserialize, PartialEq)]
 #[serde(rename_all = "camelCase", default)]
 struct DaemonStatus {
     #[serde(deserialize_with = "nullable")]
