@@ -464,8 +464,9 @@ fn serve_section(size: usize, sim: &Sim, dir: &std::path::Path, exe: &str) -> Me
 }
 
 /// `serve` in list mode, then in watch mode, at the guide's 60 s interval, while 100 pods a
-/// minute change (turn ready or stop being ready, evenly spread): CPU seconds a minute and resident memory over
-/// `BENCH_STEADY_MINUTES` (2 by default) once the first cycle is on the page.
+/// minute change (turn ready or stop being ready, evenly spread): CPU seconds a minute and
+/// resident memory over `BENCH_STEADY_MINUTES` (2 by default) once the first cycle is on the
+/// page.
 fn steady_section(
     size: usize,
     sim: &Sim,
