@@ -892,10 +892,14 @@ mod tests {
         assert!(decode::<Pod>(&Frame::Protobuf(bytes::Bytes::from_static(b"\xff\xff\xff"))).is_err());
     }
 
+    fn claim(namespace: &str, name: &str, phase: &str) -> Pvc {
+        Pvc { namespace: namespace.into(), name: name.into(), phase: phase.into() }
+    }
+
     #[test]
     fn a_recreated_object_is_not_removed_by_its_old_deletion() {
         let store = Store::<Pvc>::new();
-        let pvc = |phase: &str| Pvc { namespace: "a".into(), name: "c".into(), phase: phase.into() };
+        let pvc = |phase: &str| claim("a", "c", phase);
         let key = || ("a".to_string(), "c".to_string());
         assert!(store.apply("ADDED", key(), "new".into(), Some(pvc("Bound"))));
         assert!(!store.apply("DELETED", key(), "old".into(), None));
@@ -908,7 +912,7 @@ mod tests {
     #[test]
     fn an_event_that_leaves_the_record_as_it_was_is_no_change() {
         let store = Store::<Pvc>::new();
-        let pvc = |phase: &str| Pvc { namespace: "a".into(), name: "c".into(), phase: phase.into() };
+        let pvc = |phase: &str| claim("a", "c", phase);
         let key = || ("a".to_string(), "c".to_string());
         assert!(store.apply("ADDED", key(), "u1".into(), Some(pvc("Pending"))));
         assert!(!store.apply("MODIFIED", key(), "u1".into(), Some(pvc("Pending"))), "a label changed, say");
@@ -921,9 +925,8 @@ mod tests {
     async fn a_store_gives_its_records_in_namespace_and_name_order() {
         let store = Store::<Pvc>::new();
         store.replace(BTreeMap::new());
-        let pvc = |ns: &str, name: &str| Pvc { namespace: ns.into(), name: name.into(), phase: "Bound".into() };
         for (ns, name) in [("b", "a"), ("a", "z"), ("a", "b"), ("c", "a")] {
-            store.apply("ADDED", (ns.into(), name.into()), format!("{ns}-{name}"), Some(pvc(ns, name)));
+            store.apply("ADDED", (ns.into(), name.into()), format!("{ns}-{name}"), Some(claim(ns, name, "Bound")));
         }
         let taken = store.take(Duration::from_secs(60)).await.unwrap().unwrap();
         let order: Vec<(&str, &str)> = taken.iter().map(|p| (p.namespace.as_str(), p.name.as_str())).collect();
