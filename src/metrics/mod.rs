@@ -7,7 +7,7 @@ pub mod cache;
 pub mod exposition;
 mod objects;
 
-use exposition::{Family, Kind, Packed, Sample, pack, prerender};
+use exposition::{Family, Kind, Packed, Sample, pack, prerender_led};
 
 use crate::collect::{CollectionStat, Cycle};
 use crate::health::{Health, PodHealth};
@@ -116,13 +116,8 @@ pub fn cycle_series(
 }
 
 /// Families with the `cluster` label first, rendered and compressed.
-fn labelled(cluster: &str, mut families: Vec<Family>) -> Vec<Packed> {
-    for f in &mut families {
-        for s in &mut f.samples {
-            s.labels.insert(0, ("cluster", cluster.to_string()));
-        }
-    }
-    pack(prerender(&families))
+fn labelled(cluster: &str, families: Vec<Family>) -> Vec<Packed> {
+    pack(prerender_led(&families, Some(("cluster", cluster))))
 }
 
 /// The whole exposition of one cycle: the cluster's metrics when it succeeded, then the monitor's.
