@@ -287,21 +287,25 @@ async fn account(p: &Plane, name: &str) -> Credentials {
 /// Runs check until its answer satisfies `ok` (RBAC and token changes reach the API server's
 /// caches within a moment).
 async fn check_until(p: &Plane, address: &str, creds: &Credentials, args: &[&str], ok: impl Fn(&Run) -> bool) -> Run {
+    let mut last = None;
     for _ in 0..100 {
         let run = p.check(address, creds, args).await;
         if ok(&run) {
             return run;
         }
+        last = Some(run);
         tokio::time::sleep(std::time::Duration::from_millis(200)).await;
     }
-    panic!("check never gave the answer awaited");
+    let last = last.expect("tried");
+    panic!("check never gave the answer awaited; the last: {}\n{}{}", last.code, last.stdout, last.stderr);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_deleted_secret_is_401_as_the_guide_says() {
     let p = plane();
     let creds = account(p, "revoked").await;
-    assert_healthy(&p.check(&p.address, &creds, &[]).await);
+    // The new token and its binding reach the API server's caches within a moment, as above.
+    assert_healthy(&check_until(p, &p.address, &creds, &[], |r| r.code == 0).await);
     p.kubectl(&["-n", "kube-system", "delete", "secret", "revoked-token"]);
     let run = check_until(p, &p.address, &creds, &[], |r| r.code == 3).await;
     let line = one_error(&run);
