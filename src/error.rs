@@ -410,6 +410,11 @@ pub enum ReadErrorKind {
     Refused,
     /// The host name does not resolve.
     Dns { host: String },
+    /// The server closed the HTTP/2 connection under the request (GOAWAY; a request cut so
+    /// before its answer is sent again once, on a new connection, and this is what is left
+    /// when that is cut too). kube-apiserver closes so a connection that carried a request it
+    /// would not authenticate: a 401 of the same cycle is then the cause.
+    GoneAway,
     /// The connection failed or broke for another reason.
     Connection { detail: String },
     /// Another HTTP status, with the API server's message when it sent a `Status`.
@@ -462,6 +467,9 @@ impl fmt::Display for ReadError {
                 write!(f, "Connection refused by {at}: is the API server running, and is the port right?")
             }
             ReadErrorKind::Dns { host } => write!(f, "The host name {host} could not be resolved ({at})"),
+            ReadErrorKind::GoneAway => {
+                write!(f, "The connection to {at} was closed by the API server before its answer (HTTP/2 GOAWAY)")
+            }
             ReadErrorKind::Connection { detail } => write!(f, "The connection to {at} failed: {detail}"),
             ReadErrorKind::Status { code, message } => {
                 let reason = http::StatusCode::from_u16(*code).ok().and_then(|c| c.canonical_reason()).unwrap_or("");

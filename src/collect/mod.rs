@@ -425,7 +425,21 @@ pub async fn run<S: Source>(source: &S, options: &CycleOptions, now: Timestamp) 
         events.0.clone(),
     ];
     let stats = core_stats.into_iter().flatten().chain(optional_stats).collect();
-    // The first failure in collection order is the cycle's one error.
+    let unauthorized = [
+        version.1.as_ref().err(),
+        nodes.1.as_ref().err(),
+        pods.1.as_ref().err(),
+        deployments.1.as_ref().err(),
+        statefulsets.1.as_ref().err(),
+        daemonsets.1.as_ref().err(),
+        pvcs.1.as_ref().err(),
+        events.1.as_ref().err(),
+    ]
+    .into_iter()
+    .flatten()
+    .find(|e| e.kind == ReadErrorKind::Unauthorized)
+    .cloned();
+    // The first failure in collection order is the cycle's one error (see `cause`).
     let assembled = (|| {
         let (version, raw_version) = version.1?;
         let mut raw = Vec::new();
@@ -454,9 +468,20 @@ pub async fn run<S: Source>(source: &S, options: &CycleOptions, now: Timestamp) 
     })();
     let (result, recording) = match assembled {
         Ok((snapshot, recording)) => (Ok(snapshot), recording),
-        Err(e) => (Err(e), None),
+        Err(e) => (Err(cause(e, unauthorized)), None),
     };
     Cycle { time: now, duration: started.elapsed(), stats, result, recording }
+}
+
+/// The cycle's one error: the first failure in collection order, except that a read whose
+/// connection was closed under it (GOAWAY) gives way to a 401 of the same cycle. kube-apiserver
+/// closes a connection that carried a request it would not authenticate, cutting the other
+/// reads on it: the 401 says what happened, the cut read only that it was there.
+fn cause(first: ReadError, unauthorized: Option<ReadError>) -> ReadError {
+    match (&first.kind, unauthorized) {
+        (ReadErrorKind::GoneAway, Some(u)) => u,
+        _ => first,
+    }
 }
 
 /// The optional reads, in parallel with the core's: the APIServices and the HPAs at once, the
@@ -620,6 +645,22 @@ mod tests {
         }
         let unavailable = failed(ReadErrorKind::Status { code: 503, message: "the server is currently unable".into() });
         assert_eq!(ok(CollectionStat::of(Collection::NodeMetrics, d, &unavailable)), Some(false));
+    }
+
+    #[test]
+    fn a_read_cut_by_a_goaway_gives_way_to_the_401_that_caused_it() {
+        let error = |collection, kind| ReadError { address: "https://k3s.lan:6443".into(), collection, kind };
+        let cut = error(Collection::Nodes, ReadErrorKind::GoneAway);
+        let refused = error(Collection::Pods, ReadErrorKind::Unauthorized);
+        assert_eq!(cause(cut.clone(), Some(refused.clone())), refused);
+        assert_eq!(cause(cut.clone(), None), cut, "no 401: the cut is all there is to say");
+        let timeout = error(Collection::Nodes, ReadErrorKind::Timeout { after: Duration::from_secs(10) });
+        assert_eq!(cause(timeout.clone(), Some(refused)), timeout, "only a cut connection gives way");
+        assert_eq!(
+            cut.to_string(),
+            "The connection to https://k3s.lan:6443 while reading nodes was closed by the API server before its \
+             answer (HTTP/2 GOAWAY)"
+        );
     }
 
     #[tokio::test]

@@ -469,6 +469,9 @@ pub(crate) fn classify_chain(err: &(dyn StdError + 'static), host: &str) -> Read
         if let Some(tls) = e.downcast_ref::<rustls::Error>() {
             return tls_kind(tls, host);
         }
+        if e.downcast_ref::<h2::Error>().is_some_and(h2::Error::is_go_away) {
+            return ReadErrorKind::GoneAway;
+        }
         let io = e.downcast_ref::<std::io::Error>();
         match io.map(std::io::Error::kind) {
             Some(std::io::ErrorKind::ConnectionRefused) => return ReadErrorKind::Refused,
