@@ -921,11 +921,18 @@ mod tests {
         Pvc { namespace: namespace.into(), name: name.into(), phase: phase.into() }
     }
 
+    /// Claim `c` of namespace `a`, and its key: the one object of the stores' event tests.
+    fn pvc(phase: &str) -> Pvc {
+        claim("a", "c", phase)
+    }
+
+    fn key() -> Key {
+        ("a".to_string(), "c".to_string())
+    }
+
     #[test]
     fn a_recreated_object_is_not_removed_by_its_old_deletion() {
         let store = Store::<Pvc>::new();
-        let pvc = |phase: &str| claim("a", "c", phase);
-        let key = || ("a".to_string(), "c".to_string());
         assert!(store.apply("ADDED", key(), "new", Some(pvc("Bound"))));
         assert!(!store.apply("DELETED", key(), "old", None));
         assert_eq!(store.lock().items.len(), 1, "the DELETED of the old uid leaves the new object");
@@ -937,8 +944,6 @@ mod tests {
     #[test]
     fn an_event_that_leaves_the_record_as_it_was_is_no_change() {
         let store = Store::<Pvc>::new();
-        let pvc = |phase: &str| claim("a", "c", phase);
-        let key = || ("a".to_string(), "c".to_string());
         assert!(store.apply("ADDED", key(), "u1", Some(pvc("Pending"))));
         assert!(!store.apply("MODIFIED", key(), "u1", Some(pvc("Pending"))), "a label changed, say");
         assert!(store.apply("MODIFIED", key(), "u1", Some(pvc("Bound"))));

@@ -463,14 +463,15 @@ fn went_away(err: &(dyn StdError + 'static)) -> bool {
 /// Walks an error's sources to find what happened on the wire. An `io::Error` hides the error
 /// it wraps from `source()`, so the walk looks inside it first.
 pub(crate) fn classify_chain(err: &(dyn StdError + 'static), host: &str) -> ReadErrorKind {
+    // The connection closed under the request by a GOAWAY (what `send` retries on, once).
+    if went_away(err) {
+        return ReadErrorKind::GoneAway;
+    }
     let mut texts = Vec::new();
     let mut cur: Option<&(dyn StdError + 'static)> = Some(err);
     while let Some(e) = cur {
         if let Some(tls) = e.downcast_ref::<rustls::Error>() {
             return tls_kind(tls, host);
-        }
-        if e.downcast_ref::<h2::Error>().is_some_and(h2::Error::is_go_away) {
-            return ReadErrorKind::GoneAway;
         }
         let io = e.downcast_ref::<std::io::Error>();
         match io.map(std::io::Error::kind) {
