@@ -397,7 +397,11 @@ mod tests {
         let addr = serving(b"HTTP/1.1 503 Service Unavailable\r\n\r\nnot ready".to_vec());
         let e = get(&addr, "/api/v1/monitor", true).err().unwrap();
         assert_eq!(e, format!("GET /api/v1/monitor on {addr}: answered 503: \"not ready\""));
-        let closed = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().to_string();
+        // A port held bound but not listening: connecting is refused. (A listener bound and
+        // dropped freed its port, which a server of a test running beside this one could get.)
+        let held = tokio::net::TcpSocket::new_v4().unwrap();
+        held.bind("127.0.0.1:0".parse().unwrap()).unwrap();
+        let closed = held.local_addr().unwrap().to_string();
         let e = get(&closed, "/metrics", true).err().unwrap();
         assert!(e.starts_with(&format!("GET /metrics on {closed}: no connection")), "{e}");
     }
