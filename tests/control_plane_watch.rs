@@ -193,7 +193,9 @@ fn serve(p: &Plane, dir: &std::path::Path, creds: &common::plane::Credentials, i
     );
     std::fs::write(&cfg, text).unwrap();
     let clock = format!("{}/60", jiff::Timestamp::now());
-    common::web::Served::start(&cfg, &[("DUMBMONIT_TEST_CLOCK", &clock)])
+    // The stores' events and the cycles, at debug level: the log says which take a cycle.
+    let log = "dumbmonit=info,dumbmonit::collect=debug,dumbmonit::serve=debug";
+    common::web::Served::start(&cfg, &[("DUMBMONIT_TEST_CLOCK", &clock), ("RUST_LOG", log)])
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -239,6 +241,14 @@ async fn serve_shows_a_change_before_the_next_interval_and_falls_back_when_watch
     s.wait_for("/api/v1/clusters/real", "the first cycle", |r| r.status == 200 && r.json()["nodes_ready"] == 3);
     let page = s.get("/clusters/real").body;
     assert!(!page.contains("watch is not granted"), "{page}");
+    // An annotation is a MODIFIED event (in protobuf, as nodes are watched) that leaves the
+    // node's record as it was: applied, and no cycle for it.
+    p.kubectl(&["annotate", "node", "node-2", "example.com/touched=yes"]);
+    let version = p.get(&["node", "node-2"])["metadata"]["resourceVersion"].as_str().unwrap().to_string();
+    let event = format!("nodes node-2 MODIFIED at resourceVersion {version} from ");
+    let log = s.wait_for_log("the annotation's event", |log| log.contains(&event));
+    let line = log.lines().find(|l| l.contains(&event)).unwrap();
+    assert!(line.ends_with(": its record is as it was, no cycle"), "{line}");
     p.kubectl(&["annotate", "node", "node-1", "testenv.dumbmonit.io/ready=false"]);
     p.wait_for("node-1 not ready", &["node", "node-1"], |n| {
         n["status"]["conditions"].as_array().unwrap().iter().any(|c| c["type"] == "Ready" && c["status"] == "False")
@@ -248,6 +258,14 @@ async fn serve_shows_a_change_before_the_next_interval_and_falls_back_when_watch
     let shown = written.elapsed();
     eprintln!("node not ready on the page {} ms after the API server had it", shown.as_millis());
     assert!(shown < Duration::from_secs(20), "shown after {shown:?}: no earlier than the next interval");
+    // The log has the event that changed the record, and a cycle on a change after it.
+    let log = s.log();
+    let lines: Vec<&str> = log.lines().collect();
+    let changed = lines
+        .iter()
+        .position(|l| l.contains("nodes node-1 MODIFIED at") && l.ends_with(": its record changed, a cycle follows"))
+        .unwrap_or_else(|| panic!("node-1's change applied:\n{log}"));
+    assert!(lines[changed..].iter().any(|l| l.contains("cluster real: a cycle on a change (watch mode)")), "{log}");
     // A cycle on a change does not move rule time: the node alert waits for its duration.
     let alerts = s.get("/api/v1/alerts").body;
     assert!(!alerts.contains("\"firing\""), "{alerts}");

@@ -27,6 +27,7 @@ use serde_json::value::RawValue;
 use tokio::sync::Notify;
 use tokio::task::JoinHandle;
 
+use super::logged::{self, Applied};
 use super::{CycleOptions, Event, FromApi, Node, Pod, Pvc, ReadList, from_api, optional, read, workloads};
 use crate::collection::Collection;
 use crate::error::{ReadError, ReadErrorKind};
@@ -34,6 +35,7 @@ use crate::kube::Fetcher;
 use crate::kube::fetch::{Frame, Status, Watch, WatchFrom, watch_uri};
 use crate::kube::proto;
 use crate::kube::request::field_selector;
+use crate::logs::Event as _;
 
 /// What a store keeps of a collection: its compact record, `Clone` to be taken into a cycle,
 /// `PartialEq` to tell an event that changes it from one that does not.
@@ -829,7 +831,14 @@ async fn consume<T: Followed>(
         match decode::<T>(&frame) {
             Err(detail) => return Ended::Failed(invalid(c, &shared.fetcher, detail)),
             Ok(Change::Object { kind, key, uid, resource_version: rv, record }) => {
+                // The key is the store's once applied: kept for the log only when it is read.
+                let logged = logged::debugging().then(|| key.clone());
                 let changed = store.apply(&kind, key, &uid, record);
+                if let Some((namespace, name)) = &logged {
+                    let address = shared.fetcher.address();
+                    let event = &kind;
+                    Applied { address, collection: c, event, namespace, name, resource_version: &rv, changed }.emit();
+                }
                 if !rv.is_empty() {
                     *resource_version = rv;
                 }

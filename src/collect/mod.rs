@@ -3,6 +3,7 @@
 
 pub mod events;
 pub mod follow;
+pub mod logged;
 pub mod nodes;
 pub mod optional;
 pub mod pods;

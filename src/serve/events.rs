@@ -98,12 +98,40 @@ pub enum Said<'a> {
         cluster: &'a str,
         error: &'a dyn fmt::Display,
     },
+    /// A cycle of a cluster `serve` reads itself was taken (debug): why, and how long it took
+    /// from its read's end to the board (rules, state, notifications, pages).
+    Cycled {
+        cluster: &'a str,
+        why: CycleWhy,
+        seconds: f64,
+    },
     /// An alert fired, escalated or resolved (`late`: the cycle was heard of that late).
     Alert {
         cluster: &'a str,
         transition: &'a Transition,
         late: Option<SignedDuration>,
     },
+}
+
+/// Why a cycle was taken.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CycleWhy {
+    /// Its interval came.
+    Interval,
+    /// Watch mode: a store changed.
+    Change,
+    /// A silence or a maintenance window ended early with an alert it kept untold.
+    Quiet,
+}
+
+impl CycleWhy {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            CycleWhy::Interval => "interval",
+            CycleWhy::Change => "change",
+            CycleWhy::Quiet => "quiet",
+        }
+    }
 }
 
 fn verb(t: &Transition) -> &'static str {
@@ -167,6 +195,14 @@ impl fmt::Display for Said<'_> {
                 write!(f, "cluster {cluster}: cannot persist the cycle, monitoring goes on: {error}")
             }
             Said::CycleFailed { cluster, error } => write!(f, "cluster {cluster}: {error}"),
+            Said::Cycled { cluster, why, seconds } => {
+                let why = match why {
+                    CycleWhy::Interval => "at its interval",
+                    CycleWhy::Change => "on a change (watch mode)",
+                    CycleWhy::Quiet => "for an alert a silence or a window kept untold",
+                };
+                write!(f, "cluster {cluster}: a cycle {why}, on the board {:.1} ms after its read", seconds * 1000.0)
+            }
             Said::Alert { cluster, transition: t, late } => {
                 write!(f, "cluster {cluster}: {} {} ({})", verb(t), t.alert.alertname, t.alert.severity.as_str())?;
                 if let Some(l) = late {
@@ -193,6 +229,9 @@ impl Event for Said<'_> {
             Said::Stopping => tracing::info!(target: TARGET, "{self}"),
             Said::KeptCyclesArrive { cluster, from } => {
                 tracing::info!(target: TARGET, cluster, from = %from, "{self}")
+            }
+            Said::Cycled { cluster, why, seconds } => {
+                tracing::debug!(target: TARGET, cluster, why = why.as_str(), seconds, "{self}")
             }
             Said::Alert { cluster, transition: t, late } => tracing::info!(
                 target: TARGET,

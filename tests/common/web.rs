@@ -104,6 +104,19 @@ impl Served {
         self.poll(|| self.get_with(path, authorization), path, what, check)
     }
 
+    /// Polls the log until `check` holds of it; the log then.
+    pub fn wait_for_log(&self, what: &str, check: impl Fn(&str) -> bool) -> String {
+        let deadline = Instant::now() + Duration::from_secs(30);
+        loop {
+            let log = self.log();
+            if check(&log) {
+                return log;
+            }
+            assert!(Instant::now() < deadline, "waited in vain for {what} in the log:\n{log}");
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+
     fn poll(&self, get: impl Fn() -> Response, path: &str, what: &str, check: impl Fn(&Response) -> bool) -> Response {
         let deadline = Instant::now() + Duration::from_secs(30);
         loop {
