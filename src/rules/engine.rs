@@ -2,7 +2,7 @@
 //! its condition holds (activeAt), fires at the first evaluation where now − activeAt ≥ for,
 //! resolves at the first evaluation where the condition no longer holds.
 
-use std::collections::{BTreeMap, HashMap, HashSet};
+use std::collections::{BTreeMap, HashSet};
 
 use jiff::{SignedDuration, Timestamp};
 use serde::{Deserialize, Serialize};
@@ -135,13 +135,37 @@ pub struct PodMemory {
     pub crashloop_seen: Option<Timestamp>,
 }
 
+/// The rules' memory of each pod, by (namespace, pod). A cycle finds each pod's by [`PodRef`],
+/// without making its key again (hashbrown's `Equivalent`; std's `HashMap` looks a tuple of
+/// `String`s up only by another), and keys stay hashed with std's randomly keyed SipHash:
+/// pods' names come from the cluster.
+pub type PodMemories = hashbrown::HashMap<(String, String), PodMemory, std::hash::RandomState>;
+
+/// A pod's (namespace, name) borrowed: looks up a [`PodMemories`] key. Hashes as the key's
+/// tuple of `String`s does (each part as a `str`, in order), as `Equivalent` requires.
+#[derive(Clone, Copy, Debug)]
+pub struct PodRef<'a>(pub &'a str, pub &'a str);
+
+impl std::hash::Hash for PodRef<'_> {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        self.0.hash(state);
+        self.1.hash(state);
+    }
+}
+
+impl hashbrown::Equivalent<(String, String)> for PodRef<'_> {
+    fn equivalent(&self, key: &(String, String)) -> bool {
+        self.0 == key.0 && self.1 == key.1
+    }
+}
+
 /// Everything the rules of one cluster carry from cycle to cycle.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct RuleState {
     /// Active alerts by key (alertname and object labels).
     pub alerts: BTreeMap<String, Alert>,
     /// By (namespace, pod).
-    pub pods: HashMap<(String, String), PodMemory>,
+    pub pods: PodMemories,
     /// Failed cycles in a row.
     pub failures: u32,
     /// The last cycle evaluated, successful or not.

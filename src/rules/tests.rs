@@ -271,6 +271,34 @@ fn restarts_count_across_a_reset_and_yield_to_the_crash_loop_rule() {
 }
 
 #[test]
+fn a_pod_that_stays_is_remembered_and_one_that_is_gone_is_forgotten() {
+    let mut state = RuleState::default();
+    let mut cycle = |m: i64, pods: Vec<PodHealth>| {
+        let mut h = health(m);
+        h.pods = pods;
+        let told = state.observe(t(m), "lab", &h);
+        let mut remembered: Vec<String> = state.pods.keys().map(|(_, name)| name.clone()).collect();
+        remembered.sort();
+        (told.into_iter().map(|tr| (tr.alert.summary, tr.state)).collect::<Vec<_>>(), remembered)
+    };
+    cycle(0, vec![pod("api-1", 0), pod("web-1", 0)]);
+    let restarted = |name: &str, n: i64| format!("Pod shop/{name} restarted {n} times in the last hour");
+    assert_eq!(
+        cycle(1, vec![pod("api-1", 6), pod("web-1", 1)]),
+        (vec![(restarted("api-1", 6), TransitionState::Firing)], vec!["api-1".into(), "web-1".into()])
+    );
+    assert_eq!(
+        cycle(2, vec![pod("web-1", 1)]),
+        (vec![(restarted("api-1", 6), TransitionState::Resolved)], vec!["web-1".into()]),
+        "api-1 gone: resolved and forgotten"
+    );
+    // web-1's restarts add up across cycles (1, then 5); api-1 is back under its name, a new pod
+    // whose 4 restarts count from its first sighting, not with the 6 of the one that was gone.
+    assert_eq!(cycle(3, vec![pod("api-1", 0), pod("web-1", 6)]).0, [(restarted("web-1", 6), TransitionState::Firing)]);
+    assert_eq!(cycle(4, vec![pod("api-1", 4), pod("web-1", 6)]).0, []);
+}
+
+#[test]
 fn missing_replicas_escalate_after_an_hour_of_firing() {
     let mut state = RuleState::default();
     let mut seen = Vec::new();

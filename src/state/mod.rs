@@ -17,7 +17,7 @@ mod quiet;
 pub use clusters::{StoredCluster, UnreadableSettings, Unsealed};
 pub use quiet::{Kept, QuietKind};
 
-use crate::rules::engine::PodMemory;
+use crate::rules::engine::{PodMemories, PodMemory};
 use crate::rules::{Alert, RuleState};
 
 /// The database file inside the state directory.
@@ -80,12 +80,22 @@ pub struct Queued {
     pub next_attempt: Timestamp,
 }
 
+/// What a commit wrote of a cluster's pods.
+struct Wrote<'s> {
+    /// The pods whose memory was written (new or changed).
+    changed: Vec<&'s (String, String)>,
+    /// Pods written before were gone, and deleted.
+    gone: bool,
+}
+
 /// The state database of one monitor.
 pub struct Store {
     conn: Connection,
     file: PathBuf,
-    /// What was last written of each cluster's pods, so that a cycle writes only what changed.
-    written_pods: HashMap<String, HashMap<(String, String), PodMemory>>,
+    /// What was last written of each cluster's pods, so that a cycle writes only what changed;
+    /// none for a cluster whose rows are not known to match (never loaded, or its last commit
+    /// failed): its next commit writes them all afresh.
+    written_pods: HashMap<String, PodMemories>,
 }
 
 const SCHEMA: &str = "
@@ -327,33 +337,38 @@ impl Store {
         notifications: &[(String, String)],
         history: Option<HistoryPoint>,
     ) -> Result<(), StateError> {
-        let mut written = self.written_pods.remove(cluster).unwrap_or_default();
-        let result = self.write_cycle(cluster, state, notifications, history, &written);
+        let written = self.written_pods.remove(cluster);
+        let wrote = self.write_cycle(cluster, state, notifications, history, written.as_ref())?;
         // Only what was committed counts as written; after a failure everything is written again.
         // Updated in place: a cycle copies only the pods that changed, not all of them.
-        if result.is_ok() {
-            written.retain(|k, _| state.pods.contains_key(k));
-            for (k, m) in &state.pods {
-                if written.get(k) != Some(m) {
-                    written.insert(k.clone(), m.clone());
+        let written = match written {
+            Some(mut written) => {
+                if wrote.gone {
+                    written.retain(|k, _| state.pods.contains_key(k));
                 }
+                for key in wrote.changed {
+                    written.insert(key.clone(), state.pods[key].clone());
+                }
+                written
             }
-            self.written_pods.insert(cluster.to_string(), written);
-        }
-        result
+            None => state.pods.clone(),
+        };
+        self.written_pods.insert(cluster.to_string(), written);
+        Ok(())
     }
 
-    fn write_cycle(
+    fn write_cycle<'s>(
         &mut self,
         cluster: &str,
-        state: &RuleState,
+        state: &'s RuleState,
         notifications: &[(String, String)],
         history: Option<HistoryPoint>,
-        written: &HashMap<(String, String), PodMemory>,
-    ) -> Result<(), StateError> {
+        written: Option<&PodMemories>,
+    ) -> Result<Wrote<'s>, StateError> {
         let now = Timestamp::now();
         let file = self.file.clone();
         let db = |source| StateError::Db { file: file.clone(), source };
+        let mut wrote = Wrote { changed: Vec::new(), gone: false };
         let tx = self.conn.transaction().map_err(db)?;
         tx.execute(
             "INSERT INTO clusters (cluster, failures, last_cycle) VALUES (?1, ?2, ?3)
@@ -380,21 +395,32 @@ impl Store {
                 )
                 .map_err(db)?;
             let cycle_time = state.last_cycle.map(|t| t.as_second()).unwrap_or(now.as_second());
+            if written.is_none() {
+                tx.execute("DELETE FROM pods WHERE cluster = ?1", [cluster]).map_err(db)?;
+            }
+            // Each pod looked up once in what was written.
+            let mut found = 0;
             for (key, memory) in &state.pods {
-                let before = written.get(key);
+                let before = written.and_then(|w| w.get(key));
+                found += usize::from(before.is_some());
                 if before != Some(memory) {
                     let json = serde_json::to_string(memory).expect("a pod's memory serializes");
                     upsert.execute(params![cluster, key.0, key.1, json]).map_err(db)?;
+                    wrote.changed.push(key);
                 }
                 // The restart history keeps the first count seen and every change.
                 if before.map(|b| b.restarts) != Some(memory.restarts) {
                     restarts.execute(params![cluster, key.0, key.1, cycle_time, memory.restarts]).map_err(db)?;
                 }
             }
-            let mut delete =
-                tx.prepare("DELETE FROM pods WHERE cluster = ?1 AND namespace = ?2 AND pod = ?3").map_err(db)?;
-            for key in written.keys().filter(|k| !state.pods.contains_key(*k)) {
-                delete.execute(params![cluster, key.0, key.1]).map_err(db)?;
+            // A pod written before and not found now is gone.
+            if let Some(written) = written.filter(|w| w.len() > found) {
+                wrote.gone = true;
+                let mut delete =
+                    tx.prepare("DELETE FROM pods WHERE cluster = ?1 AND namespace = ?2 AND pod = ?3").map_err(db)?;
+                for key in written.keys().filter(|k| !state.pods.contains_key(*k)) {
+                    delete.execute(params![cluster, key.0, key.1]).map_err(db)?;
+                }
             }
             let mut enqueue = tx
                 .prepare("INSERT INTO outbox (notifier, body, created, next_attempt) VALUES (?1, ?2, ?3, ?3)")
@@ -426,7 +452,8 @@ impl Store {
                     .map_err(db)?;
             }
         }
-        tx.commit().map_err(db)
+        tx.commit().map_err(db)?;
+        Ok(wrote)
     }
 
     /// A cluster's history since `since` (Unix seconds), oldest first.
@@ -664,6 +691,33 @@ mod tests {
         next.pods.clear();
         store.commit_cycle("lab", &next, &[], None).unwrap();
         assert!(Store::open(dir.path()).unwrap().load("lab").unwrap().pods.is_empty());
+    }
+
+    /// A store that has not read a cluster's rows (another process's, or after a failed commit)
+    /// writes its pods afresh: no row of a pod it does not know is left behind.
+    #[test]
+    fn pods_are_written_afresh_unless_the_rows_are_known() {
+        let dir = tempfile::tempdir().unwrap();
+        let pod = |name: &str| (("shop".to_string(), name.to_string()), crashed_three_times());
+        let mut state = RuleState::default();
+        state.pods.extend([pod("a"), pod("b")]);
+        Store::open(dir.path()).unwrap().commit_cycle("lab", &state, &[], None).unwrap();
+
+        let mut other = Store::open(dir.path()).unwrap();
+        let mut later = RuleState::default();
+        later.pods.extend([pod("c")]);
+        other.commit_cycle("lab", &later, &[], None).unwrap();
+        assert_eq!(Store::open(dir.path()).unwrap().load("lab").unwrap().pods, later.pods, "a and b deleted");
+
+        // Rows known: a changed pod is written, a gone one deleted, a new one added.
+        let mut next = later.clone();
+        next.pods.get_mut(&("shop".to_string(), "c".to_string())).unwrap().restarts = 4;
+        next.pods.extend([pod("d")]);
+        other.commit_cycle("lab", &next, &[], None).unwrap();
+        next.pods.remove(&("shop".to_string(), "d".to_string()));
+        next.pods.extend([pod("e")]);
+        other.commit_cycle("lab", &next, &[], None).unwrap();
+        assert_eq!(Store::open(dir.path()).unwrap().load("lab").unwrap().pods, next.pods);
     }
 
     #[test]
