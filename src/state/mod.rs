@@ -84,8 +84,8 @@ pub struct Queued {
 struct Wrote<'s> {
     /// The pods whose memory was written (new or changed).
     changed: Vec<&'s (String, String)>,
-    /// Pods written before were gone, and deleted.
-    gone: bool,
+    /// The pods written before that were gone, and deleted.
+    gone: Vec<(String, String)>,
 }
 
 /// The state database of one monitor.
@@ -343,11 +343,17 @@ impl Store {
         // Updated in place: a cycle copies only the pods that changed, not all of them.
         let written = match written {
             Some(mut written) => {
-                if wrote.gone {
-                    written.retain(|k, _| state.pods.contains_key(k));
+                for key in &wrote.gone {
+                    written.remove(key);
                 }
                 for key in wrote.changed {
-                    written.insert(key.clone(), state.pods[key].clone());
+                    let memory = state.pods[key].clone();
+                    match written.get_mut(key) {
+                        Some(was) => *was = memory,
+                        None => {
+                            written.insert(key.clone(), memory);
+                        }
+                    }
                 }
                 written
             }
@@ -368,7 +374,7 @@ impl Store {
         let now = Timestamp::now();
         let file = self.file.clone();
         let db = |source| StateError::Db { file: file.clone(), source };
-        let mut wrote = Wrote { changed: Vec::new(), gone: false };
+        let mut wrote = Wrote { changed: Vec::new(), gone: Vec::new() };
         let tx = self.conn.transaction().map_err(db)?;
         tx.execute(
             "INSERT INTO clusters (cluster, failures, last_cycle) VALUES (?1, ?2, ?3)
@@ -415,11 +421,11 @@ impl Store {
             }
             // A pod written before and not found now is gone.
             if let Some(written) = written.filter(|w| w.len() > found) {
-                wrote.gone = true;
                 let mut delete =
                     tx.prepare("DELETE FROM pods WHERE cluster = ?1 AND namespace = ?2 AND pod = ?3").map_err(db)?;
                 for key in written.keys().filter(|k| !state.pods.contains_key(*k)) {
                     delete.execute(params![cluster, key.0, key.1]).map_err(db)?;
+                    wrote.gone.push(key.clone());
                 }
             }
             let mut enqueue = tx
