@@ -64,6 +64,23 @@ pub struct Protection {
     failures: Mutex<HashMap<IpAddr, Failures>>,
     /// At most this many password checks run at once, off the request threads.
     checks: Option<Arc<tokio::sync::Semaphore>>,
+    /// The password checks waiting or running, by account: bounded per account and in all.
+    pending: Arc<Mutex<HashMap<Who, usize>>>,
+}
+
+/// A password check counted as pending until it ends (it may outlive its request).
+struct Pending {
+    counts: Arc<Mutex<HashMap<Who, usize>>>,
+    who: Who,
+}
+
+impl Drop for Pending {
+    fn drop(&mut self) {
+        let mut counts = self.counts.lock().expect("pending lock");
+        if let Some(n) = counts.get_mut(&self.who) {
+            *n = n.saturating_sub(1);
+        }
+    }
 }
 
 /// Headers bcrypt verified, and headers it refused, each set bounded.
@@ -85,6 +102,16 @@ const FREE_FAILURES: u32 = 5;
 const MAX_WAIT: Duration = Duration::from_secs(60);
 /// Password checks at once (each one a core's worth of bcrypt for tens of milliseconds).
 const CHECKS_AT_ONCE: usize = 2;
+/// Password checks waiting or running for one account, and for all: past either, a header not
+/// checked before is answered "wait" (429) at once instead of queued, so that a flood of
+/// wrong passwords from many addresses cannot make a valid login wait behind it for seconds.
+/// A client that failed a check lately gets a smaller share: the others pass ahead of it.
+const PENDING_PER_ACCOUNT: usize = 3;
+const PENDING_AT_ONCE: usize = 4;
+const SUSPECT_PER_ACCOUNT: usize = 1;
+const SUSPECT_AT_ONCE: usize = 2;
+/// How long a client is asked to wait when the password checks are all taken.
+const BUSY_WAIT: Duration = Duration::from_secs(1);
 /// Headers remembered (each set), and clients whose failures are counted.
 const REMEMBERED: usize = 1024;
 
@@ -128,6 +155,7 @@ impl Protection {
             verified: Mutex::default(),
             failures: Mutex::default(),
             checks: Some(Arc::new(tokio::sync::Semaphore::new(CHECKS_AT_ONCE))),
+            pending: Arc::default(),
         }
     }
 
@@ -165,10 +193,17 @@ impl Protection {
                     if let Some(wait) = self.waits(client) {
                         return Verdict::Wait(wait);
                     }
+                    let suspect = self
+                        .failures
+                        .lock()
+                        .expect("failures lock")
+                        .get(&client)
+                        .is_some_and(|f| f.last.elapsed() < MAX_WAIT);
+                    let Some(pending) = self.pending(who, suspect) else { return Verdict::Wait(BUSY_WAIT) };
                     // Counted before it runs: a client that hangs up during the check (the
                     // check goes on without it) has failed all the same; success clears it.
                     self.failed(client);
-                    let ok = self.bcrypt(password, hash).await;
+                    let ok = self.bcrypt(password, hash, pending).await;
                     self.remember(who, given, ok);
                     ok
                 }
@@ -223,17 +258,33 @@ impl Protection {
     /// bcrypt on the blocking threads, behind the semaphore: the request threads and the
     /// probes never wait for it. The slot goes with the check, not with the request, so a
     /// client that hangs up does not free it while its check still runs.
-    async fn bcrypt(&self, password: String, hash: String) -> bool {
+    async fn bcrypt(&self, password: String, hash: String, pending: Pending) -> bool {
         let slot = match &self.checks {
             Some(s) => s.clone().acquire_owned().await.ok(),
             None => None,
         };
         tokio::task::spawn_blocking(move || {
-            let _slot = slot;
+            let _slot = (slot, pending);
             bcrypt::verify(password, &hash).unwrap_or(false)
         })
         .await
         .unwrap_or(false)
+    }
+
+    /// A place among the pending password checks of `who`'s account, if one is free (within
+    /// [`PENDING_PER_ACCOUNT`] and [`PENDING_AT_ONCE`]; for a `suspect` client, one that
+    /// failed lately, within [`SUSPECT_PER_ACCOUNT`] and [`SUSPECT_AT_ONCE`]).
+    fn pending(&self, who: Who, suspect: bool) -> Option<Pending> {
+        let (per_account, at_once) =
+            if suspect { (SUSPECT_PER_ACCOUNT, SUSPECT_AT_ONCE) } else { (PENDING_PER_ACCOUNT, PENDING_AT_ONCE) };
+        let mut counts = self.pending.lock().expect("pending lock");
+        let all: usize = counts.values().sum();
+        let mine = counts.entry(who).or_default();
+        if *mine >= per_account || all >= at_once {
+            return None;
+        }
+        *mine += 1;
+        Some(Pending { counts: self.pending.clone(), who })
     }
 
     fn remember(&self, who: Who, given: &str, ok: bool) {

@@ -120,6 +120,10 @@ pub struct SilenceConfig {
     pub comment: String,
 }
 
+/// The namespaces a cluster may be read in (`namespaces`): each is read apart, so each costs
+/// a cycle about ten requests.
+pub const MAX_NAMESPACES: usize = 100;
+
 /// Who made what the file says, as the pages and the API name it.
 pub const FROM_FILE: &str = "the configuration file";
 
@@ -455,6 +459,9 @@ impl Config {
             }
             if c.watch && c.record_dir.is_some() {
                 return err(at(), Problem::RecordWithWatch);
+            }
+            if k.namespaces.len() > MAX_NAMESPACES {
+                return err(at(), Problem::TooManyNamespaces { count: k.namespaces.len(), most: MAX_NAMESPACES });
             }
             if let Some(value) = k.namespaces.iter().find(|n| crate::rbac::check_name("", n).is_err()) {
                 return err(at(), Problem::NotANamespace { value: value.clone() });

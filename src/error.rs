@@ -234,6 +234,11 @@ pub enum Problem {
     /// `namespaces` beside a setting it does not go with.
     #[error("field `namespaces` does not go with {field}: {why}")]
     NamespacesWith { field: &'static str, why: &'static str },
+    /// More namespaces than a cluster is read in.
+    #[error(
+        "field `namespaces`: {count} namespaces; a cluster is read in at most {most} (read the whole cluster instead)"
+    )]
+    TooManyNamespaces { count: usize, most: usize },
     /// A namespace that cannot be one.
     #[error(
         "field `namespaces`: {value:?} is not a namespace name (lower-case letters, digits and '-', at most 63, starting and ending with a letter or digit)"
@@ -531,13 +536,19 @@ impl Redactor {
 
     /// [`Self::clean`] of a text the caller gives up: copied only when a secret is in it (at the
     /// envelope, `check --output prometheus` writes 12 MB, and copies of it were the peak).
+    /// Its own secrets first, then every other secret the process knows ([`redact_known`]): a
+    /// cluster's error that quotes another cluster's token, or the admin password, is cleaned
+    /// of it as the log is.
     pub fn clean_owned(&self, mut text: String) -> String {
         for s in &self.secrets {
             if text.contains(s.as_str()) {
                 text = text.replace(s.as_str(), "[redacted]");
             }
         }
-        text
+        match redact_known(&text) {
+            std::borrow::Cow::Borrowed(_) => text,
+            std::borrow::Cow::Owned(cleaned) => cleaned,
+        }
     }
 }
 

@@ -372,15 +372,21 @@ impl Report {
             .map_err(|e| ReportError::Unreadable { detail: at_most(&e, 200) })?
             .starts_with(&[0x1f, 0x8b]);
         let over = std::rc::Rc::new(std::cell::Cell::new(false));
+        // Each string is cut as it is read (past LONGEST_READ bytes the rest is dropped, never
+        // held): the peak follows what is kept, not what an agent inflated.
         let parsed: Result<Report, serde_json::Error> = if gzip {
             let inflated = flate2::bufread::MultiGzDecoder::new(source);
-            serde_json::from_reader(std::io::BufReader::new(AtMost {
+            serde_json::from_reader(std::io::BufReader::new(CutStrings::new(AtMost {
                 inner: inflated,
                 left: limit,
                 over: over.clone(),
-            }))
+            })))
         } else {
-            serde_json::from_reader(AtMost { inner: source, left: limit, over: over.clone() })
+            serde_json::from_reader(std::io::BufReader::new(CutStrings::new(AtMost {
+                inner: source,
+                left: limit,
+                over: over.clone(),
+            })))
         };
         let mut report = match parsed {
             Ok(r) => r,
@@ -416,16 +422,154 @@ impl Report {
 pub const MAX_STRING: usize = 4096;
 
 fn cap(s: &mut String) {
-    if s.len() <= MAX_STRING {
+    // A string cut while it was read ends with NUL and the length it had (see CutStrings).
+    let mut sent = s.len();
+    if let Some(at) = s.rfind('\0')
+        && let Ok(n) = s[at + 1..].parse::<usize>()
+    {
+        s.truncate(at);
+        sent = n;
+    }
+    if s.len() <= MAX_STRING && sent == s.len() {
         return;
     }
-    let sent = s.len();
-    let mut end = MAX_STRING;
+    let mut end = MAX_STRING.min(s.len());
     while !s.is_char_boundary(end) {
         end -= 1;
     }
     s.truncate(end);
     s.push_str(&format!("… (cut at 4 KB: the agent sent {sent} bytes)"));
+}
+
+/// The longest string of a report read whole, in bytes as sent (escapes included).
+const LONGEST_READ: u64 = 64 * 1024;
+
+/// A report's JSON as it is read, each string past [`LONGEST_READ`] bytes cut there: the rest
+/// of it is read and dropped, and the string ends with `\u0000` and the number of bytes it
+/// had, which [`cap`] turns into its sentence (a string that is not the agent's word about
+/// itself keeps them: only an agent that sends such strings sees them). A cut is made where
+/// the string can end: never inside an escape, a surrogate pair or a UTF-8 character.
+struct CutStrings<R> {
+    inner: R,
+    /// What was read from `inner`, and how far it was looked at.
+    read: Vec<u8>,
+    at: usize,
+    /// Bytes to give before any more of `read` (a cut string's ending).
+    ending: Vec<u8>,
+    lex: Lex,
+}
+
+#[derive(Default)]
+struct Lex {
+    in_string: bool,
+    /// After a backslash.
+    escaped: bool,
+    /// Hex digits of a `\uXXXX` still to come, and its value so far.
+    hex_left: u8,
+    hex: u32,
+    /// The last escape was the first half of a surrogate pair.
+    high_surrogate: bool,
+    /// The current string's bytes so far.
+    len: u64,
+    dropping: bool,
+}
+
+impl Lex {
+    /// Follows one byte of a string (not its closing quote) through escapes.
+    fn follow(&mut self, b: u8) {
+        if self.escaped {
+            self.escaped = false;
+            if b == b'u' {
+                (self.hex_left, self.hex) = (4, 0);
+            } else {
+                self.high_surrogate = false;
+            }
+        } else if self.hex_left > 0 {
+            self.hex = self.hex * 16 + (b as char).to_digit(16).unwrap_or(0);
+            self.hex_left -= 1;
+            if self.hex_left == 0 {
+                self.high_surrogate = (0xD800..=0xDBFF).contains(&self.hex);
+            }
+        } else if b == b'\\' {
+            self.escaped = true;
+        } else {
+            self.high_surrogate = false;
+        }
+        self.len += 1;
+    }
+
+    /// Whether the string may be cut before byte `b`.
+    fn may_cut_before(&self, b: u8) -> bool {
+        !self.escaped && self.hex_left == 0 && !self.high_surrogate && b & 0xC0 != 0x80
+    }
+
+    /// Whether `b` closes the current string.
+    fn closes(&self, b: u8) -> bool {
+        b == b'"' && !self.escaped && self.hex_left == 0
+    }
+}
+
+impl<R: std::io::Read> CutStrings<R> {
+    fn new(inner: R) -> CutStrings<R> {
+        CutStrings { inner, read: Vec::new(), at: 0, ending: Vec::new(), lex: Lex::default() }
+    }
+}
+
+impl<R: std::io::Read> std::io::Read for CutStrings<R> {
+    fn read(&mut self, out: &mut [u8]) -> std::io::Result<usize> {
+        let mut n = 0;
+        while n < out.len() {
+            if !self.ending.is_empty() {
+                let k = self.ending.len().min(out.len() - n);
+                out[n..n + k].copy_from_slice(&self.ending[..k]);
+                self.ending.drain(..k);
+                n += k;
+                continue;
+            }
+            if self.at == self.read.len() {
+                if n > 0 {
+                    break;
+                }
+                self.read.resize(64 * 1024, 0);
+                let got = self.inner.read(&mut self.read)?;
+                self.read.truncate(got);
+                self.at = 0;
+                if got == 0 {
+                    break;
+                }
+            }
+            let b = self.read[self.at];
+            self.at += 1;
+            let lex = &mut self.lex;
+            if !lex.in_string {
+                if b == b'"' {
+                    *lex = Lex { in_string: true, ..Lex::default() };
+                }
+                out[n] = b;
+                n += 1;
+                continue;
+            }
+            if lex.closes(b) {
+                if lex.dropping {
+                    self.ending = format!("\\u0000{}\"", lex.len).into_bytes();
+                } else {
+                    out[n] = b;
+                    n += 1;
+                }
+                lex.in_string = false;
+                continue;
+            }
+            if !lex.dropping && lex.len >= LONGEST_READ && lex.may_cut_before(b) {
+                lex.dropping = true;
+            }
+            lex.follow(b);
+            if !lex.dropping {
+                out[n] = b;
+                n += 1;
+            }
+        }
+        Ok(n)
+    }
 }
 
 /// A reader that fails once more than `left` bytes were read from it, and says so in `over`.
@@ -630,6 +774,44 @@ mod tests {
         assert!(note.len() < MAX_STRING + 100 && note.ends_with("(cut at 4 KB: the agent sent 50000 bytes)"), "{note}");
         let Outcome::Error(e) = read.outcome else { panic!("an error") };
         assert!(e.len() < MAX_STRING + 100 && e.ends_with("the agent sent 10000 bytes)"));
+    }
+
+    #[test]
+    fn long_strings_are_cut_as_they_are_read_and_say_how_long_they_were() {
+        let s = snapshot("2026-11-30T03:00:00Z", vec![node("a", "True")], vec![], vec![]);
+        let (delta, _) = encode(&s, &Acknowledged::default());
+        // Escapes, a surrogate pair when escaped, and characters of 2 and 4 bytes around the cut.
+        let note = format!("{}{}", "é".repeat(40_000), "\"\\😀\u{1}".repeat(100_000));
+        let sent = serde_json::to_string(&note).unwrap().len() - 2;
+        let r = Report {
+            format: FORMAT,
+            time: s.time,
+            sent: s.time,
+            duration_ms: 12,
+            stats: vec![],
+            address: "a".repeat(70_000),
+            note: Some(note),
+            outcome: Outcome::Snapshot(Box::new(delta)),
+            between: false,
+        };
+        let read = Report::parse(&r.to_gzip(), 1 << 30).unwrap();
+        let note = read.note.unwrap();
+        assert!(note.len() < MAX_STRING + 100, "{} bytes", note.len());
+        assert!(note.ends_with(&format!("(cut at 4 KB: the agent sent {sent} bytes)")), "{note}");
+        assert!(read.address.ends_with("(cut at 4 KB: the agent sent 70000 bytes)"), "{}", read.address);
+        // Cut at any length, the JSON stays JSON.
+        for extra in 0..8 {
+            let text = format!(
+                "{{\"a\": \"{}{}\\u00e9\\ud83d\\ude00\\\\\\\"x\", \"b\": 1}}",
+                "x".repeat(LONGEST_READ as usize - 12),
+                "y".repeat(extra)
+            );
+            let mut back = String::new();
+            std::io::Read::read_to_string(&mut CutStrings::new(text.as_bytes()), &mut back).unwrap();
+            let v: serde_json::Value = serde_json::from_str(&back).unwrap_or_else(|e| panic!("{extra}: {e}"));
+            assert_eq!(v["b"], 1);
+            assert!(v["a"].as_str().unwrap().len() <= LONGEST_READ as usize + 16);
+        }
     }
 
     #[test]

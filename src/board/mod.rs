@@ -26,7 +26,7 @@ mod acks;
 mod quiet;
 
 pub use acks::AckError;
-pub use quiet::{QuietError, cluster_of};
+pub use quiet::{NotApplied, QuietError, cluster_of};
 
 /// Starts the web side on the board, at the listen address, over TLS when `[tls]` is given.
 /// `serve` is given `web::start` by its caller, so that it never imports `web`, which sits above it.
@@ -639,25 +639,25 @@ impl Board {
     /// is compared, in constant time, whatever matches.
     pub fn knock(&self, cluster: Option<&str>, token: &str) -> Knock {
         let doors = self.agents.read().expect("agents lock");
-        if let Some(name) = cluster
-            && !doors.contains_key(name)
-        {
-            return Knock::NotConfigured(name.to_string());
-        }
         if token.is_empty() {
             return Knock::WrongToken;
         }
-        let mut found = None;
+        // Every door is tried, the named one or not: a wrong token learns nothing of which
+        // clusters are read through an agent (401 for any name), a valid one of another
+        // cluster is told that the name is not one (404).
+        let (mut named, mut any) = (None, false);
         for (name, door) in doors.iter() {
             // A door whose token file could not be read has no token, and opens to none.
             let same = !door.token.is_empty() && crate::auth::constant_time_eq(door.token.as_bytes(), token.as_bytes());
+            any |= same;
             if same && cluster.is_none_or(|c| c == name) {
-                found = Some(door);
+                named = Some(door);
             }
         }
-        match found {
-            Some(d) => Knock::Open { settings: d.settings.clone(), inbox: d.inbox.clone() },
-            None => Knock::WrongToken,
+        match (named, cluster) {
+            (Some(d), _) => Knock::Open { settings: d.settings.clone(), inbox: d.inbox.clone() },
+            (None, Some(name)) if any && !doors.contains_key(name) => Knock::NotConfigured(name.to_string()),
+            (None, _) => Knock::WrongToken,
         }
     }
 }

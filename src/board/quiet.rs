@@ -10,6 +10,7 @@ use jiff::{SignedDuration, Timestamp};
 
 use super::{Board, TARGET};
 use crate::clock::Clock;
+use crate::silence::cost::{MAX_SILENCES, TOTAL_BUDGET, bytes_of, size};
 use crate::silence::maintenance::{API, WindowError};
 use crate::silence::postable::{
     PostableSilence, PostableWindow, SilenceError, silence_json, stored_silence, stored_window, window_json,
@@ -28,7 +29,21 @@ pub(super) struct Parts {
     home_silences: Vec<Silence>,
     /// Why Alertmanager's silences could not be read the last time (the last read are kept).
     home_problem: Option<String>,
+    /// Alertmanager's silences over DumbMonit's labels that are not applied, and why.
+    home_refused: Vec<NotApplied>,
     all: Arc<Quiet>,
+}
+
+/// One of Alertmanager's silences that is not applied: too costly to compile, alone or with the
+/// silences in force.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct NotApplied {
+    pub id: String,
+    /// Its matchers as Alertmanager writes them (never compiled).
+    pub matchers: String,
+    pub created_by: String,
+    /// Why, in one sentence.
+    pub why: String,
 }
 
 impl Parts {
@@ -55,6 +70,13 @@ pub enum QuietError {
     FromFile { what: &'static str, id: String },
     #[error("{0}")]
     NotKept(#[from] StateError),
+    #[error("field `matchers`: {MAX_SILENCES} silences are in force already, the most there may be: expire some first")]
+    TooManySilences,
+    #[error(
+        "field `matchers`: the regular expressions of every silence in force would take more than {} compiled together: expire some first",
+        size(TOTAL_BUDGET)
+    )]
+    OverTotal,
 }
 
 /// How long an expired silence is still listed (Alertmanager's default retention).
@@ -78,6 +100,44 @@ fn ours(m: &crate::silence::Matcher) -> bool {
         .map(|r| r.alertname)
         .chain([crate::notify::payload::WATCHDOG])
         .any(|name| m.matches(&std::collections::BTreeMap::from([("alertname".to_string(), name.to_string())])))
+}
+
+/// Whether a silence was refused for its cost (rather than for what it says).
+fn costly(e: &crate::silence::MatchersError) -> bool {
+    use crate::silence::{MatcherError, MatchersError};
+    matches!(
+        e,
+        MatchersError::TooMany { .. }
+            | MatchersError::OverBudget { .. }
+            | MatchersError::Matcher { source: MatcherError::TooCostly { .. }, .. }
+    )
+}
+
+/// A listed silence's matchers as Alertmanager writes them, from its JSON alone.
+fn matchers_text_of(v: &serde_json::Value) -> String {
+    let one = |m: &serde_json::Value| {
+        let op =
+            crate::silence::Op::of(m["isRegex"].as_bool().unwrap_or(false), m["isEqual"].as_bool().unwrap_or(true));
+        let value = serde_json::to_string(m["value"].as_str().unwrap_or("")).unwrap_or_default();
+        format!("{}{}{value}", m["name"].as_str().unwrap_or(""), op.as_str())
+    };
+    let all: Vec<String> = v["matchers"].as_array().map(|ms| ms.iter().map(one).collect()).unwrap_or_default();
+    format!("{{{}}}", all.join(", "))
+}
+
+/// Whether a silence may be put in force beside those in force now (`quiet`, the one it
+/// changes left out): within the count of silences and the budget of them all.
+fn in_force_with(quiet: &Quiet, s: &Silence, now: Timestamp) -> Result<(), QuietError> {
+    let others: Vec<&Silence> =
+        quiet.silences.iter().filter(|o| o.id != s.id && o.state(now) != SilenceState::Expired).collect();
+    if others.len() >= MAX_SILENCES {
+        return Err(QuietError::TooManySilences);
+    }
+    let patterns = others.iter().chain([&s]).flat_map(|o| o.matchers.iter().filter_map(|m| m.pattern()));
+    if bytes_of(patterns) > TOTAL_BUDGET {
+        return Err(QuietError::OverTotal);
+    }
+    Ok(())
 }
 
 /// The cluster a silence is about, for the audit list: its `cluster="…"` matcher's.
@@ -159,7 +219,7 @@ impl Board {
         };
         let silences: Vec<Silence> = silences
             .iter()
-            .filter_map(|k| stored_silence(&k.body).map_err(|e| unreadable("silence", &k.id, &e)).ok())
+            .filter_map(|k| stored_silence(&k.body, now).map_err(|e| unreadable("silence", &k.id, &e.to_string())).ok())
             .collect();
         let windows: Vec<Window> = windows
             .iter()
@@ -215,6 +275,7 @@ impl Board {
             _ => body,
         };
         let s = body.silence(id.clone(), who, now, everything)?;
+        in_force_with(&quiet, &s, now)?;
         let verb = if changing.is_some() { "changed" } else { "created" };
         let until = s.ends_at.map(|e| e.to_string()).unwrap_or_default();
         let action = format!("silence {id} {verb}: {} until {until}", s.matchers_text());
@@ -251,24 +312,21 @@ impl Board {
     }
 
     /// What Alertmanager's silences are now (`Ok`: as listed by its API), or why they could not
-    /// be read (the last read are kept, rather than notifying everything).
+    /// be read (the last read are kept, rather than notifying everything). Each is compiled
+    /// under the silences' budgets (nothing is compiled again for a silence read before); one
+    /// that passes them is not applied, and listed as such. It compiles: call it off the
+    /// request threads.
     pub fn set_home_silences(&self, listed: Result<Vec<serde_json::Value>, String>) {
         let now = self.now();
         let changed = match listed {
             Ok(list) => {
-                // Silences over labels no alert of DumbMonit has, or over the alertname of none of
-                // its rules (Prometheus's own), are not for its alerts.
-                let mut home: Vec<Silence> = list
-                    .iter()
-                    .filter_map(|v| stored_silence(&v.to_string()).ok())
-                    .filter(|s| s.matchers.iter().filter(|m| m.name == "alertname").all(ours))
-                    .collect();
-                home.retain(|s| s.ends_at.is_none_or(|end| now.duration_since(end) <= EXPIRED_KEPT));
+                let (home, refused) = self.home_of(&list, now);
                 let parts = self.quiet.read().expect("quiet lock");
-                let same = parts.home_silences == home && parts.home_problem.is_none();
+                let same = parts.home_silences == home && parts.home_refused == refused && parts.home_problem.is_none();
                 drop(parts);
                 (!same).then_some(move |p: &mut Parts| {
                     p.home_silences = home;
+                    p.home_refused = refused;
                     p.home_problem = None;
                 })
             }
@@ -280,6 +338,89 @@ impl Board {
         if let Some(change) = changed {
             self.changed(change);
         }
+    }
+
+    /// Alertmanager's silences that are for DumbMonit's alerts: those applied, and those too
+    /// costly to be.
+    fn home_of(&self, list: &[serde_json::Value], now: Timestamp) -> (Vec<Silence>, Vec<NotApplied>) {
+        let (mut home, mut refused) = (Vec::new(), Vec::new());
+        // What the file's and the kept silences in force take already.
+        let (mut count, mut seen, mut total) = {
+            let parts = self.quiet.read().expect("quiet lock");
+            let ours: Vec<&Silence> = parts
+                .file_silences
+                .iter()
+                .chain(&parts.kept_silences)
+                .filter(|s| s.state(now) != SilenceState::Expired)
+                .collect();
+            let mut seen = std::collections::HashSet::new();
+            let mut total = 0;
+            for p in ours.iter().flat_map(|s| s.matchers.iter().filter_map(|m| m.pattern())) {
+                if seen.insert(Arc::as_ptr(p)) {
+                    total += p.bytes;
+                }
+            }
+            (ours.len(), seen, total)
+        };
+        for v in list {
+            // Silences over labels no alert of DumbMonit has are not for its alerts.
+            let names = v["matchers"]
+                .as_array()
+                .map(|ms| ms.iter().map(|m| m["name"].as_str().unwrap_or("")).collect::<Vec<_>>());
+            if !names.is_some_and(|n| !n.is_empty() && n.iter().all(|n| crate::silence::LABELS.contains(n))) {
+                continue;
+            }
+            let not_applied = |why: String| NotApplied {
+                id: v["id"].as_str().unwrap_or("").to_string(),
+                matchers: matchers_text_of(v),
+                created_by: v["createdBy"].as_str().unwrap_or("").to_string(),
+                why,
+            };
+            let s = match stored_silence(&v.to_string(), now) {
+                Ok(s) => s,
+                Err(crate::silence::postable::StoredError::Matchers(e)) if costly(&e) => {
+                    refused.push(not_applied(e.to_string()));
+                    continue;
+                }
+                Err(_) => continue,
+            };
+            // Nor are silences over the alertname of none of its rules (Prometheus's own).
+            let expired = s.state(now) == SilenceState::Expired;
+            if !s.matchers.iter().filter(|m| m.name == "alertname" && (!expired || !m.is_regex())).all(ours) {
+                continue;
+            }
+            if expired {
+                if now.duration_since(s.ends_at.unwrap_or(now)) <= EXPIRED_KEPT {
+                    home.push(s);
+                }
+                continue;
+            }
+            if count >= MAX_SILENCES {
+                refused
+                    .push(not_applied(format!("{MAX_SILENCES} silences are in force already, the most there may be")));
+                continue;
+            }
+            let new: Vec<&Arc<crate::silence::cost::Pattern>> =
+                s.matchers.iter().filter_map(|m| m.pattern()).filter(|p| !seen.contains(&Arc::as_ptr(p))).collect();
+            let added = bytes_of(new.iter().copied());
+            if total + added > TOTAL_BUDGET {
+                refused.push(not_applied(format!(
+                    "the regular expressions of every silence in force would take more than {} compiled together",
+                    size(TOTAL_BUDGET)
+                )));
+                continue;
+            }
+            count += 1;
+            total += added;
+            seen.extend(new.iter().map(|p| Arc::as_ptr(p)));
+            home.push(s);
+        }
+        (home, refused)
+    }
+
+    /// Alertmanager's silences that are not applied, and why.
+    pub fn home_refused(&self) -> Vec<NotApplied> {
+        self.quiet.read().expect("quiet lock").home_refused.clone()
     }
 
     /// Why Alertmanager's silences could not be read the last time, if they could not.
@@ -310,7 +451,10 @@ impl Board {
             Some(id) => id.to_string(),
             None => String::new(),
         };
-        Ok(body.silence(id, who, self.now(), everything)?)
+        let now = self.now();
+        let s = body.silence(id, who, now, everything)?;
+        in_force_with(&self.quiet(), &s, now)?;
+        Ok(s)
     }
 
     /// A change made in Alertmanager, in the audit list.

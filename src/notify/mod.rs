@@ -34,6 +34,8 @@ pub struct Notifier {
     pub heartbeat: Option<Duration>,
     /// Where a webhook's heartbeat goes (`heartbeat_url`); None: where its notifications go.
     heartbeat_endpoint: Option<http::Uri>,
+    /// The basic authentication of `heartbeat_url`'s user and password, if it has them.
+    heartbeat_auth: Option<HeaderValue>,
     /// The notifier's secrets, kept out of logs.
     pub redactor: Redactor,
     /// The language of its summaries (`language`).
@@ -58,32 +60,26 @@ impl Notifier {
             }
             None => None,
         };
-        let base = c.url.trim_end_matches('/');
+        // A user and password in the URL (`https://user:pass@host/…`) are sent as basic
+        // authentication, as curl and Go's HTTP client (Alertmanager's) do, unless the section
+        // gives credentials of its own, which win; the URL requested is without them.
+        let section = || Section::Notifier(name.clone());
+        let (url, from_url) = without_user_info(c.url.trim_end_matches('/'), &mut redactor);
+        let auth = auth.or(from_url);
         let url = match c.kind {
-            NotifierKind::Webhook => base.to_string(),
-            NotifierKind::Alertmanager => format!("{base}/api/v2/alerts"),
+            NotifierKind::Webhook => url,
+            NotifierKind::Alertmanager => format!("{url}/api/v2/alerts"),
         };
-        let endpoint: http::Uri =
-            url.parse().map_err(|e| ConfigError::section(Section::Notifier(name.clone()), Problem::Url(e)))?;
-        let shown = match endpoint.authority() {
-            Some(a) if a.as_str().contains('@') => {
-                url.replacen(a.as_str(), a.as_str().rsplit('@').next().unwrap_or(""), 1)
-            }
-            _ => url.clone(),
-        };
-        if let Some(userinfo) = endpoint.authority().and_then(|a| a.as_str().rsplit_once('@')).map(|(u, _)| u) {
-            redactor.add(userinfo);
-            // The password alone too: an error may quote it apart from the user.
-            if let Some((_, password)) = userinfo.split_once(':') {
-                redactor.add(password);
-            }
-        }
+        let endpoint: http::Uri = url.parse().map_err(|e| ConfigError::section(section(), Problem::Url(e)))?;
+        let shown = url.clone();
         // A dead man's switch URL may carry a secret of its own (user information, a key).
-        let heartbeat_endpoint = match &c.heartbeat_url {
-            None => None,
+        let (heartbeat_endpoint, heartbeat_auth) = match &c.heartbeat_url {
+            None => (None, None),
             Some(u) => {
                 redactor.add(u);
-                Some(u.parse().map_err(|e| ConfigError::section(Section::Notifier(name.clone()), Problem::Url(e)))?)
+                let (u, from_url) = without_user_info(u, &mut redactor);
+                let parsed = u.parse().map_err(|e| ConfigError::section(section(), Problem::Url(e)))?;
+                (Some(parsed), from_url)
             }
         };
         Ok(Notifier {
@@ -95,6 +91,7 @@ impl Notifier {
             timeout: c.timeout.duration(),
             heartbeat: c.heartbeat.map(|h| h.duration()),
             heartbeat_endpoint,
+            heartbeat_auth,
             redactor,
             lang: c.language.unwrap_or_default(),
         })
@@ -132,6 +129,32 @@ impl Notifier {
             NotifierKind::Webhook => None,
         }
     }
+}
+
+/// A URL without its user information, and that user and password as a basic authentication
+/// header (percent-decoded, as RFC 3986 writes them); both are secrets from then on.
+fn without_user_info(url: &str, redactor: &mut Redactor) -> (String, Option<HeaderValue>) {
+    let Some(authority) = url.parse::<http::Uri>().ok().and_then(|u| u.authority().cloned()) else {
+        return (url.to_string(), None);
+    };
+    let Some((userinfo, host)) = authority.as_str().rsplit_once('@') else { return (url.to_string(), None) };
+    redactor.add(userinfo);
+    let (user, password) = userinfo.split_once(':').unwrap_or((userinfo, ""));
+    let decoded = |s: &str| percent_encoding::percent_decode_str(s).decode_utf8_lossy().into_owned();
+    let (user, password) = (decoded(user), decoded(password));
+    // The password alone too: an error may quote it apart from the user.
+    if !password.is_empty() {
+        redactor.add(&password);
+        redactor.add(userinfo.split_once(':').map_or("", |(_, p)| p));
+    }
+    let header = Credentials::Basic { username: user, password: crate::auth::Password::Plain(password) }
+        .authorization()
+        .and_then(|a| HeaderValue::from_str(&a).ok())
+        .map(|mut v| {
+            v.set_sensitive(true);
+            v
+        });
+    (url.replacen(authority.as_str(), host, 1), header)
 }
 
 /// Delivery is at least once: a monitor killed after the receiver accepted a notification but
@@ -198,20 +221,27 @@ impl Client {
 
     /// POSTs a JSON body; Ok on a 2xx answer, else why (never the credentials).
     pub async fn post(&self, n: &Notifier, body: &str) -> Result<(), PostError> {
-        self.exchange(n, http::Method::POST, n.endpoint.clone(), body).await.map(drop)
+        self.exchange(n, http::Method::POST, n.endpoint.clone(), body, n.auth.as_ref()).await.map(drop)
     }
 
     /// POSTs the notifier's heartbeat, to its `heartbeat_url` when it has one.
     pub async fn post_heartbeat(&self, n: &Notifier, body: &str) -> Result<(), PostError> {
-        let to = n.heartbeat_endpoint.clone().unwrap_or_else(|| n.endpoint.clone());
-        self.exchange(n, http::Method::POST, to, body).await.map(drop)
+        match (&n.heartbeat_endpoint, &n.heartbeat_auth) {
+            (Some(to), Some(auth)) => {
+                self.exchange(n, http::Method::POST, to.clone(), body, Some(auth)).await.map(drop)
+            }
+            (Some(to), None) => self.exchange(n, http::Method::POST, to.clone(), body, n.auth.as_ref()).await.map(drop),
+            (None, _) => {
+                self.exchange(n, http::Method::POST, n.endpoint.clone(), body, n.auth.as_ref()).await.map(drop)
+            }
+        }
     }
 
     /// A request to another path of the notifier's server (Alertmanager's silences): the
     /// answer's body on a 2xx answer, else why (never the credentials).
     pub async fn call(&self, n: &Notifier, method: http::Method, path: &str, body: &str) -> Result<Bytes, PostError> {
         let uri = n.at(path).map_err(|e| PostError::Request { detail: n.redactor.clean_owned(e.to_string()) })?;
-        self.exchange(n, method, uri, body).await
+        self.exchange(n, method, uri, body, n.auth.as_ref()).await
     }
 
     async fn exchange(
@@ -220,6 +250,7 @@ impl Client {
         method: http::Method,
         uri: http::Uri,
         body: &str,
+        auth: Option<&HeaderValue>,
     ) -> Result<Bytes, PostError> {
         let mut request = http::Request::builder()
             .method(method)
@@ -227,7 +258,7 @@ impl Client {
             .header(CONTENT_TYPE, "application/json")
             .header(USER_AGENT, concat!("dumbmonit/", env!("CARGO_PKG_VERSION")))
             .header(IDEMPOTENCY_KEY, idempotency_key(body));
-        if let Some(a) = &n.auth {
+        if let Some(a) = auth {
             request = request.header(AUTHORIZATION, a.clone());
         }
         let clean = |text: String| n.redactor.clean_owned(text);
@@ -285,6 +316,25 @@ mod tests {
             toml::from_str("type = \"alertmanager\"\nname = \"am\"\nurl = \"http://am.example:9093/prefix/\"").unwrap();
         let n = Notifier::from_config(&c).unwrap();
         assert_eq!(n.at("/api/v2/silences").unwrap().to_string(), "http://am.example:9093/prefix/api/v2/silences");
+    }
+
+    #[test]
+    fn a_user_and_password_in_the_url_are_sent_as_basic_authentication() {
+        let n = notifier("").unwrap();
+        assert_eq!(n.auth.as_ref().unwrap(), "Basic dXNlcjpwdw==", "user:pw");
+        assert!(n.auth.as_ref().unwrap().is_sensitive());
+        assert_eq!(
+            (n.endpoint.to_string(), n.shown.as_str()),
+            ("https://hooks.example/x".into(), "https://hooks.example/x")
+        );
+        let c: NotifierConfig = toml::from_str(
+            "type = \"alertmanager\"\nname = \"am\"\nurl = \"http://dm:p%40ss-w0rd-long@am.example:9093/\"",
+        )
+        .unwrap();
+        let n = Notifier::from_config(&c).unwrap();
+        assert_eq!(n.auth.as_ref().unwrap(), "Basic ZG06cEBzcy13MHJkLWxvbmc=", "percent-decoded: dm:p@ss-w0rd-long");
+        assert_eq!(n.at("/api/v2/silences").unwrap().to_string(), "http://am.example:9093/api/v2/silences");
+        assert_eq!(n.redactor.clean("p@ss-w0rd-long and p%40ss-w0rd-long"), "[redacted] and [redacted]");
     }
 
     #[test]

@@ -21,6 +21,7 @@ use super::path::{Arrival, Failure, Shared, Track};
 use crate::board::{AgentView, Door, Push, Reply};
 use crate::clock::words;
 use crate::config::ClusterConfig;
+use crate::error::redact_known;
 use crate::logs::Event;
 use crate::rules::RuleState;
 use crate::wire::{Held, Outcome, Report, Settings, Stat};
@@ -165,7 +166,10 @@ impl Link {
                 }
                 Err(e) => return Reply::UnknownBase(e.to_string()),
             },
-            Outcome::Error(m) => Err(Failure::AgentReports(m)),
+            // What an agent says is shown on the pages, in the API and in notifications:
+            // cleaned of every secret this server knows (another cluster's token, the admin
+            // password, a notifier's URL, the agent's own token), as the log is.
+            Outcome::Error(m) => Err(Failure::AgentReports(redact_known(&m).into_owned())),
         };
         let mut retracted = Vec::new();
         if from_silence {
@@ -185,7 +189,14 @@ impl Link {
             outcome,
             late,
             retracted,
-            agent: Some((r.address, AgentView { last_report: Some(received), skew: self.skew, note: r.note })),
+            agent: Some((
+                redact_known(&r.address).into_owned(),
+                AgentView {
+                    last_report: Some(received),
+                    skew: self.skew,
+                    note: r.note.map(|n| redact_known(&n).into_owned()),
+                },
+            )),
             between,
         };
         self.track.take(arrival).await;

@@ -30,7 +30,9 @@ pub(super) async fn follow(board: Arc<Board>, mut stop: watch::Receiver<bool>) {
                 _ => {}
             }
             failing = read.is_err();
-            board.set_home_silences(read);
+            // Compiled off the runtime's threads (a silence read before compiles nothing).
+            let b = board.clone();
+            let _ = tokio::task::spawn_blocking(move || b.set_home_silences(read)).await;
         }
         tokio::select! {
             _ = stop.changed() => return,

@@ -8,10 +8,12 @@
 //!   start and an end, kept in the state database;
 //! - [`maintenance`]: windows, one-off or recurring in a time zone.
 
+pub mod cost;
 pub mod maintenance;
 pub mod postable;
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 use jiff::Timestamp;
 
@@ -75,8 +77,9 @@ pub struct Matcher {
     pub name: String,
     pub op: Op,
     pub value: String,
-    /// The value anchored as Alertmanager anchors it: `^(?:value)$`.
-    regex: Option<regex::Regex>,
+    /// The value anchored as Alertmanager anchors it (`^(?:value)$`), compiled; None for an
+    /// equality, and for an expired silence's expression (never compiled: it mutes nothing).
+    regex: Option<Arc<cost::Pattern>>,
 }
 
 impl PartialEq for Matcher {
@@ -94,12 +97,24 @@ pub enum MatcherError {
     UnknownLabel { text: String, name: String },
     #[error("{text:?}: the regular expression does not compile: {detail}")]
     Regex { text: String, detail: String },
+    #[error("{text:?}: the regular expression is too costly: compiled, it would take more than {}", cost::size(*limit))]
+    TooCostly { text: String, limit: usize },
 }
 
 impl Matcher {
     /// Reads one matcher as Alertmanager writes it: the value in double quotes (with `\"`, `\\`
     /// and `\n` escapes), or bare when it has no quote, comma, brace or space.
     pub fn parse(text: &str) -> Result<Matcher, MatcherError> {
+        Matcher::parse_with(text, Some(cost::PATTERN_LIMIT))
+    }
+
+    /// As [`Matcher::parse`], its expression's syntax checked but not compiled (see
+    /// [`Matcher::inert`]): what a form reads before the silence is made off its thread.
+    pub fn parse_inert(text: &str) -> Result<Matcher, MatcherError> {
+        Matcher::parse_with(text, None)
+    }
+
+    fn parse_with(text: &str, limit: Option<usize>) -> Result<Matcher, MatcherError> {
         let syntax = || MatcherError::Syntax { text: text.to_string() };
         let t = text.trim();
         let at = t.find(['=', '!']).ok_or_else(syntax)?;
@@ -123,12 +138,31 @@ impl Matcher {
             return Err(syntax());
         }
         let value = unquoted(value.trim()).ok_or_else(syntax)?;
-        Matcher::checked(text, name, op, value)
+        Matcher::checked(text, name, op, value, limit)
     }
 
     /// A matcher from its parts, as Alertmanager's API gives them (`name`, `value`, `isRegex`,
     /// `isEqual`), checked as [`Matcher::parse`] checks it.
     pub fn new(name: &str, op: Op, value: &str) -> Result<Matcher, MatcherError> {
+        Matcher::within(name, op, value, cost::PATTERN_LIMIT)
+    }
+
+    /// As [`Matcher::new`], its regular expression compiled in at most `limit` bytes (what is
+    /// left of its silence's budget).
+    pub fn within(name: &str, op: Op, value: &str, limit: usize) -> Result<Matcher, MatcherError> {
+        let text = Matcher::text_of(name, op, value)?;
+        Matcher::checked(&text, name, op, value.to_string(), Some(limit))
+    }
+
+    /// A matcher of an expired silence: checked (its expression's syntax too, which costs
+    /// little), its expression never compiled (an expired silence mutes nothing, and is only
+    /// listed).
+    pub fn inert(name: &str, op: Op, value: &str) -> Result<Matcher, MatcherError> {
+        let text = Matcher::text_of(name, op, value)?;
+        Matcher::checked(&text, name, op, value.to_string(), None)
+    }
+
+    fn text_of(name: &str, op: Op, value: &str) -> Result<String, MatcherError> {
         let valid_name = !name.is_empty()
             && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
             && !name.starts_with(|c: char| c.is_ascii_digit());
@@ -136,21 +170,33 @@ impl Matcher {
         if !valid_name {
             return Err(MatcherError::Syntax { text });
         }
-        Matcher::checked(&text, name, op, value.to_string())
+        Ok(text)
     }
 
-    fn checked(text: &str, name: &str, op: Op, value: String) -> Result<Matcher, MatcherError> {
+    fn checked(text: &str, name: &str, op: Op, value: String, limit: Option<usize>) -> Result<Matcher, MatcherError> {
         if !LABELS.contains(&name) {
             return Err(MatcherError::UnknownLabel { text: text.to_string(), name: name.to_string() });
         }
-        let regex = match op {
-            Op::Regex | Op::NotRegex => Some(
-                regex::Regex::new(&format!("^(?:{value})$"))
-                    .map_err(|e| MatcherError::Regex { text: text.to_string(), detail: one_line(&e.to_string()) })?,
-            ),
+        let refused = |e| match e {
+            cost::PatternError::Syntax(detail) => {
+                MatcherError::Regex { text: text.to_string(), detail: one_line(&detail) }
+            }
+            cost::PatternError::TooCostly { limit } => MatcherError::TooCostly { text: text.to_string(), limit },
+        };
+        let regex = match (op, limit) {
+            (Op::Regex | Op::NotRegex, Some(limit)) => Some(cost::compile(&value, limit).map_err(refused)?),
+            (Op::Regex | Op::NotRegex, None) => {
+                cost::check_syntax(&value).map_err(refused)?;
+                None
+            }
             _ => None,
         };
         Ok(Matcher { name: name.to_string(), op, value, regex })
+    }
+
+    /// Its compiled regular expression, if it has one.
+    pub fn pattern(&self) -> Option<&Arc<cost::Pattern>> {
+        self.regex.as_ref()
     }
 
     /// Whether it is a regular expression (`=~`, `!~`), as Alertmanager's `isRegex`.
@@ -240,6 +286,66 @@ fn unquoted(v: &str) -> Option<String> {
         }
     }
     Some(out)
+}
+
+/// Why a silence's matchers were refused as a whole.
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
+pub enum MatchersError {
+    #[error("{count} matchers; a silence has at most {}", cost::MAX_MATCHERS)]
+    TooMany { count: usize },
+    #[error("matcher {}: {source}", index + 1)]
+    Matcher { index: usize, source: MatcherError },
+    #[error(
+        "matcher {}: the regular expressions of one silence take at most {} compiled together, and with this one they would take more",
+        index + 1,
+        cost::size(cost::SILENCE_BUDGET)
+    )]
+    OverBudget { index: usize },
+}
+
+/// A silence's matchers from their parts (name, how it compares, value), under the silence's
+/// budget: at most [`cost::MAX_MATCHERS`], counted before anything is compiled, and their
+/// regular expressions compiled in what is left of [`cost::SILENCE_BUDGET`] (an expression two
+/// matchers share counted once). `compiled` false reads them without compiling (an expired
+/// silence's).
+pub fn budgeted<'a>(
+    parts: impl ExactSizeIterator<Item = (&'a str, Op, &'a str)>,
+    compiled: bool,
+) -> Result<Vec<Matcher>, MatchersError> {
+    let count = parts.len();
+    if count > cost::MAX_MATCHERS {
+        return Err(MatchersError::TooMany { count });
+    }
+    let mut left = cost::SILENCE_BUDGET;
+    let mut out: Vec<Matcher> = Vec::with_capacity(count);
+    for (index, (name, op, value)) in parts.enumerate() {
+        let made = if compiled { Matcher::within(name, op, value, left) } else { Matcher::inert(name, op, value) };
+        let m = made.map_err(|source| match source {
+            MatcherError::TooCostly { limit, .. } if limit < cost::PATTERN_LIMIT => MatchersError::OverBudget { index },
+            source => MatchersError::Matcher { index, source },
+        })?;
+        if let Some(p) = m.pattern()
+            && !out.iter().any(|o| o.pattern().is_some_and(|q| Arc::ptr_eq(p, q)))
+        {
+            left = left.saturating_sub(p.bytes);
+        }
+        out.push(m);
+    }
+    Ok(out)
+}
+
+/// Whether matchers already compiled (the file's, each under [`cost::PATTERN_LIMIT`]) keep to
+/// a silence's budget.
+pub fn within_budget(matchers: &[Matcher]) -> Result<(), MatchersError> {
+    if matchers.len() > cost::MAX_MATCHERS {
+        return Err(MatchersError::TooMany { count: matchers.len() });
+    }
+    for index in 0..matchers.len() {
+        if cost::bytes_of(matchers[..=index].iter().filter_map(Matcher::pattern)) > cost::SILENCE_BUDGET {
+            return Err(MatchersError::OverBudget { index });
+        }
+    }
+    Ok(())
 }
 
 /// A silence: every matcher must hold, between its start and its end.

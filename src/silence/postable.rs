@@ -7,7 +7,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
 use super::maintenance::{Spec, When, Window};
-use super::{Matcher, MatcherError, Op, Silence};
+use super::{Matcher, MatcherError, MatchersError, Op, Silence, cost};
 
 /// One matcher as Alertmanager's API writes it.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -23,6 +23,23 @@ pub struct ApiMatcher {
 
 fn yes() -> bool {
     true
+}
+
+impl ApiMatcher {
+    /// Its name, how it compares and its value.
+    pub fn parts(&self) -> (&str, Op, &str) {
+        (&self.name, Op::of(self.is_regex, self.is_equal), &self.value)
+    }
+}
+
+impl From<MatchersError> for SilenceError {
+    fn from(e: MatchersError) -> SilenceError {
+        match e {
+            MatchersError::TooMany { count } => SilenceError::TooManyMatchers { count },
+            MatchersError::Matcher { index, source } => SilenceError::Matcher { index, source },
+            MatchersError::OverBudget { index } => SilenceError::OverBudget { index },
+        }
+    }
 }
 
 /// Alertmanager's postable silence: with `id`, it changes that silence. Fields Alertmanager
@@ -54,6 +71,13 @@ pub enum SilenceError {
     NoMatchers,
     #[error("field `matchers[{index}]`: {source}")]
     Matcher { index: usize, source: MatcherError },
+    #[error("field `matchers`: {count} matchers; a silence has at most {}", cost::MAX_MATCHERS)]
+    TooManyMatchers { count: usize },
+    #[error(
+        "field `matchers[{index}]`: the regular expressions of one silence take at most {} compiled together, and with this one they would take more",
+        cost::size(cost::SILENCE_BUDGET)
+    )]
+    OverBudget { index: usize },
     #[error(
         "field `matchers`: these match every alert of every cluster; name what to silence (a cluster, an alertname…), or confirm that everything is to be silenced"
     )]
@@ -84,15 +108,7 @@ impl PostableSilence {
         if self.matchers.is_empty() {
             return Err(SilenceError::NoMatchers);
         }
-        let matchers = self
-            .matchers
-            .iter()
-            .enumerate()
-            .map(|(index, m)| {
-                Matcher::new(&m.name, Op::of(m.is_regex, m.is_equal), &m.value)
-                    .map_err(|source| SilenceError::Matcher { index, source })
-            })
-            .collect::<Result<Vec<_>, _>>()?;
+        let matchers = super::budgeted(self.matchers.iter().map(ApiMatcher::parts), true)?;
         if !everything && matchers.iter().all(Matcher::matches_anything) {
             return Err(SilenceError::Everything);
         }
@@ -167,8 +183,19 @@ pub fn postable_json(s: &Silence) -> Value {
     v
 }
 
-/// A stored silence read back (what [`silence_json`] wrote).
-pub fn stored_silence(text: &str) -> Result<Silence, String> {
+/// Why a stored silence, or one of Alertmanager's, is not read back.
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
+pub enum StoredError {
+    #[error("not a silence: {0}")]
+    Unreadable(String),
+    #[error(transparent)]
+    Matchers(#[from] MatchersError),
+}
+
+/// A stored silence read back (what [`silence_json`] wrote; Alertmanager lists its own so).
+/// Its regular expressions are compiled under the silence's budget, unless it has expired by
+/// `now`: then they are only read (an expired silence mutes nothing).
+pub fn stored_silence(text: &str, now: Timestamp) -> Result<Silence, StoredError> {
     #[derive(Deserialize)]
     #[serde(rename_all = "camelCase")]
     struct Stored {
@@ -180,12 +207,9 @@ pub fn stored_silence(text: &str) -> Result<Silence, String> {
         created_by: String,
         comment: String,
     }
-    let s: Stored = serde_json::from_str(text).map_err(|e| e.to_string())?;
-    let matchers = s
-        .matchers
-        .iter()
-        .map(|m| Matcher::new(&m.name, Op::of(m.is_regex, m.is_equal), &m.value).map_err(|e| e.to_string()))
-        .collect::<Result<Vec<_>, _>>()?;
+    let s: Stored = serde_json::from_str(text).map_err(|e| StoredError::Unreadable(e.to_string()))?;
+    let expired = s.ends_at.is_some_and(|end| end <= now);
+    let matchers = super::budgeted(s.matchers.iter().map(ApiMatcher::parts), !expired)?;
     Ok(Silence {
         id: s.id,
         matchers,
@@ -324,7 +348,7 @@ mod tests {
             json!({"name": "namespace", "value": "dev-.*", "isRegex": true, "isEqual": true})
         );
         assert_eq!(listed["endsAt"], "2026-12-01T08:00:00Z");
-        let back = stored_silence(&listed.to_string()).unwrap();
+        let back = stored_silence(&listed.to_string(), now()).unwrap();
         assert_eq!(back, s);
         // No start: now; no author: who asked.
         let s = body(r#"{"matchers": [{"name": "pod", "value": "x"}], "endsAt": "2026-12-01T07:00:00Z"}"#)

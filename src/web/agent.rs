@@ -7,11 +7,11 @@
 //! | 200 `taken` | the cycle was evaluated and saved |
 //! | 200 `duplicate` | the server already has this cycle or a later one: dropped |
 //! | 400 | the body is not a cycle report |
-//! | 401 | the token is missing or not the cluster's; nothing is stored |
-//! | 404 | the named cluster is not read through an agent here |
+//! | 401 | the token is missing or not the cluster's (whatever cluster is named); nothing is stored |
+//! | 404 | the named cluster is not read through an agent here (said to a valid agent token only) |
 //! | 409 `unknown_base` | the report is a difference from a cycle this server does not hold |
 //! | 413 | the body is larger than 64 MiB (256 MiB once inflated) |
-//! | 503 | the reports being received hold 128 MiB already: the agent tries again |
+//! | 503 | the reports being received hold 128 MiB already, or this cluster's 64 MiB: the agent tries again |
 //! | 422 | the cycle is refused (from the far future) |
 //!
 //! Every refusal is one line in the server's log; tokens appear in none.
@@ -42,12 +42,24 @@ pub const MAX_INFLATED: u64 = 256 * 1024 * 1024;
 /// The bytes all the reports being received may hold together (two of the largest).
 pub const MAX_IN_FLIGHT: usize = 2 * MAX_BODY;
 
+/// The share of them the reports of one agent's cluster may hold (one of the largest): an agent
+/// that sends slow bodies slows its own cluster's reports, never the other clusters'.
+pub const MAX_IN_FLIGHT_PER_AGENT: usize = MAX_IN_FLIGHT / 2;
+
 /// Reports inflated and parsed at once (each a core's work).
 const PARSED_AT_ONCE: usize = 2;
 
 fn in_flight() -> &'static Arc<Semaphore> {
     static BUDGET: OnceLock<Arc<Semaphore>> = OnceLock::new();
     BUDGET.get_or_init(|| Arc::new(Semaphore::new(MAX_IN_FLIGHT)))
+}
+
+/// The share of the budget of one agent's cluster, by its name.
+fn share_of(cluster: &str) -> Arc<Semaphore> {
+    static SHARES: OnceLock<std::sync::Mutex<std::collections::HashMap<String, Arc<Semaphore>>>> = OnceLock::new();
+    let mut shares = SHARES.get_or_init(Default::default).lock().expect("shares lock");
+    // Only clusters whose token opened the door are named here: as many as are configured.
+    shares.entry(cluster.to_string()).or_insert_with(|| Arc::new(Semaphore::new(MAX_IN_FLIGHT_PER_AGENT))).clone()
 }
 
 fn parsing() -> &'static Arc<Semaphore> {
@@ -156,9 +168,12 @@ async fn take(board: Arc<Board>, req: Request) -> Response {
     if declared.is_some_and(|l| l > MAX_BODY as u64) {
         return too_large();
     }
-    // Every byte held is taken from the one budget of all bodies in flight: past it, a report
-    // is answered 503 (the agent tries again) instead of filling the memory.
+    // Every byte held is taken from the cluster's share and from the one budget of all bodies
+    // in flight: past either, a report is answered 503 (the agent tries again) instead of
+    // filling the memory.
+    let share = share_of(&name);
     let mut held: Option<tokio::sync::OwnedSemaphorePermit> = None;
+    let mut held_share: Option<tokio::sync::OwnedSemaphorePermit> = None;
     let mut chunks = std::collections::VecDeque::new();
     let mut body = Limited::new(body, MAX_BODY);
     while let Some(frame) = body.frame().await {
@@ -172,15 +187,26 @@ async fn take(board: Arc<Board>, req: Request) -> Response {
                 return refuse(StatusCode::BAD_REQUEST, format!("cluster {name}: the report could not be read: {e}"));
             }
         };
+        let Ok(mine) = share.clone().try_acquire_many_owned(data.len() as u32) else {
+            return refuse(
+                StatusCode::SERVICE_UNAVAILABLE,
+                format!(
+                    "cluster {name}: the server holds as many reports as it takes at once from this cluster ({} MiB); try again",
+                    MAX_IN_FLIGHT_PER_AGENT / (1024 * 1024)
+                ),
+            );
+        };
         let Ok(permit) = in_flight().clone().try_acquire_many_owned(data.len() as u32) else {
             return refuse(
                 StatusCode::SERVICE_UNAVAILABLE,
                 format!("cluster {name}: the server holds as many reports as it takes at once; try again"),
             );
         };
-        match &mut held {
-            Some(h) => h.merge(permit),
-            None => held = Some(permit),
+        for (held, permit) in [(&mut held, permit), (&mut held_share, mine)] {
+            match held {
+                Some(h) => h.merge(permit),
+                None => *held = Some(permit),
+            }
         }
         chunks.push_back(data);
     }
@@ -190,7 +216,7 @@ async fn take(board: Arc<Board>, req: Request) -> Response {
         Err(_) => return refuse(StatusCode::SERVICE_UNAVAILABLE, format!("cluster {name}: the server is stopping")),
     };
     let parsed = tokio::task::spawn_blocking(move || {
-        let _held = (held, parsing);
+        let _held = (held, held_share, parsing);
         Report::read(Chunks(chunks), MAX_INFLATED)
     })
     .await;

@@ -91,6 +91,8 @@ impl Event for HandlerPanicked<'_> {
 pub enum ChangeRefused {
     /// Its `Origin` is not this server's scheme.
     Origin,
+    /// It says neither its `Origin` nor its `Sec-Fetch-Site`.
+    Unsaid,
     /// Its CSRF token is missing or not its session's.
     Csrf,
 }
@@ -99,6 +101,9 @@ impl fmt::Display for ChangeRefused {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             ChangeRefused::Origin => write!(f, "web: a change was refused: its Origin is not this server's scheme"),
+            ChangeRefused::Unsaid => {
+                write!(f, "web: a change was refused: it says neither its Origin nor its Sec-Fetch-Site")
+            }
             ChangeRefused::Csrf => {
                 write!(f, "web: a change was refused: its CSRF token is missing or not this session's")
             }
@@ -110,6 +115,7 @@ impl Event for ChangeRefused {
     fn emit(&self) {
         let reason = match self {
             ChangeRefused::Origin => "origin",
+            ChangeRefused::Unsaid => "no_origin",
             ChangeRefused::Csrf => "csrf",
         };
         tracing::warn!(target: TARGET, reason, status = 403u16, "{self}");

@@ -179,6 +179,28 @@ footer.languages { padding: .6rem 1rem; border-top: 1px solid var(--line); color
 footer.languages a[aria-current] { font-weight: 600; color: inherit; text-decoration: none; }
 "#;
 
+/// A page with the characters that could turn its text around or hide some of it (direction
+/// changes and isolates, line and paragraph separators, control characters other than the
+/// newline and the tab) shown as visible escapes (`\u{202e}`), as the log shows them: an agent's
+/// address or a cluster's message of anyone's making cannot reverse a heading. The pages' own
+/// text has none of them, so the whole page is seen to once, whatever put them in it.
+pub fn visible(page: bytes::Bytes) -> bytes::Bytes {
+    let hides = |c: char| crate::clock::forges(c) && !matches!(c, '\n' | '\t' | '\r');
+    let Ok(text) = std::str::from_utf8(&page) else { return page };
+    if !text.chars().any(hides) {
+        return page;
+    }
+    let mut out = String::with_capacity(text.len() + 64);
+    for c in text.chars() {
+        if hides(c) {
+            out.push_str(&format!("\\u{{{:x}}}", c as u32));
+        } else {
+            out.push(c);
+        }
+    }
+    out.into()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

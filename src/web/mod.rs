@@ -50,7 +50,11 @@ const CSP: &str = "default-src 'none'; style-src 'self'; img-src 'self' data:; f
 /// A response with the given status, type and body (the security headers are added to every
 /// response by [`router`]'s layers).
 pub fn respond(status: StatusCode, content_type: &'static str, body: impl Into<Bytes>) -> Response {
-    (status, [(CONTENT_TYPE, HeaderValue::from_static(content_type))], Body::from(body.into())).into_response()
+    let mut body = body.into();
+    if content_type == HTML {
+        body = html::visible(body);
+    }
+    (status, [(CONTENT_TYPE, HeaderValue::from_static(content_type))], Body::from(body)).into_response()
 }
 
 pub const HTML: &str = "text/html; charset=utf-8";
@@ -237,9 +241,21 @@ pub struct Listen(pub SocketAddr);
 /// A change's `Origin`, when given, has this server's scheme too (the CSRF layer compares the
 /// host and port only). An opaque `Origin: null` (what Chromium sends for a form posted from a
 /// page with `Referrer-Policy: no-referrer`, as ours are) names no scheme: it is left to the
-/// CSRF layer and the form's token.
+/// CSRF layer and the form's token. A form's POST that says neither its `Origin` nor its
+/// `Sec-Fetch-Site` (which every browser of the pages sends) is refused: the CSRF layer lets
+/// such a request through, as it may be no browser's.
 async fn same_scheme(https: axum::Extension<admin::Https>, request: Request, next: Next) -> Response {
     let ours = if https.0.0 { "https" } else { "http" };
+    let unsaid =
+        !request.headers().contains_key(http::header::ORIGIN) && !request.headers().contains_key("sec-fetch-site");
+    if request.method() == http::Method::POST && unsaid {
+        events::ChangeRefused::Unsaid.emit();
+        return respond(
+            StatusCode::FORBIDDEN,
+            TEXT,
+            "cross-origin request refused: the request says neither its Origin nor its Sec-Fetch-Site\n",
+        );
+    }
     let origin = request.headers().get(http::header::ORIGIN).and_then(|v| v.to_str().ok());
     if let Some(origin) = origin
         && origin != "null"

@@ -81,6 +81,7 @@ pub fn refusal(e: &QuietError) -> Refused {
         QuietError::NoSilence { .. } | QuietError::NoWindow { .. } => StatusCode::NOT_FOUND,
         QuietError::FromFile { .. } => StatusCode::CONFLICT,
         QuietError::NotKept(_) => StatusCode::INTERNAL_SERVER_ERROR,
+        QuietError::TooManySilences | QuietError::OverTotal => StatusCode::BAD_REQUEST,
     };
     (status, e.to_string())
 }
@@ -116,21 +117,28 @@ pub async fn post_silence(
 /// Makes (or changes) a silence where silences live: in Alertmanager when it is their home,
 /// else here. Gives its id, or the status and why not.
 pub async fn make_silence(
-    board: &Board,
+    board: &Arc<Board>,
     posted: &PostableSilence,
     who: &str,
     everything: bool,
 ) -> Result<String, Refused> {
     let id = match board.silence_home() {
         Some((set, at)) => post_home_silence(board, &set[at], posted, who, everything).await?,
-        None => board.post_silence(posted, who, everything).map_err(|e| refusal(&e))?,
+        None => {
+            // Its regular expressions are compiled off the request threads.
+            let (b, posted, who_) = (board.clone(), posted.clone(), who.to_string());
+            tokio::task::spawn_blocking(move || b.post_silence(&posted, &who_, everything))
+                .await
+                .map_err(|_| (StatusCode::INTERNAL_SERVER_ERROR, "the silence was not made".to_string()))?
+                .map_err(|e| refusal(&e))?
+        }
     };
     QuietChanged { user: who, action: "silence made or changed", id: &id }.emit();
     Ok(id)
 }
 
 /// Expires a silence where it lives.
-pub async fn end_silence(board: &Board, id: &str, who: &str) -> Result<(), Refused> {
+pub async fn end_silence(board: &Arc<Board>, id: &str, who: &str) -> Result<(), Refused> {
     if let Some((set, at)) = board.silence_home().filter(|_| board.is_home_silence(id)) {
         let n = &set[at];
         let client = crate::notify::Client::new();
@@ -165,13 +173,17 @@ pub async fn delete_silence(
 
 /// Alertmanager is the home of silences: checked here, made there, read back at once.
 async fn post_home_silence(
-    board: &Board,
+    board: &Arc<Board>,
     n: &crate::notify::Notifier,
     posted: &PostableSilence,
     who: &str,
     everything: bool,
 ) -> Result<String, Refused> {
-    let silence = board.check_home_silence(posted, who, everything).map_err(|e| refusal(&e))?;
+    let (b, checked, who_) = (board.clone(), posted.clone(), who.to_string());
+    let silence = tokio::task::spawn_blocking(move || b.check_home_silence(&checked, &who_, everything))
+        .await
+        .map_err(|_| (StatusCode::INTERNAL_SERVER_ERROR, "the silence was not checked".to_string()))?
+        .map_err(|e| refusal(&e))?;
     let client = crate::notify::Client::new();
     let id = crate::notify::silences::create(&client, n, &crate::silence::postable::postable_json(&silence))
         .await
@@ -186,9 +198,12 @@ async fn post_home_silence(
     Ok(id)
 }
 
-/// Reads Alertmanager's silences again, after a change made there.
-async fn refresh_home(board: &Board, client: &crate::notify::Client, n: &crate::notify::Notifier) {
-    board.set_home_silences(crate::notify::silences::list(client, n).await.map_err(|e| e.to_string()));
+/// Reads Alertmanager's silences again, after a change made there (compiled off the request
+/// threads).
+async fn refresh_home(board: &Arc<Board>, client: &crate::notify::Client, n: &crate::notify::Notifier) {
+    let read = crate::notify::silences::list(client, n).await.map_err(|e| e.to_string());
+    let b = board.clone();
+    let _ = tokio::task::spawn_blocking(move || b.set_home_silences(read)).await;
 }
 
 /// `GET /api/v1/maintenance`

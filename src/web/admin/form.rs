@@ -108,6 +108,9 @@ impl ClusterForm {
             text.split(|c: char| c == ',' || c.is_whitespace()).filter(|n| !n.is_empty()).map(str::to_string).collect()
         };
         let namespaces = names(&self.namespaces);
+        if namespaces.len() > crate::config::MAX_NAMESPACES {
+            return Err(FormError::TooManyNamespaces { count: namespaces.len() });
+        }
         if let Some(value) = namespaces.iter().find(|n| crate::rbac::check_name("", n).is_err()) {
             return Err(FormError::Namespace { value: value.clone() });
         }

@@ -44,6 +44,9 @@ pub(super) enum FormError {
         value: String,
     },
     NamespacesWithWatch,
+    TooManyNamespaces {
+        count: usize,
+    },
     NoAddress,
     /// An address that a cycle could not read (the same parsing as `check`'s).
     Address(AddressError),
@@ -96,6 +99,10 @@ impl FormError {
             Port => with("port", &[]),
             Namespace { value } => with("namespace", &[("value", format!("{value:?}").into())]),
             NamespacesWithWatch => with("namespaces-with-watch", &[]),
+            TooManyNamespaces { count } => with(
+                "too-many-namespaces",
+                &[("count", (*count as i64).into()), ("most", (crate::config::MAX_NAMESPACES as i64).into())],
+            ),
             NoAddress => with("no-address", &[]),
             Address(e) => quoted("address", e.to_string()),
             Duration { field, range } => {
@@ -123,6 +130,7 @@ impl FormError {
             | Port
             | Namespace { .. }
             | NamespacesWithWatch
+            | TooManyNamespaces { .. }
             | NoAddress
             | Address(_)
             | Duration { .. }

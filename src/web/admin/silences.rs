@@ -110,6 +110,24 @@ pub(crate) async fn list(
                 }
             }
         }
+        @let refused = board.home_refused();
+        @if !refused.is_empty() {
+            h2 { (t("q-not-applied-title")) }
+            div.scroll {
+                table.silences {
+                    thead { tr { th { (t("col-state")) } th { (t("q-col-matchers")) } th { (t("q-col-by")) } } }
+                    tbody {
+                        @for r in &refused {
+                            tr data-silence=(r.id) {
+                                td.not-applied { (tr("q-not-applied", &[("why", r.why.clone().into())])) }
+                                td { code { (r.matchers) } }
+                                td { (r.created_by) }
+                            }
+                        }
+                    }
+                }
+            }
+        }
         @if csrf.is_some() {
             p.actions { a href="/silences/new" { (t("q-new-silence")) } }
         }
@@ -192,8 +210,14 @@ impl SilenceForm {
     /// field as the form says it.
     fn postable(&self, id: Option<&str>, now: Timestamp) -> Result<PostableSilence, String> {
         let mut matchers = Vec::new();
-        for line in self.matchers.lines().map(str::trim).filter(|l| !l.is_empty()) {
-            let m = Matcher::parse(line).map_err(|e| format!("Matchers: {e}"))?;
+        let lines: Vec<&str> = self.matchers.lines().map(str::trim).filter(|l| !l.is_empty()).collect();
+        if lines.len() > crate::silence::cost::MAX_MATCHERS {
+            let e = crate::silence::MatchersError::TooMany { count: lines.len() };
+            return Err(format!("Matchers: {e}"));
+        }
+        // Read here, compiled where the silence is made (off the request threads).
+        for line in lines {
+            let m = Matcher::parse_inert(line).map_err(|e| format!("Matchers: {e}"))?;
             matchers.push(ApiMatcher {
                 name: m.name.clone(),
                 value: m.value.clone(),
