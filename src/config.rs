@@ -510,10 +510,19 @@ impl Config {
             if silence.matchers.is_empty() {
                 return err(at, Problem::NoMatchers);
             }
+            if silence.matchers.len() > crate::silence::cost::MAX_MATCHERS {
+                let e = crate::silence::MatchersError::TooMany { count: silence.matchers.len() };
+                return err(at, Problem::Matchers(e));
+            }
+            let mut matchers = Vec::with_capacity(silence.matchers.len());
             for m in &silence.matchers {
-                if let Err(e) = crate::silence::Matcher::parse(m) {
-                    return err(at, Problem::Matcher(e));
+                match crate::silence::Matcher::parse(m) {
+                    Ok(m) => matchers.push(m),
+                    Err(e) => return err(at, Problem::Matcher(e)),
                 }
+            }
+            if let Err(e) = crate::silence::within_budget(&matchers) {
+                return err(at, Problem::Matchers(e));
             }
         }
         let mut counts = std::collections::HashMap::new();
@@ -883,6 +892,32 @@ url = "http://127.0.0.1:9093"
         let stored = serde_json::to_string(&StoredSettings::from(page.clone())).unwrap();
         let back = PageSettings::from(serde_json::from_str::<StoredSettings>(&stored).unwrap());
         assert_eq!(back.connect.namespaces, ["team-a"]);
+    }
+
+    #[test]
+    fn the_files_silences_are_held_to_the_silences_bounds() {
+        let silence = |matchers: &[String]| {
+            let list: Vec<String> = matchers.iter().map(|m| format!("{m:?}")).collect();
+            load(&format!("{GOOD}\n[[silence]]\nmatchers = [{}]\n", list.join(", ")))
+        };
+        let many: Vec<String> = (0..21).map(|i| format!("pod=\"api-{i}\"")).collect();
+        assert_eq!(
+            silence(&many).unwrap_err(),
+            "FILE: silence 1: field `matchers`: 21 matchers; a silence has at most 20"
+        );
+        let heavy: Vec<String> = (0..8).map(|i| format!("pod=~\"api-\\w+-\\w{{5}}-{i}\"")).collect();
+        assert!(silence(&heavy).unwrap_err().contains("take at most 2 MiB compiled together"));
+        let costly = [r#"pod=~"\w{150}""#.to_string()];
+        assert!(silence(&costly).unwrap_err().contains("the regular expression is too costly"));
+        assert!(silence(&many[..20]).is_ok());
+        // Many namespaces read apart are refused too.
+        let names: Vec<String> = (0..=MAX_NAMESPACES).map(|i| format!("\"team-{i}\"")).collect();
+        let many =
+            GOOD.replace("interval = \"30s\"", &format!("interval = \"30s\"\nnamespaces = [{}]", names.join(", ")));
+        assert_eq!(
+            load(&many).unwrap_err(),
+            "FILE: cluster \"k3s-lab\": field `namespaces`: 101 namespaces; a cluster is read in at most 100 (read the whole cluster instead)"
+        );
     }
 
     #[test]

@@ -228,6 +228,9 @@ pub enum Problem {
     /// A matcher of a `[[silence]]` that cannot be one.
     #[error("field `matchers`: {0}")]
     Matcher(#[from] crate::silence::MatcherError),
+    /// The matchers of a `[[silence]]` together cost too much.
+    #[error("field `matchers`: {0}")]
+    Matchers(crate::silence::MatchersError),
     /// A `[[maintenance]]` that cannot be one (boxed: it is the largest of the problems).
     #[error("{0}")]
     Window(Box<crate::silence::maintenance::WindowError>),

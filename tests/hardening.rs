@@ -429,7 +429,8 @@ async fn the_log_cannot_be_forged_or_flooded() {
         b"{}",
         &site.ca,
     );
-    assert_eq!(r.status, 404);
+    // A wrong token learns nothing of the names (the second round's item 7): 401 for any.
+    assert_eq!(r.status, 401);
     let log = s.log();
     assert!(!log.contains('\x1b') && !log.contains('\u{2028}'), "no escape sequence reaches the log:\n{log}");
     assert!(!log.lines().any(|l| l.starts_with("2026-12-01T08:00:00Z audit:")), "no forged line:\n{log}");
@@ -469,6 +470,7 @@ fn basic(user: &str, password: &str) -> String {
 /// client is made to wait.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_flood_of_wrong_credentials_slows_only_its_client() {
+    let _one = measured().await;
     let (admin_pass, viewer_pass) = ("flood-admin-password-4d1e", "flood-viewer-password-93ab");
     register_secret(admin_pass);
     register_secret(viewer_pass);
@@ -563,6 +565,7 @@ fn mib(bytes: &serde_json::Value) -> f64 {
 /// itself is cut at 4 KB.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn agent_pushes_cannot_fill_the_memory() {
+    let _one = measured().await;
     use common::agent::AGENT_TOKEN;
     use std::io::{Read, Write};
     let dir = tempfile::tempdir().unwrap();
@@ -653,6 +656,7 @@ async fn agent_pushes_cannot_fill_the_memory() {
 /// another client's /healthz and pages are answered at once.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn silent_sockets_of_one_client_do_not_hold_the_others_out() {
+    let _one = measured().await;
     use tokio::io::AsyncReadExt;
     let h = Harness::start(scenario::healthy(jiff::Timestamp::now())).await;
     let dir = tempfile::tempdir().unwrap();
@@ -776,4 +780,669 @@ async fn sessions_are_the_servers_own_and_end() {
         "{cookie}"
     );
     assert!(!cookie.contains("Domain"), "{cookie}");
+}
+
+// ---------------------------------------------------------------------------------------------
+// The second round of attacks: silences that could stall the monitor, secrets that other
+// secrets' owners could make it show, and the agent door's last holes. Item numbers are the
+// second report's.
+
+/// The tests that measure time or memory run one at a time: a flood beside them would be
+/// measured too.
+async fn measured() -> tokio::sync::MutexGuard<'static, ()> {
+    static ONE_AT_A_TIME: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
+    ONE_AT_A_TIME.lock().await
+}
+
+/// `/healthz` asked every 20 ms from a thread of its own, until [`Probe::slowest`].
+struct Probe {
+    stop: std::sync::Arc<std::sync::atomic::AtomicBool>,
+    thread: std::thread::JoinHandle<(std::time::Duration, u32)>,
+}
+
+impl Probe {
+    fn start(addr: SocketAddr) -> Probe {
+        let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let halt = stop.clone();
+        let thread = std::thread::spawn(move || {
+            let (mut slowest, mut asked) = (std::time::Duration::ZERO, 0);
+            while !halt.load(std::sync::atomic::Ordering::SeqCst) {
+                let started = std::time::Instant::now();
+                assert_eq!(common::web::get(addr, "GET", "/healthz", None).status, 200);
+                slowest = slowest.max(started.elapsed());
+                asked += 1;
+                std::thread::sleep(std::time::Duration::from_millis(20));
+            }
+            (slowest, asked)
+        });
+        Probe { stop, thread }
+    }
+
+    /// The slowest answer, and how many were asked.
+    fn slowest(self) -> (std::time::Duration, u32) {
+        self.stop.store(true, std::sync::atomic::Ordering::SeqCst);
+        self.thread.join().unwrap()
+    }
+}
+
+/// A JSON request with the admin's token.
+fn as_admin(s: &Served, method: &str, path: &str, body: &serde_json::Value) -> Response {
+    request(
+        s.addr,
+        method,
+        path,
+        &[("Authorization", ADMIN), ("Content-Type", "application/json")],
+        body.to_string().as_bytes(),
+    )
+}
+
+/// A silence of `n` matchers `pod=~"\w{150}-i"` (each its own expression), ending in an hour.
+fn costly_silence(n: usize) -> serde_json::Value {
+    let ends = (jiff::Timestamp::now() + jiff::SignedDuration::from_hours(1)).to_string();
+    let matchers: Vec<serde_json::Value> = (0..n)
+        .map(|i| serde_json::json!({"name": "pod", "value": format!("\\w{{150}}-{i}"), "isRegex": true, "isEqual": true}))
+        .collect();
+    serde_json::json!({"matchers": matchers, "endsAt": ends, "createdBy": "mallory", "comment": "costly"})
+}
+
+fn rss(s: &Served, field: &str) -> f64 {
+    mib(&s.get("/api/v1/monitor").json()[field])
+}
+
+/// Second round, item 1: silences of costly regular expressions (400 matchers in a 28 KB body,
+/// 60, and 20 within the count) are refused at once, and /healthz never waits; a silence
+/// within the budgets is made. An expired silence that an older version kept is listed after
+/// a restart, never compiled.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn costly_silences_are_refused_at_once_and_an_expired_one_is_never_compiled() {
+    let _one = measured().await;
+    let dir = tempfile::tempdir().unwrap();
+    let s = serve_with_admins(dir.path(), &[]);
+    let rest = rss(&s, "resident_memory_bytes");
+    let probe = Probe::start(s.addr);
+    let mut took = Vec::new();
+    for (n, said) in [
+        (400, "field `matchers`: 400 matchers; a silence has at most 20"),
+        (60, "field `matchers`: 60 matchers; a silence has at most 20"),
+        (20, "the regular expression is too costly: compiled, it would take more than 1 MiB"),
+    ] {
+        let body = costly_silence(n);
+        let started = std::time::Instant::now();
+        let r = as_admin(&s, "POST", "/api/v1/silences", &body);
+        took.push((n, body.to_string().len(), started.elapsed()));
+        assert_eq!(r.status, 400, "{n} matchers: {}", r.body);
+        assert!(r.json()["error"].as_str().unwrap().contains(said), "{n} matchers: {}", r.body);
+    }
+    // Within the budgets: made (each expression about 330 KB compiled).
+    let ends = (jiff::Timestamp::now() + jiff::SignedDuration::from_hours(1)).to_string();
+    let fine = serde_json::json!({"matchers": [
+        {"name": "pod", "value": "api-\\w+-\\w{5}", "isRegex": true},
+        {"name": "namespace", "value": "shop"}], "endsAt": ends});
+    assert_eq!(as_admin(&s, "POST", "/api/v1/silences", &fine).status, 200);
+    // Past the silence's budget of 2 MiB together: refused, naming the matcher.
+    let heavy: Vec<serde_json::Value> = (0..8)
+        .map(|i| serde_json::json!({"name": "pod", "value": format!("api-\\w+-\\w{{5}}-{i}"), "isRegex": true}))
+        .collect();
+    let r = as_admin(&s, "POST", "/api/v1/silences", &serde_json::json!({"matchers": heavy, "endsAt": ends}));
+    assert_eq!(r.status, 400, "{}", r.body);
+    assert!(r.json()["error"].as_str().unwrap().contains("take at most 2 MiB compiled together"), "{}", r.body);
+    let (slowest, asked) = probe.slowest();
+    let peak = rss(&s, "peak_resident_memory_bytes") - rest;
+    println!(
+        "costly silences refused in {took:?}; /healthz slowest {slowest:?} of {asked}; peak {peak:+.1} MiB above rest ({rest:.0} MiB)"
+    );
+    assert!(slowest < std::time::Duration::from_millis(100), "/healthz took {slowest:?}");
+    assert!(peak < 100.0, "the peak grew by {peak:.0} MiB");
+    assert!(took.iter().all(|(_, _, t)| *t < std::time::Duration::from_secs(2)), "{took:?}");
+    drop(s);
+
+    // A silence of 400 such expressions, expired an hour ago, as a version before these
+    // budgets could keep it: listed after a restart, and never compiled.
+    let ended = jiff::Timestamp::now() - jiff::SignedDuration::from_hours(1);
+    let mut stored = costly_silence(400);
+    stored["id"] = "old-costly-silence".into();
+    stored["startsAt"] = (ended - jiff::SignedDuration::from_hours(1)).to_string().into();
+    stored["endsAt"] = ended.to_string().into();
+    stored["updatedAt"] = ended.to_string().into();
+    stored["status"] = serde_json::json!({"state": "expired"});
+    stored["from_file"] = false.into();
+    let db = rusqlite::Connection::open(dir.path().join("state").join("dumbmonit.db")).unwrap();
+    db.execute("INSERT INTO quiet (kind, id, body) VALUES ('silence', 'old-costly-silence', ?1)", [stored.to_string()])
+        .unwrap();
+    drop(db);
+    let started = std::time::Instant::now();
+    let s = serve_with_admins(dir.path(), &[]);
+    let up = started.elapsed();
+    let listed = s.get("/api/v1/silences").json();
+    let old = listed.as_array().unwrap().iter().find(|v| v["id"] == "old-costly-silence").expect("still listed");
+    assert_eq!(old["status"]["state"], "expired");
+    let rest_again = rss(&s, "peak_resident_memory_bytes");
+    println!("restarted with the expired silence of 400 expressions in {up:?}, peak {rest_again:.0} MiB");
+    assert!(up < std::time::Duration::from_secs(5), "serve took {up:?} to start");
+    assert!(rest_again < rest + 100.0, "{rest_again:.0} MiB at start, {rest:.0} before");
+}
+
+/// CPU seconds a process has used (user and system), from /proc.
+fn cpu_seconds(pid: u32) -> f64 {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap();
+    let fields: Vec<&str> = stat.rsplit_once(')').unwrap().1.split_whitespace().collect();
+    // utime and stime are the 14th and 15th fields, the 12th and 13th after the name.
+    let ticks: f64 = fields[11].parse::<f64>().unwrap() + fields[12].parse::<f64>().unwrap();
+    ticks / 100.0
+}
+
+/// Second round, item 2: with Alertmanager as the home of silences, a silence of 40 costly
+/// expressions made there (by anyone who may make one) is listed on /silences as not applied,
+/// and the polls that read it again compile nothing.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_costly_silence_in_alertmanager_is_not_applied_and_costs_nothing_to_read_again() {
+    let _one = measured().await;
+    let dir = tempfile::tempdir().unwrap();
+    let (_am, port) = common::alertmanager::alertmanager(dir.path());
+    let extra = format!("{}\n[[notifier]]\ntype = \"alertmanager\"\nurl = \"http://127.0.0.1:{port}\"\n", admins());
+    let cfg = common::web::write_config(dir.path(), &extra, &[]);
+    let s = Served::start(&cfg, &[]);
+    let rest = rss(&s, "resident_memory_bytes");
+    let mut silence = costly_silence(40);
+    silence["startsAt"] = jiff::Timestamp::now().to_string().into();
+    silence["matchers"].as_array_mut().unwrap()[0] = serde_json::json!({"name": "alertname", "value": "KubernetesPodCrashLooping", "isRegex": false, "isEqual": true});
+    let (status, body) = common::alertmanager::send(port, "POST", "/api/v2/silences", &silence.to_string());
+    assert_eq!(status, 200, "Alertmanager takes it: {body}");
+    let page =
+        s.wait_for("/silences", "the silence listed as not applied", |r| r.body.contains("Not applied: too costly"));
+    assert!(page.body.contains("40 matchers; a silence has at most 20"), "{}", page.body);
+    assert!(page.body.contains("mallory"), "who made it: {}", page.body);
+    assert!(!s.get("/api/v1/silences").body.contains("mallory"), "not among the silences in force");
+    let probe = Probe::start(s.addr);
+    let before = cpu_seconds(s.child.id());
+    // Two polls (every 5 s) that read it again.
+    tokio::time::sleep(std::time::Duration::from_secs(11)).await;
+    let cpu = cpu_seconds(s.child.id()) - before;
+    let (slowest, asked) = probe.slowest();
+    let peak = rss(&s, "peak_resident_memory_bytes") - rest;
+    println!(
+        "a costly silence in Alertmanager: {cpu:.2} CPU s in 11 s; /healthz slowest {slowest:?} of {asked}; peak {peak:+.1} MiB"
+    );
+    assert!(cpu < 1.0, "serve used {cpu:.2} CPU s in 11 s");
+    assert!(slowest < std::time::Duration::from_millis(100), "/healthz took {slowest:?}");
+    assert!(peak < 100.0, "the peak grew by {peak:.0} MiB");
+}
+
+/// A gzip member of `bytes`.
+fn gzip(bytes: &[u8]) -> Vec<u8> {
+    use std::io::Write;
+    let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::best());
+    gz.write_all(bytes).unwrap();
+    gz.finish().unwrap()
+}
+
+/// Second round, item 3: four small reports whose note inflates to 255 MiB each, sent at once,
+/// are taken, their notes cut as they are read: the peak follows what is kept.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn notes_that_inflate_are_cut_as_they_are_read() {
+    use common::agent::AGENT_TOKEN;
+    let _one = measured().await;
+    let dir = tempfile::tempdir().unwrap();
+    let s = serve_an_agents_cluster(dir.path());
+    let rest = rss(&s, "resident_memory_bytes");
+    let now = jiff::Timestamp::now().round(jiff::Unit::Second).unwrap();
+    let mib_of_n = gzip(&vec![b'n'; 1 << 20]);
+    let bodies: Vec<Vec<u8>> = (0..4)
+        .map(|i| {
+            let time = now - jiff::SignedDuration::from_secs(4 - i);
+            let head = format!(
+                "{{\"format\": 1, \"time\": \"{time}\", \"sent\": \"{time}\", \"duration_ms\": 1, \"stats\": [], \
+                 \"address\": \"https://10.43.0.1:443\", \"outcome\": {{\"error\": \"the API server is away\"}}, \"note\": \""
+            );
+            let mut body = gzip(head.as_bytes());
+            for _ in 0..255 {
+                body.extend_from_slice(&mib_of_n);
+            }
+            body.extend(gzip(b"\"}"));
+            body
+        })
+        .collect();
+    let sizes: Vec<usize> = bodies.iter().map(Vec::len).collect();
+    let auth = format!("Bearer {AGENT_TOKEN}");
+    let sent: Vec<_> = bodies
+        .into_iter()
+        .map(|body| {
+            let (addr, auth) = (s.addr, auth.clone());
+            std::thread::spawn(move || {
+                request(addr, "POST", "/api/v1/agent/cycles", &[("Authorization", &auth)], &body)
+            })
+        })
+        .collect();
+    let answers: Vec<u16> = sent.into_iter().map(|t| t.join().unwrap().status).collect();
+    let peak = rss(&s, "peak_resident_memory_bytes") - rest;
+    let page = s.wait_for("/api/v1/clusters/edge", "the report taken", |r| r.body.contains("(cut at 4 KB"));
+    println!(
+        "four reports of {sizes:?} bytes whose notes inflate to 255 MiB: answers {answers:?}, peak {peak:+.1} MiB above rest"
+    );
+    assert_eq!(answers, [200; 4]);
+    assert!(page.body.contains("(cut at 4 KB: the agent sent 267386880 bytes)"), "{}", page.body);
+    assert!(peak < 100.0, "the peak grew by {peak:.0} MiB");
+}
+
+const OTHER_AGENT_TOKEN: &str = "agent-token-edge-two-0c4d8e1f92b7";
+
+/// A serve over plain HTTP with two agents' clusters: "edge" and "edge-2".
+fn serve_two_agents(dir: &std::path::Path, extra: &str) -> Served {
+    use common::agent::AGENT_TOKEN;
+    register_secret(AGENT_TOKEN);
+    register_secret(OTHER_AGENT_TOKEN);
+    let (one, two) = (dir.join("edge.token"), dir.join("edge-2.token"));
+    std::fs::write(&one, AGENT_TOKEN).unwrap();
+    std::fs::write(&two, OTHER_AGENT_TOKEN).unwrap();
+    let clusters = format!(
+        "{extra}\n[[cluster]]\nname = \"edge\"\nagent_token_file = {:?}\ninterval = \"60s\"\n\n\
+         [[cluster]]\nname = \"edge-2\"\nagent_token_file = {:?}\ninterval = \"60s\"\n",
+        path(&one),
+        path(&two)
+    );
+    let cfg = common::web::write_config(dir, &clusters, &[]);
+    Served::start(&cfg, &[])
+}
+
+/// A small report of an agent that cannot read its API server.
+fn small_report(error: &str, address: &str, note: Option<&str>) -> Vec<u8> {
+    let time = jiff::Timestamp::now().round(jiff::Unit::Second).unwrap();
+    dumbmonit::wire::Report {
+        format: dumbmonit::wire::FORMAT,
+        time,
+        sent: time,
+        duration_ms: 5,
+        stats: vec![],
+        address: address.into(),
+        note: note.map(str::to_string),
+        outcome: dumbmonit::wire::Outcome::Error(error.into()),
+        between: false,
+    }
+    .to_gzip()
+}
+
+/// Second round, item 4: one agent's three slow bodies of 42 MiB (which would hold all but
+/// 2 MiB of the budget of all bodies) hold its own share only: another cluster's agent's
+/// report of 4 MiB is still taken.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn one_agents_slow_bodies_do_not_starve_the_others() {
+    use common::agent::AGENT_TOKEN;
+    use std::io::{Read, Write};
+    let _one = measured().await;
+    let dir = tempfile::tempdir().unwrap();
+    let s = serve_two_agents(dir.path(), "");
+    let (tx, rx) = std::sync::mpsc::channel();
+    let (release_tx, release_rx) = std::sync::mpsc::channel::<()>();
+    let release = std::sync::Arc::new(std::sync::Mutex::new(release_rx));
+    let mut held = Vec::new();
+    for _ in 0..3 {
+        let (addr, tx, release) = (s.addr, tx.clone(), release.clone());
+        held.push(std::thread::spawn(move || {
+            let mut c = std::net::TcpStream::connect(addr).unwrap();
+            let head = format!(
+                "POST /api/v1/agent/cycles HTTP/1.1\r\nHost: {addr}\r\nAuthorization: Bearer {AGENT_TOKEN}\r\nContent-Length: {}\r\n\r\n",
+                60 << 20
+            );
+            c.write_all(head.as_bytes()).unwrap();
+            let chunk = vec![b' '; 1 << 20];
+            let sent = (0..42).take_while(|_| c.write_all(&chunk).is_ok()).count();
+            tx.send(sent).unwrap();
+            let _ = release.lock().unwrap().recv();
+            c.set_read_timeout(Some(std::time::Duration::from_secs(3))).unwrap();
+            let mut answer = Vec::new();
+            let _ = c.read_to_end(&mut answer);
+            String::from_utf8_lossy(&answer).split_whitespace().nth(1).and_then(|c| c.parse::<u16>().ok())
+        }));
+    }
+    let sent: usize = (0..3).map(|_| rx.recv().unwrap()).sum();
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    // A report of 4 MiB as sent (plain JSON, a long note): more than the 2 MiB that three
+    // bodies of 42 MiB leave of the budget of all.
+    let time = jiff::Timestamp::now().round(jiff::Unit::Second).unwrap();
+    let report = dumbmonit::wire::Report {
+        format: dumbmonit::wire::FORMAT,
+        time,
+        sent: time,
+        duration_ms: 5,
+        stats: vec![],
+        address: "https://10.43.0.2:443".into(),
+        note: Some("x".repeat(4 << 20)),
+        outcome: dumbmonit::wire::Outcome::Error("the API server is away".into()),
+        between: false,
+    };
+    let other = request(
+        s.addr,
+        "POST",
+        "/api/v1/agent/cycles",
+        &[("Authorization", &format!("Bearer {OTHER_AGENT_TOKEN}"))],
+        &serde_json::to_vec(&report).unwrap(),
+    );
+    drop(release_tx);
+    let answers: Vec<Option<u16>> = held.into_iter().map(|t| t.join().unwrap()).collect();
+    println!("edge's 3 slow bodies ({sent} MiB sent): answers {answers:?}; edge-2's report: {}", other.status);
+    assert_eq!(other.status, 200, "{}", other.body);
+    assert!(answers.contains(&Some(503)), "edge's own bodies past its share are refused: {answers:?}");
+    assert!(s.log().contains("as it takes at once from this cluster (64 MiB)"), "{}", s.log());
+}
+
+/// Second round, item 5: what an agent says (its error, its note, its address) is shown
+/// cleaned of every secret the server knows: another cluster's agent token, the admin
+/// password, a notifier's bearer token, and its own token.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_secret_is_redacted_from_what_an_agent_says() {
+    use common::agent::AGENT_TOKEN;
+    let (admin_password, bearer) = ("admin-password-redacted-3c9e", "notifier-bearer-token-77a1d0e4");
+    register_secret(admin_password);
+    register_secret(bearer);
+    let receiver = common::receiver::Receiver::start().await;
+    let dir = tempfile::tempdir().unwrap();
+    let password_file = dir.path().join("admin.password");
+    std::fs::write(&password_file, admin_password).unwrap();
+    let extra = format!(
+        "[auth.admin]\nusername = \"admin\"\npassword_file = {:?}\n\n\
+         [[notifier]]\ntype = \"webhook\"\nurl = \"{}/hook\"\nbearer_token = {bearer:?}\n",
+        path(&password_file),
+        receiver.url()
+    );
+    let s = serve_two_agents(dir.path(), &extra);
+    let all = format!("{OTHER_AGENT_TOKEN} {admin_password} {bearer} {AGENT_TOKEN}");
+    let report = small_report(
+        &format!("dial tcp: refused, tried with {all}"),
+        &format!("https://10.43.0.1:443/{admin_password}"),
+        Some(&format!("my buffer is full; tokens {all}")),
+    );
+    let r = request(
+        s.addr,
+        "POST",
+        "/api/v1/agent/cycles",
+        &[("Authorization", &format!("Bearer {AGENT_TOKEN}"))],
+        &report,
+    );
+    assert_eq!(r.status, 200, "{}", r.body);
+    let api = s.wait_for("/api/v1/clusters/edge", "the report taken", |r| r.body.contains("dial tcp: refused"));
+    let page = s.get("/clusters/edge");
+    let list = s.get("/api/v1/clusters");
+    for (what, text) in
+        [("the API's cluster", &api.body), ("the cluster's page", &page.body), ("the clusters", &list.body)]
+    {
+        for secret in [OTHER_AGENT_TOKEN, admin_password, bearer, AGENT_TOKEN] {
+            assert!(!text.contains(secret), "{what} shows a secret: {text}");
+        }
+    }
+    assert!(api.body.contains("tried with [redacted] [redacted] [redacted] [redacted]"), "{}", api.body);
+    assert!(page.body.contains("[redacted]"), "{}", page.body);
+}
+
+/// Second round, item 6: a wrong-password flood from 20 addresses (6 each, all at once) makes
+/// a fresh valid login wait for a few password checks at most, not behind the whole flood;
+/// a header verified before passes at once.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_distributed_flood_of_wrong_passwords_does_not_hold_a_valid_login() {
+    let _one = measured().await;
+    let (admin_pass, viewer_pass) = ("spread-admin-password-1c7e", "spread-viewer-password-5d20");
+    register_secret(admin_pass);
+    register_secret(viewer_pass);
+    let (admin_hash, viewer_hash) = (bcrypt::hash(admin_pass, 10).unwrap(), bcrypt::hash(viewer_pass, 10).unwrap());
+    let dir = tempfile::tempdir().unwrap();
+    let auth = format!(
+        "[auth]\nusername = \"viewer\"\npassword_hash = {viewer_hash:?}\n\n[auth.admin]\nusername = \"admin\"\npassword_hash = {admin_hash:?}\n"
+    );
+    let cfg = common::web::write_config(dir.path(), &auth, &[]);
+    let s = Served::start(&cfg, &[]);
+    let admin = basic("admin", admin_pass);
+    // One check, timed: what a login costs with nothing in its way.
+    let started = std::time::Instant::now();
+    assert_eq!(s.get_with("/", &admin).status, 200);
+    let one_check = started.elapsed();
+
+    let mut flood = Vec::new();
+    for a in 0..20u8 {
+        for n in 0..6 {
+            let addr = s.addr;
+            flood.push(tokio::spawn(async move {
+                let from: std::net::IpAddr = format!("127.0.0.{}", 10 + a).parse().unwrap();
+                status_from(from, addr, "/", &basic("viewer", &format!("guess-{a}-{n}"))).await
+            }));
+        }
+    }
+    tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    let fresh: std::net::IpAddr = "127.0.0.60".parse().unwrap();
+    let started = std::time::Instant::now();
+    let first = status_from(fresh, s.addr, "/", &basic("viewer", viewer_pass)).await;
+    let first_took = started.elapsed();
+    let started = std::time::Instant::now();
+    let remembered = s.get_with("/", &admin).status;
+    let remembered_took = started.elapsed();
+    let mut statuses = std::collections::BTreeMap::<u16, u32>::new();
+    for f in flood {
+        *statuses.entry(f.await.unwrap()).or_default() += 1;
+    }
+    // Then the valid login goes through, from the same address.
+    let mut then = first;
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    while then != 200 && std::time::Instant::now() < deadline {
+        tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+        then = status_from(fresh, s.addr, "/", &basic("viewer", viewer_pass)).await;
+    }
+    println!(
+        "one check {one_check:?}; during a flood from 20 addresses: a fresh valid login answered {first} in {first_took:?}, a verified header {remembered} in {remembered_took:?}; the flood's answers {statuses:?}"
+    );
+    assert!(
+        first_took < one_check * 5 + std::time::Duration::from_millis(300),
+        "a fresh valid login waited {first_took:?} (one check: {one_check:?})"
+    );
+    assert!([200, 429].contains(&first), "{first}");
+    assert_eq!(then, 200, "the valid login goes through");
+    assert_eq!(remembered, 200);
+    assert!(remembered_took < std::time::Duration::from_millis(500), "a verified header waited {remembered_took:?}");
+    assert!(statuses.get(&429).is_some_and(|n| *n > 0), "the flood is told to wait: {statuses:?}");
+}
+
+/// Second round, item 7: the agents' door answers a wrong or absent token 401 whatever
+/// cluster it names (it tells nobody which clusters are read through an agent); a valid token
+/// that names another cluster is told it is none.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_agents_door_tells_a_wrong_token_nothing() {
+    use common::agent::AGENT_TOKEN;
+    let dir = tempfile::tempdir().unwrap();
+    let s = serve_an_agents_cluster(dir.path());
+    let push = |auth: &str, cluster: &str| {
+        let mut headers = vec![("DumbMonit-Cluster", cluster)];
+        if !auth.is_empty() {
+            headers.push(("Authorization", auth));
+        }
+        request(s.addr, "POST", "/api/v1/agent/cycles", &headers, b"{}").status
+    };
+    let wrong = "Bearer agent-token-of-nobody-00000000";
+    assert_eq!(push(wrong, "edge"), 401);
+    assert_eq!(push(wrong, "nowhere"), 401, "a name no agent's cluster has: the same answer");
+    assert_eq!(push("", "nowhere"), 401);
+    assert_eq!(push("", "edge"), 401);
+    assert_eq!(push(&format!("Bearer {AGENT_TOKEN}"), "nowhere"), 404, "a valid token is told");
+}
+
+/// Second round, item 8: a form's POST that says neither its Origin nor its Sec-Fetch-Site is
+/// refused, even with the session's cookie and CSRF token, as the docs say; one that says it
+/// comes from this site is taken.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_form_post_that_says_no_origin_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = serve_with_admins(dir.path(), &[]);
+    let b = Browser::open(&s, "/silences/new");
+    let form = {
+        let mut f = form_urlencoded::Serializer::new(String::new());
+        f.append_pair("csrf", &b.csrf).append_pair("matchers", "pod=\"api-0\"").append_pair("duration", "2h");
+        f.finish()
+    };
+    let post = |extra: Option<(&str, &str)>| {
+        let mut headers = vec![
+            ("Authorization", ADMIN),
+            ("Cookie", b.cookie.as_str()),
+            ("Content-Type", "application/x-www-form-urlencoded"),
+        ];
+        headers.extend(extra);
+        request(s.addr, "POST", "/silences", &headers, form.as_bytes())
+    };
+    let r = post(None);
+    assert_eq!(r.status, 403, "{}", r.body);
+    assert!(r.body.contains("says neither its Origin nor its Sec-Fetch-Site"), "{}", r.body);
+    assert!(s.get("/api/v1/silences").json().as_array().unwrap().is_empty(), "nothing was made");
+    assert!(s.log().contains("a change was refused: it says neither its Origin nor its Sec-Fetch-Site"), "{}", s.log());
+    let r = post(Some(("Sec-Fetch-Site", "same-origin")));
+    assert_eq!(r.status, 303, "{}", r.body);
+    assert_eq!(post(Some(("Sec-Fetch-Site", "cross-site"))).status, 403);
+}
+
+/// Second round, item 9: "Only these namespaces" is capped (100): a Test with 2,000 is refused
+/// before any request, the file's too; a Test with 100 sends a bounded number of requests.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_namespaces_read_apart_are_capped() {
+    let h = Harness::start(scenario::healthy(jiff::Timestamp::now())).await;
+    let (ca, url) = (h.sim.ca_pem(), h.sim.url());
+    let token = h.sim.token().to_string();
+    let dir = tempfile::tempdir().unwrap();
+    let s = serve_with_admins(dir.path(), &[]);
+    let mut b = Browser::open(&s, "/clusters/new");
+    let many: Vec<String> = (0..2000).map(|i| format!("team-{i}")).collect();
+    let many = many.join(", ");
+    let mut f = direct(&url, ca, &[("action", "test"), ("name", "lab"), ("token", &token)]);
+    f.push(("namespaces", &many));
+    let r = b.post("/clusters/new", &f);
+    assert_eq!(r.status, 200, "{}", r.body);
+    assert!(r.body.contains("Namespaces: 2000 namespaces; a cluster is read in at most 100"), "{}", r.body);
+    assert!(h.sim.requests().is_empty(), "nothing was sent: {} requests", h.sim.requests().len());
+
+    let hundred: Vec<String> = (0..100).map(|i| format!("team-{i}")).collect();
+    let hundred = hundred.join(", ");
+    b.reopen("/clusters/new");
+    let mut f = direct(&url, ca, &[("action", "test"), ("name", "lab"), ("token", &token)]);
+    f.push(("namespaces", &hundred));
+    let r = b.post("/clusters/new", &f);
+    assert_eq!(r.status, 200, "{}", r.body);
+    let sent = h.sim.requests().len();
+    println!("a Test with 100 namespaces sent {sent} requests");
+    assert!(sent <= 100 * 12 + 20, "{sent} requests");
+
+    // The file's list too.
+    let cfg = dir.path().join("many.toml");
+    let names: Vec<String> = (0..101).map(|i| format!("\"team-{i}\"")).collect();
+    std::fs::write(
+        &cfg,
+        format!(
+            "listen = \"127.0.0.1:0\"\nstate_dir = {:?}\n[[cluster]]\nname = \"lab\"\naddress = {url:?}\ntoken_file = {:?}\nca_file = {:?}\nnamespaces = [{}]\n",
+            path(&dir.path().join("other-state")),
+            path(&h.token_file),
+            path(&h.ca_file),
+            names.join(", ")
+        ),
+    )
+    .unwrap();
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_dumbmonit"))
+        .args(["serve", "--config", cfg.to_str().unwrap()])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success());
+    assert!(stderr.contains("field `namespaces`: 101 namespaces; a cluster is read in at most 100"), "{stderr}");
+}
+
+/// Second round, item 10: comments are capped (4 KiB), so are the silences in force (1,000)
+/// and the maintenance windows (1,000); /silences shows them 100 at a time.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn silences_windows_and_their_comments_are_capped_and_listed_a_page_at_a_time() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = serve_with_admins(dir.path(), &[]);
+    let ends = (jiff::Timestamp::now() + jiff::SignedDuration::from_hours(2)).to_string();
+    let silence = |i: usize, comment: &str| serde_json::json!({"matchers": [{"name": "pod", "value": format!("api-{i}")}], "endsAt": ends, "comment": comment});
+    let r = as_admin(&s, "POST", "/api/v1/silences", &silence(0, &"c".repeat(60_000)));
+    assert_eq!(r.status, 400);
+    assert_eq!(r.json()["error"], "field `comment`: 60000 bytes; it has at most 4096");
+    let window = |i: usize, comment: &str| serde_json::json!({"cluster": format!("edge-{i}"), "startsAt": jiff::Timestamp::now().to_string(), "endsAt": ends, "comment": comment});
+    let r = as_admin(&s, "POST", "/api/v1/maintenance", &window(0, &"c".repeat(60_000)));
+    assert_eq!(r.status, 400);
+    assert_eq!(r.json()["error"], "field `comment`: 60000 bytes; it has at most 4096");
+
+    let comment = "c".repeat(4096);
+    for i in 0..300 {
+        assert_eq!(as_admin(&s, "POST", "/api/v1/silences", &silence(i, &comment)).status, 200, "silence {i}");
+    }
+    let page = s.get("/silences");
+    let second = s.get("/silences?page=3");
+    println!(
+        "/silences with 300 silences of 4 KiB comments: {} bytes; its third page {} bytes",
+        page.body.len(),
+        second.body.len()
+    );
+    assert!(page.body.len() < 1 << 20, "{} bytes", page.body.len());
+    assert!(page.body.contains("1–100 of 300") && page.body.contains("href=\"/silences?page=2\""), "paged");
+    assert!(second.body.contains("201–300 of 300") && second.body.contains("api-299"), "the last page");
+    for i in 300..1000 {
+        assert_eq!(as_admin(&s, "POST", "/api/v1/silences", &silence(i, "")).status, 200, "silence {i}");
+    }
+    let r = as_admin(&s, "POST", "/api/v1/silences", &silence(1000, ""));
+    assert_eq!(r.status, 400);
+    assert_eq!(
+        r.json()["error"],
+        "field `matchers`: 1000 silences are in force already, the most there may be: expire some first"
+    );
+    for i in 0..1000 {
+        assert_eq!(as_admin(&s, "POST", "/api/v1/maintenance", &window(i, "")).status, 200, "window {i}");
+    }
+    let r = as_admin(&s, "POST", "/api/v1/maintenance", &window(1000, ""));
+    assert_eq!(r.status, 400);
+    assert_eq!(r.json()["error"], "1000 maintenance windows are kept already, the most there may be: end some first");
+}
+
+/// Second round, item 11: characters that turn text around or hide it, in what an agent says,
+/// are shown on the pages as visible escapes, as the log shows them.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn direction_and_control_characters_are_shown_as_escapes() {
+    use common::agent::AGENT_TOKEN;
+    let dir = tempfile::tempdir().unwrap();
+    let s = serve_an_agents_cluster(dir.path());
+    let report = small_report(
+        "refused \u{1b}[31m by the API server",
+        "https://10.43.0.1:443/\u{202e}gnp.exe",
+        Some("a note \u{2066}isolated\u{2069}"),
+    );
+    let r = request(
+        s.addr,
+        "POST",
+        "/api/v1/agent/cycles",
+        &[("Authorization", &format!("Bearer {AGENT_TOKEN}"))],
+        &report,
+    );
+    assert_eq!(r.status, 200, "{}", r.body);
+    let page = s.wait_for("/clusters/edge", "the report taken", |r| r.body.contains("by the API server"));
+    for c in ['\u{202e}', '\u{1b}', '\u{2066}', '\u{2069}'] {
+        assert!(!page.body.contains(c), "{c:?} on the page");
+    }
+    assert!(page.body.contains("https://10.43.0.1:443/\\u{202e}gnp.exe"), "{}", page.body);
+    assert!(page.body.contains("refused \\u{1b}[31m by the API server"), "{}", page.body);
+    for path in ["/", "/clusters"] {
+        assert!(!s.get(path).body.contains('\u{202e}'), "{path}");
+    }
+}
+
+/// Second round, item 12: a user and password in a webhook's URL are sent as basic
+/// authentication (and the URL requested is without them).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_user_and_password_in_a_notifiers_url_are_sent_as_basic_authentication() {
+    use base64::Engine;
+    let password = "url-password-5e1f-9a0b";
+    register_secret(password);
+    let receiver = common::receiver::Receiver::start().await;
+    let url = receiver.url().replacen("http://", &format!("http://ops:{password}@"), 1);
+    let extra = format!("[[notifier]]\ntype = \"webhook\"\nurl = \"{url}/hook\"\nheartbeat = \"1s\"\n");
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = common::web::write_config(dir.path(), &extra, &[]);
+    let _s = Served::start(&cfg, &[]);
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    while receiver.received.lock().unwrap().is_empty() {
+        assert!(std::time::Instant::now() < deadline, "no heartbeat reached the receiver");
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    let got = receiver.received.lock().unwrap()[0].clone();
+    let expected = format!("Basic {}", base64::engine::general_purpose::STANDARD.encode(format!("ops:{password}")));
+    assert_eq!((got.path.as_str(), got.authorization.as_str()), ("/hook", expected.as_str()));
 }

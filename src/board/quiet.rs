@@ -15,7 +15,7 @@ use crate::silence::maintenance::{API, WindowError};
 use crate::silence::postable::{
     PostableSilence, PostableWindow, SilenceError, silence_json, stored_silence, stored_window, window_json,
 };
-use crate::silence::{Quiet, Silence, SilenceState, Window};
+use crate::silence::{MAX_COMMENT, MAX_CREATED_BY, MAX_WINDOWS, Quiet, Silence, SilenceState, Window};
 use crate::state::{AuditEntry, Kept, QuietKind, StateError};
 
 /// The parts, and what the cycles read: all of them together.
@@ -72,12 +72,18 @@ pub enum QuietError {
     NotKept(#[from] StateError),
     #[error("field `matchers`: {MAX_SILENCES} silences are in force already, the most there may be: expire some first")]
     TooManySilences,
+    #[error("{MAX_WINDOWS} maintenance windows are kept already, the most there may be: end some first")]
+    TooManyWindows,
     #[error(
         "field `matchers`: the regular expressions of every silence in force would take more than {} compiled together: expire some first",
         size(TOTAL_BUDGET)
     )]
     OverTotal,
 }
+
+/// The silences kept at most, expired ones included (those in force are at most
+/// [`MAX_SILENCES`]).
+const MAX_KEPT: usize = 2 * MAX_SILENCES;
 
 /// How long an expired silence is still listed (Alertmanager's default retention).
 const EXPIRED_KEPT: SignedDuration = SignedDuration::from_hours(5 * 24);
@@ -243,11 +249,30 @@ impl Board {
     }
 
     fn keep_silence(&self, s: Silence, entry: &AuditEntry) -> Result<(), QuietError> {
-        let body = silence_json(&s, self.now()).to_string();
-        self.store.lock().expect("store lock").keep(QuietKind::Silence, &Kept { id: s.id.clone(), body }, entry)?;
-        self.changed(|p| match p.kept_silences.iter_mut().find(|k| k.id == s.id) {
-            Some(k) => *k = s,
-            None => p.kept_silences.push(s),
+        let now = self.now();
+        let body = silence_json(&s, now).to_string();
+        let mut store = self.store.lock().expect("store lock");
+        store.keep(QuietKind::Silence, &Kept { id: s.id.clone(), body }, entry)?;
+        // Expired silences are listed five days, but never more than MAX_KEPT of them all: the
+        // ones that ended first are forgotten first.
+        let forgotten: Vec<String> = {
+            let parts = self.quiet.read().expect("quiet lock");
+            let over = (parts.kept_silences.len() + 1).saturating_sub(MAX_KEPT);
+            let mut expired: Vec<&Silence> =
+                parts.kept_silences.iter().filter(|k| k.id != s.id && k.state(now) == SilenceState::Expired).collect();
+            expired.sort_by_key(|k| k.ends_at);
+            expired.iter().take(over).map(|k| k.id.clone()).collect()
+        };
+        if !forgotten.is_empty() {
+            let _ = store.forget(QuietKind::Silence, &forgotten);
+        }
+        drop(store);
+        self.changed(|p| {
+            p.kept_silences.retain(|k| !forgotten.contains(&k.id));
+            match p.kept_silences.iter_mut().find(|k| k.id == s.id) {
+                Some(k) => *k = s,
+                None => p.kept_silences.push(s),
+            }
         });
         Ok(())
     }
@@ -486,6 +511,17 @@ impl Board {
                 Some(w) => Some(w.id.clone()),
             },
         };
+        if changing.is_none() && quiet.windows.iter().filter(|w| !w.from_file).count() >= MAX_WINDOWS {
+            return Err(QuietError::TooManyWindows);
+        }
+        for (field, text, most) in [
+            ("comment", body.comment.as_str(), MAX_COMMENT),
+            ("createdBy", body.created_by.as_deref().unwrap_or(""), MAX_CREATED_BY),
+        ] {
+            if text.len() > most {
+                return Err(WindowError::TextTooLong { field, len: text.len(), most }.into());
+            }
+        }
         let id = changing.clone().unwrap_or_else(uuid);
         let created_by = body.created_by.as_deref().map(str::trim).filter(|s| !s.is_empty()).unwrap_or(who);
         let w = Window::from_spec(id.clone(), &body.spec(), API, created_by.to_string(), false, Some(now))?;

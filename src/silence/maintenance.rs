@@ -185,6 +185,8 @@ pub enum WindowError {
     Zone { field: &'static str, value: String },
     #[error("field `duration`: {value:?} is not a duration above 0 (such as 2h or 90m)")]
     Duration { value: String },
+    #[error("field `{field}`: {len} bytes; it has at most {most}")]
+    TextTooLong { field: &'static str, len: usize, most: usize },
 }
 
 impl Window {

@@ -84,6 +84,8 @@ pub enum SilenceError {
     Everything,
     #[error("field `{field}`: {value:?} is not an RFC 3339 time (such as 2026-12-06T02:00:00Z)")]
     Time { field: &'static str, value: String },
+    #[error("field `{field}`: {len} bytes; it has at most {most}")]
+    TextTooLong { field: &'static str, len: usize, most: usize },
     #[error("field `endsAt`: not after `startsAt`")]
     EndFirst,
     #[error("field `endsAt`: already past")]
@@ -107,6 +109,14 @@ impl PostableSilence {
     pub fn silence(&self, id: String, who: &str, now: Timestamp, everything: bool) -> Result<Silence, SilenceError> {
         if self.matchers.is_empty() {
             return Err(SilenceError::NoMatchers);
+        }
+        for (field, text, most) in [
+            ("comment", self.comment.as_str(), super::MAX_COMMENT),
+            ("createdBy", self.created_by.as_deref().unwrap_or(""), super::MAX_CREATED_BY),
+        ] {
+            if text.len() > most {
+                return Err(SilenceError::TextTooLong { field, len: text.len(), most });
+            }
         }
         let matchers = super::budgeted(self.matchers.iter().map(ApiMatcher::parts), true)?;
         if !everything && matchers.iter().all(Matcher::matches_anything) {

@@ -81,7 +81,7 @@ pub fn refusal(e: &QuietError) -> Refused {
         QuietError::NoSilence { .. } | QuietError::NoWindow { .. } => StatusCode::NOT_FOUND,
         QuietError::FromFile { .. } => StatusCode::CONFLICT,
         QuietError::NotKept(_) => StatusCode::INTERNAL_SERVER_ERROR,
-        QuietError::TooManySilences | QuietError::OverTotal => StatusCode::BAD_REQUEST,
+        QuietError::TooManySilences | QuietError::OverTotal | QuietError::TooManyWindows => StatusCode::BAD_REQUEST,
     };
     (status, e.to_string())
 }

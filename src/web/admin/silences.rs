@@ -55,11 +55,51 @@ fn form_page(
     with_session(respond(StatusCode::OK, HTML, page_of(board, title, body(&csrf))), &s, https)
 }
 
+/// Silences, and maintenance windows, shown on one page of `/silences`.
+const PER_PAGE: usize = 100;
+
+/// `?page=N` (the silences') and `?windows=N` (the maintenance windows'), from 1.
+#[derive(Debug, Default, Deserialize)]
+pub(crate) struct Pages {
+    #[serde(default)]
+    page: Option<usize>,
+    #[serde(default)]
+    windows: Option<usize>,
+}
+
+/// The items of page `n` (from 1) of a list, and the links to the pages beside it.
+fn page_of_list<'a, T>(
+    items: &'a [T],
+    n: Option<usize>,
+    param: &str,
+    other: Option<(&str, usize)>,
+) -> (&'a [T], Markup) {
+    let pages = items.len().div_ceil(PER_PAGE).max(1);
+    let n = n.unwrap_or(1).clamp(1, pages);
+    let from = (n - 1) * PER_PAGE;
+    let shown = &items[from..(from + PER_PAGE).min(items.len())];
+    let link = |to: usize| match other {
+        Some((name, at)) if at > 1 => format!("/silences?{param}={to}&{name}={at}"),
+        _ => format!("/silences?{param}={to}"),
+    };
+    let nav = html! {
+        @if pages > 1 {
+            p.pages {
+                (tr("q-page", &[("from", (from + 1).into()), ("to", (from + shown.len()).into()), ("total", items.len().into())]))
+                @if n > 1 { " " a href=(link(n - 1)) { (t("q-previous")) } }
+                @if n < pages { " " a href=(link(n + 1)) { (t("q-next")) } }
+            }
+        }
+    };
+    (shown, nav)
+}
+
 /// `GET /silences`
 pub(crate) async fn list(
     State(board): State<Arc<Board>>,
     https: axum::Extension<Https>,
     axum::Extension(role): axum::Extension<Checked>,
+    axum::extract::Query(pages): axum::extract::Query<Pages>,
     headers: HeaderMap,
 ) -> Response {
     let admin = admin_token(&board, &headers, &role, https.0);
@@ -69,6 +109,11 @@ pub(crate) async fn list(
     let home = board.silence_home().map(|(set, at)| set[at].name.clone());
     let mut silences: Vec<&Silence> = quiet.silences.iter().collect();
     silences.sort_by_key(|s| (s.state(now) == SilenceState::Expired, !s.from_file, s.ends_at));
+    let windows = board.windows_json();
+    let (silences_shown, silences_nav) =
+        page_of_list(&silences, pages.page, "page", Some(("windows", pages.windows.unwrap_or(1))));
+    let (windows_shown, windows_nav) =
+        page_of_list(&windows, pages.windows, "windows", Some(("page", pages.page.unwrap_or(1))));
     let body = html! {
         h1 { (t("q-silences")) }
         @if let Some(name) = &home {
@@ -84,7 +129,7 @@ pub(crate) async fn list(
                 table.silences {
                     thead { tr { th { (t("col-state")) } th { (t("q-col-matchers")) } th { (t("q-col-until")) } th { (t("q-col-by")) } th { (t("q-col-comment")) } th {} } }
                     tbody {
-                        @for s in &silences {
+                        @for s in silences_shown {
                             @let state = s.state(now).as_str();
                             tr data-silence=(s.id) {
                                 td class=(state) { (t(&format!("q-state-{state}"))) }
@@ -110,6 +155,7 @@ pub(crate) async fn list(
                 }
             }
         }
+        (silences_nav)
         @let refused = board.home_refused();
         @if !refused.is_empty() {
             h2 { (t("q-not-applied-title")) }
@@ -117,7 +163,7 @@ pub(crate) async fn list(
                 table.silences {
                     thead { tr { th { (t("col-state")) } th { (t("q-col-matchers")) } th { (t("q-col-by")) } } }
                     tbody {
-                        @for r in &refused {
+                        @for r in refused.iter().take(PER_PAGE) {
                             tr data-silence=(r.id) {
                                 td.not-applied { (tr("q-not-applied", &[("why", r.why.clone().into())])) }
                                 td { code { (r.matchers) } }
@@ -132,7 +178,6 @@ pub(crate) async fn list(
             p.actions { a href="/silences/new" { (t("q-new-silence")) } }
         }
         h2 { (t("q-windows")) }
-        @let windows = board.windows_json();
         @if windows.is_empty() {
             p { (t("q-no-window")) }
         } @else {
@@ -140,7 +185,7 @@ pub(crate) async fn list(
                 table {
                     thead { tr { th { (t("col-state")) } th { (t("q-col-clusters")) } th { (t("col-when")) } th { (t("q-col-by")) } th { (t("q-col-comment")) } th {} } }
                     tbody {
-                        @for w in &windows {
+                        @for w in windows_shown {
                             tr {
                                 td { (t(&format!("q-state-{}", w["status"]["state"].as_str().unwrap_or("expired")))) }
                                 td { code { (w["cluster"].as_str().unwrap_or("")) } }
@@ -171,6 +216,7 @@ pub(crate) async fn list(
                 }
             }
         }
+        (windows_nav)
         @if csrf.is_some() {
             p.actions { a href="/maintenance/new" { (t("q-new-window")) } }
         }
