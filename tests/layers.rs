@@ -305,3 +305,87 @@ fn an_upward_grouped_or_super_import_fails_the_check() {
     ]);
     assert!(fine.is_empty(), "{fine:?}");
 }
+
+/// The public functions (`pub fn`, `pub async fn`, in impls and modules too, unit tests left
+/// out) whose result's error is a bare `String`: an error of that kind cannot be matched on,
+/// and says nothing of what went wrong to the code that gets it.
+fn string_errors(text: &str) -> Vec<String> {
+    let tokens: TokenStream = text.parse().unwrap_or_else(|e| panic!("not Rust tokens: {e:?}"));
+    let mut found = Vec::new();
+    find_string_errors(&tokens.into_iter().collect::<Vec<_>>(), &mut found);
+    found
+}
+
+fn find_string_errors(tokens: &[TokenTree], found: &mut Vec<String>) {
+    let mut i = 0;
+    while i < tokens.len() {
+        if cfg_test(tokens, i) {
+            i = after_item(tokens, i + 2);
+            continue;
+        }
+        if let TokenTree::Group(g) = &tokens[i] {
+            find_string_errors(&g.stream().into_iter().collect::<Vec<_>>(), found);
+        }
+        let is = |at: usize, word: &str| matches!(tokens.get(at), Some(TokenTree::Ident(id)) if id == word);
+        if is(i, "pub") {
+            // `pub fn`, `pub async fn`, `pub const fn`, `pub unsafe fn`.
+            let mut at = i + 1;
+            while is(at, "async") || is(at, "const") || is(at, "unsafe") {
+                at += 1;
+            }
+            if is(at, "fn")
+                && let Some(TokenTree::Ident(name)) = tokens.get(at + 1)
+            {
+                // The return type: after the first `->` outside the parameters, up to the body,
+                // a `where` or the end.
+                let punct = |k: usize, c: char| matches!(tokens.get(k), Some(TokenTree::Punct(p)) if p.as_char() == c);
+                let body = |k: usize| matches!(&tokens[k], TokenTree::Group(g) if g.delimiter() == Delimiter::Brace);
+                let mut j = at + 2;
+                let arrow = |k: usize| punct(k, '-') && punct(k + 1, '>');
+                while !(j >= tokens.len() || arrow(j) || body(j) || punct(j, ';')) {
+                    j += 1;
+                }
+                let start = if punct(j, '-') { j + 2 } else { tokens.len() };
+                let returns: Vec<String> = tokens[start.min(tokens.len())..]
+                    .iter()
+                    .take_while(|t| {
+                        !matches!(t, TokenTree::Group(g) if g.delimiter() == Delimiter::Brace)
+                            && !matches!(t, TokenTree::Ident(id) if id == "where")
+                            && !matches!(t, TokenTree::Punct(p) if p.as_char() == ';')
+                    })
+                    .map(ToString::to_string)
+                    .collect();
+                let returns = returns.join(" ");
+                if returns.contains("Result <") && returns.ends_with(", String >") {
+                    found.push(name.to_string());
+                }
+            }
+        }
+        i += 1;
+    }
+}
+
+#[test]
+fn no_public_function_returns_a_bare_string_as_its_error() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut paths = Vec::new();
+    files(&src, &mut paths);
+    let mut found = Vec::new();
+    for p in paths {
+        let text = std::fs::read_to_string(&p).unwrap();
+        for name in string_errors(&text) {
+            found.push(format!("{}: {name}", p.strip_prefix(&src).unwrap().display()));
+        }
+    }
+    assert!(found.is_empty(), "public functions whose error is a bare String (give them an error type): {found:#?}");
+}
+
+#[test]
+fn the_string_error_scan_sees_them_wherever_they_are() {
+    let text = "pub fn a() -> Result<u8, String> { 1 }\n\
+                fn private() -> Result<u8, String> { 1 }\n\
+                impl X {\n    pub async fn c(&self, f: impl Fn() -> u8) -> Result<Vec<u8>, String>\n    where Self: Sized { todo!() }\n    pub fn d() -> Result<(), E> { todo!() }\n    pub fn e(s: Result<u8, String>) -> u8 { 1 }\n}\n\
+                pub mod m { pub fn f() -> std::result::Result<u8, String>; }\n\
+                #[cfg(test)]\nmod tests { pub fn g() -> Result<u8, String> { 1 } }";
+    assert_eq!(string_errors(text), ["a", "c", "f"]);
+}

@@ -229,7 +229,9 @@ impl Board {
             .collect();
         let windows: Vec<Window> = windows
             .iter()
-            .filter_map(|k| stored_window(&k.body).map_err(|e| unreadable("maintenance window", &k.id, &e)).ok())
+            .filter_map(|k| {
+                stored_window(&k.body).map_err(|e| unreadable("maintenance window", &k.id, &e.to_string())).ok()
+            })
             .collect();
         let forgotten: Vec<String> = silences
             .iter()

@@ -527,7 +527,8 @@ fn decode_json<T: Followed>(line: &[u8]) -> Result<Change<T>, String> {
 fn decode_protobuf<T: Followed>(event: &[u8]) -> Result<Change<T>, String> {
     use prost::Message;
     let event = proto::WatchEvent::decode(event).map_err(|e| format!("invalid watch event: {e}"))?;
-    let object = proto::unwrap(event.object.as_ref().map_or(&[][..], |o| o.raw.as_slice()))?.raw;
+    let object =
+        proto::unwrap(event.object.as_ref().map_or(&[][..], |o| o.raw.as_slice())).map_err(|e| e.to_string())?.raw;
     let head = || {
         proto::Head::decode(object.as_slice())
             .map(|h| h.metadata.unwrap_or_default())

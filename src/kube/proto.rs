@@ -65,12 +65,23 @@ pub struct Enveloped {
     pub raw: Vec<u8>,
 }
 
+/// Why an object could not be taken out of its envelope.
+#[derive(Debug, thiserror::Error)]
+pub enum EnvelopeError {
+    #[error("an object without the protobuf envelope")]
+    NoMagic,
+    #[error("invalid protobuf envelope: {0}")]
+    Invalid(#[from] prost::DecodeError),
+    #[error("an object encoded as {0:?}")]
+    Encoded(String),
+}
+
 /// Takes an object out of the `k8s\0` magic and its `Unknown` envelope.
-pub fn unwrap(data: &[u8]) -> Result<Enveloped, String> {
-    let inner = data.strip_prefix(MAGIC).ok_or("an object without the protobuf envelope")?;
-    let unknown = Unknown::decode(inner).map_err(|e| format!("invalid protobuf envelope: {e}"))?;
+pub fn unwrap(data: &[u8]) -> Result<Enveloped, EnvelopeError> {
+    let inner = data.strip_prefix(MAGIC).ok_or(EnvelopeError::NoMagic)?;
+    let unknown = Unknown::decode(inner)?;
     if !unknown.content_encoding.is_empty() {
-        return Err(format!("an object encoded as {:?}", unknown.content_encoding));
+        return Err(EnvelopeError::Encoded(unknown.content_encoding));
     }
     Ok(Enveloped { kind: unknown.type_meta.map(|t| t.kind).unwrap_or_default(), raw: unknown.raw })
 }
@@ -186,7 +197,7 @@ mod tests {
         let object = unwrap(&data).unwrap();
         assert_eq!(object.kind, "Pod");
         assert_eq!(Head::decode(object.raw.as_slice()).unwrap().metadata, Some(meta));
-        assert!(unwrap(b"{\"kind\":\"Pod\"}").unwrap_err().contains("without the protobuf envelope"));
+        assert!(unwrap(b"{\"kind\":\"Pod\"}").unwrap_err().to_string().contains("without the protobuf envelope"));
         assert!(unwrap(b"k8s\0\xff\xff").is_err(), "garbage behind the magic is refused");
     }
 

@@ -56,6 +56,19 @@ impl Lang {
         }
     }
 
+    /// Whether the message files of this language have `id` (or `id.attribute`) themselves:
+    /// what [`Lang::t`] would otherwise fall back from.
+    pub fn has(self, id: &str) -> bool {
+        let (name, attribute) = match id.split_once('.') {
+            Some((n, a)) => (n, Some(a)),
+            None => (id, None),
+        };
+        self.bundle().get_message(name).is_some_and(|m| match attribute {
+            Some(a) => m.get_attribute(a).is_some(),
+            None => m.value().is_some(),
+        })
+    }
+
     /// A message without arguments.
     pub fn t(self, id: &str) -> String {
         self.format(id, None)

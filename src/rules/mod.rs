@@ -235,11 +235,18 @@ pub fn words_of(alertname: &str) -> Option<&'static str> {
 mod words {
     /// Every rule has its words, in both languages (the key-parity test holds French to English).
     #[test]
-    fn every_rule_has_a_title_and_a_summary() {
+    fn every_rule_has_its_messages_in_both_languages() {
+        // Checked against the message files themselves, not through `t`, which falls back to
+        // the id of a message it lacks.
         for r in super::RULES {
             for lang in [crate::lang::Lang::En, crate::lang::Lang::Fr] {
-                assert!(!lang.t(&format!("{}.title", r.words)).is_empty(), "{}", r.alertname);
+                for part in ["title", "summary", "prom-summary", "prom-description"] {
+                    let id = format!("{}.{part}", r.words);
+                    assert!(lang.has(&id), "{}: no {id} in locales/{}/rules.ftl", r.alertname, lang.code());
+                }
             }
         }
+        assert!(!crate::lang::Lang::En.has("rule-no-such-rule.title"), "the check can fail");
+        assert!(!crate::lang::Lang::Fr.has("rule-node-not-ready.no-such-part"));
     }
 }

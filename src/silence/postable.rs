@@ -302,9 +302,18 @@ pub fn window_json(w: &Window, now: Timestamp) -> Value {
     v
 }
 
+/// Why a stored window is not read back.
+#[derive(Debug, thiserror::Error)]
+pub enum StoredWindowError {
+    #[error("not a maintenance window: {0}")]
+    Unreadable(String),
+    #[error(transparent)]
+    Window(#[from] super::maintenance::WindowError),
+}
+
 /// A stored window read back (what [`window_json`] wrote).
-pub fn stored_window(text: &str) -> Result<Window, String> {
-    let v: Value = serde_json::from_str(text).map_err(|e| e.to_string())?;
+pub fn stored_window(text: &str) -> Result<Window, StoredWindowError> {
+    let v: Value = serde_json::from_str(text).map_err(|e| StoredWindowError::Unreadable(e.to_string()))?;
     let s = |k: &str| v.get(k).and_then(Value::as_str).map(str::to_string);
     let spec = Spec {
         cluster: s("cluster").unwrap_or_default(),
@@ -322,8 +331,7 @@ pub fn stored_window(text: &str) -> Result<Window, String> {
         s("createdBy").unwrap_or_default(),
         false,
         None,
-    )
-    .map_err(|e| e.to_string())?;
+    )?;
     w.updated_at = s("updatedAt").and_then(|t| t.parse().ok());
     Ok(w)
 }

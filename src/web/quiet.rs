@@ -11,7 +11,7 @@
 use std::sync::Arc;
 
 use axum::extract::{Path, RawQuery, State};
-use axum::response::Response;
+use axum::response::{IntoResponse, Response};
 use bytes::Bytes;
 use http::{HeaderMap, StatusCode};
 use serde_json::json;
@@ -23,24 +23,61 @@ use crate::board::{AckError, Board, QuietError};
 use crate::logs::Event;
 use crate::silence::postable::{PostableSilence, PostableWindow};
 
-fn error(status: StatusCode, message: &str) -> Response {
-    respond(status, JSON, super::api::error(message))
+/// A refused request of the API: its status, and why, answered as `{"error": why}`. Every
+/// handler of this file returns it, so that a refusal is answered in one place.
+#[derive(Debug)]
+pub struct Refused {
+    pub status: StatusCode,
+    pub why: String,
 }
 
-/// A refused request: its status, and why.
-pub type Refused = (StatusCode, String);
+impl Refused {
+    fn new(status: StatusCode, why: impl Into<String>) -> Refused {
+        Refused { status, why: why.into() }
+    }
+}
+
+impl IntoResponse for Refused {
+    fn into_response(self) -> Response {
+        respond(self.status, JSON, super::api::error(&self.why))
+    }
+}
+
+impl From<QuietError> for Refused {
+    fn from(e: QuietError) -> Refused {
+        let status = match e {
+            QuietError::Silence(_) | QuietError::Window(_) => StatusCode::BAD_REQUEST,
+            QuietError::NoSilence { .. } | QuietError::NoWindow { .. } => StatusCode::NOT_FOUND,
+            QuietError::FromFile { .. } => StatusCode::CONFLICT,
+            QuietError::NotKept(_) => StatusCode::INTERNAL_SERVER_ERROR,
+            QuietError::TooManySilences | QuietError::OverTotal | QuietError::TooManyWindows => StatusCode::BAD_REQUEST,
+        };
+        Refused::new(status, e.to_string())
+    }
+}
+
+impl From<AckError> for Refused {
+    fn from(e: AckError) -> Refused {
+        let status = match e {
+            AckError::NoAlert { .. } => StatusCode::NOT_FOUND,
+            AckError::NotFiring { .. } => StatusCode::CONFLICT,
+            AckError::NotKept(_) => StatusCode::INTERNAL_SERVER_ERROR,
+        };
+        Refused::new(status, e.to_string())
+    }
+}
 
 /// Who asks, when it is an admin; else why not.
 fn admin(board: &Board, role: &Checked) -> Result<String, Refused> {
     if !board.protection().has_admins() {
-        return Err((
+        return Err(Refused::new(
             StatusCode::FORBIDDEN,
-            "this monitor is read-only: give admins in the configuration file's [auth.admin] section".into(),
+            "this monitor is read-only: give admins in the configuration file's [auth.admin] section",
         ));
     }
     match &role.0 {
         Some(Role::Admin(who)) => Ok(who.clone()),
-        _ => Err((StatusCode::FORBIDDEN, "this change needs the admin credentials of [auth.admin]".into())),
+        _ => Err(Refused::new(StatusCode::FORBIDDEN, "this change needs the admin credentials of [auth.admin]")),
     }
 }
 
@@ -53,9 +90,13 @@ fn body<T: serde::de::DeserializeOwned>(headers: &HeaderMap, body: &[u8]) -> Res
         .and_then(|v| v.split(';').next())
         .is_some_and(|v| v.trim().eq_ignore_ascii_case("application/json"));
     if !json {
-        return Err((StatusCode::UNSUPPORTED_MEDIA_TYPE, "send the body as Content-Type: application/json".into()));
+        return Err(Refused::new(
+            StatusCode::UNSUPPORTED_MEDIA_TYPE,
+            "send the body as Content-Type: application/json",
+        ));
     }
-    serde_json::from_slice(body).map_err(|e| (StatusCode::BAD_REQUEST, format!("the body cannot be read: {e}")))
+    serde_json::from_slice(body)
+        .map_err(|e| Refused::new(StatusCode::BAD_REQUEST, format!("the body cannot be read: {e}")))
 }
 
 /// Who asks and what the JSON body says, once the role and the body's type are checked.
@@ -67,23 +108,6 @@ fn change<T: serde::de::DeserializeOwned>(
 ) -> Result<(String, T), Refused> {
     let who = admin(board, role)?;
     Ok((who, body(headers, bytes)?))
-}
-
-fn refused(e: &QuietError) -> Response {
-    let (status, why) = refusal(e);
-    error(status, &why)
-}
-
-/// The status of a refused change, and why.
-pub fn refusal(e: &QuietError) -> Refused {
-    let status = match e {
-        QuietError::Silence(_) | QuietError::Window(_) => StatusCode::BAD_REQUEST,
-        QuietError::NoSilence { .. } | QuietError::NoWindow { .. } => StatusCode::NOT_FOUND,
-        QuietError::FromFile { .. } => StatusCode::CONFLICT,
-        QuietError::NotKept(_) => StatusCode::INTERNAL_SERVER_ERROR,
-        QuietError::TooManySilences | QuietError::OverTotal | QuietError::TooManyWindows => StatusCode::BAD_REQUEST,
-    };
-    (status, e.to_string())
 }
 
 /// `?force=true` (or `force=1`) confirms a silence of every alert.
@@ -103,15 +127,10 @@ pub async fn post_silence(
     RawQuery(query): RawQuery,
     headers: HeaderMap,
     bytes: Bytes,
-) -> Response {
-    let (who, posted) = match change::<PostableSilence>(&board, &role, &headers, &bytes) {
-        Ok(c) => c,
-        Err((status, why)) => return error(status, &why),
-    };
-    match make_silence(&board, &posted, &who, forced(query.as_deref())).await {
-        Ok(id) => respond(StatusCode::OK, JSON, json!({"silenceID": id}).to_string()),
-        Err((status, why)) => error(status, &why),
-    }
+) -> Result<Response, Refused> {
+    let (who, posted) = change::<PostableSilence>(&board, &role, &headers, &bytes)?;
+    let id = make_silence(&board, &posted, &who, forced(query.as_deref())).await?;
+    Ok(respond(StatusCode::OK, JSON, json!({"silenceID": id}).to_string()))
 }
 
 /// Makes (or changes) a silence where silences live: in Alertmanager when it is their home,
@@ -129,8 +148,7 @@ pub async fn make_silence(
             let (b, posted, who_) = (board.clone(), posted.clone(), who.to_string());
             tokio::task::spawn_blocking(move || b.post_silence(&posted, &who_, everything))
                 .await
-                .map_err(|_| (StatusCode::INTERNAL_SERVER_ERROR, "the silence was not made".to_string()))?
-                .map_err(|e| refusal(&e))?
+                .map_err(|_| Refused::new(StatusCode::INTERNAL_SERVER_ERROR, "the silence was not made"))??
         }
     };
     QuietChanged { user: who, action: "silence made or changed", id: &id }.emit();
@@ -142,14 +160,16 @@ pub async fn end_silence(board: &Arc<Board>, id: &str, who: &str) -> Result<(), 
     if let Some((set, at)) = board.silence_home().filter(|_| board.is_home_silence(id)) {
         let n = &set[at];
         let client = crate::notify::Client::new();
-        crate::notify::silences::expire(&client, n, id).await.map_err(|e| (StatusCode::BAD_GATEWAY, e.to_string()))?;
+        crate::notify::silences::expire(&client, n, id)
+            .await
+            .map_err(|e| Refused::new(StatusCode::BAD_GATEWAY, e.to_string()))?;
         let cluster = board.quiet().silence(id).map(crate::board::cluster_of).unwrap_or_default();
         board
             .audit_change(who, format!("silence {id} expired in Alertmanager {}", n.name), cluster)
-            .map_err(|e| (StatusCode::INTERNAL_SERVER_ERROR, e.to_string()))?;
+            .map_err(|e| Refused::new(StatusCode::INTERNAL_SERVER_ERROR, e.to_string()))?;
         refresh_home(board, &client, n).await;
     } else {
-        board.expire_silence(id, who).map_err(|e| refusal(&e))?;
+        board.expire_silence(id, who)?;
     }
     QuietChanged { user: who, action: "silence expired", id }.emit();
     Ok(())
@@ -160,15 +180,10 @@ pub async fn delete_silence(
     State(board): State<Arc<Board>>,
     axum::Extension(role): axum::Extension<Checked>,
     Path(id): Path<String>,
-) -> Response {
-    let who = match admin(&board, &role) {
-        Ok(w) => w,
-        Err((status, why)) => return error(status, &why),
-    };
-    match end_silence(&board, &id, &who).await {
-        Ok(()) => respond(StatusCode::OK, JSON, ""),
-        Err((status, why)) => error(status, &why),
-    }
+) -> Result<Response, Refused> {
+    let who = admin(&board, &role)?;
+    end_silence(&board, &id, &who).await?;
+    Ok(respond(StatusCode::OK, JSON, ""))
 }
 
 /// Alertmanager is the home of silences: checked here, made there, read back at once.
@@ -182,18 +197,17 @@ async fn post_home_silence(
     let (b, checked, who_) = (board.clone(), posted.clone(), who.to_string());
     let silence = tokio::task::spawn_blocking(move || b.check_home_silence(&checked, &who_, everything))
         .await
-        .map_err(|_| (StatusCode::INTERNAL_SERVER_ERROR, "the silence was not checked".to_string()))?
-        .map_err(|e| refusal(&e))?;
+        .map_err(|_| Refused::new(StatusCode::INTERNAL_SERVER_ERROR, "the silence was not checked"))??;
     let client = crate::notify::Client::new();
     let id = crate::notify::silences::create(&client, n, &crate::silence::postable::postable_json(&silence))
         .await
-        .map_err(|e| (StatusCode::BAD_GATEWAY, e.to_string()))?;
+        .map_err(|e| Refused::new(StatusCode::BAD_GATEWAY, e.to_string()))?;
     let verb = if silence.id.is_empty() { "created" } else { "changed" };
     let until = silence.ends_at.map(|e| e.to_string()).unwrap_or_default();
     let action = format!("silence {id} {verb} in Alertmanager {}: {} until {until}", n.name, silence.matchers_text());
     board
         .audit_change(who, action, crate::board::cluster_of(&silence))
-        .map_err(|e| (StatusCode::INTERNAL_SERVER_ERROR, e.to_string()))?;
+        .map_err(|e| Refused::new(StatusCode::INTERNAL_SERVER_ERROR, e.to_string()))?;
     refresh_home(board, &client, n).await;
     Ok(id)
 }
@@ -217,18 +231,11 @@ pub async fn post_window(
     axum::Extension(role): axum::Extension<Checked>,
     headers: HeaderMap,
     bytes: Bytes,
-) -> Response {
-    let (who, posted) = match change::<PostableWindow>(&board, &role, &headers, &bytes) {
-        Ok(c) => c,
-        Err((status, why)) => return error(status, &why),
-    };
-    match board.post_window(&posted, &who) {
-        Ok(id) => {
-            QuietChanged { user: &who, action: "maintenance window made or changed", id: &id }.emit();
-            respond(StatusCode::OK, JSON, json!({"id": id}).to_string())
-        }
-        Err(e) => refused(&e),
-    }
+) -> Result<Response, Refused> {
+    let (who, posted) = change::<PostableWindow>(&board, &role, &headers, &bytes)?;
+    let id = board.post_window(&posted, &who)?;
+    QuietChanged { user: &who, action: "maintenance window made or changed", id: &id }.emit();
+    Ok(respond(StatusCode::OK, JSON, json!({"id": id}).to_string()))
 }
 
 /// `DELETE /api/v1/maintenance/{id}`: ends it now.
@@ -236,18 +243,11 @@ pub async fn delete_window(
     State(board): State<Arc<Board>>,
     axum::Extension(role): axum::Extension<Checked>,
     Path(id): Path<String>,
-) -> Response {
-    let who = match admin(&board, &role) {
-        Ok(w) => w,
-        Err((status, why)) => return error(status, &why),
-    };
-    match board.end_window(&id, &who) {
-        Ok(()) => {
-            QuietChanged { user: &who, action: "maintenance window ended", id: &id }.emit();
-            respond(StatusCode::OK, JSON, "")
-        }
-        Err(e) => refused(&e),
-    }
+) -> Result<Response, Refused> {
+    let who = admin(&board, &role)?;
+    board.end_window(&id, &who)?;
+    QuietChanged { user: &who, action: "maintenance window ended", id: &id }.emit();
+    Ok(respond(StatusCode::OK, JSON, ""))
 }
 
 /// What `POST /api/v1/alerts/{fingerprint}/ack` takes.
@@ -265,25 +265,11 @@ pub async fn acknowledge(
     Path(print): Path<String>,
     headers: HeaderMap,
     bytes: Bytes,
-) -> Response {
-    let (who, posted) = match change::<AckBody>(&board, &role, &headers, &bytes) {
-        Ok(c) => c,
-        Err((status, why)) => return error(status, &why),
-    };
-    match board.acknowledge(&print, &who, &posted.comment) {
-        Ok((_, ack)) => {
-            QuietChanged { user: &who, action: "alert acknowledged", id: &print }.emit();
-            respond(StatusCode::OK, JSON, serde_json::to_string(&ack).unwrap_or_default())
-        }
-        Err(e) => {
-            let status = match e {
-                AckError::NoAlert { .. } => StatusCode::NOT_FOUND,
-                AckError::NotFiring { .. } => StatusCode::CONFLICT,
-                AckError::NotKept(_) => StatusCode::INTERNAL_SERVER_ERROR,
-            };
-            error(status, &e.to_string())
-        }
-    }
+) -> Result<Response, Refused> {
+    let (who, posted) = change::<AckBody>(&board, &role, &headers, &bytes)?;
+    let (_, ack) = board.acknowledge(&print, &who, &posted.comment)?;
+    QuietChanged { user: &who, action: "alert acknowledged", id: &print }.emit();
+    Ok(respond(StatusCode::OK, JSON, serde_json::to_string(&ack).unwrap_or_default()))
 }
 
 #[cfg(test)]

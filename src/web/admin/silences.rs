@@ -336,7 +336,7 @@ pub(crate) async fn create(State(board): State<Arc<Board>>, Change { who, form: 
     };
     match crate::web::quiet::make_silence(&board, &posted, &who, f.everything.is_some()).await {
         Ok(_) => Redirect::to("/silences").into_response(),
-        Err((_, why)) => again(&why),
+        Err(refused) => again(&refused.why),
     }
 }
 
@@ -396,7 +396,7 @@ pub(crate) async fn edit_post(
     posted.created_by = Some(silence.created_by.clone());
     match crate::web::quiet::make_silence(&board, &posted, &who, true).await {
         Ok(_) => Redirect::to("/silences").into_response(),
-        Err((_, why)) => again(&why),
+        Err(refused) => again(&refused.why),
     }
 }
 
@@ -423,9 +423,9 @@ pub(crate) async fn expire(
 ) -> Response {
     match crate::web::quiet::end_silence(&board, &id, &who).await {
         Ok(()) => Redirect::to("/silences").into_response(),
-        Err((status, why)) => {
-            let body = html! { h1 { (t("q-not-expired")) } p { (why) } };
-            respond(status, HTML, page_of(&board, &format!("{} · DumbMonit", t("q-not-expired")), body))
+        Err(refused) => {
+            let body = html! { h1 { (t("q-not-expired")) } p { (refused.why) } };
+            respond(refused.status, HTML, page_of(&board, &format!("{} · DumbMonit", t("q-not-expired")), body))
         }
     }
 }
@@ -585,9 +585,9 @@ pub(crate) async fn end_window(
             Redirect::to("/silences").into_response()
         }
         Err(e) => {
-            let (status, why) = crate::web::quiet::refusal(&e);
-            let body = html! { h1 { (t("q-not-ended")) } p { (why) } };
-            respond(status, HTML, page_of(&board, &format!("{} · DumbMonit", t("q-not-ended")), body))
+            let refused = crate::web::quiet::Refused::from(e);
+            let body = html! { h1 { (t("q-not-ended")) } p { (refused.why) } };
+            respond(refused.status, HTML, page_of(&board, &format!("{} · DumbMonit", t("q-not-ended")), body))
         }
     }
 }
