@@ -1446,3 +1446,28 @@ async fn a_user_and_password_in_a_notifiers_url_are_sent_as_basic_authentication
     let expected = format!("Basic {}", base64::engine::general_purpose::STANDARD.encode(format!("ops:{password}")));
     assert_eq!((got.path.as_str(), got.authorization.as_str()), ("/hook", expected.as_str()));
 }
+
+/// Found beside the second round: a webhook's `heartbeat_url` on another server (a dead man's
+/// switch of another service) is never sent the webhook's own credentials; one on the same
+/// server is.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_dead_mans_switch_elsewhere_is_not_sent_the_webhooks_token() {
+    let token = "webhook-bearer-token-for-the-switch-31d9";
+    register_secret(token);
+    let (hook, switch) = (common::receiver::Receiver::start().await, common::receiver::Receiver::start().await);
+    let extra = format!(
+        "[[notifier]]\ntype = \"webhook\"\nurl = \"{}/hook\"\nbearer_token = {token:?}\nheartbeat = \"1s\"\nheartbeat_url = \"{}/ping\"\n",
+        hook.url(),
+        switch.url()
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = common::web::write_config(dir.path(), &extra, &[]);
+    let _s = Served::start(&cfg, &[]);
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    while switch.received.lock().unwrap().is_empty() {
+        assert!(std::time::Instant::now() < deadline, "no heartbeat reached the switch");
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    let got = switch.received.lock().unwrap()[0].clone();
+    assert_eq!((got.path.as_str(), got.authorization.as_str()), ("/ping", ""), "the switch is shown no token");
+}

@@ -34,7 +34,8 @@ pub struct Notifier {
     pub heartbeat: Option<Duration>,
     /// Where a webhook's heartbeat goes (`heartbeat_url`); None: where its notifications go.
     heartbeat_endpoint: Option<http::Uri>,
-    /// The basic authentication of `heartbeat_url`'s user and password, if it has them.
+    /// What `heartbeat_url` is sent: its own user and password, or the notifier's credentials
+    /// when it is on the notifier's server; nothing elsewhere.
     heartbeat_auth: Option<HeaderValue>,
     /// The notifier's secrets, kept out of logs.
     pub redactor: Redactor,
@@ -72,14 +73,21 @@ impl Notifier {
         };
         let endpoint: http::Uri = url.parse().map_err(|e| ConfigError::section(section(), Problem::Url(e)))?;
         let shown = url.clone();
-        // A dead man's switch URL may carry a secret of its own (user information, a key).
+        // A dead man's switch URL may carry a secret of its own (user information, a key). It
+        // is sent its own user and password, or the notifier's credentials when it is on the
+        // notifier's own server (scheme, host and port), and none elsewhere: a dead man's switch
+        // of another service is never shown the webhook's token.
         let (heartbeat_endpoint, heartbeat_auth) = match &c.heartbeat_url {
             None => (None, None),
             Some(u) => {
                 redactor.add(u);
                 let (u, from_url) = without_user_info(u, &mut redactor);
-                let parsed = u.parse().map_err(|e| ConfigError::section(section(), Problem::Url(e)))?;
-                (Some(parsed), from_url)
+                let parsed: http::Uri = u.parse().map_err(|e| ConfigError::section(section(), Problem::Url(e)))?;
+                let same_server = parsed.scheme() == endpoint.scheme()
+                    && parsed.authority().map(|a| a.as_str().to_ascii_lowercase())
+                        == endpoint.authority().map(|a| a.as_str().to_ascii_lowercase());
+                let heartbeat_auth = from_url.or_else(|| auth.clone().filter(|_| same_server));
+                (Some(parsed), heartbeat_auth)
             }
         };
         Ok(Notifier {
@@ -226,14 +234,9 @@ impl Client {
 
     /// POSTs the notifier's heartbeat, to its `heartbeat_url` when it has one.
     pub async fn post_heartbeat(&self, n: &Notifier, body: &str) -> Result<(), PostError> {
-        match (&n.heartbeat_endpoint, &n.heartbeat_auth) {
-            (Some(to), Some(auth)) => {
-                self.exchange(n, http::Method::POST, to.clone(), body, Some(auth)).await.map(drop)
-            }
-            (Some(to), None) => self.exchange(n, http::Method::POST, to.clone(), body, n.auth.as_ref()).await.map(drop),
-            (None, _) => {
-                self.exchange(n, http::Method::POST, n.endpoint.clone(), body, n.auth.as_ref()).await.map(drop)
-            }
+        match &n.heartbeat_endpoint {
+            Some(to) => self.exchange(n, http::Method::POST, to.clone(), body, n.heartbeat_auth.as_ref()).await.map(drop),
+            None => self.exchange(n, http::Method::POST, n.endpoint.clone(), body, n.auth.as_ref()).await.map(drop),
         }
     }
 
@@ -335,6 +338,23 @@ mod tests {
         assert_eq!(n.auth.as_ref().unwrap(), "Basic ZG06cEBzcy13MHJkLWxvbmc=", "percent-decoded: dm:p@ss-w0rd-long");
         assert_eq!(n.at("/api/v2/silences").unwrap().to_string(), "http://am.example:9093/api/v2/silences");
         assert_eq!(n.redactor.clean("p@ss-w0rd-long and p%40ss-w0rd-long"), "[redacted] and [redacted]");
+    }
+
+    #[test]
+    fn a_dead_mans_switch_elsewhere_is_never_sent_the_notifiers_credentials() {
+        let with = |heartbeat_url: &str| {
+            let c: NotifierConfig = toml::from_str(&format!(
+                "type = \"webhook\"\nname = \"hook\"\nurl = \"https://hooks.example/x\"\nbearer_token = \"tok-1234567890\"\n\
+                 heartbeat = \"1m\"\nheartbeat_url = \"{heartbeat_url}\""
+            ))
+            .unwrap();
+            Notifier::from_config(&c).unwrap().heartbeat_auth.map(|a| a.to_str().unwrap().to_string())
+        };
+        assert_eq!(with("https://hooks.example/ping").as_deref(), Some("Bearer tok-1234567890"), "its own server");
+        assert_eq!(with("https://switch.example/ping/6c1f"), None, "another service");
+        assert_eq!(with("http://hooks.example/ping"), None, "another scheme");
+        assert_eq!(with("https://hooks.example:8443/ping"), None, "another port");
+        assert_eq!(with("https://ping:pong-secret@switch.example/p").as_deref(), Some("Basic cGluZzpwb25nLXNlY3JldA=="));
     }
 
     #[test]
