@@ -235,7 +235,9 @@ impl Client {
     /// POSTs the notifier's heartbeat, to its `heartbeat_url` when it has one.
     pub async fn post_heartbeat(&self, n: &Notifier, body: &str) -> Result<(), PostError> {
         match &n.heartbeat_endpoint {
-            Some(to) => self.exchange(n, http::Method::POST, to.clone(), body, n.heartbeat_auth.as_ref()).await.map(drop),
+            Some(to) => {
+                self.exchange(n, http::Method::POST, to.clone(), body, n.heartbeat_auth.as_ref()).await.map(drop)
+            }
             None => self.exchange(n, http::Method::POST, n.endpoint.clone(), body, n.auth.as_ref()).await.map(drop),
         }
     }
@@ -354,7 +356,10 @@ mod tests {
         assert_eq!(with("https://switch.example/ping/6c1f"), None, "another service");
         assert_eq!(with("http://hooks.example/ping"), None, "another scheme");
         assert_eq!(with("https://hooks.example:8443/ping"), None, "another port");
-        assert_eq!(with("https://ping:pong-secret@switch.example/p").as_deref(), Some("Basic cGluZzpwb25nLXNlY3JldA=="));
+        assert_eq!(
+            with("https://ping:pong-secret@switch.example/p").as_deref(),
+            Some("Basic cGluZzpwb25nLXNlY3JldA==")
+        );
     }
 
     #[test]
