@@ -8,10 +8,11 @@ use clap::{Args, Parser, Subcommand};
 
 use crate::collect::CycleOptions;
 use crate::collect::reader::{self, Connected, SetUpError};
-use crate::error::{ConfigError, Redactor, SizeError};
+use crate::error::{ConfigError, SizeError};
 use crate::health::{self, Health};
 use crate::kube::ConnectOptions;
 use crate::lang::Lang;
+use crate::redact::Redactor;
 use crate::report::{self, Output};
 use crate::{metrics, rbac};
 

@@ -651,7 +651,7 @@ impl CredentialFields {
             None
         };
         if let Some(c) = &credentials {
-            crate::error::know_secret(c.secret());
+            crate::redact::know_secret(c.secret());
         }
         Ok(credentials)
     }
@@ -770,7 +770,7 @@ impl ClusterConfig {
     /// kept out of the log.
     pub fn agent_token(&self) -> Option<Result<String, ConfigError>> {
         if let Some(t) = &self.agent_token_value {
-            crate::error::know_secret(t);
+            crate::redact::know_secret(t);
             return Some(Ok(t.clone()));
         }
         let path = self.agent_token_file.as_ref()?;
@@ -783,7 +783,7 @@ impl ClusterConfig {
                 })
                 .and_then(|t| {
                     let t = t.trim().to_string();
-                    crate::error::know_secret(&t);
+                    crate::redact::know_secret(&t);
                     if t.len() < 16 { Err(ConfigError::section(section(), Problem::ShortAgentToken)) } else { Ok(t) }
                 }),
         )

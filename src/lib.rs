@@ -27,6 +27,7 @@ pub mod metrics;
 pub mod notify;
 pub mod rbac;
 pub mod record;
+pub mod redact;
 pub mod replay;
 pub mod report;
 pub mod rules;

@@ -3,10 +3,10 @@
 //! as the lines have always been) or as JSON (one object a line: `timestamp`, `level`,
 //! `message`, `target` and the fields). `RUST_LOG` filters (DumbMonit's own events, `info` and up, when unset).
 //!
-//! Whatever the format, every secret the process knows ([`crate::error::redact_known`]) is
+//! Whatever the format, every secret the process knows ([`crate::redact::redact_known`]) is
 //! taken out of the message and out of every field, and nothing logged can forge a line or
 //! drive a terminal: in text, control characters, line separators and direction changes are
-//! written escaped ([`crate::clock::escaped`]); in JSON, as `\uXXXX` escapes.
+//! written escaped ([`escaped`]); in JSON, as `\uXXXX` escapes.
 //!
 //! An event is a type of the room that says it (`serve::events`, `notify::events`, `agent::events`,
 //! `web::events`), after Vector's `internal_events`: its [`Event::emit`] fixes its level, its
@@ -26,8 +26,7 @@ use tracing_subscriber::filter::LevelFilter;
 use tracing_subscriber::layer::{Context, Layer, SubscriberExt};
 use tracing_subscriber::registry::LookupSpan;
 
-use crate::clock::{escaped, forges};
-use crate::error::redact_known;
+use crate::redact::redact_known;
 
 /// How the log is written (`--log-format`).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, clap::ValueEnum)]
@@ -286,9 +285,58 @@ where
     }
 }
 
+/// Whether `c`, written as it is, could forge a line or drive a terminal: a control character
+/// (newlines, escape sequences), a line or paragraph separator, a direction change.
+pub fn forges(c: char) -> bool {
+    c.is_control()
+        || matches!(c, '\u{2028}' | '\u{2029}' | '\u{200e}' | '\u{200f}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}')
+}
+
+/// `message` with its control characters, line separators and direction changes escaped
+/// (`\n`, `\u{1b}`), so that nothing logged (an agent's error, a name) can forge a line or
+/// drive the terminal.
+pub fn escaped(message: &str) -> std::borrow::Cow<'_, str> {
+    if !message.chars().any(forges) {
+        return message.into();
+    }
+    let mut out = String::with_capacity(message.len() + 16);
+    for c in message.chars() {
+        match c {
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            '\t' => out.push_str("\\t"),
+            c if forges(c) => out.push_str(&format!("\\u{{{:x}}}", c as u32)),
+            c => out.push(c),
+        }
+    }
+    out.into()
+}
+
+/// At most `max` bytes of `s` (cut at a character), saying how long it was: for what is logged
+/// from a request (a path, a header), which anyone may make as long as they like.
+pub fn shortened(s: &str, max: usize) -> std::borrow::Cow<'_, str> {
+    if s.len() <= max {
+        return s.into();
+    }
+    let mut end = max;
+    while !s.is_char_boundary(end) {
+        end -= 1;
+    }
+    format!("{}… ({} bytes)", &s[..end], s.len()).into()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn logged_text_cannot_forge_lines_or_drive_the_terminal() {
+        assert_eq!(escaped("plain: ünïcode"), "plain: ünïcode");
+        assert_eq!(escaped("a\nb\r\tc\x1b[2J"), "a\\nb\\r\\tc\\u{1b}[2J");
+        assert_eq!(escaped("x\u{2028}y\u{202e}z"), "x\\u{2028}y\\u{202e}z");
+        assert_eq!(shortened("short", 10), "short");
+        assert_eq!(shortened(&"é".repeat(10), 5), "éé… (20 bytes)");
+    }
     use std::sync::{Arc, Mutex};
 
     /// What `f` logs in `format`, line by line.
@@ -387,7 +435,7 @@ mod tests {
 
     #[test]
     fn every_field_and_the_message_are_redacted_in_both_formats() {
-        crate::error::know_secret("logs-test-secret-91c3e2");
+        crate::redact::know_secret("logs-test-secret-91c3e2");
         for format in [Format::Text, Format::Json] {
             let lines = logged(format, || {
                 tracing::warn!(

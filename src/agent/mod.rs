@@ -89,7 +89,7 @@ impl Shared {
         let token = std::fs::read_to_string(&self.token_file).map(|t| t.trim().to_string()).map_err(|source| {
             ConfigError::FlagFile { flag: "--agent-token-file", path: self.token_file.clone(), source }
         })?;
-        crate::error::know_secret(&token);
+        crate::redact::know_secret(&token);
         Ok(token)
     }
 

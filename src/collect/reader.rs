@@ -11,8 +11,9 @@ use std::time::Duration;
 use jiff::Timestamp;
 
 use super::{CollectionStat, Cycle, CycleOptions, Snapshot};
-use crate::error::{ConfigError, Redactor};
+use crate::error::ConfigError;
 use crate::kube::{self, ConnectOptions, Connection, Fetcher};
+use crate::redact::Redactor;
 
 /// Where kubelet mounts a pod's service-account token.
 pub const IN_CLUSTER_TOKEN: &str = "/var/run/secrets/kubernetes.io/serviceaccount/token";

@@ -8,7 +8,8 @@ use secrecy::{ExposeSecret, SecretString};
 
 use super::address::parse_address;
 use super::ca::parse_ca;
-use crate::error::{AddressError, ConfigError, Redactor};
+use crate::error::{AddressError, ConfigError};
+use crate::redact::Redactor;
 
 /// The environment variable that may carry the token.
 pub const TOKEN_ENV: &str = "DUMBMONIT_TOKEN";

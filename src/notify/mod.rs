@@ -17,7 +17,8 @@ use hyper_util::rt::TokioExecutor;
 
 use crate::auth::Credentials;
 use crate::config::{NotifierConfig, NotifierKind, Purpose};
-use crate::error::{ConfigError, Problem, Redactor, Section};
+use crate::error::{ConfigError, Problem, Section};
+use crate::redact::Redactor;
 use crate::rules::{Alert, Transition};
 
 /// One configured destination.

@@ -21,8 +21,8 @@ use super::path::{Arrival, Failure, Shared, Track};
 use crate::board::{AgentView, Door, Push, Reply};
 use crate::clock::words;
 use crate::config::ClusterConfig;
-use crate::error::redact_known;
 use crate::logs::Event;
+use crate::redact::redact_known;
 use crate::rules::RuleState;
 use crate::wire::{Held, Outcome, Report, Settings, Stat};
 

@@ -13,8 +13,8 @@ use crate::board::Timings;
 use crate::collect::reader::{self, Reader};
 use crate::collect::{self, CycleOptions};
 use crate::config::ClusterConfig;
-use crate::error::Redactor;
 use crate::logs::Event;
+use crate::redact::Redactor;
 
 /// Reads the cluster every interval, starting `offset` into it, until told to stop.
 pub(super) async fn read_cluster(

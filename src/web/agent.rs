@@ -28,8 +28,8 @@ use tracing::Instrument;
 use super::events::{AgentRefused, WholeSnapshotAsked, agent_request};
 use super::{JSON, respond};
 use crate::board::{Board, Knock, Push, Reply};
-use crate::clock::shortened;
 use crate::logs::Event;
+use crate::logs::shortened;
 use crate::wire::{Answer, CLUSTER_HEADER, Report, ReportError, Settings};
 
 /// At most this many bytes of a path or header are put in a log line.

@@ -185,7 +185,7 @@ footer.languages a[aria-current] { font-weight: 600; color: inherit; text-decora
 /// address or a cluster's message of anyone's making cannot reverse a heading. The pages' own
 /// text has none of them, so the whole page is seen to once, whatever put them in it.
 pub fn visible(page: bytes::Bytes) -> bytes::Bytes {
-    let hides = |c: char| crate::clock::forges(c) && !matches!(c, '\n' | '\t' | '\r');
+    let hides = |c: char| crate::logs::forges(c) && !matches!(c, '\n' | '\t' | '\r');
     let Ok(text) = std::str::from_utf8(&page) else { return page };
     if !text.chars().any(hides) {
         return page;

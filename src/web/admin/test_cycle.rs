@@ -7,8 +7,9 @@ use maud::{Markup, html};
 use crate::collect::CycleOptions;
 use crate::collect::reader::{self, SetUpError};
 use crate::config::PageSettings;
-use crate::error::{ReadErrorKind, Redactor};
+use crate::error::ReadErrorKind;
 use crate::lang::Arg;
+use crate::redact::Redactor;
 use crate::web::html::{lang, t, tr};
 
 /// What a test cycle found.
