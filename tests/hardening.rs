@@ -464,6 +464,19 @@ fn basic(user: &str, password: &str) -> String {
     format!("Basic {}", base64::engine::general_purpose::STANDARD.encode(format!("{user}:{password}")))
 }
 
+/// A serve whose viewer ("viewer") and admin ("admin") log in with Basic auth against bcrypt
+/// hashes of the cost htpasswd -B uses by default.
+fn serve_with_bcrypt_accounts(dir: &std::path::Path, admin_pass: &str, viewer_pass: &str) -> Served {
+    register_secret(admin_pass);
+    register_secret(viewer_pass);
+    let (admin_hash, viewer_hash) = (bcrypt::hash(admin_pass, 10).unwrap(), bcrypt::hash(viewer_pass, 10).unwrap());
+    let auth = format!(
+        "[auth]\nusername = \"viewer\"\npassword_hash = {viewer_hash:?}\n\n[auth.admin]\nusername = \"admin\"\npassword_hash = {admin_hash:?}\n"
+    );
+    let cfg = common::web::write_config(dir, &auth, &[]);
+    Served::start(&cfg, &[])
+}
+
 /// Item 1: a flood of wrong credentials from one client (an unknown user name, and the right
 /// names with wrong passwords) while an admin and a viewer read the pages from another: the
 /// admin's page and /healthz stay fast, the viewer's first login is checked, the flooding
@@ -472,16 +485,8 @@ fn basic(user: &str, password: &str) -> String {
 async fn a_flood_of_wrong_credentials_slows_only_its_client() {
     let _one = measured().await;
     let (admin_pass, viewer_pass) = ("flood-admin-password-4d1e", "flood-viewer-password-93ab");
-    register_secret(admin_pass);
-    register_secret(viewer_pass);
-    // The cost htpasswd -B uses by default.
-    let (admin_hash, viewer_hash) = (bcrypt::hash(admin_pass, 10).unwrap(), bcrypt::hash(viewer_pass, 10).unwrap());
     let dir = tempfile::tempdir().unwrap();
-    let auth = format!(
-        "[auth]\nusername = \"viewer\"\npassword_hash = {viewer_hash:?}\n\n[auth.admin]\nusername = \"admin\"\npassword_hash = {admin_hash:?}\n"
-    );
-    let cfg = common::web::write_config(dir.path(), &auth, &[]);
-    let s = Served::start(&cfg, &[]);
+    let s = serve_with_bcrypt_accounts(dir.path(), admin_pass, viewer_pass);
     let admin = basic("admin", admin_pass);
     assert_eq!(s.get_with("/", &admin).status, 200, "the admin logs in before the flood");
 
@@ -560,6 +565,49 @@ fn mib(bytes: &serde_json::Value) -> f64 {
     bytes.as_f64().unwrap() / (1024.0 * 1024.0)
 }
 
+/// A connection that sends `mib` MiB of a 60 MiB report and holds on: it says how many MiB it
+/// sent, waits for `hold`, then gives the status of the answer, if one came within 3 s.
+fn slow_body(
+    addr: SocketAddr,
+    auth: String,
+    mib: usize,
+    sent: std::sync::mpsc::Sender<usize>,
+    hold: impl FnOnce() + Send + 'static,
+) -> std::thread::JoinHandle<Option<u16>> {
+    use std::io::{Read, Write};
+    std::thread::spawn(move || {
+        let mut c = std::net::TcpStream::connect(addr).unwrap();
+        let head = format!(
+            "POST /api/v1/agent/cycles HTTP/1.1\r\nHost: {addr}\r\nAuthorization: {auth}\r\nContent-Length: {}\r\n\r\n",
+            60 << 20
+        );
+        c.write_all(head.as_bytes()).unwrap();
+        let chunk = vec![b' '; 1 << 20];
+        sent.send((0..mib).take_while(|_| c.write_all(&chunk).is_ok()).count()).unwrap();
+        hold();
+        c.set_read_timeout(Some(std::time::Duration::from_secs(3))).unwrap();
+        let mut answer = Vec::new();
+        let _ = c.read_to_end(&mut answer);
+        String::from_utf8_lossy(&answer).split_whitespace().nth(1).and_then(|c| c.parse::<u16>().ok())
+    })
+}
+
+/// A report of an agent that cannot read its API server.
+fn report_of(error: &str, address: &str, note: Option<&str>) -> dumbmonit::wire::Report {
+    let time = jiff::Timestamp::now().round(jiff::Unit::Second).unwrap();
+    dumbmonit::wire::Report {
+        format: dumbmonit::wire::FORMAT,
+        time,
+        sent: time,
+        duration_ms: 5,
+        stats: vec![],
+        address: address.into(),
+        note: note.map(str::to_string),
+        outcome: dumbmonit::wire::Outcome::Error(error.into()),
+        between: false,
+    }
+}
+
 /// Item 3: a gzip bomb and slow large bodies keep the memory bounded (one budget for every
 /// body in flight, inflated as a stream that stops at the limit), and what an agent says of
 /// itself is cut at 4 KB.
@@ -567,7 +615,7 @@ fn mib(bytes: &serde_json::Value) -> f64 {
 async fn agent_pushes_cannot_fill_the_memory() {
     let _one = measured().await;
     use common::agent::AGENT_TOKEN;
-    use std::io::{Read, Write};
+    use std::io::Write;
     let dir = tempfile::tempdir().unwrap();
     let s = serve_an_agents_cluster(dir.path());
     let auth = format!("Bearer {AGENT_TOKEN}");
@@ -592,23 +640,8 @@ async fn agent_pushes_cannot_fill_the_memory() {
     let (tx, rx) = std::sync::mpsc::channel();
     let mut held = Vec::new();
     for _ in 0..8 {
-        let (addr, auth, tx) = (s.addr, auth.clone(), tx.clone());
-        held.push(std::thread::spawn(move || {
-            let mut c = std::net::TcpStream::connect(addr).unwrap();
-            let head = format!(
-                "POST /api/v1/agent/cycles HTTP/1.1\r\nHost: {addr}\r\nAuthorization: {auth}\r\nContent-Length: {}\r\n\r\n",
-                60 << 20
-            );
-            c.write_all(head.as_bytes()).unwrap();
-            let chunk = vec![b' '; 1 << 20];
-            let sent = (0..40).take_while(|_| c.write_all(&chunk).is_ok()).count();
-            tx.send(sent).unwrap();
-            // Held until the test has measured, then the answer, if any.
-            c.set_read_timeout(Some(std::time::Duration::from_secs(3))).unwrap();
-            let mut answer = Vec::new();
-            let _ = c.read_to_end(&mut answer);
-            String::from_utf8_lossy(&answer).split_whitespace().nth(1).and_then(|c| c.parse::<u16>().ok())
-        }));
+        // Held until the test has measured (the answer is waited for 3 s), then the answer, if any.
+        held.push(slow_body(s.addr, auth.clone(), 40, tx.clone(), || {}));
     }
     let sent: usize = (0..8).map(|_| rx.recv().unwrap()).sum();
     std::thread::sleep(std::time::Duration::from_millis(300));
@@ -618,19 +651,12 @@ async fn agent_pushes_cannot_fill_the_memory() {
     let answers: Vec<Option<u16>> = held.into_iter().map(|t| t.join().unwrap()).collect();
 
     // A small report with a 50 MB note and a 10 MB error.
-    let time = jiff::Timestamp::now().round(jiff::Unit::Second).unwrap();
-    let report = dumbmonit::wire::Report {
-        format: dumbmonit::wire::FORMAT,
-        time,
-        sent: time,
-        duration_ms: 5,
-        stats: vec![],
-        address: format!("https://10.43.0.1:443/{}", "a".repeat(1 << 20)),
-        note: Some("n".repeat(50_000_000)),
-        outcome: dumbmonit::wire::Outcome::Error("e".repeat(10_000_000)),
-        between: false,
-    };
-    let gz = report.to_gzip();
+    let gz = report_of(
+        &"e".repeat(10_000_000),
+        &format!("https://10.43.0.1:443/{}", "a".repeat(1 << 20)),
+        Some(&"n".repeat(50_000_000)),
+    )
+    .to_gzip();
     let r = request(s.addr, "POST", "/api/v1/agent/cycles", &[("Authorization", &auth)], &gz);
     assert_eq!(r.status, 200, "{}", r.body);
     let page = s.wait_for("/api/v1/clusters/edge", "the report taken", |r| r.json()["last_cycle"].is_string());
@@ -1044,21 +1070,15 @@ fn serve_two_agents(dir: &std::path::Path, extra: &str) -> Served {
     Served::start(&cfg, &[])
 }
 
-/// A small report of an agent that cannot read its API server.
+/// A report pushed with the token of the agent's cluster "edge".
+fn push_as_edge(s: &Served, report: &[u8]) -> Response {
+    let auth = format!("Bearer {}", common::agent::AGENT_TOKEN);
+    request(s.addr, "POST", "/api/v1/agent/cycles", &[("Authorization", &auth)], report)
+}
+
+/// A small report of an agent that cannot read its API server, gzip-compressed.
 fn small_report(error: &str, address: &str, note: Option<&str>) -> Vec<u8> {
-    let time = jiff::Timestamp::now().round(jiff::Unit::Second).unwrap();
-    dumbmonit::wire::Report {
-        format: dumbmonit::wire::FORMAT,
-        time,
-        sent: time,
-        duration_ms: 5,
-        stats: vec![],
-        address: address.into(),
-        note: note.map(str::to_string),
-        outcome: dumbmonit::wire::Outcome::Error(error.into()),
-        between: false,
-    }
-    .to_gzip()
+    report_of(error, address, note).to_gzip()
 }
 
 /// Second round, item 4: one agent's three slow bodies of 42 MiB (which would hold all but
@@ -1067,7 +1087,6 @@ fn small_report(error: &str, address: &str, note: Option<&str>) -> Vec<u8> {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn one_agents_slow_bodies_do_not_starve_the_others() {
     use common::agent::AGENT_TOKEN;
-    use std::io::{Read, Write};
     let _one = measured().await;
     let dir = tempfile::tempdir().unwrap();
     let s = serve_two_agents(dir.path(), "");
@@ -1076,40 +1095,17 @@ async fn one_agents_slow_bodies_do_not_starve_the_others() {
     let release = std::sync::Arc::new(std::sync::Mutex::new(release_rx));
     let mut held = Vec::new();
     for _ in 0..3 {
-        let (addr, tx, release) = (s.addr, tx.clone(), release.clone());
-        held.push(std::thread::spawn(move || {
-            let mut c = std::net::TcpStream::connect(addr).unwrap();
-            let head = format!(
-                "POST /api/v1/agent/cycles HTTP/1.1\r\nHost: {addr}\r\nAuthorization: Bearer {AGENT_TOKEN}\r\nContent-Length: {}\r\n\r\n",
-                60 << 20
-            );
-            c.write_all(head.as_bytes()).unwrap();
-            let chunk = vec![b' '; 1 << 20];
-            let sent = (0..42).take_while(|_| c.write_all(&chunk).is_ok()).count();
-            tx.send(sent).unwrap();
+        let release = release.clone();
+        let hold = move || {
             let _ = release.lock().unwrap().recv();
-            c.set_read_timeout(Some(std::time::Duration::from_secs(3))).unwrap();
-            let mut answer = Vec::new();
-            let _ = c.read_to_end(&mut answer);
-            String::from_utf8_lossy(&answer).split_whitespace().nth(1).and_then(|c| c.parse::<u16>().ok())
-        }));
+        };
+        held.push(slow_body(s.addr, format!("Bearer {AGENT_TOKEN}"), 42, tx.clone(), hold));
     }
     let sent: usize = (0..3).map(|_| rx.recv().unwrap()).sum();
     std::thread::sleep(std::time::Duration::from_millis(300));
     // A report of 4 MiB as sent (plain JSON, a long note): more than the 2 MiB that three
     // bodies of 42 MiB leave of the budget of all.
-    let time = jiff::Timestamp::now().round(jiff::Unit::Second).unwrap();
-    let report = dumbmonit::wire::Report {
-        format: dumbmonit::wire::FORMAT,
-        time,
-        sent: time,
-        duration_ms: 5,
-        stats: vec![],
-        address: "https://10.43.0.2:443".into(),
-        note: Some("x".repeat(4 << 20)),
-        outcome: dumbmonit::wire::Outcome::Error("the API server is away".into()),
-        between: false,
-    };
+    let report = report_of("the API server is away", "https://10.43.0.2:443", Some(&"x".repeat(4 << 20)));
     let other = request(
         s.addr,
         "POST",
@@ -1151,13 +1147,7 @@ async fn every_secret_is_redacted_from_what_an_agent_says() {
         &format!("https://10.43.0.1:443/{admin_password}"),
         Some(&format!("my buffer is full; tokens {all}")),
     );
-    let r = request(
-        s.addr,
-        "POST",
-        "/api/v1/agent/cycles",
-        &[("Authorization", &format!("Bearer {AGENT_TOKEN}"))],
-        &report,
-    );
+    let r = push_as_edge(&s, &report);
     assert_eq!(r.status, 200, "{}", r.body);
     let api = s.wait_for("/api/v1/clusters/edge", "the report taken", |r| r.body.contains("dial tcp: refused"));
     let page = s.get("/clusters/edge");
@@ -1180,15 +1170,8 @@ async fn every_secret_is_redacted_from_what_an_agent_says() {
 async fn a_distributed_flood_of_wrong_passwords_does_not_hold_a_valid_login() {
     let _one = measured().await;
     let (admin_pass, viewer_pass) = ("spread-admin-password-1c7e", "spread-viewer-password-5d20");
-    register_secret(admin_pass);
-    register_secret(viewer_pass);
-    let (admin_hash, viewer_hash) = (bcrypt::hash(admin_pass, 10).unwrap(), bcrypt::hash(viewer_pass, 10).unwrap());
     let dir = tempfile::tempdir().unwrap();
-    let auth = format!(
-        "[auth]\nusername = \"viewer\"\npassword_hash = {viewer_hash:?}\n\n[auth.admin]\nusername = \"admin\"\npassword_hash = {admin_hash:?}\n"
-    );
-    let cfg = common::web::write_config(dir.path(), &auth, &[]);
-    let s = Served::start(&cfg, &[]);
+    let s = serve_with_bcrypt_accounts(dir.path(), admin_pass, viewer_pass);
     let admin = basic("admin", admin_pass);
     // One check, timed: what a login costs with nothing in its way.
     let started = std::time::Instant::now();
@@ -1397,7 +1380,6 @@ async fn silences_windows_and_their_comments_are_capped_and_listed_a_page_at_a_t
 /// are shown on the pages as visible escapes, as the log shows them.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn direction_and_control_characters_are_shown_as_escapes() {
-    use common::agent::AGENT_TOKEN;
     let dir = tempfile::tempdir().unwrap();
     let s = serve_an_agents_cluster(dir.path());
     let report = small_report(
@@ -1405,13 +1387,7 @@ async fn direction_and_control_characters_are_shown_as_escapes() {
         "https://10.43.0.1:443/\u{202e}gnp.exe",
         Some("a note \u{2066}isolated\u{2069}"),
     );
-    let r = request(
-        s.addr,
-        "POST",
-        "/api/v1/agent/cycles",
-        &[("Authorization", &format!("Bearer {AGENT_TOKEN}"))],
-        &report,
-    );
+    let r = push_as_edge(&s, &report);
     assert_eq!(r.status, 200, "{}", r.body);
     let page = s.wait_for("/clusters/edge", "the report taken", |r| r.body.contains("by the API server"));
     for c in ['\u{202e}', '\u{1b}', '\u{2066}', '\u{2069}'] {
@@ -1424,6 +1400,19 @@ async fn direction_and_control_characters_are_shown_as_escapes() {
     }
 }
 
+/// The first request `receiver` gets from a serve of no cluster with these notifiers.
+async fn first_heartbeat(notifiers: &str, receiver: &common::receiver::Receiver) -> common::receiver::Received {
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = common::web::write_config(dir.path(), notifiers, &[]);
+    let _s = Served::start(&cfg, &[]);
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    while receiver.received.lock().unwrap().is_empty() {
+        assert!(std::time::Instant::now() < deadline, "no heartbeat reached the receiver");
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    receiver.received.lock().unwrap()[0].clone()
+}
+
 /// Second round, item 12: a user and password in a webhook's URL are sent as basic
 /// authentication (and the URL requested is without them).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -1434,15 +1423,7 @@ async fn a_user_and_password_in_a_notifiers_url_are_sent_as_basic_authentication
     let receiver = common::receiver::Receiver::start().await;
     let url = receiver.url().replacen("http://", &format!("http://ops:{password}@"), 1);
     let extra = format!("[[notifier]]\ntype = \"webhook\"\nurl = \"{url}/hook\"\nheartbeat = \"1s\"\n");
-    let dir = tempfile::tempdir().unwrap();
-    let cfg = common::web::write_config(dir.path(), &extra, &[]);
-    let _s = Served::start(&cfg, &[]);
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
-    while receiver.received.lock().unwrap().is_empty() {
-        assert!(std::time::Instant::now() < deadline, "no heartbeat reached the receiver");
-        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
-    }
-    let got = receiver.received.lock().unwrap()[0].clone();
+    let got = first_heartbeat(&extra, &receiver).await;
     let expected = format!("Basic {}", base64::engine::general_purpose::STANDARD.encode(format!("ops:{password}")));
     assert_eq!((got.path.as_str(), got.authorization.as_str()), ("/hook", expected.as_str()));
 }
@@ -1460,14 +1441,6 @@ async fn a_dead_mans_switch_elsewhere_is_not_sent_the_webhooks_token() {
         hook.url(),
         switch.url()
     );
-    let dir = tempfile::tempdir().unwrap();
-    let cfg = common::web::write_config(dir.path(), &extra, &[]);
-    let _s = Served::start(&cfg, &[]);
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
-    while switch.received.lock().unwrap().is_empty() {
-        assert!(std::time::Instant::now() < deadline, "no heartbeat reached the switch");
-        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
-    }
-    let got = switch.received.lock().unwrap()[0].clone();
+    let got = first_heartbeat(&extra, &switch).await;
     assert_eq!((got.path.as_str(), got.authorization.as_str()), ("/ping", ""), "the switch is shown no token");
 }
