@@ -505,6 +505,14 @@ impl Config {
                 return err(Section::Maintenance(i + 1), Problem::Window(Box::new(e)));
             }
         }
+        if self.silences.len() > crate::silence::cost::MAX_SILENCES {
+            let (count, most) = (self.silences.len(), crate::silence::cost::MAX_SILENCES);
+            return err(Section::Silence(most + 1), Problem::TooManySilences { count, most });
+        }
+        // The file's silences together stay within the budget of all silences in force (they
+        // are always in force), each expression counted once.
+        // (The expressions are held until the end, so that one counted is not taken for another.)
+        let (mut held, mut seen, mut total) = (Vec::new(), std::collections::HashSet::new(), 0);
         for (i, silence) in self.silences.iter().enumerate() {
             let at = Section::Silence(i + 1);
             if silence.matchers.is_empty() {
@@ -523,6 +531,16 @@ impl Config {
             }
             if let Err(e) = crate::silence::within_budget(&matchers) {
                 return err(at, Problem::Matchers(e));
+            }
+            for p in matchers.iter().filter_map(|m| m.pattern()) {
+                if seen.insert(p.as_ref() as *const crate::silence::cost::Pattern) {
+                    total += p.bytes;
+                    held.push(p.clone());
+                }
+            }
+            if total > crate::silence::cost::TOTAL_BUDGET {
+                let most = crate::silence::cost::TOTAL_BUDGET;
+                return err(at, Problem::SilencesTooCostly { most: crate::silence::cost::size(most) });
             }
         }
         let mut counts = std::collections::HashMap::new();
@@ -910,6 +928,11 @@ url = "http://127.0.0.1:9093"
         let costly = [r#"pod=~"\w{150}""#.to_string()];
         assert!(silence(&costly).unwrap_err().contains("the regular expression is too costly"));
         assert!(silence(&many[..20]).is_ok());
+        let file: String = (0..=1000).map(|i| format!("\n[[silence]]\nmatchers = ['pod=\"api-{i}\"']\n")).collect();
+        assert_eq!(
+            load(&format!("{GOOD}{file}")).unwrap_err(),
+            "FILE: silence 1001: 1001 silences in the file; at most 1000 are in force at once"
+        );
         // Many namespaces read apart are refused too.
         let names: Vec<String> = (0..=MAX_NAMESPACES).map(|i| format!("\"team-{i}\"")).collect();
         let many =

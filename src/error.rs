@@ -228,6 +228,14 @@ pub enum Problem {
     /// A matcher of a `[[silence]]` that cannot be one.
     #[error("field `matchers`: {0}")]
     Matcher(#[from] crate::silence::MatcherError),
+    /// More `[[silence]]` entries than silences may be in force.
+    #[error("{count} silences in the file; at most {most} are in force at once")]
+    TooManySilences { count: usize, most: usize },
+    /// The file's silences together cost too much.
+    #[error(
+        "field `matchers`: with this one, the regular expressions of the file's silences would take more than {most} compiled together"
+    )]
+    SilencesTooCostly { most: String },
     /// The matchers of a `[[silence]]` together cost too much.
     #[error("field `matchers`: {0}")]
     Matchers(crate::silence::MatchersError),

@@ -403,14 +403,24 @@ impl Report {
     }
 
     /// Cuts what the agent says of itself (its note, its address, its error, the names of its
-    /// stats) at [`MAX_STRING`] bytes, saying so.
+    /// stats) at [`MAX_STRING`] bytes, saying so; its note, address and error cleaned of every
+    /// secret the process knows first (they are shown on the pages, in the API and in
+    /// notifications).
     fn cap_strings(&mut self) {
-        cap(&mut self.address);
+        // Cleaned of every secret the server knows before the cut, so that no part of one is
+        // left at its end.
+        let clean = |s: &mut String| {
+            if let std::borrow::Cow::Owned(cleaned) = crate::redact::redact_known(s) {
+                *s = cleaned;
+            }
+            cap(s);
+        };
+        clean(&mut self.address);
         if let Some(n) = &mut self.note {
-            cap(n);
+            clean(n);
         }
         if let Outcome::Error(e) = &mut self.outcome {
-            cap(e);
+            clean(e);
         }
         for s in &mut self.stats {
             cap(&mut s.collection);
@@ -531,9 +541,16 @@ impl<R: std::io::Read> std::io::Read for CutStrings<R> {
                     break;
                 }
                 self.read.resize(64 * 1024, 0);
-                let got = self.inner.read(&mut self.read)?;
-                self.read.truncate(got);
                 self.at = 0;
+                let got = match self.inner.read(&mut self.read) {
+                    Ok(got) => got,
+                    Err(e) => {
+                        // Nothing of a read that failed is looked at again.
+                        self.read.clear();
+                        return Err(e);
+                    }
+                };
+                self.read.truncate(got);
                 if got == 0 {
                     break;
                 }

@@ -31,6 +31,8 @@ pub enum AckError {
     NotFiring { fingerprint: String },
     #[error("{0}")]
     NotKept(#[from] StateError),
+    #[error("field `comment`: {len} bytes; it has at most {most}")]
+    CommentTooLong { len: usize, most: usize },
 }
 
 impl Board {
@@ -46,6 +48,9 @@ impl Board {
     /// cluster's name and the acknowledgement.
     pub fn acknowledge(&self, print: &str, who: &str, comment: &str) -> Result<(String, Acknowledgement), AckError> {
         let now = self.now();
+        if comment.len() > crate::silence::MAX_COMMENT {
+            return Err(AckError::CommentTooLong { len: comment.len(), most: crate::silence::MAX_COMMENT });
+        }
         let Some((cluster, alert)) = self.alert_by_fingerprint(print) else {
             return Err(AckError::NoAlert { fingerprint: print.to_string() });
         };

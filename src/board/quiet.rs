@@ -10,10 +10,12 @@ use jiff::{SignedDuration, Timestamp};
 
 use super::{Board, TARGET};
 use crate::clock::Clock;
+use crate::logs::shortened;
 use crate::silence::cost::{MAX_SILENCES, TOTAL_BUDGET, bytes_of, size};
 use crate::silence::maintenance::{API, WindowError};
 use crate::silence::postable::{
-    PostableSilence, PostableWindow, SilenceError, silence_json, stored_silence, stored_window, window_json,
+    PostableSilence, PostableWindow, SilenceError, silence_json, stored_silence, stored_silence_within, stored_window,
+    window_json,
 };
 use crate::silence::{MAX_COMMENT, MAX_CREATED_BY, MAX_WINDOWS, Quiet, Silence, SilenceState, Window};
 use crate::state::{AuditEntry, Kept, QuietKind, StateError};
@@ -31,8 +33,25 @@ pub(super) struct Parts {
     home_problem: Option<String>,
     /// Alertmanager's silences over DumbMonit's labels that are not applied, and why.
     home_refused: Vec<NotApplied>,
+    /// Those refused at the last read, by id and update, with the room there was for them.
+    home_memo: Memo,
     all: Arc<Quiet>,
 }
+
+/// A silence of Alertmanager's refused at a read: refused again without being compiled while
+/// it is unchanged and there is no more room for it (`alone`: too costly whatever the room).
+#[derive(Clone, Debug)]
+struct Refusal {
+    not_applied: NotApplied,
+    alone: bool,
+    room: usize,
+    count: usize,
+}
+
+type Memo = std::collections::HashMap<String, Refusal>;
+
+/// The longest text of a silence not applied that is shown (its matchers, its author, why).
+const SHOWN: usize = 512;
 
 /// One of Alertmanager's silences that is not applied: too costly to compile, alone or with the
 /// silences in force.
@@ -250,16 +269,22 @@ impl Board {
         AuditEntry { time: self.now().as_second(), who: who.to_string(), action, cluster }
     }
 
-    fn keep_silence(&self, s: Silence, entry: &AuditEntry) -> Result<(), QuietError> {
+    /// Keeps a silence made or changed (`admit`: checked beside those in force, under the
+    /// store's lock, so that two made at once cannot both pass the bounds), or expired.
+    fn keep_silence(&self, s: Silence, entry: &AuditEntry, admit: bool) -> Result<(), QuietError> {
         let now = self.now();
         let body = silence_json(&s, now).to_string();
         let mut store = self.store.lock().expect("store lock");
+        if admit {
+            in_force_with(&self.quiet(), &s, now)?;
+        }
         store.keep(QuietKind::Silence, &Kept { id: s.id.clone(), body }, entry)?;
         // Expired silences are listed five days, but never more than MAX_KEPT of them all: the
         // ones that ended first are forgotten first.
         let forgotten: Vec<String> = {
             let parts = self.quiet.read().expect("quiet lock");
-            let over = (parts.kept_silences.len() + 1).saturating_sub(MAX_KEPT);
+            let added = usize::from(!parts.kept_silences.iter().any(|k| k.id == s.id));
+            let over = (parts.kept_silences.len() + added).saturating_sub(MAX_KEPT);
             let mut expired: Vec<&Silence> =
                 parts.kept_silences.iter().filter(|k| k.id != s.id && k.state(now) == SilenceState::Expired).collect();
             expired.sort_by_key(|k| k.ends_at);
@@ -274,6 +299,12 @@ impl Board {
             match p.kept_silences.iter_mut().find(|k| k.id == s.id) {
                 Some(k) => *k = s,
                 None => p.kept_silences.push(s),
+            }
+            // Those that have expired meanwhile let their compiled expressions go.
+            for k in &mut p.kept_silences {
+                if k.state(now) == SilenceState::Expired && k.matchers.iter().any(|m| m.pattern().is_some()) {
+                    *k = k.without_patterns();
+                }
             }
         });
         Ok(())
@@ -302,12 +333,11 @@ impl Board {
             _ => body,
         };
         let s = body.silence(id.clone(), who, now, everything)?;
-        in_force_with(&quiet, &s, now)?;
         let verb = if changing.is_some() { "changed" } else { "created" };
         let until = s.ends_at.map(|e| e.to_string()).unwrap_or_default();
         let action = format!("silence {id} {verb}: {} until {until}", s.matchers_text());
         let entry = self.entry(who, action, cluster_of(&s));
-        self.keep_silence(s, &entry)?;
+        self.keep_silence(s, &entry, true)?;
         Ok(id)
     }
 
@@ -327,7 +357,8 @@ impl Board {
         s.ends_at = Some(now);
         s.updated_at = Some(now);
         let entry = self.entry(who, format!("silence {id} expired: {}", s.matchers_text()), cluster_of(&s));
-        self.keep_silence(s, &entry)
+        // Expired, it mutes nothing: its compiled expressions are let go.
+        self.keep_silence(s.without_patterns(), &entry, false)
     }
 
     /// The Alertmanager notifier that is the home of silences (the first configured), if any:
@@ -347,8 +378,9 @@ impl Board {
         let now = self.now();
         let changed = match listed {
             Ok(list) => {
-                let (home, refused) = self.home_of(&list, now);
-                let parts = self.quiet.read().expect("quiet lock");
+                let (home, refused, memo) = self.home_of(&list, now);
+                let mut parts = self.quiet.write().expect("quiet lock");
+                parts.home_memo = memo;
                 let same = parts.home_silences == home && parts.home_refused == refused && parts.home_problem.is_none();
                 drop(parts);
                 (!same).then_some(move |p: &mut Parts| {
@@ -369,10 +401,11 @@ impl Board {
 
     /// Alertmanager's silences that are for DumbMonit's alerts: those applied, and those too
     /// costly to be.
-    fn home_of(&self, list: &[serde_json::Value], now: Timestamp) -> (Vec<Silence>, Vec<NotApplied>) {
-        let (mut home, mut refused) = (Vec::new(), Vec::new());
-        // What the file's and the kept silences in force take already.
-        let (mut count, mut seen, mut total) = {
+    fn home_of(&self, list: &[serde_json::Value], now: Timestamp) -> (Vec<Silence>, Vec<NotApplied>, Memo) {
+        let (mut home, mut refused, mut memo) = (Vec::new(), Vec::new(), Memo::new());
+        // What the file's and the kept silences in force take already, and what was refused at
+        // the last read.
+        let (mut count, mut seen, mut total, before, _held) = {
             let parts = self.quiet.read().expect("quiet lock");
             let ours: Vec<&Silence> = parts
                 .file_silences
@@ -380,14 +413,23 @@ impl Board {
                 .chain(&parts.kept_silences)
                 .filter(|s| s.state(now) != SilenceState::Expired)
                 .collect();
+            // Held until the end, so that an expression counted is not taken for another.
+            let held: Vec<Arc<crate::silence::cost::Pattern>> =
+                ours.iter().flat_map(|s| s.matchers.iter().filter_map(|m| m.pattern().cloned())).collect();
             let mut seen = std::collections::HashSet::new();
             let mut total = 0;
-            for p in ours.iter().flat_map(|s| s.matchers.iter().filter_map(|m| m.pattern())) {
+            for p in &held {
                 if seen.insert(Arc::as_ptr(p)) {
                     total += p.bytes;
                 }
             }
-            (ours.len(), seen, total)
+            (ours.len(), seen, total, parts.home_memo.clone(), held)
+        };
+        let over_total = || {
+            format!(
+                "the regular expressions of every silence in force would take more than {} compiled together",
+                size(TOTAL_BUDGET)
+            )
         };
         for v in list {
             // Silences over labels no alert of DumbMonit has are not for its alerts.
@@ -398,15 +440,56 @@ impl Board {
                 continue;
             }
             let not_applied = |why: String| NotApplied {
-                id: v["id"].as_str().unwrap_or("").to_string(),
-                matchers: matchers_text_of(v),
-                created_by: v["createdBy"].as_str().unwrap_or("").to_string(),
-                why,
+                id: shortened(v["id"].as_str().unwrap_or(""), SHOWN).into_owned(),
+                matchers: shortened(&matchers_text_of(v), SHOWN).into_owned(),
+                created_by: shortened(v["createdBy"].as_str().unwrap_or(""), SHOWN).into_owned(),
+                why: shortened(&why, SHOWN).into_owned(),
             };
-            let s = match stored_silence(&v.to_string(), now) {
+            // A silence refused at the last read, unchanged since, and with no more room for it
+            // now, is refused again without being compiled.
+            let key = format!("{}@{}", v["id"].as_str().unwrap_or(""), v["updatedAt"].as_str().unwrap_or(""));
+            let room = TOTAL_BUDGET.saturating_sub(total);
+            let in_force = v["endsAt"].as_str().and_then(|t| t.parse::<Timestamp>().ok()).is_none_or(|end| end > now);
+            if in_force {
+                if let Some(r) = before.get(&key).filter(|r| r.alone || (room <= r.room && count >= r.count)) {
+                    refused.push(r.not_applied.clone());
+                    memo.insert(key, r.clone());
+                    continue;
+                }
+                if count >= MAX_SILENCES {
+                    let r = Refusal {
+                        not_applied: not_applied(format!(
+                            "{MAX_SILENCES} silences are in force already, the most there may be"
+                        )),
+                        alone: false,
+                        room,
+                        count,
+                    };
+                    refused.push(r.not_applied.clone());
+                    memo.insert(key, r);
+                    continue;
+                }
+            }
+            let s = match stored_silence_within(&v.to_string(), now, room) {
                 Ok(s) => s,
                 Err(crate::silence::postable::StoredError::Matchers(e)) if costly(&e) => {
-                    refused.push(not_applied(e.to_string()));
+                    // Too costly alone, or only beside the silences in force.
+                    let alone = room >= crate::silence::cost::SILENCE_BUDGET
+                        || matches!(e, crate::silence::MatchersError::TooMany { .. })
+                        || matches!(
+                            e,
+                            crate::silence::MatchersError::Matcher {
+                                source: crate::silence::MatcherError::TooCostly {
+                                    limit: crate::silence::cost::PATTERN_LIMIT,
+                                    ..
+                                },
+                                ..
+                            }
+                        );
+                    let why = if alone { e.to_string() } else { over_total() };
+                    let r = Refusal { not_applied: not_applied(why), alone, room, count };
+                    refused.push(r.not_applied.clone());
+                    memo.insert(key, r);
                     continue;
                 }
                 Err(_) => continue,
@@ -422,19 +505,13 @@ impl Board {
                 }
                 continue;
             }
-            if count >= MAX_SILENCES {
-                refused
-                    .push(not_applied(format!("{MAX_SILENCES} silences are in force already, the most there may be")));
-                continue;
-            }
             let new: Vec<&Arc<crate::silence::cost::Pattern>> =
                 s.matchers.iter().filter_map(|m| m.pattern()).filter(|p| !seen.contains(&Arc::as_ptr(p))).collect();
             let added = bytes_of(new.iter().copied());
             if total + added > TOTAL_BUDGET {
-                refused.push(not_applied(format!(
-                    "the regular expressions of every silence in force would take more than {} compiled together",
-                    size(TOTAL_BUDGET)
-                )));
+                let r = Refusal { not_applied: not_applied(over_total()), alone: false, room, count };
+                refused.push(r.not_applied.clone());
+                memo.insert(key, r);
                 continue;
             }
             count += 1;
@@ -442,7 +519,7 @@ impl Board {
             seen.extend(new.iter().map(|p| Arc::as_ptr(p)));
             home.push(s);
         }
-        (home, refused)
+        (home, refused, memo)
     }
 
     /// Alertmanager's silences that are not applied, and why.

@@ -22,7 +22,6 @@ use crate::board::{AgentView, Door, Push, Reply};
 use crate::clock::words;
 use crate::config::ClusterConfig;
 use crate::logs::Event;
-use crate::redact::redact_known;
 use crate::rules::RuleState;
 use crate::wire::{Held, Outcome, Report, Settings, Stat};
 
@@ -166,10 +165,9 @@ impl Link {
                 }
                 Err(e) => return Reply::UnknownBase(e.to_string()),
             },
-            // What an agent says is shown on the pages, in the API and in notifications:
-            // cleaned of every secret this server knows (another cluster's token, the admin
-            // password, a notifier's URL, the agent's own token), as the log is.
-            Outcome::Error(m) => Err(Failure::AgentReports(redact_known(&m).into_owned())),
+            // What an agent says was cleaned of every secret this server knows when it was
+            // read (wire::Report::read), as the log is.
+            Outcome::Error(m) => Err(Failure::AgentReports(m)),
         };
         let mut retracted = Vec::new();
         if from_silence {
@@ -189,14 +187,7 @@ impl Link {
             outcome,
             late,
             retracted,
-            agent: Some((
-                redact_known(&r.address).into_owned(),
-                AgentView {
-                    last_report: Some(received),
-                    skew: self.skew,
-                    note: r.note.map(|n| redact_known(&n).into_owned()),
-                },
-            )),
+            agent: Some((r.address, AgentView { last_report: Some(received), skew: self.skew, note: r.note })),
             between,
         };
         self.track.take(arrival).await;

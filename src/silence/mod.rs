@@ -206,6 +206,12 @@ impl Matcher {
         self.regex.as_ref()
     }
 
+    /// The same matcher without its compiled expression: for a silence that has expired, which
+    /// mutes nothing and is only listed.
+    pub fn without_pattern(&self) -> Matcher {
+        Matcher { regex: None, ..self.clone() }
+    }
+
     /// Whether it is a regular expression (`=~`, `!~`), as Alertmanager's `isRegex`.
     pub fn is_regex(&self) -> bool {
         matches!(self.op, Op::Regex | Op::NotRegex)
@@ -319,14 +325,27 @@ pub fn budgeted<'a>(
     parts: impl ExactSizeIterator<Item = (&'a str, Op, &'a str)>,
     compiled: bool,
 ) -> Result<Vec<Matcher>, MatchersError> {
+    budgeted_within(parts, compiled, cost::SILENCE_BUDGET)
+}
+
+/// As [`budgeted`], in at most `budget` bytes (what is left of the budget of all silences, when
+/// that is less than a silence's).
+pub fn budgeted_within<'a>(
+    parts: impl ExactSizeIterator<Item = (&'a str, Op, &'a str)>,
+    compiled: bool,
+    budget: usize,
+) -> Result<Vec<Matcher>, MatchersError> {
     let count = parts.len();
     if compiled && count > cost::MAX_MATCHERS {
         return Err(MatchersError::TooMany { count });
     }
-    let mut left = cost::SILENCE_BUDGET;
+    let mut left = budget.min(cost::SILENCE_BUDGET);
     let mut out: Vec<Matcher> = Vec::with_capacity(count);
     for (index, (name, op, value)) in parts.enumerate() {
-        let made = if compiled { Matcher::within(name, op, value, left) } else { Matcher::inert(name, op, value) };
+        // An expression an earlier matcher has is shared, and charged once.
+        let held = out.iter().any(|o| o.value == value && o.pattern().is_some());
+        let limit = if held { cost::PATTERN_LIMIT } else { left };
+        let made = if compiled { Matcher::within(name, op, value, limit) } else { Matcher::inert(name, op, value) };
         let m = made.map_err(|source| match source {
             MatcherError::TooCostly { limit, .. } if limit < cost::PATTERN_LIMIT => MatchersError::OverBudget { index },
             source => MatchersError::Matcher { index, source },
@@ -406,6 +425,11 @@ impl Silence {
         !self.matchers.is_empty() && self.matchers.iter().all(|m| m.matches(labels))
     }
 
+    /// The same silence with its compiled expressions let go (an expired one's).
+    pub fn without_patterns(&self) -> Silence {
+        Silence { matchers: self.matchers.iter().map(Matcher::without_pattern).collect(), ..self.clone() }
+    }
+
     /// Whether it mutes an alert with these labels at `now`.
     pub fn mutes(&self, now: Timestamp, labels: &BTreeMap<String, String>) -> bool {
         self.state(now) == SilenceState::Active && self.matches(labels)
@@ -477,6 +501,22 @@ mod tests {
         let quoted = Matcher::parse(r#"pod="a \"b\" \\ c""#).unwrap();
         assert_eq!(quoted.value, r#"a "b" \ c"#);
         assert_eq!(quoted.to_string(), r#"pod="a \"b\" \\ c""#);
+    }
+
+    #[test]
+    fn an_expression_two_matchers_share_is_charged_once() {
+        // About 840 KB and 780 KB compiled: the first again fits only if it is not charged twice.
+        let parts = [("pod", Op::Regex, r"\w{15}"), ("node", Op::Regex, r"\w{14}"), ("workload", Op::Regex, r"\w{15}")];
+        let matchers = budgeted(parts.iter().copied(), true).unwrap();
+        assert!(Arc::ptr_eq(matchers[0].pattern().unwrap(), matchers[2].pattern().unwrap()));
+        assert!(within_budget(&matchers).is_ok());
+        // A third expression of its own passes the silence's budget.
+        let parts = [("pod", Op::Regex, r"\w{15}"), ("node", Op::Regex, r"\w{14}"), ("workload", Op::Regex, r"\w{13}")];
+        assert_eq!(budgeted(parts.iter().copied(), true).unwrap_err(), MatchersError::OverBudget { index: 2 });
+        // Expired, any number of them is read, none compiled.
+        let many: Vec<(&str, Op, &str)> = (0..40).map(|_| ("pod", Op::Regex, r"\w{150}")).collect();
+        let inert = budgeted(many.iter().copied(), false).unwrap();
+        assert!(inert.iter().all(|m| m.pattern().is_none()) && inert.len() == 40);
     }
 
     #[test]

@@ -110,9 +110,11 @@ impl PostableSilence {
         if self.matchers.is_empty() {
             return Err(SilenceError::NoMatchers);
         }
+        // A change keeps the author it has, whoever made it and however long it is.
+        let new = self.id.as_deref().is_none_or(str::is_empty);
         for (field, text, most) in [
             ("comment", self.comment.as_str(), super::MAX_COMMENT),
-            ("createdBy", self.created_by.as_deref().unwrap_or(""), super::MAX_CREATED_BY),
+            ("createdBy", if new { self.created_by.as_deref().unwrap_or("") } else { "" }, super::MAX_CREATED_BY),
         ] {
             if text.len() > most {
                 return Err(SilenceError::TextTooLong { field, len: text.len(), most });
@@ -206,6 +208,12 @@ pub enum StoredError {
 /// Its regular expressions are compiled under the silence's budget, unless it has expired by
 /// `now`: then they are only read (an expired silence mutes nothing).
 pub fn stored_silence(text: &str, now: Timestamp) -> Result<Silence, StoredError> {
+    stored_silence_within(text, now, cost::SILENCE_BUDGET)
+}
+
+/// As [`stored_silence`], its expressions compiled in at most `budget` bytes (what is left of
+/// the budget of all silences in force).
+pub fn stored_silence_within(text: &str, now: Timestamp, budget: usize) -> Result<Silence, StoredError> {
     #[derive(Deserialize)]
     #[serde(rename_all = "camelCase")]
     struct Stored {
@@ -219,7 +227,7 @@ pub fn stored_silence(text: &str, now: Timestamp) -> Result<Silence, StoredError
     }
     let s: Stored = serde_json::from_str(text).map_err(|e| StoredError::Unreadable(e.to_string()))?;
     let expired = s.ends_at.is_some_and(|end| end <= now);
-    let matchers = super::budgeted(s.matchers.iter().map(ApiMatcher::parts), !expired)?;
+    let matchers = super::budgeted_within(s.matchers.iter().map(ApiMatcher::parts), !expired, budget)?;
     Ok(Silence {
         id: s.id,
         matchers,

@@ -180,12 +180,14 @@ footer.languages a[aria-current] { font-weight: 600; color: inherit; text-decora
 "#;
 
 /// A page with the characters that could turn its text around or hide some of it (direction
-/// changes and isolates, line and paragraph separators, control characters other than the
-/// newline and the tab) shown as visible escapes (`\u{202e}`), as the log shows them: an agent's
+/// embeddings, overrides and isolates, line and paragraph separators, control characters other
+/// than the newline and the tab) shown as visible escapes (`\u{202e}`), as the log shows them: an agent's
 /// address or a cluster's message of anyone's making cannot reverse a heading. The pages' own
 /// text has none of them, so the whole page is seen to once, whatever put them in it.
 pub fn visible(page: bytes::Bytes) -> bytes::Bytes {
-    let hides = |c: char| crate::logs::forges(c) && !matches!(c, '\n' | '\t' | '\r');
+    // The marks U+200E and U+200F only orient the characters beside them (right-to-left text
+    // needs them): they are kept; embeddings, overrides and isolates are not.
+    let hides = |c: char| crate::logs::forges(c) && !matches!(c, '\n' | '\t' | '\r' | '\u{200e}' | '\u{200f}');
     let Ok(text) = std::str::from_utf8(&page) else { return page };
     if !text.chars().any(hides) {
         return page;

@@ -62,6 +62,7 @@ impl From<AckError> for Refused {
             AckError::NoAlert { .. } => StatusCode::NOT_FOUND,
             AckError::NotFiring { .. } => StatusCode::CONFLICT,
             AckError::NotKept(_) => StatusCode::INTERNAL_SERVER_ERROR,
+            AckError::CommentTooLong { .. } => StatusCode::BAD_REQUEST,
         };
         Refused::new(status, e.to_string())
     }

@@ -58,13 +58,20 @@ fn form_page(
 /// Silences, and maintenance windows, shown on one page of `/silences`.
 const PER_PAGE: usize = 100;
 
-/// `?page=N` (the silences') and `?windows=N` (the maintenance windows'), from 1.
+/// `?page=N` (the silences') and `?windows=N` (the maintenance windows'), from 1; a value that
+/// is not a number is the first page, as the overview takes it.
 #[derive(Debug, Default, Deserialize)]
 pub(crate) struct Pages {
     #[serde(default)]
-    page: Option<usize>,
+    page: Option<String>,
     #[serde(default)]
-    windows: Option<usize>,
+    windows: Option<String>,
+}
+
+impl Pages {
+    fn number(p: &Option<String>) -> Option<usize> {
+        p.as_deref().and_then(|p| p.trim().parse().ok())
+    }
 }
 
 /// The items of page `n` (from 1) of a list, and the links to the pages beside it.
@@ -110,10 +117,11 @@ pub(crate) async fn list(
     let mut silences: Vec<&Silence> = quiet.silences.iter().collect();
     silences.sort_by_key(|s| (s.state(now) == SilenceState::Expired, !s.from_file, s.ends_at));
     let windows = board.windows_json();
+    let (page, windows_page) = (Pages::number(&pages.page), Pages::number(&pages.windows));
     let (silences_shown, silences_nav) =
-        page_of_list(&silences, pages.page, "page", Some(("windows", pages.windows.unwrap_or(1))));
+        page_of_list(&silences, page, "page", Some(("windows", windows_page.unwrap_or(1))));
     let (windows_shown, windows_nav) =
-        page_of_list(&windows, pages.windows, "windows", Some(("page", pages.page.unwrap_or(1))));
+        page_of_list(&windows, windows_page, "windows", Some(("page", page.unwrap_or(1))));
     let body = html! {
         h1 { (t("q-silences")) }
         @if let Some(name) = &home {
