@@ -140,6 +140,9 @@ async fn list_and_watch_agree_after_every_change_and_a_restart() {
     });
     said.push(agreed("the node back, the pod deleted", &connected, &follower, &cycle, &mut rules).await);
 
+    // Every watch, and the list cycles, on one HTTP/2 connection (kube-apiserver offers it).
+    assert_eq!(connections_to(p.port), 1, "connections of this process to the API server");
+
     // The API server restarted: every watch drops, and is resumed or listed afresh.
     p.apiserver("stop");
     p.apiserver("start");
@@ -152,8 +155,11 @@ async fn list_and_watch_agree_after_every_change_and_a_restart() {
     // list's.
     assert_eq!(follower.in_protobuf(), [Collection::Nodes, Collection::Pods], "collections watched in protobuf");
 
-    // Every watch, and the list cycles, on one HTTP/2 connection (kube-apiserver offers it).
-    assert_eq!(connections_to(p.port), 1, "connections of this process to the API server");
+    // After the restart, the watches come back on one connection too, or two: when they all
+    // reconnect at once, the client's pool may open a second connection before the first has
+    // said it speaks HTTP/2 (seen once in a full run on a loaded machine); never one a watch.
+    let after = connections_to(p.port);
+    assert!((1..=2).contains(&after), "connections of this process to the API server after its restart: {after}");
 
     // The test saw the changes it made (it is not comparing two empty clusters).
     assert!(said[1].contains("pods") && !said[1].contains("crash"), "{said:?}");
