@@ -308,93 +308,127 @@ pub fn assess(s: Snapshot) -> Health {
 /// snapshot: each pod's strings move into its health record rather than being copied, which
 /// halves the memory of a large cluster.
 pub fn assess_with(mut s: Snapshot, now: Timestamp, memory: &mut Memory) -> Health {
-    // Who uses each claim (pods neither Succeeded, which are not here, nor Failed).
-    let mut claim_users: HashMap<(String, String), Vec<String>> = HashMap::new();
-    for p in s.pods.iter().filter(|p| p.phase != "Failed") {
-        for claim in &p.claims {
-            claim_users.entry((p.namespace.clone(), claim.clone())).or_default().push(p.name.clone());
-        }
-    }
-    // What the non-terminated pods on each node ask of it (Succeeded pods are not here).
-    let mut demand: HashMap<&str, Resources> = HashMap::new();
-    for p in s.pods.iter().filter(|p| p.phase != "Failed" && !p.node.is_empty()) {
-        demand.entry(p.node.as_str()).or_default().add(p.resources);
-    }
-    let demand: HashMap<String, Resources> = demand.into_iter().map(|(k, v)| (k.to_string(), v)).collect();
+    let claim_users = claim_users(&s.pods);
+    let demand = demand(&s.pods);
     let raw_pods = std::mem::take(&mut s.pods);
     let raw_extras = std::mem::take(&mut s.extras);
     let s = &s;
-    let server_minor = minor_version(&s.version);
     let events = EventIndex::new(&s.events);
 
-    let mut nodes: Vec<NodeHealth> =
-        s.nodes
-            .iter()
-            .map(|n| {
-                let ready = n.ready.as_deref() == Some("True");
-                let pressure: Vec<(String, bool)> = PRESSURE_CONDITIONS
-                    .iter()
-                    .filter_map(|(kind, label)| {
-                        n.conditions.iter().find(|(k, _)| k == kind).map(|(_, st)| (label.to_string(), st == "True"))
-                    })
-                    .collect();
-                let mut why = Vec::new();
-                if !ready {
-                    push_unique(
-                        &mut why,
-                        Some(n.ready_detail.as_deref().map_or_else(
-                            || "the node lists no Ready condition".to_string(),
-                            |d| clean_line(d, WHY_MAX),
-                        )),
-                    );
-                }
-                for (kind, status) in &n.conditions {
-                    if status == "True" {
-                        push_unique(&mut why, Some(format!("{kind} is True")));
-                    }
-                }
-                if !why.is_empty() {
-                    push_unique(&mut why, events.why("Node", "", &n.name));
-                }
-                let kubelet_skew = outside_skew(server_minor, minor_version(&n.kubelet_version));
-                if kubelet_skew {
-                    why.push(format!(
-                        "kubelet {} is outside the supported skew from the API server {} (at most 3 minor versions older, never newer)",
-                        n.kubelet_version, s.version
-                    ));
-                }
-                NodeHealth {
-                    name: n.name.clone(),
-                    ready,
-                    ready_status: n.ready.clone().unwrap_or_else(|| "missing".into()),
-                    pressure,
-                    unschedulable: n.unschedulable,
-                    kubelet_version: n.kubelet_version.clone(),
-                    why,
-                    allocatable_cpu: n.allocatable_cpu,
-                    allocatable_memory: n.allocatable_memory,
-                    requested: demand.get(&n.name).copied().unwrap_or_default(),
-                    usage_cpu: None,
-                    usage_memory: None,
-                    kubelet_skew,
-                    ready_transitions: 0,
-                }
-            })
-            .collect();
-
+    let mut nodes = nodes(s, &demand, &events);
     let not_ready: std::collections::HashSet<&str> =
         nodes.iter().filter(|n| !n.ready).map(|n| n.name.as_str()).collect();
     let mut pods: Vec<PodHealth> = raw_pods.into_iter().map(|p| pod_health(p, &events, s.time, &not_ready)).collect();
     pods.sort_by(|a, b| (!a.has_problem(), &a.namespace, &a.name).cmp(&(!b.has_problem(), &b.namespace, &b.name)));
+    let mut workloads = workloads(s, &pods, &events);
+    memory.nodes(now, &mut nodes);
+    memory.rollouts(now, &mut workloads);
+    let pvcs = claims(s, &claim_users, &events);
+    let (warning_events, events_by_reason) = events_of_the_hour(s);
+    let counts = Counts::of(&nodes, &pods, &workloads, &pvcs, warning_events);
 
-    // One pass over the pods for what workloads and claims need: never a scan per object.
+    let extras = extras::assess(raw_extras, &mut nodes, s.time);
+    Health {
+        time: s.time,
+        version: s.version.clone(),
+        counts,
+        nodes,
+        pods,
+        workloads,
+        pvcs,
+        events_by_reason,
+        extras,
+        certificates: s.certificates.clone(),
+    }
+}
+
+/// Who uses each claim (pods neither Succeeded, which are not here, nor Failed).
+fn claim_users(pods: &[Pod]) -> HashMap<(String, String), Vec<String>> {
+    let mut users: HashMap<(String, String), Vec<String>> = HashMap::new();
+    for p in pods.iter().filter(|p| p.phase != "Failed") {
+        for claim in &p.claims {
+            users.entry((p.namespace.clone(), claim.clone())).or_default().push(p.name.clone());
+        }
+    }
+    users
+}
+
+/// What the non-terminated pods on each node ask of it (Succeeded pods are not here).
+fn demand(pods: &[Pod]) -> HashMap<String, Resources> {
+    let mut demand: HashMap<&str, Resources> = HashMap::new();
+    for p in pods.iter().filter(|p| p.phase != "Failed" && !p.node.is_empty()) {
+        demand.entry(p.node.as_str()).or_default().add(p.resources);
+    }
+    demand.into_iter().map(|(k, v)| (k.to_string(), v)).collect()
+}
+
+/// Each node: ready or not and why, its pressure, its kubelet's skew, what its pods ask.
+fn nodes(s: &Snapshot, demand: &HashMap<String, Resources>, events: &EventIndex) -> Vec<NodeHealth> {
+    let server_minor = minor_version(&s.version);
+    s.nodes
+        .iter()
+        .map(|n| {
+            let ready = n.ready.as_deref() == Some("True");
+            let pressure: Vec<(String, bool)> = PRESSURE_CONDITIONS
+                .iter()
+                .filter_map(|(kind, label)| {
+                    n.conditions.iter().find(|(k, _)| k == kind).map(|(_, st)| (label.to_string(), st == "True"))
+                })
+                .collect();
+            let mut why = Vec::new();
+            if !ready {
+                push_unique(
+                    &mut why,
+                    Some(n.ready_detail.as_deref().map_or_else(
+                        || "the node lists no Ready condition".to_string(),
+                        |d| clean_line(d, WHY_MAX),
+                    )),
+                );
+            }
+            for (kind, status) in &n.conditions {
+                if status == "True" {
+                    push_unique(&mut why, Some(format!("{kind} is True")));
+                }
+            }
+            if !why.is_empty() {
+                push_unique(&mut why, events.why("Node", "", &n.name));
+            }
+            let kubelet_skew = outside_skew(server_minor, minor_version(&n.kubelet_version));
+            if kubelet_skew {
+                why.push(format!(
+                    "kubelet {} is outside the supported skew from the API server {} (at most 3 minor versions older, never newer)",
+                    n.kubelet_version, s.version
+                ));
+            }
+            NodeHealth {
+                name: n.name.clone(),
+                ready,
+                ready_status: n.ready.clone().unwrap_or_else(|| "missing".into()),
+                pressure,
+                unschedulable: n.unschedulable,
+                kubelet_version: n.kubelet_version.clone(),
+                why,
+                allocatable_cpu: n.allocatable_cpu,
+                allocatable_memory: n.allocatable_memory,
+                requested: demand.get(&n.name).copied().unwrap_or_default(),
+                usage_cpu: None,
+                usage_memory: None,
+                kubelet_skew,
+                ready_transitions: 0,
+            }
+        })
+        .collect()
+}
+
+/// Each Deployment, StatefulSet and DaemonSet: its missing replicas and why, from its pods in
+/// trouble (sorted first in `pods`) and its newest Warning event.
+fn workloads(s: &Snapshot, pods: &[PodHealth], events: &EventIndex) -> Vec<WorkloadHealth> {
+    // One pass over the pods for what workloads need: never a scan per object.
     let mut problem_pods: HashMap<(&str, &str), Vec<&PodHealth>> = HashMap::new();
     for p in pods.iter().filter(|p| p.has_problem() && !p.workload.is_empty()) {
         problem_pods.entry((p.namespace.as_str(), p.workload.as_str())).or_default().push(p);
     }
-
-    let mut workloads: Vec<WorkloadHealth> = s
-        .workloads
+    s.workloads
         .iter()
         .map(|w| {
             let unavailable = w.unavailable();
@@ -421,16 +455,17 @@ pub fn assess_with(mut s: Snapshot, now: Timestamp, memory: &mut Memory) -> Heal
                 why,
             }
         })
-        .collect();
-    memory.nodes(now, &mut nodes);
-    memory.rollouts(now, &mut workloads);
+        .collect()
+}
 
-    let pvcs: Vec<PvcHealth> = s
-        .pvcs
+/// Each PersistentVolumeClaim: stuck when Pending and either used by a live pod or named by a
+/// Warning event.
+fn claims(s: &Snapshot, users: &HashMap<(String, String), Vec<String>>, events: &EventIndex) -> Vec<PvcHealth> {
+    s.pvcs
         .iter()
         .map(|c| {
             let users: &[String] =
-                claim_users.get(&(c.namespace.clone(), c.name.clone())).map(Vec::as_slice).unwrap_or_default();
+                users.get(&(c.namespace.clone(), c.name.clone())).map(Vec::as_slice).unwrap_or_default();
             let event = events.about("PersistentVolumeClaim", &c.namespace, &c.name);
             let stuck = c.phase == "Pending" && (!users.is_empty() || event.is_some());
             let mut why = Vec::new();
@@ -449,8 +484,11 @@ pub fn assess_with(mut s: Snapshot, now: Timestamp, memory: &mut Memory) -> Heal
                 why,
             }
         })
-        .collect();
+        .collect()
+}
 
+/// The Warning events of the last hour: how many, and how many of each reason, most first.
+fn events_of_the_hour(s: &Snapshot) -> (u64, Vec<(String, u64)>) {
     let hour_ago = s.time - SignedDuration::from_hours(1);
     let mut by_reason: HashMap<&str, u64> = HashMap::new();
     let mut warning_events = 0;
@@ -462,44 +500,41 @@ pub fn assess_with(mut s: Snapshot, now: Timestamp, memory: &mut Memory) -> Heal
     }
     let mut events_by_reason: Vec<(String, u64)> = by_reason.into_iter().map(|(r, n)| (r.to_string(), n)).collect();
     events_by_reason.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
+    (warning_events, events_by_reason)
+}
 
-    let count = |f: &dyn Fn(&PodHealth) -> bool| pods.iter().filter(|p| f(p)).count() as u64;
-    let counts = Counts {
-        nodes: nodes.len() as u64,
-        nodes_ready: nodes.iter().filter(|n| n.ready).count() as u64,
-        nodes_not_ready: nodes.iter().filter(|n| !n.ready).count() as u64,
-        nodes_under_pressure: nodes.iter().filter(|n| n.under_pressure()).count() as u64,
-        nodes_cordoned: nodes.iter().filter(|n| n.unschedulable).count() as u64,
-        pods: pods.len() as u64,
-        pods_running: count(&|p| p.phase == "Running"),
-        pods_pending: count(&|p| p.pending),
-        pods_failed: count(&|p| p.failed),
-        pods_crashlooping: count(&|p| p.crashlooping),
-        pods_not_ready: count(&|p| p.not_ready),
-        pods_only_not_ready: count(&|p| p.only_not_ready()),
-        pods_blocked: count(&|p| !p.blocked.is_empty()),
-        pods_stuck_terminating: count(&|p| p.terminating.is_some()),
-        workloads: workloads.len() as u64,
-        workloads_missing_replicas: workloads.iter().filter(|w| w.unavailable > 0).count() as u64,
-        rollouts_stuck: workloads.iter().filter(|w| w.rollout_stuck).count() as u64,
-        nodes_version_skew: nodes.iter().filter(|n| n.kubelet_skew).count() as u64,
-        pvcs: pvcs.len() as u64,
-        pvcs_pending: pvcs.iter().filter(|c| c.stuck).count() as u64,
-        warning_events,
-    };
-
-    let extras = extras::assess(raw_extras, &mut nodes, s.time);
-    Health {
-        time: s.time,
-        version: s.version.clone(),
-        counts,
-        nodes,
-        pods,
-        workloads,
-        pvcs,
-        events_by_reason,
-        extras,
-        certificates: s.certificates.clone(),
+impl Counts {
+    fn of(
+        nodes: &[NodeHealth],
+        pods: &[PodHealth],
+        workloads: &[WorkloadHealth],
+        pvcs: &[PvcHealth],
+        warning_events: u64,
+    ) -> Counts {
+        let count = |f: &dyn Fn(&PodHealth) -> bool| pods.iter().filter(|p| f(p)).count() as u64;
+        Counts {
+            nodes: nodes.len() as u64,
+            nodes_ready: nodes.iter().filter(|n| n.ready).count() as u64,
+            nodes_not_ready: nodes.iter().filter(|n| !n.ready).count() as u64,
+            nodes_under_pressure: nodes.iter().filter(|n| n.under_pressure()).count() as u64,
+            nodes_cordoned: nodes.iter().filter(|n| n.unschedulable).count() as u64,
+            pods: pods.len() as u64,
+            pods_running: count(&|p| p.phase == "Running"),
+            pods_pending: count(&|p| p.pending),
+            pods_failed: count(&|p| p.failed),
+            pods_crashlooping: count(&|p| p.crashlooping),
+            pods_not_ready: count(&|p| p.not_ready),
+            pods_only_not_ready: count(&|p| p.only_not_ready()),
+            pods_blocked: count(&|p| !p.blocked.is_empty()),
+            pods_stuck_terminating: count(&|p| p.terminating.is_some()),
+            workloads: workloads.len() as u64,
+            workloads_missing_replicas: workloads.iter().filter(|w| w.unavailable > 0).count() as u64,
+            rollouts_stuck: workloads.iter().filter(|w| w.rollout_stuck).count() as u64,
+            nodes_version_skew: nodes.iter().filter(|n| n.kubelet_skew).count() as u64,
+            pvcs: pvcs.len() as u64,
+            pvcs_pending: pvcs.iter().filter(|c| c.stuck).count() as u64,
+            warning_events,
+        }
     }
 }
 
@@ -603,29 +638,57 @@ fn pod_health(p: Pod, events: &EventIndex, now: Timestamp, down: &std::collectio
     }
 }
 
+/// One kind of problem a cluster can have: how many of it, how grave, and how the one
+/// sentence counts it. The table drives both [`Health::severity`] and [`Health::summary_in`],
+/// in the sentence's order.
+struct Problem {
+    count: fn(&Health) -> u64,
+    severity: Severity,
+    /// Its message, given `count`.
+    words: &'static str,
+}
+
+const PROBLEMS: [Problem; 14] = [
+    Problem { count: |h| h.counts.nodes_not_ready, severity: Severity::Critical, words: "count-nodes-not-ready" },
+    Problem { count: |h| h.counts.pods_crashlooping, severity: Severity::Critical, words: "count-pods-crashlooping" },
+    Problem {
+        count: |h| h.counts.nodes_under_pressure,
+        severity: Severity::Notice,
+        words: "count-nodes-under-pressure",
+    },
+    Problem { count: |h| h.counts.pods_blocked, severity: Severity::Notice, words: "count-pods-blocked" },
+    Problem { count: |h| h.counts.pods_pending, severity: Severity::Notice, words: "count-pods-pending" },
+    Problem { count: |h| h.counts.pods_failed, severity: Severity::Notice, words: "count-pods-failed" },
+    // A pod not ready that is also crash-looping or blocked is counted there (and so judged):
+    // here are those that are not ready and no more.
+    Problem { count: |h| h.counts.pods_only_not_ready, severity: Severity::Notice, words: "count-pods-not-ready" },
+    Problem {
+        count: |h| h.counts.workloads_missing_replicas,
+        severity: Severity::Notice,
+        words: "count-workloads-missing-replicas",
+    },
+    Problem { count: |h| h.counts.pvcs_pending, severity: Severity::Notice, words: "count-claims-stuck" },
+    Problem {
+        count: |h| h.counts.pods_stuck_terminating,
+        severity: Severity::Notice,
+        words: "count-pods-stuck-terminating",
+    },
+    Problem { count: |h| h.counts.rollouts_stuck, severity: Severity::Notice, words: "count-rollouts-stuck" },
+    Problem { count: Health::jobs_failed, severity: Severity::Notice, words: "count-jobs-failed" },
+    Problem { count: Health::cronjobs_missed, severity: Severity::Notice, words: "count-cronjobs-missed" },
+    Problem { count: |h| h.counts.nodes_version_skew, severity: Severity::Notice, words: "count-kubelets-skew" },
+];
+
+/// A certificate of the connection that expires within 30 days is a problem of its own, said
+/// with its date rather than counted.
+const CERTIFICATE_SEVERITY: Severity = Severity::Notice;
+
 impl Health {
+    /// The gravest problem there is.
     pub fn severity(&self) -> Severity {
-        let c = &self.counts;
-        if c.nodes_not_ready > 0 || c.pods_crashlooping > 0 {
-            Severity::Critical
-        } else if c.nodes_under_pressure > 0
-            || c.pods_pending > 0
-            || c.pods_blocked > 0
-            || c.pods_failed > 0
-            || c.pods_not_ready > 0
-            || c.workloads_missing_replicas > 0
-            || c.pvcs_pending > 0
-            || c.pods_stuck_terminating > 0
-            || c.rollouts_stuck > 0
-            || c.nodes_version_skew > 0
-            || self.jobs_failed() > 0
-            || self.cronjobs_missed() > 0
-            || !self.expiring().is_empty()
-        {
-            Severity::Notice
-        } else {
-            Severity::Ok
-        }
+        let counted = PROBLEMS.iter().filter(|p| (p.count)(self) > 0).map(|p| p.severity);
+        let certificates = (!self.expiring().is_empty()).then_some(CERTIFICATE_SEVERITY);
+        counted.chain(certificates).max().unwrap_or(Severity::Ok)
     }
 
     /// The one sentence: `3 pods crash-looping, 1 node not ready` or `Healthy: 3 nodes ready, 42 pods`.
@@ -636,26 +699,12 @@ impl Health {
     /// The one sentence in `lang`: « 3 pods en boucle de crash, 1 nœud non prêt ».
     pub fn summary_in(&self, lang: Lang) -> String {
         let c = &self.counts;
-        let mut parts: Vec<String> = [
-            (c.nodes_not_ready, "count-nodes-not-ready"),
-            (c.pods_crashlooping, "count-pods-crashlooping"),
-            (c.nodes_under_pressure, "count-nodes-under-pressure"),
-            (c.pods_blocked, "count-pods-blocked"),
-            (c.pods_pending, "count-pods-pending"),
-            (c.pods_failed, "count-pods-failed"),
-            (c.pods_only_not_ready, "count-pods-not-ready"),
-            (c.workloads_missing_replicas, "count-workloads-missing-replicas"),
-            (c.pvcs_pending, "count-claims-stuck"),
-            (c.pods_stuck_terminating, "count-pods-stuck-terminating"),
-            (c.rollouts_stuck, "count-rollouts-stuck"),
-            (self.jobs_failed(), "count-jobs-failed"),
-            (self.cronjobs_missed(), "count-cronjobs-missed"),
-            (c.nodes_version_skew, "count-kubelets-skew"),
-        ]
-        .into_iter()
-        .filter(|(n, _)| *n > 0)
-        .map(|(n, id)| lang.tr(id, &[("count", n.into())]))
-        .collect();
+        let mut parts: Vec<String> = PROBLEMS
+            .iter()
+            .map(|p| ((p.count)(self), p.words))
+            .filter(|(n, _)| *n > 0)
+            .map(|(n, id)| lang.tr(id, &[("count", n.into())]))
+            .collect();
         for e in self.expiring() {
             parts.push(lang.tr(
                 "certificate-expires",

@@ -1,4 +1,7 @@
-//! What each built-in rule watches, read from a cycle's health.
+//! The built-in rules, one entry each: what each is called, how long it holds, the read it
+//! looks at and what it sees in each of its objects, and its expression in `dumbmonit rules`.
+//! [`RuleState::observe`] hands each rule the objects of its read, and lets its alerts fire or
+//! resolve only in a cycle that made that read.
 
 use std::collections::{BTreeMap, HashSet};
 
@@ -10,13 +13,11 @@ use super::engine::{PodMemory, PodRef, RuleState, Transition};
 #[path = "tests.rs"]
 mod tests;
 use super::{
-    AGGREGATED_API_UNAVAILABLE, CERTIFICATE_EXPIRING, CRASHLOOP_WINDOW, CRONJOB_MISSED, FLAPPING_CHANGES,
-    HPA_METRICS_UNAVAILABLE, JOB_FAILED, MONITOR_UNREACHABLE, NODE_FLAPPING, NODE_NOT_READY, NODE_PRESSURE,
-    Observation, POD_CRASH_LOOPING, POD_PENDING, POD_RESTARTING, POD_STUCK_TERMINATING, PVC_PENDING, RESTART_THRESHOLD,
-    RESTART_WINDOW, ROLLOUT_STUCK, TERMINATING_PATIENCE, UNREACHABLE_AFTER, VERSION_SKEW, WORKLOAD_REPLICAS_MISSING,
+    CRASHLOOP_WINDOW, Export, FLAPPING_CHANGES, Observation, PodJudged, RESTART_THRESHOLD, RESTART_WINDOW, RULES,
+    Reads, Rule, Seen, Server, Severity, TERMINATING_PATIENCE, UNREACHABLE_AFTER, Warning, minutes,
 };
 use crate::health::memory::within;
-use crate::health::{CERTIFICATE_URGENT, Health, PodHealth};
+use crate::health::{CERTIFICATE_URGENT, Health, NodeHealth, PodHealth, WorkloadHealth};
 use crate::lang::{Arg, Message};
 
 fn labels(pairs: &[(&str, &str)]) -> BTreeMap<String, String> {
@@ -25,6 +26,10 @@ fn labels(pairs: &[(&str, &str)]) -> BTreeMap<String, String> {
 
 fn pod_labels(p: &PodHealth) -> BTreeMap<String, String> {
     labels(&[("namespace", &p.namespace), ("pod", &p.name), ("workload", &p.workload)])
+}
+
+fn workload_labels(w: &WorkloadHealth) -> BTreeMap<String, String> {
+    labels(&[("kind", w.kind.as_str()), ("namespace", &w.namespace), ("workload", &w.name)])
 }
 
 /// The arguments of an alert's summary, said by its rule's message in each language.
@@ -36,7 +41,7 @@ fn pod_args(p: &PodHealth) -> Vec<(&'static str, Arg)> {
     vec![("namespace", (&p.namespace).into()), ("pod", (&p.name).into())]
 }
 
-fn workload_args(w: &crate::health::WorkloadHealth) -> Vec<(&'static str, Arg)> {
+fn workload_args(w: &WorkloadHealth) -> Vec<(&'static str, Arg)> {
     vec![("kind", w.kind.as_str().into()), ("namespace", (&w.namespace).into()), ("workload", (&w.name).into())]
 }
 
@@ -46,72 +51,482 @@ fn pod_description(p: &PodHealth) -> Message {
     Message::new("pod-description", &[("why", why.into()), ("restarts", p.restarts.into())])
 }
 
+/// An observation that does not escalate of itself.
+fn seen(
+    rule: &'static Rule,
+    labels: BTreeMap<String, String>,
+    summary: Vec<(&'static str, Arg)>,
+    description: Message,
+) -> Observation {
+    Observation { rule, labels, summary, description, escalate: false }
+}
+
+/// The node's Ready changes: more than [`FLAPPING_CHANGES`] in the window.
+fn flapping(n: &NodeHealth) -> bool {
+    n.ready_transitions > FLAPPING_CHANGES
+}
+
+/// The most common export: the rule's hold and severity, `$value` as it is, no escalation.
+const fn export(expr: fn() -> String) -> Export {
+    Export { expr, value: "{{ $value }}", hold: None, warning: Warning::None }
+}
+
+/// The crash loop as Prometheus sees it: the pod was crash-looping within the window.
+fn crash_window() -> String {
+    format!("max_over_time(dumbmonit_k8s_pod_crashlooping[{}])", super::prometheus::window(CRASHLOOP_WINDOW))
+}
+
+/// The seconds left to each certificate of the connection, labelled `certificate`, below
+/// `days`.
+fn certificates_within(days: u64) -> String {
+    let left = |metric: &str, which: &str| {
+        format!(
+            "label_replace(dumbmonit_k8s_{metric}_certificate_expiry_timestamp_seconds - time(), \"certificate\", \"{which}\", \"\", \"\")"
+        )
+    };
+    let limit = days * 86_400;
+    format!("{} < {limit} or {} < {limit}", left("apiserver", "serving"), left("client", "client"))
+}
+
+pub const NODE_NOT_READY: Rule = Rule {
+    alertname: "KubernetesNodeNotReady",
+    words: "rule-node-not-ready",
+    severity: Severity::Warning,
+    hold: minutes(5),
+    escalate_after: None,
+    // While the node flaps, that one alert tells it: not a not-ready alert each time.
+    reads: Reads::Nodes(|n, _, seen_| {
+        if !n.ready && !flapping(n) {
+            seen_.push(seen(
+                &NODE_NOT_READY,
+                labels(&[("node", &n.name)]),
+                args(&[("node", (&n.name).into())]),
+                Message::verbatim(n.why.join("; ")),
+            ));
+        }
+    }),
+    export: export(|| {
+        format!(
+            "dumbmonit_k8s_node_ready == 0 unless on(cluster, node) dumbmonit_k8s_node_ready_transitions > {FLAPPING_CHANGES}"
+        )
+    }),
+};
+
+pub const NODE_PRESSURE: Rule = Rule {
+    alertname: "KubernetesNodePressure",
+    words: "rule-node-pressure",
+    severity: Severity::Notice,
+    hold: minutes(5),
+    escalate_after: None,
+    reads: Reads::Nodes(|n, _, seen_| {
+        for (condition, on) in &n.pressure {
+            if *on && condition != "network" {
+                seen_.push(seen(
+                    &NODE_PRESSURE,
+                    labels(&[("node", &n.name), ("condition", condition)]),
+                    args(&[("node", (&n.name).into()), ("condition", condition.into())]),
+                    Message::verbatim(n.why.join("; ")),
+                ));
+            }
+        }
+    }),
+    export: export(|| "dumbmonit_k8s_node_pressure{condition=~\"memory|disk|pid\"} == 1".into()),
+};
+
+pub const POD_CRASH_LOOPING: Rule = Rule {
+    alertname: "KubernetesPodCrashLooping",
+    words: "rule-pod-crash-looping",
+    severity: Severity::Warning,
+    hold: minutes(10),
+    escalate_after: None,
+    reads: Reads::Pods(|p, judged, seen_| {
+        if judged.crashlooped {
+            let description = if p.crashlooping { pod_description(p) } else { Message::verbatim(String::new()) };
+            seen_.push(seen(&POD_CRASH_LOOPING, pod_labels(p), args(&pod_args(p)), description));
+        }
+    }),
+    export: export(|| format!("{} == 1", crash_window())),
+};
+
+pub const POD_PENDING: Rule = Rule {
+    alertname: "KubernetesPodPending",
+    words: "rule-pod-pending",
+    severity: Severity::Notice,
+    hold: minutes(15),
+    escalate_after: None,
+    reads: Reads::Pods(|p, _, seen_| {
+        if p.pending {
+            seen_.push(seen(&POD_PENDING, pod_labels(p), args(&pod_args(p)), pod_description(p)));
+        }
+    }),
+    export: export(|| "dumbmonit_k8s_pod_pending == 1".into()),
+};
+
+pub const POD_RESTARTING: Rule = Rule {
+    alertname: "KubernetesPodRestarting",
+    words: "rule-pod-restarting",
+    severity: Severity::Notice,
+    hold: minutes(0),
+    escalate_after: None,
+    reads: Reads::Pods(|p, judged, seen_| {
+        if judged.increase > RESTART_THRESHOLD && !judged.crashlooped {
+            seen_.push(seen(
+                &POD_RESTARTING,
+                pod_labels(p),
+                args(&[pod_args(p).as_slice(), &[("restarts", judged.increase.into())]].concat()),
+                pod_description(p),
+            ));
+        }
+    }),
+    export: Export {
+        expr: || {
+            format!(
+                "increase(dumbmonit_k8s_pod_restarts[{}]) > {RESTART_THRESHOLD} unless on(namespace, pod) {} == 1",
+                super::prometheus::duration(RESTART_WINDOW),
+                crash_window()
+            )
+        },
+        value: "{{ $value | printf \"%.0f\" }}",
+        hold: None,
+        warning: Warning::None,
+    },
+};
+
+pub const WORKLOAD_REPLICAS_MISSING: Rule = Rule {
+    alertname: "KubernetesWorkloadReplicasMissing",
+    words: "rule-workload-replicas-missing",
+    severity: Severity::Notice,
+    hold: minutes(10),
+    escalate_after: Some(minutes(60)),
+    // A stuck rollout is told once, by its own alert, not also as missing replicas.
+    reads: Reads::Workloads(|w, seen_| {
+        if w.unavailable > 0 && !w.rollout_stuck {
+            seen_.push(seen(
+                &WORKLOAD_REPLICAS_MISSING,
+                workload_labels(w),
+                args(
+                    &[workload_args(w).as_slice(), &[("missing", w.unavailable.into()), ("desired", w.desired.into())]]
+                        .concat(),
+                ),
+                Message::verbatim(w.why.join("; ")),
+            ));
+        }
+    }),
+    // Its escalation after an hour of firing is exported as the same expression held an hour
+    // longer, at Warning.
+    export: export(|| {
+        "dumbmonit_k8s_workload_unavailable > 0 unless on(cluster, kind, namespace, workload) dumbmonit_k8s_workload_rollout_stuck == 1".into()
+    }),
+};
+
+pub const PVC_PENDING: Rule = Rule {
+    alertname: "KubernetesPVCPending",
+    words: "rule-pvc-pending",
+    severity: Severity::Notice,
+    hold: minutes(15),
+    escalate_after: None,
+    reads: Reads::Claims(|c, seen_| {
+        if c.stuck {
+            seen_.push(seen(
+                &PVC_PENDING,
+                labels(&[("namespace", &c.namespace), ("pvc", &c.name)]),
+                args(&[("namespace", (&c.namespace).into()), ("pvc", (&c.name).into())]),
+                Message::verbatim(c.why.join("; ")),
+            ));
+        }
+    }),
+    export: export(|| "dumbmonit_k8s_pvc_pending == 1".into()),
+};
+
+pub const MONITOR_UNREACHABLE: Rule = Rule {
+    alertname: "KubernetesMonitorUnreachable",
+    words: "rule-monitor-unreachable",
+    severity: Severity::Warning,
+    hold: minutes(0),
+    escalate_after: None,
+    reads: Reads::Cycle,
+    // Two failed cycles in a row: at a one-minute interval, failing now and a minute ago.
+    export: Export {
+        expr: || "dumbmonit_k8s_up == 0".into(),
+        value: "{{ $value }}",
+        hold: Some(minutes(1)),
+        warning: Warning::None,
+    },
+};
+
+pub const AGGREGATED_API_UNAVAILABLE: Rule = Rule {
+    alertname: "KubernetesAggregatedAPIUnavailable",
+    words: "rule-aggregated-api-unavailable",
+    severity: Severity::Warning,
+    hold: minutes(5),
+    escalate_after: None,
+    reads: Reads::ApiServices(|a, seen_| {
+        if !a.available {
+            seen_.push(seen(
+                &AGGREGATED_API_UNAVAILABLE,
+                labels(&[("apiservice", &a.name), ("service", &a.service)]),
+                args(&[("apiservice", (&a.name).into())]),
+                Message::verbatim(format!("{} (service {})", a.why(), a.service)),
+            ));
+        }
+    }),
+    // The condition's message is on the cluster page and in the built-in alert; a metric has
+    // no room for it.
+    export: export(|| "dumbmonit_k8s_apiservice_available == 0".into()),
+};
+
+pub const HPA_METRICS_UNAVAILABLE: Rule = Rule {
+    alertname: "KubernetesHPAMetricsUnavailable",
+    words: "rule-hpa-metrics-unavailable",
+    severity: Severity::Notice,
+    hold: minutes(10),
+    escalate_after: None,
+    reads: Reads::Hpas(|x, seen_| {
+        if !x.scaling_active {
+            seen_.push(seen(
+                &HPA_METRICS_UNAVAILABLE,
+                labels(&[("namespace", &x.namespace), ("hpa", &x.name)]),
+                args(&[
+                    ("namespace", (&x.namespace).into()),
+                    ("hpa", (&x.name).into()),
+                    ("reason", (&x.reason).into()),
+                ]),
+                Message::verbatim(x.message.clone()),
+            ));
+        }
+    }),
+    export: export(|| "dumbmonit_k8s_hpa_scaling_active == 0".into()),
+};
+
+pub const CERTIFICATE_EXPIRING: Rule = Rule {
+    alertname: "KubernetesAPICertificateExpiring",
+    words: "rule-certificate-expiring",
+    severity: Severity::Notice,
+    hold: minutes(0),
+    escalate_after: None,
+    reads: Reads::Certificates(|e, server, seen_| {
+        let k3s = server.version.contains("+k3s");
+        let fix = match (e.certificate, k3s) {
+            ("serving", true) => "serving-k3s",
+            ("serving", false) => "serving",
+            (_, true) => "client-k3s",
+            (_, false) => "client",
+        };
+        let left = e.not_after.duration_since(server.time);
+        seen_.push(Observation {
+            rule: &CERTIFICATE_EXPIRING,
+            labels: labels(&[("certificate", e.certificate)]),
+            summary: args(&[
+                ("certificate", e.certificate.into()),
+                ("date", Arg::Moment(e.not_after.as_second())),
+                ("when", crate::health::days_when(e.days).into()),
+                ("days", e.days.abs().into()),
+            ]),
+            description: Message::new(
+                &format!("{}.description", CERTIFICATE_EXPIRING.words),
+                &[("until", e.not_after.to_string().into()), ("fix", fix.into())],
+            ),
+            escalate: left < CERTIFICATE_URGENT,
+        });
+    }),
+    // The escalation: within 7 days, the same alert at Warning.
+    export: Export {
+        expr: || certificates_within(30),
+        value: "{{ $value | humanizeDuration }}",
+        hold: None,
+        warning: Warning::When(|| certificates_within(7)),
+    },
+};
+
+pub const VERSION_SKEW: Rule = Rule {
+    alertname: "KubernetesVersionSkew",
+    words: "rule-version-skew",
+    severity: Severity::Notice,
+    hold: minutes(60),
+    escalate_after: None,
+    reads: Reads::Nodes(|n, server, seen_| {
+        if n.kubelet_skew {
+            seen_.push(seen(
+                &VERSION_SKEW,
+                labels(&[("node", &n.name)]),
+                args(&[
+                    ("kubelet", (&n.kubelet_version).into()),
+                    ("node", (&n.name).into()),
+                    ("version", server.version.into()),
+                ]),
+                Message::new(&format!("{}.description", VERSION_SKEW.words), &[]),
+            ));
+        }
+    }),
+    export: export(|| "dumbmonit_k8s_node_kubelet_skew == 1".into()),
+};
+
+pub const ROLLOUT_STUCK: Rule = Rule {
+    alertname: "KubernetesRolloutStuck",
+    words: "rule-rollout-stuck",
+    severity: Severity::Warning,
+    hold: minutes(0),
+    escalate_after: None,
+    reads: Reads::Workloads(|w, seen_| {
+        if w.rollout_stuck {
+            seen_.push(seen(
+                &ROLLOUT_STUCK,
+                workload_labels(w),
+                args(&workload_args(w)),
+                Message::verbatim(w.why.join("; ")),
+            ));
+        }
+    }),
+    export: export(|| "dumbmonit_k8s_workload_rollout_stuck == 1".into()),
+};
+
+pub const POD_STUCK_TERMINATING: Rule = Rule {
+    alertname: "KubernetesPodStuckTerminating",
+    words: "rule-pod-stuck-terminating",
+    severity: Severity::Notice,
+    hold: minutes(0),
+    escalate_after: None,
+    reads: Reads::Pods(|p, _, seen_| {
+        let patience = TERMINATING_PATIENCE.as_secs() as i64;
+        if let Some(seconds) = p.terminating.filter(|s| *s >= patience) {
+            seen_.push(seen(
+                &POD_STUCK_TERMINATING,
+                pod_labels(p),
+                args(&[pod_args(p).as_slice(), &[("minutes", (seconds / 60).into())]].concat()),
+                Message::verbatim(p.why.join("; ")),
+            ));
+        }
+    }),
+    export: Export {
+        expr: || format!("dumbmonit_k8s_pod_terminating_seconds >= {}", TERMINATING_PATIENCE.as_secs()),
+        value: "{{ $value | humanizeDuration }}",
+        hold: None,
+        warning: Warning::None,
+    },
+};
+
+pub const NODE_FLAPPING: Rule = Rule {
+    alertname: "KubernetesNodeFlapping",
+    words: "rule-node-flapping",
+    severity: Severity::Warning,
+    hold: minutes(0),
+    escalate_after: None,
+    reads: Reads::Nodes(|n, _, seen_| {
+        if flapping(n) {
+            seen_.push(seen(
+                &NODE_FLAPPING,
+                labels(&[("node", &n.name)]),
+                args(&[("node", (&n.name).into()), ("changes", n.ready_transitions.into())]),
+                Message::verbatim(n.why.join("; ")),
+            ));
+        }
+    }),
+    export: export(|| format!("dumbmonit_k8s_node_ready_transitions > {FLAPPING_CHANGES}")),
+};
+
+pub const JOB_FAILED: Rule = Rule {
+    alertname: "KubernetesJobFailed",
+    words: "rule-job-failed",
+    severity: Severity::Notice,
+    hold: minutes(0),
+    escalate_after: None,
+    reads: Reads::Jobs(|j, seen_| {
+        if !j.superseded {
+            seen_.push(seen(
+                &JOB_FAILED,
+                labels(&[("namespace", &j.namespace), ("job", &j.name), ("owner", &j.owner)]),
+                args(&[
+                    ("namespace", (&j.namespace).into()),
+                    ("job", (&j.name).into()),
+                    ("of", if j.owner.is_empty() { "none" } else { "cronjob" }.into()),
+                    ("owner", (&j.owner).into()),
+                ]),
+                Message::verbatim(j.why.clone()),
+            ));
+        }
+    }),
+    export: export(|| "dumbmonit_k8s_job_failed == 1".into()),
+};
+
+pub const CRONJOB_MISSED: Rule = Rule {
+    alertname: "KubernetesCronJobMissed",
+    words: "rule-cronjob-missed",
+    severity: Severity::Notice,
+    hold: minutes(0),
+    escalate_after: None,
+    reads: Reads::CronJobs(|c, seen_| {
+        if c.missed {
+            seen_.push(seen(
+                &CRONJOB_MISSED,
+                labels(&[("namespace", &c.namespace), ("cronjob", &c.name)]),
+                args(&[("namespace", (&c.namespace).into()), ("cronjob", (&c.name).into())]),
+                Message::verbatim(c.why.join("; ")),
+            ));
+        }
+    }),
+    export: export(|| {
+        "dumbmonit_k8s_cronjob_last_schedule_age_seconds > 2 * dumbmonit_k8s_cronjob_schedule_interval_seconds".into()
+    }),
+};
+
 impl RuleState {
     /// Evaluates every rule after a successful cycle, on its final health: what only earlier
     /// cycles tell (Ready changes, updates without progress) is already in it, derived with
-    /// [`RuleState::memory`] by `health::assess_with`.
+    /// [`RuleState::memory`] by `health::assess_with`. Each rule looks at the objects of its
+    /// read; a rule whose read this cycle did not make neither fires nor resolves.
     pub fn observe(&mut self, now: Timestamp, cluster: &str, h: &Health) -> Vec<Transition> {
         let mut obs = Vec::new();
-        for n in &h.nodes {
-            let flapping = n.ready_transitions > FLAPPING_CHANGES;
-            if flapping {
-                obs.push(Observation {
-                    rule: &NODE_FLAPPING,
-                    labels: labels(&[("node", &n.name)]),
-                    summary: args(&[("node", (&n.name).into()), ("changes", n.ready_transitions.into())]),
-                    description: Message::verbatim(n.why.join("; ")),
-                    escalate: false,
-                });
-            }
-            if n.kubelet_skew {
-                obs.push(Observation {
-                    rule: &VERSION_SKEW,
-                    labels: labels(&[("node", &n.name)]),
-                    summary: args(&[
-                        ("kubelet", (&n.kubelet_version).into()),
-                        ("node", (&n.name).into()),
-                        ("version", (&h.version).into()),
-                    ]),
-                    description: Message::new(&format!("{}.description", VERSION_SKEW.words), &[]),
-                    escalate: false,
-                });
-            }
-            // While the node flaps, that one alert tells it: not a not-ready alert each time.
-            if !n.ready && !flapping {
-                obs.push(Observation {
-                    rule: &NODE_NOT_READY,
-                    labels: labels(&[("node", &n.name)]),
-                    summary: args(&[("node", (&n.name).into())]),
-                    description: Message::verbatim(n.why.join("; ")),
-                    escalate: false,
-                });
-            }
-            for (condition, on) in &n.pressure {
-                if *on && condition != "network" {
-                    obs.push(Observation {
-                        rule: &NODE_PRESSURE,
-                        labels: labels(&[("node", &n.name), ("condition", condition)]),
-                        summary: args(&[("node", (&n.name).into()), ("condition", condition.into())]),
-                        description: Message::verbatim(n.why.join("; ")),
-                        escalate: false,
-                    });
-                }
+        let server = Server { version: &h.version, time: h.time };
+        for rule in RULES {
+            match rule.reads {
+                Reads::Nodes(look) if h.nodes_visible() => h.nodes.iter().for_each(|n| look(n, &server, &mut obs)),
+                Reads::Workloads(look) => h.workloads.iter().for_each(|w| look(w, &mut obs)),
+                Reads::Claims(look) => h.pvcs.iter().for_each(|c| look(c, &mut obs)),
+                Reads::Certificates(look) => h.expiring().iter().for_each(|e| look(e, &server, &mut obs)),
+                Reads::ApiServices(look) => h.extras.apiservices.iter().flatten().for_each(|a| look(a, &mut obs)),
+                Reads::Hpas(look) => h.extras.hpas.iter().flatten().for_each(|x| look(x, &mut obs)),
+                Reads::Jobs(look) => h.extras.jobs.iter().flatten().for_each(|j| look(j, &mut obs)),
+                Reads::CronJobs(look) => h.extras.cronjobs.iter().flatten().for_each(|c| look(c, &mut obs)),
+                // The pods are looked at together below, each once with its memory.
+                Reads::Nodes(_) | Reads::Pods(_) | Reads::Cycle => {}
             }
         }
+        self.observe_pods(now, h, &mut obs);
+        self.failures = 0;
+        // A namespace not read this cycle resolves none of its alerts.
+        let unread: &[String] = h.extras.namespaced.as_ref().map_or(&[], |n| &n.unread);
+        self.evaluate_where(
+            now,
+            cluster,
+            obs,
+            |alert| !alert.labels.get("namespace").is_some_and(|ns| unread.contains(ns)),
+            |rule| rule.reads.made(h),
+        )
+    }
 
-        // Each pod's memory is updated where it is: one lookup, no key made again for a pod
-        // seen before (at 150,000 pods, rebuilding the table each cycle cost 300,000
-        // allocations).
+    /// The pod rules: each pod's memory updated where it is (one lookup, no key made again for
+    /// a pod seen before: at 150,000 pods, rebuilding the table each cycle cost 300,000
+    /// allocations), then every pod rule handed the pod and what its memory says.
+    fn observe_pods(&mut self, now: Timestamp, h: &Health, obs: &mut Seen) {
+        let looks: Vec<_> = RULES
+            .iter()
+            .filter_map(|r| match r.reads {
+                Reads::Pods(look) => Some(look),
+                _ => None,
+            })
+            .collect();
         for p in &h.pods {
-            let update = |memory: &mut PodMemory| {
+            let judge = |memory: &mut PodMemory| {
                 memory.increases.retain(|(t, _)| within(now, *t, RESTART_WINDOW));
-                let crashlooped = memory.crashloop_seen.is_some_and(|t| within(now, t, CRASHLOOP_WINDOW));
-                (crashlooped, memory.increases.iter().map(|(_, n)| n).sum::<i64>())
+                PodJudged {
+                    crashlooped: memory.crashloop_seen.is_some_and(|t| within(now, t, CRASHLOOP_WINDOW)),
+                    increase: memory.increases.iter().map(|(_, n)| n).sum::<i64>(),
+                }
             };
-            let (crashlooped, increase) = match self.pods.get_mut(&PodRef(&p.namespace, &p.name)) {
+            let judged = match self.pods.get_mut(&PodRef(&p.namespace, &p.name)) {
                 Some(memory) => {
                     *memory = remember(std::mem::take(memory), now, p);
-                    update(memory)
+                    judge(memory)
                 }
                 None => {
                     let mut memory = PodMemory {
@@ -119,37 +534,13 @@ impl RuleState {
                         increases: Vec::new(),
                         crashloop_seen: p.crashlooping.then_some(now),
                     };
-                    let judged = update(&mut memory);
+                    let judged = judge(&mut memory);
                     self.pods.insert((p.namespace.clone(), p.name.clone()), memory);
                     judged
                 }
             };
-            if crashlooped {
-                obs.push(Observation {
-                    rule: &POD_CRASH_LOOPING,
-                    labels: pod_labels(p),
-                    summary: args(&pod_args(p)),
-                    description: if p.crashlooping { pod_description(p) } else { Message::verbatim(String::new()) },
-                    escalate: false,
-                });
-            }
-            if p.pending {
-                obs.push(Observation {
-                    rule: &POD_PENDING,
-                    labels: pod_labels(p),
-                    summary: args(&pod_args(p)),
-                    description: pod_description(p),
-                    escalate: false,
-                });
-            }
-            if increase > RESTART_THRESHOLD && !crashlooped {
-                obs.push(Observation {
-                    rule: &POD_RESTARTING,
-                    labels: pod_labels(p),
-                    summary: args(&[pod_args(p).as_slice(), &[("restarts", increase.into())]].concat()),
-                    description: pod_description(p),
-                    escalate: false,
-                });
+            for look in &looks {
+                look(p, &judged, obs);
             }
         }
         // Pods that are gone are forgotten, and their alerts resolve. Every pod of the cycle has
@@ -160,170 +551,22 @@ impl RuleState {
                 h.pods.iter().map(|p| (p.namespace.as_str(), p.name.as_str())).collect();
             self.pods.retain(|(namespace, name), _| present.contains(&(namespace.as_str(), name.as_str())));
         }
-
-        for w in h.workloads.iter().filter(|w| w.rollout_stuck) {
-            obs.push(Observation {
-                rule: &ROLLOUT_STUCK,
-                labels: labels(&[("kind", w.kind.as_str()), ("namespace", &w.namespace), ("workload", &w.name)]),
-                summary: args(&workload_args(w)),
-                description: Message::verbatim(w.why.join("; ")),
-                escalate: false,
-            });
-        }
-        for e in h.expiring() {
-            let k3s = h.version.contains("+k3s");
-            let fix = match (e.certificate, k3s) {
-                ("serving", true) => "serving-k3s",
-                ("serving", false) => "serving",
-                (_, true) => "client-k3s",
-                (_, false) => "client",
-            };
-            let left = e.not_after.duration_since(h.time);
-            obs.push(Observation {
-                rule: &CERTIFICATE_EXPIRING,
-                labels: labels(&[("certificate", e.certificate)]),
-                summary: args(&[
-                    ("certificate", e.certificate.into()),
-                    ("date", Arg::Moment(e.not_after.as_second())),
-                    ("when", crate::health::days_when(e.days).into()),
-                    ("days", e.days.abs().into()),
-                ]),
-                description: Message::new(
-                    &format!("{}.description", CERTIFICATE_EXPIRING.words),
-                    &[("until", e.not_after.to_string().into()), ("fix", fix.into())],
-                ),
-                escalate: left < CERTIFICATE_URGENT,
-            });
-        }
-        let patience = TERMINATING_PATIENCE.as_secs() as i64;
-        for p in h.pods.iter().filter(|p| p.terminating.is_some_and(|s| s >= patience)) {
-            obs.push(Observation {
-                rule: &POD_STUCK_TERMINATING,
-                labels: pod_labels(p),
-                summary: args(
-                    &[pod_args(p).as_slice(), &[("minutes", (p.terminating.unwrap_or_default() / 60).into())]].concat(),
-                ),
-                description: Message::verbatim(p.why.join("; ")),
-                escalate: false,
-            });
-        }
-        let jobs_read = h.extras.jobs.is_some();
-        for j in h.extras.jobs.iter().flatten().filter(|j| !j.superseded) {
-            obs.push(Observation {
-                rule: &JOB_FAILED,
-                labels: labels(&[("namespace", &j.namespace), ("job", &j.name), ("owner", &j.owner)]),
-                summary: args(&[
-                    ("namespace", (&j.namespace).into()),
-                    ("job", (&j.name).into()),
-                    ("of", if j.owner.is_empty() { "none" } else { "cronjob" }.into()),
-                    ("owner", (&j.owner).into()),
-                ]),
-                description: Message::verbatim(j.why.clone()),
-                escalate: false,
-            });
-        }
-        let cronjobs_read = h.extras.cronjobs.is_some();
-        for c in h.extras.cronjobs.iter().flatten().filter(|c| c.missed) {
-            obs.push(Observation {
-                rule: &CRONJOB_MISSED,
-                labels: labels(&[("namespace", &c.namespace), ("cronjob", &c.name)]),
-                summary: args(&[("namespace", (&c.namespace).into()), ("cronjob", (&c.name).into())]),
-                description: Message::verbatim(c.why.join("; ")),
-                escalate: false,
-            });
-        }
-        // A stuck rollout is told once, by its own alert, not also as missing replicas.
-        for w in h.workloads.iter().filter(|w| w.unavailable > 0 && !w.rollout_stuck) {
-            obs.push(Observation {
-                rule: &WORKLOAD_REPLICAS_MISSING,
-                labels: labels(&[("kind", w.kind.as_str()), ("namespace", &w.namespace), ("workload", &w.name)]),
-                summary: args(
-                    &[workload_args(w).as_slice(), &[("missing", w.unavailable.into()), ("desired", w.desired.into())]]
-                        .concat(),
-                ),
-                description: Message::verbatim(w.why.join("; ")),
-                escalate: false,
-            });
-        }
-        for c in h.pvcs.iter().filter(|c| c.stuck) {
-            obs.push(Observation {
-                rule: &PVC_PENDING,
-                labels: labels(&[("namespace", &c.namespace), ("pvc", &c.name)]),
-                summary: args(&[("namespace", (&c.namespace).into()), ("pvc", (&c.name).into())]),
-                description: Message::verbatim(c.why.join("; ")),
-                escalate: false,
-            });
-        }
-        // The optional reads: their rules are evaluated only when their read succeeded, so that
-        // a read that is not granted, or fails, resolves nothing.
-        let apiservices_read = h.extras.apiservices.is_some();
-        for a in h.extras.apiservices.iter().flatten().filter(|a| !a.available) {
-            obs.push(Observation {
-                rule: &AGGREGATED_API_UNAVAILABLE,
-                labels: labels(&[("apiservice", &a.name), ("service", &a.service)]),
-                summary: args(&[("apiservice", (&a.name).into())]),
-                description: Message::verbatim(format!("{} (service {})", a.why(), a.service)),
-                escalate: false,
-            });
-        }
-        let hpas_read = h.extras.hpas.is_some();
-        for x in h.extras.hpas.iter().flatten().filter(|x| !x.scaling_active) {
-            obs.push(Observation {
-                rule: &HPA_METRICS_UNAVAILABLE,
-                labels: labels(&[("namespace", &x.namespace), ("hpa", &x.name)]),
-                summary: args(&[
-                    ("namespace", (&x.namespace).into()),
-                    ("hpa", (&x.name).into()),
-                    ("reason", (&x.reason).into()),
-                ]),
-                description: Message::verbatim(x.message.clone()),
-                escalate: false,
-            });
-        }
-        self.failures = 0;
-        // Namespaced access that may not list nodes: no node rule fires or resolves.
-        let nodes_read = h.nodes_visible();
-        let node_rules = [&NODE_FLAPPING, &VERSION_SKEW, &NODE_NOT_READY, &NODE_PRESSURE];
-        // A namespace not read this cycle resolves none of its alerts.
-        let unread: &[String] = h.extras.namespaced.as_ref().map_or(&[], |n| &n.unread);
-        self.evaluate_where(
-            now,
-            cluster,
-            obs,
-            |alert| !alert.labels.get("namespace").is_some_and(|ns| unread.contains(ns)),
-            |rule| {
-                if node_rules.iter().any(|r| r.alertname == rule.alertname) {
-                    nodes_read
-                } else if rule.alertname == AGGREGATED_API_UNAVAILABLE.alertname {
-                    apiservices_read
-                } else if rule.alertname == HPA_METRICS_UNAVAILABLE.alertname {
-                    hpas_read
-                } else if rule.alertname == JOB_FAILED.alertname {
-                    jobs_read
-                } else if rule.alertname == CRONJOB_MISSED.alertname {
-                    cronjobs_read
-                } else {
-                    true
-                }
-            },
-        )
     }
 
     /// Evaluates the unreachable rule alone after a failed cycle: nothing else fires or resolves.
     pub fn observe_failure(&mut self, now: Timestamp, cluster: &str, message: &str) -> Vec<Transition> {
         self.failures += 1;
         let obs = if self.failures >= UNREACHABLE_AFTER {
-            vec![Observation {
-                rule: &MONITOR_UNREACHABLE,
-                labels: BTreeMap::new(),
-                summary: args(&[("cluster", cluster.into())]),
-                description: Message::verbatim(message.to_string()),
-                escalate: false,
-            }]
+            vec![seen(
+                &MONITOR_UNREACHABLE,
+                BTreeMap::new(),
+                args(&[("cluster", cluster.into())]),
+                Message::verbatim(message.to_string()),
+            )]
         } else {
             Vec::new()
         };
-        self.evaluate(now, cluster, obs, |r| std::ptr::eq(r, &MONITOR_UNREACHABLE))
+        self.evaluate(now, cluster, obs, |r| matches!(r.reads, Reads::Cycle))
     }
 }
 

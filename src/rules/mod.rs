@@ -12,8 +12,13 @@ pub mod quiet;
 use std::collections::BTreeMap;
 use std::time::Duration;
 
-use crate::lang::{Arg, Message};
+use jiff::Timestamp;
 use serde::{Deserialize, Serialize};
+
+use crate::health::batch::{CronJobHealth, JobHealth};
+use crate::health::extras::{ApiServiceHealth, HpaHealth};
+use crate::health::{Expiring, Health, NodeHealth, PodHealth, PvcHealth, WorkloadHealth};
+use crate::lang::{Arg, Message};
 
 pub use engine::{Acknowledgement, Alert, RuleState, Transition, TransitionState};
 
@@ -34,8 +39,10 @@ impl Severity {
     }
 }
 
-/// One built-in rule.
-#[derive(Debug, PartialEq, Eq)]
+/// One built-in rule: everything about it is this one entry of [`RULES`] (its constant is in
+/// `builtin.rs`): what it is called and said with, how long it holds, what it reads and what it
+/// sees there, and its expression in `dumbmonit rules`.
+#[derive(Debug)]
 pub struct Rule {
     pub alertname: &'static str,
     /// Its messages in `locales/*/rules.ftl`: `.title`, `.summary`, the annotations of
@@ -46,134 +53,115 @@ pub struct Rule {
     pub hold: Duration,
     /// After firing this long, the alert escalates to Warning.
     pub escalate_after: Option<Duration>,
+    /// The read it looks at, and what it sees in each object of it: in a cycle where that read
+    /// failed or was not granted, its alerts neither fire nor resolve. The rule is handed only
+    /// that read's objects, so it cannot look at another.
+    pub reads: Reads,
+    /// Its expression in `dumbmonit rules`.
+    pub export: Export,
 }
 
-const fn minutes(m: u64) -> Duration {
+/// Rules are one each: the same rule is the same alertname.
+impl PartialEq for Rule {
+    fn eq(&self, other: &Rule) -> bool {
+        self.alertname == other.alertname
+    }
+}
+
+impl Eq for Rule {}
+
+/// The observations of one cycle, as a rule adds to them.
+pub type Seen = Vec<Observation>;
+
+/// What a rule reads, and its look at each object of that read.
+#[derive(Clone, Copy, Debug)]
+pub enum Reads {
+    /// The nodes, with the API server they report to: not read by a namespaced token.
+    Nodes(fn(&NodeHealth, &Server, &mut Seen)),
+    /// The pods, with what the rules remember of each.
+    Pods(fn(&PodHealth, &PodJudged, &mut Seen)),
+    /// Deployments, StatefulSets and DaemonSets.
+    Workloads(fn(&WorkloadHealth, &mut Seen)),
+    /// PersistentVolumeClaims.
+    Claims(fn(&PvcHealth, &mut Seen)),
+    /// The certificates of the connection to the API server.
+    Certificates(fn(&Expiring, &Server, &mut Seen)),
+    /// Aggregated APIServices (optional).
+    ApiServices(fn(&ApiServiceHealth, &mut Seen)),
+    /// HorizontalPodAutoscalers (optional).
+    Hpas(fn(&HpaHealth, &mut Seen)),
+    /// Jobs (optional).
+    Jobs(fn(&JobHealth, &mut Seen)),
+    /// CronJobs (optional).
+    CronJobs(fn(&CronJobHealth, &mut Seen)),
+    /// The cycle itself: evaluated after a failed cycle alone (`RuleState::observe_failure`),
+    /// resolved by a successful one.
+    Cycle,
+}
+
+impl Reads {
+    /// The read was made in the cycle of `h`: the rule's alerts may fire and resolve.
+    pub fn made(&self, h: &Health) -> bool {
+        match self {
+            Reads::Nodes(_) => h.nodes_visible(),
+            Reads::ApiServices(_) => h.extras.apiservices.is_some(),
+            Reads::Hpas(_) => h.extras.hpas.is_some(),
+            Reads::Jobs(_) => h.extras.jobs.is_some(),
+            Reads::CronJobs(_) => h.extras.cronjobs.is_some(),
+            Reads::Pods(_) | Reads::Workloads(_) | Reads::Claims(_) | Reads::Certificates(_) | Reads::Cycle => true,
+        }
+    }
+}
+
+/// The API server, as the node and certificate rules compare with it.
+pub struct Server<'a> {
+    /// Its `gitVersion`.
+    pub version: &'a str,
+    /// The cycle's time.
+    pub time: Timestamp,
+}
+
+/// What the rules' memory of a pod says at this cycle.
+pub struct PodJudged {
+    /// It was seen crash-looping within [`CRASHLOOP_WINDOW`].
+    pub crashlooped: bool,
+    /// Its restarts within [`RESTART_WINDOW`].
+    pub increase: i64,
+}
+
+/// A rule as a Prometheus rule over the `dumbmonit_k8s_` metrics (`dumbmonit rules`), at the
+/// rule's severity, with its `prom-summary` and `prom-description` messages.
+#[derive(Clone, Copy, Debug)]
+pub struct Export {
+    pub expr: fn() -> String,
+    /// The template of `$value` in the summary (`{{ $value | humanizeDuration }}`).
+    pub value: &'static str,
+    /// Its `for:` when not the rule's hold.
+    pub hold: Option<Duration>,
+    /// Its Warning twin when the rule's urgency is another expression. A rule that escalates
+    /// after a delay has its twin made of it: the same expression, held for the delay too.
+    pub warning: Warning,
+}
+
+/// An urgency said to Prometheus as a second rule at severity `warning`.
+#[derive(Clone, Copy, Debug)]
+pub enum Warning {
+    None,
+    /// This expression (a certificate within 7 days), held as the rule is.
+    When(fn() -> String),
+}
+
+pub(crate) const fn minutes(m: u64) -> Duration {
     Duration::from_secs(m * 60)
 }
 
-pub const NODE_NOT_READY: Rule = Rule {
-    alertname: "KubernetesNodeNotReady",
-    words: "rule-node-not-ready",
-    severity: Severity::Warning,
-    hold: minutes(5),
-    escalate_after: None,
-};
-pub const NODE_PRESSURE: Rule = Rule {
-    alertname: "KubernetesNodePressure",
-    words: "rule-node-pressure",
-    severity: Severity::Notice,
-    hold: minutes(5),
-    escalate_after: None,
-};
-pub const POD_CRASH_LOOPING: Rule = Rule {
-    alertname: "KubernetesPodCrashLooping",
-    words: "rule-pod-crash-looping",
-    severity: Severity::Warning,
-    hold: minutes(10),
-    escalate_after: None,
-};
-pub const POD_PENDING: Rule = Rule {
-    alertname: "KubernetesPodPending",
-    words: "rule-pod-pending",
-    severity: Severity::Notice,
-    hold: minutes(15),
-    escalate_after: None,
-};
-pub const POD_RESTARTING: Rule = Rule {
-    alertname: "KubernetesPodRestarting",
-    words: "rule-pod-restarting",
-    severity: Severity::Notice,
-    hold: minutes(0),
-    escalate_after: None,
-};
-pub const WORKLOAD_REPLICAS_MISSING: Rule = Rule {
-    alertname: "KubernetesWorkloadReplicasMissing",
-    words: "rule-workload-replicas-missing",
-    severity: Severity::Notice,
-    hold: minutes(10),
-    escalate_after: Some(minutes(60)),
-};
-pub const PVC_PENDING: Rule = Rule {
-    alertname: "KubernetesPVCPending",
-    words: "rule-pvc-pending",
-    severity: Severity::Notice,
-    hold: minutes(15),
-    escalate_after: None,
-};
-pub const MONITOR_UNREACHABLE: Rule = Rule {
-    alertname: "KubernetesMonitorUnreachable",
-    words: "rule-monitor-unreachable",
-    severity: Severity::Warning,
-    hold: minutes(0),
-    escalate_after: None,
+pub use builtin::{
+    AGGREGATED_API_UNAVAILABLE, CERTIFICATE_EXPIRING, CRONJOB_MISSED, HPA_METRICS_UNAVAILABLE, JOB_FAILED,
+    MONITOR_UNREACHABLE, NODE_FLAPPING, NODE_NOT_READY, NODE_PRESSURE, POD_CRASH_LOOPING, POD_PENDING, POD_RESTARTING,
+    POD_STUCK_TERMINATING, PVC_PENDING, ROLLOUT_STUCK, VERSION_SKEW, WORKLOAD_REPLICAS_MISSING,
 };
 
-pub const AGGREGATED_API_UNAVAILABLE: Rule = Rule {
-    alertname: "KubernetesAggregatedAPIUnavailable",
-    words: "rule-aggregated-api-unavailable",
-    severity: Severity::Warning,
-    hold: minutes(5),
-    escalate_after: None,
-};
-pub const HPA_METRICS_UNAVAILABLE: Rule = Rule {
-    alertname: "KubernetesHPAMetricsUnavailable",
-    words: "rule-hpa-metrics-unavailable",
-    severity: Severity::Notice,
-    hold: minutes(10),
-    escalate_after: None,
-};
-
-pub const CERTIFICATE_EXPIRING: Rule = Rule {
-    alertname: "KubernetesAPICertificateExpiring",
-    words: "rule-certificate-expiring",
-    severity: Severity::Notice,
-    hold: minutes(0),
-    escalate_after: None,
-};
-pub const VERSION_SKEW: Rule = Rule {
-    alertname: "KubernetesVersionSkew",
-    words: "rule-version-skew",
-    severity: Severity::Notice,
-    hold: minutes(60),
-    escalate_after: None,
-};
-pub const ROLLOUT_STUCK: Rule = Rule {
-    alertname: "KubernetesRolloutStuck",
-    words: "rule-rollout-stuck",
-    severity: Severity::Warning,
-    hold: minutes(0),
-    escalate_after: None,
-};
-pub const POD_STUCK_TERMINATING: Rule = Rule {
-    alertname: "KubernetesPodStuckTerminating",
-    words: "rule-pod-stuck-terminating",
-    severity: Severity::Notice,
-    hold: minutes(0),
-    escalate_after: None,
-};
-pub const NODE_FLAPPING: Rule = Rule {
-    alertname: "KubernetesNodeFlapping",
-    words: "rule-node-flapping",
-    severity: Severity::Warning,
-    hold: minutes(0),
-    escalate_after: None,
-};
-pub const JOB_FAILED: Rule = Rule {
-    alertname: "KubernetesJobFailed",
-    words: "rule-job-failed",
-    severity: Severity::Notice,
-    hold: minutes(0),
-    escalate_after: None,
-};
-pub const CRONJOB_MISSED: Rule = Rule {
-    alertname: "KubernetesCronJobMissed",
-    words: "rule-cronjob-missed",
-    severity: Severity::Notice,
-    hold: minutes(0),
-    escalate_after: None,
-};
-
+/// Every built-in rule, in the order of `dumbmonit rules` and of docs/alerts.md.
 pub const RULES: [&Rule; 17] = [
     &NODE_NOT_READY,
     &NODE_PRESSURE,

@@ -1,17 +1,12 @@
 //! `dumbmonit rules`: the built-in rules as a Prometheus rule file over the `dumbmonit_k8s_`
 //! metrics, for users whose Prometheus scrapes DumbMonit and whose Alertmanager routes alerts.
 
-use super::{
-    AGGREGATED_API_UNAVAILABLE, CERTIFICATE_EXPIRING, CRASHLOOP_WINDOW, CRONJOB_MISSED, FLAPPING_CHANGES,
-    HPA_METRICS_UNAVAILABLE, JOB_FAILED, MONITOR_UNREACHABLE, NODE_FLAPPING, NODE_NOT_READY, NODE_PRESSURE,
-    POD_CRASH_LOOPING, POD_PENDING, POD_RESTARTING, POD_STUCK_TERMINATING, PVC_PENDING, RESTART_THRESHOLD,
-    RESTART_WINDOW, ROLLOUT_STUCK, Rule, TERMINATING_PATIENCE, VERSION_SKEW, WORKLOAD_REPLICAS_MISSING,
-};
+use super::{RULES, Rule, Warning};
 
 use crate::lang::{Arg, Lang};
 
 /// A Prometheus duration: `5m`, `1h`, `70m`.
-fn duration(d: std::time::Duration) -> String {
+pub(super) fn duration(d: std::time::Duration) -> String {
     let s = d.as_secs();
     if s.is_multiple_of(3600) && s > 0 {
         format!("{}h", s / 3600)
@@ -24,11 +19,12 @@ fn duration(d: std::time::Duration) -> String {
 
 /// A look-back window that leaves out a sample exactly one window old, on Prometheus 2.x
 /// (whose range selectors include their start) as on 3.x (whose do not): one second less.
-fn window(d: std::time::Duration) -> String {
+pub(super) fn window(d: std::time::Duration) -> String {
     let s = d.as_secs() - 1;
     format!("{}m{}s", s / 60, s % 60)
 }
 
+/// One rule of the file: a rule's export, or its Warning twin.
 struct Export {
     rule: &'static Rule,
     expr: String,
@@ -69,187 +65,45 @@ fn annotation(lang: Lang, e: &Export, attribute: &str) -> String {
     lang.tr(&format!("{}.{attribute}", e.rule.words), &args)
 }
 
-/// The seconds left to each certificate of the connection, labelled `certificate`, below
-/// `days`.
-fn certificates_within(days: u64) -> String {
-    let left = |metric: &str, which: &str| {
-        format!(
-            "label_replace(dumbmonit_k8s_{metric}_certificate_expiry_timestamp_seconds - time(), \"certificate\", \"{which}\", \"\", \"\")"
-        )
-    };
-    let limit = days * 86_400;
-    format!("{} < {limit} or {} < {limit}", left("apiserver", "serving"), left("client", "client"))
-}
-
+/// Every rule's export, in the table's order, each escalation right after its rule.
 fn exports() -> Vec<Export> {
-    let crash = format!("max_over_time(dumbmonit_k8s_pod_crashlooping[{}])", window(CRASHLOOP_WINDOW));
-    let unavailable = "dumbmonit_k8s_workload_unavailable > 0 unless on(cluster, kind, namespace, workload) dumbmonit_k8s_workload_rollout_stuck == 1";
-    vec![
-        Export {
-            rule: &NODE_NOT_READY,
-            expr: format!(
-                "dumbmonit_k8s_node_ready == 0 unless on(cluster, node) dumbmonit_k8s_node_ready_transitions > {FLAPPING_CHANGES}"
-            ),
-            hold: NODE_NOT_READY.hold,
-            severity: "warning",
-            value: "{{ $value }}",
+    let mut out = Vec::new();
+    for rule in RULES {
+        let e = &rule.export;
+        let hold = e.hold.unwrap_or(rule.hold);
+        let expr = (e.expr)();
+        let first = Export {
+            rule,
+            expr: expr.clone(),
+            hold,
+            severity: rule.severity.as_str(),
+            value: e.value,
             description: "prom-description",
-        },
-        Export {
-            rule: &NODE_PRESSURE,
-            expr: "dumbmonit_k8s_node_pressure{condition=~\"memory|disk|pid\"} == 1".into(),
-            hold: NODE_PRESSURE.hold,
-            severity: "notice",
-            value: "{{ $value }}",
-            description: "prom-description",
-        },
-        Export {
-            rule: &POD_CRASH_LOOPING,
-            expr: format!("{crash} == 1"),
-            hold: POD_CRASH_LOOPING.hold,
-            severity: "warning",
-            value: "{{ $value }}",
-            description: "prom-description",
-        },
-        Export {
-            rule: &POD_PENDING,
-            expr: "dumbmonit_k8s_pod_pending == 1".into(),
-            hold: POD_PENDING.hold,
-            severity: "notice",
-            value: "{{ $value }}",
-            description: "prom-description",
-        },
-        Export {
-            rule: &POD_RESTARTING,
-            expr: format!(
-                "increase(dumbmonit_k8s_pod_restarts[{}]) > {RESTART_THRESHOLD} unless on(namespace, pod) {crash} == 1",
-                duration(RESTART_WINDOW)
-            ),
-            hold: POD_RESTARTING.hold,
-            severity: "notice",
-            value: "{{ $value | printf \"%.0f\" }}",
-            description: "prom-description",
-        },
-        Export {
-            rule: &WORKLOAD_REPLICAS_MISSING,
-            expr: unavailable.into(),
-            hold: WORKLOAD_REPLICAS_MISSING.hold,
-            severity: "notice",
-            value: "{{ $value }}",
-            description: "prom-description",
-        },
-        // The escalation: the same alert at Warning once it has fired for an hour.
-        Export {
-            rule: &WORKLOAD_REPLICAS_MISSING,
-            expr: unavailable.into(),
-            hold: WORKLOAD_REPLICAS_MISSING.hold + WORKLOAD_REPLICAS_MISSING.escalate_after.expect("it escalates"),
-            severity: "warning",
-            value: "{{ $value }}",
-            description: "prom-description-escalated",
-        },
-        Export {
-            rule: &PVC_PENDING,
-            expr: "dumbmonit_k8s_pvc_pending == 1".into(),
-            hold: PVC_PENDING.hold,
-            severity: "notice",
-            value: "{{ $value }}",
-            description: "prom-description",
-        },
-        // Two failed cycles in a row: at a one-minute interval, failing now and a minute ago.
-        Export {
-            rule: &MONITOR_UNREACHABLE,
-            expr: "dumbmonit_k8s_up == 0".into(),
-            hold: std::time::Duration::from_secs(60),
-            severity: "warning",
-            value: "{{ $value }}",
-            description: "prom-description",
-        },
-        // The condition's message is on the cluster page and in the built-in alert; a metric has
-        // no room for it.
-        Export {
-            rule: &AGGREGATED_API_UNAVAILABLE,
-            expr: "dumbmonit_k8s_apiservice_available == 0".into(),
-            hold: AGGREGATED_API_UNAVAILABLE.hold,
-            severity: "warning",
-            value: "{{ $value }}",
-            description: "prom-description",
-        },
-        Export {
-            rule: &HPA_METRICS_UNAVAILABLE,
-            expr: "dumbmonit_k8s_hpa_scaling_active == 0".into(),
-            hold: HPA_METRICS_UNAVAILABLE.hold,
-            severity: "notice",
-            value: "{{ $value }}",
-            description: "prom-description",
-        },
-        Export {
-            rule: &CERTIFICATE_EXPIRING,
-            expr: certificates_within(30),
-            hold: CERTIFICATE_EXPIRING.hold,
-            severity: "notice",
-            value: "{{ $value | humanizeDuration }}",
-            description: "prom-description",
-        },
-        // The escalation: within 7 days, the same alert at Warning.
-        Export {
-            rule: &CERTIFICATE_EXPIRING,
-            expr: certificates_within(7),
-            hold: CERTIFICATE_EXPIRING.hold,
-            severity: "warning",
-            value: "{{ $value | humanizeDuration }}",
-            description: "prom-description",
-        },
-        Export {
-            rule: &VERSION_SKEW,
-            expr: "dumbmonit_k8s_node_kubelet_skew == 1".into(),
-            hold: VERSION_SKEW.hold,
-            severity: "notice",
-            value: "{{ $value }}",
-            description: "prom-description",
-        },
-        Export {
-            rule: &ROLLOUT_STUCK,
-            expr: "dumbmonit_k8s_workload_rollout_stuck == 1".into(),
-            hold: ROLLOUT_STUCK.hold,
-            severity: "warning",
-            value: "{{ $value }}",
-            description: "prom-description",
-        },
-        Export {
-            rule: &POD_STUCK_TERMINATING,
-            expr: format!("dumbmonit_k8s_pod_terminating_seconds >= {}", TERMINATING_PATIENCE.as_secs()),
-            hold: POD_STUCK_TERMINATING.hold,
-            severity: "notice",
-            value: "{{ $value | humanizeDuration }}",
-            description: "prom-description",
-        },
-        Export {
-            rule: &NODE_FLAPPING,
-            expr: format!("dumbmonit_k8s_node_ready_transitions > {FLAPPING_CHANGES}"),
-            hold: NODE_FLAPPING.hold,
-            severity: "warning",
-            value: "{{ $value }}",
-            description: "prom-description",
-        },
-        Export {
-            rule: &JOB_FAILED,
-            expr: "dumbmonit_k8s_job_failed == 1".into(),
-            hold: JOB_FAILED.hold,
-            severity: "notice",
-            value: "{{ $value }}",
-            description: "prom-description",
-        },
-        Export {
-            rule: &CRONJOB_MISSED,
-            expr:
-                "dumbmonit_k8s_cronjob_last_schedule_age_seconds > 2 * dumbmonit_k8s_cronjob_schedule_interval_seconds"
-                    .into(),
-            hold: CRONJOB_MISSED.hold,
-            severity: "notice",
-            value: "{{ $value }}",
-            description: "prom-description",
-        },
-    ]
+        };
+        out.push(first);
+        // An escalation is a second rule at Warning: the same expression held for the delay
+        // too, or another expression.
+        if let Some(after) = rule.escalate_after {
+            out.push(Export {
+                rule,
+                expr,
+                hold: hold + after,
+                severity: "warning",
+                value: e.value,
+                description: "prom-description-escalated",
+            });
+        } else if let Warning::When(expr) = e.warning {
+            out.push(Export {
+                rule,
+                expr: expr(),
+                hold,
+                severity: "warning",
+                value: e.value,
+                description: "prom-description",
+            });
+        }
+    }
+    out
 }
 
 fn quote(s: &str) -> String {
@@ -292,7 +146,7 @@ mod tests {
         assert_eq!(duration(std::time::Duration::from_secs(300)), "5m");
         assert_eq!(duration(std::time::Duration::from_secs(3600)), "1h");
         assert_eq!(duration(std::time::Duration::from_secs(4200)), "70m");
-        assert_eq!(window(CRASHLOOP_WINDOW), "9m59s");
+        assert_eq!(window(super::super::CRASHLOOP_WINDOW), "9m59s");
     }
 
     #[test]

@@ -622,3 +622,143 @@ fn an_escalation_inside_a_window_is_told_when_it_ends_and_the_old_labels_are_kep
     );
     assert!(state.alerts.values().all(|a| a.told_labels.is_none()));
 }
+
+/// An argument of every name a rule's summary may say.
+fn every_argument() -> Vec<(&'static str, crate::lang::Arg)> {
+    let mut args: Vec<(&'static str, crate::lang::Arg)> = [
+        "node",
+        "condition",
+        "namespace",
+        "pod",
+        "kind",
+        "workload",
+        "pvc",
+        "cluster",
+        "apiservice",
+        "service",
+        "hpa",
+        "certificate",
+        "job",
+        "owner",
+        "cronjob",
+        "kubelet",
+        "version",
+        "reason",
+    ]
+    .into_iter()
+    .map(|name| (name, "x".into()))
+    .collect();
+    for name in ["changes", "restarts", "missing", "desired", "minutes", "days"] {
+        args.push((name, 1i64.into()));
+    }
+    args.extend([("of", "none".into()), ("when", "future".into()), ("date", crate::lang::Arg::Moment(0))]);
+    args
+}
+
+/// Every rule's alert, fired: one observation of each, held past the longest hold.
+fn every_rule_firing() -> RuleState {
+    let mut state = RuleState::default();
+    let each = || {
+        crate::rules::RULES
+            .iter()
+            .map(|r| crate::rules::Observation {
+                rule: r,
+                labels: [("namespace".to_string(), "shop".to_string())].into(),
+                summary: every_argument(),
+                description: crate::lang::Message::verbatim(String::new()),
+                escalate: false,
+            })
+            .collect()
+    };
+    let mut fired = state.evaluate(t(0), "lab", each(), |_| false);
+    fired.extend(state.evaluate(t(120), "lab", each(), |_| false));
+    assert_eq!(fired.len(), crate::rules::RULES.len(), "every rule fired once");
+    state
+}
+
+/// The alertnames a successful cycle resolves from [`every_rule_firing`].
+fn resolved_by(h: &Health) -> Vec<String> {
+    let mut state = every_rule_firing();
+    let mut names: Vec<String> = state
+        .observe(t(121), "lab", h)
+        .into_iter()
+        .filter(|tr| tr.state == TransitionState::Resolved)
+        .map(|tr| tr.alert.alertname)
+        .collect();
+    names.sort();
+    names
+}
+
+#[test]
+fn a_rule_whose_read_was_not_made_neither_fires_nor_resolves() {
+    // Every read made, and nothing wrong: every alert resolves.
+    let mut all = health(121);
+    all.extras.apiservices = Some(vec![]);
+    all.extras.hpas = Some(vec![]);
+    all.extras.jobs = Some(vec![]);
+    all.extras.cronjobs = Some(vec![]);
+    let every: Vec<String> = {
+        let mut v: Vec<String> = crate::rules::RULES.iter().map(|r| r.alertname.to_string()).collect();
+        v.sort();
+        v
+    };
+    assert_eq!(resolved_by(&all), every);
+
+    // No optional read made, and the nodes not visible (a namespaced token refused them): only
+    // the rules on the pods, workloads, claims, the connection's certificates and the cycle
+    // itself resolve. Written out, so that a rule given the wrong read fails here.
+    let mut core = health(121);
+    core.extras.namespaced = Some(crate::collect::optional::Namespaced { nodes_hidden: true, ..Default::default() });
+    assert_eq!(
+        resolved_by(&core),
+        [
+            "KubernetesAPICertificateExpiring",
+            "KubernetesMonitorUnreachable",
+            "KubernetesPVCPending",
+            "KubernetesPodCrashLooping",
+            "KubernetesPodPending",
+            "KubernetesPodRestarting",
+            "KubernetesPodStuckTerminating",
+            "KubernetesRolloutStuck",
+            "KubernetesWorkloadReplicasMissing",
+        ]
+    );
+
+    // Each optional read alone missing keeps exactly its rule's alerts.
+    for (missing, kept) in [
+        ("apiservices", "KubernetesAggregatedAPIUnavailable"),
+        ("hpas", "KubernetesHPAMetricsUnavailable"),
+        ("jobs", "KubernetesJobFailed"),
+        ("cronjobs", "KubernetesCronJobMissed"),
+    ] {
+        let mut h = all.clone();
+        match missing {
+            "apiservices" => h.extras.apiservices = None,
+            "hpas" => h.extras.hpas = None,
+            "jobs" => h.extras.jobs = None,
+            _ => h.extras.cronjobs = None,
+        }
+        let expected: Vec<String> = every.iter().filter(|n| *n != kept).cloned().collect();
+        assert_eq!(resolved_by(&h), expected, "without the {missing}");
+    }
+}
+
+#[test]
+fn docs_list_every_rule_with_its_severity_and_hold() {
+    let alerts = include_str!("../../docs/alerts.md");
+    let rows: Vec<&str> = alerts.lines().filter(|l| l.starts_with("| `Kubernetes")).collect();
+    assert_eq!(rows.len(), crate::rules::RULES.len(), "one row per rule in docs/alerts.md");
+    for (rule, row) in crate::rules::RULES.iter().zip(&rows) {
+        let head = format!("| `{}` | {}", rule.alertname, rule.severity.as_str());
+        assert!(row.starts_with(&head), "docs/alerts.md, in the table's order: {head}…, found {row}");
+        let hold = rule.hold.as_secs() / 60;
+        let said = match hold {
+            0 => None,
+            60 => Some("for 1 hour".to_string()),
+            m => Some(format!("for {m} minutes")),
+        };
+        if let Some(said) = said {
+            assert!(row.contains(&said), "{}: docs/alerts.md should say {said:?}", rule.alertname);
+        }
+    }
+}
