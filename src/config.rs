@@ -353,6 +353,40 @@ pub enum NotifierKind {
     Webhook,
     /// The Alertmanager v2 API.
     Alertmanager,
+    /// A notifier that exists only in tests: it shows what adding a kind takes.
+    #[cfg(test)]
+    Echo,
+}
+
+impl NotifierKind {
+    /// Every kind, in the order of the docs.
+    pub const ALL: &[NotifierKind] = &[
+        NotifierKind::Webhook,
+        NotifierKind::Alertmanager,
+        #[cfg(test)]
+        NotifierKind::Echo,
+    ];
+
+    /// Its `type`: the default name of its notifier.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            NotifierKind::Webhook => "webhook",
+            NotifierKind::Alertmanager => "alertmanager",
+            #[cfg(test)]
+            NotifierKind::Echo => "echo",
+        }
+    }
+
+    /// Its heartbeat may go to a URL of its own (`heartbeat_url`): a dead man's switch beside
+    /// a receiver that has none.
+    pub fn heartbeat_elsewhere(self) -> bool {
+        match self {
+            NotifierKind::Webhook => true,
+            NotifierKind::Alertmanager => false,
+            #[cfg(test)]
+            NotifierKind::Echo => false,
+        }
+    }
 }
 
 crate::config::credential_table! {
@@ -550,10 +584,7 @@ impl Config {
         let mut seen = std::collections::HashMap::new();
         let mut notifier_names = std::collections::HashSet::new();
         for n in &mut self.notifiers {
-            let kind = match n.kind {
-                NotifierKind::Webhook => "webhook",
-                NotifierKind::Alertmanager => "alertmanager",
-            };
+            let kind = n.kind.as_str();
             let index = seen.entry(n.kind).or_insert(0);
             *index += 1;
             let name = n
@@ -578,7 +609,7 @@ impl Config {
                 return err(at(), Problem::NotPositive { field: "heartbeat" });
             }
             if let Some(u) = &n.heartbeat_url {
-                if n.kind != NotifierKind::Webhook || n.heartbeat.is_none() {
+                if !n.kind.heartbeat_elsewhere() || n.heartbeat.is_none() {
                     return err(at(), Problem::HeartbeatUrlAlone);
                 }
                 let lower = u.to_ascii_lowercase();

@@ -365,7 +365,7 @@ impl Board {
     /// the notifiers, and its place among them.
     pub fn silence_home(&self) -> Option<(Arc<Vec<crate::notify::Notifier>>, usize)> {
         let set = self.notifiers.read().expect("notifiers lock").clone();
-        let at = set.iter().position(|n| n.kind == crate::config::NotifierKind::Alertmanager)?;
+        let at = set.iter().position(|n| n.sink.keeps_silences())?;
         Some((set, at))
     }
 

@@ -1,9 +1,10 @@
 //! Notifications: built from a cycle's transitions, queued in the persistent outbox with the
 //! cycle's state, delivered by a worker that never blocks a cycle, retried with backoff.
 
+pub mod alertmanager;
 pub mod events;
 pub mod payload;
-pub mod silences;
+pub mod webhook;
 pub mod worker;
 
 use std::time::Duration;
@@ -18,13 +19,67 @@ use hyper_util::rt::TokioExecutor;
 use crate::auth::Credentials;
 use crate::config::{NotifierConfig, NotifierKind, Purpose};
 use crate::error::{ConfigError, Problem, Section};
+use crate::lang::Lang;
 use crate::redact::Redactor;
 use crate::rules::{Alert, Transition};
+
+/// What makes one kind of notifier: what it is sent and where. The outbox worker calls it
+/// through [`Notifier`]; the connection, credentials, timeout and retries are every kind's.
+/// A kind is a folder under `notify/` with its payload and tests, a line of [`sink`], and a
+/// variant of the configuration's [`NotifierKind`].
+pub trait Sink: Send + Sync {
+    /// Its `type` in the configuration.
+    fn kind(&self) -> NotifierKind;
+
+    /// Where notifications are POSTed, from the configured URL (without its trailing `/`).
+    fn endpoint(&self, url: &str) -> String {
+        url.to_string()
+    }
+
+    /// The configured URL again, from [`Sink::endpoint`]: the base of its other paths.
+    fn base<'a>(&self, endpoint: &'a str) -> &'a str {
+        endpoint
+    }
+
+    /// The bodies to queue for a cycle's transitions, for the notifier named `receiver`.
+    fn bodies(&self, receiver: &str, transitions: &[Transition], lang: Lang) -> Vec<String>;
+
+    /// The heartbeat's body at `now`, sent every `every`: the `DumbMonitWatchdog` alert, firing.
+    fn heartbeat_body(&self, receiver: &str, now: jiff::Timestamp, every: Duration, lang: Lang) -> String;
+
+    /// The firing alerts again, for a receiver that expects active alerts re-sent; None: it
+    /// does not.
+    fn resend(&self, _firing: &mut dyn Iterator<Item = &Alert>, _lang: Lang) -> Option<String> {
+        None
+    }
+
+    /// It drops a notification it was already sent (by its labels): replicas may all send.
+    fn deduplicates(&self) -> bool;
+
+    /// It keeps silences that the pages can make and read (`notify::alertmanager::silences`).
+    fn keeps_silences(&self) -> bool {
+        false
+    }
+}
+
+/// The registry: each kind of the configuration, and what sends it.
+pub fn sink(kind: NotifierKind) -> &'static dyn Sink {
+    match kind {
+        NotifierKind::Webhook => &webhook::Webhook,
+        NotifierKind::Alertmanager => &alertmanager::Alertmanager,
+        #[cfg(test)]
+        NotifierKind::Echo => &echo::Echo,
+    }
+}
+
+#[cfg(test)]
+mod echo;
 
 /// One configured destination.
 pub struct Notifier {
     pub name: String,
-    pub kind: NotifierKind,
+    /// What it is sent, and where.
+    pub sink: &'static dyn Sink,
     /// Where the POSTs go (`…/api/v2/alerts` for Alertmanager).
     endpoint: http::Uri,
     /// The endpoint as shown in logs: no user information.
@@ -68,10 +123,8 @@ impl Notifier {
         let section = || Section::Notifier(name.clone());
         let (url, from_url) = without_user_info(c.url.trim_end_matches('/'), &mut redactor);
         let auth = auth.or(from_url);
-        let url = match c.kind {
-            NotifierKind::Webhook => url,
-            NotifierKind::Alertmanager => format!("{url}/api/v2/alerts"),
-        };
+        let sink = sink(c.kind);
+        let url = sink.endpoint(&url);
         let endpoint: http::Uri = url.parse().map_err(|e| ConfigError::section(section(), Problem::Url(e)))?;
         let shown = url.clone();
         // A dead man's switch URL may carry a secret of its own (user information, a key). It
@@ -93,7 +146,7 @@ impl Notifier {
         };
         Ok(Notifier {
             name,
-            kind: c.kind,
+            sink,
             endpoint,
             shown,
             auth,
@@ -106,37 +159,25 @@ impl Notifier {
         })
     }
 
-    /// The bodies to queue for a cycle's transitions: one per transition for a webhook, one per
-    /// cycle for Alertmanager.
+    /// The bodies to queue for a cycle's transitions.
     pub fn bodies(&self, transitions: &[Transition]) -> Vec<String> {
-        match self.kind {
-            NotifierKind::Webhook => transitions.iter().map(|t| payload::webhook(&self.name, t, self.lang)).collect(),
-            NotifierKind::Alertmanager => payload::alertmanager(transitions, self.lang).into_iter().collect(),
-        }
+        self.sink.bodies(&self.name, transitions, self.lang)
     }
 
-    /// The heartbeat's body at `now`: the `DumbMonitWatchdog` alert, firing. Alertmanager is told
-    /// it ends three heartbeats later, so that it resolves by itself when the monitor stops.
+    /// The heartbeat's body at `now`.
     pub fn heartbeat_body(&self, now: jiff::Timestamp, every: Duration) -> String {
-        match self.kind {
-            NotifierKind::Webhook => payload::watchdog_webhook(&self.name, now, self.lang),
-            NotifierKind::Alertmanager => payload::watchdog_alertmanager(now, every * 3, self.lang),
-        }
+        self.sink.heartbeat_body(&self.name, now, every, self.lang)
     }
 
     /// Another path of the same server: `/api/v2/silences` beside `/api/v2/alerts`.
     fn at(&self, path: &str) -> Result<http::Uri, http::uri::InvalidUri> {
         let endpoint = self.endpoint.to_string();
-        let base = endpoint.strip_suffix("/api/v2/alerts").unwrap_or(&endpoint);
-        format!("{base}{path}").parse()
+        format!("{}{path}", self.sink.base(&endpoint)).parse()
     }
 
-    /// For Alertmanager, the firing alerts to re-send.
-    pub fn resend<'a>(&self, firing: impl Iterator<Item = &'a Alert>) -> Option<String> {
-        match self.kind {
-            NotifierKind::Alertmanager => payload::alertmanager_resend(firing, self.lang),
-            NotifierKind::Webhook => None,
-        }
+    /// The firing alerts to re-send, for a receiver that expects it.
+    pub fn resend<'a>(&self, mut firing: impl Iterator<Item = &'a Alert>) -> Option<String> {
+        self.sink.resend(&mut firing, self.lang)
     }
 }
 

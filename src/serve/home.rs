@@ -11,7 +11,7 @@ use super::events::Said;
 use crate::board::Board;
 use crate::logs::Event;
 use crate::notify::Client;
-use crate::notify::silences::list;
+use crate::notify::alertmanager::silences::list;
 
 /// How often Alertmanager's silences are read.
 pub const EVERY: Duration = Duration::from_secs(5);

@@ -188,7 +188,7 @@ pub async fn run(config: Config, options: ServeOptions) -> Result<(), ServeError
     }
     .emit();
     for n in board.notifiers().read().expect("notifiers lock").iter() {
-        if n.kind == crate::config::NotifierKind::Webhook {
+        if !n.sink.deduplicates() {
             Said::WebhookWithoutDeduplication { notifier: &n.name }.emit();
         }
     }

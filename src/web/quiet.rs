@@ -161,7 +161,7 @@ pub async fn end_silence(board: &Arc<Board>, id: &str, who: &str) -> Result<(), 
     if let Some((set, at)) = board.silence_home().filter(|_| board.is_home_silence(id)) {
         let n = &set[at];
         let client = crate::notify::Client::new();
-        crate::notify::silences::expire(&client, n, id)
+        crate::notify::alertmanager::silences::expire(&client, n, id)
             .await
             .map_err(|e| Refused::new(StatusCode::BAD_GATEWAY, e.to_string()))?;
         let cluster = board.quiet().silence(id).map(crate::board::cluster_of).unwrap_or_default();
@@ -200,9 +200,10 @@ async fn post_home_silence(
         .await
         .map_err(|_| Refused::new(StatusCode::INTERNAL_SERVER_ERROR, "the silence was not checked"))??;
     let client = crate::notify::Client::new();
-    let id = crate::notify::silences::create(&client, n, &crate::silence::postable::postable_json(&silence))
-        .await
-        .map_err(|e| Refused::new(StatusCode::BAD_GATEWAY, e.to_string()))?;
+    let id =
+        crate::notify::alertmanager::silences::create(&client, n, &crate::silence::postable::postable_json(&silence))
+            .await
+            .map_err(|e| Refused::new(StatusCode::BAD_GATEWAY, e.to_string()))?;
     let verb = if silence.id.is_empty() { "created" } else { "changed" };
     let until = silence.ends_at.map(|e| e.to_string()).unwrap_or_default();
     let action = format!("silence {id} {verb} in Alertmanager {}: {} until {until}", n.name, silence.matchers_text());
@@ -216,7 +217,7 @@ async fn post_home_silence(
 /// Reads Alertmanager's silences again, after a change made there (compiled off the request
 /// threads).
 async fn refresh_home(board: &Arc<Board>, client: &crate::notify::Client, n: &crate::notify::Notifier) {
-    let read = crate::notify::silences::list(client, n).await.map_err(|e| e.to_string());
+    let read = crate::notify::alertmanager::silences::list(client, n).await.map_err(|e| e.to_string());
     let b = board.clone();
     let _ = tokio::task::spawn_blocking(move || b.set_home_silences(read)).await;
 }

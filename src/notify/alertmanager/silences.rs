@@ -6,7 +6,7 @@
 use http::Method;
 use serde_json::Value;
 
-use super::{Client, Notifier, PostError};
+use crate::notify::{Client, Notifier, PostError};
 
 /// Why Alertmanager's silences could not be used.
 #[derive(Debug, thiserror::Error)]

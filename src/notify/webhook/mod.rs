@@ -1,0 +1,137 @@
+//! The webhook notifier: an HTTP POST of the Alertmanager webhook payload (version 4) per
+//! transition, to `url`; its heartbeat may go to a dead man's switch of its own
+//! (`heartbeat_url`). A webhook does not drop repeats: a replica's notification is its own.
+
+use jiff::Timestamp;
+use serde_json::json;
+
+use super::Sink;
+use super::payload::{WATCHDOG, ZERO_TIME, annotations, fingerprint, starts_at, watchdog_annotations, watchdog_labels};
+use crate::config::NotifierKind;
+use crate::lang::Lang;
+use crate::rules::{Transition, TransitionState};
+
+/// The webhook notifier (`type = "webhook"`).
+pub struct Webhook;
+
+impl Sink for Webhook {
+    fn kind(&self) -> NotifierKind {
+        NotifierKind::Webhook
+    }
+
+    fn bodies(&self, receiver: &str, transitions: &[Transition], lang: Lang) -> Vec<String> {
+        transitions.iter().map(|t| payload(receiver, t, lang)).collect()
+    }
+
+    fn heartbeat_body(&self, receiver: &str, now: Timestamp, _every: std::time::Duration, lang: Lang) -> String {
+        watchdog(receiver, now, lang)
+    }
+
+    fn deduplicates(&self) -> bool {
+        false
+    }
+}
+
+/// The heartbeat for a webhook: a payload like any other, with the firing watchdog alert.
+pub fn watchdog(receiver: &str, now: Timestamp, lang: Lang) -> String {
+    let labels = watchdog_labels();
+    json!({
+        "version": "4",
+        "groupKey": format!("{{}}:{{alertname={WATCHDOG:?}}}"),
+        "truncatedAlerts": 0,
+        "status": "firing",
+        "receiver": receiver,
+        "groupLabels": {"alertname": WATCHDOG},
+        "commonLabels": labels,
+        "commonAnnotations": watchdog_annotations(lang),
+        "externalURL": "",
+        "alerts": [{
+            "status": "firing",
+            "labels": labels,
+            "annotations": watchdog_annotations(lang),
+            "startsAt": now.to_string(),
+            "endsAt": ZERO_TIME,
+            "generatorURL": "",
+            "fingerprint": fingerprint(&labels),
+        }],
+    })
+    .to_string()
+}
+
+/// One webhook payload for one transition.
+pub fn payload(receiver: &str, t: &Transition, lang: Lang) -> String {
+    let a = &t.alert;
+    let (status, ends_at) = match t.state {
+        TransitionState::Firing | TransitionState::Escalated | TransitionState::Acknowledged => {
+            ("firing", ZERO_TIME.to_string())
+        }
+        TransitionState::Resolved => ("resolved", t.time.to_string()),
+    };
+    json!({
+        "version": "4",
+        "groupKey": format!("{{}}:{{alertname={:?}}}", a.alertname),
+        "truncatedAlerts": 0,
+        "status": status,
+        "receiver": receiver,
+        "groupLabels": {"alertname": a.alertname},
+        "commonLabels": a.labels,
+        "commonAnnotations": annotations(a, lang),
+        "externalURL": "",
+        "alerts": [{
+            "status": status,
+            "labels": a.labels,
+            "annotations": annotations(a, lang),
+            "startsAt": starts_at(a).to_string(),
+            "endsAt": ends_at,
+            "generatorURL": "",
+            "fingerprint": fingerprint(&a.labels),
+        }],
+    })
+    .to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::notify::payload::tests::alert;
+    use serde_json::Value;
+
+    #[test]
+    fn the_webhook_payload_is_alertmanagers() {
+        let t = Transition {
+            time: "2026-11-30T03:20:00Z".parse().unwrap(),
+            state: TransitionState::Resolved,
+            alert: alert(),
+            previous_labels: None,
+        };
+        let v: Value = serde_json::from_str(&payload("hook", &t, Lang::En)).unwrap();
+        assert_eq!(v["version"], "4");
+        assert_eq!(v["status"], "resolved");
+        assert_eq!(v["receiver"], "hook");
+        assert_eq!(v["alerts"][0]["startsAt"], "2026-11-30T03:10:00Z");
+        assert_eq!(v["alerts"][0]["endsAt"], "2026-11-30T03:20:00Z");
+        assert_eq!(v["alerts"][0]["labels"]["pod"], "x\"<script>", "JSON-escaped, intact");
+        assert_eq!(v["alerts"][0]["annotations"]["description"], "app: \"quoted\" </script>");
+        assert_eq!(v["alerts"][0]["fingerprint"].as_str().unwrap().len(), 16);
+    }
+
+    #[test]
+    fn an_acknowledgement_is_told_as_a_firing_alert_with_who_is_on_it() {
+        let mut a = alert();
+        a.acknowledged = Some(crate::rules::Acknowledgement {
+            by: "admin token".into(),
+            at: "2026-11-30T03:15:00Z".parse().unwrap(),
+            comment: "on it".into(),
+        });
+        let t = Transition {
+            time: "2026-11-30T03:15:00Z".parse().unwrap(),
+            state: TransitionState::Acknowledged,
+            alert: a,
+            previous_labels: None,
+        };
+        let hook: Value = serde_json::from_str(&payload("hook", &t, Lang::En)).unwrap();
+        assert_eq!(hook["status"], "firing");
+        assert_eq!(hook["alerts"][0]["annotations"]["acknowledged_by"], "admin token");
+        assert_eq!(hook["alerts"][0]["annotations"]["acknowledged_comment"], "on it");
+    }
+}
