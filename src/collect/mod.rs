@@ -203,6 +203,16 @@ pub struct Cycle {
     pub recording: Option<Recording>,
 }
 
+/// How a cycle reads each collection from its [`Source`].
+#[derive(Clone, Copy, Debug, Default)]
+pub struct ReadOptions {
+    /// Keep each List as the API server returned it (`--record`).
+    pub record: bool,
+    /// A cycle between intervals (watch mode): what is read from the server itself at each
+    /// interval is taken as the last interval cycle read it.
+    pub between: bool,
+}
+
 /// What a cycle leaves out, and whether it keeps what it read.
 #[derive(Clone, Debug, Default)]
 pub struct CycleOptions {
@@ -278,15 +288,15 @@ pub trait Source: Sync {
         &self,
         c: Collection,
         selector: Option<&str>,
-        record: bool,
+        how: ReadOptions,
     ) -> impl Future<Output = ReadList<T>> + Send;
 
     /// `/version` (and, when recording, as returned).
     fn version(
         &self,
-        record: bool,
+        how: ReadOptions,
     ) -> impl Future<Output = Result<(version::Version, Option<Box<RawValue>>), ReadError>> + Send {
-        read_version(self.fetcher(), record)
+        read_version(self.fetcher(), how.record)
     }
 
     /// The collections whose watch is not granted (read every interval instead).
@@ -300,8 +310,8 @@ impl Source for Fetcher {
         self
     }
 
-    async fn list<T: follow::Followed>(&self, c: Collection, selector: Option<&str>, record: bool) -> ReadList<T> {
-        read::<T>(self, c, selector, record).await
+    async fn list<T: follow::Followed>(&self, c: Collection, selector: Option<&str>, how: ReadOptions) -> ReadList<T> {
+        read::<T>(self, c, selector, how.record).await
     }
 }
 
@@ -347,7 +357,7 @@ async fn list_in<S: Source, T: follow::Followed>(
     scope: Option<&scope::Scope>,
     c: Collection,
     selector: Option<&str>,
-    rec: bool,
+    rec: ReadOptions,
 ) -> ReadList<T> {
     match scope {
         Some(scope) if c.namespaced() => scope.list::<T>(s.fetcher(), c, selector).await,
@@ -364,7 +374,7 @@ pub async fn run<S: Source>(source: &S, options: &CycleOptions, now: Timestamp) 
     let scope = scope::Scope::new(&options.namespaces, &options.ignored_namespaces);
     let sc = scope.as_ref();
     // A recording keeps cluster-wide Lists: not with namespaced access (refused where set).
-    let (s, rec) = (source, options.record && sc.is_none());
+    let (s, rec) = (source, ReadOptions { record: options.record && sc.is_none(), between: options.between });
     let f = s.fetcher();
     // `/version` first, alone: it opens the cycle's connection, which the other reads then
     // share where the server speaks HTTP/2. Sent together, each read found no connection yet
@@ -491,7 +501,7 @@ fn cause(first: ReadError, unauthorized: Option<ReadError>) -> ReadError {
 async fn read_optional<S: Source>(
     s: &S,
     sc: Option<&scope::Scope>,
-    rec: bool,
+    rec: ReadOptions,
 ) -> (Extras, Vec<(Collection, OptionalList)>, Vec<CollectionStat>) {
     let f = s.fetcher();
     // Through the source, as every read: in watch mode a cycle between intervals takes the

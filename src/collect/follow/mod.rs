@@ -1,0 +1,489 @@
+//! Watch mode: each collection followed by list-then-watch and kept, as compact records, in a
+//! store updated in place; a cycle is then taken from the stores ([`Follower`] is a
+//! [`Source`](super::Source) like the API server itself), so that everything after reading is
+//! the one path it is for a cycle read by LIST.
+//!
+//! Four rooms: `decode` (a watch's frames into [`WatchEvent`]s), `machine` (what a
+//! collection's task does next, a pure step function), `store` (the records and whether they
+//! can be taken), and this module: the tasks that carry the machine's steps out, and the
+//! [`Source`](super::Source) a cycle reads.
+//!
+//! Each collection's task: the first list by streaming list (KEP-3157: a watch with
+//! `sendInitialEvents=true`, ending at the bookmark annotated `k8s.io/initial-events-end`) where
+//! the server supports it, by the paginated LIST otherwise (found out once, by the answer to the
+//! first streaming list); then a watch from the list's resourceVersion, with bookmarks and a
+//! server-side timeout spread between 5 and 10 minutes, resumed from the last resourceVersion
+//! seen. A 410 (on opening, or as an `ERROR` event) lists afresh; a stream that drops, or stays
+//! silent past twice the bookmark interval, is opened again (with backoff when it failed). A 403 on the watch
+//! (a role with get and list only) leaves the collection to be read every interval, as in list
+//! mode, and the page says so.
+
+mod decode;
+pub mod machine;
+mod store;
+
+use std::collections::{BTreeMap, HashMap};
+use std::future::Future;
+use std::hash::{BuildHasher, Hasher};
+use std::sync::atomic::{AtomicU8, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use jiff::Timestamp;
+use serde_json::value::RawValue;
+use tokio::sync::Notify;
+use tokio::task::JoinHandle;
+
+use super::logged::{self, Applied};
+use super::{CycleOptions, Event, FromApi, Node, Pod, Pvc, ReadList, ReadOptions, from_api, optional, read, workloads};
+use crate::collection::Collection;
+use crate::error::{ReadError, ReadErrorKind};
+use crate::kube::Fetcher;
+use crate::kube::fetch::{Frame, Watch, WatchFrom, watch_uri};
+use crate::kube::request::field_selector;
+use crate::logs::Event as _;
+use decode::{Head, decode};
+pub use decode::{Object, WatchEvent};
+use machine::{Action, Ended, Machine, Outcome, is_forbidden};
+use store::{AnyStore, Key, Records, Store, Uid, lock};
+
+/// What a store keeps of a collection: its compact record, `Clone` to be taken into a cycle,
+/// `PartialEq` to tell an event that changes it from one that does not.
+pub trait Followed: FromApi + Clone + PartialEq + Send + Sync + 'static {}
+impl<T: FromApi + Clone + PartialEq + Send + Sync + 'static> Followed for T {}
+
+/// The annotation of the bookmark that ends a streaming list's initial events.
+pub const INITIAL_EVENTS_END: &str = "k8s.io/initial-events-end";
+
+/// How often the API server sends a bookmark on a quiet watch (its watch cache: about a
+/// minute, and only to a watch of a collection that changes). A stream silent for twice this is
+/// opened again.
+pub const BOOKMARK_INTERVAL: Duration = Duration::from_secs(60);
+
+/// Sets [`BOOKMARK_INTERVAL`] in seconds, for tests whose simulated API server sends bookmarks
+/// more often.
+pub const TEST_BOOKMARK_ENV: &str = "DUMBMONIT_TEST_BOOKMARK_INTERVAL";
+
+/// The collections watch mode follows, with the field selector each is read with (the same as
+/// a LIST cycle's). `/version` and the Metrics API stay reads of each cycle.
+fn followed(ignored_namespaces: &[String]) -> Vec<(Collection, Option<String>)> {
+    let skip = field_selector(None, ignored_namespaces);
+    vec![
+        (Collection::Nodes, None),
+        (Collection::Pods, skip.clone()),
+        (Collection::Deployments, skip.clone()),
+        (Collection::StatefulSets, skip.clone()),
+        (Collection::DaemonSets, skip.clone()),
+        (Collection::PersistentVolumeClaims, skip),
+        // Not filtered by namespace on the server: a Node's events may be recorded in an ignored one.
+        (Collection::Events, Some("type=Warning".to_string())),
+        (Collection::ApiServices, None),
+        (Collection::Hpas, None),
+        (Collection::Jobs, None),
+        (Collection::CronJobs, None),
+    ]
+}
+
+/// One cluster followed by list-then-watch. Dropping it stops every watch.
+pub struct Follower {
+    shared: Arc<Shared>,
+    /// Each followed collection's store, and those of the Metrics API (not followed: they keep
+    /// the last interval's read).
+    stores: HashMap<Collection, Arc<dyn AnyStore>>,
+    tasks: Vec<JoinHandle<()>>,
+    /// The ignored namespaces the watches were opened with.
+    ignored: Vec<String>,
+    /// What the last interval cycle read of `/version`, taken again by the cycles between
+    /// intervals.
+    version: Mutex<Option<Result<super::version::Version, ReadError>>>,
+}
+
+impl Drop for Follower {
+    fn drop(&mut self) {
+        for t in &self.tasks {
+            t.abort();
+        }
+    }
+}
+
+/// What the tasks of one cluster share.
+struct Shared {
+    fetcher: Fetcher,
+    /// Told of every change applied to a store (not of bookmarks).
+    changed: Arc<Notify>,
+    /// The cluster's interval, in milliseconds: a watch broken for longer fails the cycle.
+    interval_ms: AtomicU64,
+    /// Whether the server serves streaming lists: 0 not known yet, 1 yes, 2 no.
+    streaming: AtomicU8,
+    /// Held by the collection that finds out: the others wait for its answer.
+    probing: tokio::sync::Mutex<()>,
+    bookmark: Duration,
+}
+
+impl Shared {
+    fn interval(&self) -> Duration {
+        Duration::from_millis(self.interval_ms.load(Ordering::Relaxed))
+    }
+
+    fn error(&self, c: Collection, kind: ReadErrorKind) -> ReadError {
+        ReadError { address: self.fetcher.address().to_string(), collection: c, kind }
+    }
+
+    fn invalid(&self, c: Collection, detail: String) -> ReadError {
+        self.error(c, ReadErrorKind::Unreadable { detail })
+    }
+}
+
+impl Follower {
+    /// Starts following every collection of the cluster behind `fetcher`; `changed` is told of
+    /// each change applied.
+    pub fn start(fetcher: Fetcher, options: &CycleOptions, interval: Duration, changed: Arc<Notify>) -> Follower {
+        let bookmark = std::env::var(TEST_BOOKMARK_ENV)
+            .ok()
+            .and_then(|v| v.parse::<f64>().ok())
+            .filter(|s| s.is_finite() && *s > 0.0)
+            .map(Duration::from_secs_f64)
+            .unwrap_or(BOOKMARK_INTERVAL);
+        let shared = Arc::new(Shared {
+            fetcher,
+            changed,
+            interval_ms: AtomicU64::new(interval.as_millis() as u64),
+            streaming: AtomicU8::new(0),
+            probing: tokio::sync::Mutex::new(()),
+            bookmark,
+        });
+        let mut f = Follower {
+            shared,
+            stores: HashMap::new(),
+            tasks: Vec::new(),
+            ignored: options.ignored_namespaces.clone(),
+            version: Mutex::new(None),
+        };
+        for (c, selector) in followed(&options.ignored_namespaces) {
+            match c {
+                Collection::Nodes => f.spawn::<Node>(c, selector),
+                Collection::Pods => f.spawn::<Pod>(c, selector),
+                Collection::Deployments | Collection::StatefulSets => f.spawn::<workloads::Replicated>(c, selector),
+                Collection::DaemonSets => f.spawn::<workloads::Daemon>(c, selector),
+                Collection::PersistentVolumeClaims => f.spawn::<Pvc>(c, selector),
+                Collection::Events => f.spawn::<Event>(c, selector),
+                Collection::ApiServices => f.spawn::<optional::ApiService>(c, selector),
+                Collection::Hpas => f.spawn::<optional::Hpa>(c, selector),
+                Collection::Jobs => f.spawn::<optional::Job>(c, selector),
+                Collection::CronJobs => f.spawn::<optional::CronJob>(c, selector),
+                _ => unreachable!("only the collections above are followed"),
+            }
+        }
+        for c in [Collection::PodMetrics, Collection::NodeMetrics] {
+            f.stores.insert(c, Arc::new(Store::<optional::Usage>::not_followed()));
+        }
+        f
+    }
+
+    fn spawn<T: Followed>(&mut self, c: Collection, selector: Option<String>) {
+        let store = Arc::new(Store::<T>::new());
+        self.stores.insert(c, store.clone());
+        self.tasks.push(tokio::spawn(follow(self.shared.clone(), c, selector, store)));
+    }
+
+    /// The fetcher the follower reads with.
+    pub fn fetcher(&self) -> &Fetcher {
+        &self.shared.fetcher
+    }
+
+    /// Whether this follower watches with these ignored namespaces.
+    pub fn ignores(&self, ignored: &[String]) -> bool {
+        self.ignored == ignored
+    }
+
+    /// The interval a broken watch is allowed before the cycle fails.
+    pub fn set_interval(&self, interval: Duration) {
+        self.shared.interval_ms.store(interval.as_millis() as u64, Ordering::Relaxed);
+    }
+
+    /// Reads one cycle from the stores (and `/version` and the Metrics API from the server,
+    /// but for a cycle between intervals, which takes the last interval's).
+    pub async fn cycle(&self, options: &CycleOptions, now: Timestamp) -> super::Cycle {
+        let options = CycleOptions { record: false, ..options.clone() };
+        // Boxed, as in `Connected::read`.
+        Box::pin(super::run(self, &options, now)).await
+    }
+
+    /// The store of collection `c`, of records `T` (a collection's records are always of one
+    /// type: None only for a collection the follower has no store of).
+    fn store<T: Followed>(&self, c: Collection) -> Option<&Store<T>> {
+        self.stores.get(&c).and_then(|s| s.as_any().downcast_ref::<Store<T>>())
+    }
+
+    /// The collections whose watch is not granted, read every interval instead.
+    pub fn read_every_interval(&self) -> Vec<Collection> {
+        let mut out: Vec<Collection> =
+            self.stores.iter().filter(|(_, s)| s.every_interval()).map(|(c, _)| *c).collect();
+        out.sort();
+        out
+    }
+
+    /// The collections whose last watch the server sent in protobuf.
+    pub fn in_protobuf(&self) -> Vec<Collection> {
+        let mut out: Vec<Collection> = self.stores.iter().filter(|(_, s)| s.protobuf()).map(|(c, _)| *c).collect();
+        out.sort();
+        out
+    }
+}
+
+/// A read of the server itself: done at an interval cycle, kept in `last`, and taken again from
+/// there by the cycles between intervals.
+async fn once_an_interval<T: Clone>(
+    last: &Mutex<Option<Result<T, ReadError>>>,
+    how: ReadOptions,
+    read: impl Future<Output = Result<T, ReadError>>,
+) -> Result<T, ReadError> {
+    if how.between
+        && let Some(kept) = lock(last).clone()
+    {
+        return kept;
+    }
+    let outcome = read.await;
+    *lock(last) = Some(outcome.clone());
+    outcome
+}
+
+impl super::Source for Follower {
+    fn fetcher(&self) -> &Fetcher {
+        &self.shared.fetcher
+    }
+
+    async fn list<T: Followed>(&self, c: Collection, selector: Option<&str>, how: ReadOptions) -> ReadList<T> {
+        let read = async { read::<T>(&self.shared.fetcher, c, selector, false).await.map(|(items, _)| items) };
+        let Some(store) = self.store::<T>(c) else { return read.await.map(|items| (items, None)) };
+        if let Some(taken) = store.take(self.shared.interval()).await {
+            return taken.map(|items| (items, None));
+        }
+        once_an_interval(store.last_read(), how, read).await.map(|items| (items, None))
+    }
+
+    async fn version(&self, how: ReadOptions) -> Result<(super::version::Version, Option<Box<RawValue>>), ReadError> {
+        let read = async { super::read_version(&self.shared.fetcher, false).await.map(|(v, _)| v) };
+        once_an_interval(&self.version, how, read).await.map(|v| (v, None))
+    }
+
+    fn read_every_interval(&self) -> Vec<Collection> {
+        Follower::read_every_interval(self)
+    }
+}
+
+/// A server-side timeout between 5 and 10 minutes, so that a cluster's watches (and many
+/// clusters') do not all end together.
+fn spread_timeout() -> u32 {
+    let mut h = std::collections::hash_map::RandomState::new().build_hasher();
+    h.write_u64(0);
+    300 + (h.finish() % 301) as u32
+}
+
+/// A fresh list: the records, the resourceVersion to watch from, and the stream it came on
+/// (a streaming list goes on as the watch).
+struct Listed<T> {
+    items: Records<T>,
+    resource_version: String,
+    stream: Option<Watch>,
+}
+
+/// Why a collection cannot be listed.
+enum Refused {
+    /// The watch is not granted (403 on the streaming list).
+    Watch(ReadError),
+    Read(ReadError),
+}
+
+/// A server that does not serve streaming lists refuses their parameters as invalid (422;
+/// 400 from a proxy or an older server).
+fn is_unsupported(e: &ReadError) -> bool {
+    matches!(e.kind, ReadErrorKind::Status { code: 400 | 422, .. })
+}
+
+/// One collection followed until the follower is dropped: each step the machine says carried
+/// out, and what it came to told back.
+async fn follow<T: Followed>(shared: Arc<Shared>, c: Collection, selector: Option<String>, store: Arc<Store<T>>) {
+    let selector = selector.as_deref();
+    let mut machine = Machine::new();
+    let mut action = machine.start();
+    // The records of the list just made, until the store takes them; the stream open.
+    let mut listed: Option<Records<T>> = None;
+    let mut stream: Option<Watch> = None;
+    loop {
+        let outcome = match action {
+            Action::List => match first_list::<T>(&shared, c, selector).await {
+                Ok(l) => {
+                    listed = Some(l.items);
+                    let streaming = l.stream.is_some();
+                    stream = l.stream;
+                    Outcome::Listed { resource_version: l.resource_version, streaming }
+                }
+                Err(Refused::Watch(e)) => Outcome::WatchRefused(e),
+                Err(Refused::Read(e)) => Outcome::ListFailed(e),
+            },
+            Action::ListWithoutWatch => match paginated::<T>(&shared, c, selector).await {
+                Ok(l) => {
+                    listed = Some(l.items);
+                    Outcome::ListedWithoutWatch(Ok(()))
+                }
+                Err(Refused::Read(e) | Refused::Watch(e)) => Outcome::ListedWithoutWatch(Err(e)),
+            },
+            Action::Open => {
+                let uri =
+                    watch_uri(c.path(), selector, WatchFrom::Version(machine.resource_version()), spread_timeout());
+                match shared.fetcher.watch(c, &uri, T::PROTOBUF).await {
+                    Ok(w) => {
+                        stream = Some(w);
+                        Outcome::Opened
+                    }
+                    Err(e) => Outcome::NotOpened(e),
+                }
+            }
+            Action::Read => match stream.take() {
+                Some(mut watch) => {
+                    store.protobuf.store(watch.protobuf(), Ordering::Relaxed);
+                    Outcome::Ended(consume(&shared, c, &store, &mut watch, &mut machine).await)
+                }
+                None => Outcome::Ended(Ended::Closed { after: Duration::ZERO }),
+            },
+        };
+        let next = machine.step(outcome, Instant::now(), shared.interval());
+        let changed = matches!(next.store, machine::ToStore::Replace { changed: true });
+        store.told(next.store, &mut listed);
+        if changed {
+            shared.changed.notify_one();
+        }
+        if let Some(wait) = next.wait {
+            tokio::time::sleep(wait).await;
+        }
+        action = next.then;
+    }
+}
+
+/// The first list: streaming where the server serves it, paginated otherwise.
+async fn first_list<T: Followed>(shared: &Shared, c: Collection, selector: Option<&str>) -> Result<Listed<T>, Refused> {
+    // Until it is known, one collection at a time asks for a streaming list.
+    let mut probe = match shared.streaming.load(Ordering::Relaxed) {
+        0 => Some(shared.probing.lock().await),
+        _ => None,
+    };
+    if shared.streaming.load(Ordering::Relaxed) != 2 {
+        let uri = watch_uri(c.path(), selector, WatchFrom::InitialEvents, spread_timeout());
+        let opened = shared.fetcher.watch(c, &uri, T::PROTOBUF).await;
+        if opened.is_ok() {
+            shared.streaming.store(1, Ordering::Relaxed);
+        }
+        if opened.as_ref().is_err_and(is_unsupported) {
+            shared.streaming.store(2, Ordering::Relaxed);
+        }
+        probe.take();
+        match opened {
+            Ok(mut watch) => {
+                let mut items = BTreeMap::new();
+                loop {
+                    let frame = match tokio::time::timeout(shared.bookmark * 2, watch.next_frame()).await {
+                        Err(_) => {
+                            let detail = "the streaming list sent nothing for twice the bookmark interval".to_string();
+                            return Err(Refused::Read(shared.invalid(c, detail)));
+                        }
+                        Ok(Err(kind)) => return Err(Refused::Read(shared.error(c, kind))),
+                        Ok(Ok(None)) => {
+                            let detail = "the streaming list ended before its initial events did".to_string();
+                            return Err(Refused::Read(shared.invalid(c, detail)));
+                        }
+                        Ok(Ok(Some(frame))) => frame,
+                    };
+                    match decode::<T>(&frame).map_err(|d| Refused::Read(shared.invalid(c, d)))? {
+                        WatchEvent::Added(o) | WatchEvent::Modified(o) => {
+                            items.insert(o.key, (Uid::of(&o.uid), o.record));
+                        }
+                        WatchEvent::Deleted(_) => {}
+                        WatchEvent::Bookmark { resource_version, initial_events_end: true } => {
+                            return Ok(Listed { items, resource_version, stream: Some(watch) });
+                        }
+                        WatchEvent::Bookmark { .. } => {}
+                        WatchEvent::Error { code, message } => {
+                            let kind = ReadErrorKind::Status { code, message };
+                            return Err(Refused::Read(shared.error(c, kind)));
+                        }
+                    }
+                }
+            }
+            Err(e) if is_forbidden(&e) => return Err(Refused::Watch(e)),
+            Err(e) if is_unsupported(&e) => {}
+            Err(e) => return Err(Refused::Read(e)),
+        }
+    }
+    paginated(shared, c, selector).await
+}
+
+/// The paginated LIST of list mode, each item kept with its key and uid.
+async fn paginated<T: Followed>(shared: &Shared, c: Collection, selector: Option<&str>) -> Result<Listed<T>, Refused> {
+    let listed = shared.fetcher.list::<Box<RawValue>>(c, c.path(), selector).await.map_err(Refused::Read)?;
+    let mut items = BTreeMap::new();
+    for raw in &listed.items {
+        let head: Head = serde_json::from_str(raw.get())
+            .map_err(|e| Refused::Read(shared.invalid(c, format!("invalid item: {e}"))))?;
+        let record =
+            from_api::<T>(raw.get()).map_err(|e| Refused::Read(shared.invalid(c, format!("invalid item: {e}"))))?;
+        let m = head.metadata;
+        items.insert(
+            (m.namespace.unwrap_or_default(), m.name.unwrap_or_default()),
+            (Uid::of(m.uid.as_deref().unwrap_or("")), record),
+        );
+    }
+    Ok(Listed { items, resource_version: listed.resource_version, stream: None })
+}
+
+/// Applies a stream's events to the store until it ends; each event's resourceVersion is told
+/// to the machine, where the next watch opens from.
+async fn consume<T: Followed>(
+    shared: &Shared,
+    c: Collection,
+    store: &Store<T>,
+    watch: &mut Watch,
+    machine: &mut Machine,
+) -> Ended {
+    let opened = Instant::now();
+    let interval = shared.interval();
+    loop {
+        let frame: Frame = match tokio::time::timeout(shared.bookmark * 2, watch.next_frame()).await {
+            Err(_) => return Ended::Silent,
+            Ok(Err(kind)) => return Ended::Failed(shared.error(c, kind)),
+            Ok(Ok(None)) => return Ended::Closed { after: opened.elapsed() },
+            Ok(Ok(Some(frame))) => frame,
+        };
+        let event = match decode::<T>(&frame) {
+            Err(detail) => return Ended::Failed(shared.invalid(c, detail)),
+            Ok(event) => event,
+        };
+        let name = event.name();
+        let (key, rv, changed) = match event {
+            WatchEvent::Added(o) | WatchEvent::Modified(o) => {
+                // The key is the store's once applied: kept for the log only when it is read.
+                let logged = logged::debugging().then(|| o.key.clone());
+                let changed = store.put(o.key, &o.uid, o.record);
+                (logged, o.resource_version, changed)
+            }
+            WatchEvent::Deleted(o) => {
+                let changed = store.delete(&o.key, &o.uid);
+                (logged::debugging().then_some(o.key), o.resource_version, changed)
+            }
+            WatchEvent::Bookmark { resource_version, .. } => (None, resource_version, false),
+            WatchEvent::Error { code: 410, .. } => return Ended::Gone,
+            WatchEvent::Error { code, message } => {
+                return Ended::Failed(shared.error(c, ReadErrorKind::Status { code, message }));
+            }
+        };
+        if let Some((namespace, name_)) = &key {
+            let address = shared.fetcher.address();
+            Applied { address, collection: c, event: name, namespace, name: name_, resource_version: &rv, changed }
+                .emit();
+        }
+        machine.step(Outcome::Seen { resource_version: rv }, Instant::now(), interval);
+        if changed {
+            shared.changed.notify_one();
+        }
+    }
+}
