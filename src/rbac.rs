@@ -3,26 +3,49 @@
 //! Secret `dumbmonit-token`), so that applying it after the guide's steps updates the same objects.
 //! With `--watch`, the same rules also grant `watch`, for watch mode.
 
+use crate::collection::Collection;
 use crate::error::ConfigError;
 
+/// A role's rule: an API group and its resources.
+pub type Rule = (&'static str, Vec<&'static str>);
+
+/// The collections' resources by API group, each group where it first comes in the table of
+/// collections (`collection.rs`).
+fn grouped(collections: impl Iterator<Item = Collection>) -> Vec<Rule> {
+    let mut rules: Vec<Rule> = Vec::new();
+    for c in collections {
+        let (group, resource) = c.rbac();
+        match rules.iter_mut().find(|(g, _)| *g == group) {
+            Some((_, resources)) => resources.push(resource),
+            None => rules.push((group, vec![resource])),
+        }
+    }
+    rules
+}
+
+/// What a role reads: the core reads (`optional` false) or the optional ones, cluster-wide or
+/// in a namespace (a Role cannot grant what is the cluster's: nodes, APIServices, the nodes'
+/// usage). `/version` is every account's.
+fn reads(optional: bool, in_namespace: bool) -> Vec<Rule> {
+    grouped(
+        Collection::EVERY
+            .into_iter()
+            .filter(|c| *c != Collection::Version && c.optional() == optional && (!in_namespace || c.namespaced())),
+    )
+}
+
 /// The resources DumbMonit lists, by API group. Nothing else: no Secrets, no ConfigMaps.
-pub const RULES: [(&str, &[&str]); 2] = [
-    ("", &["nodes", "pods", "persistentvolumeclaims", "events"]),
-    ("apps", &["deployments", "statefulsets", "daemonsets"]),
-];
+pub fn rules() -> Vec<Rule> {
+    reads(false, false)
+}
 
 /// With `--optional`: the optional reads, each for what it brings (never `nodes/proxy`, which
-/// runs commands through the kubelet).
-pub const OPTIONAL_RULES: [(&str, &[&str]); 4] = [
-    // Whether metrics-server and other aggregated APIs answer, and why not.
-    ("apiregistration.k8s.io", &["apiservices"]),
-    // CPU and memory used per node and per pod (what `kubectl top` shows).
-    ("metrics.k8s.io", &["nodes", "pods"]),
-    // Autoscalers that cannot scale.
-    ("autoscaling", &["horizontalpodautoscalers"]),
-    // Jobs that failed, CronJobs that stopped running.
-    ("batch", &["jobs", "cronjobs"]),
-];
+/// runs commands through the kubelet): whether metrics-server and other aggregated APIs
+/// answer; CPU and memory used per node and per pod (what `kubectl top` shows); autoscalers
+/// that cannot scale; Jobs that failed, CronJobs that stopped running.
+pub fn optional_rules() -> Vec<Rule> {
+    reads(true, false)
+}
 
 /// The group never watched, even in watch mode: the Metrics API is read every interval (its
 /// figures are samples of the moment).
@@ -48,10 +71,10 @@ pub fn check_name(flag: &'static str, v: &str) -> Result<(), ConfigError> {
 pub fn manifests(namespace: &str, name: &str, optional: bool, watch: bool) -> Result<String, ConfigError> {
     check_name("--service-account-namespace", namespace)?;
     check_name("--name", name)?;
-    let extra: &[(&str, &[&str])] = if optional { &OPTIONAL_RULES } else { &[] };
-    let rules: String = RULES
+    let extra = if optional { optional_rules() } else { Vec::new() };
+    let rules: String = rules()
         .iter()
-        .chain(extra)
+        .chain(&extra)
         .map(|(group, resources)| {
             let list = resources.iter().map(|r| format!("\"{r}\"")).collect::<Vec<_>>().join(", ");
             let verbs = if watch && *group != NOT_WATCHED { r#""get", "list", "watch""# } else { r#""get", "list""# };
@@ -86,15 +109,6 @@ pub fn manifests(namespace: &str, name: &str, optional: bool, watch: bool) -> Re
          type: kubernetes.io/service-account-token\n"
     ))
 }
-
-/// Namespaced access: what a read in one namespace uses, by API group (nodes, APIServices and
-/// the nodes' usage are the cluster's: a Role cannot grant them).
-pub const NAMESPACED_RULES: [(&str, &[&str]); 2] =
-    [("", &["pods", "persistentvolumeclaims", "events"]), ("apps", &["deployments", "statefulsets", "daemonsets"])];
-
-/// With `--optional`, in each namespace.
-pub const NAMESPACED_OPTIONAL_RULES: [(&str, &[&str]); 3] =
-    [("metrics.k8s.io", &["pods"]), ("autoscaling", &["horizontalpodautoscalers"]), ("batch", &["jobs", "cronjobs"])];
 
 /// Namespaced access (`--namespace`, repeatable): the ServiceAccount in `sa_namespace`, a Role
 /// `NAME-read` with get and list on what a namespaced read uses and its RoleBinding in each
@@ -162,10 +176,10 @@ pub fn distinct(namespaces: &[String]) -> Vec<&str> {
 /// document: get and list on what a namespaced read uses (and, with `optional`, the optional
 /// reads that live in namespaces).
 pub fn roles(namespaces: &[&str], sa_namespace: &str, name: &str, optional: bool) -> Vec<String> {
-    let extra: &[(&str, &[&str])] = if optional { &NAMESPACED_OPTIONAL_RULES } else { &[] };
-    let rules: String = NAMESPACED_RULES
+    let extra = if optional { reads(true, true) } else { Vec::new() };
+    let rules: String = reads(false, true)
         .iter()
-        .chain(extra)
+        .chain(&extra)
         .map(|(group, resources)| {
             let list = resources.iter().map(|r| format!("\"{r}\"")).collect::<Vec<_>>().join(", ");
             format!("  - apiGroups: [\"{group}\"]\n    resources: [{list}]\n    verbs: [\"get\", \"list\"]\n")
@@ -205,6 +219,14 @@ pub fn can_i_checks(yaml: &str) -> Vec<(Vec<String>, bool)> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_group_never_watched_is_the_one_whose_collections_watch_mode_does_not_follow() {
+        for c in Collection::EVERY.into_iter().filter(|c| *c != Collection::Version) {
+            let followed = c.about().follow != crate::collection::Follow::No;
+            assert_eq!(c.rbac().0 != NOT_WATCHED, followed, "{}", c.name());
+        }
+    }
 
     /// `dumbmonit rbac` as it has always printed it, byte for byte: the guide's contract.
     const PLAIN: &str = r#"# DumbMonit: read-only access to the health of this cluster.

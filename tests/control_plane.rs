@@ -238,7 +238,7 @@ fn may(p: &Plane, verb: &str, group: &str, resource: &str, sa: &str) -> bool {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn rbac_watch_grants_watch_on_the_rules_and_nothing_more() {
-    use dumbmonit::rbac::{NOT_WATCHED, OPTIONAL_RULES, RULES};
+    use dumbmonit::rbac::{NOT_WATCHED, optional_rules, rules};
     let p = plane();
     let sa = "watcher";
     p.apply(&rbac(&["--name", sa]).await);
@@ -248,7 +248,7 @@ async fn rbac_watch_grants_watch_on_the_rules_and_nothing_more() {
     // `dumbmonit rbac --watch | kubectl apply -f -`: watch on each resource of the rules.
     p.apply(&rbac(&["--name", sa, "--watch"]).await);
     can_i_until(p, "watch", "pods", sa, "yes");
-    for (group, resources) in RULES {
+    for (group, resources) in rules() {
         for r in resources {
             assert!(may(p, "watch", group, r, sa) && may(p, "list", group, r, sa), "watch and list {r} in {group:?}");
         }
@@ -257,14 +257,14 @@ async fn rbac_watch_grants_watch_on_the_rules_and_nothing_more() {
         assert_eq!(can_i(p, verb, r, sa), "no", "{verb} {r}");
     }
     // Without --optional the optional reads stay out, watched or not.
-    for (group, resources) in OPTIONAL_RULES {
+    for (group, resources) in optional_rules() {
         assert!(!may(p, "watch", group, resources[0], sa) && !may(p, "list", group, resources[0], sa), "{group}");
     }
 
     // With --optional: watch on the optional rules too, but the Metrics API.
     p.apply(&rbac(&["--name", sa, "--watch", "--optional"]).await);
     can_i_until(p, "watch", "jobs.batch", sa, "yes");
-    for (group, resources) in OPTIONAL_RULES {
+    for (group, resources) in optional_rules() {
         for r in resources {
             assert!(may(p, "list", group, r, sa), "list {r} in {group}");
             assert_eq!(may(p, "watch", group, r, sa), group != NOT_WATCHED, "watch {r} in {group}");

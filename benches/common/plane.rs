@@ -368,9 +368,9 @@ pub async fn service_account(api: &Api, dir: &Path) -> Measured<PathBuf> {
         json!({"apiVersion": "v1", "kind": "ServiceAccount", "metadata": {"name": "dumbmonit"}}),
     )
     .await?;
-    let rules: Vec<Value> = dumbmonit::rbac::RULES
+    let rules: Vec<Value> = dumbmonit::rbac::rules()
         .iter()
-        .chain(dumbmonit::rbac::OPTIONAL_RULES.iter())
+        .chain(&dumbmonit::rbac::optional_rules())
         .map(|(group, resources)| {
             let verbs: &[&str] =
                 if *group == dumbmonit::rbac::NOT_WATCHED { &["get", "list"] } else { &["get", "list", "watch"] };

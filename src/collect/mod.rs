@@ -244,16 +244,14 @@ impl CycleOptions {
 /// form (`wire`), not the API's.
 pub trait FromApi: Sized {
     type Raw: DeserializeOwned + Into<Self>;
-    /// Whether the kind is read from protobuf too (see [`FromApi::from_protobuf`]): its
-    /// watches ask for it.
-    const PROTOBUF: bool = false;
-
-    /// Decodes the kind's protobuf message (out of its envelope) into the compact record, by
-    /// way of the same raw form as its JSON.
-    fn from_protobuf(_message: &[u8]) -> Result<Self, String> {
-        Err("this kind is not read from protobuf".into())
-    }
+    /// The kind's protobuf decoding, when it is read from protobuf too (its watches then ask
+    /// for it): its message (out of its envelope) into the compact record, by way of the same
+    /// raw form as its JSON. A kind read from protobuf is given its decoder here or not at all.
+    const PROTOBUF: Option<Decoder<Self>> = None;
 }
+
+/// A kind's protobuf decoding: its message into its compact record, or why not.
+pub type Decoder<T> = fn(&[u8]) -> Result<T, String>;
 
 /// An item as the API server sends it, decoded into its compact record `T`.
 #[derive(Debug)]

@@ -100,9 +100,12 @@ impl From<RawNode> for Node {
 
 impl super::FromApi for Node {
     type Raw = RawNode;
-    const PROTOBUF: bool = true;
+    const PROTOBUF: Option<super::Decoder<Node>> = Some(Node::from_protobuf);
+}
 
-    fn from_protobuf(message: &[u8]) -> Result<Node, String> {
+impl Node {
+    /// Decodes its protobuf message into the compact record.
+    pub fn from_protobuf(message: &[u8]) -> Result<Node, String> {
         use prost::Message;
         let node = wire::Node::decode(message).map_err(|e| format!("invalid protobuf Node: {e}"))?;
         Ok(Node::from(RawNode::from(node)))
@@ -225,7 +228,7 @@ mod tests {
                 node_info: Some(wire::NodeInfo { kubelet_version: "v1.33.4".into() }),
             }),
         };
-        let from_protobuf = <Node as crate::collect::FromApi>::from_protobuf(&message.encode_to_vec()).unwrap();
+        let from_protobuf = Node::from_protobuf(&message.encode_to_vec()).unwrap();
         let from_json: Node = crate::collect::from_api(json).unwrap();
         assert_eq!(from_protobuf, from_json);
         assert_eq!(from_json.ready_detail.as_deref(), Some("KubeletNotReady: PLEG is not healthy"));

@@ -371,9 +371,12 @@ impl From<RawPod> for Pod {
 
 impl super::FromApi for Pod {
     type Raw = RawPod;
-    const PROTOBUF: bool = true;
+    const PROTOBUF: Option<super::Decoder<Pod>> = Some(Pod::from_protobuf);
+}
 
-    fn from_protobuf(message: &[u8]) -> Result<Pod, String> {
+impl Pod {
+    /// Decodes its protobuf message into the compact record.
+    pub fn from_protobuf(message: &[u8]) -> Result<Pod, String> {
         use prost::Message;
         let pod = wire::Pod::decode(message).map_err(|e| format!("invalid protobuf Pod: {e}"))?;
         Ok(Pod::from(RawPod::from(pod)))
@@ -709,14 +712,14 @@ mod tests {
                 init_container_statuses: vec![],
             }),
         };
-        let from_protobuf = <Pod as crate::collect::FromApi>::from_protobuf(&message.encode_to_vec()).unwrap();
+        let from_protobuf = Pod::from_protobuf(&message.encode_to_vec()).unwrap();
         let from_json = pod(json);
         assert_eq!(from_protobuf, from_json);
         assert_eq!(from_json.workload, "api");
         assert_eq!(from_json.scheduling(), Some("Unschedulable"));
         assert_eq!(from_json.finalizers(), ["example.com/hold"]);
         assert_eq!(from_json.resources.cpu_requests, 300);
-        assert!(<Pod as crate::collect::FromApi>::from_protobuf(b"\x0a\xff").is_err());
+        assert!(Pod::from_protobuf(b"\x0a\xff").is_err());
     }
 
     #[test]

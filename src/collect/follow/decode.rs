@@ -162,7 +162,10 @@ fn decode_protobuf<T: Followed>(event: &[u8]) -> Result<WatchEvent<T>, String> {
         }
         kind @ ("ADDED" | "MODIFIED" | "DELETED") => {
             let m = head()?;
-            of_object(kind, (m.namespace, m.name), m.uid, m.resource_version, || T::from_protobuf(&object))
+            of_object(kind, (m.namespace, m.name), m.uid, m.resource_version, || match T::PROTOBUF {
+                Some(decode) => decode(&object),
+                None => Err("this kind is not read from protobuf".to_string()),
+            })
         }
         other => Err(format!("unknown watch event type {other:?}")),
     }

@@ -36,7 +36,7 @@ use tokio::task::JoinHandle;
 
 use super::logged::{self, Applied};
 use super::{CycleOptions, Event, FromApi, Node, Pod, Pvc, ReadList, ReadOptions, from_api, optional, read, workloads};
-use crate::collection::Collection;
+use crate::collection::{Collection, Follow};
 use crate::error::{ReadError, ReadErrorKind};
 use crate::kube::Fetcher;
 use crate::kube::fetch::{Frame, Watch, WatchFrom, watch_uri};
@@ -64,24 +64,20 @@ pub const BOOKMARK_INTERVAL: Duration = Duration::from_secs(60);
 /// more often.
 pub const TEST_BOOKMARK_ENV: &str = "DUMBMONIT_TEST_BOOKMARK_INTERVAL";
 
-/// The collections watch mode follows, with the field selector each is read with (the same as
-/// a LIST cycle's). `/version` and the Metrics API stay reads of each cycle.
+/// The collections watch mode follows (the table's [`Follow`]), with the field selector each
+/// is read with (the same as a LIST cycle's). `/version` and the Metrics API stay reads of each
+/// cycle.
 fn followed(ignored_namespaces: &[String]) -> Vec<(Collection, Option<String>)> {
     let skip = field_selector(None, ignored_namespaces);
-    vec![
-        (Collection::Nodes, None),
-        (Collection::Pods, skip.clone()),
-        (Collection::Deployments, skip.clone()),
-        (Collection::StatefulSets, skip.clone()),
-        (Collection::DaemonSets, skip.clone()),
-        (Collection::PersistentVolumeClaims, skip),
-        // Not filtered by namespace on the server: a Node's events may be recorded in an ignored one.
-        (Collection::Events, Some("type=Warning".to_string())),
-        (Collection::ApiServices, None),
-        (Collection::Hpas, None),
-        (Collection::Jobs, None),
-        (Collection::CronJobs, None),
-    ]
+    Collection::EVERY
+        .into_iter()
+        .filter_map(|c| match c.about().follow {
+            Follow::No => None,
+            Follow::Whole => Some((c, None)),
+            Follow::OutsideIgnored => Some((c, skip.clone())),
+            Follow::Warnings => Some((c, Some("type=Warning".to_string()))),
+        })
+        .collect()
 }
 
 /// One cluster followed by list-then-watch. Dropping it stops every watch.
@@ -332,7 +328,7 @@ async fn follow<T: Followed>(shared: Arc<Shared>, c: Collection, selector: Optio
             Action::Open => {
                 let uri =
                     watch_uri(c.path(), selector, WatchFrom::Version(machine.resource_version()), spread_timeout());
-                match shared.fetcher.watch(c, &uri, T::PROTOBUF).await {
+                match shared.fetcher.watch(c, &uri, T::PROTOBUF.is_some()).await {
                     Ok(w) => {
                         stream = Some(w);
                         Outcome::Opened
@@ -370,7 +366,7 @@ async fn first_list<T: Followed>(shared: &Shared, c: Collection, selector: Optio
     };
     if shared.streaming.load(Ordering::Relaxed) != 2 {
         let uri = watch_uri(c.path(), selector, WatchFrom::InitialEvents, spread_timeout());
-        let opened = shared.fetcher.watch(c, &uri, T::PROTOBUF).await;
+        let opened = shared.fetcher.watch(c, &uri, T::PROTOBUF.is_some()).await;
         if opened.is_ok() {
             shared.streaming.store(1, Ordering::Relaxed);
         }
