@@ -89,8 +89,13 @@ pub struct Config {
     pub allowed_hosts: Vec<String>,
     #[serde(default, rename = "cluster")]
     pub clusters: Vec<ClusterConfig>,
+    /// The `[[notifier]]` sections as the file gives them: checked and named into
+    /// [`Config::notifiers`] as the file is loaded, and read by nothing else.
     #[serde(default, rename = "notifier")]
-    pub notifiers: Vec<NotifierConfig>,
+    pub(crate) notifier_sections: Vec<NotifierConfig>,
+    /// The notifiers, checked, each with its name and its language.
+    #[serde(skip)]
+    pub notifiers: Vec<NotifierSettings>,
     /// Standing ignore rules: silences with no end.
     #[serde(default, rename = "silence")]
     pub silences: Vec<SilenceConfig>,
@@ -420,6 +425,24 @@ crate::config::credential_table! {
     struct NotifierTable;
 }
 
+/// A notifier as the rest of the house sees it: checked, named (its `name`, or its type,
+/// numbered when there are several) and in its language (its own, or the file's).
+#[derive(Clone, Debug, PartialEq)]
+pub struct NotifierSettings {
+    pub name: String,
+    pub language: crate::lang::Lang,
+    /// Its section as the file gives it: type, URL, credentials, timeout, heartbeat.
+    pub given: NotifierConfig,
+}
+
+impl NotifierConfig {
+    /// The section, named and in `language` where it says none: what a configuration's check
+    /// makes of it (and what tests make of a section alone).
+    pub fn named(self, name: &str, language: crate::lang::Lang) -> NotifierSettings {
+        NotifierSettings { name: name.to_string(), language: self.language.unwrap_or(language), given: self }
+    }
+}
+
 impl Config {
     /// Where the secret key is (`secret_key_file`, else `STATE_DIR/secret.key`).
     pub fn secret_key_path(&self) -> PathBuf {
@@ -441,10 +464,6 @@ impl Config {
             message: e.message().to_string(),
         })?;
         config.check(path)?;
-        let language = config.language;
-        for n in &mut config.notifiers {
-            n.language.get_or_insert(language);
-        }
         Ok(config)
     }
 
@@ -578,12 +597,13 @@ impl Config {
             }
         }
         let mut counts = std::collections::HashMap::new();
-        for n in &self.notifiers {
+        for n in &self.notifier_sections {
             *counts.entry(n.kind).or_insert(0) += 1;
         }
         let mut seen = std::collections::HashMap::new();
         let mut notifier_names = std::collections::HashSet::new();
-        for n in &mut self.notifiers {
+        let mut notifiers = Vec::new();
+        for n in &self.notifier_sections {
             let kind = n.kind.as_str();
             let index = seen.entry(n.kind).or_insert(0);
             *index += 1;
@@ -617,8 +637,10 @@ impl Config {
                     return err(at(), Problem::NotHttpHeartbeatUrl);
                 }
             }
-            n.name = Some(name);
+            let language = n.language.unwrap_or(self.language);
+            notifiers.push(NotifierSettings { name, language, given: n.clone() });
         }
+        self.notifiers = notifiers;
         Ok(())
     }
 }
@@ -874,11 +896,11 @@ url = "http://127.0.0.1:9093"
     #[test]
     fn the_notifiers_language_is_the_files_unless_they_say_their_own() {
         use crate::lang::Lang;
-        assert_eq!(load(GOOD).unwrap().notifiers[0].language, Some(Lang::En), "English by default");
+        assert_eq!(load(GOOD).unwrap().notifiers[0].language, Lang::En, "English by default");
         let french = load(&format!("language = \"fr\"\n{GOOD}")).unwrap();
-        assert_eq!((french.language, french.notifiers[0].language), (Lang::Fr, Some(Lang::Fr)));
+        assert_eq!((french.language, french.notifiers[0].language), (Lang::Fr, Lang::Fr));
         let own = load(&format!("language = \"fr\"\n{GOOD}language = \"en\"\n")).unwrap();
-        assert_eq!(own.notifiers[0].language, Some(Lang::En), "a notifier's own wins");
+        assert_eq!(own.notifiers[0].language, Lang::En, "a notifier's own wins");
         let wrong = load(&format!("language = \"de\"\n{GOOD}")).unwrap_err();
         assert!(wrong.contains("line 1") && wrong.contains("unknown variant `de`, expected `en` or `fr`"), "{wrong}");
     }
@@ -891,7 +913,7 @@ url = "http://127.0.0.1:9093"
         assert_eq!(c.clusters[0].interval, Seconds(30.0));
         assert_eq!(c.clusters[0].connect.timeout, Seconds(10.0));
         assert_eq!(c.clusters[0].connect.port, 6443);
-        assert_eq!(c.notifiers[0].name.as_deref(), Some("alertmanager"));
+        assert_eq!(c.notifiers[0].name, "alertmanager");
     }
 
     #[test]

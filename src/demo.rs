@@ -131,6 +131,7 @@ async fn tour_in(args: &DemoArgs, dir: PathBuf) -> Result<(), DemoError> {
         auth: AuthConfig::default(),
         allowed_hosts: Vec::new(),
         clusters: vec![cluster],
+        notifier_sections: Vec::new(),
         notifiers: Vec::new(),
         silences: Vec::new(),
         maintenance: Vec::new(),

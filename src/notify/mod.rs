@@ -17,7 +17,7 @@ use hyper_util::client::legacy::connect::HttpConnector;
 use hyper_util::rt::TokioExecutor;
 
 use crate::auth::Credentials;
-use crate::config::{NotifierConfig, NotifierKind, Purpose};
+use crate::config::{NotifierKind, NotifierSettings, Purpose};
 use crate::error::{ConfigError, Problem, Section};
 use crate::lang::Lang;
 use crate::redact::Redactor;
@@ -100,8 +100,8 @@ pub struct Notifier {
 }
 
 impl Notifier {
-    pub fn from_config(c: &NotifierConfig) -> Result<Notifier, ConfigError> {
-        let name = c.name.clone().expect("names are given at load");
+    pub fn from_config(settings: &NotifierSettings) -> Result<Notifier, ConfigError> {
+        let (name, c) = (settings.name.clone(), &settings.given);
         let mut redactor = Redactor::default();
         let credentials = c.credentials.credentials(Section::Notifier(name.clone()), Purpose::Sending)?;
         if let Some(c) = &credentials {
@@ -155,7 +155,7 @@ impl Notifier {
             heartbeat_endpoint,
             heartbeat_auth,
             redactor,
-            lang: c.language.unwrap_or_default(),
+            lang: settings.language,
         })
     }
 
@@ -348,19 +348,25 @@ pub fn describe(e: &(dyn std::error::Error + 'static)) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::config::NotifierConfig;
+
+    /// A `[[notifier]]` section alone, named as it says.
+    fn section(text: &str) -> NotifierSettings {
+        let c: NotifierConfig = toml::from_str(text).unwrap();
+        let name = c.name.clone().unwrap_or_default();
+        c.named(&name, crate::lang::Lang::En)
+    }
 
     fn notifier(extra: &str) -> Result<Notifier, ConfigError> {
-        let c: NotifierConfig = toml::from_str(&format!(
+        let c = section(&format!(
             "type = \"webhook\"\nname = \"hook\"\nurl = \"https://user:pw@hooks.example/x\"\n{extra}"
-        ))
-        .unwrap();
+        ));
         Notifier::from_config(&c)
     }
 
     #[test]
     fn alertmanagers_other_paths_are_beside_its_alerts() {
-        let c: NotifierConfig =
-            toml::from_str("type = \"alertmanager\"\nname = \"am\"\nurl = \"http://am.example:9093/prefix/\"").unwrap();
+        let c = section("type = \"alertmanager\"\nname = \"am\"\nurl = \"http://am.example:9093/prefix/\"");
         let n = Notifier::from_config(&c).unwrap();
         assert_eq!(n.at("/api/v2/silences").unwrap().to_string(), "http://am.example:9093/prefix/api/v2/silences");
     }
@@ -374,10 +380,8 @@ mod tests {
             (n.endpoint.to_string(), n.shown.as_str()),
             ("https://hooks.example/x".into(), "https://hooks.example/x")
         );
-        let c: NotifierConfig = toml::from_str(
-            "type = \"alertmanager\"\nname = \"am\"\nurl = \"http://dm:p%40ss-w0rd-long@am.example:9093/\"",
-        )
-        .unwrap();
+        let c =
+            section("type = \"alertmanager\"\nname = \"am\"\nurl = \"http://dm:p%40ss-w0rd-long@am.example:9093/\"");
         let n = Notifier::from_config(&c).unwrap();
         assert_eq!(n.auth.as_ref().unwrap(), "Basic ZG06cEBzcy13MHJkLWxvbmc=", "percent-decoded: dm:p@ss-w0rd-long");
         assert_eq!(n.at("/api/v2/silences").unwrap().to_string(), "http://am.example:9093/api/v2/silences");
@@ -387,11 +391,10 @@ mod tests {
     #[test]
     fn a_dead_mans_switch_elsewhere_is_never_sent_the_notifiers_credentials() {
         let with = |heartbeat_url: &str| {
-            let c: NotifierConfig = toml::from_str(&format!(
+            let c = section(&format!(
                 "type = \"webhook\"\nname = \"hook\"\nurl = \"https://hooks.example/x\"\nbearer_token = \"tok-1234567890\"\n\
                  heartbeat = \"1m\"\nheartbeat_url = \"{heartbeat_url}\""
-            ))
-            .unwrap();
+            ));
             Notifier::from_config(&c).unwrap().heartbeat_auth.map(|a| a.to_str().unwrap().to_string())
         };
         assert_eq!(with("https://hooks.example/ping").as_deref(), Some("Bearer tok-1234567890"), "its own server");

@@ -44,7 +44,7 @@ impl Sink for Echo {
 
 #[cfg(test)]
 mod tests {
-    use crate::config::{NotifierConfig, NotifierKind};
+    use crate::config::{NotifierKind, NotifierSettings};
     use crate::notify::payload::tests::alert;
     use crate::notify::{Notifier, sink};
     use crate::rules::{Transition, TransitionState};
@@ -60,8 +60,8 @@ mod tests {
             crate::config::Config::load(&path)
         };
         let config = load(file).unwrap();
-        let c: &NotifierConfig = &config.notifiers[0];
-        assert_eq!((c.kind, c.name.as_deref()), (NotifierKind::Echo, Some("echo")));
+        let c: &NotifierSettings = &config.notifiers[0];
+        assert_eq!((c.given.kind, c.name.as_str()), (NotifierKind::Echo, "echo"));
         let n = Notifier::from_config(c).unwrap();
         assert_eq!(n.shown, "http://127.0.0.1:9/x/echo");
         assert_eq!(n.at("/other").unwrap().to_string(), "http://127.0.0.1:9/x/other");
