@@ -9,7 +9,7 @@
 //! written escaped ([`escaped`]); in JSON, as `\uXXXX` escapes.
 //!
 //! An event is a type of the room that says it (`serve::events`, `notify::events`, `agent::events`,
-//! `web::events`), after Vector's `internal_events`: its [`Event::emit`] fixes its level, its
+//! `web::events`), after Vector's `internal_events`: its [`Emit::emit`] fixes its level, its
 //! target (the room, so that `RUST_LOG=dumbmonit::notify=warn` works) and its fields; its
 //! `Display` is its message, the whole sentence the text format shows, which says what the
 //! fields say. The text format shows the message alone for DumbMonit's events, and a library's
@@ -39,7 +39,7 @@ pub enum Format {
 }
 
 /// A line of the log as a type: see the module's documentation.
-pub trait Event: fmt::Display {
+pub trait Emit: fmt::Display {
     /// Logs the event, at its level, with its fields and its `Display` as the message.
     fn emit(&self);
 }

@@ -7,12 +7,12 @@ use crate::collection::Collection;
 use crate::error::ConfigError;
 
 /// A role's rule: an API group and its resources.
-pub type Rule = (&'static str, Vec<&'static str>);
+pub type Grant = (&'static str, Vec<&'static str>);
 
 /// The collections' resources by API group, each group where it first comes in the table of
 /// collections (`collection.rs`).
-fn grouped(collections: impl Iterator<Item = Collection>) -> Vec<Rule> {
-    let mut rules: Vec<Rule> = Vec::new();
+fn grouped(collections: impl Iterator<Item = Collection>) -> Vec<Grant> {
+    let mut rules: Vec<Grant> = Vec::new();
     for c in collections {
         let (group, resource) = c.rbac();
         match rules.iter_mut().find(|(g, _)| *g == group) {
@@ -26,7 +26,7 @@ fn grouped(collections: impl Iterator<Item = Collection>) -> Vec<Rule> {
 /// What a role reads: the core reads (`optional` false) or the optional ones, cluster-wide or
 /// in a namespace (a Role cannot grant what is the cluster's: nodes, APIServices, the nodes'
 /// usage). `/version` is every account's.
-fn reads(optional: bool, in_namespace: bool) -> Vec<Rule> {
+fn reads(optional: bool, in_namespace: bool) -> Vec<Grant> {
     grouped(
         Collection::EVERY
             .into_iter()
@@ -35,7 +35,7 @@ fn reads(optional: bool, in_namespace: bool) -> Vec<Rule> {
 }
 
 /// The resources DumbMonit lists, by API group. Nothing else: no Secrets, no ConfigMaps.
-pub fn rules() -> Vec<Rule> {
+pub fn rules() -> Vec<Grant> {
     reads(false, false)
 }
 
@@ -43,7 +43,7 @@ pub fn rules() -> Vec<Rule> {
 /// runs commands through the kubelet): whether metrics-server and other aggregated APIs
 /// answer; CPU and memory used per node and per pod (what `kubectl top` shows); autoscalers
 /// that cannot scale; Jobs that failed, CronJobs that stopped running.
-pub fn optional_rules() -> Vec<Rule> {
+pub fn optional_rules() -> Vec<Grant> {
     reads(true, false)
 }
 

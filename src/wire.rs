@@ -74,7 +74,7 @@ pub struct Report {
     /// What the agent has to say about itself (its buffer cannot be written, say).
     #[serde(default)]
     pub note: Option<String>,
-    pub outcome: Outcome,
+    pub outcome: Reported,
     /// Taken between two intervals on a change (`agent --watch`): not a point of the history.
     /// Absent when false, so that other reports stay what servers before watch mode read.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
@@ -113,7 +113,7 @@ impl Stat {
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case", deny_unknown_fields)]
-pub enum Outcome {
+pub enum Reported {
     /// The cycle read the cluster.
     Snapshot(Box<Delta>),
     /// The agent could not read the API server: its message.
@@ -155,17 +155,17 @@ pub struct ListDelta<T> {
 }
 
 /// The hashes of one list, with how many items share each.
-pub type Counts = HashMap<u64, u32>;
+pub type Tally = HashMap<u64, u32>;
 
 /// What a server holds of a snapshot, as the agent remembers it: the hashes of each list.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Acknowledged {
     pub time: Option<Timestamp>,
-    nodes: Counts,
-    pods: Counts,
-    workloads: Counts,
-    pvcs: Counts,
-    events: Counts,
+    nodes: Tally,
+    pods: Tally,
+    workloads: Tally,
+    pvcs: Tally,
+    events: Tally,
 }
 
 /// The stable 64-bit hash of an item's JSON (SipHash with fixed keys).
@@ -181,8 +181,8 @@ fn whole_list<T: Serialize>(items: Vec<T>) -> ListDelta<T> {
     ListDelta { put: items.into_iter().map(|i| (hash_of(&i), i)).collect(), gone: Vec::new() }
 }
 
-fn counts_of<T>(put: &[(u64, T)]) -> Counts {
-    let mut c = Counts::with_capacity(put.len());
+fn counts_of<T>(put: &[(u64, T)]) -> Tally {
+    let mut c = Tally::with_capacity(put.len());
     for (h, _) in put {
         *c.entry(*h).or_default() += 1;
     }
@@ -191,7 +191,7 @@ fn counts_of<T>(put: &[(u64, T)]) -> Counts {
 
 impl<T> ListDelta<T> {
     /// A whole list narrowed to what differs from `base`.
-    fn narrowed(self, base: &Counts) -> ListDelta<T> {
+    fn narrowed(self, base: &Tally) -> ListDelta<T> {
         let now = counts_of(&self.put);
         let put = self.put.into_iter().filter(|(h, _)| base.get(h) != now.get(h)).collect();
         let mut gone: Vec<u64> = base.keys().filter(|h| !now.contains_key(h)).copied().collect();
@@ -419,7 +419,7 @@ impl Report {
         if let Some(n) = &mut self.note {
             clean(n);
         }
-        if let Outcome::Error(e) = &mut self.outcome {
+        if let Reported::Error(e) = &mut self.outcome {
             clean(e);
         }
         for s in &mut self.stats {
@@ -769,7 +769,7 @@ mod tests {
             stats: vec![],
             address: "https://10.43.0.1:443".into(),
             note: None,
-            outcome: Outcome::Snapshot(Box::new(delta)),
+            outcome: Reported::Snapshot(Box::new(delta)),
             between: false,
         };
         let gz = r.to_gzip();
@@ -785,11 +785,11 @@ mod tests {
         // What the agent says of itself is cut at 4 KB, and says so.
         r.format = FORMAT;
         r.note = Some("n".repeat(50_000));
-        r.outcome = Outcome::Error("é".repeat(5_000));
+        r.outcome = Reported::Error("é".repeat(5_000));
         let read = Report::parse(&r.to_gzip(), 1 << 20).unwrap();
         let note = read.note.unwrap();
         assert!(note.len() < MAX_STRING + 100 && note.ends_with("(cut at 4 KB: the agent sent 50000 bytes)"), "{note}");
-        let Outcome::Error(e) = read.outcome else { panic!("an error") };
+        let Reported::Error(e) = read.outcome else { panic!("an error") };
         assert!(e.len() < MAX_STRING + 100 && e.ends_with("the agent sent 10000 bytes)"));
     }
 
@@ -808,7 +808,7 @@ mod tests {
             stats: vec![],
             address: "a".repeat(70_000),
             note: Some(note),
-            outcome: Outcome::Snapshot(Box::new(delta)),
+            outcome: Reported::Snapshot(Box::new(delta)),
             between: false,
         };
         let read = Report::parse(&r.to_gzip(), 1 << 30).unwrap();
@@ -850,7 +850,7 @@ mod tests {
             stats: vec![],
             address: "https://10.43.0.1:443".into(),
             note: None,
-            outcome: Outcome::Error("e".into()),
+            outcome: Reported::Error("e".into()),
             between: false,
         };
         assert_eq!(parse(&r.to_gzip()), ReportError::Format { format: 2 });

@@ -403,7 +403,7 @@ fn report(time: jiff::Timestamp, base: Option<jiff::Timestamp>) -> wire::Report 
         stats: vec![],
         address: "https://10.43.0.1:443".into(),
         note: None,
-        outcome: wire::Outcome::Snapshot(Box::new(delta)),
+        outcome: wire::Reported::Snapshot(Box::new(delta)),
         between: false,
     }
 }

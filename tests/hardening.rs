@@ -381,7 +381,7 @@ fn report_with_error(error: &str) -> Vec<u8> {
         stats: vec![],
         address: "https://10.43.0.1:443".into(),
         note: Some(format!("note\r\n{error}")),
-        outcome: wire::Outcome::Error(error.into()),
+        outcome: wire::Reported::Error(error.into()),
         between: false,
     };
     serde_json::to_vec(&r).unwrap()
@@ -603,7 +603,7 @@ fn report_of(error: &str, address: &str, note: Option<&str>) -> dumbmonit::wire:
         stats: vec![],
         address: address.into(),
         note: note.map(str::to_string),
-        outcome: dumbmonit::wire::Outcome::Error(error.into()),
+        outcome: dumbmonit::wire::Reported::Error(error.into()),
         between: false,
     }
 }

@@ -389,3 +389,115 @@ fn the_string_error_scan_sees_them_wherever_they_are() {
                 #[cfg(test)]\nmod tests { pub fn g() -> Result<u8, String> { 1 } }";
     assert_eq!(string_errors(text), ["a", "c", "f"]);
 }
+
+/// `pub` at `i` with no restriction after it (`pub(crate)`, `pub(super)` are not public).
+fn public(tokens: &[TokenTree], i: usize) -> bool {
+    matches!(tokens.get(i), Some(TokenTree::Ident(p)) if p == "pub")
+        && !matches!(tokens.get(i + 1), Some(TokenTree::Group(g)) if g.delimiter() == Delimiter::Parenthesis)
+}
+
+/// The public types (`pub struct`, `enum`, `type`, `trait`) a file's text declares, those of
+/// its public inline modules included; none of a private module or of a `#[cfg(test)]` item.
+fn public_types(tokens: &[TokenTree], out: &mut Vec<String>) {
+    let mut i = 0;
+    while i < tokens.len() {
+        if cfg_test(tokens, i) {
+            i = after_item(tokens, i + 2);
+            continue;
+        }
+        if let Some(TokenTree::Ident(kw)) = tokens.get(i + 1)
+            && public(tokens, i)
+            && let Some(TokenTree::Ident(name)) = tokens.get(i + 2)
+        {
+            let kw = kw.to_string();
+            if ["struct", "enum", "type", "trait"].contains(&kw.as_str()) {
+                out.push(name.to_string());
+            }
+        }
+        if let (Some(TokenTree::Ident(m)), Some(TokenTree::Ident(_)), Some(TokenTree::Group(body))) =
+            (tokens.get(i), tokens.get(i + 1), tokens.get(i + 2))
+            && m == "mod"
+            && body.delimiter() == Delimiter::Brace
+        {
+            if i >= 1 && public(tokens, i - 1) {
+                public_types(&body.stream().into_iter().collect::<Vec<_>>(), out);
+            }
+            i += 3;
+            continue;
+        }
+        i += 1;
+    }
+}
+
+/// Whether a file's module is reachable from outside its room: declared `pub mod` in its parent,
+/// and its parent too, up to the crate's root. `src` holds (path under src/, text).
+fn reachable(rel: &str, src: &[(String, String)]) -> bool {
+    let stem = rel.trim_end_matches(".rs").trim_end_matches("/mod");
+    if stem == "lib" || stem == "main" {
+        return true;
+    }
+    let (parent_dir, name) = stem.rsplit_once('/').unwrap_or(("", stem));
+    let parents: Vec<String> = if parent_dir.is_empty() {
+        vec!["lib.rs".into()]
+    } else {
+        vec![format!("{parent_dir}/mod.rs"), format!("{parent_dir}.rs")]
+    };
+    let Some((parent, text)) = src.iter().find(|(p, _)| parents.contains(p)) else { return false };
+    let declared = text.lines().any(|l| l.trim() == format!("pub mod {name};"));
+    declared && reachable(parent, src)
+}
+
+/// (type name, rooms that declare it public) for each name more than one room declares.
+fn shared_type_names(src: &[(String, String)]) -> Vec<(String, BTreeSet<String>)> {
+    let mut rooms: std::collections::BTreeMap<String, BTreeSet<String>> = Default::default();
+    for (rel, text) in src.iter().filter(|(rel, _)| reachable(rel, src)) {
+        let room = rel.split('/').next().unwrap().trim_end_matches(".rs").to_string();
+        let tokens: TokenStream = text.parse().unwrap_or_else(|e| panic!("{rel}: not Rust tokens: {e:?}"));
+        let mut names = Vec::new();
+        public_types(&tokens.into_iter().collect::<Vec<_>>(), &mut names);
+        for n in names {
+            rooms.entry(n).or_default().insert(room.clone());
+        }
+    }
+    rooms.into_iter().filter(|(_, r)| r.len() > 1).collect()
+}
+
+#[test]
+fn no_two_rooms_declare_a_public_type_of_the_same_name() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut paths = Vec::new();
+    files(&src, &mut paths);
+    let texts: Vec<(String, String)> = paths
+        .iter()
+        .map(|p| {
+            let rel: Vec<String> =
+                p.strip_prefix(&src).unwrap().components().map(|c| c.as_os_str().to_string_lossy().into()).collect();
+            (rel.join("/"), std::fs::read_to_string(p).unwrap())
+        })
+        .collect();
+    assert_eq!(shared_type_names(&texts), [], "a public type's name is its room's alone");
+}
+
+#[test]
+fn the_type_name_scan_sees_public_types_and_leaves_private_ones_out() {
+    let src = |files: &[(&str, &str)]| -> Vec<(String, String)> {
+        files.iter().map(|(p, t)| (p.to_string(), t.to_string())).collect()
+    };
+    let files = src(&[
+        ("lib.rs", "pub mod a;\npub mod b;\npub mod c;\n"),
+        ("a/mod.rs", "pub mod inner;\nmod hidden;\npub struct Kept;\nmod wire { pub struct Spec; }\n"),
+        ("a/inner.rs", "pub enum Outcome { A }\n"),
+        ("a/hidden.rs", "pub struct Spec;\n"),
+        ("b.rs", "pub(crate) struct Kept;\npub type Outcome = u8;\n#[cfg(test)]\nmod tests { pub struct Spec; }\n"),
+        ("c.rs", "pub mod open { pub trait Kept {} }\nstruct Spec;\n"),
+    ]);
+    let shared: Vec<(String, Vec<String>)> =
+        shared_type_names(&files).into_iter().map(|(n, r)| (n, r.into_iter().collect())).collect();
+    assert_eq!(
+        shared,
+        [
+            ("Kept".to_string(), vec!["a".to_string(), "c".to_string()]),
+            ("Outcome".into(), vec!["a".into(), "b".into()])
+        ]
+    );
+}

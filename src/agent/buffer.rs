@@ -10,7 +10,7 @@ use std::sync::Arc;
 
 use jiff::{SignedDuration, Timestamp};
 
-use crate::logs::Event;
+use crate::logs::Emit;
 
 /// One kept cycle: the whole report, gzip-compressed.
 #[derive(Clone, Debug)]

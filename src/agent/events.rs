@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use jiff::Timestamp;
 
-use crate::logs::Event;
+use crate::logs::Emit;
 
 const TARGET: &str = "dumbmonit::agent";
 
@@ -44,7 +44,7 @@ impl fmt::Display for SettingsTaken<'_> {
     }
 }
 
-impl Event for SettingsTaken<'_> {
+impl Emit for SettingsTaken<'_> {
     fn emit(&self) {
         tracing::info!(
             target: TARGET,
@@ -74,7 +74,7 @@ impl fmt::Display for Reporting<'_> {
     }
 }
 
-impl Event for Reporting<'_> {
+impl Emit for Reporting<'_> {
     fn emit(&self) {
         tracing::info!(target: TARGET, server = self.server, proxy = self.proxy, "{self}");
     }
@@ -91,7 +91,7 @@ impl fmt::Display for ProbesOn {
     }
 }
 
-impl Event for ProbesOn {
+impl Emit for ProbesOn {
     fn emit(&self) {
         tracing::info!(target: TARGET, address = %self.address, "{self}");
     }
@@ -110,7 +110,7 @@ impl fmt::Display for ClusterUnreadable<'_> {
     }
 }
 
-impl Event for ClusterUnreadable<'_> {
+impl Emit for ClusterUnreadable<'_> {
     fn emit(&self) {
         tracing::warn!(target: TARGET, error = self.error, duration_seconds = self.duration.as_secs_f64(), "{self}");
     }
@@ -125,7 +125,7 @@ impl fmt::Display for Stopping {
     }
 }
 
-impl Event for Stopping {
+impl Emit for Stopping {
     fn emit(&self) {
         tracing::info!(target: TARGET, "{self}");
     }
@@ -143,7 +143,7 @@ impl fmt::Display for KeptCycleUnreadable<'_> {
     }
 }
 
-impl Event for KeptCycleUnreadable<'_> {
+impl Emit for KeptCycleUnreadable<'_> {
     fn emit(&self) {
         tracing::warn!(target: TARGET, cycle = %self.cycle, error = self.error, "{self}");
     }
@@ -160,7 +160,7 @@ impl fmt::Display for ServerBack<'_> {
     }
 }
 
-impl Event for ServerBack<'_> {
+impl Emit for ServerBack<'_> {
     fn emit(&self) {
         tracing::info!(target: TARGET, server = self.server, "{self}");
     }
@@ -184,7 +184,7 @@ impl fmt::Display for CycleRefused<'_> {
     }
 }
 
-impl Event for CycleRefused<'_> {
+impl Emit for CycleRefused<'_> {
     fn emit(&self) {
         tracing::warn!(
             target: TARGET,
@@ -222,7 +222,7 @@ impl fmt::Display for ServerRefused<'_> {
     }
 }
 
-impl Event for ServerRefused<'_> {
+impl Emit for ServerRefused<'_> {
     fn emit(&self) {
         tracing::warn!(target: TARGET, server = self.server, status = self.status, error = self.reason, "{self}");
     }
@@ -245,7 +245,7 @@ impl fmt::Display for ServerUnreachable<'_> {
     }
 }
 
-impl Event for ServerUnreachable<'_> {
+impl Emit for ServerUnreachable<'_> {
     fn emit(&self) {
         tracing::warn!(target: TARGET, server = self.server, error = %self.error, kept = self.kept, "{self}");
     }
@@ -262,7 +262,7 @@ impl fmt::Display for TokenUnreadable<'_> {
     }
 }
 
-impl Event for TokenUnreadable<'_> {
+impl Emit for TokenUnreadable<'_> {
     fn emit(&self) {
         tracing::warn!(target: TARGET, error = self.error, "{self}");
     }
@@ -284,7 +284,7 @@ impl fmt::Display for BufferUnwritable<'_> {
     }
 }
 
-impl Event for BufferUnwritable<'_> {
+impl Emit for BufferUnwritable<'_> {
     fn emit(&self) {
         tracing::warn!(target: TARGET, dir = self.dir, error = %self.error, "{self}");
     }
@@ -305,7 +305,7 @@ impl fmt::Display for KeptCyclesDropped {
     }
 }
 
-impl Event for KeptCyclesDropped {
+impl Emit for KeptCyclesDropped {
     fn emit(&self) {
         tracing::warn!(target: TARGET, dropped = self.dropped, "{self}");
     }

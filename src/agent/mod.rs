@@ -24,8 +24,8 @@ use crate::collect::CycleOptions;
 use crate::collect::reader::{self, Reader};
 use crate::error::ConfigError;
 use crate::kube::ConnectOptions;
-use crate::logs::Event;
-use crate::wire::{self, Acknowledged, Outcome, Report, Settings, Stat};
+use crate::logs::Emit;
+use crate::wire::{self, Acknowledged, Report, Reported, Settings, Stat};
 use buffer::Buffer;
 use events::{
     ClusterUnreadable, CycleRefused, KeptCycleUnreadable, ProbesOn, Reporting, ServerBack, ServerRefused,
@@ -273,10 +273,10 @@ async fn run(o: AgentOptions) -> Result<(), AgentError> {
             address: reader.address().unwrap_or("the API server").to_string(),
             note,
             outcome: match outcome {
-                Ok(snapshot) => Outcome::Snapshot(Box::new(wire::whole(snapshot))),
+                Ok(snapshot) => Reported::Snapshot(Box::new(wire::whole(snapshot))),
                 Err(u) => {
                     ClusterUnreadable { error: &u.message, duration }.emit();
-                    Outcome::Error(u.message)
+                    Reported::Error(u.message)
                 }
             },
             between,
@@ -373,11 +373,11 @@ async fn deliver(
         // How long it waited is the agent's clock moving on.
         report.sent += Timestamp::now().duration_since(kept.made);
         let mut whole_held = None;
-        if let Outcome::Snapshot(d) = report.outcome {
+        if let Reported::Snapshot(d) = report.outcome {
             whole_held = Some(d.held(report.time));
-            report.outcome = Outcome::Snapshot(Box::new(d.narrowed(&acked)));
+            report.outcome = Reported::Snapshot(Box::new(d.narrowed(&acked)));
         }
-        let narrowed = matches!(&report.outcome, Outcome::Snapshot(d) if d.base.is_some());
+        let narrowed = matches!(&report.outcome, Reported::Snapshot(d) if d.base.is_some());
         let body = report.to_gzip();
         let size = body.len();
         let token = match shared.token() {
@@ -438,7 +438,7 @@ async fn deliver(
 }
 
 /// Logs a failure unless it is the one said last.
-fn say(said: &mut Option<String>, event: &dyn Event) {
+fn say(said: &mut Option<String>, event: &dyn Emit) {
     // The count of kept cycles changes at every try: compare what comes before it.
     let message = event.to_string();
     let key = message.split("; ").next().unwrap_or("").to_string();

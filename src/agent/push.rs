@@ -46,7 +46,7 @@ pub enum SendError {
 }
 
 /// An answer: its status and what it said.
-pub struct Reply {
+pub struct Pushed {
     pub status: StatusCode,
     pub answer: Option<Answer>,
 }
@@ -136,7 +136,7 @@ impl Server {
         cluster: Option<&str>,
         body: Vec<u8>,
         deadline: Duration,
-    ) -> Result<Reply, SendError> {
+    ) -> Result<Pushed, SendError> {
         let mut req = Request::builder()
             .method(method)
             .uri(format!("{}{path}", self.base))
@@ -161,7 +161,7 @@ impl Server {
             let body = Limited::new(response.into_body(), 1024 * 1024).collect().await.map_err(|e| {
                 SendError::Unreachable { url: self.url.clone(), detail: format!("the answer was cut: {e}") }
             })?;
-            Ok(Reply { status, answer: serde_json::from_slice(&body.to_bytes()).ok() })
+            Ok(Pushed { status, answer: serde_json::from_slice(&body.to_bytes()).ok() })
         };
         tokio::time::timeout(deadline, exchange)
             .await

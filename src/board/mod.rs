@@ -13,7 +13,7 @@ use tokio::sync::{mpsc, oneshot};
 use crate::auth::Protection;
 use crate::clock::words;
 use crate::collect::CollectionStat;
-use crate::health::{Health, Severity};
+use crate::health::{Grade, Health};
 use crate::lang::Lang;
 use crate::metrics::cache::ExpositionCache;
 use crate::metrics::exposition::Packed;
@@ -122,9 +122,9 @@ impl ClusterView {
         }
         match self.health.as_ref().map(|h| h.severity()) {
             None => "waiting",
-            Some(Severity::Ok) => "ok",
-            Some(Severity::Notice) => "notice",
-            Some(Severity::Critical) => "critical",
+            Some(Grade::Ok) => "ok",
+            Some(Grade::Notice) => "notice",
+            Some(Grade::Critical) => "critical",
         }
     }
 

@@ -6,7 +6,7 @@
 use std::fmt;
 
 use crate::collection::Collection;
-use crate::logs::Event;
+use crate::logs::Emit;
 
 pub const TARGET: &str = "dumbmonit::collect";
 
@@ -49,7 +49,7 @@ impl fmt::Display for Applied<'_> {
     }
 }
 
-impl Event for Applied<'_> {
+impl Emit for Applied<'_> {
     fn emit(&self) {
         tracing::debug!(
             target: TARGET,

@@ -251,7 +251,12 @@ pub trait FromApi: Sized {
 }
 
 /// A kind's protobuf decoding: its message into its compact record, or why not.
-pub type Decoder<T> = fn(&[u8]) -> Result<T, String>;
+pub type Decoder<T> = fn(&[u8]) -> Result<T, Undecoded>;
+
+/// Why an object or an event could not be decoded: said as the detail of the read's error.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct Undecoded(pub String);
 
 /// An item as the API server sends it, decoded into its compact record `T`.
 #[derive(Debug)]

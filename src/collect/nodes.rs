@@ -105,9 +105,9 @@ impl super::FromApi for Node {
 
 impl Node {
     /// Decodes its protobuf message into the compact record.
-    pub fn from_protobuf(message: &[u8]) -> Result<Node, String> {
+    pub fn from_protobuf(message: &[u8]) -> Result<Node, super::Undecoded> {
         use prost::Message;
-        let node = wire::Node::decode(message).map_err(|e| format!("invalid protobuf Node: {e}"))?;
+        let node = wire::Node::decode(message).map_err(|e| super::Undecoded(format!("invalid protobuf Node: {e}")))?;
         Ok(Node::from(RawNode::from(node)))
     }
 }

@@ -376,9 +376,9 @@ impl super::FromApi for Pod {
 
 impl Pod {
     /// Decodes its protobuf message into the compact record.
-    pub fn from_protobuf(message: &[u8]) -> Result<Pod, String> {
+    pub fn from_protobuf(message: &[u8]) -> Result<Pod, super::Undecoded> {
         use prost::Message;
-        let pod = wire::Pod::decode(message).map_err(|e| format!("invalid protobuf Pod: {e}"))?;
+        let pod = wire::Pod::decode(message).map_err(|e| super::Undecoded(format!("invalid protobuf Pod: {e}")))?;
         Ok(Pod::from(RawPod::from(pod)))
     }
 }

@@ -250,7 +250,7 @@ pub struct PvcHealth {
 
 /// Whether anything needs attention, in the monitoring-plugin convention.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
-pub enum Severity {
+pub enum Grade {
     Ok = 0,
     /// Only Notice-level problems: pressure, pending or blocked pods, missing replicas, stuck claims.
     Notice = 1,
@@ -643,52 +643,48 @@ fn pod_health(p: Pod, events: &EventIndex, now: Timestamp, down: &std::collectio
 /// in the sentence's order.
 struct Problem {
     count: fn(&Health) -> u64,
-    severity: Severity,
+    severity: Grade,
     /// Its message, given `count`.
     words: &'static str,
 }
 
 const PROBLEMS: [Problem; 14] = [
-    Problem { count: |h| h.counts.nodes_not_ready, severity: Severity::Critical, words: "count-nodes-not-ready" },
-    Problem { count: |h| h.counts.pods_crashlooping, severity: Severity::Critical, words: "count-pods-crashlooping" },
-    Problem {
-        count: |h| h.counts.nodes_under_pressure,
-        severity: Severity::Notice,
-        words: "count-nodes-under-pressure",
-    },
-    Problem { count: |h| h.counts.pods_blocked, severity: Severity::Notice, words: "count-pods-blocked" },
-    Problem { count: |h| h.counts.pods_pending, severity: Severity::Notice, words: "count-pods-pending" },
-    Problem { count: |h| h.counts.pods_failed, severity: Severity::Notice, words: "count-pods-failed" },
+    Problem { count: |h| h.counts.nodes_not_ready, severity: Grade::Critical, words: "count-nodes-not-ready" },
+    Problem { count: |h| h.counts.pods_crashlooping, severity: Grade::Critical, words: "count-pods-crashlooping" },
+    Problem { count: |h| h.counts.nodes_under_pressure, severity: Grade::Notice, words: "count-nodes-under-pressure" },
+    Problem { count: |h| h.counts.pods_blocked, severity: Grade::Notice, words: "count-pods-blocked" },
+    Problem { count: |h| h.counts.pods_pending, severity: Grade::Notice, words: "count-pods-pending" },
+    Problem { count: |h| h.counts.pods_failed, severity: Grade::Notice, words: "count-pods-failed" },
     // A pod not ready that is also crash-looping or blocked is counted there (and so judged):
     // here are those that are not ready and no more.
-    Problem { count: |h| h.counts.pods_only_not_ready, severity: Severity::Notice, words: "count-pods-not-ready" },
+    Problem { count: |h| h.counts.pods_only_not_ready, severity: Grade::Notice, words: "count-pods-not-ready" },
     Problem {
         count: |h| h.counts.workloads_missing_replicas,
-        severity: Severity::Notice,
+        severity: Grade::Notice,
         words: "count-workloads-missing-replicas",
     },
-    Problem { count: |h| h.counts.pvcs_pending, severity: Severity::Notice, words: "count-claims-stuck" },
+    Problem { count: |h| h.counts.pvcs_pending, severity: Grade::Notice, words: "count-claims-stuck" },
     Problem {
         count: |h| h.counts.pods_stuck_terminating,
-        severity: Severity::Notice,
+        severity: Grade::Notice,
         words: "count-pods-stuck-terminating",
     },
-    Problem { count: |h| h.counts.rollouts_stuck, severity: Severity::Notice, words: "count-rollouts-stuck" },
-    Problem { count: Health::jobs_failed, severity: Severity::Notice, words: "count-jobs-failed" },
-    Problem { count: Health::cronjobs_missed, severity: Severity::Notice, words: "count-cronjobs-missed" },
-    Problem { count: |h| h.counts.nodes_version_skew, severity: Severity::Notice, words: "count-kubelets-skew" },
+    Problem { count: |h| h.counts.rollouts_stuck, severity: Grade::Notice, words: "count-rollouts-stuck" },
+    Problem { count: Health::jobs_failed, severity: Grade::Notice, words: "count-jobs-failed" },
+    Problem { count: Health::cronjobs_missed, severity: Grade::Notice, words: "count-cronjobs-missed" },
+    Problem { count: |h| h.counts.nodes_version_skew, severity: Grade::Notice, words: "count-kubelets-skew" },
 ];
 
 /// A certificate of the connection that expires within 30 days is a problem of its own, said
 /// with its date rather than counted.
-const CERTIFICATE_SEVERITY: Severity = Severity::Notice;
+const CERTIFICATE_SEVERITY: Grade = Grade::Notice;
 
 impl Health {
     /// The gravest problem there is.
-    pub fn severity(&self) -> Severity {
+    pub fn severity(&self) -> Grade {
         let counted = PROBLEMS.iter().filter(|p| (p.count)(self) > 0).map(|p| p.severity);
         let certificates = (!self.expiring().is_empty()).then_some(CERTIFICATE_SEVERITY);
-        counted.chain(certificates).max().unwrap_or(Severity::Ok)
+        counted.chain(certificates).max().unwrap_or(Grade::Ok)
     }
 
     /// The one sentence: `3 pods crash-looping, 1 node not ready` or `Healthy: 3 nodes ready, 42 pods`.
@@ -856,7 +852,7 @@ mod tests {
             h.pods[1].why,
             ["app: last exit code 137 (OOMKilled): SIGKILL: out of memory, the container went over its memory limit"]
         );
-        assert_eq!(h.severity(), Severity::Critical);
+        assert_eq!(h.severity(), Grade::Critical);
         assert_eq!(h.summary(), "1 pod crash-looping, 1 pod pending");
         assert_eq!(h.counts.pods_not_ready, 1, "the metric still counts every Running pod that is not ready");
     }
@@ -881,7 +877,7 @@ mod tests {
         let h = assess(s);
         assert!(!h.pvcs[0].stuck);
         assert_eq!(h.summary(), "Healthy: 1 node ready, 1 pod");
-        assert_eq!(h.severity(), Severity::Ok);
+        assert_eq!(h.severity(), Grade::Ok);
     }
 
     #[test]

@@ -4,7 +4,7 @@
 use std::fmt;
 use std::time::Duration;
 
-use crate::logs::Event;
+use crate::logs::Emit;
 
 const TARGET: &str = "dumbmonit::notify";
 
@@ -19,7 +19,7 @@ impl fmt::Display for OutboxUnreadable<'_> {
     }
 }
 
-impl Event for OutboxUnreadable<'_> {
+impl Emit for OutboxUnreadable<'_> {
     fn emit(&self) {
         tracing::error!(target: TARGET, error = %self.error, "{self}");
     }
@@ -36,7 +36,7 @@ impl fmt::Display for NotifierGone<'_> {
     }
 }
 
-impl Event for NotifierGone<'_> {
+impl Emit for NotifierGone<'_> {
     fn emit(&self) {
         tracing::warn!(target: TARGET, notifier = self.notifier, "{self}");
     }
@@ -54,7 +54,7 @@ impl fmt::Display for NotMarkedSent<'_> {
     }
 }
 
-impl Event for NotMarkedSent<'_> {
+impl Emit for NotMarkedSent<'_> {
     fn emit(&self) {
         tracing::warn!(target: TARGET, notifier = self.notifier, error = %self.error, "{self}");
     }
@@ -84,7 +84,7 @@ impl fmt::Display for DeliveryFailed<'_> {
     }
 }
 
-impl Event for DeliveryFailed<'_> {
+impl Emit for DeliveryFailed<'_> {
     fn emit(&self) {
         tracing::warn!(
             target: TARGET,
@@ -111,7 +111,7 @@ impl fmt::Display for ResendFailed<'_> {
     }
 }
 
-impl Event for ResendFailed<'_> {
+impl Emit for ResendFailed<'_> {
     fn emit(&self) {
         tracing::warn!(target: TARGET, notifier = self.notifier, endpoint = self.endpoint, error = self.error, "{self}");
     }
@@ -130,7 +130,7 @@ impl fmt::Display for HeartbeatFailed<'_> {
     }
 }
 
-impl Event for HeartbeatFailed<'_> {
+impl Emit for HeartbeatFailed<'_> {
     fn emit(&self) {
         tracing::warn!(target: TARGET, notifier = self.notifier, endpoint = self.endpoint, error = self.error, "{self}");
     }

@@ -11,7 +11,7 @@ use tokio::sync::{Notify, watch};
 
 use super::events::{DeliveryFailed, HeartbeatFailed, NotMarkedSent, NotifierGone, OutboxUnreadable, ResendFailed};
 use super::{Client, Notifier};
-use crate::logs::Event;
+use crate::logs::Emit;
 use crate::rules::Alert;
 use crate::state::Store;
 

@@ -97,9 +97,9 @@ pub fn render(address: &str, cycle: &Cycle, health: Option<&Health>, message: Op
                 cluster: ClusterInfo { address, version: Some(&h.version) },
                 time: h.time.to_string(),
                 status: match severity {
-                    crate::health::Severity::Ok => "ok",
-                    crate::health::Severity::Notice => "notice",
-                    crate::health::Severity::Critical => "critical",
+                    crate::health::Grade::Ok => "ok",
+                    crate::health::Grade::Notice => "notice",
+                    crate::health::Grade::Critical => "critical",
                 },
                 exit_code: severity as u8,
                 summary: h.summary(),

@@ -23,7 +23,7 @@ pub fn render(address: &str, h: &Health, lang: Lang) -> String {
         )
     );
     extras(&mut out, h, lang);
-    if h.severity() == crate::health::Severity::Ok {
+    if h.severity() == crate::health::Grade::Ok {
         return out;
     }
 

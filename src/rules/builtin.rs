@@ -13,8 +13,8 @@ use super::engine::{PodMemory, PodRef, RuleState, Transition};
 #[path = "tests.rs"]
 mod tests;
 use super::{
-    CRASHLOOP_WINDOW, Export, FLAPPING_CHANGES, Observation, PodJudged, RESTART_THRESHOLD, RESTART_WINDOW, RULES,
-    Reads, Rule, Seen, Server, Severity, TERMINATING_PATIENCE, UNREACHABLE_AFTER, Warning, minutes,
+    ApiServer, CRASHLOOP_WINDOW, Export, FLAPPING_CHANGES, Observation, PodJudged, RESTART_THRESHOLD, RESTART_WINDOW,
+    RULES, Reads, Rule, Seen, Severity, TERMINATING_PATIENCE, UNREACHABLE_AFTER, Warning, minutes,
 };
 use crate::health::memory::within;
 use crate::health::{CERTIFICATE_URGENT, Health, NodeHealth, PodHealth, WorkloadHealth};
@@ -476,7 +476,7 @@ impl RuleState {
     /// read; a rule whose read this cycle did not make neither fires nor resolves.
     pub fn observe(&mut self, now: Timestamp, cluster: &str, h: &Health) -> Vec<Transition> {
         let mut obs = Vec::new();
-        let server = Server { version: &h.version, time: h.time };
+        let server = ApiServer { version: &h.version, time: h.time };
         for rule in RULES {
             match rule.reads {
                 Reads::Nodes(look) if h.nodes_visible() => h.nodes.iter().for_each(|n| look(n, &server, &mut obs)),

@@ -77,7 +77,7 @@ pub type Seen = Vec<Observation>;
 #[derive(Clone, Copy, Debug)]
 pub enum Reads {
     /// The nodes, with the API server they report to: not read by a namespaced token.
-    Nodes(fn(&NodeHealth, &Server, &mut Seen)),
+    Nodes(fn(&NodeHealth, &ApiServer, &mut Seen)),
     /// The pods, with what the rules remember of each.
     Pods(fn(&PodHealth, &PodJudged, &mut Seen)),
     /// Deployments, StatefulSets and DaemonSets.
@@ -85,7 +85,7 @@ pub enum Reads {
     /// PersistentVolumeClaims.
     Claims(fn(&PvcHealth, &mut Seen)),
     /// The certificates of the connection to the API server.
-    Certificates(fn(&Expiring, &Server, &mut Seen)),
+    Certificates(fn(&Expiring, &ApiServer, &mut Seen)),
     /// Aggregated APIServices (optional).
     ApiServices(fn(&ApiServiceHealth, &mut Seen)),
     /// HorizontalPodAutoscalers (optional).
@@ -114,7 +114,7 @@ impl Reads {
 }
 
 /// The API server, as the node and certificate rules compare with it.
-pub struct Server<'a> {
+pub struct ApiServer<'a> {
     /// Its `gitVersion`.
     pub version: &'a str,
     /// The cycle's time.

@@ -21,9 +21,9 @@ use super::path::{Arrival, Failure, Shared, Track};
 use crate::board::{AgentView, Door, Push, Reply};
 use crate::clock::words;
 use crate::config::ClusterConfig;
-use crate::logs::Event;
+use crate::logs::Emit;
 use crate::rules::RuleState;
-use crate::wire::{Held, Outcome, Report, Settings, Stat};
+use crate::wire::{Held, Report, Reported, Settings, Stat};
 
 /// How far ahead of the server's clock a cycle may be before it is refused.
 pub const FUTURE_BOUND: SignedDuration = SignedDuration::from_hours(1);
@@ -157,7 +157,7 @@ impl Link {
         // The difference is applied before anything changes: a report refused here leaves the
         // cluster's state as it was.
         let outcome = match r.outcome {
-            Outcome::Snapshot(delta) => match self.held.apply(r.time, *delta) {
+            Reported::Snapshot(delta) => match self.held.apply(r.time, *delta) {
                 Ok(mut snapshot) => {
                     // The server's ignored namespaces hold even for a cycle read with older settings.
                     snapshot.leave_out(&self.ignored);
@@ -167,7 +167,7 @@ impl Link {
             },
             // What an agent says was cleaned of every secret this server knows when it was
             // read (wire::Report::read), as the log is.
-            Outcome::Error(m) => Err(Failure::AgentReports(m)),
+            Reported::Error(m) => Err(Failure::AgentReports(m)),
         };
         let mut retracted = Vec::new();
         if from_silence {

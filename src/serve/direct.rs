@@ -13,7 +13,7 @@ use crate::board::Timings;
 use crate::collect::reader::{self, Reader};
 use crate::collect::{self, CycleOptions};
 use crate::config::ClusterConfig;
-use crate::logs::Event;
+use crate::logs::Emit;
 use crate::redact::Redactor;
 
 /// Reads the cluster every interval, starting `offset` into it, until told to stop.

@@ -7,7 +7,7 @@ use std::path::Path;
 use jiff::{SignedDuration, Timestamp};
 
 use crate::clock::words;
-use crate::logs::Event;
+use crate::logs::Emit;
 use crate::rules::{Transition, TransitionState};
 
 const TARGET: &str = "dumbmonit::serve";
@@ -214,7 +214,7 @@ impl fmt::Display for Said<'_> {
     }
 }
 
-impl Event for Said<'_> {
+impl Emit for Said<'_> {
     fn emit(&self) {
         match self {
             Said::Watching { clusters, shard, pages } => tracing::info!(

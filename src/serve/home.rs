@@ -9,7 +9,7 @@ use tokio::sync::watch;
 
 use super::events::Said;
 use crate::board::Board;
-use crate::logs::Event;
+use crate::logs::Emit;
 use crate::notify::Client;
 use crate::notify::alertmanager::silences::list;
 

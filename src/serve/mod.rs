@@ -35,7 +35,7 @@ use crate::clock::{Clock, ClockError};
 use crate::config::{ClusterConfig, Config};
 use crate::error::{ConfigError, PagesError};
 use crate::kube;
-use crate::logs::Event;
+use crate::logs::Emit;
 use crate::notify::worker::{Delivery, NotifierSet};
 use crate::notify::{Client, Notifier};
 use crate::state::{StateError, Store};

@@ -24,7 +24,7 @@ use crate::clock::{Clock, words};
 use crate::collect::reader::{self, Unreadable};
 use crate::collect::{self, CollectionStat};
 use crate::health::{self, Health};
-use crate::logs::Event;
+use crate::logs::Emit;
 use crate::metrics::exposition::Packed;
 use crate::notify::worker::Firing;
 use crate::rules::{Alert, RuleState, Transition, TransitionState};

@@ -31,7 +31,7 @@ pub enum StateError {
     Db { file: PathBuf, source: rusqlite::Error },
     /// A row that the database holds cannot be read back.
     #[error("The state database {file} holds something unreadable: {row}: {source}")]
-    Corrupt { file: PathBuf, row: Row, source: Unreadable },
+    Corrupt { file: PathBuf, row: Row, source: Undecodable },
 }
 
 /// Which stored value cannot be read back.
@@ -60,7 +60,7 @@ impl std::fmt::Display for Row {
 
 /// Why a stored value cannot be read back.
 #[derive(Debug, thiserror::Error)]
-pub enum Unreadable {
+pub enum Undecodable {
     #[error(transparent)]
     Time(#[from] jiff::Error),
     #[error(transparent)]
@@ -280,7 +280,7 @@ impl Store {
         StateError::Db { file: self.file.clone(), source }
     }
 
-    fn corrupt(&self, row: Row, source: impl Into<Unreadable>) -> StateError {
+    fn corrupt(&self, row: Row, source: impl Into<Undecodable>) -> StateError {
         StateError::Corrupt { file: self.file.clone(), row, source: source.into() }
     }
 

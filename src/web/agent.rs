@@ -28,7 +28,7 @@ use tracing::Instrument;
 use super::events::{AgentRefused, WholeSnapshotAsked, agent_request};
 use super::{JSON, respond};
 use crate::board::{Board, Knock, Push, Reply};
-use crate::logs::Event;
+use crate::logs::Emit;
 use crate::logs::shortened;
 use crate::wire::{Answer, CLUSTER_HEADER, Report, ReportError, Settings};
 

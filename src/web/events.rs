@@ -5,7 +5,7 @@
 
 use std::fmt;
 
-use crate::logs::Event;
+use crate::logs::Emit;
 
 const TARGET: &str = "dumbmonit::web";
 
@@ -27,7 +27,7 @@ impl fmt::Display for AgentRefused<'_> {
     }
 }
 
-impl Event for AgentRefused<'_> {
+impl Emit for AgentRefused<'_> {
     fn emit(&self) {
         tracing::warn!(target: TARGET, status = self.status, error = self.reason, "{self}");
     }
@@ -46,7 +46,7 @@ impl fmt::Display for WholeSnapshotAsked<'_> {
     }
 }
 
-impl Event for WholeSnapshotAsked<'_> {
+impl Emit for WholeSnapshotAsked<'_> {
     fn emit(&self) {
         tracing::info!(target: TARGET, cluster = self.cluster, reason = self.reason, "{self}");
     }
@@ -63,7 +63,7 @@ impl fmt::Display for PanicRouteOn<'_> {
     }
 }
 
-impl Event for PanicRouteOn<'_> {
+impl Emit for PanicRouteOn<'_> {
     fn emit(&self) {
         tracing::warn!(target: TARGET, "{self}");
     }
@@ -80,7 +80,7 @@ impl fmt::Display for HandlerPanicked<'_> {
     }
 }
 
-impl Event for HandlerPanicked<'_> {
+impl Emit for HandlerPanicked<'_> {
     fn emit(&self) {
         tracing::error!(target: TARGET, error = self.why, status = 500u16, "{self}");
     }
@@ -111,7 +111,7 @@ impl fmt::Display for ChangeRefused {
     }
 }
 
-impl Event for ChangeRefused {
+impl Emit for ChangeRefused {
     fn emit(&self) {
         let reason = match self {
             ChangeRefused::Origin => "origin",
@@ -137,7 +137,7 @@ impl fmt::Display for Audit<'_> {
     }
 }
 
-impl Event for Audit<'_> {
+impl Emit for Audit<'_> {
     fn emit(&self) {
         tracing::info!(target: TARGET, user = self.user, action = self.action, cluster = self.cluster, "{self}");
     }
@@ -159,7 +159,7 @@ impl fmt::Display for QuietChanged<'_> {
     }
 }
 
-impl Event for QuietChanged<'_> {
+impl Emit for QuietChanged<'_> {
     fn emit(&self) {
         tracing::info!(target: TARGET, user = self.user, action = self.action, id = self.id, "{self}");
     }

@@ -10,31 +10,31 @@ use crate::lang::{Arg, Lang};
 /// cookie, else its `Accept-Language`) and where it is (for the footer's language links).
 /// Set once per request by the pages' middleware, read by whatever makes the page.
 #[derive(Clone, Debug)]
-pub struct Reader {
+pub struct Visitor {
     pub lang: Lang,
     /// The request's path and query.
     pub here: String,
 }
 
-impl Default for Reader {
-    fn default() -> Reader {
-        Reader { lang: Lang::En, here: "/".into() }
+impl Default for Visitor {
+    fn default() -> Visitor {
+        Visitor { lang: Lang::En, here: "/".into() }
     }
 }
 
 tokio::task_local! {
-    static READER: Reader;
+    static READER: Visitor;
 }
 
-impl Reader {
+impl Visitor {
     /// Runs `f` (a request's handling) with this reader as the one pages are made for.
     pub async fn scope<F: std::future::Future>(self, f: F) -> F::Output {
         READER.scope(self, f).await
     }
 
     /// The reader of the request being answered; English outside a request (unit tests).
-    pub fn current() -> Reader {
-        READER.try_with(Reader::clone).unwrap_or_default()
+    pub fn current() -> Visitor {
+        READER.try_with(Visitor::clone).unwrap_or_default()
     }
 }
 
@@ -89,7 +89,7 @@ pub fn still_page(title: &str, banner: Option<&str>, body: Markup) -> String {
 }
 
 fn layout(title: &str, banner: Option<&str>, body: Markup, refresh: bool) -> String {
-    let reader = Reader::current();
+    let reader = Visitor::current();
     html! {
         (DOCTYPE)
         html lang=(reader.lang.code()) {
@@ -116,7 +116,7 @@ fn layout(title: &str, banner: Option<&str>, body: Markup, refresh: bool) -> Str
 }
 
 /// The footer's « English · Français »: each sets the `dumbmonit_lang` cookie and comes back here.
-pub fn language_links(reader: &Reader) -> Markup {
+pub fn language_links(reader: &Visitor) -> Markup {
     let back = form_urlencoded::byte_serialize(reader.here.as_bytes()).collect::<String>();
     html! {
         footer.languages {

@@ -43,7 +43,7 @@ use tower_http::timeout::TimeoutLayer;
 use crate::auth::{Role, Verdict};
 use crate::board::{Board, Pages};
 use crate::error::{PagesError, TlsError};
-use crate::logs::Event;
+use crate::logs::Emit;
 
 const CSP: &str = "default-src 'none'; style-src 'self'; img-src 'self' data:; frame-ancestors 'none'; base-uri 'none'; form-action 'self'";
 
@@ -72,7 +72,7 @@ fn not_found(board: &Board, what: &str) -> Response {
 }
 
 /// The language of a request, chosen once: its `dumbmonit_lang` cookie, else its
-/// `Accept-Language`. The pages are made in it ([`html::Reader`]), and every answer says that it
+/// `Accept-Language`. The pages are made in it ([`html::Visitor`]), and every answer says that it
 /// varies with both headers, so that no cache serves one reader's language to another.
 async fn reader(request: Request, next: Next) -> Response {
     let lang = {
@@ -81,7 +81,7 @@ async fn reader(request: Request, next: Next) -> Response {
             .unwrap_or_else(|| crate::lang::from_accept_language(header(http::header::ACCEPT_LANGUAGE)))
     };
     let here = request.uri().path_and_query().map_or("/", |p| p.as_str()).to_string();
-    let mut response = html::Reader { lang, here }.scope(next.run(request)).await;
+    let mut response = html::Visitor { lang, here }.scope(next.run(request)).await;
     response.headers_mut().append(VARY, HeaderValue::from_static("Accept-Language, Cookie"));
     response
 }
@@ -340,7 +340,7 @@ async fn viewers_only(State(board): State<Arc<Board>>, request: Request, next: N
     }
     let open = request.uri().path() == "/metrics" && protection.open_metrics;
     let authorization = request.headers().get(AUTHORIZATION).and_then(|v| v.to_str().ok());
-    let client = request.extensions().get::<Client>().map_or(std::net::Ipv4Addr::UNSPECIFIED.into(), |c| c.0);
+    let client = request.extensions().get::<Peer>().map_or(std::net::Ipv4Addr::UNSPECIFIED.into(), |c| c.0);
     let role = match protection.check(authorization, client).await {
         Verdict::Role(role) => role,
         Verdict::Wait(wait) => {
@@ -361,7 +361,7 @@ async fn viewers_only(State(board): State<Arc<Board>>, request: Request, next: N
 
 /// The client's address, set on every request of its connection.
 #[derive(Clone, Copy)]
-pub struct Client(pub std::net::IpAddr);
+pub struct Peer(pub std::net::IpAddr);
 
 /// What the request's credentials may do, checked once by [`viewers_only`] for the handlers.
 #[derive(Clone)]
@@ -501,7 +501,7 @@ pub async fn serve(listener: tokio::net::TcpListener, board: Arc<Board>, tls: Op
             continue;
         };
         let router = router.clone().map_request(move |mut r: http::Request<hyper::body::Incoming>| {
-            r.extensions_mut().insert(Client(ip));
+            r.extensions_mut().insert(Peer(ip));
             r
         });
         let acceptor = acceptor.clone();

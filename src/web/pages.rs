@@ -247,7 +247,7 @@ pub fn cluster(board: &Board, name: &str, query: &str) -> Option<String> {
         }
         @if let Some(h) = &c.health {
             p.counters { (h.counters_in(lang())) }
-            @if h.severity() != crate::health::Severity::Ok {
+            @if h.severity() != crate::health::Grade::Ok {
                 (problems(board, &c, h, now))
             }
             (capacity(h))

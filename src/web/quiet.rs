@@ -20,7 +20,7 @@ use super::events::QuietChanged;
 use super::{Checked, JSON, respond};
 use crate::auth::Role;
 use crate::board::{AckError, Board, QuietError};
-use crate::logs::Event;
+use crate::logs::Emit;
 use crate::silence::postable::{PostableSilence, PostableWindow};
 
 /// A refused request of the API: its status, and why, answered as `{"error": why}`. Every

@@ -8,7 +8,7 @@ use serde::Deserialize;
 use serde_json::value::RawValue;
 
 use super::{Followed, INITIAL_EVENTS_END, Key};
-use crate::collect::from_api;
+use crate::collect::{Undecoded, from_api};
 use crate::kube::fetch::{Frame, Status};
 use crate::kube::proto;
 
@@ -82,11 +82,12 @@ struct Line<'a> {
 
 /// An event, from its frame: a JSON line, or a protobuf `WatchEvent`. What it says otherwise
 /// is the detail of the stream's error.
-pub fn decode<T: Followed>(frame: &Frame) -> Result<WatchEvent<T>, String> {
+pub fn decode<T: Followed>(frame: &Frame) -> Result<WatchEvent<T>, Undecoded> {
     match frame {
         Frame::Json(line) => decode_json(line),
         Frame::Protobuf(event) => decode_protobuf(event),
     }
+    .map_err(Undecoded)
 }
 
 /// The object of an event whose type is `kind`, its record read by `record` unless deleted.
@@ -163,7 +164,7 @@ fn decode_protobuf<T: Followed>(event: &[u8]) -> Result<WatchEvent<T>, String> {
         kind @ ("ADDED" | "MODIFIED" | "DELETED") => {
             let m = head()?;
             of_object(kind, (m.namespace, m.name), m.uid, m.resource_version, || match T::PROTOBUF {
-                Some(decode) => decode(&object),
+                Some(decode) => decode(&object).map_err(|e| e.0),
                 None => Err("this kind is not read from protobuf".to_string()),
             })
         }
@@ -234,7 +235,7 @@ mod tests {
             WatchEvent::Error { code: 410, ref message } if message == "too old resource version: 5 (9)"
         ));
         let refused = decode::<Pod>(&event("ADDED", head(meta("api-1", "12")))).err().unwrap();
-        assert!(refused.contains("envelope"), "{refused}");
+        assert!(refused.0.contains("envelope"), "{refused}");
         assert!(decode::<Pod>(&Frame::Protobuf(bytes::Bytes::from_static(b"\xff\xff\xff"))).is_err());
     }
 }

@@ -60,7 +60,7 @@ pub enum ToStore {
 
 /// What a step came to.
 #[derive(Debug)]
-pub enum Outcome {
+pub enum Happened {
     /// A list came, with the resourceVersion to watch from; by a streaming list, whose stream
     /// goes on as the watch, or by a paginated one.
     Listed { resource_version: String, streaming: bool },
@@ -151,9 +151,9 @@ impl Machine {
     }
 
     /// The next step after `outcome`, at `now`, for a cluster read every `interval`.
-    pub fn step(&mut self, outcome: Outcome, now: Instant, interval: Duration) -> Next {
+    pub fn step(&mut self, outcome: Happened, now: Instant, interval: Duration) -> Next {
         match outcome {
-            Outcome::Listed { resource_version, streaming } => {
+            Happened::Listed { resource_version, streaming } => {
                 self.resource_version = resource_version;
                 self.backoff = Duration::ZERO;
                 // A refusal is over only once a watch opens.
@@ -161,40 +161,40 @@ impl Machine {
                 let then = if streaming { Action::Read } else { Action::Open };
                 Next { store: ToStore::Replace { changed: true }, wait: None, then }
             }
-            Outcome::WatchRefused(_) if self.refused_for_long(now, interval) => {
+            Happened::WatchRefused(_) if self.refused_for_long(now, interval) => {
                 Next { store: ToStore::EveryInterval, wait: Some(WATCH_RETRY), then: Action::List }
             }
             // A watch granted before and refused now, for a while: the store is kept fresh by
             // a LIST meanwhile, and a LIST refused too fails the cycle with the LIST's words.
-            Outcome::WatchRefused(_) => Next::to(Action::ListWithoutWatch),
-            Outcome::ListedWithoutWatch(done) => {
+            Happened::WatchRefused(_) => Next::to(Action::ListWithoutWatch),
+            Happened::ListedWithoutWatch(done) => {
                 let store = match done {
                     Ok(()) => ToStore::Replace { changed: false },
                     Err(e) => ToStore::Failed(e),
                 };
                 Next { store, wait: Some(self.back_off(interval)), then: Action::List }
             }
-            Outcome::ListFailed(e) => {
+            Happened::ListFailed(e) => {
                 Next { store: ToStore::Failed(e), wait: Some(self.back_off(interval)), then: Action::List }
             }
-            Outcome::Opened => {
+            Happened::Opened => {
                 self.granted = true;
                 self.refused_since = None;
                 Next { store: ToStore::Opened, wait: None, then: Action::Read }
             }
-            Outcome::NotOpened(e) if is_gone(&e) => Next::to(Action::List),
+            Happened::NotOpened(e) if is_gone(&e) => Next::to(Action::List),
             // Not granted (any more, or for a while).
-            Outcome::NotOpened(e) if is_forbidden(&e) => {
+            Happened::NotOpened(e) if is_forbidden(&e) => {
                 if self.refused_for_long(now, interval) {
                     Next { store: ToStore::EveryInterval, wait: Some(WATCH_RETRY), then: Action::List }
                 } else {
                     Next { store: ToStore::Nothing, wait: Some(self.back_off(interval)), then: Action::List }
                 }
             }
-            Outcome::NotOpened(e) => {
+            Happened::NotOpened(e) => {
                 Next { store: ToStore::Broken(e), wait: Some(self.back_off(interval)), then: Action::Open }
             }
-            Outcome::Seen { resource_version } => {
+            Happened::Seen { resource_version } => {
                 if !resource_version.is_empty() {
                     self.resource_version = resource_version;
                 }
@@ -202,19 +202,19 @@ impl Machine {
             }
             // The server's timeout: the next opened at once. A stream closed as soon as it
             // opened waits like a failure, not to loop.
-            Outcome::Ended(Ended::Closed { after }) if after >= SHORTEST_STREAM => {
+            Happened::Ended(Ended::Closed { after }) if after >= SHORTEST_STREAM => {
                 self.backoff = Duration::ZERO;
                 Next::to(Action::Open)
             }
-            Outcome::Ended(Ended::Closed { .. }) => {
+            Happened::Ended(Ended::Closed { .. }) => {
                 Next { store: ToStore::Nothing, wait: Some(self.back_off(interval)), then: Action::Open }
             }
-            Outcome::Ended(Ended::Gone) => Next::to(Action::List),
+            Happened::Ended(Ended::Gone) => Next::to(Action::List),
             // Opened again from the last resourceVersion: an idle collection gets no bookmark
             // from kube-apiserver, so silence alone is not a fault; a server that is gone fails
             // the next opening.
-            Outcome::Ended(Ended::Silent) => Next::to(Action::Open),
-            Outcome::Ended(Ended::Failed(e)) => {
+            Happened::Ended(Ended::Silent) => Next::to(Action::Open),
+            Happened::Ended(Ended::Failed(e)) => {
                 Next { store: ToStore::Broken(e), wait: Some(self.back_off(interval)), then: Action::Open }
             }
         }
@@ -259,16 +259,16 @@ mod tests {
         error(ReadErrorKind::Refused)
     }
 
-    fn listed(rv: &str, streaming: bool) -> Outcome {
-        Outcome::Listed { resource_version: rv.into(), streaming }
+    fn listed(rv: &str, streaming: bool) -> Happened {
+        Happened::Listed { resource_version: rv.into(), streaming }
     }
 
-    fn seen(rv: &str) -> Outcome {
-        Outcome::Seen { resource_version: rv.into() }
+    fn seen(rv: &str) -> Happened {
+        Happened::Seen { resource_version: rv.into() }
     }
 
     /// Runs outcomes from the start at one instant; the steps taken.
-    fn run(m: &mut Machine, at: Instant, outcomes: Vec<Outcome>) -> Vec<Next> {
+    fn run(m: &mut Machine, at: Instant, outcomes: Vec<Happened>) -> Vec<Next> {
         outcomes.into_iter().map(|o| m.step(o, at, INTERVAL)).collect()
     }
 
@@ -277,7 +277,7 @@ mod tests {
         let mut m = Machine::new();
         assert_eq!(m.start(), Action::List);
         let now = Instant::now();
-        let steps = run(&mut m, now, vec![listed("10", false), Outcome::Opened, seen("11"), seen("12")]);
+        let steps = run(&mut m, now, vec![listed("10", false), Happened::Opened, seen("11"), seen("12")]);
         assert_eq!(steps[0], Next { store: ToStore::Replace { changed: true }, wait: None, then: Action::Open });
         assert_eq!(m.resource_version(), "12");
         assert_eq!(steps[1], Next { store: ToStore::Opened, wait: None, then: Action::Read });
@@ -286,7 +286,7 @@ mod tests {
         m.step(seen(""), now, INTERVAL);
         assert_eq!(m.resource_version(), "12");
         // The server's timeout: opened again at once, from the last version seen.
-        let next = m.step(Outcome::Ended(Ended::Closed { after: Duration::from_secs(300) }), now, INTERVAL);
+        let next = m.step(Happened::Ended(Ended::Closed { after: Duration::from_secs(300) }), now, INTERVAL);
         assert_eq!(next, Next::to(Action::Open));
     }
 
@@ -301,10 +301,10 @@ mod tests {
     fn a_gone_version_lists_afresh_whether_on_opening_or_in_the_stream() {
         let mut m = Machine::new();
         let now = Instant::now();
-        run(&mut m, now, vec![listed("10", false), Outcome::Opened]);
-        assert_eq!(m.step(Outcome::Ended(Ended::Gone), now, INTERVAL), Next::to(Action::List));
+        run(&mut m, now, vec![listed("10", false), Happened::Opened]);
+        assert_eq!(m.step(Happened::Ended(Ended::Gone), now, INTERVAL), Next::to(Action::List));
         run(&mut m, now, vec![listed("20", false)]);
-        assert_eq!(m.step(Outcome::NotOpened(gone()), now, INTERVAL), Next::to(Action::List));
+        assert_eq!(m.step(Happened::NotOpened(gone()), now, INTERVAL), Next::to(Action::List));
         let next = m.step(listed("30", false), now, INTERVAL);
         assert_eq!((next.then, m.resource_version()), (Action::Open, "30"), "watched from the new list's version");
     }
@@ -313,28 +313,28 @@ mod tests {
     fn a_silent_stream_is_opened_again_at_once_and_a_dropped_one_after_a_backoff() {
         let mut m = Machine::new();
         let now = Instant::now();
-        run(&mut m, now, vec![listed("10", false), Outcome::Opened]);
-        assert_eq!(m.step(Outcome::Ended(Ended::Silent), now, INTERVAL), Next::to(Action::Open));
-        let dropped = m.step(Outcome::Ended(Ended::Failed(refused())), now, INTERVAL);
+        run(&mut m, now, vec![listed("10", false), Happened::Opened]);
+        assert_eq!(m.step(Happened::Ended(Ended::Silent), now, INTERVAL), Next::to(Action::Open));
+        let dropped = m.step(Happened::Ended(Ended::Failed(refused())), now, INTERVAL);
         assert_eq!(
             dropped,
             Next { store: ToStore::Broken(refused()), wait: Some(Duration::from_millis(500)), then: Action::Open }
         );
         // Failing to open again doubles the wait, up to its ceiling.
         let waits: Vec<Duration> =
-            (0..6).map(|_| m.step(Outcome::NotOpened(refused()), now, INTERVAL).wait.unwrap()).collect();
+            (0..6).map(|_| m.step(Happened::NotOpened(refused()), now, INTERVAL).wait.unwrap()).collect();
         assert_eq!(waits.iter().map(Duration::as_millis).collect::<Vec<_>>(), [1000, 2000, 4000, 8000, 10000, 10000]);
         // Open again: the next failure waits half a second again only after a success resets it.
-        m.step(Outcome::Opened, now, INTERVAL);
-        m.step(Outcome::Ended(Ended::Closed { after: Duration::from_secs(300) }), now, INTERVAL);
-        assert_eq!(m.step(Outcome::NotOpened(refused()), now, INTERVAL).wait, Some(Duration::from_millis(500)));
+        m.step(Happened::Opened, now, INTERVAL);
+        m.step(Happened::Ended(Ended::Closed { after: Duration::from_secs(300) }), now, INTERVAL);
+        assert_eq!(m.step(Happened::NotOpened(refused()), now, INTERVAL).wait, Some(Duration::from_millis(500)));
         // A stream closed as soon as it opened is not opened again in a loop.
-        let quick = m.step(Outcome::Ended(Ended::Closed { after: Duration::from_millis(20) }), now, INTERVAL);
+        let quick = m.step(Happened::Ended(Ended::Closed { after: Duration::from_millis(20) }), now, INTERVAL);
         assert_eq!(quick.wait, Some(Duration::from_secs(1)));
         // The wait never passes the interval (nor falls under a second).
         let mut short = Machine::new();
         let waits: Vec<u128> = (0..4)
-            .map(|_| short.step(Outcome::ListFailed(refused()), now, Duration::from_secs(2)).wait.unwrap().as_millis())
+            .map(|_| short.step(Happened::ListFailed(refused()), now, Duration::from_secs(2)).wait.unwrap().as_millis())
             .collect();
         assert_eq!(waits, [500, 1000, 2000, 2000]);
     }
@@ -342,13 +342,13 @@ mod tests {
     #[test]
     fn a_watch_never_granted_is_read_every_interval_and_tried_again_later() {
         let mut m = Machine::new();
-        let next = m.step(Outcome::WatchRefused(forbidden()), Instant::now(), INTERVAL);
+        let next = m.step(Happened::WatchRefused(forbidden()), Instant::now(), INTERVAL);
         assert_eq!(next, Next { store: ToStore::EveryInterval, wait: Some(WATCH_RETRY), then: Action::List });
         // Also when the streaming list is not served and the watch itself is refused.
         let mut m = Machine::new();
         let now = Instant::now();
         m.step(listed("10", false), now, INTERVAL);
-        let next = m.step(Outcome::NotOpened(forbidden()), now, INTERVAL);
+        let next = m.step(Happened::NotOpened(forbidden()), now, INTERVAL);
         assert_eq!(next, Next { store: ToStore::EveryInterval, wait: Some(WATCH_RETRY), then: Action::List });
     }
 
@@ -356,32 +356,32 @@ mod tests {
     fn a_watch_granted_before_is_first_taken_for_a_passing_refusal() {
         let mut m = Machine::new();
         let t0 = Instant::now();
-        run(&mut m, t0, vec![listed("10", true), seen("11"), Outcome::Ended(Ended::Closed { after: INTERVAL })]);
+        run(&mut m, t0, vec![listed("10", true), seen("11"), Happened::Ended(Ended::Closed { after: INTERVAL })]);
         // Refused now: kept fresh by a LIST, then tried again, for up to an interval.
-        let next = m.step(Outcome::NotOpened(forbidden()), t0, INTERVAL);
+        let next = m.step(Happened::NotOpened(forbidden()), t0, INTERVAL);
         assert_eq!((next.store, next.then), (ToStore::Nothing, Action::List));
-        let next = m.step(Outcome::WatchRefused(forbidden()), t0 + Duration::from_secs(5), INTERVAL);
+        let next = m.step(Happened::WatchRefused(forbidden()), t0 + Duration::from_secs(5), INTERVAL);
         assert_eq!(next, Next::to(Action::ListWithoutWatch));
-        let next = m.step(Outcome::ListedWithoutWatch(Ok(())), t0 + Duration::from_secs(6), INTERVAL);
+        let next = m.step(Happened::ListedWithoutWatch(Ok(())), t0 + Duration::from_secs(6), INTERVAL);
         assert_eq!((next.store, next.then), (ToStore::Replace { changed: false }, Action::List));
-        let next = m.step(Outcome::WatchRefused(forbidden()), t0 + Duration::from_secs(7), INTERVAL);
+        let next = m.step(Happened::WatchRefused(forbidden()), t0 + Duration::from_secs(7), INTERVAL);
         assert_eq!(next.then, Action::ListWithoutWatch);
-        let next = m.step(Outcome::ListedWithoutWatch(Err(forbidden())), t0 + Duration::from_secs(8), INTERVAL);
+        let next = m.step(Happened::ListedWithoutWatch(Err(forbidden())), t0 + Duration::from_secs(8), INTERVAL);
         assert_eq!(next.store, ToStore::Failed(forbidden()), "a LIST refused too fails the cycle");
         // Past an interval of refusals: read every interval.
-        let next = m.step(Outcome::WatchRefused(forbidden()), t0 + INTERVAL, INTERVAL);
+        let next = m.step(Happened::WatchRefused(forbidden()), t0 + INTERVAL, INTERVAL);
         assert_eq!(next, Next { store: ToStore::EveryInterval, wait: Some(WATCH_RETRY), then: Action::List });
         // Granted again: a refusal later is a passing one again, counted afresh.
         let t1 = t0 + Duration::from_secs(600);
-        run(&mut m, t1, vec![listed("50", false), Outcome::Opened]);
-        let next = m.step(Outcome::NotOpened(forbidden()), t1, INTERVAL);
+        run(&mut m, t1, vec![listed("50", false), Happened::Opened]);
+        let next = m.step(Happened::NotOpened(forbidden()), t1, INTERVAL);
         assert_eq!((next.store, next.then), (ToStore::Nothing, Action::List));
     }
 
     #[test]
     fn a_failed_list_fails_the_cycle_and_is_tried_again_after_a_backoff() {
         let mut m = Machine::new();
-        let next = m.step(Outcome::ListFailed(refused()), Instant::now(), INTERVAL);
+        let next = m.step(Happened::ListFailed(refused()), Instant::now(), INTERVAL);
         assert_eq!(
             next,
             Next { store: ToStore::Failed(refused()), wait: Some(Duration::from_millis(500)), then: Action::List }

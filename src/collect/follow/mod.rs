@@ -41,10 +41,10 @@ use crate::error::{ReadError, ReadErrorKind};
 use crate::kube::Fetcher;
 use crate::kube::fetch::{Frame, Watch, WatchFrom, watch_uri};
 use crate::kube::request::field_selector;
-use crate::logs::Event as _;
+use crate::logs::Emit as _;
 use decode::{Head, decode};
 pub use decode::{Object, WatchEvent};
-use machine::{Action, Ended, Machine, Outcome, is_forbidden};
+use machine::{Action, Ended, Happened, Machine, is_forbidden};
 use store::{AnyStore, Key, Records, Store, Uid, lock};
 
 /// What a store keeps of a collection: its compact record, `Clone` to be taken into a cycle,
@@ -313,17 +313,17 @@ async fn follow<T: Followed>(shared: Arc<Shared>, c: Collection, selector: Optio
                     listed = Some(l.items);
                     let streaming = l.stream.is_some();
                     stream = l.stream;
-                    Outcome::Listed { resource_version: l.resource_version, streaming }
+                    Happened::Listed { resource_version: l.resource_version, streaming }
                 }
-                Err(Refused::Watch(e)) => Outcome::WatchRefused(e),
-                Err(Refused::Read(e)) => Outcome::ListFailed(e),
+                Err(Refused::Watch(e)) => Happened::WatchRefused(e),
+                Err(Refused::Read(e)) => Happened::ListFailed(e),
             },
             Action::ListWithoutWatch => match paginated::<T>(&shared, c, selector).await {
                 Ok(l) => {
                     listed = Some(l.items);
-                    Outcome::ListedWithoutWatch(Ok(()))
+                    Happened::ListedWithoutWatch(Ok(()))
                 }
-                Err(Refused::Read(e) | Refused::Watch(e)) => Outcome::ListedWithoutWatch(Err(e)),
+                Err(Refused::Read(e) | Refused::Watch(e)) => Happened::ListedWithoutWatch(Err(e)),
             },
             Action::Open => {
                 let uri =
@@ -331,17 +331,17 @@ async fn follow<T: Followed>(shared: Arc<Shared>, c: Collection, selector: Optio
                 match shared.fetcher.watch(c, &uri, T::PROTOBUF.is_some()).await {
                     Ok(w) => {
                         stream = Some(w);
-                        Outcome::Opened
+                        Happened::Opened
                     }
-                    Err(e) => Outcome::NotOpened(e),
+                    Err(e) => Happened::NotOpened(e),
                 }
             }
             Action::Read => match stream.take() {
                 Some(mut watch) => {
                     store.protobuf.store(watch.protobuf(), Ordering::Relaxed);
-                    Outcome::Ended(consume(&shared, c, &store, &mut watch, &mut machine).await)
+                    Happened::Ended(consume(&shared, c, &store, &mut watch, &mut machine).await)
                 }
-                None => Outcome::Ended(Ended::Closed { after: Duration::ZERO }),
+                None => Happened::Ended(Ended::Closed { after: Duration::ZERO }),
             },
         };
         let next = machine.step(outcome, Instant::now(), shared.interval());
@@ -390,7 +390,7 @@ async fn first_list<T: Followed>(shared: &Shared, c: Collection, selector: Optio
                         }
                         Ok(Ok(Some(frame))) => frame,
                     };
-                    match decode::<T>(&frame).map_err(|d| Refused::Read(shared.invalid(c, d)))? {
+                    match decode::<T>(&frame).map_err(|d| Refused::Read(shared.invalid(c, d.0)))? {
                         WatchEvent::Added(o) | WatchEvent::Modified(o) => {
                             items.insert(o.key, (Uid::of(&o.uid), o.record));
                         }
@@ -451,7 +451,7 @@ async fn consume<T: Followed>(
             Ok(Ok(Some(frame))) => frame,
         };
         let event = match decode::<T>(&frame) {
-            Err(detail) => return Ended::Failed(shared.invalid(c, detail)),
+            Err(detail) => return Ended::Failed(shared.invalid(c, detail.0)),
             Ok(event) => event,
         };
         let name = event.name();
@@ -477,7 +477,7 @@ async fn consume<T: Followed>(
             Applied { address, collection: c, event: name, namespace, name: name_, resource_version: &rv, changed }
                 .emit();
         }
-        machine.step(Outcome::Seen { resource_version: rv }, Instant::now(), interval);
+        machine.step(Happened::Seen { resource_version: rv }, Instant::now(), interval);
         if changed {
             shared.changed.notify_one();
         }

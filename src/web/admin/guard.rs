@@ -11,7 +11,7 @@ use bytes::Bytes;
 use super::refusal::FormError;
 use crate::auth::Role;
 use crate::board::Board;
-use crate::logs::Event;
+use crate::logs::Emit;
 use crate::secret::random_token;
 use crate::web::Checked;
 use crate::web::events::ChangeRefused;

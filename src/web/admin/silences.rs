@@ -16,7 +16,7 @@ use serde::Deserialize;
 use super::guard::{Change, Https, Posted, csrf_token, may_change, session, with_session};
 use super::page_of;
 use crate::board::Board;
-use crate::logs::Event;
+use crate::logs::Emit;
 use crate::silence::postable::{ApiMatcher, PostableSilence};
 use crate::silence::{Matcher, Silence, SilenceState};
 use crate::web::html::{lang, path_segment, t, tr};

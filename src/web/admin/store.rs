@@ -4,7 +4,7 @@
 use super::refusal::FormError;
 use crate::board::Board;
 use crate::config::PageSettings;
-use crate::logs::Event;
+use crate::logs::Emit;
 use crate::state::{AuditEntry, StateError};
 use crate::web::events::Audit;
 
