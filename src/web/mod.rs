@@ -23,7 +23,7 @@ use std::time::Duration;
 
 use axum::Router;
 use axum::body::Body;
-use axum::extract::{Path, RawQuery, Request, State};
+use axum::extract::{Path, Query, Request, State};
 use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{any, delete, get, post};
@@ -92,18 +92,14 @@ async fn reader(request: Request, next: Next) -> Response {
 async fn choose_language(
     https: axum::Extension<admin::Https>,
     Path(code): Path<String>,
-    RawQuery(query): RawQuery,
+    Query(params): Query<Params>,
 ) -> Response {
     let lang = match code.as_str() {
         "en" => crate::lang::Lang::En,
         "fr" => crate::lang::Lang::Fr,
         _ => return respond(StatusCode::NOT_FOUND, TEXT, "no such language: en or fr\n"),
     };
-    let back = form_urlencoded::parse(query.as_deref().unwrap_or("").as_bytes())
-        .find(|(k, _)| k == "back")
-        .map(|(_, v)| v.into_owned())
-        .filter(|b| local_path(b))
-        .unwrap_or_else(|| "/".into());
+    let back = param(&params, "back").filter(|b| local_path(b)).unwrap_or("/").to_string();
     let mut r = respond(StatusCode::SEE_OTHER, TEXT, "");
     let secure = if https.0.0 { "; Secure" } else { "" };
     let cookie =
@@ -367,12 +363,21 @@ pub struct Peer(pub std::net::IpAddr);
 #[derive(Clone)]
 pub struct Checked(pub Option<Role>);
 
-async fn overview(State(board): State<Arc<Board>>, RawQuery(query): RawQuery) -> Response {
-    respond(StatusCode::OK, HTML, pages::overview(&board, query.as_deref().unwrap_or("")))
+/// A query string's pairs, decoded, in order (`Query<Params>`): each page reads the keys it
+/// knows, leniently (an unknown key, a repeated one or a value it cannot use is not an error).
+pub type Params = Vec<(String, String)>;
+
+/// The first value of `key`.
+pub fn param<'a>(params: &'a Params, key: &str) -> Option<&'a str> {
+    params.iter().find(|(k, _)| k == key).map(|(_, v)| v.as_str())
 }
 
-async fn cluster(State(board): State<Arc<Board>>, Path(name): Path<String>, RawQuery(query): RawQuery) -> Response {
-    match pages::cluster(&board, &name, query.as_deref().unwrap_or("")) {
+async fn overview(State(board): State<Arc<Board>>, Query(params): Query<Params>) -> Response {
+    respond(StatusCode::OK, HTML, pages::overview(&board, &params))
+}
+
+async fn cluster(State(board): State<Arc<Board>>, Path(name): Path<String>, Query(params): Query<Params>) -> Response {
+    match pages::cluster(&board, &name, &params) {
         Some(page) => respond(StatusCode::OK, HTML, page),
         None => not_found(&board, &format!("No cluster named {name}.")),
     }

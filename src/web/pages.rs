@@ -38,10 +38,10 @@ struct OverviewQuery {
 }
 
 impl OverviewQuery {
-    fn parse(query: &str) -> OverviewQuery {
+    fn parse(params: &super::Params) -> OverviewQuery {
         let mut q = OverviewQuery { status: None, name: String::new(), page: 1 };
-        for (k, v) in form_urlencoded::parse(query.as_bytes()) {
-            match k.as_ref() {
+        for (k, v) in params {
+            match k.as_str() {
                 "status" => q.status = STATUSES.iter().find(|s| **s == v).copied(),
                 "q" => q.name = v.trim().chars().take(100).collect(),
                 "page" => q.page = v.parse().unwrap_or(1).max(1),
@@ -70,8 +70,9 @@ impl OverviewQuery {
 
 /// Every cluster on one line, what needs attention first: the counts per status at the top
 /// (each a filter), a filter by name, 100 clusters a page.
-pub fn overview(board: &Board, query: &str) -> String {
-    let now = Timestamp::now();
+pub fn overview(board: &Board, query: &super::Params) -> String {
+    // One clock for the whole page: the cycles' (the wall's, but in a test's stepped time).
+    let now = board.now();
     let q = OverviewQuery::parse(query);
     let mut clusters = board.clusters();
     let rank = |c: &ClusterView| STATUSES.iter().position(|s| *s == c.status()).unwrap_or(STATUSES.len());
@@ -87,7 +88,7 @@ pub fn overview(board: &Board, query: &str) -> String {
         .collect();
     let pages = shown.len().div_ceil(OVERVIEW_PAGE).max(1);
     let page = q.page.min(pages);
-    let (quiet, quiet_now) = (board.quiet(), board.now());
+    let quiet = board.quiet();
     let body = html! {
         h1 { (t("overview-title")) }
         p.statuses {
@@ -121,7 +122,7 @@ pub fn overview(board: &Board, query: &str) -> String {
                                     Some(e) => { span.unreachable { (t("cannot-be-read")) } (t("colon")) (e) }
                                     None => span class=(c.status()) { (c.sentence_in(lang())) },
                                 }
-                                @if let Some((_, until)) = quiet.maintenance(quiet_now, &c.name) {
+                                @if let Some((_, until)) = quiet.maintenance(now, &c.name) {
                                     br;
                                     span.muted.maintenance { (in_maintenance(until)) }
                                 }
@@ -203,12 +204,12 @@ fn node_needs_attention(n: &NodeHealth) -> bool {
 }
 
 /// The Cluster panel, or None for an unknown cluster.
-pub fn cluster(board: &Board, name: &str, query: &str) -> Option<String> {
+pub fn cluster(board: &Board, name: &str, query: &super::Params) -> Option<String> {
     let c = board.cluster(name)?;
-    let now = Timestamp::now();
-    let week = query.split('&').any(|p| p == "range=7d");
-    // Silences and windows are on the cycles' clock.
-    let (quiet, quiet_now) = (board.quiet(), board.now());
+    let week = query.iter().any(|(k, v)| k == "range" && v == "7d");
+    // One clock for the whole page: the cycles' (the wall's, but in a test's stepped time), on
+    // which silences and windows are too.
+    let (quiet, now) = (board.quiet(), board.now());
     let version = c.health.as_ref().map(|h| h.version.clone()).unwrap_or_default();
     let body = html! {
         h1 { (c.name) }
@@ -231,7 +232,7 @@ pub fn cluster(board: &Board, name: &str, query: &str) -> Option<String> {
             }
         }
         p class={ "sentence " (c.status()) } { (c.sentence_in(lang())) }
-        @if let Some((w, until)) = quiet.maintenance(quiet_now, &c.name) {
+        @if let Some((w, until)) = quiet.maintenance(now, &c.name) {
             p.maintenance {
                 (in_maintenance(until)) " (" (w.created_by)
                 @if !w.comment.is_empty() { (t("colon")) (w.comment) }
@@ -253,12 +254,12 @@ pub fn cluster(board: &Board, name: &str, query: &str) -> Option<String> {
             (capacity(h))
             (optional_reads(h))
         }
-        (alerts(&c, quiet_now, &quiet))
+        (alerts(&c, now, &quiet))
         @if !c.alerts.is_empty() {
             p.actions { a href={ "/silences/new?" (silence_query(&[("cluster", &c.name)])) } { (t("silence-all")) } }
         }
         // On the cycles' clock, as the points are dated (the stepped test clock's, in tests).
-        (history(board, &c, quiet_now, week))
+        (history(board, &c, now, week))
     };
     Some(page(&format!("{} · DumbMonit", c.name), board.banner(), with_notices(board, body)))
 }

@@ -10,7 +10,7 @@
 
 use std::sync::Arc;
 
-use axum::extract::{Path, RawQuery, State};
+use axum::extract::{Path, Query, State};
 use axum::response::{IntoResponse, Response};
 use bytes::Bytes;
 use http::{HeaderMap, StatusCode};
@@ -112,8 +112,8 @@ fn change<T: serde::de::DeserializeOwned>(
 }
 
 /// `?force=true` (or `force=1`) confirms a silence of every alert.
-fn forced(query: Option<&str>) -> bool {
-    form_urlencoded::parse(query.unwrap_or("").as_bytes()).any(|(k, v)| k == "force" && (v == "true" || v == "1"))
+fn forced(params: &super::Params) -> bool {
+    params.iter().any(|(k, v)| k == "force" && (v == "true" || v == "1"))
 }
 
 /// `GET /api/v1/silences`
@@ -125,12 +125,12 @@ pub async fn silences(State(board): State<Arc<Board>>) -> Response {
 pub async fn post_silence(
     State(board): State<Arc<Board>>,
     axum::Extension(role): axum::Extension<Checked>,
-    RawQuery(query): RawQuery,
+    Query(params): Query<super::Params>,
     headers: HeaderMap,
     bytes: Bytes,
 ) -> Result<Response, Refused> {
     let (who, posted) = change::<PostableSilence>(&board, &role, &headers, &bytes)?;
-    let id = make_silence(&board, &posted, &who, forced(query.as_deref())).await?;
+    let id = make_silence(&board, &posted, &who, forced(&params)).await?;
     Ok(respond(StatusCode::OK, JSON, json!({"silenceID": id}).to_string()))
 }
 
@@ -278,9 +278,10 @@ pub async fn acknowledge(
 mod tests {
     #[test]
     fn force_is_a_query_parameter() {
-        assert!(super::forced(Some("force=true")));
-        assert!(super::forced(Some("a=b&force=1")));
-        assert!(!super::forced(Some("force=false")));
-        assert!(!super::forced(None));
+        let forced = |query: &str| super::forced(&form_urlencoded::parse(query.as_bytes()).into_owned().collect());
+        assert!(forced("force=true"));
+        assert!(forced("a=b&force=1"));
+        assert!(!forced("force=false"));
+        assert!(!forced(""));
     }
 }

@@ -6,7 +6,7 @@
 
 use std::sync::Arc;
 
-use axum::extract::{Path, RawQuery, State};
+use axum::extract::{Path, Query, State};
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Redirect, Response};
 use jiff::Timestamp;
@@ -106,7 +106,7 @@ pub(crate) async fn list(
     State(board): State<Arc<Board>>,
     https: axum::Extension<Https>,
     axum::Extension(role): axum::Extension<Checked>,
-    axum::extract::Query(pages): axum::extract::Query<Pages>,
+    Query(pages): Query<Pages>,
     headers: HeaderMap,
 ) -> Response {
     let admin = admin_token(&board, &headers, &role, https.0);
@@ -319,10 +319,11 @@ pub(crate) async fn new(
     State(board): State<Arc<Board>>,
     https: axum::Extension<Https>,
     axum::Extension(role): axum::Extension<Checked>,
-    RawQuery(query): RawQuery,
+    Query(params): Query<crate::web::Params>,
     headers: HeaderMap,
 ) -> Response {
-    let matchers: Vec<String> = form_urlencoded::parse(query.unwrap_or_default().as_bytes())
+    let matchers: Vec<String> = params
+        .iter()
         .filter(|(k, _)| k == "matcher")
         .map(|(_, v)| v.chars().filter(|c| !c.is_control()).take(500).collect())
         .collect();
