@@ -8,6 +8,7 @@ use clap::{Args, Parser, Subcommand};
 
 use crate::collect::CycleOptions;
 use crate::collect::reader::{self, Connected, SetUpError};
+use crate::error::FlagError;
 use crate::error::{ConfigError, SizeError};
 use crate::health::{self, Health};
 use crate::kube::ConnectOptions;
@@ -167,9 +168,9 @@ impl AgentArgs {
     pub fn options(&self) -> Result<crate::agent::AgentOptions, ConfigError> {
         checked(&self.connect)?;
         let age = crate::config::parse_duration(&self.buffer_max_age)
-            .map_err(|source| ConfigError::Duration { flag: "--buffer-max-age", source })?;
+            .map_err(|source| FlagError::Duration { flag: "--buffer-max-age", source })?;
         let max_bytes = parse_size(&self.buffer_max_size)
-            .map_err(|source| ConfigError::Size { flag: "--buffer-max-size", source })?;
+            .map_err(|source| FlagError::Size { flag: "--buffer-max-size", source })?;
         Ok(crate::agent::AgentOptions {
             servers: self.servers.clone(),
             token_file: self.agent_token_file.clone(),
@@ -297,7 +298,7 @@ fn rbac_manifests(args: &RbacArgs) -> Result<String, ConfigError> {
 fn checked(connect: &ConnectOptions) -> Result<CycleOptions, ConfigError> {
     let timeout = connect.timeout.0;
     if !(timeout.is_finite() && timeout > 0.0 && timeout <= 3600.0) {
-        return Err(ConfigError::Timeout { seconds: timeout });
+        return Err(FlagError::Timeout { seconds: timeout }.into());
     }
     for ns in &connect.namespaces {
         crate::rbac::check_name("--namespace", ns)?;

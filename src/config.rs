@@ -6,6 +6,7 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Deserializer};
 
 use crate::auth::{Credentials, Password};
+use crate::error::FileError;
 use crate::error::{ConfigError, DurationError, Problem, Section};
 use crate::kube::ConnectOptions;
 pub use crate::kube::Seconds;
@@ -457,8 +458,8 @@ impl Config {
     /// Reads and checks a configuration file.
     pub fn load(path: &Path) -> Result<Config, ConfigError> {
         let text = std::fs::read_to_string(path)
-            .map_err(|source| ConfigError::ConfigFile { path: path.to_path_buf(), source })?;
-        let mut config: Config = toml::from_str(&text).map_err(|e| ConfigError::Syntax {
+            .map_err(|source| FileError::ConfigFile { path: path.to_path_buf(), source })?;
+        let mut config: Config = toml::from_str(&text).map_err(|e| FileError::Syntax {
             path: path.to_path_buf(),
             line: e.span().map(|span| text[..span.start.min(text.len())].matches('\n').count() + 1),
             message: e.message().to_string(),

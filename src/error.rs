@@ -13,10 +13,30 @@ use crate::collection::Collection;
 /// can use it without importing the command line.
 pub const EXIT_UNKNOWN: u8 = 3;
 
-/// A failure before any request is sent: a flag, a file or a kubeconfig is wrong. Each variant
-/// names what is wrong (the flag, the section and its field, the file) and carries the detail.
+/// A failure before any request is sent: a flag, a file, a kubeconfig or the agent's settings
+/// are wrong. Each source has its own type, which names what is wrong (the flag, the section and
+/// its field, the file) and carries the detail; this says which source it came from.
 #[derive(Debug, thiserror::Error)]
 pub enum ConfigError {
+    #[error(transparent)]
+    File(#[from] FileError),
+    #[error(transparent)]
+    Flag(#[from] FlagError),
+    #[error(transparent)]
+    Connection(#[from] ConnectionError),
+    #[error(transparent)]
+    Agent(#[from] AgentConfigError),
+}
+
+impl From<AddressError> for ConfigError {
+    fn from(e: AddressError) -> ConfigError {
+        ConnectionError::Address(e).into()
+    }
+}
+
+/// The configuration file cannot be used: read, parsed, or one of its sections.
+#[derive(Debug, thiserror::Error)]
+pub enum FileError {
     /// The configuration file cannot be read.
     #[error("{}: {source}", .path.display())]
     ConfigFile { path: PathBuf, source: io::Error },
@@ -26,7 +46,11 @@ pub enum ConfigError {
     /// Something in a section of the configuration file is wrong; `file` when found at load.
     #[error("{}{section}: {problem}", in_file(.file))]
     Section { file: Option<PathBuf>, section: Section, problem: Problem },
+}
 
+/// A flag of the command line is wrong, or the file it names cannot be read.
+#[derive(Debug, thiserror::Error)]
+pub enum FlagError {
     /// The file a flag names cannot be read.
     #[error("{flag} {}: {source}", .path.display())]
     FlagFile { flag: &'static str, path: PathBuf, source: io::Error },
@@ -50,41 +74,11 @@ pub enum ConfigError {
     /// `--image` of `manifests agent`.
     #[error("--image {image:?}: not an image reference")]
     Image { image: String },
-    /// The agent token of `--agent-token-file` is too short or holds spaces.
-    #[error("--agent-token-file {}: the token must be at least 16 characters, without spaces", .path.display())]
-    WeakAgentToken { path: PathBuf },
-    /// No random token could be made.
-    #[error("cannot make a random token: the system's random source failed")]
-    NoRandom,
-    /// A new token could not be written.
-    #[error("cannot write the new token to {}: {source}", .path.display())]
-    WriteToken { path: PathBuf, source: io::Error },
+}
 
-    /// `--server` is not a URL.
-    #[error("--server {url}: not a URL ({source})")]
-    ServerNotUrl { url: String, source: http::uri::InvalidUri },
-    /// `--server` names no host.
-    #[error("--server {url}: no host")]
-    ServerNoHost { url: String },
-    /// `--server` is plain http:// to another machine.
-    #[error(
-        "--server {url}: plain http:// is refused except to a loopback address; the agent's token and the \
-         cluster's state must not cross a network in clear"
-    )]
-    ServerPlainHttp { url: String },
-    /// `--server` is neither https:// nor http://.
-    #[error("--server {url}: give an https:// URL")]
-    ServerNotHttps { url: String },
-    /// `--server` carries credentials.
-    #[error("--server: put no credentials in the URL; the agent token goes in --agent-token-file")]
-    ServerCredentials,
-    /// A certificate of `--server-ca-file` is refused.
-    #[error("--server-ca-file {}: {source}", .path.display())]
-    ServerCa { path: PathBuf, source: rustls::Error },
-    /// The TLS client cannot be set up.
-    #[error("{0}")]
-    ClientTls(rustls::Error),
-
+/// How to reach an API server is wrong: address, token, CA, kubeconfig, in-cluster account.
+#[derive(Debug, thiserror::Error)]
+pub enum ConnectionError {
     /// `--in-cluster` with other connection flags.
     #[error("--in-cluster uses the mounted service account: give no ADDRESS, token, CA or kubeconfig with it")]
     InClusterWithOthers,
@@ -133,6 +127,45 @@ pub enum ConfigError {
     /// The client of the API server cannot be set up.
     #[error("Cannot set up the connection to {address}: {source}")]
     Client { address: String, source: ::kube::Error },
+}
+
+/// The agent's settings are wrong: its token, its server's URL and CA.
+#[derive(Debug, thiserror::Error)]
+pub enum AgentConfigError {
+    /// The agent token of `--agent-token-file` is too short or holds spaces.
+    #[error("--agent-token-file {}: the token must be at least 16 characters, without spaces", .path.display())]
+    WeakAgentToken { path: PathBuf },
+    /// No random token could be made.
+    #[error("cannot make a random token: the system's random source failed")]
+    NoRandom,
+    /// A new token could not be written.
+    #[error("cannot write the new token to {}: {source}", .path.display())]
+    WriteToken { path: PathBuf, source: io::Error },
+
+    /// `--server` is not a URL.
+    #[error("--server {url}: not a URL ({source})")]
+    ServerNotUrl { url: String, source: http::uri::InvalidUri },
+    /// `--server` names no host.
+    #[error("--server {url}: no host")]
+    ServerNoHost { url: String },
+    /// `--server` is plain http:// to another machine.
+    #[error(
+        "--server {url}: plain http:// is refused except to a loopback address; the agent's token and the \
+         cluster's state must not cross a network in clear"
+    )]
+    ServerPlainHttp { url: String },
+    /// `--server` is neither https:// nor http://.
+    #[error("--server {url}: give an https:// URL")]
+    ServerNotHttps { url: String },
+    /// `--server` carries credentials.
+    #[error("--server: put no credentials in the URL; the agent token goes in --agent-token-file")]
+    ServerCredentials,
+    /// A certificate of `--server-ca-file` is refused.
+    #[error("--server-ca-file {}: {source}", .path.display())]
+    ServerCa { path: PathBuf, source: rustls::Error },
+    /// The TLS client cannot be set up.
+    #[error("{0}")]
+    ClientTls(rustls::Error),
 }
 
 fn at_line(line: &Option<usize>) -> String {
@@ -284,12 +317,12 @@ pub enum Problem {
 impl ConfigError {
     /// A problem of a section, said after load (the file is not named).
     pub fn section(section: Section, problem: Problem) -> ConfigError {
-        ConfigError::Section { file: None, section, problem }
+        FileError::Section { file: None, section, problem }.into()
     }
 
     /// A problem of a section of `file`, found at load.
     pub fn in_file(file: &Path, section: Section, problem: Problem) -> ConfigError {
-        ConfigError::Section { file: Some(file.to_path_buf()), section, problem }
+        FileError::Section { file: Some(file.to_path_buf()), section, problem }.into()
     }
 }
 

@@ -9,6 +9,7 @@ use std::path::{Path, PathBuf};
 use base64::Engine;
 
 use crate::error::ConfigError;
+use crate::error::{AgentConfigError, FlagError};
 
 const NAMESPACE: &str = include_str!("../deploy/rbac/namespace.yaml");
 const RBAC: &str = include_str!("../deploy/rbac/rbac.yaml");
@@ -69,16 +70,17 @@ fn documents(file: &str) -> impl Iterator<Item = String> + '_ {
 fn token(m: &AgentManifest) -> Result<(String, Option<PathBuf>), ConfigError> {
     if let Some(f) = &m.token_file {
         let t = std::fs::read_to_string(f)
-            .map_err(|source| ConfigError::FlagFile { flag: "--agent-token-file", path: f.clone(), source })?
+            .map_err(|source| FlagError::FlagFile { flag: "--agent-token-file", path: f.clone(), source })?
             .trim()
             .to_string();
         if t.len() < 16 || t.chars().any(|c| c.is_control() || c.is_whitespace()) {
-            return Err(ConfigError::WeakAgentToken { path: f.clone() });
+            return Err(AgentConfigError::WeakAgentToken { path: f.clone() }.into());
         }
         return Ok((t, None));
     }
     let mut bytes = [0u8; 32];
-    ring::rand::SecureRandom::fill(&ring::rand::SystemRandom::new(), &mut bytes).map_err(|_| ConfigError::NoRandom)?;
+    ring::rand::SecureRandom::fill(&ring::rand::SystemRandom::new(), &mut bytes)
+        .map_err(|_| AgentConfigError::NoRandom)?;
     let token: String = bytes.iter().map(|b| format!("{b:02x}")).collect();
     let path = PathBuf::from(format!("{}.agent-token", m.cluster));
     write_private(&path, &token)?;
@@ -93,9 +95,9 @@ fn write_private(path: &Path, text: &str) -> Result<(), ConfigError> {
         .create_new(true)
         .mode(0o600)
         .open(path)
-        .map_err(|source| ConfigError::WriteToken { path: path.to_path_buf(), source })?;
+        .map_err(|source| AgentConfigError::WriteToken { path: path.to_path_buf(), source })?;
     f.write_all(format!("{text}\n").as_bytes())
-        .map_err(|source| ConfigError::WriteToken { path: path.to_path_buf(), source })
+        .map_err(|source| AgentConfigError::WriteToken { path: path.to_path_buf(), source }.into())
 }
 
 /// The server URL's port when it is not one the base's NetworkPolicy already allows.
@@ -113,11 +115,11 @@ pub fn agent(m: &AgentManifest) -> Result<(String, Option<PathBuf>), ConfigError
     }
     let namespaced = !m.namespaces.is_empty();
     if m.cluster.is_empty() || m.cluster.chars().any(|c| c.is_control() || c == '/') {
-        return Err(ConfigError::ClusterName);
+        return Err(FlagError::ClusterName.into());
     }
     crate::agent::push::Server::new(&m.server, None)?;
     if m.image.is_empty() || m.image.chars().any(|c| c.is_whitespace() || c.is_control()) {
-        return Err(ConfigError::Image { image: m.image.clone() });
+        return Err(FlagError::Image { image: m.image.clone() }.into());
     }
     let (token, written) = token(m)?;
     let ns = &m.namespace;

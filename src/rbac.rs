@@ -5,6 +5,7 @@
 
 use crate::collection::Collection;
 use crate::error::ConfigError;
+use crate::error::FlagError;
 
 /// A role's rule: an API group and its resources.
 pub type Grant = (&'static str, Vec<&'static str>);
@@ -63,7 +64,7 @@ pub fn check_name(flag: &'static str, v: &str) -> Result<(), ConfigError> {
         && v.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')
         && !v.starts_with('-')
         && !v.ends_with('-');
-    if ok { Ok(()) } else { Err(ConfigError::NotAName { flag, value: v.to_string() }) }
+    if ok { Ok(()) } else { Err(FlagError::NotAName { flag, value: v.to_string() }.into()) }
 }
 
 /// The manifests, as one YAML stream for `kubectl apply -f -`: get and list on the rules (and on

@@ -23,6 +23,7 @@ use crate::clock::{Clock, ClockError};
 use crate::collect::CycleOptions;
 use crate::collect::reader::{self, Reader};
 use crate::error::ConfigError;
+use crate::error::FlagError;
 use crate::kube::ConnectOptions;
 use crate::logs::Emit;
 use crate::wire::{self, Acknowledged, Report, Reported, Settings, Stat};
@@ -87,7 +88,7 @@ impl Shared {
     /// The agent's token, read anew (it may have been rotated), and known as a secret.
     fn token(&self) -> Result<String, ConfigError> {
         let token = std::fs::read_to_string(&self.token_file).map(|t| t.trim().to_string()).map_err(|source| {
-            ConfigError::FlagFile { flag: "--agent-token-file", path: self.token_file.clone(), source }
+            FlagError::FlagFile { flag: "--agent-token-file", path: self.token_file.clone(), source }
         })?;
         crate::redact::know_secret(&token);
         Ok(token)

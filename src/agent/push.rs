@@ -16,6 +16,7 @@ use hyper_util::client::proxy::matcher::Matcher;
 use hyper_util::rt::TokioExecutor;
 
 use crate::error::ConfigError;
+use crate::error::{AgentConfigError, FlagError};
 use crate::notify::describe;
 use crate::wire::Answer;
 
@@ -59,23 +60,23 @@ fn is_loopback(host: &str) -> bool {
 impl Server {
     /// Checks the URL and sets up the connection (nothing is sent yet).
     pub fn new(url: &str, ca_file: Option<&Path>) -> Result<Server, ConfigError> {
-        let uri: Uri = url.parse().map_err(|source| ConfigError::ServerNotUrl { url: url.to_string(), source })?;
-        let host = uri.host().ok_or_else(|| ConfigError::ServerNoHost { url: url.to_string() })?.to_string();
+        let uri: Uri = url.parse().map_err(|source| AgentConfigError::ServerNotUrl { url: url.to_string(), source })?;
+        let host = uri.host().ok_or_else(|| AgentConfigError::ServerNoHost { url: url.to_string() })?.to_string();
         match uri.scheme_str() {
             Some("https") => {}
             Some("http") if is_loopback(&host) => {}
-            Some("http") => return Err(ConfigError::ServerPlainHttp { url: url.to_string() }),
-            _ => return Err(ConfigError::ServerNotHttps { url: url.to_string() }),
+            Some("http") => return Err(AgentConfigError::ServerPlainHttp { url: url.to_string() }.into()),
+            _ => return Err(AgentConfigError::ServerNotHttps { url: url.to_string() }.into()),
         }
         if uri.authority().is_some_and(|a| a.as_str().contains('@')) {
-            return Err(ConfigError::ServerCredentials);
+            return Err(AgentConfigError::ServerCredentials.into());
         }
         let mut roots = rustls::RootCertStore::empty();
         for c in rustls_native_certs::load_native_certs().certs {
             let _ = roots.add(c);
         }
         if let Some(f) = ca_file {
-            let pem = std::fs::read(f).map_err(|source| ConfigError::FlagFile {
+            let pem = std::fs::read(f).map_err(|source| FlagError::FlagFile {
                 flag: "--server-ca-file",
                 path: f.to_path_buf(),
                 source,
@@ -84,13 +85,13 @@ impl Server {
             for der in crate::kube::ca::parse_ca(&pem, &given)?.into_iter() {
                 roots
                     .add(rustls_pki_types::CertificateDer::from(der))
-                    .map_err(|source| ConfigError::ServerCa { path: f.to_path_buf(), source })?;
+                    .map_err(|source| AgentConfigError::ServerCa { path: f.to_path_buf(), source })?;
             }
         }
         let provider = Arc::new(rustls::crypto::ring::default_provider());
         let tls = rustls::ClientConfig::builder_with_provider(provider)
             .with_safe_default_protocol_versions()
-            .map_err(ConfigError::ClientTls)?
+            .map_err(AgentConfigError::ClientTls)?
             .with_root_certificates(roots)
             .with_no_client_auth();
         let mut http = HttpConnector::new();

@@ -3,6 +3,7 @@
 use base64::Engine;
 use base64::engine::general_purpose::STANDARD as B64;
 
+use crate::error::ConnectionError;
 use crate::error::{CaProblem, ConfigError};
 
 const BEGIN: &str = "-----BEGIN CERTIFICATE-----";
@@ -12,7 +13,7 @@ const END: &str = "-----END CERTIFICATE-----";
 /// into spaces), as the base64 of `ca.crt` (what `kubectl get secret … -o jsonpath='{.data.ca\.crt}'`
 /// prints), or as base64 DER. Returns the DER certificates. `source` names where it came from.
 pub fn parse_ca(value: &[u8], source: &str) -> Result<Vec<Vec<u8>>, ConfigError> {
-    let wrong = |problem| ConfigError::Ca { given: source.to_string(), problem };
+    let wrong = |problem| ConfigError::from(ConnectionError::Ca { given: source.to_string(), problem });
     let text = String::from_utf8_lossy(value);
     let text = text.trim();
     if text.is_empty() {
@@ -37,7 +38,7 @@ pub fn parse_ca(value: &[u8], source: &str) -> Result<Vec<Vec<u8>>, ConfigError>
 
 /// Every CERTIFICATE block of a PEM text, whatever became of its line breaks.
 fn pem_certificates(text: &str, source: &str) -> Result<Vec<Vec<u8>>, ConfigError> {
-    let wrong = |problem| ConfigError::Ca { given: source.to_string(), problem };
+    let wrong = |problem| ConfigError::from(ConnectionError::Ca { given: source.to_string(), problem });
     let mut certs = Vec::new();
     let mut rest = text;
     while let Some(start) = rest.find(BEGIN) {

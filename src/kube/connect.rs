@@ -9,6 +9,7 @@ use secrecy::{ExposeSecret, SecretString};
 use super::address::parse_address;
 use super::ca::parse_ca;
 use crate::error::{AddressError, ConfigError};
+use crate::error::{ConnectionError, FlagError};
 use crate::redact::Redactor;
 
 /// The environment variable that may carry the token.
@@ -150,22 +151,22 @@ pub async fn connect(o: &ConnectOptions) -> Result<Connection, ConfigError> {
     let kubeconfig_flags = o.kubeconfig.is_some() || o.context.is_some();
     let mut conn = if o.in_cluster {
         if o.address.is_some() || kubeconfig_flags || direct_flags {
-            return Err(ConfigError::InClusterWithOthers);
+            return Err(ConnectionError::InClusterWithOthers.into());
         }
-        let config = kube::Config::incluster().map_err(ConfigError::InCluster)?;
+        let config = kube::Config::incluster().map_err(ConnectionError::InCluster)?;
         from_config(config)
     } else if let Some(address) = &o.address {
         if kubeconfig_flags {
-            return Err(ConfigError::AddressAndKubeconfig);
+            return Err(ConnectionError::AddressAndKubeconfig.into());
         }
         direct(address, o)?
     } else if kubeconfig_flags || default_kubeconfig_exists() {
         if direct_flags {
-            return Err(ConfigError::DirectWithKubeconfig);
+            return Err(ConnectionError::DirectWithKubeconfig.into());
         }
         kubeconfig(o).await?
     } else {
-        return Err(ConfigError::NoCluster);
+        return Err(ConnectionError::NoCluster.into());
     };
     let c = &mut conn.config;
     // A monitor must see outages: no retries of 429/503/504 behind its back.
@@ -198,7 +199,7 @@ fn direct(address: &str, o: &ConnectOptions) -> Result<Connection, ConfigError> 
     let ca = match (&o.ca, &o.ca_file) {
         (Some(v), None) => Some(parse_ca(v.as_bytes(), "--ca")?),
         (None, Some(f)) => {
-            let bytes = std::fs::read(f).map_err(|source| ConfigError::FlagFile {
+            let bytes = std::fs::read(f).map_err(|source| FlagError::FlagFile {
                 flag: "--ca-file",
                 path: f.clone(),
                 source,
@@ -206,10 +207,10 @@ fn direct(address: &str, o: &ConnectOptions) -> Result<Connection, ConfigError> 
             Some(parse_ca(&bytes, &format!("--ca-file {}", f.display()))?)
         }
         (None, None) => None,
-        (Some(_), Some(_)) => return Err(ConfigError::CaTwice),
+        (Some(_), Some(_)) => return Err(ConnectionError::CaTwice.into()),
     };
     if ca.is_some() && o.insecure_skip_tls_verify {
-        return Err(ConfigError::InsecureWithCa);
+        return Err(ConnectionError::InsecureWithCa.into());
     }
     let uri: http::Uri = url.parse().map_err(|source| AddressError::Invalid { text: url.clone(), source })?;
     let mut config = kube::Config::new(uri);
@@ -224,19 +225,19 @@ fn direct(address: &str, o: &ConnectOptions) -> Result<Connection, ConfigError> 
 /// `--token-file`, else `--token`, else `$DUMBMONIT_TOKEN`.
 fn read_token(o: &ConnectOptions) -> Result<String, ConfigError> {
     let token = match (&o.token_file, &o.token) {
-        (Some(_), Some(_)) => return Err(ConfigError::TokenTwice),
+        (Some(_), Some(_)) => return Err(ConnectionError::TokenTwice.into()),
         (Some(f), None) => std::fs::read_to_string(f)
-            .map_err(|source| ConfigError::FlagFile { flag: "--token-file", path: f.clone(), source })?
+            .map_err(|source| FlagError::FlagFile { flag: "--token-file", path: f.clone(), source })?
             .trim()
             .to_string(),
         (None, Some(t)) => t.trim().to_string(),
         (None, None) => std::env::var(TOKEN_ENV).unwrap_or_default().trim().to_string(),
     };
     if token.is_empty() {
-        return Err(ConfigError::NoToken { env: TOKEN_ENV });
+        return Err(ConnectionError::NoToken { env: TOKEN_ENV }.into());
     }
     if token.chars().any(|c| c.is_control() || c == ' ') {
-        return Err(ConfigError::TokenCharacters);
+        return Err(ConnectionError::TokenCharacters.into());
     }
     Ok(token)
 }
@@ -245,13 +246,13 @@ async fn kubeconfig(o: &ConnectOptions) -> Result<Connection, ConfigError> {
     let options = kube::config::KubeConfigOptions { context: o.context.clone(), cluster: None, user: None };
     let config = match &o.kubeconfig {
         Some(path) => {
-            let failed = |source| ConfigError::Kubeconfig { path: Some(path.clone()), source };
+            let failed = |source| ConnectionError::Kubeconfig { path: Some(path.clone()), source };
             let kc = kube::config::Kubeconfig::read_from(path).map_err(failed)?;
             kube::Config::from_custom_kubeconfig(kc, &options).await.map_err(failed)?
         }
         None => kube::Config::from_kubeconfig(&options)
             .await
-            .map_err(|source| ConfigError::Kubeconfig { path: None, source })?,
+            .map_err(|source| ConnectionError::Kubeconfig { path: None, source })?,
     };
     Ok(from_config(config))
 }

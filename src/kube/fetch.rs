@@ -14,6 +14,7 @@ use super::connect::Connection;
 use super::request::{PAGE_SIZE, get, get_watch, list_uri};
 pub use super::request::{WatchFrom, watch_uri};
 use crate::collection::Collection;
+use crate::error::ConnectionError;
 use crate::error::{ConfigError, ReadError, ReadErrorKind};
 
 /// The largest answer read (after decompression). A page holds 500 objects, and the API server
@@ -144,7 +145,7 @@ impl Fetcher {
     pub fn new(conn: &Connection, timeout: Duration) -> Result<Fetcher, ConfigError> {
         let serving = super::certificates::Slot::default();
         let client = client(&conn.config, &serving)
-            .map_err(|source| ConfigError::Client { address: conn.address.clone(), source })?;
+            .map_err(|source| ConnectionError::Client { address: conn.address.clone(), source })?;
         let client_not_after = super::certificates::client_not_after(&conn.config.auth_info);
         Ok(Fetcher { client, address: conn.address.clone(), timeout, serving, client_not_after })
     }
