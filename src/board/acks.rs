@@ -105,20 +105,26 @@ impl Board {
         Ok((cluster, ack))
     }
 
-    /// Hands the acknowledgements made since the last cycle to the alerts they are for.
-    pub fn take_acknowledgements<'a>(&self, alerts: impl Iterator<Item = &'a mut Alert>) {
+    /// Takes the acknowledgements made since the last cycle for these alerts (each by its
+    /// alert's fingerprint): the cycle that holds the alerts hands them over.
+    pub fn take_acknowledgements<'a>(
+        &self,
+        alerts: impl Iterator<Item = &'a Alert>,
+    ) -> Vec<(String, crate::rules::Acknowledgement)> {
         let mut pending = self.acks.lock().expect("acks lock");
         if pending.is_empty() {
-            return;
+            return Vec::new();
         }
+        let mut taken = Vec::new();
         for a in alerts {
             let print = fingerprint(&a.labels);
             if let Some((active_at, _)) = pending.get(&print)
                 && *active_at == a.active_at
                 && let Some((_, ack)) = pending.remove(&print)
             {
-                a.acknowledged = Some(ack);
+                taken.push((print, ack));
             }
         }
+        taken
     }
 }

@@ -460,12 +460,12 @@ impl Board {
 
     /// The (notifier, body) of each notification the transitions make, for every notifier.
     pub fn notification_bodies(&self, transitions: &[Transition]) -> Vec<(String, String)> {
-        self.notifiers
-            .read()
-            .expect("notifiers lock")
-            .iter()
-            .flat_map(|n| n.bodies(transitions).into_iter().map(|b| (n.name.clone(), b)))
-            .collect()
+        crate::notify::bodies(&self.notifiers_now(), transitions)
+    }
+
+    /// The notifiers as they are now.
+    pub fn notifiers_now(&self) -> Arc<Vec<crate::notify::Notifier>> {
+        self.notifiers.read().expect("notifiers lock").clone()
     }
 
     /// Closes the doors of the clusters `keep` does not name.

@@ -181,6 +181,11 @@ impl Notifier {
     }
 }
 
+/// The (notifier, body) of each notification the transitions make, for each of `notifiers`.
+pub fn bodies(notifiers: &[Notifier], transitions: &[Transition]) -> Vec<(String, String)> {
+    notifiers.iter().flat_map(|n| n.bodies(transitions).into_iter().map(|b| (n.name.clone(), b))).collect()
+}
+
 /// A URL without its user information, and that user and password as a basic authentication
 /// header (percent-decoded, as RFC 3986 writes them); both are secrets from then on.
 fn without_user_info(url: &str, redactor: &mut Redactor) -> (String, Option<HeaderValue>) {

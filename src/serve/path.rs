@@ -142,7 +142,8 @@ impl Track {
         // Both steps take a while at scale: off the threads that serve pages.
         let (state, derived) = tokio::task::spawn_blocking(move || {
             let mut state = state;
-            let derived = derive(&mut state, &name, arrival, &shared.board);
+            let inputs = Inputs::gather(&shared.board, &state);
+            let derived = derive(&mut state, &name, arrival, inputs);
             #[cfg(test)]
             if let Some(n) = &shared.derived {
                 n.notify_one();
@@ -169,12 +170,43 @@ impl Track {
     }
 }
 
-/// Step 1: the cycle's health, transitions, notifications, history point and series. Changes
-/// only the rules' state.
-fn derive(state: &mut RuleState, cluster: &str, arrival: Arrival, board: &Board) -> Derived {
+/// What a cycle's derivation takes from the house besides its arrival, gathered before it
+/// runs, so that it reads nothing shared.
+struct Inputs {
+    /// The acknowledgements made since the last cycle for the alerts the cluster holds, by
+    /// their alerts' fingerprints.
+    acknowledgements: Vec<(String, crate::rules::Acknowledgement)>,
+    /// What keeps the notifiers quiet now: silences and maintenance windows.
+    quiet: Arc<crate::silence::Quiet>,
+    /// The notifiers now.
+    notifiers: Arc<Vec<crate::notify::Notifier>>,
+}
+
+impl Inputs {
+    /// Takes the cluster's acknowledgements (they are its alerts' from now on) and what the
+    /// quiet state and the notifiers are now.
+    fn gather(board: &Board, state: &RuleState) -> Inputs {
+        Inputs {
+            acknowledgements: board.take_acknowledgements(state.alerts.values()),
+            quiet: board.quiet(),
+            notifiers: board.notifiers_now(),
+        }
+    }
+}
+
+/// Step 1: the cycle's health, transitions, notifications, history point and series, from the
+/// arrival and the inputs alone. Changes only the rules' state.
+fn derive(state: &mut RuleState, cluster: &str, arrival: Arrival, inputs: Inputs) -> Derived {
     let now = arrival.time;
     // Acknowledgements made since the last cycle: held with their alerts from now on.
-    board.take_acknowledgements(state.alerts.values_mut());
+    if !inputs.acknowledgements.is_empty() {
+        for a in state.alerts.values_mut() {
+            let print = crate::notify::payload::fingerprint(&a.labels);
+            if let Some((_, ack)) = inputs.acknowledgements.iter().find(|(p, _)| *p == print) {
+                a.acknowledged = Some(ack.clone());
+            }
+        }
+    }
     let (mut transitions, health, failure) = match arrival.outcome {
         Ok(snapshot) => {
             let h = health::assess_with(snapshot, now, &mut state.memory);
@@ -189,13 +221,13 @@ fn derive(state: &mut RuleState, cluster: &str, arrival: Arrival, board: &Board)
         }
     }
     // Silences and maintenance windows: what is muted is held and shown, not told (rules/quiet.rs).
-    let told = state.told(now, &transitions, &board.quiet());
+    let told = state.told(now, &transitions, &inputs.quiet);
     // Notifications of a cycle heard of late say so; the alert's own times stay the cycle's.
     let told: Vec<Transition> = match arrival.late {
         None => told,
         Some(late) => told.into_iter().map(|t| late_note(t, late)).collect(),
     };
-    let notifications = board.notification_bodies(&told);
+    let notifications = crate::notify::bodies(&inputs.notifiers, &told);
     let series = crate::metrics::cycle_series(cluster, health.as_ref(), arrival.duration, &arrival.stats);
     let health = health.map(|mut h| {
         h.keep_problem_pods();
@@ -320,11 +352,16 @@ mod tests {
         );
         let mut state = RuleState::default();
         let t0 = Timestamp::from_second(1_800_000_000).unwrap();
-        let interval = derive(&mut state, "c", Arrival::read(t0, Duration::ZERO, Vec::new(), Ok(nodes(2))), &board);
+        let interval = derive(
+            &mut state,
+            "c",
+            Arrival::read(t0, Duration::ZERO, Vec::new(), Ok(nodes(2))),
+            Inputs::gather(&board, &RuleState::default()),
+        );
         assert!(interval.point.is_some() && interval.health.is_some());
         let mut between = Arrival::read(t0, Duration::ZERO, Vec::new(), Ok(nodes(3)));
         between.between = true;
-        let between = derive(&mut state, "c", between, &board);
+        let between = derive(&mut state, "c", between, Inputs::gather(&board, &RuleState::default()));
         assert!(between.point.is_none(), "no history point");
         assert_eq!(between.health.unwrap().counts.nodes, 3, "shown like any cycle");
     }
