@@ -120,23 +120,103 @@ pub enum Reported {
     Error(String),
 }
 
-/// A snapshot, whole (`base` None) or as the difference from the snapshot of cycle `base`.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct Delta {
-    pub base: Option<Timestamp>,
-    pub version: String,
-    pub nodes: ListDelta<Node>,
-    pub pods: ListDelta<Pod>,
-    pub workloads: ListDelta<Workload>,
-    pub pvcs: ListDelta<Pvc>,
-    pub events: ListDelta<Event>,
-    pub extras: Extras,
-    /// When the agent's connection's certificates end (left out when not known, so that a
-    /// report without them reads as before).
-    #[serde(default, skip_serializing_if = "is_unknown")]
-    pub certificates: crate::collect::Certificates,
+/// The snapshot's lists that travel as differences, each named once (its field in
+/// [`Snapshot`], its record): the report's [`Delta`], what the agent knows the server holds
+/// ([`Acknowledged`]) and what the server holds ([`Held`]) are made from this one list.
+macro_rules! lists {
+    ($($field:ident: $record:ty),* $(,)?) => {
+        /// A snapshot, whole (`base` None) or as the difference from the snapshot of cycle
+        /// `base`.
+        #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+        #[serde(deny_unknown_fields)]
+        pub struct Delta {
+            pub base: Option<Timestamp>,
+            pub version: String,
+            $(pub $field: ListDelta<$record>,)*
+            pub extras: Extras,
+            /// When the agent's connection's certificates end (left out when not known, so
+            /// that a report without them reads as before).
+            #[serde(default, skip_serializing_if = "is_unknown")]
+            pub certificates: crate::collect::Certificates,
+        }
+
+        /// What a server holds of a snapshot, as the agent remembers it: the hashes of each
+        /// list.
+        #[derive(Clone, Debug, Default, PartialEq)]
+        pub struct Acknowledged {
+            pub time: Option<Timestamp>,
+            $($field: Tally,)*
+        }
+
+        /// What the server holds of the last snapshot it took from an agent.
+        #[derive(Clone, Debug, Default)]
+        pub struct Held {
+            pub time: Option<Timestamp>,
+            $($field: HashMap<u64, ($record, u32)>,)*
+        }
+
+        /// The whole snapshot, each item with its hash (per-pod usage left out).
+        pub fn whole(snapshot: Snapshot) -> Delta {
+            let mut extras = snapshot.extras;
+            if let Optional::Read(usage) = &mut extras.pod_metrics {
+                usage.clear();
+            }
+            Delta {
+                base: None,
+                version: snapshot.version,
+                $($field: whole_list(snapshot.$field),)*
+                extras,
+                certificates: snapshot.certificates,
+            }
+        }
+
+        impl Delta {
+            /// What the server holds once it has taken this whole snapshot of cycle `time`.
+            pub fn held(&self, time: Timestamp) -> Acknowledged {
+                debug_assert!(self.base.is_none(), "only a whole snapshot says all that is held");
+                Acknowledged { time: Some(time), $($field: counts_of(&self.$field.put),)* }
+            }
+
+            /// This whole snapshot as the difference from what the server holds (unchanged
+            /// when it holds nothing).
+            pub fn narrowed(self, base: &Acknowledged) -> Delta {
+                let Some(time) = base.time else { return self };
+                Delta {
+                    base: Some(time),
+                    version: self.version,
+                    $($field: self.$field.narrowed(&base.$field),)*
+                    extras: self.extras,
+                    certificates: self.certificates,
+                }
+            }
+        }
+
+        impl Held {
+            /// Applies a report's delta and returns the snapshot of cycle `time`, which is then
+            /// what is held. A delta from a base not held is refused before anything changes.
+            pub fn apply(&mut self, time: Timestamp, delta: Delta) -> Result<Snapshot, ReportError> {
+                match delta.base {
+                    None => *self = Held::default(),
+                    Some(b) if self.time == Some(b) => {}
+                    Some(base) => return Err(ReportError::UnknownBase { base }),
+                }
+                self.time = Some(time);
+                $(apply_list(&mut self.$field, delta.$field);)*
+                let mut snapshot = Snapshot {
+                    time,
+                    version: delta.version,
+                    $($field: expand(&self.$field),)*
+                    extras: delta.extras,
+                    certificates: delta.certificates,
+                };
+                snapshot.canonical_order();
+                Ok(snapshot)
+            }
+        }
+    };
 }
+
+lists!(nodes: Node, pods: Pod, workloads: Workload, pvcs: Pvc, events: Event);
 
 fn is_unknown(c: &crate::collect::Certificates) -> bool {
     *c == crate::collect::Certificates::default()
@@ -156,17 +236,6 @@ pub struct ListDelta<T> {
 
 /// The hashes of one list, with how many items share each.
 pub type Tally = HashMap<u64, u32>;
-
-/// What a server holds of a snapshot, as the agent remembers it: the hashes of each list.
-#[derive(Clone, Debug, Default, PartialEq)]
-pub struct Acknowledged {
-    pub time: Option<Timestamp>,
-    nodes: Tally,
-    pods: Tally,
-    workloads: Tally,
-    pvcs: Tally,
-    events: Tally,
-}
 
 /// The stable 64-bit hash of an item's JSON (SipHash with fixed keys).
 fn hash_of<T: Serialize>(item: &T) -> u64 {
@@ -200,73 +269,11 @@ impl<T> ListDelta<T> {
     }
 }
 
-/// The whole snapshot, each item with its hash (per-pod usage left out).
-pub fn whole(snapshot: Snapshot) -> Delta {
-    let mut extras = snapshot.extras;
-    if let Optional::Read(usage) = &mut extras.pod_metrics {
-        usage.clear();
-    }
-    Delta {
-        base: None,
-        version: snapshot.version,
-        nodes: whole_list(snapshot.nodes),
-        pods: whole_list(snapshot.pods),
-        workloads: whole_list(snapshot.workloads),
-        pvcs: whole_list(snapshot.pvcs),
-        events: whole_list(snapshot.events),
-        extras,
-        certificates: snapshot.certificates,
-    }
-}
-
-impl Delta {
-    /// What the server holds once it has taken this whole snapshot of cycle `time`.
-    pub fn held(&self, time: Timestamp) -> Acknowledged {
-        debug_assert!(self.base.is_none(), "only a whole snapshot says all that is held");
-        Acknowledged {
-            time: Some(time),
-            nodes: counts_of(&self.nodes.put),
-            pods: counts_of(&self.pods.put),
-            workloads: counts_of(&self.workloads.put),
-            pvcs: counts_of(&self.pvcs.put),
-            events: counts_of(&self.events.put),
-        }
-    }
-
-    /// This whole snapshot as the difference from what the server holds (unchanged when it
-    /// holds nothing).
-    pub fn narrowed(self, base: &Acknowledged) -> Delta {
-        let Some(time) = base.time else { return self };
-        Delta {
-            base: Some(time),
-            version: self.version,
-            nodes: self.nodes.narrowed(&base.nodes),
-            pods: self.pods.narrowed(&base.pods),
-            workloads: self.workloads.narrowed(&base.workloads),
-            pvcs: self.pvcs.narrowed(&base.pvcs),
-            events: self.events.narrowed(&base.events),
-            extras: self.extras,
-            certificates: self.certificates,
-        }
-    }
-}
-
 /// The snapshot as sent given what the server holds, and what it holds once it takes it.
 pub fn encode(snapshot: &Snapshot, base: &Acknowledged) -> (Delta, Acknowledged) {
     let w = whole(snapshot.clone());
     let held = w.held(snapshot.time);
     (w.narrowed(base), held)
-}
-
-/// What the server holds of the last snapshot it took from an agent.
-#[derive(Clone, Debug, Default)]
-pub struct Held {
-    pub time: Option<Timestamp>,
-    nodes: HashMap<u64, (Node, u32)>,
-    pods: HashMap<u64, (Pod, u32)>,
-    workloads: HashMap<u64, (Workload, u32)>,
-    pvcs: HashMap<u64, (Pvc, u32)>,
-    events: HashMap<u64, (Event, u32)>,
 }
 
 /// What is wrong with an agent's report: it cannot be read, or its difference cannot be
@@ -312,37 +319,6 @@ fn apply_list<T>(held: &mut HashMap<u64, (T, u32)>, delta: ListDelta<T>) {
 
 fn expand<T: Clone>(held: &HashMap<u64, (T, u32)>) -> Vec<T> {
     held.values().flat_map(|(item, n)| std::iter::repeat_n(item.clone(), *n as usize)).collect()
-}
-
-impl Held {
-    /// Applies a report's delta and returns the snapshot of cycle `time`, which is then what
-    /// is held. A delta from a base not held is refused before anything changes.
-    pub fn apply(&mut self, time: Timestamp, delta: Delta) -> Result<Snapshot, ReportError> {
-        match delta.base {
-            None => *self = Held::default(),
-            Some(b) if self.time == Some(b) => {}
-            Some(base) => return Err(ReportError::UnknownBase { base }),
-        }
-        self.time = Some(time);
-        apply_list(&mut self.nodes, delta.nodes);
-        apply_list(&mut self.pods, delta.pods);
-        apply_list(&mut self.workloads, delta.workloads);
-        apply_list(&mut self.pvcs, delta.pvcs);
-        apply_list(&mut self.events, delta.events);
-        let mut snapshot = Snapshot {
-            time,
-            version: delta.version,
-            nodes: expand(&self.nodes),
-            pods: expand(&self.pods),
-            workloads: expand(&self.workloads),
-            pvcs: expand(&self.pvcs),
-            events: expand(&self.events),
-            extras: delta.extras,
-            certificates: delta.certificates,
-        };
-        snapshot.canonical_order();
-        Ok(snapshot)
-    }
 }
 
 impl Report {
