@@ -2,12 +2,12 @@
 //! its difference applied to a snapshot held, then derived and exposed as any cycle.
 #![no_main]
 
-use dumbmonit::wire::{Held, Outcome, Report};
+use dumbmonit::wire::{Held, Report, Reported};
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {
     let Ok(report) = Report::parse(data, 16 * 1024 * 1024) else { return };
-    let Outcome::Snapshot(delta) = report.outcome else { return };
+    let Reported::Snapshot(delta) = report.outcome else { return };
     let Ok(snapshot) = Held::default().apply(report.time, *delta) else { return };
     let health = dumbmonit::health::assess(snapshot);
     let _ = health.summary();
