@@ -185,19 +185,23 @@ fn edges_of(src: &[(String, String)]) -> Vec<(String, String, String)> {
     out
 }
 
-/// (module, module it uses, file) for every use across modules of the crate.
-fn edges(src: &Path) -> Vec<(String, String, String)> {
+/// Every file of `src`: (its path under src/, its text).
+fn sources(src: &Path) -> Vec<(String, String)> {
     let mut paths = Vec::new();
     files(src, &mut paths);
-    let texts: Vec<(String, String)> = paths
+    paths
         .iter()
         .map(|p| {
             let rel: Vec<String> =
                 p.strip_prefix(src).unwrap().components().map(|c| c.as_os_str().to_string_lossy().into()).collect();
             (rel.join("/"), std::fs::read_to_string(p).unwrap())
         })
-        .collect();
-    edges_of(&texts)
+        .collect()
+}
+
+/// (module, module it uses, file) for every use across modules of the crate.
+fn edges(src: &Path) -> Vec<(String, String, String)> {
+    edges_of(&sources(src))
 }
 
 /// What breaks the layering among `edges`.
@@ -465,17 +469,7 @@ fn shared_type_names(src: &[(String, String)]) -> Vec<(String, BTreeSet<String>)
 #[test]
 fn no_two_rooms_declare_a_public_type_of_the_same_name() {
     let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
-    let mut paths = Vec::new();
-    files(&src, &mut paths);
-    let texts: Vec<(String, String)> = paths
-        .iter()
-        .map(|p| {
-            let rel: Vec<String> =
-                p.strip_prefix(&src).unwrap().components().map(|c| c.as_os_str().to_string_lossy().into()).collect();
-            (rel.join("/"), std::fs::read_to_string(p).unwrap())
-        })
-        .collect();
-    assert_eq!(shared_type_names(&texts), [], "a public type's name is its room's alone");
+    assert_eq!(shared_type_names(&sources(&src)), [], "a public type's name is its room's alone");
 }
 
 #[test]

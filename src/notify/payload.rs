@@ -82,4 +82,20 @@ pub(super) mod tests {
             said_description: None,
         }
     }
+
+    /// The alert of [`alert`], acknowledged by an admin: the transition that tells it.
+    pub fn acknowledged() -> crate::rules::Transition {
+        let mut a = alert();
+        a.acknowledged = Some(crate::rules::Acknowledgement {
+            by: "admin token".into(),
+            at: "2026-11-30T03:15:00Z".parse().unwrap(),
+            comment: "on it".into(),
+        });
+        crate::rules::Transition {
+            time: "2026-11-30T03:15:00Z".parse().unwrap(),
+            state: crate::rules::TransitionState::Acknowledged,
+            alert: a,
+            previous_labels: None,
+        }
+    }
 }

@@ -39,7 +39,7 @@ struct Export {
 }
 
 /// Every label a rule's message may name, as a Prometheus template of it.
-const LABELS: &[&str] = &[
+pub(super) const LABELS: &[&str] = &[
     "node",
     "condition",
     "namespace",

@@ -625,29 +625,13 @@ fn an_escalation_inside_a_window_is_told_when_it_ends_and_the_old_labels_are_kep
 
 /// An argument of every name a rule's summary may say.
 fn every_argument() -> Vec<(&'static str, crate::lang::Arg)> {
-    let mut args: Vec<(&'static str, crate::lang::Arg)> = [
-        "node",
-        "condition",
-        "namespace",
-        "pod",
-        "kind",
-        "workload",
-        "pvc",
-        "cluster",
-        "apiservice",
-        "service",
-        "hpa",
-        "certificate",
-        "job",
-        "owner",
-        "cronjob",
-        "kubelet",
-        "version",
-        "reason",
-    ]
-    .into_iter()
-    .map(|name| (name, "x".into()))
-    .collect();
+    // The labels a message may name (those of `dumbmonit rules`), then its other arguments.
+    let mut args: Vec<(&'static str, crate::lang::Arg)> = crate::rules::prometheus::LABELS
+        .iter()
+        .copied()
+        .chain(["kubelet", "version", "reason"])
+        .map(|name| (name, "x".into()))
+        .collect();
     for name in ["changes", "restarts", "missing", "desired", "minutes", "days"] {
         args.push((name, 1i64.into()));
     }

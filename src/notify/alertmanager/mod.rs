@@ -117,7 +117,7 @@ pub fn cycle(transitions: &[Transition], lang: Lang) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::notify::payload::tests::alert;
+    use crate::notify::payload::tests::{acknowledged, alert};
 
     #[test]
     fn an_escalation_ends_the_old_labels_and_starts_the_new() {
@@ -143,18 +143,7 @@ mod tests {
 
     #[test]
     fn an_acknowledgement_is_told_as_the_same_alert_with_who_is_on_it() {
-        let mut a = alert();
-        a.acknowledged = Some(crate::rules::Acknowledgement {
-            by: "admin token".into(),
-            at: "2026-11-30T03:15:00Z".parse().unwrap(),
-            comment: "on it".into(),
-        });
-        let t = Transition {
-            time: "2026-11-30T03:15:00Z".parse().unwrap(),
-            state: TransitionState::Acknowledged,
-            alert: a,
-            previous_labels: None,
-        };
+        let t = acknowledged();
         let am: Value = serde_json::from_str(&cycle(std::slice::from_ref(&t), Lang::En).unwrap()).unwrap();
         assert_eq!(am[0]["startsAt"], "2026-11-30T03:10:00Z", "the same alert");
         assert_eq!(am[0]["annotations"]["acknowledged_by"], "admin token");

@@ -93,7 +93,7 @@ pub fn payload(receiver: &str, t: &Transition, lang: Lang) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::notify::payload::tests::alert;
+    use crate::notify::payload::tests::{acknowledged, alert};
     use serde_json::Value;
 
     #[test]
@@ -117,18 +117,7 @@ mod tests {
 
     #[test]
     fn an_acknowledgement_is_told_as_a_firing_alert_with_who_is_on_it() {
-        let mut a = alert();
-        a.acknowledged = Some(crate::rules::Acknowledgement {
-            by: "admin token".into(),
-            at: "2026-11-30T03:15:00Z".parse().unwrap(),
-            comment: "on it".into(),
-        });
-        let t = Transition {
-            time: "2026-11-30T03:15:00Z".parse().unwrap(),
-            state: TransitionState::Acknowledged,
-            alert: a,
-            previous_labels: None,
-        };
+        let t = acknowledged();
         let hook: Value = serde_json::from_str(&payload("hook", &t, Lang::En)).unwrap();
         assert_eq!(hook["status"], "firing");
         assert_eq!(hook["alerts"][0]["annotations"]["acknowledged_by"], "admin token");
