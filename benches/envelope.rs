@@ -164,9 +164,9 @@ fn parse_all(pages: &[(Resource, Vec<String>)]) -> (Duration, Duration) {
                 Resource::Events => views::<Event>(bodies),
                 Resource::ApiServices => views::<dumbmonit::collect::optional::ApiService>(bodies),
                 Resource::NodeMetrics | Resource::PodMetrics => views::<dumbmonit::collect::optional::Usage>(bodies),
-                Resource::HorizontalPodAutoscalers => views::<dumbmonit::collect::optional::Hpa>(bodies),
-                Resource::Jobs => views::<dumbmonit::collect::optional::Job>(bodies),
-                Resource::CronJobs => views::<dumbmonit::collect::optional::CronJob>(bodies),
+                Resource::HorizontalPodAutoscalers => views::<dumbmonit::collect::kinds::hpa::Hpa>(bodies),
+                Resource::Jobs => views::<dumbmonit::collect::kinds::job::Job>(bodies),
+                Resource::CronJobs => views::<dumbmonit::collect::kinds::cronjob::CronJob>(bodies),
             };
         }
         std::hint::black_box(n);

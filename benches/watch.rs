@@ -291,12 +291,7 @@ fn resource_key(s: &common::Sample) -> String {
 
 /// The resources DumbMonit reads.
 fn read_resources() -> Vec<&'static str> {
-    Collection::ALL
-        .iter()
-        .chain(Collection::OPTIONAL.iter())
-        .filter(|c| **c != Collection::Version)
-        .map(|c| c.resource())
-        .collect()
+    dumbmonit::collect::kinds::every().into_iter().filter(|c| *c != Collection::VERSION).map(|c| c.resource()).collect()
 }
 
 fn traffic(text: &str) -> Measured<(BTreeMap<String, Traffic>, BTreeMap<String, f64>)> {

@@ -301,7 +301,7 @@ fn checked(connect: &ConnectOptions) -> Result<CycleOptions, ConfigError> {
         return Err(FlagError::Timeout { seconds: timeout }.into());
     }
     for ns in &connect.namespaces {
-        crate::rbac::check_name("--namespace", ns)?;
+        crate::kube::check_name("--namespace", ns)?;
     }
     Ok(CycleOptions::of(connect))
 }

@@ -1,10 +1,14 @@
-//! The collections a cycle reads, named once for every room: the reads (`kube`, `collect`), the
+//! The collections a cycle reads, named for every room: the reads (`kube`, `collect`), the
 //! errors that name them (`error`), the recordings and the metrics' `collection` label.
+//!
+//! A collection is a handle on its one description ([`About`]). The core reads (the guide's
+//! role) and the Metrics API are described here; every other optional kind describes itself in
+//! its own file under `collect/kinds/` and is listed once in that room's registry.
 
 /// What one collection is, to every room.
-#[derive(Debug)]
+#[derive(Debug, PartialEq, Eq, Hash)]
 pub struct About {
-    /// The name in messages and in the `collection` label.
+    /// The name in messages, in recordings and in the `collection` label.
     pub name: &'static str,
     /// The resource as RBAC and the API server name it: `deployments.apps`, `pods`.
     pub resource: &'static str,
@@ -22,7 +26,7 @@ pub struct About {
 }
 
 /// How watch mode follows a collection.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Follow {
     /// Not followed: read at each interval cycle (`/version`, the Metrics API, whose figures
     /// are samples of the moment).
@@ -36,186 +40,132 @@ pub enum Follow {
     Warnings,
 }
 
-/// What one cycle reads.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub enum Collection {
-    Version,
-    Nodes,
-    Pods,
-    Deployments,
-    StatefulSets,
-    DaemonSets,
-    PersistentVolumeClaims,
-    Events,
-    // The optional reads (see `collect::optional`): not among the eight.
-    ApiServices,
-    NodeMetrics,
-    PodMetrics,
-    Hpas,
-    Jobs,
-    CronJobs,
+/// What one cycle reads: a handle on the collection's description. Two handles are the same
+/// collection when they describe the same one (names are unique: `collect::kinds` tests it).
+#[derive(Clone, Copy, PartialEq, Eq, Hash)]
+pub struct Collection(&'static About);
+
+impl std::fmt::Debug for Collection {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.0.name)
+    }
+}
+
+/// One row of the table, in the order of [`About`]'s fields.
+const fn row(
+    name: &'static str,
+    resource: &'static str,
+    list: (&'static str, &'static str),
+    path: &'static str,
+    namespaced: bool,
+    optional: bool,
+    follow: Follow,
+) -> About {
+    About { name, resource, list_kind: list.0, api_version: list.1, path, namespaced, optional, follow }
 }
 
 impl Collection {
-    pub const OPTIONAL: [Collection; 6] = [
-        Collection::ApiServices,
-        Collection::NodeMetrics,
-        Collection::PodMetrics,
-        Collection::Hpas,
-        Collection::Jobs,
-        Collection::CronJobs,
-    ];
-
-    pub const ALL: [Collection; 8] = [
-        Collection::Version,
-        Collection::Nodes,
-        Collection::Pods,
-        Collection::Deployments,
-        Collection::StatefulSets,
-        Collection::DaemonSets,
-        Collection::PersistentVolumeClaims,
-        Collection::Events,
-    ];
-
-    /// Every collection, in the order of the table (and of the enum).
-    pub const EVERY: [Collection; 14] = [
-        Collection::Version,
-        Collection::Nodes,
-        Collection::Pods,
-        Collection::Deployments,
-        Collection::StatefulSets,
-        Collection::DaemonSets,
-        Collection::PersistentVolumeClaims,
-        Collection::Events,
-        Collection::ApiServices,
-        Collection::NodeMetrics,
-        Collection::PodMetrics,
-        Collection::Hpas,
-        Collection::Jobs,
-        Collection::CronJobs,
-    ];
-
-    /// What the collection is, to every room: its row of the one table.
-    pub fn about(self) -> &'static About {
-        use Collection::*;
-        use Follow::*;
-        const fn row(
-            name: &'static str,
-            resource: &'static str,
-            list: (&'static str, &'static str),
-            path: &'static str,
-            namespaced: bool,
-            optional: bool,
-            follow: Follow,
-        ) -> About {
-            About { name, resource, list_kind: list.0, api_version: list.1, path, namespaced, optional, follow }
-        }
-        const VERSION: About = row("version", "/version", ("", ""), "/version", false, false, No);
-        const NODES: About = row("nodes", "nodes", ("NodeList", "v1"), "/api/v1/nodes", false, false, Whole);
-        const PODS: About = row("pods", "pods", ("PodList", "v1"), "/api/v1/pods", true, false, OutsideIgnored);
-        const DEPLOYMENTS: About = row(
-            "deployments",
-            "deployments.apps",
-            ("DeploymentList", "apps/v1"),
-            "/apis/apps/v1/deployments",
-            true,
-            false,
-            OutsideIgnored,
-        );
-        const STATEFULSETS: About = row(
-            "statefulsets",
-            "statefulsets.apps",
-            ("StatefulSetList", "apps/v1"),
-            "/apis/apps/v1/statefulsets",
-            true,
-            false,
-            OutsideIgnored,
-        );
-        const DAEMONSETS: About = row(
-            "daemonsets",
-            "daemonsets.apps",
-            ("DaemonSetList", "apps/v1"),
-            "/apis/apps/v1/daemonsets",
-            true,
-            false,
-            OutsideIgnored,
-        );
-        const CLAIMS: About = row(
-            "persistentvolumeclaims",
-            "persistentvolumeclaims",
-            ("PersistentVolumeClaimList", "v1"),
-            "/api/v1/persistentvolumeclaims",
-            true,
-            false,
-            OutsideIgnored,
-        );
-        const EVENTS: About = row("events", "events", ("EventList", "v1"), "/api/v1/events", true, false, Warnings);
-        const APISERVICES: About = row(
-            "apiservices",
-            "apiservices.apiregistration.k8s.io",
-            ("APIServiceList", "apiregistration.k8s.io/v1"),
-            "/apis/apiregistration.k8s.io/v1/apiservices",
-            false,
-            true,
-            Whole,
-        );
-        const NODE_METRICS: About = row(
-            "node_metrics",
-            "nodes.metrics.k8s.io",
-            ("NodeMetricsList", "metrics.k8s.io/v1beta1"),
-            "/apis/metrics.k8s.io/v1beta1/nodes",
-            false,
-            true,
-            No,
-        );
-        const POD_METRICS: About = row(
-            "pod_metrics",
-            "pods.metrics.k8s.io",
-            ("PodMetricsList", "metrics.k8s.io/v1beta1"),
-            "/apis/metrics.k8s.io/v1beta1/pods",
-            true,
-            true,
-            No,
-        );
-        const HPAS: About = row(
-            "hpas",
-            "horizontalpodautoscalers.autoscaling",
-            ("HorizontalPodAutoscalerList", "autoscaling/v2"),
-            "/apis/autoscaling/v2/horizontalpodautoscalers",
-            true,
-            true,
-            Whole,
-        );
-        const JOBS: About =
-            row("jobs", "jobs.batch", ("JobList", "batch/v1"), "/apis/batch/v1/jobs", true, true, Whole);
-        const CRONJOBS: About = row(
-            "cronjobs",
-            "cronjobs.batch",
-            ("CronJobList", "batch/v1"),
-            "/apis/batch/v1/cronjobs",
-            true,
-            true,
-            Whole,
-        );
-        match self {
-            Version => &VERSION,
-            Nodes => &NODES,
-            Pods => &PODS,
-            Deployments => &DEPLOYMENTS,
-            StatefulSets => &STATEFULSETS,
-            DaemonSets => &DAEMONSETS,
-            PersistentVolumeClaims => &CLAIMS,
-            Events => &EVENTS,
-            ApiServices => &APISERVICES,
-            NodeMetrics => &NODE_METRICS,
-            PodMetrics => &POD_METRICS,
-            Hpas => &HPAS,
-            Jobs => &JOBS,
-            CronJobs => &CRONJOBS,
-        }
+    /// The handle on a description (a kind's own, in `collect/kinds/`).
+    pub const fn of(about: &'static About) -> Collection {
+        Collection(about)
     }
 
-    /// One of the optional reads (see [`Collection::OPTIONAL`]).
+    pub const VERSION: Collection =
+        Collection(&row("version", "/version", ("", ""), "/version", false, false, Follow::No));
+    pub const NODES: Collection =
+        Collection(&row("nodes", "nodes", ("NodeList", "v1"), "/api/v1/nodes", false, false, Follow::Whole));
+    pub const PODS: Collection =
+        Collection(&row("pods", "pods", ("PodList", "v1"), "/api/v1/pods", true, false, Follow::OutsideIgnored));
+    pub const DEPLOYMENTS: Collection = Collection(&row(
+        "deployments",
+        "deployments.apps",
+        ("DeploymentList", "apps/v1"),
+        "/apis/apps/v1/deployments",
+        true,
+        false,
+        Follow::OutsideIgnored,
+    ));
+    pub const STATEFULSETS: Collection = Collection(&row(
+        "statefulsets",
+        "statefulsets.apps",
+        ("StatefulSetList", "apps/v1"),
+        "/apis/apps/v1/statefulsets",
+        true,
+        false,
+        Follow::OutsideIgnored,
+    ));
+    pub const DAEMONSETS: Collection = Collection(&row(
+        "daemonsets",
+        "daemonsets.apps",
+        ("DaemonSetList", "apps/v1"),
+        "/apis/apps/v1/daemonsets",
+        true,
+        false,
+        Follow::OutsideIgnored,
+    ));
+    pub const PVCS: Collection = Collection(&row(
+        "persistentvolumeclaims",
+        "persistentvolumeclaims",
+        ("PersistentVolumeClaimList", "v1"),
+        "/api/v1/persistentvolumeclaims",
+        true,
+        false,
+        Follow::OutsideIgnored,
+    ));
+    pub const EVENTS: Collection =
+        Collection(&row("events", "events", ("EventList", "v1"), "/api/v1/events", true, false, Follow::Warnings));
+    // The optional reads read together (see `collect::run`): the APIServices, then the Metrics
+    // API when its APIService is not down.
+    pub const APISERVICES: Collection = Collection(&row(
+        "apiservices",
+        "apiservices.apiregistration.k8s.io",
+        ("APIServiceList", "apiregistration.k8s.io/v1"),
+        "/apis/apiregistration.k8s.io/v1/apiservices",
+        false,
+        true,
+        Follow::Whole,
+    ));
+    pub const NODE_METRICS: Collection = Collection(&row(
+        "node_metrics",
+        "nodes.metrics.k8s.io",
+        ("NodeMetricsList", "metrics.k8s.io/v1beta1"),
+        "/apis/metrics.k8s.io/v1beta1/nodes",
+        false,
+        true,
+        Follow::No,
+    ));
+    pub const POD_METRICS: Collection = Collection(&row(
+        "pod_metrics",
+        "pods.metrics.k8s.io",
+        ("PodMetricsList", "metrics.k8s.io/v1beta1"),
+        "/apis/metrics.k8s.io/v1beta1/pods",
+        true,
+        true,
+        Follow::No,
+    ));
+
+    /// The core reads, the guide's role: a cycle succeeds only when all eight do.
+    pub const ALL: [Collection; 8] = [
+        Collection::VERSION,
+        Collection::NODES,
+        Collection::PODS,
+        Collection::DEPLOYMENTS,
+        Collection::STATEFULSETS,
+        Collection::DAEMONSETS,
+        Collection::PVCS,
+        Collection::EVENTS,
+    ];
+
+    /// The optional reads described here (the others are `collect::kinds`'s).
+    pub const METRICS_GROUP: [Collection; 3] =
+        [Collection::APISERVICES, Collection::NODE_METRICS, Collection::POD_METRICS];
+
+    /// What the collection is, to every room: its row.
+    pub fn about(self) -> &'static About {
+        self.0
+    }
+
+    /// One of the optional reads.
     pub fn optional(self) -> bool {
         self.about().optional
     }
@@ -269,26 +219,25 @@ mod tests {
 
     #[test]
     fn a_namespaced_list_has_the_namespace_before_its_resource() {
-        assert_eq!(Collection::Pods.path_in("team-a"), "/api/v1/namespaces/team-a/pods");
-        assert_eq!(Collection::Deployments.path_in("team-a"), "/apis/apps/v1/namespaces/team-a/deployments");
-        assert_eq!(Collection::PodMetrics.path_in("b"), "/apis/metrics.k8s.io/v1beta1/namespaces/b/pods");
-        assert_eq!(Collection::CronJobs.path_in("b"), "/apis/batch/v1/namespaces/b/cronjobs");
+        assert_eq!(Collection::PODS.path_in("team-a"), "/api/v1/namespaces/team-a/pods");
+        assert_eq!(Collection::DEPLOYMENTS.path_in("team-a"), "/apis/apps/v1/namespaces/team-a/deployments");
+        assert_eq!(Collection::POD_METRICS.path_in("b"), "/apis/metrics.k8s.io/v1beta1/namespaces/b/pods");
         let cluster: Vec<Collection> =
-            Collection::ALL.into_iter().chain(Collection::OPTIONAL).filter(|c| !c.namespaced()).collect();
-        assert_eq!(cluster, [Collection::Version, Collection::Nodes, Collection::ApiServices, Collection::NodeMetrics]);
+            Collection::ALL.into_iter().chain(Collection::METRICS_GROUP).filter(|c| !c.namespaced()).collect();
+        assert_eq!(
+            cluster,
+            [Collection::VERSION, Collection::NODES, Collection::APISERVICES, Collection::NODE_METRICS]
+        );
     }
 
     #[test]
-    fn the_lists_of_collections_agree_with_the_table() {
-        let optional: Vec<Collection> = Collection::EVERY.into_iter().filter(|c| c.optional()).collect();
-        assert_eq!(optional, Collection::OPTIONAL);
-        let core: Vec<Collection> = Collection::EVERY.into_iter().filter(|c| !c.optional()).collect();
-        assert_eq!(core, Collection::ALL);
-        let mut sorted = Collection::EVERY;
-        sorted.sort();
-        assert_eq!(sorted, Collection::EVERY, "in the enum's order");
-        assert_eq!(Collection::Deployments.rbac(), ("apps", "deployments"));
-        assert_eq!(Collection::PodMetrics.rbac(), ("metrics.k8s.io", "pods"));
-        assert_eq!(Collection::Events.rbac(), ("", "events"));
+    fn the_core_is_the_guides_role_and_a_role_names_group_and_resource() {
+        assert!(Collection::ALL.iter().all(|c| !c.optional()));
+        assert!(Collection::METRICS_GROUP.iter().all(|c| c.optional()));
+        assert_eq!(Collection::DEPLOYMENTS.rbac(), ("apps", "deployments"));
+        assert_eq!(Collection::POD_METRICS.rbac(), ("metrics.k8s.io", "pods"));
+        assert_eq!(Collection::EVENTS.rbac(), ("", "events"));
+        assert_eq!(format!("{:?}", Collection::PVCS), "persistentvolumeclaims");
+        assert_ne!(Collection::NODES, Collection::NODE_METRICS);
     }
 }

@@ -517,7 +517,7 @@ impl Config {
             if k.namespaces.len() > MAX_NAMESPACES {
                 return err(at(), Problem::TooManyNamespaces { count: k.namespaces.len(), most: MAX_NAMESPACES });
             }
-            if let Some(value) = k.namespaces.iter().find(|n| crate::rbac::check_name("", n).is_err()) {
+            if let Some(value) = k.namespaces.iter().find(|n| crate::kube::check_name("", n).is_err()) {
                 return err(at(), Problem::NotANamespace { value: value.clone() });
             }
             if !k.namespaces.is_empty() {

@@ -3,8 +3,9 @@
 //! `{"time": RFC 3339, "version": <the /version body>, "nodes": <NodeList>, "pods": <PodList>,
 //!   "deployments": …, "statefulsets": …, "daemonsets": …, "persistentvolumeclaims": …,
 //!   "events": <EventList of the Warning events>, "apiservices": …, "node_metrics": …,
-//!   "pod_metrics": …, "hpas": …, "jobs": …, "cronjobs": …, "certificates": {"serving": RFC 3339,
-//!   "client": RFC 3339}}`, the Lists as the API server returned them (pages joined), or
+//!   "pod_metrics": …, then each kind of the registry under its collection's name ("hpas": …,
+//!   "jobs": …, "cronjobs": …), "certificates": {"serving": RFC 3339, "client": RFC 3339}}`,
+//!   the Lists as the API server returned them (pages joined), or
 //! `{"time": …, "error": "<message>"}` for a failed cycle. An optional read that was not granted
 //! is recorded as `{"not_granted": true}`, one that failed as `{"error": "<message>"}`, one that
 //! was not asked for (the Metrics API while its APIService is down) is left out.
@@ -15,7 +16,7 @@ use std::path::{Path, PathBuf};
 use jiff::Timestamp;
 use serde::Deserialize;
 
-use crate::collect::optional::{ApiService, CronJob, Extras, Hpa, Job, Optional, Usage};
+use crate::collect::optional::{ApiService, Extras, Optional, Usage};
 pub use crate::collect::raw::{OptionalList, RawList, Recording};
 use crate::collect::{
     Api, Certificates, Event, FromApi, Lists, Node, Pod, Pvc, nullable, unwrap_api, version, workloads,
@@ -122,27 +123,46 @@ impl<T> Items<T> {
     }
 }
 
-#[derive(Deserialize)]
-struct File {
-    time: Timestamp,
-    error: Option<String>,
-    version: Option<version::Version>,
-    nodes: Option<Items<Node>>,
-    pods: Option<Items<Pod>>,
-    deployments: Option<Items<workloads::Replicated>>,
-    statefulsets: Option<Items<workloads::Replicated>>,
-    daemonsets: Option<Items<workloads::Daemon>>,
-    persistentvolumeclaims: Option<Items<Pvc>>,
-    events: Option<Items<Event>>,
-    apiservices: Option<OptionalItems<ApiService>>,
-    node_metrics: Option<OptionalItems<Usage>>,
-    pod_metrics: Option<OptionalItems<Usage>>,
-    hpas: Option<OptionalItems<Hpa>>,
-    jobs: Option<OptionalItems<Job>>,
-    cronjobs: Option<OptionalItems<CronJob>>,
-    #[serde(default)]
-    certificates: Certificates,
+macro_rules! file {
+    ($($(#[$m:meta])* $field:ident: $ty:ty),* $(,)?) => {
+        /// A recorded cycle as written: the core Lists, the Metrics API's group, then each kind
+        /// of the registry (`collect::kinds`) under its collection's name.
+        #[derive(Deserialize)]
+        struct File {
+            time: Timestamp,
+            error: Option<String>,
+            version: Option<version::Version>,
+            nodes: Option<Items<Node>>,
+            pods: Option<Items<Pod>>,
+            deployments: Option<Items<workloads::Replicated>>,
+            statefulsets: Option<Items<workloads::Replicated>>,
+            daemonsets: Option<Items<workloads::Daemon>>,
+            persistentvolumeclaims: Option<Items<Pvc>>,
+            events: Option<Items<Event>>,
+            apiservices: Option<OptionalItems<ApiService>>,
+            node_metrics: Option<OptionalItems<Usage>>,
+            pod_metrics: Option<OptionalItems<Usage>>,
+            $( $(#[$m])* $field: Option<OptionalItems<$ty>>, )*
+            #[serde(default)]
+            certificates: Certificates,
+        }
+
+        impl File {
+            /// What the optional reads found, as recorded.
+            fn extras(&mut self) -> Extras {
+                Extras {
+                    apiservices: optional(self.apiservices.take()),
+                    node_metrics: optional(self.node_metrics.take()),
+                    pod_metrics: optional(self.pod_metrics.take()),
+                    $( $(#[$m])* $field: optional(self.$field.take()), )*
+                    watch_not_granted: Vec::new(),
+                    namespaced: None,
+                }
+            }
+        }
+    };
 }
+crate::collect::kinds::registry!(file);
 
 /// A recorded optional read.
 #[derive(Deserialize)]
@@ -203,11 +223,12 @@ pub fn parse(bytes: &[u8], name: &str) -> Result<Recorded, RecordError> {
     } else {
         bytes
     };
-    let f: File =
+    let mut f: File =
         serde_json::from_slice(bytes).map_err(|source| RecordError::NotRecorded { name: name.to_string(), source })?;
-    if let Some(error) = f.error {
+    if let Some(error) = f.error.take() {
         return Ok(Recorded { time: f.time, outcome: Err(error) });
     }
+    let extras = f.extras();
     let missing = |field: &'static str| RecordError::Missing { name: name.to_string(), field };
     let lists = Lists {
         version: f.version.ok_or_else(|| missing("version"))?,
@@ -218,16 +239,7 @@ pub fn parse(bytes: &[u8], name: &str) -> Result<Recorded, RecordError> {
         daemonsets: f.daemonsets.ok_or_else(|| missing("daemonsets"))?.into_vec(),
         pvcs: f.persistentvolumeclaims.ok_or_else(|| missing("persistentvolumeclaims"))?.into_vec(),
         events: f.events.ok_or_else(|| missing("events"))?.into_vec(),
-        extras: Extras {
-            apiservices: optional(f.apiservices),
-            node_metrics: optional(f.node_metrics),
-            pod_metrics: optional(f.pod_metrics),
-            hpas: optional(f.hpas),
-            jobs: optional(f.jobs),
-            cronjobs: optional(f.cronjobs),
-            watch_not_granted: Vec::new(),
-            namespaced: None,
-        },
+        extras,
         certificates: f.certificates,
     };
     Ok(Recorded { time: f.time, outcome: Ok(lists) })
@@ -237,6 +249,7 @@ pub fn parse(bytes: &[u8], name: &str) -> Result<Recorded, RecordError> {
 mod tests {
     use super::*;
     use crate::collect::Collection;
+    use crate::collect::kinds::{Kind, hpa::Hpa};
     use serde_json::value::RawValue;
 
     #[test]
@@ -261,12 +274,12 @@ mod tests {
                 .map(|&c| RawList {
                     collection: c,
                     resource_version: "42".into(),
-                    items: if c == Collection::Nodes { vec![raw(r#"{"metadata":{"name":"n1"}}"#)] } else { vec![] },
+                    items: if c == Collection::NODES { vec![raw(r#"{"metadata":{"name":"n1"}}"#)] } else { vec![] },
                 })
                 .collect(),
             optional: vec![
-                (Collection::ApiServices, OptionalList::NotGranted),
-                (Collection::Hpas, OptionalList::Failed("The API server answered 500".into())),
+                (Collection::APISERVICES, OptionalList::NotGranted),
+                (Hpa::COLLECTION, OptionalList::Failed("The API server answered 500".into())),
             ],
             certificates: Certificates { serving: Some("2026-12-05T03:00:00Z".parse().unwrap()), client: None },
         };

@@ -26,7 +26,7 @@ use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 
 use crate::collect::optional::{Extras, Optional};
-use crate::collect::{Collection, CollectionStat, Event, Node, Pod, Pvc, Snapshot, Workload};
+use crate::collect::{CollectionStat, Event, Node, Pod, Pvc, Snapshot, Workload};
 
 /// The header in which an agent may name its cluster.
 pub const CLUSTER_HEADER: &str = "dumbmonit-cluster";
@@ -103,9 +103,8 @@ impl Stat {
         stats
             .iter()
             .filter_map(|s| {
-                let collection =
-                    Collection::ALL.iter().chain(&Collection::OPTIONAL).find(|c| c.name() == s.collection)?;
-                Some(CollectionStat { collection: *collection, duration: Duration::from_millis(s.ms), ok: s.ok })
+                let collection = crate::collect::kinds::named(&s.collection)?;
+                Some(CollectionStat { collection, duration: Duration::from_millis(s.ms), ok: s.ok })
             })
             .collect()
     }

@@ -153,7 +153,7 @@ async fn list_and_watch_agree_after_every_change_and_a_restart() {
     // The nodes' and pods' watches came in protobuf (kube-apiserver sends it when asked; the
     // other kinds stay JSON): the agreement above is the protobuf decoding's against the JSON
     // list's.
-    assert_eq!(follower.in_protobuf(), [Collection::Nodes, Collection::Pods], "collections watched in protobuf");
+    assert_eq!(follower.in_protobuf(), [Collection::NODES, Collection::PODS], "collections watched in protobuf");
 
     // After the restart, the watches come back on one connection too, or two: when they all
     // reconnect at once, the client's pool may open a second connection before the first has
@@ -217,7 +217,7 @@ async fn serve_shows_a_change_before_the_next_interval_and_falls_back_when_watch
     let uri = watch_uri("/api/v1/pods", None, WatchFrom::InitialEvents, 30);
     let mut refusals = Vec::new();
     for protobuf in [false, true] {
-        let refused = connected.fetcher.watch(Collection::Pods, &uri, protobuf).await.err().expect("watch refused");
+        let refused = connected.fetcher.watch(Collection::PODS, &uri, protobuf).await.err().expect("watch refused");
         refusals.push(refused.kind);
     }
     assert!(

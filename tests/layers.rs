@@ -11,9 +11,9 @@ use proc_macro2::{Delimiter, Spacing, TokenStream, TokenTree};
 const LAYERS: &[&[&str]] = &[
     &["collection", "flat", "silence", "lang", "redact"],
     &["error", "clock", "auth", "secret"],
-    &["kube", "rbac", "logs"],
+    &["kube", "logs"],
     &["collect", "config"],
-    &["record", "health", "wire"],
+    &["record", "health", "wire", "rbac"],
     &["metrics", "rules", "report"],
     &["state", "replay"],
     &["notify"],

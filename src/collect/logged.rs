@@ -73,7 +73,7 @@ mod tests {
     fn an_applied_event_says_what_it_was_about_and_whether_it_takes_a_cycle() {
         let mut e = Applied {
             address: "https://10.0.0.1:6443",
-            collection: Collection::Pods,
+            collection: Collection::PODS,
             event: "MODIFIED",
             namespace: "shop",
             name: "web-1",
@@ -84,7 +84,7 @@ mod tests {
             e.to_string(),
             "pods shop/web-1 MODIFIED at resourceVersion 4021 from https://10.0.0.1:6443: its record is as it was, no cycle"
         );
-        e.collection = Collection::Nodes;
+        e.collection = Collection::NODES;
         e.namespace = "";
         e.name = "node-1";
         e.changed = true;

@@ -3,6 +3,7 @@
 
 pub mod events;
 pub mod follow;
+pub mod kinds;
 pub mod logged;
 pub mod nodes;
 pub mod optional;
@@ -16,6 +17,8 @@ pub mod version;
 pub mod workloads;
 
 use std::future::Future;
+
+use futures_util::future::join_all;
 use std::time::{Duration, Instant};
 
 use jiff::Timestamp;
@@ -132,18 +135,7 @@ impl Snapshot {
         self.events.retain(|e| {
             e.kind == "Node" || !(ignored(&e.namespace) || e.object_namespace.as_deref().is_some_and(ignored))
         });
-        if let Optional::Read(pods) = &mut self.extras.pod_metrics {
-            pods.retain(|p| !ignored(&p.namespace));
-        }
-        if let Optional::Read(hpas) = &mut self.extras.hpas {
-            hpas.retain(|h| !ignored(&h.namespace));
-        }
-        if let Optional::Read(jobs) = &mut self.extras.jobs {
-            jobs.retain(|j| !ignored(&j.namespace));
-        }
-        if let Optional::Read(cronjobs) = &mut self.extras.cronjobs {
-            cronjobs.retain(|c| !ignored(&c.namespace));
-        }
+        self.extras.leave_out(&ignored);
     }
 
     /// Puts every list in its one order: nodes by name; pods and claims by namespace then name;
@@ -341,7 +333,7 @@ async fn read<T: FromApi>(
 }
 
 async fn read_version(f: &Fetcher, record: bool) -> Result<(version::Version, Option<Box<RawValue>>), ReadError> {
-    let c = Collection::Version;
+    let c = Collection::VERSION;
     if !record {
         return Ok((f.get(c, c.path()).await?, None));
     }
@@ -382,22 +374,19 @@ pub async fn run<S: Source>(source: &S, options: &CycleOptions, now: Timestamp) 
     // `/version` first, alone: it opens the cycle's connection, which the other reads then
     // share where the server speaks HTTP/2. Sent together, each read found no connection yet
     // and made its own, a TLS handshake each (up to 13 a cycle) for one connection kept.
-    let version = timed(Collection::Version, s.version(rec)).await;
+    let version = timed(Collection::VERSION, s.version(rec)).await;
     let (nodes, pods, deployments, statefulsets, daemonsets, pvcs, events, extras) = tokio::join!(
-        timed(Collection::Nodes, s.list::<Node>(Collection::Nodes, None, rec)),
-        timed(Collection::Pods, list_in::<S, Pod>(s, sc, Collection::Pods, skip, rec)),
-        timed(Collection::Deployments, list_in::<S, workloads::Replicated>(s, sc, Collection::Deployments, skip, rec)),
+        timed(Collection::NODES, s.list::<Node>(Collection::NODES, None, rec)),
+        timed(Collection::PODS, list_in::<S, Pod>(s, sc, Collection::PODS, skip, rec)),
+        timed(Collection::DEPLOYMENTS, list_in::<S, workloads::Replicated>(s, sc, Collection::DEPLOYMENTS, skip, rec)),
         timed(
-            Collection::StatefulSets,
-            list_in::<S, workloads::Replicated>(s, sc, Collection::StatefulSets, skip, rec)
+            Collection::STATEFULSETS,
+            list_in::<S, workloads::Replicated>(s, sc, Collection::STATEFULSETS, skip, rec)
         ),
-        timed(Collection::DaemonSets, list_in::<S, workloads::Daemon>(s, sc, Collection::DaemonSets, skip, rec)),
-        timed(
-            Collection::PersistentVolumeClaims,
-            list_in::<S, Pvc>(s, sc, Collection::PersistentVolumeClaims, skip, rec)
-        ),
+        timed(Collection::DAEMONSETS, list_in::<S, workloads::Daemon>(s, sc, Collection::DAEMONSETS, skip, rec)),
+        timed(Collection::PVCS, list_in::<S, Pvc>(s, sc, Collection::PVCS, skip, rec)),
         // Not filtered by namespace on the server: a Node's events may be recorded in an ignored one.
-        timed(Collection::Events, list_in::<S, Event>(s, sc, Collection::Events, Some("type=Warning"), rec)),
+        timed(Collection::EVENTS, list_in::<S, Event>(s, sc, Collection::EVENTS, Some("type=Warning"), rec)),
         read_optional(s, sc, rec),
     );
     // Whether the namespaces in which nothing at all was found exist (after the lists: only for
@@ -498,9 +487,9 @@ fn cause(first: ReadError, unauthorized: Option<ReadError>) -> ReadError {
     }
 }
 
-/// The optional reads, in parallel with the core's: the APIServices and the HPAs at once, the
-/// Metrics API once its APIService is known not to be down. Also what to record of each, and
-/// the stat of each read that has one, in the order of [`Collection::OPTIONAL`].
+/// The optional reads, in parallel with the core's: the APIServices and the registry's kinds
+/// at once, the Metrics API once its APIService is known not to be down. Also what to record of
+/// each, and the stat of each read that has one, in the order of `kinds::optional`.
 async fn read_optional<S: Source>(
     s: &S,
     sc: Option<&scope::Scope>,
@@ -511,13 +500,13 @@ async fn read_optional<S: Source>(
     // Metrics API's answer of the last interval cycle instead of asking again.
     let pod_metrics = async {
         match sc {
-            Some(sc) => sc.list::<optional::Usage>(f, Collection::PodMetrics, None).await,
-            None => s.list::<optional::Usage>(Collection::PodMetrics, None, rec).await,
+            Some(sc) => sc.list::<optional::Usage>(f, Collection::POD_METRICS, None).await,
+            None => s.list::<optional::Usage>(Collection::POD_METRICS, None, rec).await,
         }
     };
     let metrics = async {
         let apiservices =
-            timed(Collection::ApiServices, s.list::<optional::ApiService>(Collection::ApiServices, None, rec)).await;
+            timed(Collection::APISERVICES, s.list::<optional::ApiService>(Collection::APISERVICES, None, rec)).await;
         let down = apiservices.1.as_ref().is_ok_and(|(list, _)| {
             list.iter().any(|a| a.name == optional::METRICS_APISERVICE && a.available == Some(false))
         });
@@ -525,42 +514,65 @@ async fn read_optional<S: Source>(
             (None, None)
         } else {
             let (n, p) = tokio::join!(
-                timed(Collection::NodeMetrics, s.list::<optional::Usage>(Collection::NodeMetrics, None, rec)),
-                timed(Collection::PodMetrics, pod_metrics)
+                timed(Collection::NODE_METRICS, s.list::<optional::Usage>(Collection::NODE_METRICS, None, rec)),
+                timed(Collection::POD_METRICS, pod_metrics)
             );
             (Some(n), Some(p))
         };
         (apiservices, nodes, pods)
     };
-    let ((apiservices, nodes, pods), hpas, jobs, cronjobs) = tokio::join!(
-        metrics,
-        timed(Collection::Hpas, list_in::<S, optional::Hpa>(s, sc, Collection::Hpas, None, rec)),
-        timed(Collection::Jobs, list_in::<S, optional::Job>(s, sc, Collection::Jobs, None, rec)),
-        timed(Collection::CronJobs, list_in::<S, optional::CronJob>(s, sc, Collection::CronJobs, None, rec))
-    );
+    let ((apiservices, nodes, pods), kinds) = tokio::join!(metrics, join_all(kind_reads(s, sc, rec)));
     let (mut recorded, mut stats) = (Vec::new(), Vec::new());
     let (r, st) = (&mut recorded, &mut stats);
-    let apiservices = kept_optional(Collection::ApiServices, Some(apiservices), st, r);
-    let node_metrics = kept_optional(Collection::NodeMetrics, nodes, st, r);
-    let pod_metrics = kept_optional(Collection::PodMetrics, pods, st, r);
-    let hpas = kept_optional(Collection::Hpas, Some(hpas), st, r);
-    let jobs = kept_optional(Collection::Jobs, Some(jobs), st, r);
-    let cronjobs = kept_optional(Collection::CronJobs, Some(cronjobs), st, r);
-    (
-        Extras {
-            apiservices,
-            node_metrics,
-            pod_metrics,
-            hpas,
-            jobs,
-            cronjobs,
-            watch_not_granted: Vec::new(),
-            namespaced: None,
-        },
-        recorded,
-        stats,
-    )
+    let mut extras = Extras {
+        apiservices: kept_optional(Collection::APISERVICES, Some(apiservices), st, r),
+        node_metrics: kept_optional(Collection::NODE_METRICS, nodes, st, r),
+        pod_metrics: kept_optional(Collection::POD_METRICS, pods, st, r),
+        ..Extras::default()
+    };
+    for read in kinds {
+        st.extend(read.stats);
+        r.extend(read.recorded);
+        (read.put)(&mut extras);
+    }
+    (extras, recorded, stats)
 }
+
+/// What one of the registry's kinds read, ready to take its place in the cycle: its stat
+/// (when it has one), what to record of it, and its outcome to put into the extras.
+struct KindRead {
+    stats: Vec<CollectionStat>,
+    recorded: Vec<(Collection, OptionalList)>,
+    put: Box<dyn FnOnce(&mut Extras) + Send>,
+}
+
+/// Reads one kind of the registry, through the one wrapper.
+async fn read_kind<S: Source, K: kinds::Kind + optional::InExtras>(
+    s: &S,
+    sc: Option<&scope::Scope>,
+    rec: ReadOptions,
+) -> KindRead {
+    let c = K::COLLECTION;
+    let read = timed(c, list_in::<S, K>(s, sc, c, None, rec)).await;
+    let (mut stats, mut recorded) = (Vec::new(), Vec::new());
+    let outcome = kept_optional(c, Some(read), &mut stats, &mut recorded);
+    KindRead { stats, recorded, put: Box::new(move |extras| *K::slot(extras) = outcome) }
+}
+
+type Reading<'a> = std::pin::Pin<Box<dyn Future<Output = KindRead> + Send + 'a>>;
+
+macro_rules! reads {
+    ($($(#[$m:meta])* $field:ident: $ty:ty),* $(,)?) => {
+        /// The reads of the registry's kinds, in its order.
+        #[allow(clippy::vec_init_then_push)] // a line of the registry may be left out (cfg)
+        fn kind_reads<'a, S: Source>(s: &'a S, sc: Option<&'a scope::Scope>, rec: ReadOptions) -> Vec<Reading<'a>> {
+            let mut out: Vec<Reading<'a>> = Vec::new();
+            $( $(#[$m])* out.push(Box::pin(read_kind::<S, $ty>(s, sc, rec))); )*
+            out
+        }
+    };
+}
+kinds::registry!(reads);
 
 /// An optional read's outcome (None: not asked for); its stat, when it has one, goes to `stats`,
 /// and what to record of it to `recorded` when recording.
@@ -634,9 +646,11 @@ pub(crate) fn parse_time(s: Option<&str>) -> Option<Timestamp> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use kinds::Kind;
+    use kinds::{cronjob::CronJob, hpa::Hpa, job::Job};
 
     fn failed(kind: ReadErrorKind) -> Result<(), ReadError> {
-        Err(ReadError { address: "https://k3s.lan:6443".into(), collection: Collection::Jobs, kind })
+        Err(ReadError { address: "https://k3s.lan:6443".into(), collection: Job::COLLECTION, kind })
     }
 
     fn ok(stat: Option<CollectionStat>) -> Option<bool> {
@@ -649,7 +663,7 @@ mod tests {
         let not_found = || failed(ReadErrorKind::Status { code: 404, message: "the server could not find it".into() });
         let forbidden = || failed(ReadErrorKind::Forbidden { message: "jobs.batch is forbidden".into() });
         let timeout = || failed(ReadErrorKind::Timeout { after: Duration::from_secs(10) });
-        for c in Collection::ALL.into_iter().chain(Collection::OPTIONAL) {
+        for c in crate::collect::kinds::every().into_iter() {
             let stat = CollectionStat::of(c, d, &Ok::<(), ReadError>(()));
             assert_eq!(stat, Some(CollectionStat { collection: c, duration: d, ok: true }), "{c:?}");
             assert_eq!(ok(CollectionStat::of(c, d, &forbidden())), Some(false), "{c:?}: a refused read failed");
@@ -658,17 +672,17 @@ mod tests {
             assert_eq!(ok(CollectionStat::of(c, d, &not_found())), absent, "{c:?}: 404");
         }
         let unavailable = failed(ReadErrorKind::Status { code: 503, message: "the server is currently unable".into() });
-        assert_eq!(ok(CollectionStat::of(Collection::NodeMetrics, d, &unavailable)), Some(false));
+        assert_eq!(ok(CollectionStat::of(Collection::NODE_METRICS, d, &unavailable)), Some(false));
     }
 
     #[test]
     fn a_read_cut_by_a_goaway_gives_way_to_the_401_that_caused_it() {
         let error = |collection, kind| ReadError { address: "https://k3s.lan:6443".into(), collection, kind };
-        let cut = error(Collection::Nodes, ReadErrorKind::GoneAway);
-        let refused = error(Collection::Pods, ReadErrorKind::Unauthorized);
+        let cut = error(Collection::NODES, ReadErrorKind::GoneAway);
+        let refused = error(Collection::PODS, ReadErrorKind::Unauthorized);
         assert_eq!(cause(cut.clone(), Some(refused.clone())), refused);
         assert_eq!(cause(cut.clone(), None), cut, "no 401: the cut is all there is to say");
-        let timeout = error(Collection::Nodes, ReadErrorKind::Timeout { after: Duration::from_secs(10) });
+        let timeout = error(Collection::NODES, ReadErrorKind::Timeout { after: Duration::from_secs(10) });
         assert_eq!(cause(timeout.clone(), Some(refused)), timeout, "only a cut connection gives way");
         assert_eq!(
             cut.to_string(),
@@ -683,12 +697,12 @@ mod tests {
             tokio::time::sleep(Duration::from_millis(20)).await;
             Ok::<u32, ReadError>(7)
         };
-        let (stat, result) = timed(Collection::Hpas, read).await;
+        let (stat, result) = timed(Hpa::COLLECTION, read).await;
         let stat = stat.unwrap();
-        assert_eq!((stat.collection, stat.ok, result.unwrap()), (Collection::Hpas, true, 7));
+        assert_eq!((stat.collection, stat.ok, result.unwrap()), (Hpa::COLLECTION, true, 7));
         assert!(stat.duration >= Duration::from_millis(20), "{:?}", stat.duration);
         let (stat, result) =
-            timed(Collection::CronJobs, async { failed(ReadErrorKind::Status { code: 404, message: String::new() }) })
+            timed(CronJob::COLLECTION, async { failed(ReadErrorKind::Status { code: 404, message: String::new() }) })
                 .await;
         assert!(stat.is_none() && result.is_err());
     }

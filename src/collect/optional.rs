@@ -4,13 +4,14 @@
 //! - APIServices (`apiregistration.k8s.io`): whether each aggregated API is Available, and why not.
 //! - The Metrics API (`metrics.k8s.io`, served by metrics-server through the aggregator): CPU and
 //!   memory used per node and per pod. Read only when its APIService is not known to be down.
-//! - HorizontalPodAutoscalers (`autoscaling/v2`): whether each can scale.
-//! - Jobs and CronJobs (`batch/v1`): which Jobs failed, and when each CronJob last ran.
+//! - The kinds of the registry (`collect::kinds`): HorizontalPodAutoscalers, Jobs, CronJobs.
 
 use serde::{Deserialize, Serialize};
 
+use super::kinds::Kind;
 use super::quantity::Quantities;
 use super::{Meta, nullable};
+use crate::collection::Collection;
 use crate::error::{ReadError, ReadErrorKind};
 
 /// The APIService that serves the Metrics API.
@@ -38,6 +39,16 @@ impl<T> Optional<T> {
         }
     }
 
+    /// The outcome alone, without what was read.
+    pub fn outcome(&self) -> Optional<()> {
+        match self {
+            Optional::Read(_) => Optional::Read(()),
+            Optional::NotGranted => Optional::NotGranted,
+            Optional::Skipped => Optional::Skipped,
+            Optional::Failed(m) => Optional::Failed(m.clone()),
+        }
+    }
+
     pub fn read(&self) -> Option<&T> {
         match self {
             Optional::Read(v) => Some(v),
@@ -46,25 +57,73 @@ impl<T> Optional<T> {
     }
 }
 
-/// What the optional reads found.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
-pub struct Extras {
-    pub apiservices: Optional<Vec<ApiService>>,
-    pub node_metrics: Optional<Vec<Usage>>,
-    pub pod_metrics: Optional<Vec<Usage>>,
-    pub hpas: Optional<Vec<Hpa>>,
-    #[serde(default)]
-    pub jobs: Optional<Vec<Job>>,
-    #[serde(default)]
-    pub cronjobs: Optional<Vec<CronJob>>,
-    /// Watch mode: the resources whose watch is not granted, read every interval instead.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub watch_not_granted: Vec<String>,
-    /// Namespaced access (`namespaces`): what the cycle could and could not see. None: the
-    /// whole cluster was read. Left out then, so that other reports stay what servers before
-    /// namespaced access read.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub namespaced: Option<Namespaced>,
+/// Takes a kind's outcome out of the optional reads, and puts it there (see [`Extras`]).
+pub trait InExtras: Sized {
+    fn slot(extras: &mut Extras) -> &mut Optional<Vec<Self>>;
+}
+
+macro_rules! extras {
+    ($($(#[$m:meta])* $field:ident: $ty:ty),* $(,)?) => {
+        /// What the optional reads found: the Metrics API's group, then one field for each
+        /// kind of the registry (`collect::kinds`), named after its collection.
+        #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+        pub struct Extras {
+            pub apiservices: Optional<Vec<ApiService>>,
+            pub node_metrics: Optional<Vec<Usage>>,
+            pub pod_metrics: Optional<Vec<Usage>>,
+            $(
+                $(#[$m])*
+                #[serde(default)]
+                pub $field: Optional<Vec<$ty>>,
+            )*
+            /// Watch mode: the resources whose watch is not granted, read every interval instead.
+            #[serde(default, skip_serializing_if = "Vec::is_empty")]
+            pub watch_not_granted: Vec<String>,
+            /// Namespaced access (`namespaces`): what the cycle could and could not see. None:
+            /// the whole cluster was read. Left out then, so that other reports stay what
+            /// servers before namespaced access read.
+            #[serde(default, skip_serializing_if = "Option::is_none")]
+            pub namespaced: Option<Namespaced>,
+        }
+
+        $( $(#[$m])* impl InExtras for $ty {
+            fn slot(extras: &mut Extras) -> &mut Optional<Vec<$ty>> {
+                &mut extras.$field
+            }
+        } )*
+
+        impl Extras {
+            /// How each optional read went (its items left out), in the order of
+            /// `kinds::optional`.
+            pub fn outcomes(&self) -> Vec<(Collection, Optional<()>)> {
+                let mut out = vec![
+                    (Collection::APISERVICES, self.apiservices.outcome()),
+                    (Collection::NODE_METRICS, self.node_metrics.outcome()),
+                    (Collection::POD_METRICS, self.pod_metrics.outcome()),
+                ];
+                $( $(#[$m])* out.push((<$ty as Kind>::COLLECTION, self.$field.outcome())); )*
+                out
+            }
+
+            /// Leaves out what the registry's kinds found in the ignored namespaces.
+            fn leave_out_kinds(&mut self, ignored: &dyn Fn(&str) -> bool) {
+                $( $(#[$m])* if let Optional::Read(items) = &mut self.$field {
+                    items.retain(|o| !ignored(Kind::namespace(o)));
+                } )*
+            }
+        }
+    };
+}
+super::kinds::registry!(extras);
+
+impl Extras {
+    /// Leaves out what is in the ignored namespaces: the pods' usage and the registry's kinds.
+    pub fn leave_out(&mut self, ignored: &dyn Fn(&str) -> bool) {
+        if let Optional::Read(pods) = &mut self.pod_metrics {
+            pods.retain(|p| !ignored(&p.namespace));
+        }
+        self.leave_out_kinds(ignored);
+    }
 }
 
 /// What a cycle read with namespaced access could and could not see.
@@ -131,9 +190,9 @@ struct ServiceRef {
 
 #[derive(Default, Deserialize)]
 #[serde(default)]
-struct ConditionsOnly {
+pub(crate) struct ConditionsOnly {
     #[serde(deserialize_with = "nullable")]
-    conditions: Vec<super::nodes::Condition>,
+    pub(crate) conditions: Vec<super::nodes::Condition>,
 }
 
 impl From<RawApiService> for ApiService {
@@ -186,203 +245,12 @@ impl From<RawUsage> for Usage {
     }
 }
 
-/// The compact record of an HPA.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct Hpa {
-    pub namespace: String,
-    pub name: String,
-    pub max_replicas: i64,
-    pub current_replicas: i64,
-    /// The ScalingActive condition: (True, reason, message); None when not listed.
-    pub scaling_active: Option<(bool, String, String)>,
-}
-
-#[derive(Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct RawHpa {
-    #[serde(default)]
-    metadata: Meta,
-    #[serde(default, deserialize_with = "nullable")]
-    spec: HpaSpec,
-    #[serde(default, deserialize_with = "nullable")]
-    status: HpaStatus,
-}
-
-#[derive(Default, Deserialize)]
-#[serde(rename_all = "camelCase", default)]
-struct HpaSpec {
-    #[serde(deserialize_with = "nullable")]
-    max_replicas: i64,
-}
-
-#[derive(Default, Deserialize)]
-#[serde(rename_all = "camelCase", default)]
-struct HpaStatus {
-    #[serde(deserialize_with = "nullable")]
-    current_replicas: i64,
-    #[serde(deserialize_with = "nullable")]
-    conditions: Vec<super::nodes::Condition>,
-}
-
-impl From<RawHpa> for Hpa {
-    fn from(raw: RawHpa) -> Hpa {
-        let active = raw.status.conditions.into_iter().find(|c| c.kind == "ScalingActive");
-        Hpa {
-            namespace: raw.metadata.namespace,
-            name: raw.metadata.name,
-            max_replicas: raw.spec.max_replicas,
-            current_replicas: raw.status.current_replicas,
-            scaling_active: active
-                .map(|c| (c.status == "True", c.reason.unwrap_or_default(), c.message.unwrap_or_default())),
-        }
-    }
-}
-
-impl Hpa {
-    /// At `maxReplicas`: it cannot scale out any further.
-    pub fn at_max(&self) -> bool {
-        self.max_replicas > 0 && self.current_replicas >= self.max_replicas
-    }
-}
-
-/// The compact record of a Job.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct Job {
-    pub namespace: String,
-    pub name: String,
-    /// The CronJob that created it (its controller), empty for a Job of its own.
-    pub owner: String,
-    pub created: Option<jiff::Timestamp>,
-    /// The `Failed` condition is True: its reason and message (`BackoffLimitExceeded: Job has
-    /// reached the specified backoff limit`).
-    pub failed: Option<String>,
-    /// The `Complete` condition is True.
-    pub complete: bool,
-}
-
-#[derive(Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct RawJob {
-    #[serde(default)]
-    metadata: OwnedMeta,
-    #[serde(default, deserialize_with = "nullable")]
-    status: ConditionsOnly,
-}
-
-/// `metadata` with the owner references.
-#[derive(Default, Deserialize)]
-#[serde(rename_all = "camelCase", default)]
-struct OwnedMeta {
-    #[serde(flatten)]
-    meta: Meta,
-    #[serde(deserialize_with = "nullable")]
-    owner_references: Vec<super::pods::OwnerReference>,
-}
-
-impl From<RawJob> for Job {
-    fn from(raw: RawJob) -> Job {
-        let holds = |kind: &str| raw.status.conditions.iter().find(|c| c.kind == kind && c.status == "True");
-        let failed = holds("Failed").map(|c| {
-            match (c.reason.as_deref().filter(|r| !r.is_empty()), c.message.as_deref().filter(|m| !m.is_empty())) {
-                (Some(r), Some(m)) => format!("{r}: {m}"),
-                (Some(x), None) | (None, Some(x)) => x.to_string(),
-                (None, None) => "Failed".into(),
-            }
-        });
-        let complete = holds("Complete").is_some();
-        let owner = raw
-            .metadata
-            .owner_references
-            .iter()
-            .find(|o| o.controller && o.kind == "CronJob")
-            .map(|o| o.name.clone())
-            .unwrap_or_default();
-        Job {
-            created: super::parse_time(raw.metadata.meta.creation_timestamp.as_deref()),
-            namespace: raw.metadata.meta.namespace,
-            name: raw.metadata.meta.name,
-            owner,
-            failed,
-            complete,
-        }
-    }
-}
-
-/// The compact record of a CronJob.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct CronJob {
-    pub namespace: String,
-    pub name: String,
-    /// `spec.schedule`, as written (`*/5 * * * *`, `@hourly`).
-    pub schedule: String,
-    /// `spec.timeZone`: an IANA name; None for the controller's own time zone (UTC in the
-    /// kube-controller-manager images).
-    pub time_zone: Option<String>,
-    pub suspended: bool,
-    pub created: Option<jiff::Timestamp>,
-    /// `status.lastScheduleTime`.
-    pub last_schedule: Option<jiff::Timestamp>,
-}
-
-#[derive(Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct RawCronJob {
-    #[serde(default)]
-    metadata: Meta,
-    #[serde(default, deserialize_with = "nullable")]
-    spec: CronJobSpec,
-    #[serde(default, deserialize_with = "nullable")]
-    status: CronJobStatus,
-}
-
-#[derive(Default, Deserialize)]
-#[serde(rename_all = "camelCase", default)]
-struct CronJobSpec {
-    #[serde(deserialize_with = "nullable")]
-    schedule: String,
-    time_zone: Option<String>,
-    #[serde(deserialize_with = "nullable")]
-    suspend: bool,
-}
-
-#[derive(Default, Deserialize)]
-#[serde(rename_all = "camelCase", default)]
-struct CronJobStatus {
-    last_schedule_time: Option<String>,
-}
-
-impl From<RawCronJob> for CronJob {
-    fn from(raw: RawCronJob) -> CronJob {
-        CronJob {
-            created: super::parse_time(raw.metadata.creation_timestamp.as_deref()),
-            namespace: raw.metadata.namespace,
-            name: raw.metadata.name,
-            schedule: raw.spec.schedule,
-            time_zone: raw.spec.time_zone.filter(|z| !z.is_empty()),
-            suspended: raw.spec.suspend,
-            last_schedule: super::parse_time(raw.status.last_schedule_time.as_deref()),
-        }
-    }
-}
-
-impl super::FromApi for Job {
-    type Raw = RawJob;
-}
-
-impl super::FromApi for CronJob {
-    type Raw = RawCronJob;
-}
-
 impl super::FromApi for ApiService {
     type Raw = RawApiService;
 }
 
 impl super::FromApi for Usage {
     type Raw = RawUsage;
-}
-
-impl super::FromApi for Hpa {
-    type Raw = RawHpa;
 }
 
 #[cfg(test)]
@@ -418,17 +286,5 @@ mod tests {
         )
         .unwrap();
         assert_eq!((p.namespace.as_str(), p.cpu, p.memory), ("a", 4, 32 << 20));
-    }
-
-    #[test]
-    fn an_hpa_that_cannot_get_metrics() {
-        let h: Hpa = crate::collect::from_api(
-            r#"{"metadata":{"name":"web","namespace":"shop"},"spec":{"maxReplicas":10},
-                "status":{"currentReplicas":10,"conditions":[{"type":"ScalingActive","status":"False",
-                  "reason":"FailedGetResourceMetric","message":"unable to get metrics"}]}}"#,
-        )
-        .unwrap();
-        assert_eq!(h.scaling_active, Some((false, "FailedGetResourceMetric".into(), "unable to get metrics".into())));
-        assert!(h.at_max());
     }
 }

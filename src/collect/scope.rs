@@ -57,7 +57,7 @@ impl Scope {
         let mut kept: Vec<String> = Vec::new();
         // Checked where they are configured; here too, since they go into the requests' paths
         // (an agent takes them from its server).
-        for ns in namespaces.iter().filter(|n| crate::rbac::check_name("", n).is_ok()) {
+        for ns in namespaces.iter().filter(|n| crate::kube::check_name("", n).is_ok()) {
             if !ignored.contains(ns) && !kept.contains(ns) {
                 kept.push(ns.clone());
             }
@@ -131,7 +131,7 @@ impl Scope {
                         return Ok(false);
                     }
                     let got =
-                        f.get::<serde::de::IgnoredAny>(Collection::Pods, &format!("/api/v1/namespaces/{ns}")).await;
+                        f.get::<serde::de::IgnoredAny>(Collection::PODS, &format!("/api/v1/namespaces/{ns}")).await;
                     Ok(matches!(got, Err(ReadError { kind: ReadErrorKind::Status { code: 404, .. }, .. })))
                 });
                 read
@@ -144,7 +144,7 @@ impl Scope {
     /// (or only in part), and what cluster-wide it could not see.
     pub fn finish(self, not_found: &[bool], nodes_hidden: bool) -> Namespaced {
         let mut refused = self.refused.into_inner().expect("refusals");
-        refused.sort();
+        refused.sort_by_key(|(n, c)| (*n, super::kinds::rank(*c)));
         refused.dedup();
         // An optional read refused in every namespace is not granted at all: said once, as
         // cluster-wide (the optional reads' line), not in each namespace's.
@@ -160,7 +160,7 @@ impl Scope {
             }
             let mut resources: Vec<Collection> =
                 refused.iter().filter(|(n, c)| *n == i && !(c.optional() && everywhere(*c))).map(|(_, c)| *c).collect();
-            resources.sort();
+            resources.sort_by_key(|c| super::kinds::rank(*c));
             if resources.iter().any(|c| !c.optional()) {
                 problems.push(refusal_line(ns, &resources));
                 unread.push(ns.clone());
@@ -192,6 +192,7 @@ fn refusal_line(ns: &str, refused: &[Collection]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::collect::kinds::{Kind, hpa::Hpa, job::Job};
 
     fn scope(namespaces: &[&str], ignored: &[&str]) -> Scope {
         let s = |v: &[&str]| v.iter().map(|n| n.to_string()).collect::<Vec<_>>();
@@ -209,13 +210,13 @@ mod tests {
     fn each_namespace_not_read_is_one_line_and_optional_refusals_leave_it_read() {
         let s = scope(&["team-a", "team-b", "team-c", "gone", "default"], &[]);
         s.refused.lock().unwrap().extend([
-            (2, Collection::Deployments),
-            (2, Collection::Pods),
-            (2, Collection::Pods),
-            (1, Collection::Jobs),
+            (2, Collection::DEPLOYMENTS),
+            (2, Collection::PODS),
+            (2, Collection::PODS),
+            (1, Job::COLLECTION),
         ]);
         // Not granted at all: every read refused, the first named.
-        let every = Collection::ALL.into_iter().chain(Collection::OPTIONAL).filter(|c| c.namespaced());
+        let every = crate::collect::kinds::every().into_iter().filter(|c| c.namespaced());
         s.refused.lock().unwrap().extend(every.map(|c| (4, c)));
         let n = s.finish(&[false, false, false, true, false], true);
         assert_eq!(n.read, ["team-a", "team-b"]);
@@ -232,7 +233,7 @@ mod tests {
         assert_eq!(n.unread, ["team-c", "gone", "default"]);
         // Refused in every namespace, an optional read is not named in any line.
         let two = scope(&["a", "b"], &[]);
-        two.refused.lock().unwrap().extend([(0, Collection::Jobs), (1, Collection::Jobs), (1, Collection::Hpas)]);
+        two.refused.lock().unwrap().extend([(0, Job::COLLECTION), (1, Job::COLLECTION), (1, Hpa::COLLECTION)]);
         let both = two.finish(&[false, false], false);
         assert_eq!(both.problems, ["b: the service account may not list horizontalpodautoscalers.autoscaling (403)"]);
         assert_eq!(both.read, ["a", "b"]);

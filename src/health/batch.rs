@@ -3,7 +3,7 @@
 use jiff::{SignedDuration, Timestamp};
 use serde::Serialize;
 
-use crate::collect::optional::{CronJob, Job};
+use crate::collect::kinds::{cronjob::CronJob, job::Job};
 
 /// A Job whose `Failed` condition is True.
 #[derive(Clone, Debug, PartialEq, Serialize)]

@@ -99,7 +99,7 @@ impl MetricsApi {
                 lang.tr("metrics-api-not-installed", &[("apiservice", METRICS_APISERVICE.into())])
             }
             MetricsApi::NotGranted => {
-                lang.tr("metrics-api-not-granted", &[("resource", Collection::NodeMetrics.resource().into())])
+                lang.tr("metrics-api-not-granted", &[("resource", Collection::NODE_METRICS.resource().into())])
             }
             MetricsApi::Unavailable(d) => d.clone(),
             MetricsApi::NotRead => lang.t("metrics-api-not-read"),
@@ -172,16 +172,13 @@ pub fn assess(extras: Extras, nodes: &mut [NodeHealth], now: jiff::Timestamp) ->
         namespaced: extras.namespaced.clone(),
         ..ExtrasHealth::default()
     };
-    for (c, read) in [
-        (Collection::ApiServices, outcome(&extras.apiservices)),
-        (Collection::Hpas, outcome(&extras.hpas)),
-        (Collection::Jobs, outcome(&extras.jobs)),
-        (Collection::CronJobs, outcome(&extras.cronjobs)),
-    ] {
+    // The Metrics API says why it is missing in its own diagnosis.
+    let metrics = [Collection::NODE_METRICS, Collection::POD_METRICS];
+    for (c, read) in extras.outcomes().into_iter().filter(|(c, _)| !metrics.contains(c)) {
         match read {
-            Outcome::NotGranted => out.not_granted.push(c.resource()),
-            Outcome::Failed(m) => out.failed.push(m),
-            Outcome::Fine => {}
+            Optional::NotGranted => out.not_granted.push(c.resource()),
+            Optional::Failed(m) => out.failed.push(m),
+            Optional::Read(()) | Optional::Skipped => {}
         }
     }
 
@@ -221,18 +218,18 @@ pub fn assess(extras: Extras, nodes: &mut [NodeHealth], now: jiff::Timestamp) ->
         (Optional::Skipped, _) => MetricsApi::NotRead,
     };
     if out.metrics_api == MetricsApi::NotGranted {
-        out.not_granted.push(Collection::NodeMetrics.resource());
+        out.not_granted.push(Collection::NODE_METRICS.resource());
     }
     if let Optional::NotGranted = extras.pod_metrics {
-        out.not_granted.push(Collection::PodMetrics.resource());
+        out.not_granted.push(Collection::POD_METRICS.resource());
     }
     if namespaced {
         let (hidden, granted) = out
             .not_granted
             .iter()
-            .partition(|r| [Collection::ApiServices, Collection::NodeMetrics].iter().any(|c| c.resource() == **r));
+            .partition(|r| [Collection::APISERVICES, Collection::NODE_METRICS].iter().any(|c| c.resource() == **r));
         (out.not_visible, out.not_granted) = (hidden, granted);
-        let node_usage = Collection::NodeMetrics.resource();
+        let node_usage = Collection::NODE_METRICS.resource();
         if matches!(extras.node_metrics, Optional::NotGranted) && !out.not_visible.contains(&node_usage) {
             out.not_visible.push(node_usage);
         }
@@ -275,19 +272,4 @@ pub fn assess(extras: Extras, nodes: &mut [NodeHealth], now: jiff::Timestamp) ->
             .collect()
     });
     out
-}
-
-/// What an optional read needs said about it.
-enum Outcome {
-    Fine,
-    NotGranted,
-    Failed(String),
-}
-
-fn outcome<T>(o: &Optional<T>) -> Outcome {
-    match o {
-        Optional::NotGranted => Outcome::NotGranted,
-        Optional::Failed(m) => Outcome::Failed(m.clone()),
-        Optional::Read(_) | Optional::Skipped => Outcome::Fine,
-    }
 }

@@ -3,8 +3,9 @@
 
 use std::fmt::Write;
 
+/// A family's `# TYPE`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Kind {
+pub enum MetricType {
     Gauge,
     Counter,
 }
@@ -27,7 +28,7 @@ impl Sample {
 pub struct Family {
     pub name: String,
     pub help: &'static str,
-    pub kind: Kind,
+    pub kind: MetricType,
     pub samples: Vec<Sample>,
 }
 
@@ -40,7 +41,7 @@ pub const CONTENT_TYPE: &str = "text/plain; version=0.0.4; charset=utf-8";
 pub struct Rendered {
     pub name: String,
     pub help: &'static str,
-    pub kind: Kind,
+    pub kind: MetricType,
     /// The sample lines, each ending in a line feed.
     pub samples: String,
 }
@@ -108,8 +109,8 @@ pub fn join(rendered: Vec<Rendered>) -> String {
             continue;
         }
         let kind = match f.kind {
-            Kind::Gauge => "gauge",
-            Kind::Counter => "counter",
+            MetricType::Gauge => "gauge",
+            MetricType::Counter => "counter",
         };
         let _ = writeln!(out, "# HELP {} {}", f.name, escape_help(f.help));
         let _ = writeln!(out, "# TYPE {} {kind}", f.name);
@@ -134,8 +135,8 @@ pub fn merge(sources: &[&[Rendered]]) -> String {
         .filter_map(|name| {
             let first = sources.iter().flat_map(|s| s.iter()).find(|f| f.name == *name)?;
             let kind = match first.kind {
-                Kind::Gauge => "gauge",
-                Kind::Counter => "counter",
+                MetricType::Gauge => "gauge",
+                MetricType::Counter => "counter",
             };
             Some((*name, format!("# HELP {name} {}\n# TYPE {name} {kind}\n", escape_help(first.help))))
         })
@@ -163,7 +164,7 @@ pub fn merge(sources: &[&[Rendered]]) -> String {
 pub struct Packed {
     pub name: String,
     pub help: &'static str,
-    pub kind: Kind,
+    pub kind: MetricType,
     deflated: Box<[u8]>,
     crc: crc32fast::Hasher,
 }
@@ -238,8 +239,8 @@ pub fn merge_gzip(sources: &[&[Packed]]) -> Vec<u8> {
     let mut crc = crc32fast::Hasher::new();
     for (name, parts) in &groups {
         let kind = match parts[0].kind {
-            Kind::Gauge => "gauge",
-            Kind::Counter => "counter",
+            MetricType::Gauge => "gauge",
+            MetricType::Counter => "counter",
         };
         let header = format!("# HELP {name} {}\n# TYPE {name} {kind}\n", escape_help(parts[0].help));
         out.extend_from_slice(&deflate_fragment(header.as_bytes()));
@@ -306,7 +307,7 @@ mod tests {
         let f = Family {
             name: "x".into(),
             help: "a \\ help\nline",
-            kind: Kind::Gauge,
+            kind: MetricType::Gauge,
             samples: vec![
                 Sample::new(vec![("a", "q\"uo\\te\nnl".into())], 1.0),
                 Sample::new(vec![], 0.25),
@@ -328,7 +329,7 @@ mod tests {
         let f = Family {
             name: "x".into(),
             help: "h",
-            kind: Kind::Gauge,
+            kind: MetricType::Gauge,
             samples: vec![Sample::new(vec![], 1.0), Sample::new(vec![("pod", "a".into()), ("n", "b".into())], 2.0)],
         };
         let led = prerender_led(std::slice::from_ref(&f), Some(("cluster", "e\"dge\n")));
@@ -339,7 +340,7 @@ mod tests {
 
     #[test]
     fn empty_families_are_left_out() {
-        let f = Family { name: "x".into(), help: "h", kind: Kind::Counter, samples: vec![] };
+        let f = Family { name: "x".into(), help: "h", kind: MetricType::Counter, samples: vec![] };
         assert_eq!(encode(&[f]), "");
     }
 
@@ -348,7 +349,7 @@ mod tests {
         let family = |name: &str, cluster: &str, v: f64| Family {
             name: name.into(),
             help: "h",
-            kind: Kind::Gauge,
+            kind: MetricType::Gauge,
             samples: vec![Sample::new(vec![("cluster", cluster.into())], v)],
         };
         let a = prerender(&[family("x", "a", 1.0), family("y", "a", 2.0)]);
@@ -373,7 +374,7 @@ mod tests {
         let family = |name: &str, help: &'static str, n: usize| Family {
             name: name.into(),
             help,
-            kind: if n.is_multiple_of(2) { Kind::Gauge } else { Kind::Counter },
+            kind: if n.is_multiple_of(2) { MetricType::Gauge } else { MetricType::Counter },
             samples: (0..n).map(|i| Sample::new(vec![("pod", format!("p\"{i}"))], i as f64)).collect(),
         };
         let families = vec![family("a", "A \\ help\nwith a line", 3), family("b", "B", 0), family("c", "C", 2)];
@@ -394,7 +395,7 @@ mod tests {
         let family = |name: &str, cluster: &str, lines: usize| Family {
             name: name.into(),
             help: "help \\ with\nescapes",
-            kind: if name == "c" { Kind::Counter } else { Kind::Gauge },
+            kind: if name == "c" { MetricType::Counter } else { MetricType::Gauge },
             samples: (0..lines)
                 .map(|i| {
                     Sample::new(

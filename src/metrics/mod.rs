@@ -7,7 +7,7 @@ pub mod cache;
 pub mod exposition;
 mod objects;
 
-use exposition::{Family, Kind, Packed, Sample, pack, prerender_led};
+use exposition::{Family, MetricType, Packed, Sample, pack, prerender_led};
 
 use crate::collect::{CollectionStat, Cycle};
 use crate::health::{Health, PodHealth};
@@ -25,7 +25,7 @@ pub const EVENT_REASONS_LIMIT: usize = 20;
 pub(crate) struct Generator<T> {
     pub name: &'static str,
     pub help: &'static str,
-    pub kind: Kind,
+    pub kind: MetricType,
     pub samples: fn(&T, &mut Vec<Sample>),
 }
 
@@ -60,7 +60,7 @@ pub fn monitor_families(up: bool, duration: std::time::Duration, stats: &[Collec
     let family = |name: &str, help: &'static str, samples: Vec<Sample>| Family {
         name: format!("{PREFIX}{name}"),
         help,
-        kind: Kind::Gauge,
+        kind: MetricType::Gauge,
         samples,
     };
     vec![
@@ -134,6 +134,7 @@ pub fn render(cycle: &Cycle, health: Option<&Health>) -> String {
 mod tests {
     use super::*;
     use crate::collect::Collection;
+    use crate::collect::kinds::{Kind, cronjob::CronJob, hpa::Hpa, job::Job};
     use std::time::Duration;
 
     #[test]
@@ -142,11 +143,11 @@ mod tests {
         let mut stats: Vec<CollectionStat> = Collection::ALL.iter().map(|&c| stat(c, true)).collect();
         // Jobs refused, node metrics failed, pod metrics not served (no stat), the rest read.
         stats.extend([
-            stat(Collection::ApiServices, true),
-            stat(Collection::NodeMetrics, false),
-            stat(Collection::Hpas, true),
-            stat(Collection::Jobs, false),
-            stat(Collection::CronJobs, true),
+            stat(Collection::APISERVICES, true),
+            stat(Collection::NODE_METRICS, false),
+            stat(Hpa::COLLECTION, true),
+            stat(Job::COLLECTION, false),
+            stat(CronJob::COLLECTION, true),
         ]);
         let text = exposition::encode(&monitor_families(true, Duration::from_secs(1), &stats));
         for (c, ok) in [

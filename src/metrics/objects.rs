@@ -1,6 +1,6 @@
 //! The generator tables: one per kind of object.
 
-use super::exposition::{Kind, Sample};
+use super::exposition::{MetricType, Sample};
 use super::{EVENT_REASONS_LIMIT, Generator};
 use crate::health::batch::CronJobHealth;
 use crate::health::extras::{ApiServiceHealth, HpaHealth};
@@ -25,79 +25,79 @@ pub(super) const CLUSTER: &[Generator<Health>] = &[
     Generator {
         name: "version_info",
         help: "1, labelled with the gitVersion of the API server's /version.",
-        kind: Kind::Gauge,
+        kind: MetricType::Gauge,
         samples: |h, out| out.push(Sample::new(vec![("version", h.version.clone())], 1.0)),
     },
     Generator {
         name: "nodes",
         help: "Nodes.",
-        kind: Kind::Gauge,
+        kind: MetricType::Gauge,
         samples: |h, out| seen_nodes(h, out, h.counts.nodes),
     },
     Generator {
         name: "nodes_ready",
         help: "Nodes whose Ready condition is True.",
-        kind: Kind::Gauge,
+        kind: MetricType::Gauge,
         samples: |h, out| seen_nodes(h, out, h.counts.nodes_ready),
     },
     Generator {
         name: "pods",
         help: "Pods whose phase is not Succeeded.",
-        kind: Kind::Gauge,
+        kind: MetricType::Gauge,
         samples: |h, out| one(out, h.counts.pods),
     },
     Generator {
         name: "pods_running",
         help: "Pods in phase Running.",
-        kind: Kind::Gauge,
+        kind: MetricType::Gauge,
         samples: |h, out| one(out, h.counts.pods_running),
     },
     Generator {
         name: "pods_pending",
         help: "Pods in phase Pending.",
-        kind: Kind::Gauge,
+        kind: MetricType::Gauge,
         samples: |h, out| one(out, h.counts.pods_pending),
     },
     Generator {
         name: "pods_failed",
         help: "Pods in phase Failed.",
-        kind: Kind::Gauge,
+        kind: MetricType::Gauge,
         samples: |h, out| one(out, h.counts.pods_failed),
     },
     Generator {
         name: "pods_crashlooping",
         help: "Pods with a container or init container waiting in CrashLoopBackOff.",
-        kind: Kind::Gauge,
+        kind: MetricType::Gauge,
         samples: |h, out| one(out, h.counts.pods_crashlooping),
     },
     Generator {
         name: "pods_not_ready",
         help: "Running pods whose Ready condition is not True.",
-        kind: Kind::Gauge,
+        kind: MetricType::Gauge,
         samples: |h, out| one(out, h.counts.pods_not_ready),
     },
     Generator {
         name: "pvcs",
         help: "PersistentVolumeClaims.",
-        kind: Kind::Gauge,
+        kind: MetricType::Gauge,
         samples: |h, out| one(out, h.counts.pvcs),
     },
     Generator {
         name: "pvcs_pending",
         help: "PersistentVolumeClaims stuck in Pending: used by a live pod or named by a Warning event.",
-        kind: Kind::Gauge,
+        kind: MetricType::Gauge,
         samples: |h, out| one(out, h.counts.pvcs_pending),
     },
     Generator {
         name: "pods_stuck_terminating",
         help: "Pods being deleted and still there past the end of their grace period.",
-        kind: Kind::Gauge,
+        kind: MetricType::Gauge,
         samples: |h, out| one(out, h.counts.pods_stuck_terminating),
     },
     Generator {
         name: "apiserver_certificate_expiry_timestamp_seconds",
         help: "notAfter of the API server's serving certificate, from the last TLS handshake (also when its verification is skipped), in Unix seconds.",
-        kind: Kind::Gauge,
+        kind: MetricType::Gauge,
         samples: |h, out| {
             if let Some(t) = h.certificates.serving {
                 out.push(Sample::new(vec![], t.as_second() as f64));
@@ -107,7 +107,7 @@ pub(super) const CLUSTER: &[Generator<Health>] = &[
     Generator {
         name: "client_certificate_expiry_timestamp_seconds",
         help: "notAfter of the client certificate DumbMonit authenticates with (kubeconfig client-certificate), in Unix seconds.",
-        kind: Kind::Gauge,
+        kind: MetricType::Gauge,
         samples: |h, out| {
             if let Some(t) = h.certificates.client {
                 out.push(Sample::new(vec![], t.as_second() as f64));
@@ -117,7 +117,7 @@ pub(super) const CLUSTER: &[Generator<Health>] = &[
     Generator {
         name: "job_failed",
         help: "1 when the Job's Failed condition is True, else 0 (optional read of batch/v1 jobs); owner is its CronJob.",
-        kind: Kind::Gauge,
+        kind: MetricType::Gauge,
         samples: |h, out| {
             for (namespace, job, owner, failed) in &h.extras.all_jobs {
                 let labels = vec![("namespace", namespace.clone()), ("job", job.clone()), ("owner", owner.clone())];
@@ -128,13 +128,13 @@ pub(super) const CLUSTER: &[Generator<Health>] = &[
     Generator {
         name: "warning_events",
         help: "Warning events whose last occurrence is within the hour before the cycle.",
-        kind: Kind::Gauge,
+        kind: MetricType::Gauge,
         samples: |h, out| one(out, h.counts.warning_events),
     },
     Generator {
         name: "warning_events_by_reason",
         help: "Warning events of the last hour per reason, for the 20 reasons with the highest counts.",
-        kind: Kind::Gauge,
+        kind: MetricType::Gauge,
         samples: |h, out| {
             for (reason, n) in h.events_by_reason.iter().take(EVENT_REASONS_LIMIT) {
                 out.push(Sample::new(vec![("reason", reason.clone())], *n as f64));
@@ -151,13 +151,13 @@ pub(super) const NODES: &[Generator<NodeHealth>] = &[
     Generator {
         name: "node_ready",
         help: "1 when the node's Ready condition is True, else 0 (False, Unknown or missing).",
-        kind: Kind::Gauge,
+        kind: MetricType::Gauge,
         samples: |n, out| out.push(Sample::new(node(n), flag(n.ready))),
     },
     Generator {
         name: "node_pressure",
         help: "1 when the node's pressure condition (memory, disk, pid, network) is True, else 0; only conditions the node lists.",
-        kind: Kind::Gauge,
+        kind: MetricType::Gauge,
         samples: |n, out| {
             for (condition, on) in &n.pressure {
                 out.push(Sample::new(vec![("node", n.name.clone()), ("condition", condition.clone())], flag(*on)));
@@ -167,13 +167,13 @@ pub(super) const NODES: &[Generator<NodeHealth>] = &[
     Generator {
         name: "node_unschedulable",
         help: "1 when the node is cordoned (spec.unschedulable), else 0.",
-        kind: Kind::Gauge,
+        kind: MetricType::Gauge,
         samples: |n, out| out.push(Sample::new(node(n), flag(n.unschedulable))),
     },
     Generator {
         name: "node_info",
         help: "1, labelled with the node's kubelet version.",
-        kind: Kind::Gauge,
+        kind: MetricType::Gauge,
         samples: |n, out| {
             out.push(Sample::new(vec![("node", n.name.clone()), ("kubelet_version", n.kubelet_version.clone())], 1.0))
         },
@@ -181,31 +181,31 @@ pub(super) const NODES: &[Generator<NodeHealth>] = &[
     Generator {
         name: "node_kubelet_skew",
         help: "1 when the node's kubelet is outside the supported version skew from the API server (newer than it, or more than 3 minor versions older), else 0.",
-        kind: Kind::Gauge,
+        kind: MetricType::Gauge,
         samples: |n, out| out.push(Sample::new(node(n), flag(n.kubelet_skew))),
     },
     Generator {
         name: "node_ready_transitions",
         help: "Times the node's Ready condition changed in the last 15 minutes, across cycles.",
-        kind: Kind::Gauge,
+        kind: MetricType::Gauge,
         samples: |n, out| out.push(Sample::new(node(n), n.ready_transitions as f64)),
     },
     Generator {
         name: "node_cpu_requests_cores",
         help: "CPU requested by the node's pods that are neither Succeeded nor Failed, counted as the scheduler does (init containers, sidecars, overhead), in cores.",
-        kind: Kind::Gauge,
+        kind: MetricType::Gauge,
         samples: |n, out| out.push(Sample::new(node(n), n.requested.cpu_requests as f64 / 1000.0)),
     },
     Generator {
         name: "node_cpu_limits_cores",
         help: "CPU limits of the node's pods that are neither Succeeded nor Failed, in cores (a container without a limit adds nothing).",
-        kind: Kind::Gauge,
+        kind: MetricType::Gauge,
         samples: |n, out| out.push(Sample::new(node(n), n.requested.cpu_limits as f64 / 1000.0)),
     },
     Generator {
         name: "node_cpu_allocatable_cores",
         help: "The node's allocatable CPU (status.allocatable), in cores.",
-        kind: Kind::Gauge,
+        kind: MetricType::Gauge,
         samples: |n, out| {
             if let Some(cpu) = n.allocatable_cpu {
                 out.push(Sample::new(node(n), cpu as f64 / 1000.0));
@@ -215,19 +215,19 @@ pub(super) const NODES: &[Generator<NodeHealth>] = &[
     Generator {
         name: "node_memory_requests_bytes",
         help: "Memory requested by the node's pods that are neither Succeeded nor Failed, counted as the scheduler does, in bytes.",
-        kind: Kind::Gauge,
+        kind: MetricType::Gauge,
         samples: |n, out| out.push(Sample::new(node(n), n.requested.memory_requests as f64)),
     },
     Generator {
         name: "node_memory_limits_bytes",
         help: "Memory limits of the node's pods that are neither Succeeded nor Failed, in bytes (a container without a limit adds nothing).",
-        kind: Kind::Gauge,
+        kind: MetricType::Gauge,
         samples: |n, out| out.push(Sample::new(node(n), n.requested.memory_limits as f64)),
     },
     Generator {
         name: "node_cpu_usage_cores",
         help: "CPU the node uses now, from the Metrics API (metrics.k8s.io), in cores; absent when that API cannot be read.",
-        kind: Kind::Gauge,
+        kind: MetricType::Gauge,
         samples: |n, out| {
             if let Some(cpu) = n.usage_cpu {
                 out.push(Sample::new(node(n), cpu as f64 / 1000.0));
@@ -237,7 +237,7 @@ pub(super) const NODES: &[Generator<NodeHealth>] = &[
     Generator {
         name: "node_memory_usage_bytes",
         help: "Memory the node uses now (working set), from the Metrics API (metrics.k8s.io), in bytes; absent when that API cannot be read.",
-        kind: Kind::Gauge,
+        kind: MetricType::Gauge,
         samples: |n, out| {
             if let Some(memory) = n.usage_memory {
                 out.push(Sample::new(node(n), memory as f64));
@@ -247,7 +247,7 @@ pub(super) const NODES: &[Generator<NodeHealth>] = &[
     Generator {
         name: "node_memory_allocatable_bytes",
         help: "The node's allocatable memory (status.allocatable), in bytes.",
-        kind: Kind::Gauge,
+        kind: MetricType::Gauge,
         samples: |n, out| {
             if let Some(memory) = n.allocatable_memory {
                 out.push(Sample::new(node(n), memory as f64));
@@ -264,31 +264,31 @@ pub(super) const PODS: &[Generator<PodHealth>] = &[
     Generator {
         name: "pod_ready",
         help: "1 when the pod's Ready condition is True, else 0.",
-        kind: Kind::Gauge,
+        kind: MetricType::Gauge,
         samples: |p, out| out.push(Sample::new(pod(p), flag(p.ready))),
     },
     Generator {
         name: "pod_crashlooping",
         help: "1 when a container or init container of the pod waits in CrashLoopBackOff, else 0.",
-        kind: Kind::Gauge,
+        kind: MetricType::Gauge,
         samples: |p, out| out.push(Sample::new(pod(p), flag(p.crashlooping))),
     },
     Generator {
         name: "pod_pending",
         help: "1 when the pod is in phase Pending, else 0.",
-        kind: Kind::Gauge,
+        kind: MetricType::Gauge,
         samples: |p, out| out.push(Sample::new(pod(p), flag(p.pending))),
     },
     Generator {
         name: "pod_restarts",
         help: "Restarts of the pod's containers and init containers (sum of restartCount).",
-        kind: Kind::Counter,
+        kind: MetricType::Counter,
         samples: |p, out| out.push(Sample::new(pod(p), p.restarts as f64)),
     },
     Generator {
         name: "pod_terminating_seconds",
         help: "Seconds since the pod's deletionTimestamp (the end of its grace period), for pods still there past it.",
-        kind: Kind::Gauge,
+        kind: MetricType::Gauge,
         samples: |p, out| {
             if let Some(seconds) = p.terminating {
                 out.push(Sample::new(pod(p), seconds as f64));
@@ -298,7 +298,7 @@ pub(super) const PODS: &[Generator<PodHealth>] = &[
     Generator {
         name: "pod_blocked",
         help: "1 while a container waits for a reason other than starting or CrashLoopBackOff; reason is that waiting reason.",
-        kind: Kind::Gauge,
+        kind: MetricType::Gauge,
         samples: |p, out| {
             for reason in &p.blocked {
                 let mut labels = pod(p);
@@ -317,25 +317,25 @@ pub(super) const WORKLOADS: &[Generator<WorkloadHealth>] = &[
     Generator {
         name: "workload_desired",
         help: "Desired replicas: spec.replicas (absent: 1), or desiredNumberScheduled for a DaemonSet.",
-        kind: Kind::Gauge,
+        kind: MetricType::Gauge,
         samples: |w, out| out.push(Sample::new(workload(w), w.desired as f64)),
     },
     Generator {
         name: "workload_ready",
         help: "Ready replicas: status.readyReplicas, or numberReady for a DaemonSet.",
-        kind: Kind::Gauge,
+        kind: MetricType::Gauge,
         samples: |w, out| out.push(Sample::new(workload(w), w.ready as f64)),
     },
     Generator {
         name: "workload_unavailable",
         help: "max(desired - available, 0).",
-        kind: Kind::Gauge,
+        kind: MetricType::Gauge,
         samples: |w, out| out.push(Sample::new(workload(w), w.unavailable as f64)),
     },
     Generator {
         name: "workload_rollout_stuck",
         help: "1 when the rollout is stuck: a Deployment's Progressing condition is False with reason ProgressDeadlineExceeded, or a StatefulSet's or DaemonSet's update has not progressed for 15 minutes; else 0.",
-        kind: Kind::Gauge,
+        kind: MetricType::Gauge,
         samples: |w, out| out.push(Sample::new(workload(w), flag(w.rollout_stuck))),
     },
 ];
@@ -348,7 +348,7 @@ pub(super) const CRONJOBS: &[Generator<CronJobHealth>] = &[
     Generator {
         name: "cronjob_last_schedule_age_seconds",
         help: "Seconds since the CronJob's status.lastScheduleTime, for CronJobs not suspended (optional read of batch/v1 cronjobs).",
-        kind: Kind::Gauge,
+        kind: MetricType::Gauge,
         samples: |c, out| {
             if let Some(age) = c.last_schedule_age {
                 out.push(Sample::new(cronjob(c), age as f64));
@@ -358,7 +358,7 @@ pub(super) const CRONJOBS: &[Generator<CronJobHealth>] = &[
     Generator {
         name: "cronjob_schedule_interval_seconds",
         help: "Seconds from the CronJob's last schedule to the run its schedule (and time zone) gives next: its period there. KubernetesCronJobMissed fires past twice this.",
-        kind: Kind::Gauge,
+        kind: MetricType::Gauge,
         samples: |c, out| {
             if let (Some(interval), Some(_)) = (c.interval, c.last_schedule_age) {
                 out.push(Sample::new(cronjob(c), interval as f64));
@@ -375,13 +375,13 @@ pub(super) const PVCS: &[Generator<PvcHealth>] = &[
     Generator {
         name: "pvc_pending",
         help: "1 when the claim is Pending and used by a live pod or named by a Warning event (stuck), else 0.",
-        kind: Kind::Gauge,
+        kind: MetricType::Gauge,
         samples: |c, out| out.push(Sample::new(pvc(c), flag(c.stuck))),
     },
     Generator {
         name: "pvc_bound",
         help: "1 when the claim is Bound, else 0.",
-        kind: Kind::Gauge,
+        kind: MetricType::Gauge,
         samples: |c, out| out.push(Sample::new(pvc(c), flag(c.bound))),
     },
 ];
@@ -389,7 +389,7 @@ pub(super) const PVCS: &[Generator<PvcHealth>] = &[
 pub(super) const APISERVICES: &[Generator<ApiServiceHealth>] = &[Generator {
     name: "apiservice_available",
     help: "1 when the aggregated APIService's Available condition is True, else 0; `service` is the namespace/name it points to.",
-    kind: Kind::Gauge,
+    kind: MetricType::Gauge,
     samples: |a, out| {
         out.push(Sample::new(vec![("apiservice", a.name.clone()), ("service", a.service.clone())], flag(a.available)))
     },
@@ -403,13 +403,13 @@ pub(super) const HPAS: &[Generator<HpaHealth>] = &[
     Generator {
         name: "hpa_scaling_active",
         help: "1 when the HorizontalPodAutoscaler's ScalingActive condition is True (it can compute a replica count), else 0.",
-        kind: Kind::Gauge,
+        kind: MetricType::Gauge,
         samples: |h, out| out.push(Sample::new(hpa(h), flag(h.scaling_active))),
     },
     Generator {
         name: "hpa_at_max",
         help: "1 when the HorizontalPodAutoscaler runs at its maxReplicas and cannot scale out further, else 0.",
-        kind: Kind::Gauge,
+        kind: MetricType::Gauge,
         samples: |h, out| out.push(Sample::new(hpa(h), flag(h.at_max))),
     },
 ];

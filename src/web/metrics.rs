@@ -11,7 +11,7 @@ use bytes::Bytes;
 
 use crate::board::Board;
 use crate::metrics::cache::{Exposition, ExpositionKey as Key};
-use crate::metrics::exposition::{Family, Kind, Packed, Sample, merge_gzip, pack, prerender};
+use crate::metrics::exposition::{Family, MetricType, Packed, Sample, merge_gzip, pack, prerender};
 
 /// The current /metrics text.
 pub fn current(board: &Arc<Board>) -> Arc<Exposition> {
@@ -37,7 +37,7 @@ fn join(board: &Board, key: Key) -> Bytes {
     let counter = |name: &str, help: &'static str, values: &std::collections::HashMap<String, u64>| Family {
         name: name.into(),
         help,
-        kind: Kind::Counter,
+        kind: MetricType::Counter,
         samples: names
             .iter()
             .map(|n| Sample::new(vec![("notifier", n.clone())], values.get(n).copied().unwrap_or(0) as f64))
@@ -53,7 +53,7 @@ fn join(board: &Board, key: Key) -> Bytes {
         Family {
             name: "dumbmonit_notifications_queued".into(),
             help: "Notifications waiting in the outbox.",
-            kind: Kind::Gauge,
+            kind: MetricType::Gauge,
             samples: vec![Sample::new(vec![], key.queued as f64)],
         },
     ]));

@@ -244,7 +244,7 @@ mod tests {
     const INTERVAL: Duration = Duration::from_secs(60);
 
     fn error(kind: ReadErrorKind) -> ReadError {
-        ReadError { address: "https://h".into(), collection: Collection::Pods, kind }
+        ReadError { address: "https://h".into(), collection: Collection::PODS, kind }
     }
 
     fn gone() -> ReadError {

@@ -34,6 +34,7 @@ use serde_json::value::RawValue;
 use tokio::sync::Notify;
 use tokio::task::JoinHandle;
 
+use super::kinds::Kind;
 use super::logged::{self, Applied};
 use super::{CycleOptions, Event, FromApi, Node, Pod, Pvc, ReadList, ReadOptions, from_api, optional, read, workloads};
 use crate::collection::{Collection, Follow};
@@ -64,21 +65,34 @@ pub const BOOKMARK_INTERVAL: Duration = Duration::from_secs(60);
 /// more often.
 pub const TEST_BOOKMARK_ENV: &str = "DUMBMONIT_TEST_BOOKMARK_INTERVAL";
 
-/// The collections watch mode follows (the table's [`Follow`]), with the field selector each
-/// is read with (the same as a LIST cycle's). `/version` and the Metrics API stay reads of each
-/// cycle.
-fn followed(ignored_namespaces: &[String]) -> Vec<(Collection, Option<String>)> {
-    let skip = field_selector(None, ignored_namespaces);
-    Collection::EVERY
-        .into_iter()
-        .filter_map(|c| match c.about().follow {
-            Follow::No => None,
-            Follow::Whole => Some((c, None)),
-            Follow::OutsideIgnored => Some((c, skip.clone())),
-            Follow::Warnings => Some((c, Some("type=Warning".to_string()))),
-        })
-        .collect()
+/// Whether watch mode follows `c` (its row's [`Follow`]), and if so with which field selector
+/// (the same as a LIST cycle's; `skip` leaves out the ignored namespaces). `/version` and the
+/// Metrics API stay reads of each cycle.
+fn followed(c: Collection, skip: &Option<String>) -> Option<Option<String>> {
+    match c.about().follow {
+        Follow::No => None,
+        Follow::Whole => Some(None),
+        Follow::OutsideIgnored => Some(skip.clone()),
+        Follow::Warnings => Some(Some("type=Warning".to_string())),
+    }
 }
+
+/// Follows one collection into a store of its records.
+type Spawn = fn(&mut Follower, Collection, Option<String>);
+
+macro_rules! spawn_kinds {
+    ($($(#[$m:meta])* $field:ident: $ty:ty),* $(,)?) => {
+        impl Follower {
+            /// Follows each kind of the registry that watch mode follows.
+            fn spawn_kinds(&mut self, skip: &Option<String>) {
+                $( $(#[$m])* if let Some(selector) = followed(<$ty as Kind>::COLLECTION, skip) {
+                    self.spawn::<$ty>(<$ty as Kind>::COLLECTION, selector);
+                } )*
+            }
+        }
+    };
+}
+super::kinds::registry!(spawn_kinds);
 
 /// One cluster followed by list-then-watch. Dropping it stops every watch.
 pub struct Follower {
@@ -155,22 +169,26 @@ impl Follower {
             ignored: options.ignored_namespaces.clone(),
             version: Mutex::new(None),
         };
-        for (c, selector) in followed(&options.ignored_namespaces) {
-            match c {
-                Collection::Nodes => f.spawn::<Node>(c, selector),
-                Collection::Pods => f.spawn::<Pod>(c, selector),
-                Collection::Deployments | Collection::StatefulSets => f.spawn::<workloads::Replicated>(c, selector),
-                Collection::DaemonSets => f.spawn::<workloads::Daemon>(c, selector),
-                Collection::PersistentVolumeClaims => f.spawn::<Pvc>(c, selector),
-                Collection::Events => f.spawn::<Event>(c, selector),
-                Collection::ApiServices => f.spawn::<optional::ApiService>(c, selector),
-                Collection::Hpas => f.spawn::<optional::Hpa>(c, selector),
-                Collection::Jobs => f.spawn::<optional::Job>(c, selector),
-                Collection::CronJobs => f.spawn::<optional::CronJob>(c, selector),
-                _ => unreachable!("only the collections above are followed"),
+        let skip = field_selector(None, &options.ignored_namespaces);
+        // The core and the APIServices, each with its record (the kinds follow from the
+        // registry); `/version` and the Metrics API are not followed.
+        let named: [(Collection, Spawn); 8] = [
+            (Collection::NODES, Follower::spawn::<Node>),
+            (Collection::PODS, Follower::spawn::<Pod>),
+            (Collection::DEPLOYMENTS, Follower::spawn::<workloads::Replicated>),
+            (Collection::STATEFULSETS, Follower::spawn::<workloads::Replicated>),
+            (Collection::DAEMONSETS, Follower::spawn::<workloads::Daemon>),
+            (Collection::PVCS, Follower::spawn::<Pvc>),
+            (Collection::EVENTS, Follower::spawn::<Event>),
+            (Collection::APISERVICES, Follower::spawn::<optional::ApiService>),
+        ];
+        for (c, spawn) in named {
+            if let Some(selector) = followed(c, &skip) {
+                spawn(&mut f, c, selector);
             }
         }
-        for c in [Collection::PodMetrics, Collection::NodeMetrics] {
+        f.spawn_kinds(&skip);
+        for c in [Collection::POD_METRICS, Collection::NODE_METRICS] {
             f.stores.insert(c, Arc::new(Store::<optional::Usage>::not_followed()));
         }
         f
@@ -215,14 +233,14 @@ impl Follower {
     pub fn read_every_interval(&self) -> Vec<Collection> {
         let mut out: Vec<Collection> =
             self.stores.iter().filter(|(_, s)| s.every_interval()).map(|(c, _)| *c).collect();
-        out.sort();
+        out.sort_by_key(|c| super::kinds::rank(*c));
         out
     }
 
     /// The collections whose last watch the server sent in protobuf.
     pub fn in_protobuf(&self) -> Vec<Collection> {
         let mut out: Vec<Collection> = self.stores.iter().filter(|(_, s)| s.protobuf()).map(|(c, _)| *c).collect();
-        out.sort();
+        out.sort_by_key(|c| super::kinds::rank(*c));
         out
     }
 }

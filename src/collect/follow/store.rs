@@ -287,11 +287,8 @@ mod tests {
     async fn a_broken_watch_fails_the_cycle_only_past_the_interval() {
         let store = Store::<Pvc>::new();
         store.replace(BTreeMap::new());
-        let error = ReadError {
-            address: "https://h".into(),
-            collection: Collection::PersistentVolumeClaims,
-            kind: ReadErrorKind::Refused,
-        };
+        let error =
+            ReadError { address: "https://h".into(), collection: Collection::PVCS, kind: ReadErrorKind::Refused };
         store.broken(error.clone());
         assert!(store.take(Duration::from_secs(60)).await.unwrap().is_ok(), "broken for less than the interval");
         assert_eq!(store.take(Duration::ZERO).await.unwrap().unwrap_err(), error);

@@ -111,7 +111,7 @@ impl ClusterForm {
         if namespaces.len() > crate::config::MAX_NAMESPACES {
             return Err(FormError::TooManyNamespaces { count: namespaces.len() });
         }
-        if let Some(value) = namespaces.iter().find(|n| crate::rbac::check_name("", n).is_err()) {
+        if let Some(value) = namespaces.iter().find(|n| crate::kube::check_name("", n).is_err()) {
             return Err(FormError::Namespace { value: value.clone() });
         }
         let watch = !agent && self.watch.is_some();
