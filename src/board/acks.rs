@@ -4,12 +4,10 @@
 //! rules then hold it with the alert: no escalation, no re-telling, gone when the alert resolves.
 
 use std::collections::HashMap;
-use std::sync::Arc;
-use std::sync::atomic::Ordering;
 
 use jiff::{SignedDuration, Timestamp};
 
-use super::Board;
+use super::Quieting;
 use crate::notify::payload::fingerprint;
 use crate::rules::{Acknowledgement, Alert, Transition, TransitionState};
 use crate::state::{AuditEntry, StateError};
@@ -35,15 +33,7 @@ pub enum AckError {
     CommentTooLong { len: usize, most: usize },
 }
 
-impl Board {
-    /// The active alert with this fingerprint, and its cluster's name.
-    pub fn alert_by_fingerprint(&self, print: &str) -> Option<(String, Alert)> {
-        let views = self.clusters.read().expect("board lock");
-        views.iter().find_map(|c| {
-            c.alerts.iter().find(|a| fingerprint(&a.labels) == print).map(|a| (c.name.clone(), a.clone()))
-        })
-    }
-
+impl Quieting {
     /// Acknowledges the firing alert with this fingerprint, for `who`, with a comment; gives its
     /// cluster's name and the acknowledgement.
     pub fn acknowledge(&self, print: &str, who: &str, comment: &str) -> Result<(String, Acknowledgement), AckError> {
@@ -51,7 +41,7 @@ impl Board {
         if comment.len() > crate::silence::MAX_COMMENT {
             return Err(AckError::CommentTooLong { len: comment.len(), most: crate::silence::MAX_COMMENT });
         }
-        let Some((cluster, alert)) = self.alert_by_fingerprint(print) else {
+        let Some((cluster, alert)) = self.views.alert_by_fingerprint(print) else {
             return Err(AckError::NoAlert { fingerprint: print.to_string() });
         };
         if !alert.firing() {
@@ -84,24 +74,7 @@ impl Board {
             pending.insert(print.to_string(), (alert.active_at, ack.clone()));
         }
         // Shown at once; the next cycle holds it with the alert.
-        {
-            let mut views = self.clusters.write().expect("board lock");
-            if let Some(c) = views.iter_mut().find(|c| c.name == cluster) {
-                let alerts = c
-                    .alerts
-                    .iter()
-                    .map(|a| {
-                        let mut a = a.clone();
-                        if fingerprint(&a.labels) == print {
-                            a.acknowledged = Some(ack.clone());
-                        }
-                        a
-                    })
-                    .collect();
-                c.alerts = Arc::new(alerts);
-            }
-        }
-        self.generation.fetch_add(1, Ordering::SeqCst);
+        self.views.acknowledged(&cluster, print, &ack);
         Ok((cluster, ack))
     }
 

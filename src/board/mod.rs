@@ -2,8 +2,7 @@
 //! by the pages, the JSON API, /metrics and the agents' door. It sits below both `serve` (which
 //! fills it) and `web` (which reads it), so that neither imports the other.
 
-use std::collections::HashMap;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, RwLock};
 use std::time::{Duration, Instant};
 
@@ -15,18 +14,21 @@ use crate::clock::words;
 use crate::collect::CollectionStat;
 use crate::health::{Grade, Health};
 use crate::lang::Lang;
-use crate::metrics::cache::ExpositionCache;
 use crate::metrics::exposition::Packed;
 use crate::notify::worker::{Counters, NotifierSet};
 use crate::rules::{Alert, RuleState, Transition};
-use crate::state::{AuditEntry, HistoryPoint, StateError, Store, StoredCluster};
+use crate::state::{HistoryPoint, StateError, Store};
 use crate::wire::{Report, Settings};
 
 mod acks;
+mod pages;
 mod quiet;
+mod views;
 
 pub use acks::AckError;
-pub use quiet::{NotApplied, QuietError, cluster_of};
+pub use pages::PageClusters;
+pub use quiet::{NotApplied, QuietError, Quieting, cluster_of};
+pub use views::Views;
 
 /// Starts the web side on the board, at the listen address, over TLS when `[tls]` is given.
 /// `serve` is given `web::start` by its caller, so that it never imports `web`, which sits above it.
@@ -191,7 +193,12 @@ pub struct Persistence {
 
 /// Everything the web side reads, kept up to date by the cluster tasks.
 pub struct Board {
-    clusters: RwLock<Vec<ClusterView>>,
+    /// The views of the clusters, and the agents' doors.
+    views: Arc<views::Views>,
+    /// What keeps the notifiers quiet: silences, windows and acknowledgements.
+    quieting: quiet::Quieting,
+    /// The clusters added on the pages.
+    page_clusters: pages::PageClusters,
     /// The state database, shared with the delivery worker.
     store: Arc<Mutex<Store>>,
     /// A second connection for the pages' queries: in WAL mode they never wait for a cycle's
@@ -209,31 +216,11 @@ pub struct Board {
     protection: RwLock<Arc<Protection>>,
     notifiers: NotifierSet,
     ready: AtomicBool,
-    /// Changes whenever a view does, so that what is derived from all views can be cached.
-    generation: AtomicU64,
-    /// The last /metrics text, kept while nothing it depends on changes.
-    exposition: Arc<ExpositionCache>,
-    /// Where each agent's reports go, by cluster.
-    agents: RwLock<HashMap<String, Door>>,
     /// How late cycles start and how long their state takes to save, recently.
     timings: Mutex<Timings>,
     /// Seals the tokens of clusters added on the pages and signs the forms' CSRF tokens; None
     /// when `secret_key_file` could not be read or made (the pages then change nothing).
     secret_key: Option<Arc<crate::secret::SecretKey>>,
-    /// Told when a cluster is added, changed or removed on the pages.
-    clusters_changed: tokio::sync::Notify,
-    /// How many changes the pages made, and up to which one serve has applied.
-    changes_made: AtomicU64,
-    changes_applied: tokio::sync::watch::Sender<u64>,
-    /// What keeps the notifiers quiet: the file's silences and windows, and those made through
-    /// the API or the pages (`quiet`).
-    quiet: RwLock<quiet::Parts>,
-    /// Counts the changes of what is quiet, so that the clusters' tasks see them at once.
-    quiet_changed: tokio::sync::watch::Sender<u64>,
-    /// The cycles' clock (the stepped one in tests): the time of the API's changes.
-    clock: std::sync::OnceLock<crate::clock::Clock>,
-    /// Acknowledgements not yet taken by their cluster's cycle (`acks`).
-    acks: Mutex<acks::Pending>,
 }
 
 /// The most recent samples of two durations, in seconds: how late each cycle started after its
@@ -277,8 +264,11 @@ impl Board {
         secret_key: Option<Arc<crate::secret::SecretKey>>,
         counters: Arc<Mutex<Counters>>,
     ) -> Board {
+        let views = Arc::new(views::Views::default());
         Board {
-            clusters: RwLock::new(Vec::new()),
+            quieting: quiet::Quieting::new(store.clone(), notifiers.clone(), views.clone()),
+            page_clusters: pages::PageClusters::new(store.clone(), secret_key.clone()),
+            views,
             store,
             reader: Mutex::new(reader),
             state_error,
@@ -289,19 +279,35 @@ impl Board {
             protection: RwLock::new(Arc::new(protection)),
             notifiers,
             ready: AtomicBool::new(false),
-            generation: AtomicU64::new(0),
-            exposition: Arc::default(),
-            agents: RwLock::new(HashMap::new()),
             timings: Mutex::new(Timings::default()),
             secret_key,
-            clusters_changed: tokio::sync::Notify::new(),
-            changes_made: AtomicU64::new(0),
-            changes_applied: tokio::sync::watch::Sender::new(0),
-            quiet: RwLock::new(quiet::Parts::default()),
-            quiet_changed: tokio::sync::watch::Sender::new(0),
-            clock: std::sync::OnceLock::new(),
-            acks: Mutex::default(),
         }
+    }
+
+    /// The views of the clusters (the pages, the API and /metrics read them; the cycles
+    /// publish into them), and the agents' doors.
+    pub fn views(&self) -> &views::Views {
+        &self.views
+    }
+
+    /// What keeps the notifiers quiet: silences, maintenance windows, acknowledgements.
+    pub fn quieting(&self) -> &quiet::Quieting {
+        &self.quieting
+    }
+
+    /// The clusters added on the pages.
+    pub fn page_clusters(&self) -> &pages::PageClusters {
+        &self.page_clusters
+    }
+
+    /// The cycles' clock: set once, by `serve`, before the first cycle.
+    pub fn set_clock(&self, clock: crate::clock::Clock) {
+        self.quieting.set_clock(clock);
+    }
+
+    /// Now, on the cycles' clock (see [`quiet::Quieting::now`]).
+    pub fn now(&self) -> Timestamp {
+        self.quieting.now()
     }
 
     pub fn set_ready(&self) {
@@ -314,97 +320,6 @@ impl Board {
 
     pub fn notifiers(&self) -> &NotifierSet {
         &self.notifiers
-    }
-
-    /// Opens (or re-keys) the door of an agent's cluster.
-    pub fn open_door(&self, cluster: &str, door: Door) {
-        self.agents.write().expect("agents lock").insert(cluster.to_string(), door);
-    }
-
-    /// The clusters added on the pages, none without the secret key. One whose settings cannot
-    /// be read is left out, and said; one whose token cannot be unsealed (another key, a
-    /// damaged row) says why in its `token`.
-    pub fn stored_clusters(&self) -> Vec<StoredCluster> {
-        let Some(key) = &self.secret_key else { return Vec::new() };
-        let rows = match self.store.lock().expect("store lock").stored_clusters(key) {
-            Ok(rows) => rows,
-            Err(e) => {
-                unreadable_page_clusters(&e);
-                return Vec::new();
-            }
-        };
-        rows.into_iter()
-            .filter_map(|row| {
-                row.map_err(|e| {
-                    tracing::error!(target: TARGET, cluster = e.name, error = %e.source, "{e}");
-                })
-                .ok()
-            })
-            .collect()
-    }
-
-    /// The cluster of the pages named so (only its token is unsealed); None without the
-    /// secret key.
-    pub fn stored_cluster(&self, name: &str) -> Option<StoredCluster> {
-        let key = self.secret_key.as_ref()?;
-        match self.store.lock().expect("store lock").stored_cluster(key, name) {
-            Ok(found) => found,
-            Err(e) => {
-                unreadable_page_clusters(&e);
-                None
-            }
-        }
-    }
-
-    /// Adds or replaces a cluster of the pages (its token sealed) with its audit entry, and
-    /// tells `serve`. Fails without the secret key.
-    pub fn save_page_cluster(
-        &self,
-        name: &str,
-        settings: &crate::config::PageSettings,
-        token: &str,
-        entry: &AuditEntry,
-    ) -> Result<Change, NotStored> {
-        let key = self.secret_key.as_ref().ok_or(NotStored::NoKey)?;
-        self.store.lock().expect("store lock").store_cluster(key, name, settings, token, entry)?;
-        Ok(self.tell_serve())
-    }
-
-    /// Removes a cluster of the pages with its audit entry, and tells `serve`; None when none
-    /// has that name.
-    pub fn remove_page_cluster(&self, name: &str, entry: &AuditEntry) -> Result<Option<Change>, StateError> {
-        let removed = self.store.lock().expect("store lock").remove_page_cluster(name, entry)?;
-        Ok(removed.then(|| self.tell_serve()))
-    }
-
-    /// Counts a stored change and wakes `serve`.
-    fn tell_serve(&self) -> Change {
-        let change = Change(self.changes_made.fetch_add(1, Ordering::SeqCst) + 1);
-        self.clusters_changed.notify_one();
-        change
-    }
-
-    /// Waits until a cluster is added, changed or removed on the pages; gives the last change
-    /// made, which `serve` applies with what it reads of the store now.
-    pub async fn page_clusters_changed(&self) -> Change {
-        self.clusters_changed.notified().await;
-        Change(self.changes_made.load(Ordering::SeqCst))
-    }
-
-    /// `serve` watches the clusters as of `change`.
-    pub fn page_clusters_applied(&self, change: Change) {
-        self.changes_applied.send_if_modified(|applied| {
-            let newer = change.0 > *applied;
-            *applied = (*applied).max(change.0);
-            newer
-        });
-    }
-
-    /// Waits (at most `bound`) until `serve` watches the clusters as of `change`, so that the
-    /// page answering a change shows it; false when it did not within `bound`.
-    pub async fn applied(&self, change: Change, bound: Duration) -> bool {
-        let mut applied = self.changes_applied.subscribe();
-        tokio::time::timeout(bound, applied.wait_for(|a| *a >= change.0)).await.is_ok_and(|r| r.is_ok())
     }
 
     /// The secret key, which seals the pages' tokens and signs their sessions and forms; the
@@ -421,11 +336,6 @@ impl Board {
     /// The delivery worker's counters, now.
     pub fn counters(&self) -> Counters {
         self.counters.lock().expect("counters lock").clone()
-    }
-
-    /// The /metrics text kept.
-    pub fn exposition(&self) -> &Arc<ExpositionCache> {
-        &self.exposition
     }
 
     /// Adds to the timings.
@@ -468,19 +378,6 @@ impl Board {
         self.notifiers.read().expect("notifiers lock").clone()
     }
 
-    /// Closes the doors of the clusters `keep` does not name.
-    pub fn keep_doors(&self, keep: impl Fn(&str) -> bool) {
-        self.agents.write().expect("agents lock").retain(|name, _| keep(name));
-    }
-
-    pub fn clusters(&self) -> Vec<ClusterView> {
-        self.clusters.read().expect("board lock").clone()
-    }
-
-    pub fn cluster(&self, name: &str) -> Option<ClusterView> {
-        self.clusters.read().expect("board lock").iter().find(|c| c.name == name).cloned()
-    }
-
     /// Why the state is not being saved, if it is not: said on every page.
     pub fn persistence_problem(&self) -> Option<String> {
         let now = self.persist_error.lock().expect("persist lock").clone();
@@ -513,86 +410,6 @@ impl Board {
 
     pub fn notifier_names(&self) -> Vec<String> {
         self.notifiers.read().expect("notifiers lock").iter().map(|n| n.name.clone()).collect()
-    }
-
-    fn update(&self, name: &str, f: impl FnOnce(&mut ClusterView)) {
-        let mut clusters = self.clusters.write().expect("board lock");
-        if let Some(v) = clusters.iter_mut().find(|c| c.name == name) {
-            f(v);
-        }
-        self.generation.fetch_add(1, Ordering::SeqCst);
-    }
-
-    /// A cluster's alerts and last cycle as saved, shown until its first cycle here.
-    pub fn restored(&self, name: &str, alerts: Arc<Vec<Alert>>, last_cycle: Option<Timestamp>) {
-        self.update(name, |v| {
-            v.alerts = alerts;
-            v.last_cycle = v.last_cycle.or(last_cycle);
-        });
-    }
-
-    /// Shows a cycle: one write.
-    pub fn publish(&self, name: &str, p: Publication) {
-        self.update(name, |v| {
-            v.last_cycle = Some(p.time);
-            v.up = p.error.is_none();
-            v.cycle_duration = p.duration;
-            v.stats = p.stats;
-            v.alerts = p.alerts;
-            v.own = p.own;
-            if let Some(objects) = p.objects {
-                v.objects = objects;
-            }
-            if let Some((address, agent)) = p.agent {
-                v.address = address;
-                v.agent = Some(agent);
-            }
-            match p.health {
-                Some(h) => {
-                    v.health = Some(h);
-                    v.last_good = Some(p.time);
-                    v.error = None;
-                }
-                None => v.error = p.error,
-            }
-        });
-    }
-
-    /// Changes whenever a cluster's view does.
-    pub fn generation(&self) -> u64 {
-        self.generation.load(Ordering::SeqCst)
-    }
-
-    /// Each cluster's series, in order: its objects', then its own.
-    pub fn packed_series(&self) -> Vec<Arc<Vec<Packed>>> {
-        self.clusters.read().expect("board lock").iter().flat_map(|c| [c.objects.clone(), c.own.clone()]).collect()
-    }
-
-    /// Keeps the views of `order` (new ones empty), in that order.
-    pub fn arrange(&self, order: &[Arranged]) {
-        let mut clusters = self.clusters.write().expect("board lock");
-        let mut old: HashMap<String, ClusterView> = clusters.drain(..).map(|c| (c.name.clone(), c)).collect();
-        *clusters = order
-            .iter()
-            .map(|Arranged { name, address, agent, from_pages }| {
-                let mut v = old.remove(name).unwrap_or_else(|| ClusterView::new(name, address));
-                v.from_pages = *from_pages;
-                match (agent, &v.agent) {
-                    (false, _) => {
-                        v.address = address.clone();
-                        v.agent = None;
-                    }
-                    (true, None) => {
-                        v.address = address.clone();
-                        v.agent = Some(AgentView::default());
-                    }
-                    // The address the agent reported stays.
-                    (true, Some(_)) => {}
-                }
-                v
-            })
-            .collect();
-        self.generation.fetch_add(1, Ordering::SeqCst);
     }
 }
 
@@ -632,34 +449,6 @@ pub enum Knock {
     WrongToken,
     /// No cluster of that name is read through an agent here.
     NotConfigured(String),
-}
-
-impl Board {
-    /// Finds the agent's cluster: by name when the agent gives one, else by token. Every token
-    /// is compared, in constant time, whatever matches.
-    pub fn knock(&self, cluster: Option<&str>, token: &str) -> Knock {
-        let doors = self.agents.read().expect("agents lock");
-        if token.is_empty() {
-            return Knock::WrongToken;
-        }
-        // Every door is tried, the named one or not: a wrong token learns nothing of which
-        // clusters are read through an agent (401 for any name), a valid one of another
-        // cluster is told that the name is not one (404).
-        let (mut named, mut any) = (None, false);
-        for (name, door) in doors.iter() {
-            // A door whose token file could not be read has no token, and opens to none.
-            let same = !door.token.is_empty() && crate::auth::constant_time_eq(door.token.as_bytes(), token.as_bytes());
-            any |= same;
-            if same && cluster.is_none_or(|c| c == name) {
-                named = Some(door);
-            }
-        }
-        match (named, cluster) {
-            (Some(d), _) => Knock::Open { settings: d.settings.clone(), inbox: d.inbox.clone() },
-            (None, Some(name)) if any && !doors.contains_key(name) => Knock::NotConfigured(name.to_string()),
-            (None, _) => Knock::WrongToken,
-        }
-    }
 }
 
 impl AgentView {

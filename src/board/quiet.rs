@@ -4,13 +4,15 @@
 //! clusters' tasks are told of each change, so that an alert a change unmutes is told at once.
 
 use std::sync::Arc;
-use std::sync::atomic::Ordering;
 
 use jiff::{SignedDuration, Timestamp};
 
-use super::{Board, TARGET};
+use super::TARGET;
+use super::views::Views;
 use crate::clock::Clock;
 use crate::logs::shortened;
+use crate::notify::worker::NotifierSet;
+use crate::rules::Transition;
 use crate::silence::cost::{MAX_SILENCES, TOTAL_BUDGET, bytes_of, size};
 use crate::silence::maintenance::{API, WindowError};
 use crate::silence::postable::{
@@ -18,6 +20,7 @@ use crate::silence::postable::{
     window_json,
 };
 use crate::silence::{MAX_COMMENT, MAX_CREATED_BY, MAX_WINDOWS, Quiet, Silence, SilenceState, Window};
+use crate::state::Store;
 use crate::state::{AuditEntry, Kept, QuietKind, StateError};
 
 /// The parts, and what the cycles read: all of them together.
@@ -174,7 +177,37 @@ pub fn cluster_of(s: &Silence) -> String {
         .unwrap_or_default()
 }
 
-impl Board {
+/// What keeps the notifiers quiet, and the acknowledgements waiting for their cycles.
+pub struct Quieting {
+    /// The file's silences and windows and those made through the API or the pages.
+    parts: std::sync::RwLock<Parts>,
+    /// Counts the changes of what is quiet, so that the clusters' tasks see them at once.
+    told: tokio::sync::watch::Sender<u64>,
+    /// The cycles' clock (the stepped one in tests): the time of the API's changes.
+    clock: std::sync::OnceLock<Clock>,
+    /// Acknowledgements not yet taken by their cluster's cycle (`acks`).
+    pub(super) acks: std::sync::Mutex<super::acks::Pending>,
+    /// Where silences, windows and acknowledgements are kept and audited.
+    pub(super) store: Arc<std::sync::Mutex<Store>>,
+    /// The notifiers: Alertmanager's silences' home, and who hears of an acknowledgement.
+    notifiers: NotifierSet,
+    /// The views: shown at once, and the latest cycle's time on the stepped clock.
+    pub(super) views: Arc<Views>,
+}
+
+impl Quieting {
+    pub(super) fn new(store: Arc<std::sync::Mutex<Store>>, notifiers: NotifierSet, views: Arc<Views>) -> Quieting {
+        Quieting {
+            parts: std::sync::RwLock::new(Parts::default()),
+            told: tokio::sync::watch::Sender::new(0),
+            clock: std::sync::OnceLock::new(),
+            acks: std::sync::Mutex::default(),
+            store,
+            notifiers,
+            views,
+        }
+    }
+
     /// The cycles' clock: set once, by `serve`, before the first cycle.
     pub fn set_clock(&self, clock: Clock) {
         let _ = self.clock.set(clock);
@@ -185,32 +218,35 @@ impl Board {
     pub fn now(&self) -> Timestamp {
         match self.clock.get().copied().unwrap_or(Clock::Wall) {
             Clock::Wall => Timestamp::now(),
-            Clock::Stepped { start, .. } => {
-                let views = self.clusters.read().expect("board lock");
-                views.iter().filter_map(|c| c.last_cycle).max().unwrap_or(start)
-            }
+            Clock::Stepped { start, .. } => self.views.latest_cycle().unwrap_or(start),
         }
+    }
+
+    /// The (notifier, body) of each notification the transitions make, for every notifier.
+    pub(super) fn notification_bodies(&self, transitions: &[Transition]) -> Vec<(String, String)> {
+        let notifiers = self.notifiers.read().expect("notifiers lock").clone();
+        crate::notify::bodies(&notifiers, transitions)
     }
 
     /// What keeps the notifiers quiet now.
     pub fn quiet(&self) -> Arc<Quiet> {
-        self.quiet.read().expect("quiet lock").all.clone()
+        self.parts.read().expect("quiet lock").all.clone()
     }
 
     /// Told each time what is quiet changes (a silence made, changed or expired; a window made
     /// or ended; the file reloaded).
     pub fn quiet_changes(&self) -> tokio::sync::watch::Receiver<u64> {
-        self.quiet_changed.subscribe()
+        self.told.subscribe()
     }
 
     fn changed(&self, change: impl FnOnce(&mut Parts)) {
         {
-            let mut parts = self.quiet.write().expect("quiet lock");
+            let mut parts = self.parts.write().expect("quiet lock");
             change(&mut parts);
             parts.join();
         }
-        self.generation.fetch_add(1, Ordering::SeqCst);
-        self.quiet_changed.send_modify(|n| *n += 1);
+        self.views.bump();
+        self.told.send_modify(|n| *n += 1);
     }
 
     /// Puts the file's silences and windows in force (at start and at each reload). Without an
@@ -282,7 +318,7 @@ impl Board {
         // Expired silences are listed five days, but never more than MAX_KEPT of them all: the
         // ones that ended first are forgotten first.
         let forgotten: Vec<String> = {
-            let parts = self.quiet.read().expect("quiet lock");
+            let parts = self.parts.read().expect("quiet lock");
             let added = usize::from(!parts.kept_silences.iter().any(|k| k.id == s.id));
             let over = (parts.kept_silences.len() + added).saturating_sub(MAX_KEPT);
             let mut expired: Vec<&Silence> =
@@ -379,7 +415,7 @@ impl Board {
         let changed = match listed {
             Ok(list) => {
                 let (home, refused, memo) = self.home_of(&list, now);
-                let mut parts = self.quiet.write().expect("quiet lock");
+                let mut parts = self.parts.write().expect("quiet lock");
                 parts.home_memo = memo;
                 let same = parts.home_silences == home && parts.home_refused == refused && parts.home_problem.is_none();
                 drop(parts);
@@ -390,7 +426,7 @@ impl Board {
                 })
             }
             Err(why) => {
-                self.quiet.write().expect("quiet lock").home_problem = Some(why);
+                self.parts.write().expect("quiet lock").home_problem = Some(why);
                 None
             }
         };
@@ -406,7 +442,7 @@ impl Board {
         // What the file's and the kept silences in force take already, and what was refused at
         // the last read.
         let (mut count, mut seen, mut total, before, _held) = {
-            let parts = self.quiet.read().expect("quiet lock");
+            let parts = self.parts.read().expect("quiet lock");
             let ours: Vec<&Silence> = parts
                 .file_silences
                 .iter()
@@ -524,17 +560,17 @@ impl Board {
 
     /// Alertmanager's silences that are not applied, and why.
     pub fn home_refused(&self) -> Vec<NotApplied> {
-        self.quiet.read().expect("quiet lock").home_refused.clone()
+        self.parts.read().expect("quiet lock").home_refused.clone()
     }
 
     /// Why Alertmanager's silences could not be read the last time, if they could not.
     pub fn home_problem(&self) -> Option<String> {
-        self.quiet.read().expect("quiet lock").home_problem.clone()
+        self.parts.read().expect("quiet lock").home_problem.clone()
     }
 
     /// Whether a silence is Alertmanager's.
     pub fn is_home_silence(&self, id: &str) -> bool {
-        self.quiet.read().expect("quiet lock").home_silences.iter().any(|s| s.id == id)
+        self.parts.read().expect("quiet lock").home_silences.iter().any(|s| s.id == id)
     }
 
     /// A silence checked as [`Board::post_silence`] checks it, to be made in Alertmanager: its

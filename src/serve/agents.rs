@@ -50,7 +50,7 @@ pub(super) fn open_door(shared: &Shared, c: &ClusterConfig, inbox: mpsc::Sender<
         None => return,
     };
     let door = Door { token, settings: settings_of(c), inbox };
-    shared.board.open_door(&c.name, door);
+    shared.board.views().open_door(&c.name, door);
 }
 
 /// Everything one agent's cluster carries between reports.

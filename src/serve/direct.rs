@@ -30,7 +30,7 @@ pub(super) async fn read_cluster(
         reader.follow(c.interval.duration());
     }
     let changed = reader.changed();
-    let mut quiet_changes = shared.board.quiet_changes();
+    let mut quiet_changes = shared.board.quieting().quiet_changes();
     let mut ticker = tokio::time::interval_at(tokio::time::Instant::now() + offset, c.interval.duration());
     ticker.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     let mut last_taken = tokio::time::Instant::now();
@@ -57,7 +57,7 @@ pub(super) async fn read_cluster(
             // fires is told at once, by a cycle taken now (not at the next interval).
             Ok(()) = quiet_changes.changed() => {
                 let now = shared.clock.between(track.state.last_cycle);
-                if !track.state.owes_a_firing(now, &shared.board.quiet()) {
+                if !track.state.owes_a_firing(now, &shared.board.quieting().quiet()) {
                     continue;
                 }
                 CycleWhy::Quiet

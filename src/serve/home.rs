@@ -21,7 +21,7 @@ pub(super) async fn follow(board: Arc<Board>, mut stop: watch::Receiver<bool>) {
     let client = Client::new();
     let mut failing = false;
     loop {
-        if let Some((set, at)) = board.silence_home() {
+        if let Some((set, at)) = board.quieting().silence_home() {
             let n = &set[at];
             let read = list(&client, n).await.map_err(|e| e.to_string());
             match &read {
@@ -32,7 +32,7 @@ pub(super) async fn follow(board: Arc<Board>, mut stop: watch::Receiver<bool>) {
             failing = read.is_err();
             // Compiled off the runtime's threads (a silence read before compiles nothing).
             let b = board.clone();
-            let _ = tokio::task::spawn_blocking(move || b.set_home_silences(read)).await;
+            let _ = tokio::task::spawn_blocking(move || b.quieting().set_home_silences(read)).await;
         }
         tokio::select! {
             _ = stop.changed() => return,

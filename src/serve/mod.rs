@@ -156,8 +156,8 @@ pub async fn run(config: Config, options: ServeOptions) -> Result<(), ServeError
         counters.clone(),
     ));
     board.set_clock(clock);
-    board.set_file_quiet(config.silences(), config.windows());
-    board.load_kept_quiet();
+    board.quieting().set_file_quiet(config.silences(), config.windows());
+    board.quieting().load_kept_quiet();
     let shared = Arc::new(Shared {
         board: board.clone(),
         firing: Arc::new(Mutex::new(Default::default())),
@@ -206,9 +206,9 @@ pub async fn run(config: Config, options: ServeOptions) -> Result<(), ServeError
             _ = tokio::signal::ctrl_c() => break,
             _ = term.recv() => break,
             _ = hup.recv() => true,
-            change = board.page_clusters_changed() => {
+            change = board.page_clusters().changed() => {
                 apply_clusters(&shared, &mut running, &watched(&current, shard, &board)).await;
-                board.page_clusters_applied(change);
+                board.page_clusters().applied_up_to(change);
                 continue;
             }
             _ = tokio::time::sleep(Duration::from_secs(2)) => {
@@ -260,7 +260,7 @@ async fn reload_into(
         Err(e) => Said::NotifiersNotReloaded { error: &e }.emit(),
     }
     // Checked when the file loaded: a file with a bad silence or window is not reloaded at all.
-    shared.board.set_file_quiet(new.silences(), new.windows());
+    shared.board.quieting().set_file_quiet(new.silences(), new.windows());
     match new.protection() {
         Ok(p) => shared.board.set_protection(p),
         Err(e) => Said::AuthNotReloaded { error: &e }.emit(),
@@ -290,7 +290,8 @@ fn watched(config: &Config, flag: Option<crate::config::Shard>, board: &Board) -
 /// The clusters added on the pages that can be watched: those whose token unseals.
 fn page_clusters(board: &Board) -> Vec<ClusterConfig> {
     board
-        .stored_clusters()
+        .page_clusters()
+        .stored()
         .into_iter()
         .filter_map(|c| match c.token {
             Ok(token) => Some(c.settings.to_cluster(&c.name, token)),
@@ -324,10 +325,10 @@ async fn apply_clusters(shared: &Arc<Shared>, running: &mut HashMap<String, Runn
             from_pages: c.from_pages,
         })
         .collect();
-    shared.board.arrange(&order);
+    shared.board.views().arrange(&order);
     let watched: HashSet<&str> = order.iter().map(|a| a.name.as_str()).collect();
     shared.firing.lock().expect("firing lock").retain(|name| watched.contains(name));
-    shared.board.keep_doors(|name| running.contains_key(name));
+    shared.board.views().keep_doors(|name| running.contains_key(name));
     let count = clusters.len().max(1) as u32;
     for (i, c) in clusters.iter().enumerate() {
         if let Some(r) = running.get(&c.name) {

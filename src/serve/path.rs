@@ -130,7 +130,7 @@ impl Track {
                 RuleState::default()
             }
         };
-        board.restored(name, shown_alerts(&state), state.last_cycle);
+        board.views().restored(name, shown_alerts(&state), state.last_cycle);
         Track { name: name.into(), state, shared: shared.clone() }
     }
 
@@ -187,8 +187,8 @@ impl Inputs {
     /// quiet state and the notifiers are now.
     fn gather(board: &Board, state: &RuleState) -> Inputs {
         Inputs {
-            acknowledgements: board.take_acknowledgements(state.alerts.values()),
-            quiet: board.quiet(),
+            acknowledgements: board.quieting().take_acknowledgements(state.alerts.values()),
+            quiet: board.quieting().quiet(),
             notifiers: board.notifiers_now(),
         }
     }
@@ -269,7 +269,7 @@ fn commit(shared: &Shared, name: &str, state: &RuleState, d: &Derived) {
 
 /// Step 3: one write of the board.
 fn publish(board: &Board, name: &str, state: &RuleState, d: Derived) {
-    board.publish(
+    board.views().publish(
         name,
         Publication {
             time: d.time,
@@ -381,7 +381,7 @@ mod tests {
             None,
             Arc::default(),
         ));
-        board.arrange(&[Arranged { name: "c".into(), address: "a".into(), agent: false, from_pages: false }]);
+        board.views().arrange(&[Arranged { name: "c".into(), address: "a".into(), agent: false, from_pages: false }]);
         let derived = Arc::new(Notify::new());
         let shared = Arc::new(Shared {
             board: board.clone(),

@@ -139,7 +139,7 @@ async fn take(board: Arc<Board>, req: Request) -> Response {
         }
         _ => return refuse(StatusCode::NOT_FOUND, format!("nothing at {shown_path}")),
     };
-    let (settings, inbox) = match board.knock(cluster.as_deref(), &token) {
+    let (settings, inbox) = match board.views().knock(cluster.as_deref(), &token) {
         Knock::Open { settings, inbox } => (settings, inbox),
         Knock::WrongToken if token.is_empty() => {
             return refuse(StatusCode::UNAUTHORIZED, "no agent token (Authorization: Bearer) given".into());

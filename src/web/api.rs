@@ -60,11 +60,11 @@ pub fn alert(cluster: &str, a: &Alert, quiet: &Quiet, now: jiff::Timestamp) -> V
 }
 
 pub fn clusters(board: &Board) -> String {
-    Value::Array(board.clusters().iter().map(summary).collect()).to_string()
+    Value::Array(board.views().clusters().iter().map(summary).collect()).to_string()
 }
 
 pub fn cluster(board: &Board, name: &str) -> Option<String> {
-    let c = board.cluster(name)?;
+    let c = board.views().cluster(name)?;
     let mut doc = summary(&c);
     if let Some(h) = &c.health {
         doc["counts"] = json!(h.counts);
@@ -84,14 +84,15 @@ pub fn cluster(board: &Board, name: &str) -> Option<String> {
         doc["warning_events_by_reason"] =
             Value::Array(h.events_by_reason.iter().map(|(r, n)| json!({"reason": r, "count": n})).collect());
     }
-    let (quiet, now) = (board.quiet(), board.now());
+    let (quiet, now) = (board.quieting().quiet(), board.now());
     doc["alerts"] = Value::Array(c.alerts.iter().map(|a| alert(&c.name, a, &quiet, now)).collect());
     Some(doc.to_string())
 }
 
 pub fn alerts(board: &Board) -> String {
-    let (quiet, now) = (board.quiet(), board.now());
+    let (quiet, now) = (board.quieting().quiet(), board.now());
     let list: Vec<Value> = board
+        .views()
         .clusters()
         .iter()
         .flat_map(|c| c.alerts.iter().map(|a| alert(&c.name, a, &quiet, now)).collect::<Vec<_>>())

@@ -16,14 +16,14 @@ use crate::metrics::exposition::{Family, MetricType, Packed, Sample, merge_gzip,
 /// The current /metrics text.
 pub fn current(board: &Arc<Board>) -> Arc<Exposition> {
     let joined = board.clone();
-    board.exposition().current(key(board), move |key| join(&joined, key))
+    board.views().exposition().current(key(board), move |key| join(&joined, key))
 }
 
 fn key(board: &Board) -> Key {
     let counters = board.counters();
     let queued = board.reader().queued_count().unwrap_or(0);
     Key {
-        generation: board.generation(),
+        generation: board.views().generation(),
         sent: counters.sent.values().sum(),
         failed: counters.failed.values().sum(),
         queued,
@@ -57,7 +57,7 @@ fn join(board: &Board, key: Key) -> Bytes {
             samples: vec![Sample::new(vec![], key.queued as f64)],
         },
     ]));
-    let clusters = board.packed_series();
+    let clusters = board.views().packed_series();
     let mut parts: Vec<&[Packed]> = clusters.iter().map(|c| c.as_slice()).collect();
     parts.push(&own);
     Bytes::from(merge_gzip(&parts))

@@ -74,7 +74,7 @@ pub fn overview(board: &Board, query: &super::Params) -> String {
     // One clock for the whole page: the cycles' (the wall's, but in a test's stepped time).
     let now = board.now();
     let q = OverviewQuery::parse(query);
-    let mut clusters = board.clusters();
+    let mut clusters = board.views().clusters();
     let rank = |c: &ClusterView| STATUSES.iter().position(|s| *s == c.status()).unwrap_or(STATUSES.len());
     clusters.sort_by(|a, b| rank(a).cmp(&rank(b)).then_with(|| a.name.cmp(&b.name)));
     let total = clusters.len();
@@ -88,7 +88,7 @@ pub fn overview(board: &Board, query: &super::Params) -> String {
         .collect();
     let pages = shown.len().div_ceil(OVERVIEW_PAGE).max(1);
     let page = q.page.min(pages);
-    let quiet = board.quiet();
+    let quiet = board.quieting().quiet();
     let body = html! {
         h1 { (t("overview-title")) }
         p.statuses {
@@ -205,11 +205,11 @@ fn node_needs_attention(n: &NodeHealth) -> bool {
 
 /// The Cluster panel, or None for an unknown cluster.
 pub fn cluster(board: &Board, name: &str, query: &super::Params) -> Option<String> {
-    let c = board.cluster(name)?;
+    let c = board.views().cluster(name)?;
     let week = query.iter().any(|(k, v)| k == "range" && v == "7d");
     // One clock for the whole page: the cycles' (the wall's, but in a test's stepped time), on
     // which silences and windows are too.
-    let (quiet, now) = (board.quiet(), board.now());
+    let (quiet, now) = (board.quieting().quiet(), board.now());
     let version = c.health.as_ref().map(|h| h.version.clone()).unwrap_or_default();
     let body = html! {
         h1 { (c.name) }

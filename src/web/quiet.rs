@@ -118,7 +118,7 @@ fn forced(params: &super::Params) -> bool {
 
 /// `GET /api/v1/silences`
 pub async fn silences(State(board): State<Arc<Board>>) -> Response {
-    respond(StatusCode::OK, JSON, serde_json::Value::Array(board.silences_json()).to_string())
+    respond(StatusCode::OK, JSON, serde_json::Value::Array(board.quieting().silences_json()).to_string())
 }
 
 /// `POST /api/v1/silences`: Alertmanager's postable silence; answers `{"silenceID": …}`.
@@ -142,12 +142,12 @@ pub async fn make_silence(
     who: &str,
     everything: bool,
 ) -> Result<String, Refused> {
-    let id = match board.silence_home() {
+    let id = match board.quieting().silence_home() {
         Some((set, at)) => post_home_silence(board, &set[at], posted, who, everything).await?,
         None => {
             // Its regular expressions are compiled off the request threads.
             let (b, posted, who_) = (board.clone(), posted.clone(), who.to_string());
-            tokio::task::spawn_blocking(move || b.post_silence(&posted, &who_, everything))
+            tokio::task::spawn_blocking(move || b.quieting().post_silence(&posted, &who_, everything))
                 .await
                 .map_err(|_| Refused::new(StatusCode::INTERNAL_SERVER_ERROR, "the silence was not made"))??
         }
@@ -158,19 +158,20 @@ pub async fn make_silence(
 
 /// Expires a silence where it lives.
 pub async fn end_silence(board: &Arc<Board>, id: &str, who: &str) -> Result<(), Refused> {
-    if let Some((set, at)) = board.silence_home().filter(|_| board.is_home_silence(id)) {
+    if let Some((set, at)) = board.quieting().silence_home().filter(|_| board.quieting().is_home_silence(id)) {
         let n = &set[at];
         let client = crate::notify::Client::new();
         crate::notify::alertmanager::silences::expire(&client, n, id)
             .await
             .map_err(|e| Refused::new(StatusCode::BAD_GATEWAY, e.to_string()))?;
-        let cluster = board.quiet().silence(id).map(crate::board::cluster_of).unwrap_or_default();
+        let cluster = board.quieting().quiet().silence(id).map(crate::board::cluster_of).unwrap_or_default();
         board
+            .quieting()
             .audit_change(who, format!("silence {id} expired in Alertmanager {}", n.name), cluster)
             .map_err(|e| Refused::new(StatusCode::INTERNAL_SERVER_ERROR, e.to_string()))?;
         refresh_home(board, &client, n).await;
     } else {
-        board.expire_silence(id, who)?;
+        board.quieting().expire_silence(id, who)?;
     }
     QuietChanged { user: who, action: "silence expired", id }.emit();
     Ok(())
@@ -196,7 +197,7 @@ async fn post_home_silence(
     everything: bool,
 ) -> Result<String, Refused> {
     let (b, checked, who_) = (board.clone(), posted.clone(), who.to_string());
-    let silence = tokio::task::spawn_blocking(move || b.check_home_silence(&checked, &who_, everything))
+    let silence = tokio::task::spawn_blocking(move || b.quieting().check_home_silence(&checked, &who_, everything))
         .await
         .map_err(|_| Refused::new(StatusCode::INTERNAL_SERVER_ERROR, "the silence was not checked"))??;
     let client = crate::notify::Client::new();
@@ -208,6 +209,7 @@ async fn post_home_silence(
     let until = silence.ends_at.map(|e| e.to_string()).unwrap_or_default();
     let action = format!("silence {id} {verb} in Alertmanager {}: {} until {until}", n.name, silence.matchers_text());
     board
+        .quieting()
         .audit_change(who, action, crate::board::cluster_of(&silence))
         .map_err(|e| Refused::new(StatusCode::INTERNAL_SERVER_ERROR, e.to_string()))?;
     refresh_home(board, &client, n).await;
@@ -219,12 +221,12 @@ async fn post_home_silence(
 async fn refresh_home(board: &Arc<Board>, client: &crate::notify::Client, n: &crate::notify::Notifier) {
     let read = crate::notify::alertmanager::silences::list(client, n).await.map_err(|e| e.to_string());
     let b = board.clone();
-    let _ = tokio::task::spawn_blocking(move || b.set_home_silences(read)).await;
+    let _ = tokio::task::spawn_blocking(move || b.quieting().set_home_silences(read)).await;
 }
 
 /// `GET /api/v1/maintenance`
 pub async fn windows(State(board): State<Arc<Board>>) -> Response {
-    respond(StatusCode::OK, JSON, serde_json::Value::Array(board.windows_json()).to_string())
+    respond(StatusCode::OK, JSON, serde_json::Value::Array(board.quieting().windows_json()).to_string())
 }
 
 /// `POST /api/v1/maintenance`: answers `{"id": …}`.
@@ -235,7 +237,7 @@ pub async fn post_window(
     bytes: Bytes,
 ) -> Result<Response, Refused> {
     let (who, posted) = change::<PostableWindow>(&board, &role, &headers, &bytes)?;
-    let id = board.post_window(&posted, &who)?;
+    let id = board.quieting().post_window(&posted, &who)?;
     QuietChanged { user: &who, action: "maintenance window made or changed", id: &id }.emit();
     Ok(respond(StatusCode::OK, JSON, json!({"id": id}).to_string()))
 }
@@ -247,7 +249,7 @@ pub async fn delete_window(
     Path(id): Path<String>,
 ) -> Result<Response, Refused> {
     let who = admin(&board, &role)?;
-    board.end_window(&id, &who)?;
+    board.quieting().end_window(&id, &who)?;
     QuietChanged { user: &who, action: "maintenance window ended", id: &id }.emit();
     Ok(respond(StatusCode::OK, JSON, ""))
 }
@@ -269,7 +271,7 @@ pub async fn acknowledge(
     bytes: Bytes,
 ) -> Result<Response, Refused> {
     let (who, posted) = change::<AckBody>(&board, &role, &headers, &bytes)?;
-    let (_, ack) = board.acknowledge(&print, &who, &posted.comment)?;
+    let (_, ack) = board.quieting().acknowledge(&print, &who, &posted.comment)?;
     QuietChanged { user: &who, action: "alert acknowledged", id: &print }.emit();
     Ok(respond(StatusCode::OK, JSON, serde_json::to_string(&ack).unwrap_or_default()))
 }

@@ -46,7 +46,7 @@ pub(crate) async fn edit_form(
     if let Err(r) = may_change(&board, &headers, &role) {
         return r.answer(&board);
     }
-    let Some(settings) = board.stored_cluster(&name).map(|c| c.settings) else {
+    let Some(settings) = board.page_clusters().stored_one(&name).map(|c| c.settings) else {
         return not_editable(&board, &name);
     };
     let s = session(&board, &headers, https.0);
@@ -57,7 +57,11 @@ pub(crate) async fn edit_form(
 
 fn not_editable(board: &Board, name: &str) -> Response {
     let name = name.to_string();
-    let e = if board.cluster(&name).is_some() { FormError::FromTheFile { name } } else { FormError::NotAdded { name } };
+    let e = if board.views().cluster(&name).is_some() {
+        FormError::FromTheFile { name }
+    } else {
+        FormError::NotAdded { name }
+    };
     e.answer(board)
 }
 
@@ -70,7 +74,7 @@ pub(crate) async fn new_post(
 ) -> Response {
     let name = f.name.trim().to_string();
     let agent = f.action == "agent";
-    let taken = board.cluster(&name).is_some() || board.stored_cluster(&name).is_some();
+    let taken = board.views().cluster(&name).is_some() || board.page_clusters().stored_one(&name).is_some();
     let settings = check_name(&name)
         .and_then(|_| if taken { Err(FormError::NameTaken { name: name.clone() }) } else { Ok(()) })
         .and_then(|_| f.settings(agent));
@@ -143,7 +147,7 @@ pub(crate) async fn edit_post(
     Path(name): Path<String>,
     Change { who, form: mut f }: Change<ClusterForm>,
 ) -> Response {
-    let Some(stored) = board.stored_cluster(&name) else {
+    let Some(stored) = board.page_clusters().stored_one(&name) else {
         return not_editable(&board, &name);
     };
     let old = stored.settings.connect;

@@ -276,8 +276,8 @@ mod tests {
     fn saved_and_read_back(b: &Board, name: &str, settings: &PageSettings) -> PageSettings {
         let entry = AuditEntry { time: 0, who: "admin".into(), action: "added".into(), cluster: name.into() };
         // No serve here to take the change: nothing waits for it.
-        let _change = b.save_page_cluster(name, settings, "tok-0123456789abcdef", &entry).unwrap();
-        b.stored_cluster(name).expect("stored").settings
+        let _change = b.page_clusters().save(name, settings, "tok-0123456789abcdef", &entry).unwrap();
+        b.page_clusters().stored_one(name).expect("stored").settings
     }
 
     const DIRECT: &str = "action=save&name=lab&address=https%3A%2F%2Fk3s.lan%3A6443&port=6443&timeout=10s&interval=60s";

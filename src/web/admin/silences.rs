@@ -112,11 +112,11 @@ pub(crate) async fn list(
     let admin = admin_token(&board, &headers, &role, https.0);
     let csrf = admin.as_ref().map(|(c, _)| c.as_str());
     let now = board.now();
-    let quiet = board.quiet();
-    let home = board.silence_home().map(|(set, at)| set[at].name.clone());
+    let quiet = board.quieting().quiet();
+    let home = board.quieting().silence_home().map(|(set, at)| set[at].name.clone());
     let mut silences: Vec<&Silence> = quiet.silences.iter().collect();
     silences.sort_by_key(|s| (s.state(now) == SilenceState::Expired, !s.from_file, s.ends_at));
-    let windows = board.windows_json();
+    let windows = board.quieting().windows_json();
     let (page, windows_page) = (Pages::number(&pages.page), Pages::number(&pages.windows));
     let (silences_shown, silences_nav) =
         page_of_list(&silences, page, "page", Some(("windows", windows_page.unwrap_or(1))));
@@ -127,7 +127,7 @@ pub(crate) async fn list(
         @if let Some(name) = &home {
             p.muted { (tr("q-home", &[("name", name.into())])) }
         }
-        @if let Some(problem) = board.home_problem() {
+        @if let Some(problem) = board.quieting().home_problem() {
             div.error { strong { (t("q-home-unread")) } " " (problem) ". " (t("q-home-unread.kept")) }
         }
         @if silences.is_empty() {
@@ -164,7 +164,7 @@ pub(crate) async fn list(
             }
         }
         (silences_nav)
-        @let refused = board.home_refused();
+        @let refused = board.quieting().home_refused();
         @if !refused.is_empty() {
             h2 { (t("q-not-applied-title")) }
             div.scroll {
@@ -357,7 +357,7 @@ pub(crate) async fn edit(
     Path(id): Path<String>,
     headers: HeaderMap,
 ) -> Response {
-    let Some(silence) = board.quiet().silence(&id).filter(|s| !s.from_file).cloned() else {
+    let Some(silence) = board.quieting().quiet().silence(&id).filter(|s| !s.from_file).cloned() else {
         return not_found(&board, &id);
     };
     let f = SilenceForm {
@@ -387,7 +387,7 @@ pub(crate) async fn edit_post(
     Path(id): Path<String>,
     Change { who, form: mut f }: Change<SilenceForm>,
 ) -> Response {
-    let Some(silence) = board.quiet().silence(&id).filter(|s| !s.from_file).cloned() else {
+    let Some(silence) = board.quieting().quiet().silence(&id).filter(|s| !s.from_file).cloned() else {
         return not_found(&board, &id);
     };
     // The matchers stay the silence's.
@@ -447,7 +447,7 @@ pub(crate) async fn ack_form(
     Path(print): Path<String>,
     headers: HeaderMap,
 ) -> Response {
-    let found = board.alert_by_fingerprint(&print);
+    let found = board.views().alert_by_fingerprint(&print);
     let Some((cluster, alert)) = found else {
         let body = html! { h1 { (t("not-found")) } p { (tr("q-no-such-alert", &[("print", (&print).into())])) } };
         return respond(StatusCode::NOT_FOUND, HTML, page_of(&board, &format!("{} · DumbMonit", t("not-found")), body));
@@ -472,7 +472,7 @@ pub(crate) async fn ack_post(
     Path(print): Path<String>,
     Change { who, form: f }: Change<ConfirmForm>,
 ) -> Response {
-    match board.acknowledge(&print, &who, &f.comment) {
+    match board.quieting().acknowledge(&print, &who, &f.comment) {
         Ok((cluster, _)) => {
             crate::web::events::QuietChanged { user: &who, action: "alert acknowledged", id: &print }.emit();
             Redirect::to(&format!("/clusters/{}", path_segment(&cluster))).into_response()
@@ -569,7 +569,7 @@ pub(crate) async fn create_window(
     State(board): State<Arc<Board>>,
     Change { who, form: f }: Change<WindowForm>,
 ) -> Response {
-    match board.post_window(&f.postable(), &who) {
+    match board.quieting().post_window(&f.postable(), &who) {
         Ok(id) => {
             crate::web::events::QuietChanged { user: &who, action: "maintenance window made or changed", id: &id }
                 .emit();
@@ -588,7 +588,7 @@ pub(crate) async fn end_window(
     Path(id): Path<String>,
     Change { who, form: _ }: Change<ConfirmForm>,
 ) -> Response {
-    match board.end_window(&id, &who) {
+    match board.quieting().end_window(&id, &who) {
         Ok(()) => {
             crate::web::events::QuietChanged { user: &who, action: "maintenance window ended", id: &id }.emit();
             Redirect::to("/silences").into_response()

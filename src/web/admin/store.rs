@@ -32,19 +32,19 @@ pub(super) async fn save(
     token: &str,
     action: &str,
 ) -> Result<(), FormError> {
-    let change = board.save_page_cluster(name, settings, token, &entry(who, action, name))?;
+    let change = board.page_clusters().save(name, settings, token, &entry(who, action, name))?;
     Audit { user: who, action, cluster: name }.emit();
-    board.applied(change, APPLIED_WITHIN).await;
+    board.page_clusters().applied(change, APPLIED_WITHIN).await;
     Ok(())
 }
 
 /// Removes a cluster added on the pages with its audit entry, logs it, and returns once serve
 /// no longer watches it; false when no such cluster was added on the pages.
 pub(super) async fn remove(board: &Board, who: &str, name: &str) -> Result<bool, StateError> {
-    let Some(change) = board.remove_page_cluster(name, &entry(who, "removed", name))? else {
+    let Some(change) = board.page_clusters().remove(name, &entry(who, "removed", name))? else {
         return Ok(false);
     };
     Audit { user: who, action: "removed", cluster: name }.emit();
-    board.applied(change, APPLIED_WITHIN).await;
+    board.page_clusters().applied(change, APPLIED_WITHIN).await;
     Ok(true)
 }
