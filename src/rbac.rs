@@ -9,8 +9,8 @@ use crate::error::ConfigError;
 /// A role's rule: an API group and its resources.
 pub type Grant = (&'static str, Vec<&'static str>);
 
-/// The collections' resources by API group, each group where it first comes in the table of
-/// collections (`collection.rs`).
+/// The collections' resources by API group, each group where it first comes among the
+/// collections (`collect::kinds::every`: the core, the Metrics API's group, the registry).
 fn grouped(collections: impl Iterator<Item = Collection>) -> Vec<Grant> {
     let mut rules: Vec<Grant> = Vec::new();
     for c in collections {

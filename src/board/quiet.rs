@@ -1,6 +1,6 @@
 //! What keeps the notifiers quiet, as the board holds it: the file's silences and windows (put
 //! in force at start and at each reload) beside those made through the API or the pages (kept in
-//! the state database, each change audited). The cycles read it whole ([`Board::quiet`]); the
+//! the state database, each change audited). The cycles read it whole ([`Quieting::quiet`]); the
 //! clusters' tasks are told of each change, so that an alert a change unmutes is told at once.
 
 use std::sync::Arc;
@@ -573,7 +573,7 @@ impl Quieting {
         self.parts.read().expect("quiet lock").home_silences.iter().any(|s| s.id == id)
     }
 
-    /// A silence checked as [`Board::post_silence`] checks it, to be made in Alertmanager: its
+    /// A silence checked as [`Quieting::post_silence`] checks it, to be made in Alertmanager: its
     /// `id` is the one it changes (empty for a new one).
     pub fn check_home_silence(
         &self,
