@@ -2,6 +2,7 @@
 //! API server's `Status`, transport failures classified, lists read page by page.
 
 use std::error::Error as StdError;
+use std::sync::Arc;
 use std::time::Duration;
 
 use http::StatusCode;
@@ -36,6 +37,15 @@ pub struct Fetcher {
     serving: super::certificates::Slot,
     /// The client certificate's, from the kubeconfig.
     client_not_after: Option<jiff::Timestamp>,
+    /// Until the first answer, one request at a time (see [`Fetcher::send`]).
+    first: Arc<First>,
+}
+
+/// Whether a request of this fetcher was answered yet, and the turn of the requests until one is.
+#[derive(Debug, Default)]
+struct First {
+    answered: std::sync::atomic::AtomicBool,
+    turn: tokio::sync::Mutex<()>,
 }
 
 /// The API server's `Status` object, as far as messages need it.
@@ -147,7 +157,7 @@ impl Fetcher {
         let client = client(&conn.config, &serving)
             .map_err(|source| ConnectionError::Client { address: conn.address.clone(), source })?;
         let client_not_after = super::certificates::client_not_after(&conn.config.auth_info);
-        Ok(Fetcher { client, address: conn.address.clone(), timeout, serving, client_not_after })
+        Ok(Fetcher { client, address: conn.address.clone(), timeout, serving, client_not_after, first: Arc::default() })
     }
 
     /// When the certificates of the connection expire, as far as known now.
@@ -268,13 +278,24 @@ impl Fetcher {
     /// Sends a GET; once more on a new connection when the one it went on was closed under it
     /// by an HTTP/2 GOAWAY (kube-apiserver closes a connection that carried a request it could
     /// not authenticate: the other requests on it fail so, and the retry gets the answer, a 401).
+    ///
+    /// Until this fetcher's first answer, requests go one at a time: the first opens the
+    /// connection and learns that it speaks HTTP/2, and the others then share it. Sent together
+    /// (watch mode's first lists beside a cycle's `/version`), each found no connection yet and
+    /// opened its own. The wait counts against each request's deadline.
     async fn send(&self, request: http::Request<Vec<u8>>) -> Result<http::Response<kube::client::Body>, kube::Error> {
+        use std::sync::atomic::Ordering::Relaxed;
+        let _turn = if self.first.answered.load(Relaxed) { None } else { Some(self.first.turn.lock().await) };
         // Boxed: the client's future is large, and every read of a cycle holds one.
         let again = request.clone();
-        match Box::pin(self.client.send(request.map(kube::client::Body::from))).await {
+        let answer = match Box::pin(self.client.send(request.map(kube::client::Body::from))).await {
             Err(e) if went_away(&e) => Box::pin(self.client.send(again.map(kube::client::Body::from))).await,
             other => other,
+        };
+        if answer.is_ok() {
+            self.first.answered.store(true, Relaxed);
         }
+        answer
     }
 
     /// Sends a GET and reads the whole body within the deadline.
