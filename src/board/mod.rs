@@ -16,7 +16,7 @@ use crate::health::{Grade, Health};
 use crate::lang::Lang;
 use crate::metrics::exposition::Packed;
 use crate::notify::worker::{Counters, NotifierSet};
-use crate::rules::{Alert, RuleState, Transition};
+use crate::rules::{Alert, RuleState};
 use crate::state::{HistoryPoint, StateError, Store};
 use crate::wire::{Report, Settings};
 
@@ -366,11 +366,6 @@ impl Board {
         let committed = self.store.lock().expect("store lock").commit_cycle(name, state, notifications, point);
         *self.persist_error.lock().expect("persist lock") = committed.as_ref().err().map(|e| e.to_string());
         committed
-    }
-
-    /// The (notifier, body) of each notification the transitions make, for every notifier.
-    pub fn notification_bodies(&self, transitions: &[Transition]) -> Vec<(String, String)> {
-        crate::notify::bodies(&self.notifiers_now(), transitions)
     }
 
     /// The notifiers as they are now.

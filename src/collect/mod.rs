@@ -17,9 +17,9 @@ pub mod version;
 pub mod workloads;
 
 use std::future::Future;
+use std::time::{Duration, Instant};
 
 use futures_util::future::join_all;
-use std::time::{Duration, Instant};
 
 use jiff::Timestamp;
 use serde::de::DeserializeOwned;
@@ -489,7 +489,7 @@ fn cause(first: ReadError, unauthorized: Option<ReadError>) -> ReadError {
 
 /// The optional reads, in parallel with the core's: the APIServices and the registry's kinds
 /// at once, the Metrics API once its APIService is known not to be down. Also what to record of
-/// each, and the stat of each read that has one, in the order of `kinds::optional`.
+/// each, and the stat of each read that has one, in the order of `kinds::every`.
 async fn read_optional<S: Source>(
     s: &S,
     sc: Option<&scope::Scope>,

@@ -94,7 +94,7 @@ macro_rules! extras {
 
         impl Extras {
             /// How each optional read went (its items left out), in the order of
-            /// `kinds::optional`.
+            /// `kinds::every`.
             pub fn outcomes(&self) -> Vec<(Collection, Optional<()>)> {
                 let mut out = vec![
                     (Collection::APISERVICES, self.apiservices.outcome()),

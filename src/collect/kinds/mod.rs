@@ -79,11 +79,6 @@ pub fn every() -> Vec<Collection> {
     Collection::ALL.into_iter().chain(Collection::METRICS_GROUP).chain(registered()).collect()
 }
 
-/// The optional reads, in [`every`]'s order.
-pub fn optional() -> Vec<Collection> {
-    every().into_iter().filter(|c| c.optional()).collect()
-}
-
 /// Where `c` comes in [`every`]: the order collections are said in.
 pub fn rank(c: Collection) -> usize {
     every().iter().position(|e| *e == c).unwrap_or(usize::MAX)

@@ -65,23 +65,23 @@ mod tests {
 
     /// An API server in memory: each collection's items by name; a collection it does not hold
     /// is refused (403).
-    struct Lists {
+    struct InMemory {
         fetcher: Fetcher,
         items: HashMap<&'static str, &'static str>,
     }
 
-    impl Lists {
-        fn new(items: &[(&'static str, &'static str)]) -> Lists {
+    impl InMemory {
+        fn new(items: &[(&'static str, &'static str)]) -> InMemory {
             let _ = rustls::crypto::ring::default_provider().install_default();
             let address = "https://127.0.0.1:1".to_string();
             let config = kube::Config::new(address.parse().unwrap());
             let conn = Connection { address, config, redactor: Default::default() };
             let fetcher = Fetcher::new(&conn, Duration::from_secs(1)).unwrap();
-            Lists { fetcher, items: items.iter().copied().collect() }
+            InMemory { fetcher, items: items.iter().copied().collect() }
         }
     }
 
-    impl Source for Lists {
+    impl Source for InMemory {
         fn fetcher(&self) -> &Fetcher {
             &self.fetcher
         }
@@ -126,7 +126,7 @@ mod tests {
     #[tokio::test]
     async fn a_kind_added_by_its_file_and_one_registry_line_goes_everywhere_a_kind_goes() {
         let now: Timestamp = "2026-12-03T10:00:00Z".parse().unwrap();
-        let lists = Lists::new(&[CORE.as_slice(), &[("widgets", WIDGETS)]].concat());
+        let lists = InMemory::new(&[CORE.as_slice(), &[("widgets", WIDGETS)]].concat());
         let options =
             CycleOptions { ignored_namespaces: vec!["kube-system".into()], record: true, ..CycleOptions::default() };
         let cycle = crate::collect::run(&lists, &options, now).await;
@@ -161,7 +161,7 @@ mod tests {
         assert!(crate::rbac::manifests("kube-system", "dumbmonit", true, true).unwrap().contains("\"widgets\""));
 
         // Refused: the cycle still succeeds, and the page says what is not granted.
-        let refused = crate::collect::run(&Lists::new(&CORE), &CycleOptions::default(), now).await;
+        let refused = crate::collect::run(&InMemory::new(&CORE), &CycleOptions::default(), now).await;
         let snapshot = refused.result.expect("an optional read refused leaves the cycle whole");
         assert_eq!(snapshot.extras.widgets, Optional::NotGranted);
         let health = crate::health::assess(snapshot);
