@@ -13,9 +13,9 @@ use std::time::{Duration, Instant};
 use common::Harness;
 use common::watch::agreed;
 use common::web::{Served, write_config};
-use dumbmonit::collect::CycleOptions;
 use dumbmonit::collect::follow::Follower;
 use dumbmonit::collect::reader::connect;
+use dumbmonit::collect::{Collection, CycleOptions};
 use dumbmonit::kube::ConnectOptions;
 use dumbmonit_sim::api::Resource;
 use dumbmonit_sim::{Faults, SimOptions, scenario};
@@ -210,4 +210,24 @@ async fn the_agent_follows_by_watch_and_reports_a_change_within_the_interval() {
     let shown = Instant::now();
     s.wait_for("/api/v1/clusters/edge", "the node lost, reported on the change", ready(2));
     assert!(shown.elapsed() < Duration::from_secs(30), "before the next interval (60 s)");
+}
+
+/// Watch mode's first lists and a list cycle sent at once on a fresh connection to a server
+/// that speaks HTTP/2 share one connection: the first request opens it, the others wait for its
+/// answer and go on it (sent together, each found no connection yet and opened its own).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn watches_and_a_cycle_sent_at_once_share_one_connection() {
+    let now = jiff::Timestamp::now();
+    let h = Harness::start_with(SimOptions { http2: true, ..SimOptions::default() }, scenario::healthy(now)).await;
+    let connected = connect(&options(&h)).await.unwrap();
+    assert_eq!(h.sim.connections(), 0, "connecting opens no connection yet");
+    let cycle = CycleOptions::default();
+    let follower = Follower::start(connected.fetcher.clone(), &cycle, Duration::from_secs(60), Arc::default());
+    let version = || connected.fetcher.get::<serde::de::IgnoredAny>(Collection::VERSION, "/version");
+    let (listed, a, b, c) = tokio::join!(connected.read(&cycle, now), version(), version(), version());
+    assert!(listed.result.is_ok(), "{:?}", listed.result.err());
+    assert!(a.is_ok() && b.is_ok() && c.is_ok());
+    let mut rules = common::watch::Rules::default();
+    agreed("at once", &connected, &follower, &cycle, &mut rules).await;
+    assert_eq!(h.sim.connections(), 1, "one connection for the watches and the cycles");
 }

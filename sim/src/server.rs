@@ -358,6 +358,8 @@ struct Shared {
     log: Mutex<Vec<RequestRecord>>,
     gzip_responses: std::sync::atomic::AtomicU64,
     bytes_sent: std::sync::atomic::AtomicU64,
+    /// TLS connections accepted (counted on the first member: a fleet shares one listener).
+    connections: std::sync::atomic::AtomicU64,
     compress: std::sync::atomic::AtomicBool,
     /// Numbers the pages of `endless_pages`.
     endless: std::sync::atomic::AtomicU64,
@@ -419,6 +421,7 @@ impl Sim {
                 log: Mutex::new(Vec::new()),
                 gzip_responses: Default::default(),
                 bytes_sent: Default::default(),
+                connections: Default::default(),
                 compress: std::sync::atomic::AtomicBool::new(true),
                 endless: Default::default(),
                 rotated: Mutex::new(None),
@@ -604,6 +607,11 @@ impl Sim {
         self.shared.compress.store(on, std::sync::atomic::Ordering::Relaxed);
     }
 
+    /// How many TLS connections clients opened to it so far.
+    pub fn connections(&self) -> u64 {
+        self.shared.connections.load(std::sync::atomic::Ordering::Relaxed)
+    }
+
     /// How many answers were sent gzip-compressed.
     pub fn gzip_responses(&self) -> u64 {
         self.shared.gzip_responses.load(std::sync::atomic::Ordering::Relaxed)
@@ -638,6 +646,7 @@ async fn accept_loop(listener: TcpListener, acceptor: TlsAcceptor, members: Arc<
             let Ok(tls) = acceptor.accept(tcp).await else {
                 return;
             };
+            members[0].connections.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
             let keep_alive = !members.iter().any(|m| m.faults.lock().unwrap().close_connections);
             let service = service_fn(move |req: Request<Incoming>| {
                 let found = member_of(&members, fleet, req.uri().path());
