@@ -8,8 +8,7 @@ use clap::{Args, Parser, Subcommand};
 
 use crate::collect::CycleOptions;
 use crate::collect::reader::{self, Connected, SetUpError};
-use crate::error::FlagError;
-use crate::error::{ConfigError, SizeError};
+use crate::error::{ConfigError, FlagError, SizeError};
 use crate::health::{self, Health};
 use crate::kube::ConnectOptions;
 use crate::lang::Lang;

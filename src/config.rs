@@ -6,8 +6,7 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Deserializer};
 
 use crate::auth::{Credentials, Password};
-use crate::error::FileError;
-use crate::error::{ConfigError, DurationError, Problem, Section};
+use crate::error::{ConfigError, DurationError, FileError, Problem, Section};
 use crate::kube::ConnectOptions;
 pub use crate::kube::Seconds;
 

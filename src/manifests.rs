@@ -8,8 +8,7 @@ use std::path::{Path, PathBuf};
 
 use base64::Engine;
 
-use crate::error::ConfigError;
-use crate::error::{AgentConfigError, FlagError};
+use crate::error::{AgentConfigError, ConfigError, FlagError};
 
 const NAMESPACE: &str = include_str!("../deploy/rbac/namespace.yaml");
 const RBAC: &str = include_str!("../deploy/rbac/rbac.yaml");

@@ -15,8 +15,7 @@ use hyper_util::client::legacy::connect::proxy::Tunnel;
 use hyper_util::client::proxy::matcher::Matcher;
 use hyper_util::rt::TokioExecutor;
 
-use crate::error::ConfigError;
-use crate::error::{AgentConfigError, FlagError};
+use crate::error::{AgentConfigError, ConfigError, FlagError};
 use crate::notify::describe;
 use crate::wire::Answer;
 

@@ -78,24 +78,25 @@ impl Quieting {
         Ok((cluster, ack))
     }
 
-    /// Takes the acknowledgements made since the last cycle for these alerts (each by its
-    /// alert's fingerprint): the cycle that holds the alerts hands them over.
+    /// Takes the acknowledgements made since the last cycle for these alerts, given with their
+    /// keys in the rules' state (each matched by its alert's fingerprint and firing): the
+    /// cycle that holds the alerts hands them over, by key.
     pub fn take_acknowledgements<'a>(
         &self,
-        alerts: impl Iterator<Item = &'a Alert>,
+        alerts: impl Iterator<Item = (&'a String, &'a Alert)>,
     ) -> Vec<(String, crate::rules::Acknowledgement)> {
         let mut pending = self.acks.lock().expect("acks lock");
         if pending.is_empty() {
             return Vec::new();
         }
         let mut taken = Vec::new();
-        for a in alerts {
+        for (key, a) in alerts {
             let print = fingerprint(&a.labels);
             if let Some((active_at, _)) = pending.get(&print)
                 && *active_at == a.active_at
                 && let Some((_, ack)) = pending.remove(&print)
             {
-                taken.push((print, ack));
+                taken.push((key.clone(), ack));
             }
         }
         taken

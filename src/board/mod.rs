@@ -404,7 +404,7 @@ impl Board {
     }
 
     pub fn notifier_names(&self) -> Vec<String> {
-        self.notifiers.read().expect("notifiers lock").iter().map(|n| n.name.clone()).collect()
+        self.notifiers_now().iter().map(|n| n.name.clone()).collect()
     }
 }
 

@@ -3,8 +3,7 @@
 use base64::Engine;
 use base64::engine::general_purpose::STANDARD as B64;
 
-use crate::error::ConnectionError;
-use crate::error::{CaProblem, ConfigError};
+use crate::error::{CaProblem, ConfigError, ConnectionError};
 
 const BEGIN: &str = "-----BEGIN CERTIFICATE-----";
 const END: &str = "-----END CERTIFICATE-----";

@@ -8,8 +8,7 @@ use secrecy::{ExposeSecret, SecretString};
 
 use super::address::parse_address;
 use super::ca::parse_ca;
-use crate::error::{AddressError, ConfigError};
-use crate::error::{ConnectionError, FlagError};
+use crate::error::{AddressError, ConfigError, ConnectionError, FlagError};
 use crate::redact::Redactor;
 
 /// The environment variable that may carry the token.

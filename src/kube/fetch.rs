@@ -15,8 +15,7 @@ use super::connect::Connection;
 use super::request::{PAGE_SIZE, get, get_watch, list_uri};
 pub use super::request::{WatchFrom, watch_uri};
 use crate::collection::Collection;
-use crate::error::ConnectionError;
-use crate::error::{ConfigError, ReadError, ReadErrorKind};
+use crate::error::{ConfigError, ConnectionError, ReadError, ReadErrorKind};
 
 /// The largest answer read (after decompression). A page holds 500 objects, and the API server
 /// stores none larger than 1.5 MB; anything past this is not an API server talking.

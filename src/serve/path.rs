@@ -174,7 +174,7 @@ impl Track {
 /// runs, so that it reads nothing shared.
 struct Inputs {
     /// The acknowledgements made since the last cycle for the alerts the cluster holds, by
-    /// their alerts' fingerprints.
+    /// their alerts' keys.
     acknowledgements: Vec<(String, crate::rules::Acknowledgement)>,
     /// What keeps the notifiers quiet now: silences and maintenance windows.
     quiet: Arc<crate::silence::Quiet>,
@@ -187,7 +187,7 @@ impl Inputs {
     /// quiet state and the notifiers are now.
     fn gather(board: &Board, state: &RuleState) -> Inputs {
         Inputs {
-            acknowledgements: board.quieting().take_acknowledgements(state.alerts.values()),
+            acknowledgements: board.quieting().take_acknowledgements(state.alerts.iter()),
             quiet: board.quieting().quiet(),
             notifiers: board.notifiers_now(),
         }
@@ -199,12 +199,9 @@ impl Inputs {
 fn derive(state: &mut RuleState, cluster: &str, arrival: Arrival, inputs: Inputs) -> Derived {
     let now = arrival.time;
     // Acknowledgements made since the last cycle: held with their alerts from now on.
-    if !inputs.acknowledgements.is_empty() {
-        for a in state.alerts.values_mut() {
-            let print = crate::notify::payload::fingerprint(&a.labels);
-            if let Some((_, ack)) = inputs.acknowledgements.iter().find(|(p, _)| *p == print) {
-                a.acknowledged = Some(ack.clone());
-            }
+    for (key, ack) in inputs.acknowledgements {
+        if let Some(a) = state.alerts.get_mut(&key) {
+            a.acknowledged = Some(ack);
         }
     }
     let (mut transitions, health, failure) = match arrival.outcome {
@@ -352,16 +349,13 @@ mod tests {
         );
         let mut state = RuleState::default();
         let t0 = Timestamp::from_second(1_800_000_000).unwrap();
-        let interval = derive(
-            &mut state,
-            "c",
-            Arrival::read(t0, Duration::ZERO, Vec::new(), Ok(nodes(2))),
-            Inputs::gather(&board, &RuleState::default()),
-        );
+        let inputs = Inputs::gather(&board, &state);
+        let interval = derive(&mut state, "c", Arrival::read(t0, Duration::ZERO, Vec::new(), Ok(nodes(2))), inputs);
         assert!(interval.point.is_some() && interval.health.is_some());
         let mut between = Arrival::read(t0, Duration::ZERO, Vec::new(), Ok(nodes(3)));
         between.between = true;
-        let between = derive(&mut state, "c", between, Inputs::gather(&board, &RuleState::default()));
+        let inputs = Inputs::gather(&board, &state);
+        let between = derive(&mut state, "c", between, inputs);
         assert!(between.point.is_none(), "no history point");
         assert_eq!(between.health.unwrap().counts.nodes, 3, "shown like any cycle");
     }

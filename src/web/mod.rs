@@ -368,7 +368,7 @@ pub struct Checked(pub Option<Role>);
 pub type Params = Vec<(String, String)>;
 
 /// The first value of `key`.
-pub fn param<'a>(params: &'a Params, key: &str) -> Option<&'a str> {
+fn param<'a>(params: &'a Params, key: &str) -> Option<&'a str> {
     params.iter().find(|(k, _)| k == key).map(|(_, v)| v.as_str())
 }
 
