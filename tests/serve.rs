@@ -248,3 +248,60 @@ async fn serve_records_cycles_that_replay_reads() {
         common::assert_no_secret(&text, "a recorded cycle");
     }
 }
+
+/// A receiver that refuses notifications for good (400): each is dropped, not tried again, so
+/// none waits behind another; the log, `/metrics` and every page say so until the receiver takes
+/// one again, and the resolutions of the alerts whose firing was dropped are still sent.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_notification_refused_for_good_holds_up_none_after_it() {
+    let h = Harness::start(scenario::trouble(jiff::Timestamp::now())).await;
+    let receiver = Receiver::start().await;
+    receiver.refuse.store(usize::MAX, Ordering::SeqCst);
+    let state = h.dir.path().join("state");
+    let cfg = h.dir.path().join("dumbmonit.toml");
+    let hook = format!("[[notifier]]\ntype = \"webhook\"\nname = \"ops-hook\"\nurl = \"{}/hook\"\n", receiver.url());
+    std::fs::write(&cfg, config(&h, &state, &hook)).unwrap();
+    let s = common::web::Served::start(&cfg, &[("DUMBMONIT_TEST_CLOCK", &format!("{START}/60"))]);
+
+    // The trouble fires its alerts within 16 minutes of the test clock; every notification is
+    // refused, and none waits in the outbox.
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        let (last, queued) = progress(&state);
+        if receiver.refused.lock().unwrap().len() >= 2 && queued == 0 && last >= Some(minutes_after_start(17)) {
+            break;
+        }
+        assert!(Instant::now() < deadline, "the refused notifications were held:\n{}", s.log());
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let refused = receiver.refused.lock().unwrap().clone();
+    let keys: std::collections::BTreeSet<&str> = refused.iter().map(|r| r.idempotency_key.as_str()).collect();
+    assert_eq!(keys.len(), refused.len(), "each refused notification was sent once, not tried again");
+    let log = s.log();
+    assert!(log.contains("refused: 400 Bad Request") && log.contains("it is dropped"), "{log}");
+    assert!(!log.contains("failed, attempt"), "nothing was retried:\n{log}");
+
+    let metrics = s.get("/metrics").body;
+    let refused_total = metrics
+        .lines()
+        .find_map(|l| l.strip_prefix(r#"dumbmonit_notifications_failed_total{notifier="ops-hook",reason="refused"} "#))
+        .and_then(|v| v.parse::<f64>().ok());
+    assert!(refused_total.is_some_and(|n| n >= 2.0), "{metrics}");
+    assert!(metrics.contains(r#"dumbmonit_notifications_failed_total{notifier="ops-hook",reason="error"} 0"#));
+    let page = s.get("/").body;
+    assert!(page.contains("ops-hook refused ") && page.contains(" notifications since 20"), "{page}");
+    assert!(page.contains("invalid_payload"), "the receiver's answer is said: {page}");
+    let monitor = s.get("/api/v1/monitor").json();
+    assert_eq!(monitor["notifications_refused"].as_array().map(Vec::len), Some(1), "{monitor}");
+
+    // The receiver takes notifications again; the cluster heals: the resolutions arrive, though
+    // their firings were dropped, and the pages no longer speak of refusals.
+    receiver.refuse.store(0, Ordering::SeqCst);
+    h.sim.set_cluster(scenario::healthy(jiff::Timestamp::now()));
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while !receiver.bodies().iter().any(|b| b["status"] == "resolved") {
+        assert!(Instant::now() < deadline, "no resolution came:\n{}", s.log());
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    s.wait_for("/", "the refusal no longer said", |r| !r.body.contains("ops-hook refused"));
+}

@@ -385,6 +385,28 @@ impl Board {
         }
     }
 
+    /// One line for each notifier whose receiver refuses notifications for good (a 4xx that
+    /// retrying cannot fix: each was dropped), said on every page until it takes one again.
+    pub fn refusals(&self) -> Vec<String> {
+        let names = self.notifier_names();
+        let counters = self.counters();
+        let mut lines: Vec<String> = names
+            .iter()
+            .filter_map(|name| {
+                let r = counters.refusals.get(name)?;
+                let plural = if r.count == 1 { "" } else { "s" };
+                Some(format!(
+                    "{name} refused {} notification{plural} since {} UTC: {}",
+                    r.count,
+                    r.since.strftime("%Y-%m-%d %H:%M"),
+                    r.answer
+                ))
+            })
+            .collect();
+        lines.sort();
+        lines
+    }
+
     /// How long the monitor has run.
     pub fn uptime(&self) -> Duration {
         self.started.elapsed()

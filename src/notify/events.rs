@@ -98,6 +98,38 @@ impl Emit for DeliveryFailed<'_> {
     }
 }
 
+/// A receiver refused a notification in a way retrying cannot fix (a 4xx answer other than 408
+/// and 429): it is dropped, and the next one goes.
+pub struct DeliveryRefused<'a> {
+    pub notifier: &'a str,
+    /// The endpoint, without its user information.
+    pub endpoint: &'a str,
+    /// The status and the start of the receiver's answer.
+    pub error: &'a str,
+}
+
+impl fmt::Display for DeliveryRefused<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "notification to {} ({}) refused: {}; it is dropped (retrying cannot change the answer)",
+            self.notifier, self.endpoint, self.error
+        )
+    }
+}
+
+impl Emit for DeliveryRefused<'_> {
+    fn emit(&self) {
+        tracing::error!(
+            target: TARGET,
+            notifier = self.notifier,
+            endpoint = self.endpoint,
+            error = self.error,
+            "{self}"
+        );
+    }
+}
+
 /// The firing alerts could not be re-sent to an Alertmanager (they are, after the next cycle).
 pub struct ResendFailed<'a> {
     pub notifier: &'a str,

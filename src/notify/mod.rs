@@ -237,12 +237,42 @@ pub enum PostError {
     /// No connection, or it broke: the error and its sources, in one line.
     #[error("{detail}")]
     Unreachable { detail: String },
-    /// The receiver answered other than 2xx; `body`: the start of what it said, on one line.
+    /// The receiver answered other than 2xx; `body`: the start of what it said, on one line;
+    /// `retry_after`: how long it asked to wait (`Retry-After` in seconds), if it did.
     #[error("{status}: {body}")]
-    Refused { status: http::StatusCode, body: String },
+    Refused { status: http::StatusCode, body: String, retry_after: Option<Duration> },
     /// No answer within the notifier's timeout.
     #[error("no answer within {} s", .after.as_secs_f64())]
     Timeout { after: Duration },
+}
+
+impl PostError {
+    /// A refusal that retrying cannot fix: a 4xx answer other than 408 (Request Timeout) and
+    /// 429 (Too Many Requests). The notification is dropped rather than tried again.
+    pub fn is_permanent(&self) -> bool {
+        matches!(self, PostError::Refused { status, .. }
+            if status.is_client_error()
+                && *status != http::StatusCode::REQUEST_TIMEOUT
+                && *status != http::StatusCode::TOO_MANY_REQUESTS)
+    }
+
+    /// How long the receiver asked to wait before the next try, if it said.
+    pub fn retry_after(&self) -> Option<Duration> {
+        match self {
+            PostError::Refused { retry_after, .. } => *retry_after,
+            _ => None,
+        }
+    }
+}
+
+/// The longest wait a receiver's `Retry-After` is followed for.
+const MOST_RETRY_AFTER: Duration = Duration::from_secs(3600);
+
+/// `Retry-After` in seconds (its HTTP-date form is not followed: the backoff applies), at most
+/// [`MOST_RETRY_AFTER`].
+fn retry_after(headers: &http::HeaderMap) -> Option<Duration> {
+    let seconds: u64 = headers.get(http::header::RETRY_AFTER)?.to_str().ok()?.trim().parse().ok()?;
+    Some(Duration::from_secs(seconds).min(MOST_RETRY_AFTER))
 }
 
 /// The HTTP client of every notifier: HTTP or HTTPS with the system's roots.
@@ -324,12 +354,14 @@ impl Client {
                 .await
                 .map_err(|e| PostError::Unreachable { detail: clean(describe(&e)) })?;
             let status = response.status();
+            let retry_after = retry_after(response.headers());
             let text = response.into_body().collect().await.map(|b| b.to_bytes()).unwrap_or_default();
             if status.is_success() {
                 Ok(text)
             } else {
                 let text = String::from_utf8_lossy(&text);
-                Err(PostError::Refused { status, body: clean(crate::health::why::clean_line(&text, 200)) })
+                let body = clean(crate::health::why::clean_line(&text, 200));
+                Err(PostError::Refused { status, body, retry_after })
             }
         };
         match tokio::time::timeout(n.timeout, exchange).await {
@@ -354,6 +386,37 @@ pub fn describe(e: &(dyn std::error::Error + 'static)) -> String {
 mod tests {
     use super::*;
     use crate::config::NotifierConfig;
+
+    #[test]
+    fn a_4xx_but_408_and_429_is_a_refusal_retrying_cannot_fix() {
+        let refused = |code: u16| PostError::Refused {
+            status: http::StatusCode::from_u16(code).unwrap(),
+            body: String::new(),
+            retry_after: None,
+        };
+        for code in [400, 401, 403, 404, 413, 422] {
+            assert!(refused(code).is_permanent(), "{code}");
+        }
+        for code in [408, 429, 500, 502, 503] {
+            assert!(!refused(code).is_permanent(), "{code}");
+        }
+        assert!(!PostError::Timeout { after: Duration::from_secs(10) }.is_permanent());
+        assert!(!PostError::Unreachable { detail: "connection refused".into() }.is_permanent());
+    }
+
+    #[test]
+    fn retry_after_is_followed_in_seconds_up_to_an_hour() {
+        let headers = |v: &str| {
+            let mut h = http::HeaderMap::new();
+            h.insert(http::header::RETRY_AFTER, HeaderValue::from_str(v).unwrap());
+            h
+        };
+        assert_eq!(retry_after(&headers("120")), Some(Duration::from_secs(120)));
+        assert_eq!(retry_after(&headers(" 7 ")), Some(Duration::from_secs(7)));
+        assert_eq!(retry_after(&headers("86400")), Some(MOST_RETRY_AFTER));
+        assert_eq!(retry_after(&headers("Wed, 21 Oct 2026 07:28:00 GMT")), None, "the date form is not followed");
+        assert_eq!(retry_after(&http::HeaderMap::new()), None);
+    }
 
     /// A `[[notifier]]` section alone, named as it says.
     fn section(text: &str) -> NotifierSettings {

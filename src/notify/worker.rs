@@ -1,6 +1,8 @@
 //! Delivery: drains the outbox in order, one notifier's later notifications held back while an
 //! earlier one fails (a resolution never overtakes its firing), retries with backoff, then
-//! re-sends the firing alerts to Alertmanager.
+//! re-sends the firing alerts to Alertmanager. A refusal that retrying cannot fix (a 4xx answer
+//! other than 408 and 429) holds nothing up: that notification is dropped, counted and said, and
+//! the next one goes.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use std::sync::{Arc, Mutex};
@@ -9,17 +11,54 @@ use std::time::Duration;
 use jiff::{SignedDuration, Timestamp};
 use tokio::sync::{Notify, watch};
 
-use super::events::{DeliveryFailed, HeartbeatFailed, NotMarkedSent, NotifierGone, OutboxUnreadable, ResendFailed};
+use super::events::{
+    DeliveryFailed, DeliveryRefused, HeartbeatFailed, NotMarkedSent, NotifierGone, OutboxUnreadable, ResendFailed,
+};
 use super::{Client, Notifier};
 use crate::logs::Emit;
 use crate::rules::Alert;
 use crate::state::Store;
 
-/// Notifications sent and failed, per notifier.
+/// Notifications sent, failed (to be tried again) and refused (dropped), per notifier.
 #[derive(Debug, Default, Clone)]
 pub struct Counters {
     pub sent: HashMap<String, u64>,
     pub failed: HashMap<String, u64>,
+    pub refused: HashMap<String, u64>,
+    /// The notifiers whose receivers refused notifications since the last one they took.
+    pub refusals: HashMap<String, Refusal>,
+}
+
+/// A receiver refusing notifications for good, since the last one it took: said on the pages.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Refusal {
+    /// When the first of them was refused.
+    pub since: Timestamp,
+    pub count: u64,
+    /// The last answer: its status and the start of its body.
+    pub answer: String,
+}
+
+impl Counters {
+    fn sent(&mut self, notifier: &str) {
+        *self.sent.entry(notifier.to_string()).or_default() += 1;
+        self.refusals.remove(notifier);
+    }
+
+    fn failed(&mut self, notifier: &str) {
+        *self.failed.entry(notifier.to_string()).or_default() += 1;
+    }
+
+    fn refused(&mut self, notifier: &str, now: Timestamp, answer: &str) {
+        *self.refused.entry(notifier.to_string()).or_default() += 1;
+        let r = self.refusals.entry(notifier.to_string()).or_insert(Refusal {
+            since: now,
+            count: 0,
+            answer: String::new(),
+        });
+        r.count += 1;
+        r.answer = answer.to_string();
+    }
 }
 
 /// The configured notifiers, replaced whole when the configuration is reloaded.
@@ -97,16 +136,25 @@ impl Delivery {
             };
             match self.client.post(n, &q.body).await {
                 Ok(()) => {
-                    *self.counters.lock().expect("counters lock").sent.entry(n.name.clone()).or_default() += 1;
+                    self.counters.lock().expect("counters lock").sent(&n.name);
+                    if let Err(e) = self.store.lock().expect("store lock").delivered(q.id) {
+                        NotMarkedSent { notifier: &n.name, error: &e }.emit();
+                    }
+                }
+                Err(e) if e.is_permanent() => {
+                    let e = e.to_string();
+                    self.counters.lock().expect("counters lock").refused(&n.name, now, &e);
+                    DeliveryRefused { notifier: &n.name, endpoint: &n.shown, error: &e }.emit();
                     if let Err(e) = self.store.lock().expect("store lock").delivered(q.id) {
                         NotMarkedSent { notifier: &n.name, error: &e }.emit();
                     }
                 }
                 Err(e) => {
                     held.insert(n.name.clone());
-                    *self.counters.lock().expect("counters lock").failed.entry(n.name.clone()).or_default() += 1;
-                    let wait = backoff(q.attempts + 1);
-                    let next = now + SignedDuration::try_from(wait).expect("at most 256 s");
+                    self.counters.lock().expect("counters lock").failed(&n.name);
+                    // The receiver's Retry-After (a 429, a 503) when it asks for longer.
+                    let wait = backoff(q.attempts + 1).max(e.retry_after().unwrap_or_default());
+                    let next = now + SignedDuration::try_from(wait).expect("at most an hour");
                     let e = e.to_string();
                     DeliveryFailed {
                         notifier: &n.name,
@@ -132,7 +180,13 @@ impl Delivery {
             };
             for (n, body) in bodies {
                 if let Err(e) = self.client.post(n, &body).await {
-                    *self.counters.lock().expect("counters lock").failed.entry(n.name.clone()).or_default() += 1;
+                    let mut counters = self.counters.lock().expect("counters lock");
+                    if e.is_permanent() {
+                        counters.refused(&n.name, now, &e.to_string());
+                    } else {
+                        counters.failed(&n.name);
+                    }
+                    drop(counters);
                     ResendFailed { notifier: &n.name, endpoint: &n.shown, error: &e.to_string() }.emit();
                 }
             }
@@ -155,7 +209,7 @@ impl Delivery {
             match self.client.post_heartbeat(n, &body).await {
                 Ok(()) => *self.counters.lock().expect("counters lock").sent.entry(n.name.clone()).or_default() += 1,
                 Err(e) => {
-                    *self.counters.lock().expect("counters lock").failed.entry(n.name.clone()).or_default() += 1;
+                    self.counters.lock().expect("counters lock").failed(&n.name);
                     HeartbeatFailed { notifier: &n.name, endpoint: &n.shown, error: &e.to_string() }.emit();
                 }
             }

@@ -131,6 +131,7 @@ pub fn monitor(board: &Board) -> String {
         "tasks": tokio::runtime::Handle::try_current().ok().map(|h| h.metrics().num_alive_tasks()),
         "state_saved": board.persistence_problem().is_none(),
         "state_problem": board.persistence_problem(),
+        "notifications_refused": board.refusals(),
     })
     .to_string()
 }

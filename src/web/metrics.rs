@@ -25,7 +25,8 @@ fn key(board: &Board) -> Key {
     Key {
         generation: board.views().generation(),
         sent: counters.sent.values().sum(),
-        failed: counters.failed.values().sum(),
+        // Either kind of failure changes the text.
+        failed: counters.failed.values().sum::<u64>() + counters.refused.values().sum::<u64>(),
         queued,
     }
 }
@@ -45,11 +46,20 @@ fn join(board: &Board, key: Key) -> Bytes {
     };
     let own = pack(prerender(&[
         counter("dumbmonit_notifications_sent_total", "Notifications delivered, per notifier.", &counters.sent),
-        counter(
-            "dumbmonit_notifications_failed_total",
-            "Failed notification deliveries (each is retried), per notifier.",
-            &counters.failed,
-        ),
+        Family {
+            name: "dumbmonit_notifications_failed_total".into(),
+            help: "Failed notification deliveries, per notifier: reason=\"error\" (no answer, a 5xx, a 408 or a 429: tried again), reason=\"refused\" (a 4xx retrying cannot fix: dropped).",
+            kind: MetricType::Counter,
+            samples: names
+                .iter()
+                .flat_map(|n| {
+                    [("error", &counters.failed), ("refused", &counters.refused)].map(|(reason, values)| {
+                        let value = values.get(n).copied().unwrap_or(0) as f64;
+                        Sample::new(vec![("notifier", n.clone()), ("reason", reason.to_string())], value)
+                    })
+                })
+                .collect(),
+        },
         Family {
             name: "dumbmonit_notifications_queued".into(),
             help: "Notifications waiting in the outbox.",

@@ -164,11 +164,15 @@ fn page_of(title: &str, board: &Board, body: Markup) -> String {
     page(title, board.banner(), with_notices(board, body))
 }
 
-/// The page's body, after what the monitor must say about itself (the state cannot be saved).
+/// The page's body, after what the monitor must say about itself (the state cannot be saved, a
+/// receiver refuses notifications).
 fn with_notices(board: &Board, body: Markup) -> Markup {
     html! {
         @if let Some(p) = board.persistence_problem() {
             p.persistence { (p) }
+        }
+        @for line in board.refusals() {
+            p.persistence { (line) }
         }
         (body)
     }

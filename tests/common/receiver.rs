@@ -1,7 +1,7 @@
 //! An HTTP receiver of notifications that records every POST and can be told to fail.
 
 use std::net::SocketAddr;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
 use bytes::Bytes;
@@ -23,6 +23,10 @@ pub struct Receiver {
     pub received: Arc<Mutex<Vec<Received>>>,
     /// While set, every request is answered 503.
     pub fail: Arc<AtomicBool>,
+    /// How many of the next POSTs to refuse with 400 (`invalid_payload`), as a receiver refuses
+    /// a notification for good; each refused one is kept in `refused`.
+    pub refuse: Arc<AtomicUsize>,
+    pub refused: Arc<Mutex<Vec<Received>>>,
     task: tokio::task::JoinHandle<()>,
 }
 
@@ -38,14 +42,16 @@ impl Receiver {
         let addr = listener.local_addr().unwrap();
         let received = Arc::new(Mutex::new(Vec::new()));
         let fail = Arc::new(AtomicBool::new(false));
-        let (r, f) = (received.clone(), fail.clone());
+        let refuse = Arc::new(AtomicUsize::new(0));
+        let refused = Arc::new(Mutex::new(Vec::new()));
+        let (r, f, no, nos) = (received.clone(), fail.clone(), refuse.clone(), refused.clone());
         let task = tokio::spawn(async move {
             loop {
                 let Ok((tcp, _)) = listener.accept().await else { continue };
-                let (r, f) = (r.clone(), f.clone());
+                let (r, f, no, nos) = (r.clone(), f.clone(), no.clone(), nos.clone());
                 tokio::spawn(async move {
                     let service = service_fn(move |req: hyper::Request<hyper::body::Incoming>| {
-                        let (r, f) = (r.clone(), f.clone());
+                        let (r, f, no, nos) = (r.clone(), f.clone(), no.clone(), nos.clone());
                         async move {
                             let path = req.uri().path().to_string();
                             let header = |name: &str| {
@@ -57,15 +63,23 @@ impl Receiver {
                             let authorization = header("authorization");
                             let idempotency_key = header("idempotency-key");
                             let body = req.into_body().collect().await.map(|b| b.to_bytes()).unwrap_or_default();
-                            let status = if f.load(Ordering::SeqCst) {
-                                503
+                            let body = String::from_utf8_lossy(&body).into_owned();
+                            let received = Received { path, authorization, idempotency_key, body };
+                            let (status, answer) = if f.load(Ordering::SeqCst) {
+                                (503, "")
+                            } else if no.fetch_update(Ordering::SeqCst, Ordering::SeqCst, |n| n.checked_sub(1)).is_ok()
+                            {
+                                nos.lock().unwrap().push(received);
+                                (400, r#"{"error":"invalid_payload"}"#)
                             } else {
-                                let body = String::from_utf8_lossy(&body).into_owned();
-                                r.lock().unwrap().push(Received { path, authorization, idempotency_key, body });
-                                200
+                                r.lock().unwrap().push(received);
+                                (200, "")
                             };
                             Ok::<_, std::convert::Infallible>(
-                                hyper::Response::builder().status(status).body(Full::new(Bytes::new())).unwrap(),
+                                hyper::Response::builder()
+                                    .status(status)
+                                    .body(Full::new(Bytes::from_static(answer.as_bytes())))
+                                    .unwrap(),
                             )
                         }
                     });
@@ -74,7 +88,7 @@ impl Receiver {
                 });
             }
         });
-        Receiver { addr, received, fail, task }
+        Receiver { addr, received, fail, refuse, refused, task }
     }
 
     pub fn url(&self) -> String {
