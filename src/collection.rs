@@ -33,6 +33,9 @@ pub enum Follow {
     No,
     /// Followed whole.
     Whole,
+    /// Followed whole, its changes left to the next cycle rather than starting one: what
+    /// changes every few seconds as a matter of course (a leader's lease, renewed every two).
+    Quietly,
     /// Followed outside the ignored namespaces (the same field selector as a LIST cycle's).
     OutsideIgnored,
     /// Its Warning events only, in every namespace (a Node's events may be recorded in an

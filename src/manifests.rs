@@ -220,8 +220,8 @@ mod tests {
         };
         let watching = shipped(&watching);
         let verbs: Vec<&str> = watching.lines().filter(|l| l.trim_start().starts_with("verbs:")).collect();
-        assert_eq!(verbs.len(), 6, "{watching}");
-        assert_eq!(verbs.iter().filter(|l| l.contains("\"watch\"")).count(), 5, "all rules but the Metrics API's");
+        assert_eq!(verbs.len(), 9, "{watching}");
+        assert_eq!(verbs.iter().filter(|l| l.contains("\"watch\"")).count(), 8, "all rules but the Metrics API's");
         let metrics = watching.split("- apiGroups: [\"metrics.k8s.io\"]").nth(1).unwrap();
         assert!(metrics.lines().nth(2).unwrap().trim() == "verbs: [\"get\", \"list\"]", "{metrics}");
         // The same rules as `rbac --optional --watch`, and as the component deploy/rbac/watch.

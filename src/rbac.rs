@@ -302,7 +302,7 @@ type: kubernetes.io/service-account-token
             let plain = manifests("kube-system", "dumbmonit", optional, false).unwrap();
             let watched = manifests("kube-system", "dumbmonit", optional, true).unwrap();
             let (before, after) = (rules(&plain), rules(&watched));
-            assert_eq!(before.len(), if optional { 6 } else { 2 });
+            assert_eq!(before.len(), if optional { 9 } else { 2 });
             assert_eq!(before.len(), after.len(), "the same rules");
             for ((group, resources, verbs), (g, r, v)) in before.iter().zip(&after) {
                 assert_eq!((group, resources), (g, r), "the same groups and resources");

@@ -2,6 +2,7 @@
 # summary of an alert as DumbMonit raises it, and the annotations of `dumbmonit rules`.
 # Arguments are plain text and counts; the pages escape what they interpolate.
 
+severity-critical = critical
 severity-warning = warning
 severity-notice = notice
 
@@ -119,8 +120,55 @@ rule-cronjob-missed =
     .prom-summary = CronJob { $namespace }/{ $cronjob } missed its runs
     .prom-description = CronJob { $namespace }/{ $cronjob } last ran more than twice its schedule's period ago.
 
+rule-control-plane-component-down =
+    .title = Kubernetes control-plane component stopped
+    .summary = { $component } has not renewed its leader lease for { $seconds } s
+    .description = { $component ->
+        [kube-scheduler] No new pod is scheduled: every pod created from now on stays Pending.
+       *[other] Nothing the controllers do happens: Deployments, ReplicaSets and StatefulSets make no pods, Jobs and CronJobs do not run, the pods of a lost node are not evicted, Service endpoints are not updated, nothing is garbage-collected.
+    } Its last leader was { $holder }.
+    .prom-summary = { $component } has not renewed its leader lease for { $value }
+    .prom-description = The leader lease of { $component } in kube-system has not been renewed for over a minute: the component has stopped or cannot reach the API server.
+rule-hpa-maxed-out =
+    .title = Kubernetes HPA at its maximum
+    .summary = HPA { $namespace }/{ $hpa } has run at its maximum of { $max } replicas for 15 minutes
+    .prom-summary = HPA { $namespace }/{ $hpa } runs at its maximum of { $value } replicas
+    .prom-description = HPA { $namespace }/{ $hpa } has run at its maxReplicas for 15 minutes: it would scale out further if it could.
+rule-hpa-replicas-mismatch =
+    .title = Kubernetes HPA short of its desired replicas
+    .summary = HPA { $namespace }/{ $hpa } wants { $desired } replicas and has had { $current } for 15 minutes
+    .prom-summary = HPA { $namespace }/{ $hpa } has not reached its desired replicas
+    .prom-description = HPA { $namespace }/{ $hpa } has wanted another replica count than it has, within its bounds, for 15 minutes without its count changing.
+rule-pdb-not-enough-healthy =
+    .title = Kubernetes disruption budget short of healthy pods
+    .summary = PodDisruptionBudget { $namespace }/{ $pdb } has { $current } healthy pods of the { $desired } it needs
+    .description = It covers { $expected } pods and allows { $allowed } disruptions: a node drain that must evict one of them waits until enough are healthy.
+    .prom-summary = PodDisruptionBudget { $namespace }/{ $pdb } is short of healthy pods
+    .prom-description = PodDisruptionBudget { $namespace }/{ $pdb } has had fewer healthy pods than it needs for 15 minutes: a node drain will hang on it.
+rule-quota-almost-full =
+    .title = Kubernetes quota almost full
+    .summary = Quota { $namespace }/{ $resourcequota } is { $percent }% used for { $resource }
+    .prom-summary = Quota { $namespace }/{ $resourcequota } is { $value } used for { $resource }
+    .prom-description = ResourceQuota { $namespace }/{ $resourcequota } has used 90% or more of its { $resource } for 15 minutes.
+rule-quota-fully-used =
+    .title = Kubernetes quota fully used
+    .summary = Quota { $namespace }/{ $resourcequota } is fully used for { $resource }: new objects that need more are refused
+    .prom-summary = Quota { $namespace }/{ $resourcequota } is fully used for { $resource }
+    .prom-description = ResourceQuota { $namespace }/{ $resourcequota } has used all of its { $resource } for 15 minutes: the API server refuses what would need more.
+rule-quota-exceeded =
+    .title = Kubernetes quota exceeded
+    .summary = Quota { $namespace }/{ $resourcequota } is over its limit for { $resource } ({ $percent }%)
+    .prom-summary = Quota { $namespace }/{ $resourcequota } is over its limit for { $resource } ({ $value })
+    .prom-description = ResourceQuota { $namespace }/{ $resourcequota } has been over its { $resource } limit for 15 minutes (the limit was lowered under what exists).
+rule-pv-errors =
+    .title = Kubernetes persistent volume in error
+    .summary = PersistentVolume { $pv } is { $phase }
+    .prom-summary = PersistentVolume { $pv } is { $phase }
+    .prom-description = PersistentVolume { $pv } has been in phase { $phase } for 5 minutes.
+
 watchdog =
     .summary = DumbMonit is alive
     .description = This alert always fires while DumbMonit runs: a dead man's switch that stops hearing it knows the monitor has stopped.
 
 pod-description = { $why }restarts: { $restarts }
+quota-description = { $used } used of { $hard }

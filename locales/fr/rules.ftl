@@ -1,6 +1,7 @@
-# Les alertes : le titre de chaque règle (les mots du guide), le résumé d'une alerte telle que
+# Les alertes : le titre de chaque règle (les mots du guide), le résumé d'une alerte telle que
 # DumbMonit la lève, et les annotations de `dumbmonit rules --lang fr`.
 
+severity-critical = Critique
 severity-warning = Avertissement
 severity-notice = Avis
 
@@ -121,8 +122,55 @@ rule-cronjob-missed =
     .prom-summary = Le CronJob { $namespace }/{ $cronjob } a manqué ses exécutions
     .prom-description = Le CronJob { $namespace }/{ $cronjob } s’est exécuté pour la dernière fois il y a plus de deux fois la période de son planning.
 
+rule-control-plane-component-down =
+    .title = Composant du plan de contrôle Kubernetes arrêté
+    .summary = { $component } n’a pas renouvelé son bail de leader depuis { $seconds } s
+    .description = { $component ->
+        [kube-scheduler] Aucun nouveau pod n’est ordonnancé : chaque pod créé désormais reste Pending.
+       *[other] Plus rien de ce que font les contrôleurs n’a lieu : Deployments, ReplicaSets et StatefulSets ne créent plus de pods, Jobs et CronJobs ne s’exécutent plus, les pods d’un nœud perdu ne sont pas évincés, les endpoints des Services ne sont plus mis à jour, rien n’est ramassé.
+    } Son dernier leader était { $holder }.
+    .prom-summary = { $component } n’a pas renouvelé son bail de leader depuis { $value }
+    .prom-description = Le bail de leader de { $component } dans kube-system n’a pas été renouvelé depuis plus d’une minute : le composant s’est arrêté ou n’atteint plus l’API server.
+rule-hpa-maxed-out =
+    .title = HPA Kubernetes à son maximum
+    .summary = Le HPA { $namespace }/{ $hpa } tourne à son maximum de { $max } répliques depuis 15 minutes
+    .prom-summary = Le HPA { $namespace }/{ $hpa } tourne à son maximum de { $value } répliques
+    .prom-description = Le HPA { $namespace }/{ $hpa } tourne à son maxReplicas depuis 15 minutes : il monterait plus haut s’il le pouvait.
+rule-hpa-replicas-mismatch =
+    .title = HPA Kubernetes en deçà des répliques voulues
+    .summary = Le HPA { $namespace }/{ $hpa } veut { $desired } répliques et en a { $current } depuis 15 minutes
+    .prom-summary = Le HPA { $namespace }/{ $hpa } n’atteint pas les répliques voulues
+    .prom-description = Le HPA { $namespace }/{ $hpa } veut depuis 15 minutes un autre nombre de répliques que le sien, dans ses bornes, sans que ce nombre change.
+rule-pdb-not-enough-healthy =
+    .title = Budget de perturbation Kubernetes à court de pods sains
+    .summary = Le PodDisruptionBudget { $namespace }/{ $pdb } a { $current } pods sains sur les { $desired } qu’il exige
+    .description = Il couvre { $expected } pods et permet { $allowed } perturbations : un drain de nœud qui doit en évincer un attend qu’assez soient sains.
+    .prom-summary = Le PodDisruptionBudget { $namespace }/{ $pdb } manque de pods sains
+    .prom-description = Le PodDisruptionBudget { $namespace }/{ $pdb } a moins de pods sains qu’il n’en exige depuis 15 minutes : un drain de nœud y restera bloqué.
+rule-quota-almost-full =
+    .title = Quota Kubernetes presque plein
+    .summary = Le quota { $namespace }/{ $resourcequota } est utilisé à { $percent } % pour { $resource }
+    .prom-summary = Le quota { $namespace }/{ $resourcequota } est utilisé à { $value } pour { $resource }
+    .prom-description = Le ResourceQuota { $namespace }/{ $resourcequota } utilise 90 % ou plus de son { $resource } depuis 15 minutes.
+rule-quota-fully-used =
+    .title = Quota Kubernetes entièrement utilisé
+    .summary = Le quota { $namespace }/{ $resourcequota } est entièrement utilisé pour { $resource } : les nouveaux objets qui en demandent plus sont refusés
+    .prom-summary = Le quota { $namespace }/{ $resourcequota } est entièrement utilisé pour { $resource }
+    .prom-description = Le ResourceQuota { $namespace }/{ $resourcequota } utilise tout son { $resource } depuis 15 minutes : l’API server refuse ce qui en demanderait plus.
+rule-quota-exceeded =
+    .title = Quota Kubernetes dépassé
+    .summary = Le quota { $namespace }/{ $resourcequota } dépasse sa limite pour { $resource } ({ $percent } %)
+    .prom-summary = Le quota { $namespace }/{ $resourcequota } dépasse sa limite pour { $resource } ({ $value })
+    .prom-description = Le ResourceQuota { $namespace }/{ $resourcequota } dépasse sa limite de { $resource } depuis 15 minutes (la limite a été abaissée sous l’existant).
+rule-pv-errors =
+    .title = Volume persistant Kubernetes en erreur
+    .summary = Le PersistentVolume { $pv } est { $phase }
+    .prom-summary = Le PersistentVolume { $pv } est { $phase }
+    .prom-description = Le PersistentVolume { $pv } est en phase { $phase } depuis 5 minutes.
+
 watchdog =
     .summary = DumbMonit est en vie
     .description = Cette alerte se déclenche tant que DumbMonit tourne : un dead man’s switch qui cesse de l’entendre sait que la surveillance s’est arrêtée.
 
 pod-description = { $why }redémarrages : { $restarts }
+quota-description = { $used } utilisés sur { $hard }

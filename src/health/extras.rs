@@ -1,6 +1,8 @@
 //! What the optional reads say: aggregated APIServices, the Metrics API (and why it is not
 //! there), usage per node and pod, HPAs that cannot scale.
 
+use std::collections::HashMap;
+
 use serde::Serialize;
 
 use super::NodeHealth;
@@ -29,8 +31,15 @@ pub struct HpaHealth {
     pub reason: String,
     pub message: String,
     pub at_max: bool,
+    pub min_replicas: i64,
     pub current_replicas: i64,
+    pub desired_replicas: i64,
     pub max_replicas: i64,
+    /// At its maximum, which is above its minimum: it would scale out further if it could.
+    pub maxed_out: bool,
+    /// It wants another count than it has, between its bounds, and its count did not change
+    /// since the last cycle: something stops it from getting there.
+    pub mismatch: bool,
 }
 
 /// The optional reads, derived.
@@ -47,6 +56,19 @@ pub struct ExtrasHealth {
     pub all_jobs: Vec<(String, String, String, bool)>,
     /// CronJobs not suspended; None when CronJobs were not read.
     pub cronjobs: Option<Vec<super::batch::CronJobHealth>>,
+    /// PodDisruptionBudgets; None when they were not read.
+    pub pdbs: Option<Vec<super::policy::PdbHealth>>,
+    /// Each resource of each ResourceQuota; None when they were not read.
+    pub quotas: Option<Vec<super::policy::QuotaHealth>>,
+    /// PersistentVolumes; None when they were not read.
+    pub pvs: Option<Vec<super::policy::PvHealth>>,
+    /// The control plane's components whose leader lease exists; None when the leases were not
+    /// read.
+    pub control_plane: Option<Vec<super::plane::ComponentHealth>>,
+    /// Objects read that could not be judged (a lease with no renewTime, a quota's quantity
+    /// that does not parse), one line each.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub unreadable: Vec<String>,
     /// Whether usage could be read, and if not, why.
     pub metrics_api: MetricsApi,
     /// Pods' usage (the ignored namespaces left out), for `dumbmonit top pods`.
@@ -166,7 +188,16 @@ fn unavailable_diagnosis(a: &ApiServiceHealth) -> String {
 }
 
 /// Derives the optional reads, and adds the nodes' usage to `nodes`.
-pub fn assess(extras: Extras, nodes: &mut [NodeHealth], now: jiff::Timestamp) -> ExtrasHealth {
+///
+/// `time` is the cycle's, `now` the rules' (they differ on the stepped clock of the tests and
+/// in a replay); `memory` carries the leases' renewals and the HPAs' counts across cycles.
+pub fn assess(
+    extras: Extras,
+    nodes: &mut [NodeHealth],
+    time: jiff::Timestamp,
+    now: jiff::Timestamp,
+    memory: &mut super::Memory,
+) -> ExtrasHealth {
     let mut out = ExtrasHealth {
         watch_not_granted: extras.watch_not_granted.clone(),
         namespaced: extras.namespaced.clone(),
@@ -252,24 +283,44 @@ pub fn assess(extras: Extras, nodes: &mut [NodeHealth], now: jiff::Timestamp) ->
         out.all_jobs =
             jobs.iter().map(|j| (j.namespace.clone(), j.name.clone(), j.owner.clone(), j.failed.is_some())).collect();
     }
-    out.cronjobs = extras.cronjobs.read().map(|list| super::batch::cronjobs(list, now));
-    out.hpas = extras.hpas.read().map(|list| {
-        list.iter()
-            .map(|h| {
-                let (active, reason, message) =
-                    h.scaling_active.clone().unwrap_or((true, String::new(), String::new()));
-                HpaHealth {
-                    namespace: h.namespace.clone(),
-                    name: h.name.clone(),
-                    scaling_active: active,
-                    reason,
-                    message,
-                    at_max: h.at_max(),
-                    current_replicas: h.current_replicas,
-                    max_replicas: h.max_replicas,
-                }
-            })
-            .collect()
-    });
+    out.cronjobs = extras.cronjobs.read().map(|list| super::batch::cronjobs(list, time));
+    out.hpas = extras.hpas.read().map(|list| hpas(list, &mut memory.hpas));
+    out.pdbs = extras.poddisruptionbudgets.read().map(|list| super::policy::pdbs(list));
+    out.quotas = extras.resourcequotas.read().map(|list| super::policy::quotas(list, &mut out.unreadable));
+    out.pvs = extras.persistentvolumes.read().map(|list| super::policy::pvs(list));
+    out.control_plane =
+        extras.leases.read().map(|list| super::plane::components(list, now, &mut memory.leases, &mut out.unreadable));
+    out
+}
+
+/// Each HPA, with what its count did since the last cycle (`counts`, updated).
+fn hpas(list: &[crate::collect::kinds::hpa::Hpa], counts: &mut HashMap<(String, String), i64>) -> Vec<HpaHealth> {
+    let mut kept = HashMap::with_capacity(list.len());
+    let out = list
+        .iter()
+        .map(|h| {
+            let key = (h.namespace.clone(), h.name.clone());
+            // A first sight counts as unchanged: the hold then asks for it to stay so.
+            let unchanged = counts.get(&key).is_none_or(|before| *before == h.current_replicas);
+            kept.insert(key, h.current_replicas);
+            let (active, reason, message) = h.scaling_active.clone().unwrap_or((true, String::new(), String::new()));
+            let (min, current, desired, max) = (h.min_replicas, h.current_replicas, h.desired_replicas, h.max_replicas);
+            HpaHealth {
+                namespace: h.namespace.clone(),
+                name: h.name.clone(),
+                scaling_active: active,
+                reason,
+                message,
+                at_max: h.at_max(),
+                min_replicas: min,
+                current_replicas: current,
+                desired_replicas: desired,
+                max_replicas: max,
+                maxed_out: max > 0 && current == max && max != min,
+                mismatch: desired != current && min < current && current < max && unchanged,
+            }
+        })
+        .collect();
+    *counts = kept;
     out
 }

@@ -25,6 +25,10 @@ pub struct Memory {
     /// By (kind, namespace, name) of a StatefulSet or DaemonSet being updated: its updated
     /// replicas, and since when they are that many.
     pub rollouts: HashMap<(String, String, String), (i64, Timestamp)>,
+    /// By component: the last renewal seen of its leader lease.
+    pub leases: HashMap<String, super::plane::Renewal>,
+    /// By (namespace, name) of an HPA: its current replicas at the last cycle.
+    pub hpas: HashMap<(String, String), i64>,
 }
 
 /// Whether `t` lies in the window (now − window, now]: a sighting exactly one window old is out,

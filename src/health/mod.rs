@@ -5,6 +5,8 @@
 pub mod batch;
 pub mod extras;
 pub mod memory;
+pub mod plane;
+pub mod policy;
 pub mod why;
 
 use std::collections::HashMap;
@@ -327,7 +329,7 @@ pub fn assess_with(mut s: Snapshot, now: Timestamp, memory: &mut Memory) -> Heal
     let (warning_events, events_by_reason) = events_of_the_hour(s);
     let counts = Counts::of(&nodes, &pods, &workloads, &pvcs, warning_events);
 
-    let extras = extras::assess(raw_extras, &mut nodes, s.time);
+    let extras = extras::assess(raw_extras, &mut nodes, s.time, now, memory);
     Health {
         time: s.time,
         version: s.version.clone(),

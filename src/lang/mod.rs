@@ -17,7 +17,7 @@ use fluent_bundle::{FluentArgs, FluentResource, FluentValue};
 use serde::{Deserialize, Serialize};
 
 pub use choose::{COOKIE, from_accept_language, from_cookie, from_environment};
-pub use format::{date_time, decimal};
+pub use format::{date_time, decimal, quantity};
 
 /// A language DumbMonit speaks.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]

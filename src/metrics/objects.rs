@@ -4,6 +4,8 @@ use super::exposition::{MetricType, Sample};
 use super::{EVENT_REASONS_LIMIT, Generator};
 use crate::health::batch::CronJobHealth;
 use crate::health::extras::{ApiServiceHealth, HpaHealth};
+use crate::health::plane::ComponentHealth;
+use crate::health::policy::{PdbHealth, PvHealth, QuotaHealth};
 use crate::health::{Health, NodeHealth, PodHealth, PvcHealth, WorkloadHealth};
 
 fn flag(b: bool) -> f64 {
@@ -412,4 +414,86 @@ pub(super) const HPAS: &[Generator<HpaHealth>] = &[
         kind: MetricType::Gauge,
         samples: |h, out| out.push(Sample::new(hpa(h), flag(h.at_max))),
     },
+    Generator {
+        name: "hpa_replicas",
+        help: "The HorizontalPodAutoscaler's replicas: kind=\"current\" and \"desired\" from its status, \"min\" and \"max\" from its spec.",
+        kind: MetricType::Gauge,
+        samples: |h, out| {
+            for (kind, n) in [
+                ("current", h.current_replicas),
+                ("desired", h.desired_replicas),
+                ("min", h.min_replicas),
+                ("max", h.max_replicas),
+            ] {
+                let mut labels = hpa(h);
+                labels.push(("kind", kind.into()));
+                out.push(Sample::new(labels, n as f64));
+            }
+        },
+    },
 ];
+
+fn pdb(p: &PdbHealth) -> Vec<(&'static str, String)> {
+    vec![("namespace", p.namespace.clone()), ("pdb", p.name.clone())]
+}
+
+pub(super) const PDBS: &[Generator<PdbHealth>] = &[
+    Generator {
+        name: "pdb_healthy",
+        help: "The PodDisruptionBudget's healthy pods: kind=\"current\" (status.currentHealthy) and \"desired\" (status.desiredHealthy).",
+        kind: MetricType::Gauge,
+        samples: |p, out| {
+            for (kind, n) in [("current", p.current_healthy), ("desired", p.desired_healthy)] {
+                let mut labels = pdb(p);
+                labels.push(("kind", kind.into()));
+                out.push(Sample::new(labels, n as f64));
+            }
+        },
+    },
+    Generator {
+        name: "pdb_disruptions_allowed",
+        help: "Pods the PodDisruptionBudget lets be evicted now (status.disruptionsAllowed).",
+        kind: MetricType::Gauge,
+        samples: |p, out| out.push(Sample::new(pdb(p), p.disruptions_allowed as f64)),
+    },
+];
+
+pub(super) const QUOTAS: &[Generator<QuotaHealth>] = &[Generator {
+    name: "resourcequota",
+    help: "Each resource of a ResourceQuota, type=\"hard\" (its limit) and \"used\", in base units: cores, bytes, counts.",
+    kind: MetricType::Gauge,
+    samples: |q, out| {
+        for (kind, n) in [("hard", q.hard), ("used", q.used)] {
+            let labels = vec![
+                ("namespace", q.namespace.clone()),
+                ("resourcequota", q.quota.clone()),
+                ("resource", q.resource.clone()),
+                ("type", kind.into()),
+            ];
+            out.push(Sample::new(labels, n));
+        }
+    },
+}];
+
+/// The phases a PersistentVolume can be in, as kube-state-metrics lists them.
+const PV_PHASES: [&str; 5] = ["Pending", "Available", "Bound", "Released", "Failed"];
+
+pub(super) const PVS: &[Generator<PvHealth>] = &[Generator {
+    name: "pv_phase",
+    help: "1 for the PersistentVolume's status.phase, 0 for the other four (Pending, Available, Bound, Released, Failed).",
+    kind: MetricType::Gauge,
+    samples: |v, out| {
+        if PV_PHASES.contains(&v.phase.as_str()) {
+            for phase in PV_PHASES {
+                out.push(Sample::new(vec![("pv", v.name.clone()), ("phase", phase.into())], flag(v.phase == phase)));
+            }
+        }
+    },
+}];
+
+pub(super) const CONTROL_PLANE: &[Generator<ComponentHealth>] = &[Generator {
+    name: "control_plane_lease_age_seconds",
+    help: "Seconds since the component (kube-controller-manager, kube-scheduler) last renewed its leader lease in kube-system, as DumbMonit saw the renewals; no series when the lease does not exist.",
+    kind: MetricType::Gauge,
+    samples: |c, out| out.push(Sample::new(vec![("component", c.component.into())], c.age_seconds as f64)),
+}];

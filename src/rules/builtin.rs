@@ -16,7 +16,9 @@ use super::{
     ApiServer, CRASHLOOP_WINDOW, Export, FLAPPING_CHANGES, Observation, PodJudged, RESTART_THRESHOLD, RESTART_WINDOW,
     RULES, Reads, Rule, Seen, Severity, TERMINATING_PATIENCE, UNREACHABLE_AFTER, Warning, minutes,
 };
+use crate::health::extras::HpaHealth;
 use crate::health::memory::within;
+use crate::health::policy::{Fullness, QuotaHealth};
 use crate::health::{CERTIFICATE_URGENT, Health, NodeHealth, PodHealth, WorkloadHealth};
 use crate::lang::{Arg, Message};
 
@@ -469,6 +471,213 @@ pub const CRONJOB_MISSED: Rule = Rule {
     }),
 };
 
+pub const CONTROL_PLANE_COMPONENT_DOWN: Rule = Rule {
+    alertname: "KubernetesControlPlaneComponentDown",
+    words: "rule-control-plane-component-down",
+    severity: Severity::Critical,
+    hold: minutes(5),
+    escalate_after: None,
+    reads: Reads::ControlPlane(|c, seen_| {
+        if c.down {
+            seen_.push(seen(
+                &CONTROL_PLANE_COMPONENT_DOWN,
+                labels(&[("component", c.component)]),
+                args(&[("component", c.component.into()), ("seconds", c.age_seconds.into())]),
+                Message::new(
+                    &format!("{}.description", CONTROL_PLANE_COMPONENT_DOWN.words),
+                    &[("component", c.component.into()), ("holder", (&c.holder).into())],
+                ),
+            ));
+        }
+    }),
+    // The built-in rule's threshold is three times each lease's duration, at least a minute:
+    // the components' leases last 15 s, so a minute.
+    export: Export {
+        expr: || "dumbmonit_k8s_control_plane_lease_age_seconds > 60".into(),
+        value: "{{ $value | humanizeDuration }}",
+        hold: None,
+        warning: Warning::None,
+    },
+};
+
+fn hpa_labels(x: &HpaHealth) -> BTreeMap<String, String> {
+    labels(&[("namespace", &x.namespace), ("hpa", &x.name)])
+}
+
+fn hpa_args(x: &HpaHealth) -> Vec<(&'static str, Arg)> {
+    vec![
+        ("namespace", (&x.namespace).into()),
+        ("hpa", (&x.name).into()),
+        ("current", x.current_replicas.into()),
+        ("desired", x.desired_replicas.into()),
+        ("min", x.min_replicas.into()),
+        ("max", x.max_replicas.into()),
+    ]
+}
+
+/// `dumbmonit_k8s_hpa_replicas` of one kind.
+fn hpa_replicas(kind: &str) -> String {
+    format!("dumbmonit_k8s_hpa_replicas{{kind=\"{kind}\"}}")
+}
+
+pub const HPA_MAXED_OUT: Rule = Rule {
+    alertname: "KubernetesHPAMaxedOut",
+    words: "rule-hpa-maxed-out",
+    severity: Severity::Notice,
+    hold: minutes(15),
+    escalate_after: None,
+    reads: Reads::Hpas(|x, seen_| {
+        if x.maxed_out {
+            seen_.push(seen(&HPA_MAXED_OUT, hpa_labels(x), hpa_args(x), Message::verbatim(x.message.clone())));
+        }
+    }),
+    export: export(|| {
+        format!(
+            "{current} == ignoring(kind) {max} and ignoring(kind) ({max} != ignoring(kind) {min})",
+            current = hpa_replicas("current"),
+            max = hpa_replicas("max"),
+            min = hpa_replicas("min")
+        )
+    }),
+};
+
+pub const HPA_REPLICAS_MISMATCH: Rule = Rule {
+    alertname: "KubernetesHPAReplicasMismatch",
+    words: "rule-hpa-replicas-mismatch",
+    severity: Severity::Notice,
+    hold: minutes(15),
+    escalate_after: None,
+    // A count that changed since the last cycle starts the hold again: it fires when the count
+    // stayed the same for the whole hold, as the mixin's `changes(…[15m]) == 0`.
+    reads: Reads::Hpas(|x, seen_| {
+        if x.mismatch {
+            seen_.push(seen(&HPA_REPLICAS_MISMATCH, hpa_labels(x), hpa_args(x), Message::verbatim(x.message.clone())));
+        }
+    }),
+    export: export(|| {
+        format!(
+            "({desired} != ignoring(kind) {current}) and ignoring(kind) ({current} > ignoring(kind) {min}) \
+             and ignoring(kind) ({current} < ignoring(kind) {max}) \
+             and ignoring(kind) changes({current}[{window}]) == 0",
+            desired = hpa_replicas("desired"),
+            current = hpa_replicas("current"),
+            min = hpa_replicas("min"),
+            max = hpa_replicas("max"),
+            window = super::prometheus::duration(minutes(15)),
+        )
+    }),
+};
+
+pub const PDB_NOT_ENOUGH_HEALTHY: Rule = Rule {
+    alertname: "KubernetesPDBNotEnoughHealthy",
+    words: "rule-pdb-not-enough-healthy",
+    severity: Severity::Warning,
+    hold: minutes(15),
+    escalate_after: None,
+    reads: Reads::Pdbs(|p, seen_| {
+        if p.short {
+            seen_.push(seen(
+                &PDB_NOT_ENOUGH_HEALTHY,
+                labels(&[("namespace", &p.namespace), ("pdb", &p.name)]),
+                args(&[
+                    ("namespace", (&p.namespace).into()),
+                    ("pdb", (&p.name).into()),
+                    ("current", p.current_healthy.into()),
+                    ("desired", p.desired_healthy.into()),
+                ]),
+                Message::new(
+                    &format!("{}.description", PDB_NOT_ENOUGH_HEALTHY.words),
+                    &[("expected", p.expected_pods.into()), ("allowed", p.disruptions_allowed.into())],
+                ),
+            ));
+        }
+    }),
+    export: export(|| {
+        "dumbmonit_k8s_pdb_healthy{kind=\"current\"} < ignoring(kind) dumbmonit_k8s_pdb_healthy{kind=\"desired\"}"
+            .into()
+    }),
+};
+
+/// A quota's resource at `level`: its observation for `rule`.
+fn quota_seen(rule: &'static Rule, level: Fullness, q: &QuotaHealth, seen_: &mut Seen) {
+    if q.fullness == Some(level) {
+        seen_.push(seen(
+            rule,
+            labels(&[("namespace", &q.namespace), ("resourcequota", &q.quota), ("resource", &q.resource)]),
+            args(&[
+                ("namespace", (&q.namespace).into()),
+                ("resourcequota", (&q.quota).into()),
+                ("resource", (&q.resource).into()),
+                ("percent", (q.percent().round() as i64).into()),
+            ]),
+            Message::new(
+                "quota-description",
+                &[
+                    ("used", crate::lang::quantity(&q.resource, q.used).into()),
+                    ("hard", crate::lang::quantity(&q.resource, q.hard).into()),
+                ],
+            ),
+        ));
+    }
+}
+
+/// Used over hard, for the quotas' resources with a limit above 0.
+const QUOTA_SHARE: &str =
+    "dumbmonit_k8s_resourcequota{type=\"used\"} / ignoring(type) (dumbmonit_k8s_resourcequota{type=\"hard\"} > 0)";
+
+const fn quota_export(expr: fn() -> String) -> Export {
+    Export { expr, value: "{{ $value | humanizePercentage }}", hold: None, warning: Warning::None }
+}
+
+pub const QUOTA_ALMOST_FULL: Rule = Rule {
+    alertname: "KubernetesQuotaAlmostFull",
+    words: "rule-quota-almost-full",
+    severity: Severity::Notice,
+    hold: minutes(15),
+    escalate_after: None,
+    reads: Reads::Quotas(|q, seen_| quota_seen(&QUOTA_ALMOST_FULL, Fullness::AlmostFull, q, seen_)),
+    export: quota_export(|| format!("{QUOTA_SHARE} >= 0.9 < 1")),
+};
+
+pub const QUOTA_FULLY_USED: Rule = Rule {
+    alertname: "KubernetesQuotaFullyUsed",
+    words: "rule-quota-fully-used",
+    severity: Severity::Notice,
+    hold: minutes(15),
+    escalate_after: None,
+    reads: Reads::Quotas(|q, seen_| quota_seen(&QUOTA_FULLY_USED, Fullness::Full, q, seen_)),
+    export: quota_export(|| format!("{QUOTA_SHARE} == 1")),
+};
+
+pub const QUOTA_EXCEEDED: Rule = Rule {
+    alertname: "KubernetesQuotaExceeded",
+    words: "rule-quota-exceeded",
+    severity: Severity::Warning,
+    hold: minutes(15),
+    escalate_after: None,
+    reads: Reads::Quotas(|q, seen_| quota_seen(&QUOTA_EXCEEDED, Fullness::Exceeded, q, seen_)),
+    export: quota_export(|| format!("{QUOTA_SHARE} > 1")),
+};
+
+pub const PV_ERRORS: Rule = Rule {
+    alertname: "KubernetesPersistentVolumeErrors",
+    words: "rule-pv-errors",
+    severity: Severity::Warning,
+    hold: minutes(5),
+    escalate_after: None,
+    reads: Reads::Pvs(|v, seen_| {
+        if v.in_error {
+            seen_.push(seen(
+                &PV_ERRORS,
+                labels(&[("pv", &v.name), ("phase", &v.phase)]),
+                args(&[("pv", (&v.name).into()), ("phase", (&v.phase).into())]),
+                Message::verbatim(v.why.clone()),
+            ));
+        }
+    }),
+    export: export(|| "dumbmonit_k8s_pv_phase{phase=~\"Failed|Pending\"} == 1".into()),
+};
+
 impl RuleState {
     /// Evaluates every rule after a successful cycle, on its final health: what only earlier
     /// cycles tell (Ready changes, updates without progress) is already in it, derived with
@@ -487,6 +696,10 @@ impl RuleState {
                 Reads::Hpas(look) => h.extras.hpas.iter().flatten().for_each(|x| look(x, &mut obs)),
                 Reads::Jobs(look) => h.extras.jobs.iter().flatten().for_each(|j| look(j, &mut obs)),
                 Reads::CronJobs(look) => h.extras.cronjobs.iter().flatten().for_each(|c| look(c, &mut obs)),
+                Reads::Pdbs(look) => h.extras.pdbs.iter().flatten().for_each(|p| look(p, &mut obs)),
+                Reads::Quotas(look) => h.extras.quotas.iter().flatten().for_each(|q| look(q, &mut obs)),
+                Reads::Pvs(look) => h.extras.pvs.iter().flatten().for_each(|v| look(v, &mut obs)),
+                Reads::ControlPlane(look) => h.extras.control_plane.iter().flatten().for_each(|c| look(c, &mut obs)),
                 // The pods are looked at together below, each once with its memory.
                 Reads::Nodes(_) | Reads::Pods(_) | Reads::Cycle => {}
             }

@@ -84,22 +84,19 @@ impl Alert {
             None => self.clone(),
             Some(labels) => Alert {
                 labels: labels.clone(),
-                severity: if labels.get("severity").map(String::as_str) == Some("warning") {
-                    Severity::Warning
-                } else {
-                    Severity::Notice
-                },
+                severity: labels.get("severity").and_then(|s| Severity::named(s)).unwrap_or(Severity::Notice),
                 escalated_at: None,
                 ..self.clone()
             },
         }
     }
 
-    /// Raises the alert to Warning at `now`, its `severity` label with it.
+    /// Raises the alert to Warning at `now`, its `severity` label with it (a Critical alert
+    /// stays Critical: only its `escalated_at` says it was urgent).
     pub fn escalate(&mut self, now: Timestamp) {
         self.escalated_at = Some(now);
-        self.severity = Severity::Warning;
-        self.labels.insert("severity".into(), Severity::Warning.as_str().into());
+        self.severity = self.severity.max(Severity::Warning);
+        self.labels.insert("severity".into(), self.severity.as_str().into());
     }
 }
 
@@ -259,7 +256,7 @@ impl RuleState {
             }
             if alert.fired_at.is_none() && held(now, alert.active_at, obs.rule.hold) {
                 alert.fired_at = Some(now);
-                if urgent && alert.severity != Severity::Warning {
+                if urgent && alert.severity < Severity::Warning {
                     // Urgent when first told: it fires as a Warning.
                     alert.escalate(now);
                 }
@@ -270,6 +267,7 @@ impl RuleState {
                     previous_labels: None,
                 });
             } else if let (Some(fired), None, None) = (alert.fired_at, alert.escalated_at, &alert.acknowledged)
+                && alert.severity < Severity::Warning
                 && (urgent || obs.rule.escalate_after.is_some_and(|after| held(now, fired, after)))
             {
                 let previous = alert.labels.clone();

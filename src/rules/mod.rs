@@ -17,6 +17,8 @@ use serde::{Deserialize, Serialize};
 
 use crate::health::batch::{CronJobHealth, JobHealth};
 use crate::health::extras::{ApiServiceHealth, HpaHealth};
+use crate::health::plane::ComponentHealth;
+use crate::health::policy::{PdbHealth, PvHealth, QuotaHealth};
 use crate::health::{Expiring, Health, NodeHealth, PodHealth, PvcHealth, WorkloadHealth};
 use crate::lang::{Arg, Message};
 
@@ -28,14 +30,25 @@ pub use engine::{Acknowledgement, Alert, RuleState, Transition, TransitionState}
 pub enum Severity {
     Notice,
     Warning,
+    /// What stops every change in a cluster (an admission webhook that refuses everything, a
+    /// controller manager that stopped): above the guide's two, exit status 2 in `check`.
+    Critical,
 }
 
 impl Severity {
+    pub const ALL: [Severity; 3] = [Severity::Notice, Severity::Warning, Severity::Critical];
+
     pub fn as_str(self) -> &'static str {
         match self {
             Severity::Notice => "notice",
             Severity::Warning => "warning",
+            Severity::Critical => "critical",
         }
+    }
+
+    /// The severity a `severity` label names (`notice` for any other value).
+    pub fn named(label: &str) -> Option<Severity> {
+        Severity::ALL.into_iter().find(|s| s.as_str() == label)
     }
 }
 
@@ -94,6 +107,14 @@ pub enum Reads {
     Jobs(fn(&JobHealth, &mut Seen)),
     /// CronJobs (optional).
     CronJobs(fn(&CronJobHealth, &mut Seen)),
+    /// PodDisruptionBudgets (optional).
+    Pdbs(fn(&PdbHealth, &mut Seen)),
+    /// Each resource of each ResourceQuota (optional).
+    Quotas(fn(&QuotaHealth, &mut Seen)),
+    /// PersistentVolumes (optional).
+    Pvs(fn(&PvHealth, &mut Seen)),
+    /// The control plane's components, by their leader leases (optional).
+    ControlPlane(fn(&ComponentHealth, &mut Seen)),
     /// The cycle itself: evaluated after a failed cycle alone (`RuleState::observe_failure`),
     /// resolved by a successful one.
     Cycle,
@@ -108,6 +129,10 @@ impl Reads {
             Reads::Hpas(_) => h.extras.hpas.is_some(),
             Reads::Jobs(_) => h.extras.jobs.is_some(),
             Reads::CronJobs(_) => h.extras.cronjobs.is_some(),
+            Reads::Pdbs(_) => h.extras.pdbs.is_some(),
+            Reads::Quotas(_) => h.extras.quotas.is_some(),
+            Reads::Pvs(_) => h.extras.pvs.is_some(),
+            Reads::ControlPlane(_) => h.extras.control_plane.is_some(),
             Reads::Pods(_) | Reads::Workloads(_) | Reads::Claims(_) | Reads::Certificates(_) | Reads::Cycle => true,
         }
     }
@@ -156,13 +181,15 @@ pub(crate) const fn minutes(m: u64) -> Duration {
 }
 
 pub use builtin::{
-    AGGREGATED_API_UNAVAILABLE, CERTIFICATE_EXPIRING, CRONJOB_MISSED, HPA_METRICS_UNAVAILABLE, JOB_FAILED,
-    MONITOR_UNREACHABLE, NODE_FLAPPING, NODE_NOT_READY, NODE_PRESSURE, POD_CRASH_LOOPING, POD_PENDING, POD_RESTARTING,
-    POD_STUCK_TERMINATING, PVC_PENDING, ROLLOUT_STUCK, VERSION_SKEW, WORKLOAD_REPLICAS_MISSING,
+    AGGREGATED_API_UNAVAILABLE, CERTIFICATE_EXPIRING, CONTROL_PLANE_COMPONENT_DOWN, CRONJOB_MISSED, HPA_MAXED_OUT,
+    HPA_METRICS_UNAVAILABLE, HPA_REPLICAS_MISMATCH, JOB_FAILED, MONITOR_UNREACHABLE, NODE_FLAPPING, NODE_NOT_READY,
+    NODE_PRESSURE, PDB_NOT_ENOUGH_HEALTHY, POD_CRASH_LOOPING, POD_PENDING, POD_RESTARTING, POD_STUCK_TERMINATING,
+    PV_ERRORS, PVC_PENDING, QUOTA_ALMOST_FULL, QUOTA_EXCEEDED, QUOTA_FULLY_USED, ROLLOUT_STUCK, VERSION_SKEW,
+    WORKLOAD_REPLICAS_MISSING,
 };
 
 /// Every built-in rule, in the order of `dumbmonit rules` and of docs/alerts.md.
-pub const RULES: [&Rule; 17] = [
+pub const RULES: [&Rule; 25] = [
     &NODE_NOT_READY,
     &NODE_PRESSURE,
     &POD_CRASH_LOOPING,
@@ -180,6 +207,14 @@ pub const RULES: [&Rule; 17] = [
     &NODE_FLAPPING,
     &JOB_FAILED,
     &CRONJOB_MISSED,
+    &CONTROL_PLANE_COMPONENT_DOWN,
+    &HPA_MAXED_OUT,
+    &HPA_REPLICAS_MISMATCH,
+    &PDB_NOT_ENOUGH_HEALTHY,
+    &QUOTA_ALMOST_FULL,
+    &QUOTA_FULLY_USED,
+    &QUOTA_EXCEEDED,
+    &PV_ERRORS,
 ];
 
 /// A rule's condition holding for one object at one evaluation.

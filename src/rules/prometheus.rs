@@ -55,6 +55,12 @@ pub(super) const LABELS: &[&str] = &[
     "job",
     "owner",
     "cronjob",
+    "component",
+    "pdb",
+    "resourcequota",
+    "resource",
+    "pv",
+    "phase",
 ];
 
 /// A rule's annotation in `lang`: its message, each argument the template of its label.

@@ -457,8 +457,12 @@ fn an_hpa_that_cannot_scale_fires_after_ten_minutes() {
         reason: if active { "ValidMetricFound" } else { "FailedGetResourceMetric" }.into(),
         message: "unable to fetch metrics from resource metrics API".into(),
         at_max: false,
+        min_replicas: 1,
         current_replicas: 2,
+        desired_replicas: 2,
         max_replicas: 10,
+        maxed_out: false,
+        mismatch: false,
     };
     let got = timeline(25, |m| {
         let mut h = health(m);
@@ -466,6 +470,137 @@ fn an_hpa_that_cannot_scale_fires_after_ten_minutes() {
         Some(h)
     });
     assert_eq!(got, [fired("KubernetesHPAMetricsUnavailable", 12), resolved("KubernetesHPAMetricsUnavailable", 21)]);
+}
+
+fn hpa(maxed_out: bool, mismatch: bool) -> HpaHealth {
+    HpaHealth {
+        namespace: "shop".into(),
+        name: "web".into(),
+        scaling_active: true,
+        reason: "ValidMetricFound".into(),
+        message: String::new(),
+        at_max: maxed_out,
+        min_replicas: 2,
+        current_replicas: if maxed_out { 10 } else { 4 },
+        desired_replicas: if mismatch { 6 } else { 4 },
+        max_replicas: 10,
+        maxed_out,
+        mismatch,
+    }
+}
+
+#[test]
+fn an_hpa_at_its_ceiling_and_one_that_cannot_reach_its_count_fire_after_fifteen_minutes() {
+    let got = timeline(40, |m| {
+        let mut h = health(m);
+        let mut web = hpa((1..=20).contains(&m), false);
+        // The count changed at minute 5: the hold starts again at 6.
+        let mut api = hpa(false, (1..=30).contains(&m) && m != 5);
+        api.name = "api".into();
+        web.name = "web".into();
+        h.extras.hpas = Some(vec![web, api]);
+        Some(h)
+    });
+    assert_eq!(
+        got,
+        [
+            fired("KubernetesHPAMaxedOut", 16),
+            fired("KubernetesHPAReplicasMismatch", 21),
+            resolved("KubernetesHPAMaxedOut", 21),
+            resolved("KubernetesHPAReplicasMismatch", 31),
+        ]
+    );
+}
+
+#[test]
+fn a_stopped_control_plane_component_fires_critical_after_five_minutes() {
+    use crate::health::plane::ComponentHealth;
+    let mut state = RuleState::default();
+    let mut got = Vec::new();
+    for m in 0..15 {
+        let mut h = health(m);
+        h.extras.control_plane = Some(vec![ComponentHealth {
+            component: "kube-scheduler",
+            holder: "cp-1_7d1f".into(),
+            age_seconds: if (2..=12).contains(&m) { 60 * m } else { 2 },
+            stale_after: 60,
+            down: (2..=12).contains(&m),
+        }]);
+        got.extend(state.observe(t(m), "lab", &h).into_iter().map(|tr| (m, tr.state, tr.alert)));
+    }
+    assert_eq!(
+        got.iter().map(|(m, s, _)| (*m, *s)).collect::<Vec<_>>(),
+        [(7, TransitionState::Firing), (13, TransitionState::Resolved)]
+    );
+    let alert = &got[0].2;
+    assert_eq!((alert.severity, alert.labels["severity"].as_str()), (Severity::Critical, "critical"));
+    assert_eq!(alert.labels["component"], "kube-scheduler");
+    assert_eq!(alert.summary, "kube-scheduler has not renewed its leader lease for 420 s");
+    assert!(alert.description.starts_with("No new pod is scheduled"), "{}", alert.description);
+    assert!(alert.description.ends_with("Its last leader was cp-1_7d1f."), "{}", alert.description);
+}
+
+#[test]
+fn a_quota_fills_then_is_full_one_alert_at_a_time() {
+    use crate::health::policy::{Fullness, QuotaHealth};
+    let got = timeline(40, |m| {
+        let mut h = health(m);
+        let (used, fullness) = match m {
+            0..20 => (9.0, Some(Fullness::AlmostFull)),
+            _ => (10.0, Some(Fullness::Full)),
+        };
+        h.extras.quotas = Some(vec![QuotaHealth {
+            namespace: "shop".into(),
+            quota: "team".into(),
+            resource: "pods".into(),
+            hard: 10.0,
+            used,
+            fullness,
+        }]);
+        Some(h)
+    });
+    assert_eq!(
+        got,
+        [
+            fired("KubernetesQuotaAlmostFull", 15),
+            resolved("KubernetesQuotaAlmostFull", 20),
+            fired("KubernetesQuotaFullyUsed", 35),
+        ]
+    );
+}
+
+#[test]
+fn a_budget_short_of_pods_and_a_failed_volume_fire_after_their_holds() {
+    use crate::health::policy::{PdbHealth, PvHealth};
+    let got = timeline(20, |m| {
+        let mut h = health(m);
+        h.extras.pdbs = Some(vec![PdbHealth {
+            namespace: "shop".into(),
+            name: "db".into(),
+            current_healthy: 1,
+            desired_healthy: 2,
+            disruptions_allowed: 0,
+            expected_pods: 3,
+            short: m < 18,
+        }]);
+        h.extras.pvs = Some(vec![PvHealth {
+            name: "pvc-3f1".into(),
+            phase: if m < 8 { "Failed" } else { "Bound" }.into(),
+            claim: "shop/data-db-0".into(),
+            why: "host path /srv/db does not exist".into(),
+            in_error: m < 8,
+        }]);
+        Some(h)
+    });
+    assert_eq!(
+        got,
+        [
+            fired("KubernetesPersistentVolumeErrors", 5),
+            resolved("KubernetesPersistentVolumeErrors", 8),
+            fired("KubernetesPDBNotEnoughHealthy", 15),
+            resolved("KubernetesPDBNotEnoughHealthy", 18),
+        ]
+    );
 }
 
 fn silence(matcher: &str) -> crate::silence::Silence {
@@ -632,7 +767,9 @@ fn every_argument() -> Vec<(&'static str, crate::lang::Arg)> {
         .chain(["kubelet", "version", "reason"])
         .map(|name| (name, "x".into()))
         .collect();
-    for name in ["changes", "restarts", "missing", "desired", "minutes", "days"] {
+    for name in
+        ["changes", "restarts", "missing", "desired", "minutes", "days", "seconds", "current", "min", "max", "percent"]
+    {
         args.push((name, 1i64.into()));
     }
     args.extend([("of", "none".into()), ("when", "future".into()), ("date", crate::lang::Arg::Moment(0))]);
@@ -681,6 +818,10 @@ fn a_rule_whose_read_was_not_made_neither_fires_nor_resolves() {
     all.extras.hpas = Some(vec![]);
     all.extras.jobs = Some(vec![]);
     all.extras.cronjobs = Some(vec![]);
+    all.extras.pdbs = Some(vec![]);
+    all.extras.quotas = Some(vec![]);
+    all.extras.pvs = Some(vec![]);
+    all.extras.control_plane = Some(vec![]);
     let every: Vec<String> = {
         let mut v: Vec<String> = crate::rules::RULES.iter().map(|r| r.alertname.to_string()).collect();
         v.sort();
@@ -710,19 +851,27 @@ fn a_rule_whose_read_was_not_made_neither_fires_nor_resolves() {
 
     // Each optional read alone missing keeps exactly its rule's alerts.
     for (missing, kept) in [
-        ("apiservices", "KubernetesAggregatedAPIUnavailable"),
-        ("hpas", "KubernetesHPAMetricsUnavailable"),
-        ("jobs", "KubernetesJobFailed"),
-        ("cronjobs", "KubernetesCronJobMissed"),
+        ("apiservices", &["KubernetesAggregatedAPIUnavailable"][..]),
+        ("hpas", &["KubernetesHPAMaxedOut", "KubernetesHPAMetricsUnavailable", "KubernetesHPAReplicasMismatch"]),
+        ("jobs", &["KubernetesJobFailed"]),
+        ("cronjobs", &["KubernetesCronJobMissed"]),
+        ("poddisruptionbudgets", &["KubernetesPDBNotEnoughHealthy"]),
+        ("resourcequotas", &["KubernetesQuotaAlmostFull", "KubernetesQuotaExceeded", "KubernetesQuotaFullyUsed"]),
+        ("persistentvolumes", &["KubernetesPersistentVolumeErrors"]),
+        ("leases", &["KubernetesControlPlaneComponentDown"]),
     ] {
         let mut h = all.clone();
         match missing {
             "apiservices" => h.extras.apiservices = None,
             "hpas" => h.extras.hpas = None,
             "jobs" => h.extras.jobs = None,
-            _ => h.extras.cronjobs = None,
+            "cronjobs" => h.extras.cronjobs = None,
+            "poddisruptionbudgets" => h.extras.pdbs = None,
+            "resourcequotas" => h.extras.quotas = None,
+            "persistentvolumes" => h.extras.pvs = None,
+            _ => h.extras.control_plane = None,
         }
-        let expected: Vec<String> = every.iter().filter(|n| *n != kept).cloned().collect();
+        let expected: Vec<String> = every.iter().filter(|n| !kept.contains(&n.as_str())).cloned().collect();
         assert_eq!(resolved_by(&h), expected, "without the {missing}");
     }
 }

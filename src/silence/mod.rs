@@ -46,6 +46,12 @@ pub const LABELS: &[&str] = &[
     "service",
     "hpa",
     "certificate",
+    "component",
+    "pdb",
+    "resourcequota",
+    "resource",
+    "pv",
+    "phase",
 ];
 
 /// How a matcher compares.

@@ -551,7 +551,7 @@ fn alerts(c: &ClusterView, now: Timestamp, quiet: &crate::silence::Quiet) -> Mar
                         None => (a.alertname),
                     }
                 }
-                td class=(if a.severity == crate::rules::Severity::Warning { "critical" } else { "notice" }) { (t(&format!("severity-{}", a.severity.as_str()))) }
+                td class=(if a.severity >= crate::rules::Severity::Warning { "critical" } else { "notice" }) { (t(&format!("severity-{}", a.severity.as_str()))) }
                 td { (object.join(" ")) }
                 td {
                     (a.summary_in(lang()))

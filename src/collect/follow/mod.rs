@@ -71,10 +71,15 @@ pub const TEST_BOOKMARK_ENV: &str = "DUMBMONIT_TEST_BOOKMARK_INTERVAL";
 fn followed(c: Collection, skip: &Option<String>) -> Option<Option<String>> {
     match c.about().follow {
         Follow::No => None,
-        Follow::Whole => Some(None),
+        Follow::Whole | Follow::Quietly => Some(None),
         Follow::OutsideIgnored => Some(skip.clone()),
         Follow::Warnings => Some(Some("type=Warning".to_string())),
     }
+}
+
+/// Whether a change to `c` starts a cycle (not for a collection followed quietly).
+fn starts_cycles(c: Collection) -> bool {
+    c.about().follow != Follow::Quietly
 }
 
 /// Follows one collection into a store of its records.
@@ -365,7 +370,7 @@ async fn follow<T: Followed>(shared: Arc<Shared>, c: Collection, selector: Optio
         let next = machine.step(outcome, Instant::now(), shared.interval());
         let changed = matches!(next.store, machine::ToStore::Replace { changed: true });
         store.told(next.store, &mut listed);
-        if changed {
+        if changed && starts_cycles(c) {
             shared.changed.notify_one();
         }
         if let Some(wait) = next.wait {
@@ -496,7 +501,7 @@ async fn consume<T: Followed>(
                 .emit();
         }
         machine.step(Happened::Seen { resource_version: rv }, Instant::now(), interval);
-        if changed {
+        if changed && starts_cycles(c) {
             shared.changed.notify_one();
         }
     }

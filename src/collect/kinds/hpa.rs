@@ -33,8 +33,14 @@ impl FromApi for Hpa {
 pub struct Hpa {
     pub namespace: String,
     pub name: String,
+    /// `spec.minReplicas` (1 when not set, as the API server defaults it).
+    #[serde(default = "one")]
+    pub min_replicas: i64,
     pub max_replicas: i64,
     pub current_replicas: i64,
+    /// `status.desiredReplicas`: what it last computed.
+    #[serde(default)]
+    pub desired_replicas: i64,
     /// The ScalingActive condition: (True, reason, message); None when not listed.
     pub scaling_active: Option<(bool, String, String)>,
 }
@@ -53,8 +59,13 @@ pub struct RawHpa {
 #[derive(Default, Deserialize)]
 #[serde(rename_all = "camelCase", default)]
 struct HpaSpec {
+    min_replicas: Option<i64>,
     #[serde(deserialize_with = "nullable")]
     max_replicas: i64,
+}
+
+fn one() -> i64 {
+    1
 }
 
 #[derive(Default, Deserialize)]
@@ -62,6 +73,8 @@ struct HpaSpec {
 struct HpaStatus {
     #[serde(deserialize_with = "nullable")]
     current_replicas: i64,
+    #[serde(deserialize_with = "nullable")]
+    desired_replicas: i64,
     #[serde(deserialize_with = "nullable")]
     conditions: Vec<crate::collect::nodes::Condition>,
 }
@@ -72,8 +85,10 @@ impl From<RawHpa> for Hpa {
         Hpa {
             namespace: raw.metadata.namespace,
             name: raw.metadata.name,
+            min_replicas: raw.spec.min_replicas.unwrap_or(1),
             max_replicas: raw.spec.max_replicas,
             current_replicas: raw.status.current_replicas,
+            desired_replicas: raw.status.desired_replicas,
             scaling_active: active
                 .map(|c| (c.status == "True", c.reason.unwrap_or_default(), c.message.unwrap_or_default())),
         }
@@ -95,11 +110,12 @@ mod tests {
     fn an_hpa_that_cannot_get_metrics() {
         let h: Hpa = crate::collect::from_api(
             r#"{"metadata":{"name":"web","namespace":"shop"},"spec":{"maxReplicas":10},
-                "status":{"currentReplicas":10,"conditions":[{"type":"ScalingActive","status":"False",
+                "status":{"currentReplicas":10,"desiredReplicas":12,"conditions":[{"type":"ScalingActive","status":"False",
                   "reason":"FailedGetResourceMetric","message":"unable to get metrics"}]}}"#,
         )
         .unwrap();
         assert_eq!(h.scaling_active, Some((false, "FailedGetResourceMetric".into(), "unable to get metrics".into())));
         assert!(h.at_max());
+        assert_eq!((h.min_replicas, h.desired_replicas), (1, 12));
     }
 }

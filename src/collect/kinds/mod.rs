@@ -12,6 +12,10 @@
 pub mod cronjob;
 pub mod hpa;
 pub mod job;
+pub mod lease;
+pub mod pdb;
+pub mod pv;
+pub mod quota;
 #[cfg(test)]
 pub mod widget;
 
@@ -45,6 +49,10 @@ macro_rules! registry {
             hpas: $crate::collect::kinds::hpa::Hpa,
             jobs: $crate::collect::kinds::job::Job,
             cronjobs: $crate::collect::kinds::cronjob::CronJob,
+            poddisruptionbudgets: $crate::collect::kinds::pdb::Pdb,
+            resourcequotas: $crate::collect::kinds::quota::Quota,
+            persistentvolumes: $crate::collect::kinds::pv::Pv,
+            leases: $crate::collect::kinds::lease::Lease,
             #[cfg(test)] widgets: $crate::collect::kinds::widget::Widget,
         }
     };

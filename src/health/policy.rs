@@ -1,0 +1,187 @@
+//! What the optional reads of budgets, quotas and volumes say: disruption budgets short of
+//! healthy pods (a node drain hangs on them), namespace quotas nearly full, full or over, and
+//! volumes in error.
+
+use serde::Serialize;
+
+use crate::collect::kinds::{pdb::Pdb, pv::Pv, quota::Quota};
+
+/// A PodDisruptionBudget.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct PdbHealth {
+    pub namespace: String,
+    pub name: String,
+    pub current_healthy: i64,
+    pub desired_healthy: i64,
+    pub disruptions_allowed: i64,
+    pub expected_pods: i64,
+    /// Fewer healthy pods than it asks for (once its controller has seen it).
+    pub short: bool,
+}
+
+/// How full one resource of a quota is, when it is worth saying.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Fullness {
+    /// 90 % or more.
+    AlmostFull,
+    /// Exactly all of it: new objects that would need more are refused.
+    Full,
+    /// More than all of it (the quota was lowered under what exists).
+    Exceeded,
+}
+
+/// One resource of a ResourceQuota, counted.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct QuotaHealth {
+    pub namespace: String,
+    pub quota: String,
+    pub resource: String,
+    /// In base units: cores, bytes, counts.
+    pub hard: f64,
+    pub used: f64,
+    /// None below 90 %, or with a hard limit of 0 (nothing may be made: a choice, not a fault).
+    pub fullness: Option<Fullness>,
+}
+
+impl QuotaHealth {
+    /// Used over hard, in percent (0 for a hard limit of 0).
+    pub fn percent(&self) -> f64 {
+        if self.hard > 0.0 { self.used / self.hard * 100.0 } else { 0.0 }
+    }
+}
+
+/// A PersistentVolume.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct PvHealth {
+    pub name: String,
+    pub phase: String,
+    /// `namespace/name` of its claim, empty when none.
+    pub claim: String,
+    pub why: String,
+    /// Failed or Pending.
+    pub in_error: bool,
+}
+
+pub fn pdbs(list: &[Pdb]) -> Vec<PdbHealth> {
+    list.iter()
+        .map(|p| PdbHealth {
+            namespace: p.namespace.clone(),
+            name: p.name.clone(),
+            current_healthy: p.current_healthy,
+            desired_healthy: p.desired_healthy,
+            disruptions_allowed: p.disruptions_allowed,
+            expected_pods: p.expected_pods,
+            short: p.observed && p.current_healthy < p.desired_healthy,
+        })
+        .collect()
+}
+
+/// Each resource of each quota the controller has counted; a quantity that does not parse
+/// makes a line of `unreadable` instead.
+pub fn quotas(list: &[Quota], unreadable: &mut Vec<String>) -> Vec<QuotaHealth> {
+    let mut out = Vec::new();
+    for q in list {
+        for r in &q.resources {
+            let (hard, used) = match (&r.hard, &r.used) {
+                (Ok(hard), Some(Ok(used))) => (*hard, *used),
+                (_, None) => continue,
+                (Err(bad), _) | (_, Some(Err(bad))) => {
+                    unreadable.push(format!(
+                        "ResourceQuota {}/{}: {} is not a quantity ({bad:?})",
+                        q.namespace, q.name, r.resource
+                    ));
+                    continue;
+                }
+            };
+            let share = if hard > 0.0 { used / hard } else { 0.0 };
+            let fullness = if hard <= 0.0 || share < 0.9 {
+                None
+            } else if share > 1.0 {
+                Some(Fullness::Exceeded)
+            } else if share == 1.0 {
+                Some(Fullness::Full)
+            } else {
+                Some(Fullness::AlmostFull)
+            };
+            out.push(QuotaHealth {
+                namespace: q.namespace.clone(),
+                quota: q.name.clone(),
+                resource: r.resource.clone(),
+                hard,
+                used,
+                fullness,
+            });
+        }
+    }
+    out
+}
+
+pub fn pvs(list: &[Pv]) -> Vec<PvHealth> {
+    list.iter()
+        .map(|v| PvHealth {
+            name: v.name.clone(),
+            phase: v.phase.clone(),
+            claim: v.claim.clone(),
+            why: v.why.clone(),
+            in_error: v.phase == "Failed" || v.phase == "Pending",
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::collect::kinds::quota::QuotaResource;
+
+    #[test]
+    fn each_quota_resource_at_the_highest_level_that_applies() {
+        let r = |resource: &str, hard: f64, used: f64| QuotaResource {
+            resource: resource.into(),
+            hard: Ok(hard),
+            used: Some(Ok(used)),
+        };
+        let q = Quota {
+            namespace: "shop".into(),
+            name: "team".into(),
+            resources: vec![
+                r("pods", 10.0, 8.0),
+                r("requests.cpu", 2.0, 1.8),
+                r("requests.memory", 4.0, 4.0),
+                r("services", 1.0, 3.0),
+                r("secrets", 0.0, 0.0),
+                QuotaResource { resource: "limits.cpu".into(), hard: Err("lots".into()), used: Some(Ok(1.0)) },
+                QuotaResource { resource: "configmaps".into(), hard: Ok(5.0), used: None },
+            ],
+        };
+        let mut unreadable = Vec::new();
+        let got: Vec<(String, Option<Fullness>)> =
+            quotas(&[q], &mut unreadable).into_iter().map(|h| (h.resource, h.fullness)).collect();
+        assert_eq!(
+            got,
+            [
+                ("pods".to_string(), None),
+                ("requests.cpu".to_string(), Some(Fullness::AlmostFull)),
+                ("requests.memory".to_string(), Some(Fullness::Full)),
+                ("services".to_string(), Some(Fullness::Exceeded)),
+                ("secrets".to_string(), None),
+            ]
+        );
+        assert_eq!(unreadable, ["ResourceQuota shop/team: limits.cpu is not a quantity (\"lots\")"]);
+    }
+
+    #[test]
+    fn a_budget_is_short_only_once_its_controller_has_seen_it() {
+        let pdb = |current: i64, observed: bool| Pdb {
+            namespace: "shop".into(),
+            name: "db".into(),
+            current_healthy: current,
+            desired_healthy: 2,
+            disruptions_allowed: 0,
+            expected_pods: 3,
+            observed,
+        };
+        let got: Vec<bool> = pdbs(&[pdb(1, true), pdb(2, true), pdb(0, false)]).iter().map(|p| p.short).collect();
+        assert_eq!(got, [true, false, false]);
+    }
+}
