@@ -209,7 +209,10 @@ async fn rbac_watch_adds_the_watch_verb_to_the_same_rules() {
             ("apiregistration.k8s.io", &watch),
             ("metrics.k8s.io", &read),
             ("autoscaling", &watch),
-            ("batch", &watch)
+            ("batch", &watch),
+            ("policy", &watch),
+            ("", &watch),
+            ("coordination.k8s.io", &watch)
         ]
     );
     assert!(

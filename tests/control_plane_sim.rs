@@ -11,27 +11,6 @@ use dumbmonit_sim::api::Resource;
 use dumbmonit_sim::{Cluster, Faults, scenario};
 use serde_json::{Value, json};
 
-/// The fixture as one List for the API (items with their kind; the API server's own local
-/// APIServices are there already, only aggregated ones are created; the Metrics API's objects
-/// are served by metrics-server, not stored, so there is nothing to create).
-fn as_list(c: &Cluster) -> Value {
-    let mut all = Vec::new();
-    for (r, items) in c.clone().lists() {
-        if matches!(r, Resource::NodeMetrics | Resource::PodMetrics) {
-            continue;
-        }
-        for mut item in items {
-            if r == Resource::ApiServices && item["spec"]["service"].is_null() {
-                continue;
-            }
-            item["kind"] = json!(r.kind());
-            item["apiVersion"] = json!(r.api_version());
-            all.push(item);
-        }
-    }
-    json!({"apiVersion": "v1", "kind": "List", "items": all})
-}
-
 /// What differs by nature between the two servers: where they are, their release, what the
 /// server sets (uids, resourceVersions, creation times), the connection's certificates, timings.
 fn normalized(mut report: Value) -> Value {
@@ -65,7 +44,7 @@ async fn same_from_both(fixture: Cluster) {
     let dir = tempfile::tempdir().unwrap();
     p.apply(&dumbmonit(&["rbac".into(), "--optional".into()], &[], dir.path()).await.stdout);
     let creds = p.read_credentials("kube-system", "dumbmonit-token");
-    p.load(&as_list(&fixture));
+    p.load(&common::api_list(&fixture));
     // The simulator answers /version as the real server does, so that the kubelets' skew is
     // measured from the same release.
     let mut fixture = fixture;
@@ -110,9 +89,16 @@ async fn same_from_both(fixture: Cluster) {
 
 /// Ages, counted from the moment each check runs: the two checks run a moment apart.
 fn ages(at: &str) -> bool {
-    ["terminating", "last_schedule_age", "cronjob_last_schedule_age_seconds", "pod_terminating_seconds"]
-        .iter()
-        .any(|name| at.ends_with(&format!(".{name}")) || at.starts_with(&format!("dumbmonit_k8s_{name}")))
+    [
+        "terminating",
+        "last_schedule_age",
+        "cronjob_last_schedule_age_seconds",
+        "pod_terminating_seconds",
+        "age_seconds",
+        "control_plane_lease_age_seconds",
+    ]
+    .iter()
+    .any(|name| at.ends_with(&format!(".{name}")) || at.starts_with(&format!("dumbmonit_k8s_{name}")))
 }
 
 /// Within the few seconds between the two checks.
@@ -147,6 +133,13 @@ fn differences(at: &str, a: &Value, b: &Value) -> Vec<String> {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_cluster_in_trouble_reads_the_same_from_both() {
     same_from_both(scenario::trouble(jiff::Timestamp::now())).await;
+}
+
+/// The kinds of the mixin's coverage (budgets, quotas, volumes, leases, autoscalers), each in
+/// trouble beside a healthy twin, read the same from both.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_coverage_kinds_read_the_same_from_both() {
+    same_from_both(scenario::coverage(jiff::Timestamp::now())).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -200,7 +193,7 @@ async fn the_raw_answers_agree_in_shape() {
         &common::plane::GUIDE_SECRET.replace("dumbmonit-token", "nobody-token").replace("\"dumbmonit\"", "\"nobody\""),
     );
     let nobody = p.read_credentials("kube-system", "nobody-token");
-    p.load(&as_list(&fixture));
+    p.load(&common::api_list(&fixture));
     let sim = Harness::start(fixture).await;
     let real_ca = std::fs::read_to_string(&p.ca_file).unwrap();
     let real_addr: std::net::SocketAddr = format!("127.0.0.1:{}", p.port).parse().unwrap();

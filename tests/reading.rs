@@ -41,7 +41,7 @@ async fn lists_are_read_in_pages_with_server_side_filters() {
     assert_eq!(query_of("/version"), "");
     assert!(requests.iter().all(|r| r.accept_gzip), "every request asks for gzip");
     assert!(requests.iter().all(|r| r.authorized), "every request carries the token");
-    assert_eq!(requests.len(), 9 + 6, "eight collections, one of them two pages, and the six optional reads");
+    assert_eq!(requests.len(), 9 + 10, "eight collections, one of them two pages, and the ten optional reads");
     h.assert_only_reads();
 }
 

@@ -45,6 +45,22 @@ count-rollouts-stuck = { $count } { $count ->
     [one] rollout
    *[other] rollouts
 } stuck
+count-control-plane-down = { $count } control-plane { $count ->
+    [one] component stopped
+   *[other] components stopped
+}
+count-pdbs-short = { $count } disruption { $count ->
+    [one] budget
+   *[other] budgets
+} short of healthy pods
+count-quotas-full = { $count } { $count ->
+    [one] quota
+   *[other] quotas
+} full
+count-volumes-in-error = { $count } { $count ->
+    [one] volume
+   *[other] volumes
+} in error
 count-jobs-failed = { $count } { $count ->
     [one] job
    *[other] jobs
@@ -142,6 +158,15 @@ access-not-visible = Not visible with this token (namespaced access): { $kinds }
 text-apiservice = APIService { $name } ({ $service }) is not Available: { $why }
 text-hpa = HPA { $namespace }/{ $name } cannot scale: { $reason }: { $message }
 text-certificate = { certificate-what } expires on { $date } ({ in-days })
+text-control-plane = { $component } has not renewed its leader lease for { $seconds } s: { $what }
+text-pdb = PodDisruptionBudget { $namespace }/{ $name } has { $current } healthy pods of the { $desired } it needs: a node drain would hang on it
+text-quota = Quota { $namespace }/{ $name }: { $resource } { $level ->
+    [exceeded] over its limit
+    [full] fully used, what needs more is refused
+   *[other] almost full
+} ({ $used } used of { $hard })
+text-pv = PersistentVolume { $name } is { $phase }
+text-not-granted = Not granted to this service account: { $resources } (`dumbmonit rbac --optional` adds them)
 text-job = { $of ->
     [none] Job { $namespace }/{ $name } failed: { $why }
    *[other] Job { $namespace }/{ $name } (CronJob { $owner }) failed: { $why }

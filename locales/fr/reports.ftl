@@ -45,6 +45,22 @@ count-rollouts-stuck = { $count } { $count ->
     [one] déploiement bloqué
    *[other] déploiements bloqués
 }
+count-control-plane-down = { $count } { $count ->
+    [one] composant du plan de contrôle arrêté
+   *[other] composants du plan de contrôle arrêtés
+}
+count-pdbs-short = { $count } { $count ->
+    [one] budget de perturbation à court
+   *[other] budgets de perturbation à court
+} de pods sains
+count-quotas-full = { $count } { $count ->
+    [one] quota plein
+   *[other] quotas pleins
+}
+count-volumes-in-error = { $count } { $count ->
+    [one] volume en erreur
+   *[other] volumes en erreur
+}
 count-jobs-failed = { $count } { $count ->
     [one] job
    *[other] jobs
@@ -151,6 +167,15 @@ access-not-visible = Non visible avec ce jeton (accès par namespace) : { $kind
 text-apiservice = L’APIService { $name } ({ $service }) n’est pas Available : { $why }
 text-hpa = Le HPA { $namespace }/{ $name } ne peut pas mettre à l’échelle : { $reason } : { $message }
 text-certificate = { certificate-what } expire le { $date } ({ in-days })
+text-control-plane = { $component } n’a pas renouvelé son bail de leader depuis { $seconds } s : { $what }
+text-pdb = Le PodDisruptionBudget { $namespace }/{ $name } a { $current } pods sains sur les { $desired } qu’il exige : un drain de nœud y resterait bloqué
+text-quota = Quota { $namespace }/{ $name } : { $resource } { $level ->
+    [exceeded] au-delà de sa limite
+    [full] entièrement utilisé, ce qui en demande plus est refusé
+   *[other] presque plein
+} ({ $used } utilisés sur { $hard })
+text-pv = Le PersistentVolume { $name } est { $phase }
+text-not-granted = Non accordé à ce compte de service : { $resources } (`dumbmonit rbac --optional` les ajoute)
 text-job = { $of ->
     [none] Le Job { $namespace }/{ $name } a échoué : { $why }
    *[other] Le Job { $namespace }/{ $name } (CronJob { $owner }) a échoué : { $why }

@@ -25,10 +25,17 @@ pub enum Resource {
     /// `batch/v1`.
     Jobs,
     CronJobs,
+    /// `policy/v1`.
+    PodDisruptionBudgets,
+    /// `v1`: namespaces' quotas, and the cluster's volumes.
+    ResourceQuotas,
+    PersistentVolumes,
+    /// `coordination.k8s.io/v1`: leader leases.
+    Leases,
 }
 
 impl Resource {
-    pub const ALL: [Resource; 13] = [
+    pub const ALL: [Resource; 17] = [
         Resource::Nodes,
         Resource::Pods,
         Resource::Deployments,
@@ -42,6 +49,10 @@ impl Resource {
         Resource::HorizontalPodAutoscalers,
         Resource::Jobs,
         Resource::CronJobs,
+        Resource::PodDisruptionBudgets,
+        Resource::ResourceQuotas,
+        Resource::PersistentVolumes,
+        Resource::Leases,
     ];
 
     /// The plural resource name used in paths and in RBAC.
@@ -60,6 +71,10 @@ impl Resource {
             Resource::HorizontalPodAutoscalers => "horizontalpodautoscalers",
             Resource::Jobs => "jobs",
             Resource::CronJobs => "cronjobs",
+            Resource::PodDisruptionBudgets => "poddisruptionbudgets",
+            Resource::ResourceQuotas => "resourcequotas",
+            Resource::PersistentVolumes => "persistentvolumes",
+            Resource::Leases => "leases",
         }
     }
 
@@ -70,6 +85,8 @@ impl Resource {
             Resource::NodeMetrics | Resource::PodMetrics => "metrics.k8s.io",
             Resource::HorizontalPodAutoscalers => "autoscaling",
             Resource::Jobs | Resource::CronJobs => "batch",
+            Resource::PodDisruptionBudgets => "policy",
+            Resource::Leases => "coordination.k8s.io",
             _ => "",
         }
     }
@@ -81,6 +98,8 @@ impl Resource {
             "metrics.k8s.io" => "metrics.k8s.io/v1beta1",
             "autoscaling" => "autoscaling/v2",
             "batch" => "batch/v1",
+            "policy" => "policy/v1",
+            "coordination.k8s.io" => "coordination.k8s.io/v1",
             _ => "v1",
         }
     }
@@ -108,11 +127,15 @@ impl Resource {
             Resource::HorizontalPodAutoscalers => "HorizontalPodAutoscaler",
             Resource::Jobs => "Job",
             Resource::CronJobs => "CronJob",
+            Resource::PodDisruptionBudgets => "PodDisruptionBudget",
+            Resource::ResourceQuotas => "ResourceQuota",
+            Resource::PersistentVolumes => "PersistentVolume",
+            Resource::Leases => "Lease",
         }
     }
 
     pub fn namespaced(self) -> bool {
-        !matches!(self, Resource::Nodes | Resource::ApiServices | Resource::NodeMetrics)
+        !matches!(self, Resource::Nodes | Resource::ApiServices | Resource::NodeMetrics | Resource::PersistentVolumes)
     }
 
     /// `pods`, or `deployments.apps` for a named group, as the API server writes it in messages.
@@ -182,6 +205,8 @@ pub fn route(path: &str) -> Option<Route> {
         "/apis/apiregistration.k8s.io/v1",
         "/apis/autoscaling/v2",
         "/apis/batch/v1",
+        "/apis/policy/v1",
+        "/apis/coordination.k8s.io/v1",
         "/apis/metrics.k8s.io/v1beta1",
     ] {
         if path.trim_end_matches('/') == doc {
@@ -241,13 +266,17 @@ pub fn discovery(doc: &str, metrics_available: bool) -> String {
                 group("apiregistration.k8s.io", "v1"),
                 group("autoscaling", "v2"),
                 group("batch", "v1"),
+                group("policy", "v1"),
+                group("coordination.k8s.io", "v1"),
             ];
             if metrics_available {
                 groups.push(group("metrics.k8s.io", "v1beta1"));
             }
             json!({"kind": "APIGroupList", "apiVersion": "v1", "groups": groups}).to_string()
         }
-        "/api/v1" => resources("v1", &[(Resource::Nodes, "no"), (Resource::Pods, "po"), (Resource::PersistentVolumeClaims, "pvc"), (Resource::Events, "ev")]),
+        "/api/v1" => resources("v1", &[(Resource::Nodes, "no"), (Resource::Pods, "po"), (Resource::PersistentVolumeClaims, "pvc"), (Resource::Events, "ev"), (Resource::ResourceQuotas, "quota"), (Resource::PersistentVolumes, "pv")]),
+        "/apis/policy/v1" => resources("policy/v1", &[(Resource::PodDisruptionBudgets, "pdb")]),
+        "/apis/coordination.k8s.io/v1" => resources("coordination.k8s.io/v1", &[(Resource::Leases, "")]),
         "/apis/apiregistration.k8s.io/v1" => resources("apiregistration.k8s.io/v1", &[(Resource::ApiServices, "")]),
         "/apis/autoscaling/v2" => resources("autoscaling/v2", &[(Resource::HorizontalPodAutoscalers, "hpa")]),
         "/apis/batch/v1" => resources("batch/v1", &[(Resource::Jobs, ""), (Resource::CronJobs, "cj")]),

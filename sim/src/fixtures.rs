@@ -28,6 +28,10 @@ pub struct Cluster {
     /// `batch/v1`.
     pub jobs: Vec<Value>,
     pub cronjobs: Vec<Value>,
+    pub pdbs: Vec<Value>,
+    pub quotas: Vec<Value>,
+    pub pvs: Vec<Value>,
+    pub leases: Vec<Value>,
 }
 
 impl Default for Cluster {
@@ -47,6 +51,10 @@ impl Default for Cluster {
             hpas: vec![],
             jobs: vec![],
             cronjobs: vec![],
+            pdbs: vec![],
+            quotas: vec![],
+            pvs: vec![],
+            leases: vec![],
         }
     }
 }
@@ -68,6 +76,10 @@ impl Cluster {
             (Resource::HorizontalPodAutoscalers, self.hpas),
             (Resource::Jobs, self.jobs),
             (Resource::CronJobs, self.cronjobs),
+            (Resource::PodDisruptionBudgets, self.pdbs),
+            (Resource::ResourceQuotas, self.quotas),
+            (Resource::PersistentVolumes, self.pvs),
+            (Resource::Leases, self.leases),
         ]
     }
 }
@@ -1081,6 +1093,62 @@ pub fn hpa(
                  "metrics": [{"type": "Resource", "resource": {"name": "cpu", "target": {"type": "Utilization", "averageUtilization": 70}}}]},
         "status": {"currentReplicas": current, "desiredReplicas": current,
                    "conditions": [{"type": "AbleToScale", "status": "True", "lastTransitionTime": ago(now, 60), "reason": "SucceededGetScale", "message": "the HPA controller was able to get the target's current scale"}, active, limited]}
+    })
+}
+
+// Disruption budgets, quotas, volumes and leases
+
+/// A PodDisruptionBudget on the pods labelled `app: APP`, with its status as the disruption
+/// controller writes it.
+pub fn pdb(namespace: &str, name: &str, min_available: i64, expected: i64, healthy: i64, now: Timestamp) -> Value {
+    json!({
+        "metadata": {"name": name, "namespace": namespace, "uid": uid(&format!("pdb/{namespace}/{name}")), "generation": 1, "creationTimestamp": ago(now, 60 * 24)},
+        "spec": {"minAvailable": min_available, "selector": {"matchLabels": {"app": name}}},
+        "status": {"observedGeneration": 1, "disruptionsAllowed": (healthy - min_available).max(0), "currentHealthy": healthy,
+                   "desiredHealthy": min_available, "expectedPods": expected}
+    })
+}
+
+/// A ResourceQuota with its hard limits and what the quota controller counted: `(resource,
+/// hard, used)`, quantities as written.
+pub fn quota(namespace: &str, name: &str, resources: &[(&str, &str, &str)], now: Timestamp) -> Value {
+    let hard: serde_json::Map<String, Value> = resources.iter().map(|(r, h, _)| (r.to_string(), json!(h))).collect();
+    let used: serde_json::Map<String, Value> = resources.iter().map(|(r, _, u)| (r.to_string(), json!(u))).collect();
+    json!({
+        "metadata": {"name": name, "namespace": namespace, "uid": uid(&format!("quota/{namespace}/{name}")), "creationTimestamp": ago(now, 60 * 24)},
+        "spec": {"hard": hard},
+        "status": {"hard": hard, "used": used}
+    })
+}
+
+/// A host-path PersistentVolume in `phase`, bound to `claim` (`namespace/name`) when given.
+pub fn pv(name: &str, phase: &str, claim: Option<&str>, message: Option<&str>, now: Timestamp) -> Value {
+    let mut spec = json!({"capacity": {"storage": "1Gi"}, "accessModes": ["ReadWriteOnce"], "hostPath": {"path": format!("/srv/{name}")},
+                          "persistentVolumeReclaimPolicy": "Retain", "volumeMode": "Filesystem"});
+    if let Some((namespace, claim)) = claim.and_then(|c| c.split_once('/')) {
+        spec["claimRef"] =
+            json!({"kind": "PersistentVolumeClaim", "namespace": namespace, "name": claim, "apiVersion": "v1"});
+    }
+    let mut status = json!({"phase": phase, "lastPhaseTransitionTime": ago(now, 30)});
+    if let Some(m) = message {
+        status["message"] = json!(m);
+    }
+    json!({
+        "metadata": {"name": name, "uid": uid(&format!("pv/{name}")), "creationTimestamp": ago(now, 60 * 24)},
+        "spec": spec,
+        "status": status
+    })
+}
+
+/// A leader lease in kube-system, renewed `renewed_ago` before `now` by `holder`.
+pub fn lease(name: &str, holder: &str, renewed_ago: SignedDuration, now: Timestamp) -> Value {
+    let renewed = now - renewed_ago;
+    // A MicroTime: microseconds, as the leader-election client writes it.
+    let micro = Timestamp::from_microsecond(renewed.as_microsecond()).expect("in range");
+    json!({
+        "metadata": {"name": name, "namespace": "kube-system", "uid": uid(&format!("lease/{name}")), "creationTimestamp": ago(now, 60 * 24 * 7)},
+        "spec": {"holderIdentity": holder, "leaseDurationSeconds": 15, "acquireTime": format!("{}", micro.strftime("%Y-%m-%dT%H:%M:%S%.6fZ")),
+                 "renewTime": format!("{}", micro.strftime("%Y-%m-%dT%H:%M:%S%.6fZ")), "leaseTransitions": 2}
     })
 }
 

@@ -56,6 +56,45 @@ pub fn trouble(now: Timestamp) -> Cluster {
     c
 }
 
+/// What the kubernetes-mixin alerts on beyond the core, each beside a healthy twin: a
+/// disruption budget short of healthy pods, quotas almost full, full and over, volumes Failed
+/// and Pending, a controller manager that stopped renewing its lease (the scheduler renews), an
+/// autoscaler at its ceiling and one short of its desired count. The quotas live in a namespace
+/// of their own (`quotas`): in a real API server, a quota refuses what it has not counted yet.
+pub fn coverage(now: Timestamp) -> Cluster {
+    use crate::fixtures::{hpa, lease, pdb, pv, quota};
+    let mut c = healthy(now);
+    c.pdbs.push(pdb("shop", "db", 2, 3, 1, now));
+    c.pdbs.push(pdb("shop", "web", 1, 2, 2, now));
+    c.quotas.push(quota(
+        "quotas",
+        "team",
+        &[
+            ("count/configmaps", "10", "9"),
+            ("requests.storage", "10Gi", "10Gi"),
+            ("services", "2", "3"),
+            ("secrets", "10", "2"),
+        ],
+        now,
+    ));
+    c.pvs.push(pv(
+        "pv-failed",
+        "Failed",
+        Some("shop/data-old-0"),
+        Some("host path /srv/pv-failed does not exist"),
+        now,
+    ));
+    c.pvs.push(pv("pv-pending", "Pending", None, None, now));
+    c.pvs.push(pv("pv-bound", "Bound", Some("shop/data-db-0"), None, now));
+    c.leases.push(lease("kube-controller-manager", "cp-1_0c7e", SignedDuration::from_mins(10), now));
+    c.leases.push(lease("kube-scheduler", "cp-1_5f2c", SignedDuration::from_secs(1), now));
+    c.hpas.push(hpa("shop", "web", "web", 2, 6, 6, None, now));
+    let mut short = hpa("shop", "api", "api", 2, 10, 4, None, now);
+    short["status"]["desiredReplicas"] = serde_json::json!(7);
+    c.hpas.push(short);
+    c
+}
+
 /// The demo's story, one step at a time (0: healthy; 6 and after: all the trouble).
 pub fn tour(step: u32, now: Timestamp) -> Cluster {
     let mut c = healthy(now);
@@ -265,6 +304,10 @@ pub fn envelope(pods: usize, now: Timestamp) -> Cluster {
         Resource::HorizontalPodAutoscalers => c.hpas.extend(items),
         Resource::Jobs => c.jobs.extend(items),
         Resource::CronJobs => c.cronjobs.extend(items),
+        Resource::PodDisruptionBudgets => c.pdbs.extend(items),
+        Resource::ResourceQuotas => c.quotas.extend(items),
+        Resource::PersistentVolumes => c.pvs.extend(items),
+        Resource::Leases => c.leases.extend(items),
     });
     c
 }

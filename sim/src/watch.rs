@@ -223,6 +223,11 @@ fn empty_fields(resource: Resource) -> &'static str {
         Resource::CronJobs => {
             r#","spec":{"schedule":"","jobTemplate":{"metadata":{},"spec":{"template":{"metadata":{},"spec":{"containers":null}}}}},"status":{}"#
         }
+        Resource::PodDisruptionBudgets => {
+            r#","spec":{},"status":{"disruptionsAllowed":0,"currentHealthy":0,"desiredHealthy":0,"expectedPods":0}"#
+        }
+        Resource::ResourceQuotas | Resource::PersistentVolumes => r#","spec":{},"status":{}"#,
+        Resource::Leases => r#","spec":{}"#,
         // The Metrics API serves no watch.
         Resource::NodeMetrics | Resource::PodMetrics => "",
     }

@@ -255,10 +255,11 @@ pub fn assess(
         out.not_granted.push(Collection::POD_METRICS.resource());
     }
     if namespaced {
-        let (hidden, granted) = out
-            .not_granted
-            .iter()
-            .partition(|r| [Collection::APISERVICES, Collection::NODE_METRICS].iter().any(|c| c.resource() == **r));
+        // What lives outside namespaces (APIServices, the nodes' usage, volumes, the control
+        // plane's leases) a namespaced token cannot be granted.
+        let cluster_wide: Vec<Collection> =
+            crate::collect::kinds::every().into_iter().filter(|c| c.optional() && !c.namespaced()).collect();
+        let (hidden, granted) = out.not_granted.iter().partition(|r| cluster_wide.iter().any(|c| c.resource() == **r));
         (out.not_visible, out.not_granted) = (hidden, granted);
         let node_usage = Collection::NODE_METRICS.resource();
         if matches!(extras.node_metrics, Optional::NotGranted) && !out.not_visible.contains(&node_usage) {

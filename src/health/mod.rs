@@ -650,7 +650,8 @@ struct Problem {
     words: &'static str,
 }
 
-const PROBLEMS: [Problem; 14] = [
+const PROBLEMS: [Problem; 18] = [
+    Problem { count: Health::control_plane_down, severity: Grade::Critical, words: "count-control-plane-down" },
     Problem { count: |h| h.counts.nodes_not_ready, severity: Grade::Critical, words: "count-nodes-not-ready" },
     Problem { count: |h| h.counts.pods_crashlooping, severity: Grade::Critical, words: "count-pods-crashlooping" },
     Problem { count: |h| h.counts.nodes_under_pressure, severity: Grade::Notice, words: "count-nodes-under-pressure" },
@@ -675,6 +676,9 @@ const PROBLEMS: [Problem; 14] = [
     Problem { count: Health::jobs_failed, severity: Grade::Notice, words: "count-jobs-failed" },
     Problem { count: Health::cronjobs_missed, severity: Grade::Notice, words: "count-cronjobs-missed" },
     Problem { count: |h| h.counts.nodes_version_skew, severity: Grade::Notice, words: "count-kubelets-skew" },
+    Problem { count: Health::pdbs_short, severity: Grade::Notice, words: "count-pdbs-short" },
+    Problem { count: Health::quotas_full, severity: Grade::Notice, words: "count-quotas-full" },
+    Problem { count: Health::volumes_in_error, severity: Grade::Notice, words: "count-volumes-in-error" },
 ];
 
 /// A certificate of the connection that expires within 30 days is a problem of its own, said
@@ -736,6 +740,26 @@ impl Health {
 
     pub fn cronjobs_missed(&self) -> u64 {
         self.extras.cronjobs.iter().flatten().filter(|c| c.missed).count() as u64
+    }
+
+    /// kube-controller-manager or kube-scheduler stopped renewing its lease.
+    pub fn control_plane_down(&self) -> u64 {
+        self.extras.control_plane.iter().flatten().filter(|c| c.down).count() as u64
+    }
+
+    pub fn pdbs_short(&self) -> u64 {
+        self.extras.pdbs.iter().flatten().filter(|p| p.short).count() as u64
+    }
+
+    /// Quotas' resources all used or over: what needs more is refused (nearly full is not
+    /// counted: the rule says it when it lasts).
+    pub fn quotas_full(&self) -> u64 {
+        let full = |q: &&policy::QuotaHealth| q.fullness.is_some_and(|f| f >= policy::Fullness::Full);
+        self.extras.quotas.iter().flatten().filter(full).count() as u64
+    }
+
+    pub fn volumes_in_error(&self) -> u64 {
+        self.extras.pvs.iter().flatten().filter(|v| v.in_error).count() as u64
     }
 
     /// The certificates of the connection that expire within 30 days.

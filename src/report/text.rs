@@ -130,6 +130,7 @@ pub fn render(address: &str, h: &Health, lang: Lang) -> String {
 /// The optional reads' findings: aggregated APIs down, the Metrics API's diagnosis, HPAs that
 /// cannot scale. Nothing when all is well (or not read).
 fn extras(out: &mut String, h: &Health, lang: Lang) {
+    use crate::health::policy::Fullness;
     let x = &h.extras;
     for line in x.access_lines_in(lang) {
         let _ = writeln!(out, "{line}");
@@ -172,6 +173,54 @@ fn extras(out: &mut String, h: &Health, lang: Lang) {
     for c in x.cronjobs.iter().flatten().filter(|c| c.missed) {
         let args = [("namespace", (&c.namespace).into()), ("name", (&c.name).into()), ("why", c.why.join("; ").into())];
         let _ = writeln!(out, "{}", lang.tr("text-cronjob", &args));
+    }
+    for c in x.control_plane.iter().flatten().filter(|c| c.down) {
+        let what = lang.tr(
+            "rule-control-plane-component-down.description",
+            &[("component", c.component.into()), ("holder", (&c.holder).into())],
+        );
+        let args = [("component", c.component.into()), ("seconds", c.age_seconds.into()), ("what", what.into())];
+        let _ = writeln!(out, "{}", lang.tr("text-control-plane", &args));
+    }
+    for p in x.pdbs.iter().flatten().filter(|p| p.short) {
+        let args = [
+            ("namespace", (&p.namespace).into()),
+            ("name", (&p.name).into()),
+            ("current", p.current_healthy.into()),
+            ("desired", p.desired_healthy.into()),
+        ];
+        let _ = writeln!(out, "{}", lang.tr("text-pdb", &args));
+    }
+    for q in x.quotas.iter().flatten() {
+        let level = match q.fullness {
+            Some(Fullness::Exceeded) => "exceeded",
+            Some(Fullness::Full) => "full",
+            Some(Fullness::AlmostFull) => "almost",
+            None => continue,
+        };
+        let args = [
+            ("namespace", (&q.namespace).into()),
+            ("name", (&q.quota).into()),
+            ("resource", (&q.resource).into()),
+            ("level", level.into()),
+            ("used", crate::lang::quantity(&q.resource, q.used).into()),
+            ("hard", crate::lang::quantity(&q.resource, q.hard).into()),
+        ];
+        let _ = writeln!(out, "{}", lang.tr("text-quota", &args));
+    }
+    for v in x.pvs.iter().flatten().filter(|v| v.in_error) {
+        let said = lang.tr("text-pv", &[("name", (&v.name).into()), ("phase", (&v.phase).into())]);
+        match v.why.is_empty() {
+            true => writeln!(out, "{said}"),
+            false => writeln!(out, "{said}{}{}", lang.t("colon"), v.why),
+        }
+        .ok();
+    }
+    for line in &x.unreadable {
+        let _ = writeln!(out, "{line}");
+    }
+    if !x.not_granted.is_empty() {
+        let _ = writeln!(out, "{}", lang.tr("text-not-granted", &[("resources", x.not_granted.join(", ").into())]));
     }
 }
 

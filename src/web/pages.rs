@@ -368,12 +368,26 @@ fn problems(board: &Board, c: &ClusterView, h: &Health, now: Timestamp) -> Marku
 /// What the optional reads say: aggregated APIs down, HPAs that cannot scale, the Metrics API's
 /// diagnosis, and — once — what the service account may not read.
 fn optional_reads(h: &Health) -> Markup {
+    use crate::health::policy::Fullness;
     let x = &h.extras;
     let jobs: Vec<_> = x.jobs.iter().flatten().filter(|j| !j.superseded).collect();
     let missed: Vec<_> = x.cronjobs.iter().flatten().filter(|c| c.missed).collect();
     let down: Vec<_> = x.apiservices.iter().flatten().filter(|a| !a.available).collect();
-    let hpas: Vec<_> = x.hpas.iter().flatten().filter(|a| !a.scaling_active || a.at_max).collect();
+    let hpas: Vec<_> = x.hpas.iter().flatten().filter(|a| !a.scaling_active || a.at_max || a.mismatch).collect();
+    let stopped: Vec<_> = x.control_plane.iter().flatten().filter(|c| c.down).collect();
+    let pdbs: Vec<_> = x.pdbs.iter().flatten().filter(|p| p.short).collect();
+    let quotas: Vec<_> = x.quotas.iter().flatten().filter(|q| q.fullness.is_some()).collect();
+    let volumes: Vec<_> = x.pvs.iter().flatten().filter(|v| v.in_error).collect();
     html! {
+        @for c in &stopped {
+            div.error {
+                (tr("text-control-plane", &[
+                    ("component", c.component.into()),
+                    ("seconds", c.age_seconds.into()),
+                    ("what", tr("rule-control-plane-component-down.description", &[("component", c.component.into()), ("holder", (&c.holder).into())]).into()),
+                ]))
+            }
+        }
         @for e in h.expiring() {
             div class=(if e.days < 7 { "error" } else { "notice" }) {
                 (tr("certificate-expires-on", &[
@@ -429,13 +443,57 @@ fn optional_reads(h: &Health) -> Markup {
                     tr {
                         td { (a.namespace) "/" (a.name) }
                         td.notice {
-                            @if a.scaling_active { (t("hpa-at-max")) } @else { (t("hpa-cannot-scale")) (t("colon")) (a.reason) }
+                            @if !a.scaling_active { (t("hpa-cannot-scale")) (t("colon")) (a.reason) }
+                            @else if a.mismatch { (tr("hpa-mismatch", &[("desired", a.desired_replicas.into())])) }
+                            @else { (t("hpa-at-max")) }
                         }
                         td { (a.current_replicas) "/" (a.max_replicas) }
                         td.why { (a.message) }
                     }
                 }
             }, more_than_shown(hpas.len())))
+        }
+        @if !pdbs.is_empty() {
+            (table(&tr("pdbs-title", &[("count", pdbs.len().into())]), &["PodDisruptionBudget", &t("col-healthy"), &t("col-allowed")], html! {
+                @for p in pdbs.iter().take(MAX_ROWS) {
+                    tr {
+                        td { (p.namespace) "/" (p.name) }
+                        td.critical { (p.current_healthy) " / " (p.desired_healthy) }
+                        td { (p.disruptions_allowed) }
+                    }
+                }
+            }, more_than_shown(pdbs.len())))
+        }
+        @if !quotas.is_empty() {
+            (table(&tr("quotas-title", &[("count", quotas.len().into())]), &["ResourceQuota", &t("col-resource"), &t("col-used"), &t("col-state")], html! {
+                @for q in quotas.iter().take(MAX_ROWS) {
+                    tr {
+                        td { (q.namespace) "/" (q.quota) }
+                        td { code { (q.resource) } }
+                        td { (crate::lang::quantity(&q.resource, q.used)) " / " (crate::lang::quantity(&q.resource, q.hard)) }
+                        @match q.fullness {
+                            Some(Fullness::Exceeded) => td.critical { (t("quota-exceeded")) },
+                            Some(Fullness::Full) => td.critical { (t("quota-full")) },
+                            _ => td.notice { (t("quota-almost")) },
+                        }
+                    }
+                }
+            }, more_than_shown(quotas.len())))
+        }
+        @if !volumes.is_empty() {
+            (table(&tr("volumes-title", &[("count", volumes.len().into())]), &["PersistentVolume", &t("col-phase"), &t("col-claim"), &t("col-why")], html! {
+                @for v in volumes.iter().take(MAX_ROWS) {
+                    tr {
+                        td { (v.name) }
+                        td.critical { (v.phase) }
+                        td { @if v.claim.is_empty() { "–" } @else { (v.claim) } }
+                        td.why { (v.why) }
+                    }
+                }
+            }, more_than_shown(volumes.len())))
+        }
+        @for line in &x.unreadable {
+            p.muted { (line) }
         }
         @if !x.not_granted.is_empty() {
             p.muted {

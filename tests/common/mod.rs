@@ -60,8 +60,9 @@ pub fn may_read(path: &str) -> bool {
     }
 }
 
-/// What DumbMonit may read: the eight collections, then the six optional reads.
-pub const COLLECTION_PATHS: [&str; 14] = [
+/// What DumbMonit may read: the eight collections, then the ten optional reads (the leases in
+/// kube-system only).
+pub const COLLECTION_PATHS: [&str; 18] = [
     "/version",
     "/api/v1/nodes",
     "/api/v1/pods",
@@ -76,7 +77,34 @@ pub const COLLECTION_PATHS: [&str; 14] = [
     "/apis/autoscaling/v2/horizontalpodautoscalers",
     "/apis/batch/v1/jobs",
     "/apis/batch/v1/cronjobs",
+    "/apis/policy/v1/poddisruptionbudgets",
+    "/api/v1/resourcequotas",
+    "/api/v1/persistentvolumes",
+    "/apis/coordination.k8s.io/v1/namespaces/kube-system/leases",
 ];
+
+/// A simulator's fixture as one List for a real API server (items with their kind; the API
+/// server's own local APIServices are there already, only aggregated ones are created; the
+/// Metrics API's objects are served by metrics-server, not stored, so there is nothing to
+/// create), for `Plane::load`.
+pub fn api_list(c: &Cluster) -> serde_json::Value {
+    use dumbmonit_sim::api::Resource;
+    let mut all = Vec::new();
+    for (r, items) in c.clone().lists() {
+        if matches!(r, Resource::NodeMetrics | Resource::PodMetrics) {
+            continue;
+        }
+        for mut item in items {
+            if r == Resource::ApiServices && item["spec"]["service"].is_null() {
+                continue;
+            }
+            item["kind"] = serde_json::json!(r.kind());
+            item["apiVersion"] = serde_json::json!(r.api_version());
+            all.push(item);
+        }
+    }
+    serde_json::json!({"apiVersion": "v1", "kind": "List", "items": all})
+}
 
 /// Every secret the tests handed out: the simulators' tokens, and others registered.
 fn secrets() -> &'static std::sync::Mutex<Vec<String>> {

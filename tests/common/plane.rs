@@ -214,6 +214,11 @@ impl Plane {
     /// `serve` watching this cluster as `real` with `creds`, a cycle every 200 ms and a minute
     /// of rule time per cycle (the stepped clock, from now); `extra` goes into its `[[cluster]]`.
     pub fn serve(&self, dir: &Path, creds: &Credentials, extra: &str) -> super::web::Served {
+        self.serve_stepped(dir, creds, extra, 60)
+    }
+
+    /// [`Plane::serve`] with `step` seconds of rule time per cycle.
+    pub fn serve_stepped(&self, dir: &Path, creds: &Credentials, extra: &str, step: u32) -> super::web::Served {
         let cfg = dir.join("dumbmonit.toml");
         let text = format!(
             "listen = \"127.0.0.1:0\"\nstate_dir = {:?}\n\n[[cluster]]\nname = \"real\"\naddress = {:?}\n\
@@ -224,7 +229,7 @@ impl Plane {
             path(&creds.ca_file),
         );
         std::fs::write(&cfg, text).unwrap();
-        let clock = format!("{}/60", jiff::Timestamp::now());
+        let clock = format!("{}/{step}", jiff::Timestamp::now());
         super::web::Served::start(&cfg, &[("DUMBMONIT_TEST_CLOCK", &clock)])
     }
 

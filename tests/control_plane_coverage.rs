@@ -1,0 +1,272 @@
+//! What the kubernetes-mixin alerts on beyond the core, on a real API server: disruption
+//! budgets, quotas, volumes, the control plane's leader leases and autoscalers, created through
+//! the API (statuses through the status subresource, leases through the coordination API), each
+//! in trouble beside a healthy twin. With the guide's role alone every new read says it is not
+//! granted and nothing fails; with `rbac --optional`, `check` finds them in both languages and
+//! `serve`'s rules fire on the stepped clock, the twins silent.
+
+mod common;
+
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use common::dumbmonit;
+use common::plane::{Credentials, Plane, assert_only_reads};
+use dumbmonit_sim::scenario;
+use serde_json::Value;
+
+const NEW_READS: [&str; 4] =
+    ["poddisruptionbudgets.policy", "resourcequotas", "persistentvolumes", "leases.coordination.k8s.io"];
+
+fn find<'a>(list: &'a Value, key: &str, name: &str) -> &'a Value {
+    list.as_array().and_then(|a| a.iter().find(|v| v[key] == name)).unwrap_or_else(|| panic!("no {name} in {list:#}"))
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_mixins_signals_on_a_real_api_server() {
+    let p = Plane::up(&["--no-kubelets", "--controllers", "serviceaccount-token"]);
+    let creds = p.guide_service_account();
+    p.load(&common::api_list(&scenario::coverage(jiff::Timestamp::now())));
+
+    // The guide's role alone: the cycle succeeds, each new read is said not granted.
+    let run = p.check(&p.address, &creds, &["--output", "json"]).await;
+    let doc: Value = serde_json::from_str(&run.stdout).unwrap();
+    // The fixture's kubelets are v1.33 under a v1.37 API server: that, and nothing else.
+    assert_eq!((run.code, doc["summary"].as_str()), (1, Some("3 kubelets outside the version skew")), "{doc:#}");
+    for resource in NEW_READS {
+        assert!(doc["optional"]["not_granted"].as_array().unwrap().contains(&resource.into()), "{resource}: {doc:#}");
+    }
+    assert!(doc["optional"]["control_plane"].is_null() && doc["optional"]["pdbs"].is_null(), "{doc:#}");
+    let text = p.check(&p.address, &creds, &[]).await;
+    let line =
+        text.stdout.lines().find(|l| l.starts_with("Not granted to this service account: ")).unwrap_or_else(|| {
+            panic!("no not-granted line in {}", text.stdout);
+        });
+    assert!(NEW_READS.iter().all(|r| line.contains(r)), "{line}");
+    assert!(line.ends_with("(`dumbmonit rbac --optional` adds them)"), "{line}");
+
+    // `rbac --optional` grants them, get and list only.
+    let dir = tempfile::tempdir().unwrap();
+    p.apply(&dumbmonit(&["rbac".into(), "--optional".into()], &[], dir.path()).await.stdout);
+    let sa = "system:serviceaccount:kube-system:dumbmonit";
+    for (verb, resource, namespace, yes) in [
+        ("list", "poddisruptionbudgets.policy", "shop", true),
+        ("list", "resourcequotas", "quotas", true),
+        ("list", "persistentvolumes", "", true),
+        ("list", "leases.coordination.k8s.io", "kube-system", true),
+        ("get", "leases.coordination.k8s.io", "kube-system", true),
+        ("update", "leases.coordination.k8s.io", "kube-system", false),
+        ("watch", "resourcequotas", "quotas", false),
+        ("delete", "persistentvolumes", "", false),
+    ] {
+        let mut args = vec!["auth", "can-i", verb, resource, "--as", sa];
+        if !namespace.is_empty() {
+            args.extend(["-n", namespace]);
+        }
+        let out = p.kubectl_in(&args, "");
+        let said = String::from_utf8_lossy(&out.stdout).trim().to_string();
+        assert_eq!(said, if yes { "yes" } else { "no" }, "can-i {verb} {resource}");
+    }
+    granted_check(&p, &creds).await;
+    serve_fires_the_rules(&p, &creds);
+    assert_only_reads(&p, sa);
+    let leases: Vec<(String, String)> =
+        p.requests_of(sa).into_iter().filter(|(_, uri)| uri.contains("coordination.k8s.io")).collect();
+    assert!(!leases.is_empty());
+    assert!(
+        leases.iter().all(|(verb, uri)| verb == "list"
+            && uri.starts_with("/apis/coordination.k8s.io/v1/namespaces/kube-system/leases")),
+        "only kube-system's leases are read: {leases:?}"
+    );
+}
+
+/// `check` with every read granted: each signal, its twin healthy, in both languages.
+async fn granted_check(p: &Plane, creds: &Credentials) {
+    let run = p.check(&p.address, creds, &["--output", "json"]).await;
+    assert_eq!(run.code, 2, "a stopped controller manager is critical: {}", run.stdout);
+    let doc: Value = serde_json::from_str(&run.stdout).unwrap();
+    let x = &doc["optional"];
+    for resource in NEW_READS {
+        assert!(!x["not_granted"].as_array().unwrap().contains(&resource.into()), "{resource}: {x:#}");
+    }
+
+    let manager = find(&x["control_plane"], "component", "kube-controller-manager");
+    assert_eq!((manager["down"].as_bool(), manager["holder"].as_str()), (Some(true), Some("cp-1_0c7e")));
+    assert!(manager["age_seconds"].as_i64().unwrap() >= 600, "{manager:#}");
+    let scheduler = find(&x["control_plane"], "component", "kube-scheduler");
+    assert_eq!(scheduler["down"], false, "{scheduler:#}");
+
+    assert_eq!(find(&x["pdbs"], "name", "db")["short"], true);
+    assert_eq!(find(&x["pdbs"], "name", "web")["short"], false);
+    let quota = |resource: &str| find(&x["quotas"], "resource", resource)["fullness"].clone();
+    assert_eq!(quota("count/configmaps"), "almost_full");
+    assert_eq!(quota("requests.storage"), "full");
+    assert_eq!(quota("services"), "exceeded");
+    assert_eq!(quota("secrets"), Value::Null);
+    assert_eq!(find(&x["quotas"], "resource", "requests.storage")["hard"], 10.0 * 1024f64.powi(3));
+    let pv = |name: &str| find(&x["pvs"], "name", name).clone();
+    assert_eq!(pv("pv-failed")["why"], "host path /srv/pv-failed does not exist");
+    assert_eq!(
+        (pv("pv-failed")["in_error"].as_bool(), pv("pv-pending")["in_error"].as_bool()),
+        (Some(true), Some(true))
+    );
+    assert_eq!(
+        (pv("pv-bound")["in_error"].as_bool(), pv("pv-bound")["claim"].as_str()),
+        (Some(false), Some("shop/data-db-0"))
+    );
+    let hpa = |name: &str| find(&x["hpas"], "name", name).clone();
+    assert_eq!((hpa("web")["maxed_out"].as_bool(), hpa("web")["mismatch"].as_bool()), (Some(true), Some(false)));
+    assert_eq!((hpa("api")["maxed_out"].as_bool(), hpa("api")["mismatch"].as_bool()), (Some(false), Some(true)));
+    assert_eq!(hpa("api")["desired_replicas"], 7);
+
+    let en = p.check(&p.address, creds, &["--lang", "en"]).await.stdout;
+    let first = en.lines().next().unwrap();
+    assert!(first.starts_with("1 control-plane component stopped, "), "critical first: {first}");
+    for part in ["1 disruption budget short of healthy pods", "2 quotas full", "2 volumes in error"] {
+        assert!(first.contains(part), "{part} in {first}");
+    }
+    for line in [
+        "kube-controller-manager has not renewed its leader lease for ",
+        "Nothing the controllers do happens: Deployments, ReplicaSets and StatefulSets make no pods",
+        "PodDisruptionBudget shop/db has 1 healthy pods of the 2 it needs: a node drain would hang on it",
+        "Quota quotas/team: services over its limit (3 used of 2)",
+        "Quota quotas/team: requests.storage fully used, what needs more is refused (10Gi used of 10Gi)",
+        "Quota quotas/team: count/configmaps almost full (9 used of 10)",
+        "PersistentVolume pv-failed is Failed: host path /srv/pv-failed does not exist",
+        "PersistentVolume pv-pending is Pending",
+    ] {
+        assert!(en.contains(line), "{line:?} in\n{en}");
+    }
+    for healthy in ["kube-scheduler has", "shop/web has", "secrets", "pv-bound"] {
+        assert!(!en.contains(healthy), "the healthy twin {healthy:?} is not said:\n{en}");
+    }
+
+    let fr = p.check(&p.address, creds, &["--lang", "fr"]).await.stdout;
+    let first = fr.lines().next().unwrap();
+    assert!(first.starts_with("1 composant du plan de contrôle arrêté, "), "{first}");
+    for part in ["1 budget de perturbation à court de pods sains", "2 quotas pleins", "2 volumes en erreur"] {
+        assert!(first.contains(part), "{part} in {first}");
+    }
+    for line in [
+        "kube-controller-manager n’a pas renouvelé son bail de leader depuis ",
+        "Plus rien de ce que font les contrôleurs n’a lieu",
+        "Le PodDisruptionBudget shop/db a 1 pods sains sur les 2 qu’il exige",
+        "Quota quotas/team\u{a0}: services au-delà de sa limite (3 utilisés sur 2)",
+        "Le PersistentVolume pv-failed est Failed\u{a0}: host path /srv/pv-failed does not exist",
+    ] {
+        assert!(fr.contains(line), "{line:?} in\n{fr}");
+    }
+}
+
+/// serve over the same cluster, ten seconds of rule time per cycle, while the scheduler
+/// renews its lease (as a leader does): each signal's rule fires after its hold, the critical
+/// one first on the pages, and the healthy twins never even pend.
+fn serve_fires_the_rules(p: &Plane, creds: &Credentials) {
+    let dir = tempfile::tempdir().unwrap();
+    let done = AtomicBool::new(false);
+    std::thread::scope(|scope| {
+        scope.spawn(|| {
+            while !done.load(Ordering::Relaxed) {
+                let now = jiff::Timestamp::now().strftime("%Y-%m-%dT%H:%M:%S%.6fZ").to_string();
+                let patch = format!(r#"{{"spec":{{"renewTime":"{now}"}}}}"#);
+                // A renewal that fails is a leader that missed one: the next one counts.
+                let _ = p.kubectl_in(
+                    &["-n", "kube-system", "patch", "lease", "kube-scheduler", "--type", "merge", "-p", &patch],
+                    "",
+                );
+                std::thread::sleep(std::time::Duration::from_millis(100));
+            }
+        });
+        // Stops the renewals however this ends: the scope waits for them.
+        struct Stop<'a>(&'a AtomicBool);
+        impl Drop for Stop<'_> {
+            fn drop(&mut self) {
+                self.0.store(true, Ordering::Relaxed);
+            }
+        }
+        let _stop = Stop(&done);
+        let s = p.serve_stepped(dir.path(), creds, "", 10);
+        let expected = [
+            ("KubernetesControlPlaneComponentDown", "component", "kube-controller-manager"),
+            ("KubernetesPDBNotEnoughHealthy", "pdb", "db"),
+            ("KubernetesQuotaAlmostFull", "resource", "count/configmaps"),
+            ("KubernetesQuotaFullyUsed", "resource", "requests.storage"),
+            ("KubernetesQuotaExceeded", "resource", "services"),
+            ("KubernetesPersistentVolumeErrors", "pv", "pv-failed"),
+            ("KubernetesPersistentVolumeErrors", "pv", "pv-pending"),
+            ("KubernetesHPAMaxedOut", "hpa", "web"),
+            ("KubernetesHPAReplicasMismatch", "hpa", "api"),
+        ];
+        let firing = |alerts: &Value, (name, label, value): (&str, &str, &str)| {
+            alerts
+                .as_array()
+                .unwrap()
+                .iter()
+                .any(|a| a["alertname"] == name && a["labels"][label] == value && a["state"] == "firing")
+        };
+        let alerts = s
+            .wait_for("/api/v1/alerts", "every signal's rule", |r| {
+                let alerts = r.json();
+                expected.iter().all(|e| firing(&alerts, *e))
+            })
+            .json();
+        // The fixture's v1.33 kubelets are outside the skew of the v1.37 server: their alerts
+        // aside, one alert each, the twins silent.
+        let list: Vec<&Value> =
+            alerts.as_array().unwrap().iter().filter(|a| a["alertname"] != "KubernetesVersionSkew").collect();
+        assert_eq!(list.len(), expected.len(), "one alert each, the twins silent: {alerts:#}");
+        let first = &list[0];
+        assert_eq!(
+            (first["alertname"].as_str(), first["severity"].as_str()),
+            (Some("KubernetesControlPlaneComponentDown"), Some("critical"))
+        );
+        assert_eq!(first["labels"]["severity"], "critical");
+        assert!(first["description"].as_str().unwrap().ends_with("Its last leader was cp-1_0c7e."), "{first:#}");
+        let quota = list.iter().find(|a| a["alertname"] == "KubernetesQuotaExceeded").unwrap();
+        assert_eq!(quota["summary"], "Quota quotas/team is over its limit for services (150%)");
+        assert_eq!(quota["description"], "3 used of 2");
+
+        let m = common::samples(&s.get("/metrics").body);
+        let at = |k: &str| m.get(k).copied().unwrap_or_else(|| panic!("no {k}"));
+        assert!(
+            at("dumbmonit_k8s_control_plane_lease_age_seconds{cluster=\"real\",component=\"kube-controller-manager\"}")
+                >= 600.0
+        );
+        assert!(
+            at("dumbmonit_k8s_control_plane_lease_age_seconds{cluster=\"real\",component=\"kube-scheduler\"}") <= 60.0
+        );
+        assert_eq!(
+            at("dumbmonit_k8s_pdb_healthy{cluster=\"real\",namespace=\"shop\",pdb=\"db\",kind=\"current\"}"),
+            1.0
+        );
+        assert_eq!(at("dumbmonit_k8s_pdb_disruptions_allowed{cluster=\"real\",namespace=\"shop\",pdb=\"web\"}"), 1.0);
+        assert_eq!(
+            at(
+                "dumbmonit_k8s_resourcequota{cluster=\"real\",namespace=\"quotas\",resourcequota=\"team\",resource=\"services\",type=\"used\"}"
+            ),
+            3.0
+        );
+        assert_eq!(at("dumbmonit_k8s_pv_phase{cluster=\"real\",pv=\"pv-failed\",phase=\"Failed\"}"), 1.0);
+        assert_eq!(at("dumbmonit_k8s_pv_phase{cluster=\"real\",pv=\"pv-failed\",phase=\"Bound\"}"), 0.0);
+        assert_eq!(
+            at("dumbmonit_k8s_hpa_replicas{cluster=\"real\",namespace=\"shop\",hpa=\"api\",kind=\"desired\"}"),
+            7.0
+        );
+
+        let page = s.get("/clusters/real").body;
+        for text in [
+            "kube-controller-manager has not renewed its leader lease",
+            "Disruption budgets short of healthy pods (1)",
+            "Quotas 90% used or more (3)",
+            "Volumes in error (2)",
+            "short of its desired 7",
+        ] {
+            assert!(page.contains(text), "{text} on the page");
+        }
+        let fr = common::web::request(s.addr, "GET", "/clusters/real", &[("Accept-Language", "fr")], b"").body;
+        for text in
+            ["n’a pas renouvelé son bail de leader", "Volumes en erreur (2)", "Critique", "en deçà des 7 voulues"]
+        {
+            assert!(fr.contains(text), "{text} on the French page");
+        }
+    });
+}
