@@ -167,6 +167,10 @@ fn parse_all(pages: &[(Resource, Vec<String>)]) -> (Duration, Duration) {
                 Resource::HorizontalPodAutoscalers => views::<dumbmonit::collect::kinds::hpa::Hpa>(bodies),
                 Resource::Jobs => views::<dumbmonit::collect::kinds::job::Job>(bodies),
                 Resource::CronJobs => views::<dumbmonit::collect::kinds::cronjob::CronJob>(bodies),
+                Resource::PodDisruptionBudgets => views::<dumbmonit::collect::kinds::pdb::Pdb>(bodies),
+                Resource::ResourceQuotas => views::<dumbmonit::collect::kinds::quota::Quota>(bodies),
+                Resource::PersistentVolumes => views::<dumbmonit::collect::kinds::pv::Pv>(bodies),
+                Resource::Leases => views::<dumbmonit::collect::kinds::lease::Lease>(bodies),
             };
         }
         std::hint::black_box(n);
