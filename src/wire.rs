@@ -619,6 +619,8 @@ mod tests {
 
     fn node(name: &str, ready: &str) -> Node {
         Node {
+            allocatable_pods: None,
+            taints: vec![],
             name: name.into(),
             ready: Some(ready.into()),
             ready_detail: None,
@@ -632,6 +634,8 @@ mod tests {
 
     fn workload(name: &str, ready: i64) -> Workload {
         Workload {
+            generation_lag: 0,
+            misscheduled: 0,
             kind: WorkloadKind::Deployment,
             namespace: "web".into(),
             name: name.into(),

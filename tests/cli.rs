@@ -59,7 +59,8 @@ async fn the_text_report_says_what_is_wrong_and_why() {
     assert!(
         out.starts_with(
             "3 nodes not ready, 2 pods crash-looping, 2 nodes under pressure, 2 pods blocked, 5 pods pending, \
-             1 pod failed, 1 pod not ready, 3 workloads missing replicas, 2 claims stuck\n"
+             1 pod failed, 1 pod not ready, 3 workloads missing replicas, 2 claims stuck, CPU and memory requests past \
+             what the cluster holds without its largest node\n"
         ),
         "{out}"
     );

@@ -161,7 +161,7 @@ async fn only_gets_to_the_collections_across_every_output() {
         assert_eq!(r.code, 2, "{output}");
     }
     h.assert_only_reads();
-    // The eight collections and the six optional reads (the Metrics API is asked even though
+    // The eight collections and the ten optional reads (the Metrics API is asked even though
     // metrics-server is not installed here: only its APIService being down spares the request).
-    assert_eq!(h.sim.requests().len(), 3 * 14);
+    assert_eq!(h.sim.requests().len(), 3 * 18);
 }

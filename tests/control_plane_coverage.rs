@@ -26,12 +26,18 @@ async fn the_mixins_signals_on_a_real_api_server() {
     let p = Plane::up(&["--no-kubelets", "--controllers", "serviceaccount-token"]);
     let creds = p.guide_service_account();
     p.load(&common::api_list(&scenario::coverage(jiff::Timestamp::now())));
+    // kube-apiserver taints every node it admits not-ready until the node controller sees it
+    // Ready; with no node controller here, the test does it, as it would.
+    p.kubectl(&["taint", "nodes", "--all", "node.kubernetes.io/not-ready:NoSchedule-"]);
 
     // The guide's role alone: the cycle succeeds, each new read is said not granted.
     let run = p.check(&p.address, &creds, &["--output", "json"]).await;
     let doc: Value = serde_json::from_str(&run.stdout).unwrap();
-    // The fixture's kubelets are v1.33 under a v1.37 API server: that, and nothing else.
-    assert_eq!((run.code, doc["summary"].as_str()), (1, Some("3 kubelets outside the version skew")), "{doc:#}");
+    // What the core reads see (the fixture's kubelets are v1.33 under a v1.37 API server), and
+    // nothing of the optional reads'.
+    let core = "1 node not ready, 1 pod blocked, 3 kubelets outside the version skew, 1 node full of pods, \
+                1 DaemonSet on nodes it should not be on, requests past what the cluster holds without its largest node";
+    assert_eq!((run.code, doc["summary"].as_str()), (2, Some(core)), "{doc:#}");
     for resource in NEW_READS {
         assert!(doc["optional"]["not_granted"].as_array().unwrap().contains(&resource.into()), "{resource}: {doc:#}");
     }
@@ -118,13 +124,57 @@ async fn granted_check(p: &Plane, creds: &Credentials) {
     assert_eq!((hpa("api")["maxed_out"].as_bool(), hpa("api")["mismatch"].as_bool()), (Some(false), Some(true)));
     assert_eq!(hpa("api")["desired_replicas"], 7);
 
+    // The core reads' signals.
+    let node = |name: &str| find(&doc["nodes"], "name", name).clone();
+    assert_eq!((node("node-3")["pods"].as_i64(), node("node-3")["pods_capacity"].as_i64()), (Some(1), Some(1)));
+    assert_eq!(
+        node("node-2")["taints"][0],
+        serde_json::json!({"key": "node.kubernetes.io/unreachable", "effect": "NoExecute"})
+    );
+    let said = node("node-2")["why"].to_string();
+    assert!(
+        said.contains("tainted node.kubernetes.io/unreachable:NoExecute: the node controller has lost the node"),
+        "{said}"
+    );
+    let workload = |kind: &str, name: &str| {
+        doc["workloads"].as_array().unwrap().iter().find(|w| w["kind"] == kind && w["name"] == name).cloned().unwrap()
+    };
+    assert_eq!(workload("DaemonSet", "svclb-traefik")["misscheduled"], 1);
+    assert_eq!(workload("Deployment", "checkout")["generation_lag"], 1);
+    assert!(doc["workloads"].as_array().unwrap().iter().all(|w| w["name"] != "web"), "the twin is not listed");
+    let running = |name: &str| find(&x["running_jobs"], "name", name)["seconds"].as_i64().unwrap();
+    assert!(running("backfill") > 13 * 3600 - 60 && running("reindex") < 2 * 3600, "{:#}", x["running_jobs"]);
+    let capacity = &doc["capacity"];
+    assert_eq!(
+        (capacity["nodes"].as_i64(), capacity["cpu_allocatable"].as_i64()),
+        (Some(2), Some(8000)),
+        "node-2 is not Ready"
+    );
+    assert!(capacity["cpu_requests"].as_i64().unwrap() > 9000, "{capacity:#}");
+    let mailer = doc["pods"].as_array().unwrap().iter().find(|p| p["name"] == "mailer-0").unwrap();
+    assert_eq!((mailer["blocked"][0].as_str(), mailer["pending"].as_bool()), (Some("ImagePullBackOff"), Some(false)));
+
     let en = p.check(&p.address, creds, &["--lang", "en"]).await.stdout;
     let first = en.lines().next().unwrap();
     assert!(first.starts_with("1 control-plane component stopped, "), "critical first: {first}");
-    for part in ["1 disruption budget short of healthy pods", "2 quotas full", "2 volumes in error"] {
+    for part in [
+        "1 disruption budget short of healthy pods",
+        "2 quotas full",
+        "2 volumes in error",
+        "1 node full of pods",
+        "1 DaemonSet on nodes it should not be on",
+        "1 job running for over 12 hours",
+        "requests past what the cluster holds without its largest node",
+    ] {
         assert!(first.contains(part), "{part} in {first}");
     }
     for line in [
+        "The pods request ",
+        "Node node-3 runs 1 of the 1 pods it may run",
+        "DaemonSet kube-system/svclb-traefik has 1 pods on nodes it should not run on",
+        "Deployment shop/checkout: its controller has not seen its last change (generation ahead by 1)",
+        "Job batch/backfill has run for 13 hours without completing",
+        "tainted node.kubernetes.io/unreachable:NoExecute: the node controller has lost the node",
         "kube-controller-manager has not renewed its leader lease for ",
         "Nothing the controllers do happens: Deployments, ReplicaSets and StatefulSets make no pods",
         "PodDisruptionBudget shop/db has 1 healthy pods of the 2 it needs: a node drain would hang on it",
@@ -136,14 +186,22 @@ async fn granted_check(p: &Plane, creds: &Credentials) {
     ] {
         assert!(en.contains(line), "{line:?} in\n{en}");
     }
-    for healthy in ["kube-scheduler has", "shop/web has", "secrets", "pv-bound"] {
+    for healthy in
+        ["kube-scheduler has", "shop/web has", "secrets", "pv-bound", "Deployment shop/web:", "batch/reindex"]
+    {
         assert!(!en.contains(healthy), "the healthy twin {healthy:?} is not said:\n{en}");
     }
 
     let fr = p.check(&p.address, creds, &["--lang", "fr"]).await.stdout;
     let first = fr.lines().next().unwrap();
     assert!(first.starts_with("1 composant du plan de contrôle arrêté, "), "{first}");
-    for part in ["1 budget de perturbation à court de pods sains", "2 quotas pleins", "2 volumes en erreur"] {
+    for part in [
+        "1 budget de perturbation à court de pods sains",
+        "2 quotas pleins",
+        "2 volumes en erreur",
+        "1 nœud plein de pods",
+        "1 job en cours depuis plus de 12 heures",
+    ] {
         assert!(first.contains(part), "{part} in {first}");
     }
     for line in [
@@ -152,6 +210,8 @@ async fn granted_check(p: &Plane, creds: &Credentials) {
         "Le PodDisruptionBudget shop/db a 1 pods sains sur les 2 qu’il exige",
         "Quota quotas/team\u{a0}: services au-delà de sa limite (3 utilisés sur 2)",
         "Le PersistentVolume pv-failed est Failed\u{a0}: host path /srv/pv-failed does not exist",
+        "Le nœud node-3 fait tourner 1 des 1 pods permis",
+        "Le Job batch/backfill tourne depuis 13 heures sans se terminer",
     ] {
         assert!(fr.contains(line), "{line:?} in\n{fr}");
     }
@@ -195,6 +255,12 @@ fn serve_fires_the_rules(p: &Plane, creds: &Credentials) {
             ("KubernetesPersistentVolumeErrors", "pv", "pv-pending"),
             ("KubernetesHPAMaxedOut", "hpa", "web"),
             ("KubernetesHPAReplicasMismatch", "hpa", "api"),
+            ("KubernetesCPUOvercommit", "resource", "cpu"),
+            ("KubernetesNodeTooManyPods", "node", "node-3"),
+            ("KubernetesDaemonSetMisscheduled", "workload", "svclb-traefik"),
+            ("KubernetesGenerationMismatch", "workload", "checkout"),
+            ("KubernetesJobNotCompleted", "job", "backfill"),
+            ("KubernetesNodeNotReady", "node", "node-2"),
         ];
         let firing = |alerts: &Value, (name, label, value): (&str, &str, &str)| {
             alerts
@@ -209,10 +275,15 @@ fn serve_fires_the_rules(p: &Plane, creds: &Credentials) {
                 expected.iter().all(|e| firing(&alerts, *e))
             })
             .json();
-        // The fixture's v1.33 kubelets are outside the skew of the v1.37 server: their alerts
-        // aside, one alert each, the twins silent.
+        // The fixture's v1.33 kubelets are outside the skew of the v1.37 server, and the sidecar
+        // waits for its hour (its timing is the rules' unit tests'): those aside, one alert
+        // each, the twins silent.
+        let waiting = alerts.as_array().unwrap().iter().find(|a| a["alertname"] == "KubernetesContainerWaiting");
+        let waiting = waiting.unwrap_or_else(|| panic!("the sidecar's alert pends: {alerts:#}"));
+        assert_eq!((waiting["labels"]["pod"].as_str(), waiting["state"].as_str()), (Some("mailer-0"), Some("pending")));
+        let aside = ["KubernetesVersionSkew", "KubernetesContainerWaiting"];
         let list: Vec<&Value> =
-            alerts.as_array().unwrap().iter().filter(|a| a["alertname"] != "KubernetesVersionSkew").collect();
+            alerts.as_array().unwrap().iter().filter(|a| !aside.contains(&a["alertname"].as_str().unwrap())).collect();
         assert_eq!(list.len(), expected.len(), "one alert each, the twins silent: {alerts:#}");
         let first = &list[0];
         assert_eq!(
@@ -259,6 +330,8 @@ fn serve_fires_the_rules(p: &Plane, creds: &Credentials) {
             "Quotas 90% used or more (3)",
             "Volumes in error (2)",
             "short of its desired 7",
+            "Node node-3 runs 1 of the 1 pods it may run",
+            "Job batch/backfill has run for 13 hours without completing",
         ] {
             assert!(page.contains(text), "{text} on the page");
         }

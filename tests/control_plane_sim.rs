@@ -45,6 +45,9 @@ async fn same_from_both(fixture: Cluster) {
     p.apply(&dumbmonit(&["rbac".into(), "--optional".into()], &[], dir.path()).await.stdout);
     let creds = p.read_credentials("kube-system", "dumbmonit-token");
     p.load(&common::api_list(&fixture));
+    // kube-apiserver taints every node it admits not-ready until the node controller sees it
+    // Ready; with no node controller here, the test does it, as it would.
+    p.kubectl(&["taint", "nodes", "--all", "node.kubernetes.io/not-ready:NoSchedule-"]);
     // The simulator answers /version as the real server does, so that the kubelets' skew is
     // measured from the same release.
     let mut fixture = fixture;
@@ -194,6 +197,9 @@ async fn the_raw_answers_agree_in_shape() {
     );
     let nobody = p.read_credentials("kube-system", "nobody-token");
     p.load(&common::api_list(&fixture));
+    // kube-apiserver taints every node it admits not-ready until the node controller sees it
+    // Ready; with no node controller here, the test does it, as it would.
+    p.kubectl(&["taint", "nodes", "--all", "node.kubernetes.io/not-ready:NoSchedule-"]);
     let sim = Harness::start(fixture).await;
     let real_ca = std::fs::read_to_string(&p.ca_file).unwrap();
     let real_addr: std::net::SocketAddr = format!("127.0.0.1:{}", p.port).parse().unwrap();

@@ -265,10 +265,16 @@ async fn rbac_optional_adds_exactly_the_optional_reads() {
             "    resources: [\"horizontalpodautoscalers\"]",
             "  - apiGroups: [\"batch\"]",
             "    resources: [\"jobs\", \"cronjobs\"]",
+            "  - apiGroups: [\"policy\"]",
+            "    resources: [\"poddisruptionbudgets\"]",
+            // A second rule of the core group (its `apiGroups` line is the guide's rule's too).
+            "    resources: [\"resourcequotas\", \"persistentvolumes\"]",
+            "  - apiGroups: [\"coordination.k8s.io\"]",
+            "    resources: [\"leases\"]",
         ]
     );
     assert!(!optional.contains("proxy") && !optional.contains("secrets") && !optional.contains("configmaps"));
-    assert_eq!(optional.matches("verbs: [\"get\", \"list\"]").count(), 6);
+    assert_eq!(optional.matches("verbs: [\"get\", \"list\"]").count(), 9);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -61,6 +61,22 @@ count-volumes-in-error = { $count } { $count ->
     [one] volume
    *[other] volumes
 } in error
+count-nodes-full = { $count } { $count ->
+    [one] node
+   *[other] nodes
+} full of pods
+count-daemonsets-misscheduled = { $count } { $count ->
+    [one] DaemonSet on nodes it should not be on
+   *[other] DaemonSets on nodes they should not be on
+}
+count-jobs-too-long = { $count } { $count ->
+    [one] job
+   *[other] jobs
+} running for over 12 hours
+count-overcommitted = { $count ->
+    [one] requests
+   *[other] CPU and memory requests
+} past what the cluster holds without its largest node
 count-jobs-failed = { $count } { $count ->
     [one] job
    *[other] jobs
@@ -167,6 +183,10 @@ text-quota = Quota { $namespace }/{ $name }: { $resource } { $level ->
 } ({ $used } used of { $hard })
 text-pv = PersistentVolume { $name } is { $phase }
 text-not-granted = Not granted to this service account: { $resources } (`dumbmonit rbac --optional` adds them)
+text-node-pods = Node { $node } runs { $pods } of the { $capacity } pods it may run
+text-misscheduled = DaemonSet { $namespace }/{ $name } has { $count } pods on nodes it should not run on
+text-job-long = Job { $namespace }/{ $name } has run for { $hours } hours without completing
+text-generation = { $kind } { $namespace }/{ $name }: its controller has not seen its last change (generation ahead by { $lag })
 text-job = { $of ->
     [none] Job { $namespace }/{ $name } failed: { $why }
    *[other] Job { $namespace }/{ $name } (CronJob { $owner }) failed: { $why }

@@ -166,9 +166,57 @@ rule-pv-errors =
     .prom-summary = PersistentVolume { $pv } is { $phase }
     .prom-description = PersistentVolume { $pv } has been in phase { $phase } for 5 minutes.
 
+rule-cpu-overcommit =
+    .title = Kubernetes CPU requests past what the cluster holds
+    .summary = The pods request { $requests } cores: { $nodes ->
+        [one] more than its only node's { $allocatable }
+       *[other] more than the { $room } its nodes hold without the largest ({ $allocatable } in all)
+    }
+    .prom-summary = CPU requests past what the cluster holds without its largest node
+    .prom-description = The pods request more CPU than the nodes can give without the largest of them: if a node is lost, some pods cannot be scheduled again.
+rule-memory-overcommit =
+    .title = Kubernetes memory requests past what the cluster holds
+    .summary = The pods request { $requests } of memory: { $nodes ->
+        [one] more than its only node's { $allocatable }
+       *[other] more than the { $room } its nodes hold without the largest ({ $allocatable } in all)
+    }
+    .prom-summary = Memory requests past what the cluster holds without its largest node
+    .prom-description = The pods request more memory than the nodes can give without the largest of them: if a node is lost, some pods cannot be scheduled again.
+rule-node-too-many-pods =
+    .title = Kubernetes node full of pods
+    .summary = Node { $node } runs { $pods } pods of the { $capacity } it may run
+    .prom-summary = Node { $node } runs { $value } of the pods it may run
+    .prom-description = Node { $node } has run 95% or more of its allocatable pods for 15 minutes: new pods will not fit on it.
+rule-daemonset-misscheduled =
+    .title = Kubernetes DaemonSet on nodes it should not be on
+    .summary = DaemonSet { $namespace }/{ $workload } has { $count } pods on nodes it should not run on
+    .description = Its node selector, affinity or the nodes' taints changed under pods that were already there: they keep running where the DaemonSet no longer belongs.
+    .prom-summary = DaemonSet { $namespace }/{ $workload } has pods on nodes it should not run on
+    .prom-description = DaemonSet { $namespace }/{ $workload } has had pods on nodes it should not run on for 15 minutes.
+rule-generation-mismatch =
+    .title = Kubernetes controller has not seen a change
+    .summary = The controller of { $kind } { $namespace }/{ $workload } has not seen its last change
+    .description = Its metadata.generation is ahead of status.observedGeneration: the change was accepted but nothing acts on it yet.{ $stopped ->
+        [yes] {" "}kube-controller-manager has stopped: nothing will until it runs again.
+       *[no] {""}
+    }
+    .prom-summary = The controller of { $kind } { $namespace }/{ $workload } has not seen its last change
+    .prom-description = { $kind } { $namespace }/{ $workload } has had a generation its controller has not observed for 15 minutes: the change is not acted on.
+rule-job-not-completed =
+    .title = Kubernetes Job running too long
+    .summary = Job { $namespace }/{ $job } has run for { $hours } hours without completing
+    .prom-summary = Job { $namespace }/{ $job } has run for { $value } without completing
+    .prom-description = Job { $namespace }/{ $job } has had active pods for more than 12 hours without completing.
+rule-container-waiting =
+    .title = Kubernetes container waiting
+    .summary = A container of pod { $namespace }/{ $pod } has waited an hour: { $reason }
+    .prom-summary = A container of pod { $namespace }/{ $pod } has waited an hour
+    .prom-description = A container of pod { $namespace }/{ $pod }, which is not Pending, has waited for an hour (an image that cannot be pulled, a configuration error after a restart).
+
 watchdog =
     .summary = DumbMonit is alive
     .description = This alert always fires while DumbMonit runs: a dead man's switch that stops hearing it knows the monitor has stopped.
 
 pod-description = { $why }restarts: { $restarts }
 quota-description = { $used } used of { $hard }
+overcommit-description = { $allocatable } allocatable on { $nodes } Ready, schedulable nodes, the largest { $largest }

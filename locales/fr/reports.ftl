@@ -61,6 +61,22 @@ count-volumes-in-error = { $count } { $count ->
     [one] volume en erreur
    *[other] volumes en erreur
 }
+count-nodes-full = { $count } { $count ->
+    [one] nœud plein
+   *[other] nœuds pleins
+} de pods
+count-daemonsets-misscheduled = { $count } { $count ->
+    [one] DaemonSet sur des nœuds où il ne devrait pas être
+   *[other] DaemonSets sur des nœuds où ils ne devraient pas être
+}
+count-jobs-too-long = { $count } { $count ->
+    [one] job
+   *[other] jobs
+} en cours depuis plus de 12 heures
+count-overcommitted = { $count ->
+    [one] des demandes
+   *[other] des demandes de CPU et de mémoire
+} au-delà de ce que tient le cluster sans son plus gros nœud
 count-jobs-failed = { $count } { $count ->
     [one] job
    *[other] jobs
@@ -176,6 +192,10 @@ text-quota = Quota { $namespace }/{ $name } : { $resource } { $level ->
 } ({ $used } utilisés sur { $hard })
 text-pv = Le PersistentVolume { $name } est { $phase }
 text-not-granted = Non accordé à ce compte de service : { $resources } (`dumbmonit rbac --optional` les ajoute)
+text-node-pods = Le nœud { $node } fait tourner { $pods } des { $capacity } pods permis
+text-misscheduled = Le DaemonSet { $namespace }/{ $name } a { $count } pods sur des nœuds où il ne devrait pas tourner
+text-job-long = Le Job { $namespace }/{ $name } tourne depuis { $hours } heures sans se terminer
+text-generation = { $kind } { $namespace }/{ $name } : son contrôleur n’a pas vu son dernier changement (génération en avance de { $lag })
 text-job = { $of ->
     [none] Le Job { $namespace }/{ $name } a échoué : { $why }
    *[other] Le Job { $namespace }/{ $name } (CronJob { $owner }) a échoué : { $why }

@@ -168,9 +168,57 @@ rule-pv-errors =
     .prom-summary = Le PersistentVolume { $pv } est { $phase }
     .prom-description = Le PersistentVolume { $pv } est en phase { $phase } depuis 5 minutes.
 
+rule-cpu-overcommit =
+    .title = Demandes de CPU Kubernetes au-delà de ce que tient le cluster
+    .summary = Les pods demandent { $requests } cœurs : { $nodes ->
+        [one] plus que les { $allocatable } de son unique nœud
+       *[other] plus que les { $room } que ses nœuds tiennent sans le plus gros ({ $allocatable } en tout)
+    }
+    .prom-summary = Demandes de CPU au-delà de ce que tient le cluster sans son plus gros nœud
+    .prom-description = Les pods demandent plus de CPU que les nœuds n’en donnent sans le plus gros d’entre eux : si un nœud est perdu, des pods ne pourront plus être ordonnancés.
+rule-memory-overcommit =
+    .title = Demandes de mémoire Kubernetes au-delà de ce que tient le cluster
+    .summary = Les pods demandent { $requests } de mémoire : { $nodes ->
+        [one] plus que les { $allocatable } de son unique nœud
+       *[other] plus que les { $room } que ses nœuds tiennent sans le plus gros ({ $allocatable } en tout)
+    }
+    .prom-summary = Demandes de mémoire au-delà de ce que tient le cluster sans son plus gros nœud
+    .prom-description = Les pods demandent plus de mémoire que les nœuds n’en donnent sans le plus gros d’entre eux : si un nœud est perdu, des pods ne pourront plus être ordonnancés.
+rule-node-too-many-pods =
+    .title = Nœud Kubernetes plein de pods
+    .summary = Le nœud { $node } fait tourner { $pods } pods sur les { $capacity } permis
+    .prom-summary = Le nœud { $node } fait tourner { $value } des pods permis
+    .prom-description = Le nœud { $node } fait tourner 95 % ou plus de ses pods allouables depuis 15 minutes : de nouveaux pods n’y tiendront pas.
+rule-daemonset-misscheduled =
+    .title = DaemonSet Kubernetes sur des nœuds où il ne devrait pas être
+    .summary = Le DaemonSet { $namespace }/{ $workload } a { $count } pods sur des nœuds où il ne devrait pas tourner
+    .description = Son sélecteur de nœuds, son affinité ou les taints des nœuds ont changé sous des pods déjà là : ils tournent encore où le DaemonSet n’a plus sa place.
+    .prom-summary = Le DaemonSet { $namespace }/{ $workload } a des pods sur des nœuds où il ne devrait pas tourner
+    .prom-description = Le DaemonSet { $namespace }/{ $workload } a des pods sur des nœuds où il ne devrait pas tourner depuis 15 minutes.
+rule-generation-mismatch =
+    .title = Changement Kubernetes que le contrôleur n’a pas vu
+    .summary = Le contrôleur de { $kind } { $namespace }/{ $workload } n’a pas vu son dernier changement
+    .description = Son metadata.generation est en avance sur status.observedGeneration : le changement est accepté mais rien n’y donne encore suite.{ $stopped ->
+        [yes] {" "}kube-controller-manager s’est arrêté : rien n’y donnera suite avant qu’il tourne de nouveau.
+       *[no] {""}
+    }
+    .prom-summary = Le contrôleur de { $kind } { $namespace }/{ $workload } n’a pas vu son dernier changement
+    .prom-description = { $kind } { $namespace }/{ $workload } a une génération que son contrôleur n’a pas observée depuis 15 minutes : le changement n’a pas de suite.
+rule-job-not-completed =
+    .title = Job Kubernetes trop long
+    .summary = Le Job { $namespace }/{ $job } tourne depuis { $hours } heures sans se terminer
+    .prom-summary = Le Job { $namespace }/{ $job } tourne depuis { $value } sans se terminer
+    .prom-description = Le Job { $namespace }/{ $job } a des pods actifs depuis plus de 12 heures sans se terminer.
+rule-container-waiting =
+    .title = Conteneur Kubernetes en attente
+    .summary = Un conteneur du pod { $namespace }/{ $pod } attend depuis une heure : { $reason }
+    .prom-summary = Un conteneur du pod { $namespace }/{ $pod } attend depuis une heure
+    .prom-description = Un conteneur du pod { $namespace }/{ $pod }, qui n’est pas Pending, attend depuis une heure (une image qui ne se tire pas, une erreur de configuration après un redémarrage).
+
 watchdog =
     .summary = DumbMonit est en vie
     .description = Cette alerte se déclenche tant que DumbMonit tourne : un dead man’s switch qui cesse de l’entendre sait que la surveillance s’est arrêtée.
 
 pod-description = { $why }redémarrages : { $restarts }
 quota-description = { $used } utilisés sur { $hard }
+overcommit-description = { $allocatable } allouables sur { $nodes } nœuds Ready et ordonnançables, le plus gros { $largest }

@@ -737,7 +737,7 @@ pub fn statefulset(
 }
 
 pub fn daemonset(namespace: &str, name: &str, desired: i64, ready: i64, available: i64, now: Timestamp) -> Value {
-    let mut status = json!({"currentNumberScheduled": desired, "desiredNumberScheduled": desired, "numberMisscheduled": 0, "numberReady": ready, "observedGeneration": 1, "updatedNumberScheduled": desired});
+    let mut status = json!({"currentNumberScheduled": desired, "desiredNumberScheduled": desired, "numberMisscheduled": 0, "numberReady": ready, "observedGeneration": 4, "updatedNumberScheduled": desired});
     if available > 0 {
         status["numberAvailable"] = json!(available);
     }

@@ -92,7 +92,48 @@ pub fn coverage(now: Timestamp) -> Cluster {
     let mut short = hpa("shop", "api", "api", 2, 10, 4, None, now);
     short["status"]["desiredReplicas"] = serde_json::json!(7);
     c.hpas.push(short);
+    core_coverage(&mut c, now);
     c
+}
+
+/// The core reads' part of [`coverage`]: node-3 full of pods; the node controller's taint on
+/// node-2, which it has lost; more CPU requested than two of the three nodes hold; the svclb
+/// DaemonSet on a node it should not be on; a Deployment whose controller has not seen its
+/// change (and one that has); a Job running for 13 hours (and one for an hour); a sidecar that
+/// cannot pull its image in a running pod.
+fn core_coverage(c: &mut Cluster, now: Timestamp) {
+    let on_node_3 = c.pods.iter().filter(|p| p["spec"]["nodeName"] == "node-3").count();
+    c.nodes[2]["status"]["allocatable"]["pods"] = json!(on_node_3.to_string());
+    c.nodes[1] = Node::new("node-2").ready(Some("Unknown")).build(now);
+    c.nodes[1]["spec"]["taints"] = json!([
+        {"key": "node.kubernetes.io/unreachable", "effect": "NoExecute", "timeAdded": crate::fixtures::time(now - SignedDuration::from_mins(20))},
+        {"key": "node.kubernetes.io/unreachable", "effect": "NoSchedule", "timeAdded": crate::fixtures::time(now - SignedDuration::from_mins(20))}
+    ]);
+    let mut render = Pod::new("shop", "render-0").owned_by("StatefulSet", "render").on_node("node-1").build(now);
+    render["spec"]["containers"][0]["resources"]["requests"]["cpu"] = json!("9");
+    c.pods.push(render);
+    if let Some(ds) = c.daemonsets.iter_mut().find(|d| d["metadata"]["name"] == "svclb-traefik") {
+        ds["status"]["numberMisscheduled"] = json!(1);
+    }
+    let mut unseen = deployment("shop", "checkout", Some(1), 1, 1, now);
+    unseen["metadata"]["generation"] = json!(1);
+    unseen["status"].as_object_mut().expect("a status").remove("observedGeneration");
+    c.deployments.push(unseen);
+    c.pods.push(Pod::of_deployment("shop", "checkout", "6f7c8d9b5", "z7x8c").build(now));
+    c.jobs.push(job("batch", "backfill", None, None, now - SignedDuration::from_hours(13)));
+    c.jobs.push(job("batch", "reindex", None, None, now - SignedDuration::from_hours(1)));
+    c.pods.push(
+        Pod::new("shop", "mailer-0")
+            .owned_by("StatefulSet", "mailer")
+            .phase("Running")
+            .container(Container::running("app"))
+            .container(Container::waiting(
+                "log-forwarder",
+                "ImagePullBackOff",
+                Some("Back-off pulling image \"registry.example.com/ops/forwarder:9.9\""),
+            ))
+            .build(now),
+    );
 }
 
 /// The demo's story, one step at a time (0: healthy; 6 and after: all the trouble).

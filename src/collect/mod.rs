@@ -638,6 +638,17 @@ pub(crate) struct Meta {
     pub creation_timestamp: Option<String>,
 }
 
+/// `metadata` with the generation: what the spec's last change made it, for a controller's
+/// `status.observedGeneration` to be compared with.
+#[derive(Clone, Debug, Default, PartialEq, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub(crate) struct GenerationMeta {
+    #[serde(flatten)]
+    pub meta: Meta,
+    #[serde(deserialize_with = "nullable")]
+    pub generation: i64,
+}
+
 /// A `metav1.Time` or `MicroTime`, when it parses.
 pub(crate) fn parse_time(s: Option<&str>) -> Option<Timestamp> {
     s.filter(|s| !s.is_empty()).and_then(|s| s.parse().ok())

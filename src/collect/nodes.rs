@@ -19,7 +19,16 @@ pub struct Node {
     /// `status.allocatable`: CPU in millicores, memory in bytes (None when not reported).
     pub allocatable_cpu: Option<i64>,
     pub allocatable_memory: Option<i64>,
+    /// `status.allocatable.pods`: how many pods it may run.
+    #[serde(default)]
+    pub allocatable_pods: Option<i64>,
+    /// Its taints that keep pods off (`NoSchedule`) or evict them (`NoExecute`): (key, effect).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub taints: Vec<(String, String)>,
 }
+
+/// The taint effects shown: those that keep pods off a node or evict them.
+pub const SHOWN_TAINT_EFFECTS: [&str; 2] = ["NoSchedule", "NoExecute"];
 
 /// The conditions that become `node_pressure`, with their `condition` label.
 pub const PRESSURE_CONDITIONS: [(&str, &str); 4] =
@@ -39,6 +48,17 @@ pub struct RawNode {
 struct Spec {
     #[serde(deserialize_with = "nullable")]
     unschedulable: bool,
+    #[serde(deserialize_with = "nullable")]
+    taints: Vec<Taint>,
+}
+
+#[derive(Default, Deserialize)]
+#[serde(default)]
+struct Taint {
+    #[serde(deserialize_with = "nullable")]
+    key: String,
+    #[serde(deserialize_with = "nullable")]
+    effect: String,
 }
 
 #[derive(Default, Deserialize)]
@@ -90,10 +110,18 @@ impl From<RawNode> for Node {
                 .filter(|c| PRESSURE_CONDITIONS.iter().any(|(t, _)| *t == c.kind))
                 .map(|c| (c.kind.clone(), c.status.clone()))
                 .collect(),
-            unschedulable: raw.spec.is_some_and(|s| s.unschedulable),
+            unschedulable: raw.spec.as_ref().is_some_and(|s| s.unschedulable),
             kubelet_version: status.node_info.map(|i| i.kubelet_version).unwrap_or_default(),
             allocatable_cpu: status.allocatable.cpu_millicores(),
             allocatable_memory: status.allocatable.memory_bytes(),
+            allocatable_pods: status.allocatable.pods(),
+            taints: raw
+                .spec
+                .into_iter()
+                .flat_map(|s| s.taints)
+                .filter(|t| SHOWN_TAINT_EFFECTS.contains(&t.effect.as_str()))
+                .map(|t| (t.key, t.effect))
+                .collect(),
         }
     }
 }
@@ -134,6 +162,16 @@ pub(super) mod wire {
     pub struct Spec {
         #[prost(bool, tag = "4")]
         pub unschedulable: bool,
+        #[prost(message, repeated, tag = "5")]
+        pub taints: Vec<Taint>,
+    }
+
+    #[derive(Clone, PartialEq, prost::Message)]
+    pub struct Taint {
+        #[prost(string, tag = "1")]
+        pub key: String,
+        #[prost(string, tag = "3")]
+        pub effect: String,
     }
 
     #[derive(Clone, PartialEq, prost::Message)]
@@ -182,7 +220,10 @@ impl From<wire::Node> for RawNode {
                 namespace: m.namespace,
                 creation_timestamp: m.creation_timestamp.and_then(|t| t.to_rfc3339()),
             },
-            spec: n.spec.map(|s| Spec { unschedulable: s.unschedulable }),
+            spec: n.spec.map(|s| Spec {
+                unschedulable: s.unschedulable,
+                taints: s.taints.into_iter().map(|t| Taint { key: t.key, effect: t.effect }).collect(),
+            }),
             status: n.status.map(|s| Status {
                 conditions: s.conditions.into_iter().map(Condition::from).collect(),
                 node_info: s.node_info.map(|i| NodeInfo { kubelet_version: i.kubelet_version }),
@@ -214,7 +255,7 @@ mod tests {
         let q = |s: &str| Quantity { string: s.into() };
         let message = wire::Node {
             metadata: Some(ObjectMeta { name: "n2".into(), ..Default::default() }),
-            spec: Some(wire::Spec { unschedulable: true }),
+            spec: Some(wire::Spec { taints: vec![], unschedulable: true }),
             status: Some(wire::Status {
                 allocatable: [("cpu", q("7910m")), ("memory", q("31611904Ki")), ("pods", q("110"))]
                     .into_iter()

@@ -91,12 +91,14 @@ pub(crate) struct ContainerResources {
     limits: Quantities,
 }
 
-/// The two quantities that matter here; other resources (GPUs, storage) are skipped.
+/// The quantities that matter here (a node's allocatable `pods` too); other resources (GPUs,
+/// storage) are skipped.
 #[derive(Default, Deserialize)]
 #[serde(default)]
 pub(crate) struct Quantities {
     cpu: Option<String>,
     memory: Option<String>,
+    pods: Option<String>,
 }
 
 impl Quantities {
@@ -104,7 +106,12 @@ impl Quantities {
     pub(crate) fn from_protobuf(map: std::collections::HashMap<String, crate::kube::proto::Quantity>) -> Quantities {
         let mut map = map;
         let mut take = |name: &str| map.remove(name).map(|q| q.string);
-        Quantities { cpu: take("cpu"), memory: take("memory") }
+        Quantities { cpu: take("cpu"), memory: take("memory"), pods: take("pods") }
+    }
+
+    /// A count (a node's allocatable pods).
+    pub fn pods(&self) -> Option<i64> {
+        self.pods.as_deref().and_then(parse).map(|v| v as i64)
     }
 
     pub fn cpu_millicores(&self) -> Option<i64> {
@@ -202,8 +209,8 @@ mod tests {
     fn demand(cpu_req: &str, mem_req: &str, cpu_lim: Option<&str>, mem_lim: Option<&str>, sidecar: bool) -> Demand {
         Demand {
             resources: ContainerResources {
-                requests: Quantities { cpu: Some(cpu_req.into()), memory: Some(mem_req.into()) },
-                limits: Quantities { cpu: cpu_lim.map(Into::into), memory: mem_lim.map(Into::into) },
+                requests: Quantities { pods: None, cpu: Some(cpu_req.into()), memory: Some(mem_req.into()) },
+                limits: Quantities { pods: None, cpu: cpu_lim.map(Into::into), memory: mem_lim.map(Into::into) },
             },
             restart_always: sidecar,
         }
@@ -237,7 +244,7 @@ mod tests {
         let app = [demand("200m", "100Mi", None, None, false)];
         // A sidecar of 100m, then an init container of 250m that runs beside it (350m).
         let init = [demand("100m", "10Mi", None, None, true), demand("250m", "10Mi", None, None, false)];
-        let overhead = Quantities { cpu: Some("10m".into()), memory: Some("1Mi".into()) };
+        let overhead = Quantities { pods: None, cpu: Some("10m".into()), memory: Some("1Mi".into()) };
         let r = pod_demand(&app, &init, &overhead);
         // App + sidecar = 300m < init phase 350m; + 10m overhead.
         assert_eq!(r.cpu_requests, 360);

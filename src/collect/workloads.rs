@@ -2,7 +2,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::{Meta, nullable};
+use super::{GenerationMeta, nullable};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum WorkloadKind {
@@ -68,6 +68,13 @@ pub struct Workload {
     /// that condition's message.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub deadline_exceeded: Option<String>,
+    /// `metadata.generation` − `status.observedGeneration` (0 when the controller has seen the
+    /// spec's last change, never below): changes its controller has not acted on.
+    #[serde(default)]
+    pub generation_lag: i64,
+    /// A DaemonSet's `status.numberMisscheduled`: its pods on nodes it should not run on.
+    #[serde(default)]
+    pub misscheduled: i64,
 }
 
 impl Workload {
@@ -82,7 +89,7 @@ impl Workload {
 #[derive(Clone, Debug, Deserialize, PartialEq)]
 pub struct Replicated {
     #[serde(default)]
-    metadata: Meta,
+    metadata: GenerationMeta,
     spec: Option<ReplicatedSpec>,
     status: Option<ReplicatedStatus>,
 }
@@ -118,6 +125,8 @@ impl UpdateStrategy {
 #[derive(Clone, Debug, Default, Deserialize, PartialEq)]
 #[serde(rename_all = "camelCase", default)]
 struct ReplicatedStatus {
+    #[serde(deserialize_with = "nullable")]
+    observed_generation: i64,
     #[serde(deserialize_with = "nullable")]
     ready_replicas: i64,
     #[serde(deserialize_with = "nullable")]
@@ -160,8 +169,10 @@ impl Replicated {
             .map(|c| c.message.clone().unwrap_or_default());
         Workload {
             kind,
-            namespace: self.metadata.namespace,
-            name: self.metadata.name,
+            generation_lag: (self.metadata.generation - status.observed_generation).max(0),
+            misscheduled: 0,
+            namespace: self.metadata.meta.namespace,
+            name: self.metadata.meta.name,
             desired,
             ready: status.ready_replicas,
             available: status.available_replicas,
@@ -176,7 +187,7 @@ impl Replicated {
 #[derive(Clone, Debug, Deserialize, PartialEq)]
 pub struct Daemon {
     #[serde(default)]
-    metadata: Meta,
+    metadata: GenerationMeta,
     spec: Option<DaemonSpec>,
     status: Option<DaemonStatus>,
 }
@@ -190,6 +201,10 @@ struct DaemonSpec {
 #[derive(Clone, Debug, Default, Deserialize, PartialEq)]
 #[serde(rename_all = "camelCase", default)]
 struct DaemonStatus {
+    #[serde(deserialize_with = "nullable")]
+    observed_generation: i64,
+    #[serde(deserialize_with = "nullable")]
+    number_misscheduled: i64,
     #[serde(deserialize_with = "nullable")]
     desired_number_scheduled: i64,
     #[serde(deserialize_with = "nullable")]
@@ -206,8 +221,10 @@ impl Daemon {
         let on_delete = UpdateStrategy::on_delete(self.spec.as_ref().and_then(|s| s.update_strategy.as_ref()));
         Workload {
             kind: WorkloadKind::DaemonSet,
-            namespace: self.metadata.namespace,
-            name: self.metadata.name,
+            generation_lag: (self.metadata.generation - s.observed_generation).max(0),
+            misscheduled: s.number_misscheduled,
+            namespace: self.metadata.meta.namespace,
+            name: self.metadata.meta.name,
             desired: s.desired_number_scheduled,
             ready: s.number_ready,
             available: s.number_available,
@@ -239,5 +256,24 @@ mod tests {
         .unwrap();
         let w = ds.into_workload();
         assert_eq!((w.desired, w.ready, w.unavailable()), (3, 2, 2));
+    }
+
+    #[test]
+    fn a_change_its_controller_has_not_seen_and_pods_where_they_should_not_be() {
+        let d: Replicated = serde_json::from_str(
+            r#"{"metadata":{"name":"a","generation":5},"spec":{},"status":{"observedGeneration":3}}"#,
+        )
+        .unwrap();
+        assert_eq!(d.into_workload(WorkloadKind::Deployment).generation_lag, 2);
+        let seen: Replicated =
+            serde_json::from_str(r#"{"metadata":{"name":"a","generation":1},"status":{"observedGeneration":4}}"#)
+                .unwrap();
+        assert_eq!(seen.into_workload(WorkloadKind::StatefulSet).generation_lag, 0, "never below 0");
+        let ds: Daemon = serde_json::from_str(
+            r#"{"metadata":{"name":"d","generation":2},"status":{"observedGeneration":2,"numberMisscheduled":1}}"#,
+        )
+        .unwrap();
+        let w = ds.into_workload();
+        assert_eq!((w.generation_lag, w.misscheduled), (0, 1));
     }
 }

@@ -35,6 +35,41 @@ pub struct CronJobHealth {
     pub why: Vec<String>,
 }
 
+/// A Job still running: its pods active, neither Complete nor Failed.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct RunningJob {
+    pub namespace: String,
+    pub name: String,
+    /// Its CronJob, empty for a Job of its own.
+    pub owner: String,
+    /// Seconds since `status.startTime`.
+    pub seconds: i64,
+}
+
+/// A Job running longer than this has not completed in time.
+pub const JOB_TOO_LONG: SignedDuration = SignedDuration::from_hours(12);
+
+impl RunningJob {
+    pub fn too_long(&self) -> bool {
+        self.seconds > JOB_TOO_LONG.as_secs()
+    }
+}
+
+/// The Jobs with active pods that are neither Complete nor Failed, with how long they have run.
+pub fn running_jobs(jobs: &[Job], now: Timestamp) -> Vec<RunningJob> {
+    jobs.iter()
+        .filter(|j| j.active > 0 && !j.complete && j.failed.is_none())
+        .filter_map(|j| {
+            Some(RunningJob {
+                namespace: j.namespace.clone(),
+                name: j.name.clone(),
+                owner: j.owner.clone(),
+                seconds: now.duration_since(j.started?).as_secs().max(0),
+            })
+        })
+        .collect()
+}
+
 /// Every Job with a `Failed` condition, each marked superseded when a Job of the same CronJob
 /// created after it completed.
 pub fn failed_jobs(jobs: &[Job]) -> Vec<JobHealth> {
@@ -64,15 +99,23 @@ pub fn cronjobs(list: &[CronJob], now: Timestamp) -> Vec<CronJobHealth> {
     list.iter()
         .filter(|c| !c.suspended)
         .map(|c| {
+            // The run due after the last schedule (never scheduled: after its creation), and the
+            // schedule's period there: from that run to the one after it.
             let base = c.last_schedule.or(c.created);
-            let (interval, error) = match base.map(|b| next_after(&c.schedule, c.time_zone.as_deref(), b)) {
-                Some(Ok(next)) => (Some(next.duration_since(base.expect("a base")).as_secs()), None),
-                Some(Err(e)) => (None, Some(e)),
-                None => (None, None),
+            let due = base.map(|b| {
+                let first = next_after(&c.schedule, c.time_zone.as_deref(), b)?;
+                let second = next_after(&c.schedule, c.time_zone.as_deref(), first)?;
+                Ok::<_, ScheduleError>((first, second.duration_since(first).as_secs()))
+            });
+            let (due, interval, error) = match due {
+                Some(Ok((first, period))) => (Some(first), Some(period), None),
+                Some(Err(e)) => (None, None, Some(e)),
+                None => (None, None, None),
             };
             let age = |t: Timestamp| now.duration_since(t).as_secs();
-            let missed = match (base, interval) {
-                (Some(b), Some(i)) => i > 0 && age(b) > 2 * i,
+            // A run due more than a period ago that did not happen: at least one was missed.
+            let missed = match (due, interval) {
+                (Some(d), Some(i)) => i > 0 && age(d) > i,
                 _ => false,
             };
             let mut why = Vec::new();
@@ -217,7 +260,7 @@ mod tests {
     }
 
     #[test]
-    fn a_cronjob_misses_when_older_than_twice_its_period() {
+    fn a_cronjob_misses_when_the_run_due_is_older_than_its_period() {
         let now = t("2026-11-30T10:20:00Z");
         let on_time = cronjobs(&[cron("*/5 * * * *", Some("2026-11-30T10:15:00Z"))], now);
         assert_eq!(
@@ -231,6 +274,14 @@ mod tests {
         assert!(late[0].why[0].contains("last scheduled 11 min ago"), "{:?}", late[0].why);
         let never = cronjobs(&[cron("@daily", None)], now);
         assert!(never[0].missed && never[0].last_schedule_age.is_none(), "{never:?}");
+        assert_eq!(never[0].interval, Some(86_400), "the schedule's period, also when never scheduled");
+        // Made a minute before its first run: that run is due at midnight, and missed only once
+        // a whole period has passed after it, not two minutes after the CronJob was made.
+        let mut fresh = cron("@daily", None);
+        fresh.created = Some(t("2026-11-29T23:59:00Z"));
+        let early = cronjobs(&[fresh.clone()], t("2026-11-30T00:30:00Z"));
+        assert_eq!((early[0].interval, early[0].missed), (Some(86_400), false));
+        assert!(cronjobs(&[fresh], t("2026-12-01T00:01:00Z"))[0].missed);
         let mut suspended = cron("*/5 * * * *", Some("2026-11-01T00:00:00Z"));
         suspended.suspended = true;
         assert!(cronjobs(&[suspended], now).is_empty());
@@ -239,6 +290,8 @@ mod tests {
     #[test]
     fn a_failed_job_is_history_once_a_newer_run_completed() {
         let job = |name: &str, created: &str, failed: bool, complete: bool| Job {
+            active: 0,
+            started: None,
             namespace: "ops".into(),
             name: name.into(),
             owner: "backup".into(),

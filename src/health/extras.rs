@@ -51,6 +51,8 @@ pub struct ExtrasHealth {
     pub hpas: Option<Vec<HpaHealth>>,
     /// Jobs with a Failed condition; None when Jobs were not read.
     pub jobs: Option<Vec<super::batch::JobHealth>>,
+    /// Jobs still running, with how long; None when Jobs were not read.
+    pub running_jobs: Option<Vec<super::batch::RunningJob>>,
     /// Every Job read: (namespace, name, owner, failed), for `job_failed`.
     #[serde(skip)]
     pub all_jobs: Vec<(String, String, String, bool)>,
@@ -281,6 +283,7 @@ pub fn assess(
     out.apiservices = aggregated;
     if let Optional::Read(jobs) = &extras.jobs {
         out.jobs = Some(super::batch::failed_jobs(jobs));
+        out.running_jobs = Some(super::batch::running_jobs(jobs, time));
         out.all_jobs =
             jobs.iter().map(|j| (j.namespace.clone(), j.name.clone(), j.owner.clone(), j.failed.is_some())).collect();
     }

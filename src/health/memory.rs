@@ -94,6 +94,8 @@ mod tests {
 
     fn node(ready: bool) -> Node {
         Node {
+            allocatable_pods: None,
+            taints: vec![],
             name: "n1".into(),
             ready: Some(if ready { "True" } else { "False" }.into()),
             ready_detail: None,
@@ -107,6 +109,8 @@ mod tests {
 
     fn statefulset(updated: i64) -> Workload {
         Workload {
+            generation_lag: 0,
+            misscheduled: 0,
             kind: WorkloadKind::StatefulSet,
             namespace: "shop".into(),
             name: "queue".into(),

@@ -42,6 +42,104 @@ pub struct Health {
     pub extras: extras::ExtrasHealth,
     /// When the connection's certificates expire.
     pub certificates: crate::collect::Certificates,
+    /// What the pods ask of the cluster, against what its nodes can give.
+    pub capacity: Capacity,
+}
+
+/// A resource requested past what the cluster holds without its largest node.
+pub struct Overcommitted {
+    /// `cpu` or `memory`.
+    pub resource: &'static str,
+    /// Its rule's messages (`rule-cpu-overcommit`).
+    pub words: &'static str,
+    /// The arguments of its rule's summary and description.
+    pub args: Vec<(&'static str, crate::lang::Arg)>,
+}
+
+/// What the non-terminated pods request (scheduled or not), against what the Ready and
+/// schedulable nodes can give: whether the cluster could lose a node and still hold them.
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct Capacity {
+    /// Requests: millicores and bytes.
+    pub cpu_requests: i64,
+    pub memory_requests: i64,
+    /// Allocatable of the Ready, schedulable nodes: millicores and bytes.
+    pub cpu_allocatable: i64,
+    pub memory_allocatable: i64,
+    /// The largest of those nodes' allocatable (the node the cluster could lose).
+    pub cpu_largest: i64,
+    pub memory_largest: i64,
+    /// How many nodes count.
+    pub nodes: u64,
+}
+
+impl Capacity {
+    fn of(nodes: &[NodeHealth], requested: &Resources) -> Capacity {
+        let mut c = Capacity {
+            cpu_requests: requested.cpu_requests,
+            memory_requests: requested.memory_requests,
+            ..Capacity::default()
+        };
+        for n in nodes.iter().filter(|n| n.ready && !n.unschedulable) {
+            let (cpu, memory) = (n.allocatable_cpu.unwrap_or(0), n.allocatable_memory.unwrap_or(0));
+            c.cpu_allocatable += cpu;
+            c.memory_allocatable += memory;
+            c.cpu_largest = c.cpu_largest.max(cpu);
+            c.memory_largest = c.memory_largest.max(memory);
+            c.nodes += 1;
+        }
+        c
+    }
+
+    /// What the requests must fit in: all of it with one node, else all but the largest node.
+    fn room(&self, total: i64, largest: i64) -> i64 {
+        if self.nodes > 1 { total - largest } else { total }
+    }
+
+    /// CPU requests past what the cluster holds without its largest node.
+    pub fn cpu_overcommitted(&self) -> bool {
+        self.nodes > 0 && self.cpu_requests > self.room(self.cpu_allocatable, self.cpu_largest)
+    }
+
+    pub fn memory_overcommitted(&self) -> bool {
+        self.nodes > 0 && self.memory_requests > self.room(self.memory_allocatable, self.memory_largest)
+    }
+
+    /// Each resource overcommitted, with the arguments of its rule's summary (requests, room,
+    /// allocatable in its unit; the number of nodes).
+    pub fn overcommitted(&self) -> Vec<Overcommitted> {
+        let cores = |m: i64| crate::lang::quantity("cpu", m as f64 / 1000.0);
+        let bytes = |b: i64| crate::lang::quantity("memory", b as f64);
+        let mut out = Vec::new();
+        for (resource, words, over, said, (requests, total, largest)) in [
+            (
+                "cpu",
+                "rule-cpu-overcommit",
+                self.cpu_overcommitted(),
+                &cores as &dyn Fn(i64) -> String,
+                (self.cpu_requests, self.cpu_allocatable, self.cpu_largest),
+            ),
+            (
+                "memory",
+                "rule-memory-overcommit",
+                self.memory_overcommitted(),
+                &bytes,
+                (self.memory_requests, self.memory_allocatable, self.memory_largest),
+            ),
+        ] {
+            if over {
+                let args = vec![
+                    ("requests", said(requests).into()),
+                    ("room", said(self.room(total, largest)).into()),
+                    ("allocatable", said(total).into()),
+                    ("largest", said(largest).into()),
+                    ("nodes", (self.nodes as i64).into()),
+                ];
+                out.push(Overcommitted { resource, words, args });
+            }
+        }
+        out
+    }
 }
 
 /// A certificate that expires within this is a problem (Notice); within [`CERTIFICATE_URGENT`],
@@ -117,6 +215,31 @@ pub struct NodeHealth {
     /// Changes of its Ready condition in the last 15 minutes, as the [`Memory`] saw them across
     /// cycles (0 for a single reading).
     pub ready_transitions: u32,
+    /// Its pods that are neither Succeeded nor Failed, against its allocatable `pods`.
+    pub pods: u64,
+    pub pods_capacity: Option<i64>,
+    /// Its `NoSchedule` and `NoExecute` taints.
+    pub taints: Vec<NodeTaint>,
+}
+
+/// A taint that keeps pods off a node (`NoSchedule`) or evicts them (`NoExecute`).
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct NodeTaint {
+    pub key: String,
+    pub effect: String,
+}
+
+/// The taint the node controller puts on a node it has lost.
+pub const UNREACHABLE_TAINT: &str = "node.kubernetes.io/unreachable";
+
+/// A node with this share of its allocatable pods, or more, is full.
+pub const NODE_PODS_FULL: f64 = 0.95;
+
+impl NodeHealth {
+    /// Its pods at [`NODE_PODS_FULL`] of its allocatable pods or more.
+    pub fn too_many_pods(&self) -> bool {
+        self.pods_capacity.is_some_and(|c| c > 0 && self.pods as f64 >= NODE_PODS_FULL * c as f64)
+    }
 }
 
 /// Requests and limits as `{"cpu_requests_cores": 0.25, …, "memory_limits_bytes": …}`.
@@ -236,6 +359,13 @@ pub struct WorkloadHealth {
     /// A Deployment past its progress deadline, or (known across cycles, see [`Memory`]) a
     /// StatefulSet or DaemonSet whose update made no progress for 15 minutes.
     pub rollout_stuck: bool,
+    /// `metadata.generation` − `status.observedGeneration`: changes its controller has not
+    /// acted on.
+    pub generation_lag: i64,
+    /// A DaemonSet's pods on nodes it should not run on.
+    pub misscheduled: i64,
+    /// kube-controller-manager has stopped (its lease says so): what acts on the workload.
+    pub controller_stopped: bool,
     pub why: Vec<String>,
 }
 
@@ -312,6 +442,7 @@ pub fn assess(s: Snapshot) -> Health {
 pub fn assess_with(mut s: Snapshot, now: Timestamp, memory: &mut Memory) -> Health {
     let claim_users = claim_users(&s.pods);
     let demand = demand(&s.pods);
+    let demand_total = requested_everywhere(&s.pods);
     let raw_pods = std::mem::take(&mut s.pods);
     let raw_extras = std::mem::take(&mut s.extras);
     let s = &s;
@@ -330,7 +461,13 @@ pub fn assess_with(mut s: Snapshot, now: Timestamp, memory: &mut Memory) -> Heal
     let counts = Counts::of(&nodes, &pods, &workloads, &pvcs, warning_events);
 
     let extras = extras::assess(raw_extras, &mut nodes, s.time, now, memory);
+    let manager_stopped = extras.control_plane.iter().flatten().any(|c| c.down && c.component == plane::COMPONENTS[0]);
+    if manager_stopped {
+        workloads.iter_mut().for_each(|w| w.controller_stopped = true);
+    }
+    let capacity = Capacity::of(&nodes, &demand_total);
     Health {
+        capacity,
         time: s.time,
         version: s.version.clone(),
         counts,
@@ -355,17 +492,29 @@ fn claim_users(pods: &[Pod]) -> HashMap<(String, String), Vec<String>> {
     users
 }
 
-/// What the non-terminated pods on each node ask of it (Succeeded pods are not here).
-fn demand(pods: &[Pod]) -> HashMap<String, Resources> {
-    let mut demand: HashMap<&str, Resources> = HashMap::new();
+/// What every non-terminated pod asks, scheduled or not (Succeeded pods are not here).
+fn requested_everywhere(pods: &[Pod]) -> Resources {
+    let mut total = Resources::default();
+    for p in pods.iter().filter(|p| p.phase != "Failed") {
+        total.add(p.resources);
+    }
+    total
+}
+
+/// What the non-terminated pods on each node ask of it, and how many they are (Succeeded pods
+/// are not here).
+fn demand(pods: &[Pod]) -> HashMap<String, (Resources, u64)> {
+    let mut demand: HashMap<&str, (Resources, u64)> = HashMap::new();
     for p in pods.iter().filter(|p| p.phase != "Failed" && !p.node.is_empty()) {
-        demand.entry(p.node.as_str()).or_default().add(p.resources);
+        let (resources, count) = demand.entry(p.node.as_str()).or_default();
+        resources.add(p.resources);
+        *count += 1;
     }
     demand.into_iter().map(|(k, v)| (k.to_string(), v)).collect()
 }
 
 /// Each node: ready or not and why, its pressure, its kubelet's skew, what its pods ask.
-fn nodes(s: &Snapshot, demand: &HashMap<String, Resources>, events: &EventIndex) -> Vec<NodeHealth> {
+fn nodes(s: &Snapshot, demand: &HashMap<String, (Resources, u64)>, events: &EventIndex) -> Vec<NodeHealth> {
     let server_minor = minor_version(&s.version);
     s.nodes
         .iter()
@@ -395,6 +544,14 @@ fn nodes(s: &Snapshot, demand: &HashMap<String, Resources>, events: &EventIndex)
             if !why.is_empty() {
                 push_unique(&mut why, events.why("Node", "", &n.name));
             }
+            // A cordon's own taint is said by the scheduling column.
+            for (key, effect) in n.taints.iter().filter(|(key, _)| key != "node.kubernetes.io/unschedulable") {
+                let line = match key.as_str() {
+                    UNREACHABLE_TAINT => format!("tainted {key}:{effect}: the node controller has lost the node"),
+                    _ => format!("tainted {key}:{effect}"),
+                };
+                push_unique(&mut why, Some(line));
+            }
             let kubelet_skew = outside_skew(server_minor, minor_version(&n.kubelet_version));
             if kubelet_skew {
                 why.push(format!(
@@ -402,6 +559,7 @@ fn nodes(s: &Snapshot, demand: &HashMap<String, Resources>, events: &EventIndex)
                     n.kubelet_version, s.version
                 ));
             }
+            let (requested, pods) = demand.get(&n.name).copied().unwrap_or_default();
             NodeHealth {
                 name: n.name.clone(),
                 ready,
@@ -412,7 +570,10 @@ fn nodes(s: &Snapshot, demand: &HashMap<String, Resources>, events: &EventIndex)
                 why,
                 allocatable_cpu: n.allocatable_cpu,
                 allocatable_memory: n.allocatable_memory,
-                requested: demand.get(&n.name).copied().unwrap_or_default(),
+                requested,
+                pods,
+                pods_capacity: n.allocatable_pods,
+                taints: n.taints.iter().map(|(key, effect)| NodeTaint { key: key.clone(), effect: effect.clone() }).collect(),
                 usage_cpu: None,
                 usage_memory: None,
                 kubelet_skew,
@@ -454,6 +615,9 @@ fn workloads(s: &Snapshot, pods: &[PodHealth], events: &EventIndex) -> Vec<Workl
                 updated: w.updated,
                 updating: w.updating,
                 rollout_stuck: w.deadline_exceeded.is_some(),
+                generation_lag: w.generation_lag,
+                misscheduled: w.misscheduled,
+                controller_stopped: false,
                 why,
             }
         })
@@ -650,7 +814,7 @@ struct Problem {
     words: &'static str,
 }
 
-const PROBLEMS: [Problem; 18] = [
+const PROBLEMS: [Problem; 22] = [
     Problem { count: Health::control_plane_down, severity: Grade::Critical, words: "count-control-plane-down" },
     Problem { count: |h| h.counts.nodes_not_ready, severity: Grade::Critical, words: "count-nodes-not-ready" },
     Problem { count: |h| h.counts.pods_crashlooping, severity: Grade::Critical, words: "count-pods-crashlooping" },
@@ -679,6 +843,10 @@ const PROBLEMS: [Problem; 18] = [
     Problem { count: Health::pdbs_short, severity: Grade::Notice, words: "count-pdbs-short" },
     Problem { count: Health::quotas_full, severity: Grade::Notice, words: "count-quotas-full" },
     Problem { count: Health::volumes_in_error, severity: Grade::Notice, words: "count-volumes-in-error" },
+    Problem { count: Health::nodes_full, severity: Grade::Notice, words: "count-nodes-full" },
+    Problem { count: Health::daemonsets_misscheduled, severity: Grade::Notice, words: "count-daemonsets-misscheduled" },
+    Problem { count: Health::jobs_too_long, severity: Grade::Notice, words: "count-jobs-too-long" },
+    Problem { count: Health::resources_overcommitted, severity: Grade::Notice, words: "count-overcommitted" },
 ];
 
 /// A certificate of the connection that expires within 30 days is a problem of its own, said
@@ -756,6 +924,26 @@ impl Health {
     pub fn quotas_full(&self) -> u64 {
         let full = |q: &&policy::QuotaHealth| q.fullness.is_some_and(|f| f >= policy::Fullness::Full);
         self.extras.quotas.iter().flatten().filter(full).count() as u64
+    }
+
+    pub fn nodes_full(&self) -> u64 {
+        self.nodes.iter().filter(|n| n.too_many_pods()).count() as u64
+    }
+
+    pub fn daemonsets_misscheduled(&self) -> u64 {
+        self.workloads.iter().filter(|w| w.misscheduled > 0).count() as u64
+    }
+
+    pub fn jobs_too_long(&self) -> u64 {
+        self.extras.running_jobs.iter().flatten().filter(|j| j.too_long()).count() as u64
+    }
+
+    /// CPU, memory or both requested past what the cluster holds without its largest node.
+    pub fn resources_overcommitted(&self) -> u64 {
+        if !self.nodes_visible() {
+            return 0;
+        }
+        u64::from(self.capacity.cpu_overcommitted()) + u64::from(self.capacity.memory_overcommitted())
     }
 
     pub fn volumes_in_error(&self) -> u64 {
@@ -887,6 +1075,8 @@ mod tests {
     fn healthy_summary_and_claims_that_merely_wait() {
         let s = Snapshot {
             nodes: vec![Node {
+                allocatable_pods: None,
+                taints: vec![],
                 name: "n".into(),
                 ready: Some("True".into()),
                 ready_detail: None,
@@ -909,6 +1099,8 @@ mod tests {
     #[test]
     fn each_node_sums_what_its_live_pods_ask() {
         let node = |name: &str| Node {
+            allocatable_pods: None,
+            taints: vec![],
             name: name.into(),
             ready: Some("True".into()),
             ready_detail: None,

@@ -51,6 +51,7 @@ pub fn cluster_families(h: &Health) -> Vec<Family> {
     apply(objects::APISERVICES, h.extras.apiservices.iter().flatten(), &mut out);
     apply(objects::HPAS, h.extras.hpas.iter().flatten(), &mut out);
     apply(objects::CRONJOBS, h.extras.cronjobs.iter().flatten(), &mut out);
+    apply(objects::RUNNING_JOBS, h.extras.running_jobs.iter().flatten(), &mut out);
     apply(objects::PDBS, h.extras.pdbs.iter().flatten(), &mut out);
     apply(objects::QUOTAS, h.extras.quotas.iter().flatten(), &mut out);
     apply(objects::PVS, h.extras.pvs.iter().flatten(), &mut out);

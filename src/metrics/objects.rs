@@ -2,7 +2,7 @@
 
 use super::exposition::{MetricType, Sample};
 use super::{EVENT_REASONS_LIMIT, Generator};
-use crate::health::batch::CronJobHealth;
+use crate::health::batch::{CronJobHealth, RunningJob};
 use crate::health::extras::{ApiServiceHealth, HpaHealth};
 use crate::health::plane::ComponentHealth;
 use crate::health::policy::{PdbHealth, PvHealth, QuotaHealth};
@@ -143,6 +143,30 @@ pub(super) const CLUSTER: &[Generator<Health>] = &[
             }
         },
     },
+    Generator {
+        name: "cluster_requests",
+        help: "What the pods that are neither Succeeded nor Failed request, scheduled or not: resource=\"cpu\" in cores, \"memory\" in bytes.",
+        kind: MetricType::Gauge,
+        samples: |h, out| {
+            if h.nodes_visible() {
+                let c = &h.capacity;
+                out.push(Sample::new(vec![("resource", "cpu".into())], c.cpu_requests as f64 / 1000.0));
+                out.push(Sample::new(vec![("resource", "memory".into())], c.memory_requests as f64));
+            }
+        },
+    },
+    Generator {
+        name: "cluster_allocatable",
+        help: "The allocatable of the Ready, schedulable nodes: resource=\"cpu\" in cores, \"memory\" in bytes.",
+        kind: MetricType::Gauge,
+        samples: |h, out| {
+            if h.nodes_visible() {
+                let c = &h.capacity;
+                out.push(Sample::new(vec![("resource", "cpu".into())], c.cpu_allocatable as f64 / 1000.0));
+                out.push(Sample::new(vec![("resource", "memory".into())], c.memory_allocatable as f64));
+            }
+        },
+    },
 ];
 
 fn node(n: &NodeHealth) -> Vec<(&'static str, String)> {
@@ -247,6 +271,34 @@ pub(super) const NODES: &[Generator<NodeHealth>] = &[
         },
     },
     Generator {
+        name: "node_pods",
+        help: "The node's pods that are neither Succeeded nor Failed.",
+        kind: MetricType::Gauge,
+        samples: |n, out| out.push(Sample::new(node(n), n.pods as f64)),
+    },
+    Generator {
+        name: "node_pods_capacity",
+        help: "How many pods the node may run (status.allocatable.pods).",
+        kind: MetricType::Gauge,
+        samples: |n, out| {
+            if let Some(pods) = n.pods_capacity {
+                out.push(Sample::new(node(n), pods as f64));
+            }
+        },
+    },
+    Generator {
+        name: "node_taint",
+        help: "1 for each of the node's taints that keeps pods off (NoSchedule) or evicts them (NoExecute).",
+        kind: MetricType::Gauge,
+        samples: |n, out| {
+            for t in &n.taints {
+                let mut labels = node(n);
+                labels.extend([("key", t.key.clone()), ("effect", t.effect.clone())]);
+                out.push(Sample::new(labels, 1.0));
+            }
+        },
+    },
+    Generator {
         name: "node_memory_allocatable_bytes",
         help: "The node's allocatable memory (status.allocatable), in bytes.",
         kind: MetricType::Gauge,
@@ -335,6 +387,22 @@ pub(super) const WORKLOADS: &[Generator<WorkloadHealth>] = &[
         samples: |w, out| out.push(Sample::new(workload(w), w.unavailable as f64)),
     },
     Generator {
+        name: "workload_generation_lag",
+        help: "metadata.generation - status.observedGeneration: changes to the spec its controller has not acted on (0 when it has).",
+        kind: MetricType::Gauge,
+        samples: |w, out| out.push(Sample::new(workload(w), w.generation_lag as f64)),
+    },
+    Generator {
+        name: "workload_misscheduled",
+        help: "A DaemonSet's pods on nodes it should not run on (status.numberMisscheduled).",
+        kind: MetricType::Gauge,
+        samples: |w, out| {
+            if w.kind == crate::collect::WorkloadKind::DaemonSet {
+                out.push(Sample::new(workload(w), w.misscheduled as f64));
+            }
+        },
+    },
+    Generator {
         name: "workload_rollout_stuck",
         help: "1 when the rollout is stuck: a Deployment's Progressing condition is False with reason ProgressDeadlineExceeded, or a StatefulSet's or DaemonSet's update has not progressed for 15 minutes; else 0.",
         kind: MetricType::Gauge,
@@ -359,15 +427,25 @@ pub(super) const CRONJOBS: &[Generator<CronJobHealth>] = &[
     },
     Generator {
         name: "cronjob_schedule_interval_seconds",
-        help: "Seconds from the CronJob's last schedule to the run its schedule (and time zone) gives next: its period there. KubernetesCronJobMissed fires past twice this.",
+        help: "The CronJob's schedule period (and time zone) after its last schedule, or after its creation when never scheduled: from the run due next to the one after it. KubernetesCronJobMissed fires when the run due is older than this.",
         kind: MetricType::Gauge,
         samples: |c, out| {
-            if let (Some(interval), Some(_)) = (c.interval, c.last_schedule_age) {
+            if let Some(interval) = c.interval {
                 out.push(Sample::new(cronjob(c), interval as f64));
             }
         },
     },
 ];
+
+pub(super) const RUNNING_JOBS: &[Generator<RunningJob>] = &[Generator {
+    name: "job_active_seconds",
+    help: "Seconds since a running Job's status.startTime, for Jobs with active pods that are neither Complete nor Failed (optional read of batch/v1 jobs); owner is its CronJob.",
+    kind: MetricType::Gauge,
+    samples: |j, out| {
+        let labels = vec![("namespace", j.namespace.clone()), ("job", j.name.clone()), ("owner", j.owner.clone())];
+        out.push(Sample::new(labels, j.seconds as f64));
+    },
+}];
 
 fn pvc(c: &PvcHealth) -> Vec<(&'static str, String)> {
     vec![("namespace", c.namespace.clone()), ("pvc", c.name.clone())]

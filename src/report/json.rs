@@ -26,6 +26,10 @@ struct Document<'a> {
     claims: Option<Vec<&'a PvcHealth>>,
     #[serde(skip_serializing_if = "Option::is_none")]
     warning_events_by_reason: Option<Vec<Reason<'a>>>,
+    /// What the pods request against what the Ready, schedulable nodes give (absent where the
+    /// nodes are not visible).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    capacity: Option<&'a crate::health::Capacity>,
     /// The optional reads: aggregated APIServices, the Metrics API, HPAs, Jobs and CronJobs, what
     /// is not granted.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -106,11 +110,17 @@ pub fn render(address: &str, cycle: &Cycle, health: Option<&Health>, message: Op
                 counts: Some(&h.counts),
                 nodes: Some(&h.nodes),
                 pods: Some(h.problem_pods().iter().map(|p| Pod { pod: p, problems: p.problems() }).collect()),
-                workloads: Some(h.workloads.iter().filter(|w| w.unavailable > 0 || w.rollout_stuck).collect()),
+                workloads: Some(
+                    h.workloads
+                        .iter()
+                        .filter(|w| w.unavailable > 0 || w.rollout_stuck || w.misscheduled > 0 || w.generation_lag > 0)
+                        .collect(),
+                ),
                 claims: Some(h.pvcs.iter().filter(|c| c.stuck).collect()),
                 warning_events_by_reason: Some(
                     h.events_by_reason.iter().map(|(r, n)| Reason { reason: r, count: *n }).collect(),
                 ),
+                capacity: h.nodes_visible().then_some(&h.capacity),
                 optional: Some(&h.extras),
                 certificates: Some(Certificates { not_after: &h.certificates, expiring: h.expiring() }),
                 collections,
@@ -132,6 +142,7 @@ pub fn render(address: &str, cycle: &Cycle, health: Option<&Health>, message: Op
                 workloads: None,
                 claims: None,
                 warning_events_by_reason: None,
+                capacity: None,
                 optional: None,
                 certificates: None,
                 collections,

@@ -28,7 +28,13 @@ pub fn render(address: &str, h: &Health, lang: Lang) -> String {
     }
 
     let attention = |n: &&crate::health::NodeHealth| {
-        !n.ready || n.under_pressure() || n.unschedulable || n.kubelet_skew || n.ready_transitions > 0
+        !n.ready
+            || n.under_pressure()
+            || n.unschedulable
+            || n.kubelet_skew
+            || n.ready_transitions > 0
+            || !n.taints.is_empty()
+            || n.too_many_pods()
     };
     let nodes: Vec<_> = if h.nodes.len() <= ALL_NODES_UP_TO {
         h.nodes.iter().collect()
@@ -215,6 +221,35 @@ fn extras(out: &mut String, h: &Health, lang: Lang) {
             false => writeln!(out, "{said}{}{}", lang.t("colon"), v.why),
         }
         .ok();
+    }
+    if h.nodes_visible() {
+        for o in h.capacity.overcommitted() {
+            let _ = writeln!(out, "{}", lang.tr(&format!("{}.summary", o.words), &o.args));
+        }
+    }
+    for n in h.nodes.iter().filter(|n| n.too_many_pods()) {
+        let args = [
+            ("node", (&n.name).into()),
+            ("pods", (n.pods as i64).into()),
+            ("capacity", n.pods_capacity.unwrap_or(0).into()),
+        ];
+        let _ = writeln!(out, "{}", lang.tr("text-node-pods", &args));
+    }
+    for w in &h.workloads {
+        let who = [("kind", w.kind.as_str().into()), ("namespace", (&w.namespace).into()), ("name", (&w.name).into())];
+        if w.misscheduled > 0 {
+            let args = [&who[1..], &[("count", w.misscheduled.into())]].concat();
+            let _ = writeln!(out, "{}", lang.tr("text-misscheduled", &args));
+        }
+        if w.generation_lag > 0 {
+            let args = [&who[..], &[("lag", w.generation_lag.into())]].concat();
+            let _ = writeln!(out, "{}", lang.tr("text-generation", &args));
+        }
+    }
+    for j in x.running_jobs.iter().flatten().filter(|j| j.too_long()) {
+        let args =
+            [("namespace", (&j.namespace).into()), ("name", (&j.name).into()), ("hours", (j.seconds / 3600).into())];
+        let _ = writeln!(out, "{}", lang.tr("text-job-long", &args));
     }
     for line in &x.unreadable {
         let _ = writeln!(out, "{line}");

@@ -515,9 +515,10 @@ fn hpa_args(x: &HpaHealth) -> Vec<(&'static str, Arg)> {
     ]
 }
 
-/// `dumbmonit_k8s_hpa_replicas` of one kind.
+/// `dumbmonit_k8s_hpa_replicas` of one kind, without its `kind` label (the alert's labels are
+/// the built-in rule's: `namespace`, `hpa`).
 fn hpa_replicas(kind: &str) -> String {
-    format!("dumbmonit_k8s_hpa_replicas{{kind=\"{kind}\"}}")
+    format!("max without(kind) (dumbmonit_k8s_hpa_replicas{{kind=\"{kind}\"}})")
 }
 
 pub const HPA_MAXED_OUT: Rule = Rule {
@@ -533,7 +534,7 @@ pub const HPA_MAXED_OUT: Rule = Rule {
     }),
     export: export(|| {
         format!(
-            "{current} == ignoring(kind) {max} and ignoring(kind) ({max} != ignoring(kind) {min})",
+            "{current} == {max} and {max} != {min}",
             current = hpa_replicas("current"),
             max = hpa_replicas("max"),
             min = hpa_replicas("min")
@@ -556,9 +557,8 @@ pub const HPA_REPLICAS_MISMATCH: Rule = Rule {
     }),
     export: export(|| {
         format!(
-            "({desired} != ignoring(kind) {current}) and ignoring(kind) ({current} > ignoring(kind) {min}) \
-             and ignoring(kind) ({current} < ignoring(kind) {max}) \
-             and ignoring(kind) changes({current}[{window}]) == 0",
+            "{desired} != {current} and {current} > {min} and {current} < {max} \
+             and ignoring(kind) changes(dumbmonit_k8s_hpa_replicas{{kind=\"current\"}}[{window}]) == 0",
             desired = hpa_replicas("desired"),
             current = hpa_replicas("current"),
             min = hpa_replicas("min"),
@@ -593,7 +593,8 @@ pub const PDB_NOT_ENOUGH_HEALTHY: Rule = Rule {
         }
     }),
     export: export(|| {
-        "dumbmonit_k8s_pdb_healthy{kind=\"current\"} < ignoring(kind) dumbmonit_k8s_pdb_healthy{kind=\"desired\"}"
+        "max without(kind) (dumbmonit_k8s_pdb_healthy{kind=\"current\"}) \
+         < max without(kind) (dumbmonit_k8s_pdb_healthy{kind=\"desired\"})"
             .into()
     }),
 };
@@ -622,8 +623,8 @@ fn quota_seen(rule: &'static Rule, level: Fullness, q: &QuotaHealth, seen_: &mut
 }
 
 /// Used over hard, for the quotas' resources with a limit above 0.
-const QUOTA_SHARE: &str =
-    "dumbmonit_k8s_resourcequota{type=\"used\"} / ignoring(type) (dumbmonit_k8s_resourcequota{type=\"hard\"} > 0)";
+const QUOTA_SHARE: &str = "max without(type) (dumbmonit_k8s_resourcequota{type=\"used\"}) \
+                           / max without(type) (dumbmonit_k8s_resourcequota{type=\"hard\"} > 0)";
 
 const fn quota_export(expr: fn() -> String) -> Export {
     Export { expr, value: "{{ $value | humanizePercentage }}", hold: None, warning: Warning::None }
@@ -678,6 +679,180 @@ pub const PV_ERRORS: Rule = Rule {
     export: export(|| "dumbmonit_k8s_pv_phase{phase=~\"Failed|Pending\"} == 1".into()),
 };
 
+/// The overcommit rules' observation of `resource`, when it is overcommitted.
+fn overcommit(rule: &'static Rule, resource: &str, c: &crate::health::Capacity, seen_: &mut Seen) {
+    for o in c.overcommitted().into_iter().filter(|o| o.resource == resource) {
+        debug_assert_eq!(o.words, rule.words);
+        let description = Message::new("overcommit-description", &o.args);
+        seen_.push(seen(rule, labels(&[("resource", resource)]), o.args, description));
+    }
+}
+
+/// The overcommit expression for one resource: requests past allocatable less the largest
+/// node, or with a single node past its allocatable (by the nodes' own series: every node, where
+/// the built-in rule counts the Ready, schedulable ones).
+fn overcommit_expr(resource: &str, node_series: &str) -> String {
+    let requests = format!("sum by (cluster) (dumbmonit_k8s_cluster_requests{{resource=\"{resource}\"}})");
+    let total = format!("sum by (cluster) (dumbmonit_k8s_cluster_allocatable{{resource=\"{resource}\"}})");
+    let largest = format!("max by (cluster) (dumbmonit_k8s_{node_series})");
+    let nodes = format!("count by (cluster) (dumbmonit_k8s_{node_series})");
+    format!(
+        "label_replace({requests} > ({total} - {largest}) and on(cluster) {nodes} > 1 \
+         or {requests} > {total} and on(cluster) {nodes} == 1, \"resource\", \"{resource}\", \"\", \"\")"
+    )
+}
+
+const fn overcommit_export(expr: fn() -> String) -> Export {
+    Export { expr, value: "{{ $value | humanize }}", hold: None, warning: Warning::None }
+}
+
+pub const CPU_OVERCOMMIT: Rule = Rule {
+    alertname: "KubernetesCPUOvercommit",
+    words: "rule-cpu-overcommit",
+    severity: Severity::Notice,
+    hold: minutes(10),
+    escalate_after: None,
+    reads: Reads::Capacity(|c, seen_| overcommit(&CPU_OVERCOMMIT, "cpu", c, seen_)),
+    export: overcommit_export(|| overcommit_expr("cpu", "node_cpu_allocatable_cores")),
+};
+
+pub const MEMORY_OVERCOMMIT: Rule = Rule {
+    alertname: "KubernetesMemoryOvercommit",
+    words: "rule-memory-overcommit",
+    severity: Severity::Notice,
+    hold: minutes(10),
+    escalate_after: None,
+    reads: Reads::Capacity(|c, seen_| overcommit(&MEMORY_OVERCOMMIT, "memory", c, seen_)),
+    export: overcommit_export(|| overcommit_expr("memory", "node_memory_allocatable_bytes")),
+};
+
+pub const NODE_TOO_MANY_PODS: Rule = Rule {
+    alertname: "KubernetesNodeTooManyPods",
+    words: "rule-node-too-many-pods",
+    severity: Severity::Notice,
+    hold: minutes(15),
+    escalate_after: None,
+    reads: Reads::Nodes(|n, _, seen_| {
+        if n.too_many_pods() {
+            seen_.push(seen(
+                &NODE_TOO_MANY_PODS,
+                labels(&[("node", &n.name)]),
+                args(&[
+                    ("node", (&n.name).into()),
+                    ("pods", (n.pods as i64).into()),
+                    ("capacity", n.pods_capacity.unwrap_or(0).into()),
+                ]),
+                Message::verbatim(String::new()),
+            ));
+        }
+    }),
+    export: Export {
+        expr: || {
+            format!(
+                "dumbmonit_k8s_node_pods / on(cluster, node) (dumbmonit_k8s_node_pods_capacity > 0) >= {}",
+                crate::health::NODE_PODS_FULL
+            )
+        },
+        value: "{{ $value | humanizePercentage }}",
+        hold: None,
+        warning: Warning::None,
+    },
+};
+
+pub const DAEMONSET_MISSCHEDULED: Rule = Rule {
+    alertname: "KubernetesDaemonSetMisscheduled",
+    words: "rule-daemonset-misscheduled",
+    severity: Severity::Notice,
+    hold: minutes(15),
+    escalate_after: None,
+    reads: Reads::Workloads(|w, seen_| {
+        if w.kind == crate::collect::WorkloadKind::DaemonSet && w.misscheduled > 0 {
+            seen_.push(seen(
+                &DAEMONSET_MISSCHEDULED,
+                workload_labels(w),
+                args(&[workload_args(w).as_slice(), &[("count", w.misscheduled.into())]].concat()),
+                Message::new(&format!("{}.description", DAEMONSET_MISSCHEDULED.words), &[]),
+            ));
+        }
+    }),
+    export: export(|| "dumbmonit_k8s_workload_misscheduled{kind=\"DaemonSet\"} > 0".into()),
+};
+
+pub const GENERATION_MISMATCH: Rule = Rule {
+    alertname: "KubernetesGenerationMismatch",
+    words: "rule-generation-mismatch",
+    severity: Severity::Warning,
+    hold: minutes(15),
+    escalate_after: None,
+    reads: Reads::Workloads(|w, seen_| {
+        if w.generation_lag > 0 {
+            seen_.push(seen(
+                &GENERATION_MISMATCH,
+                workload_labels(w),
+                args(&workload_args(w)),
+                Message::new(
+                    &format!("{}.description", GENERATION_MISMATCH.words),
+                    &[("stopped", if w.controller_stopped { "yes" } else { "no" }.into())],
+                ),
+            ));
+        }
+    }),
+    export: export(|| "dumbmonit_k8s_workload_generation_lag > 0".into()),
+};
+
+pub const JOB_NOT_COMPLETED: Rule = Rule {
+    alertname: "KubernetesJobNotCompleted",
+    words: "rule-job-not-completed",
+    severity: Severity::Notice,
+    hold: minutes(0),
+    escalate_after: None,
+    reads: Reads::RunningJobs(|j, seen_| {
+        if j.too_long() {
+            seen_.push(seen(
+                &JOB_NOT_COMPLETED,
+                labels(&[("namespace", &j.namespace), ("job", &j.name), ("owner", &j.owner)]),
+                args(&[
+                    ("namespace", (&j.namespace).into()),
+                    ("job", (&j.name).into()),
+                    ("hours", (j.seconds / 3600).into()),
+                ]),
+                Message::verbatim(String::new()),
+            ));
+        }
+    }),
+    export: Export {
+        expr: || format!("dumbmonit_k8s_job_active_seconds > {}", crate::health::batch::JOB_TOO_LONG.as_secs()),
+        value: "{{ $value | humanizeDuration }}",
+        hold: None,
+        warning: Warning::None,
+    },
+};
+
+/// How long a container may wait in a pod that is not Pending.
+const WAITING_PATIENCE: std::time::Duration = minutes(60);
+
+pub const CONTAINER_WAITING: Rule = Rule {
+    alertname: "KubernetesContainerWaiting",
+    words: "rule-container-waiting",
+    severity: Severity::Notice,
+    hold: WAITING_PATIENCE,
+    escalate_after: None,
+    // A Pending pod's waiting containers are told by KubernetesPodPending.
+    reads: Reads::Pods(|p, _, seen_| {
+        if !p.blocked.is_empty() && !p.pending {
+            seen_.push(seen(
+                &CONTAINER_WAITING,
+                pod_labels(p),
+                args(&[pod_args(p).as_slice(), &[("reason", p.blocked.join(", ").into())]].concat()),
+                pod_description(p),
+            ));
+        }
+    }),
+    export: export(|| {
+        "dumbmonit_k8s_pod_blocked == 1 unless on(cluster, namespace, pod) dumbmonit_k8s_pod_pending == 1".into()
+    }),
+};
+
 impl RuleState {
     /// Evaluates every rule after a successful cycle, on its final health: what only earlier
     /// cycles tell (Ready changes, updates without progress) is already in it, derived with
@@ -700,8 +875,10 @@ impl RuleState {
                 Reads::Quotas(look) => h.extras.quotas.iter().flatten().for_each(|q| look(q, &mut obs)),
                 Reads::Pvs(look) => h.extras.pvs.iter().flatten().for_each(|v| look(v, &mut obs)),
                 Reads::ControlPlane(look) => h.extras.control_plane.iter().flatten().for_each(|c| look(c, &mut obs)),
+                Reads::Capacity(look) if h.nodes_visible() => look(&h.capacity, &mut obs),
+                Reads::RunningJobs(look) => h.extras.running_jobs.iter().flatten().for_each(|j| look(j, &mut obs)),
                 // The pods are looked at together below, each once with its memory.
-                Reads::Nodes(_) | Reads::Pods(_) | Reads::Cycle => {}
+                Reads::Nodes(_) | Reads::Capacity(_) | Reads::Pods(_) | Reads::Cycle => {}
             }
         }
         self.observe_pods(now, h, &mut obs);

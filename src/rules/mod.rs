@@ -15,11 +15,11 @@ use std::time::Duration;
 use jiff::Timestamp;
 use serde::{Deserialize, Serialize};
 
-use crate::health::batch::{CronJobHealth, JobHealth};
+use crate::health::batch::{CronJobHealth, JobHealth, RunningJob};
 use crate::health::extras::{ApiServiceHealth, HpaHealth};
 use crate::health::plane::ComponentHealth;
 use crate::health::policy::{PdbHealth, PvHealth, QuotaHealth};
-use crate::health::{Expiring, Health, NodeHealth, PodHealth, PvcHealth, WorkloadHealth};
+use crate::health::{Capacity, Expiring, Health, NodeHealth, PodHealth, PvcHealth, WorkloadHealth};
 use crate::lang::{Arg, Message};
 
 pub use engine::{Acknowledgement, Alert, RuleState, Transition, TransitionState};
@@ -115,6 +115,11 @@ pub enum Reads {
     Pvs(fn(&PvHealth, &mut Seen)),
     /// The control plane's components, by their leader leases (optional).
     ControlPlane(fn(&ComponentHealth, &mut Seen)),
+    /// What the pods request against what the nodes give: with the nodes, not read by a
+    /// namespaced token.
+    Capacity(fn(&Capacity, &mut Seen)),
+    /// Jobs still running (optional, with the Jobs).
+    RunningJobs(fn(&RunningJob, &mut Seen)),
     /// The cycle itself: evaluated after a failed cycle alone (`RuleState::observe_failure`),
     /// resolved by a successful one.
     Cycle,
@@ -124,7 +129,8 @@ impl Reads {
     /// The read was made in the cycle of `h`: the rule's alerts may fire and resolve.
     pub fn made(&self, h: &Health) -> bool {
         match self {
-            Reads::Nodes(_) => h.nodes_visible(),
+            Reads::Nodes(_) | Reads::Capacity(_) => h.nodes_visible(),
+            Reads::RunningJobs(_) => h.extras.running_jobs.is_some(),
             Reads::ApiServices(_) => h.extras.apiservices.is_some(),
             Reads::Hpas(_) => h.extras.hpas.is_some(),
             Reads::Jobs(_) => h.extras.jobs.is_some(),
@@ -181,15 +187,16 @@ pub(crate) const fn minutes(m: u64) -> Duration {
 }
 
 pub use builtin::{
-    AGGREGATED_API_UNAVAILABLE, CERTIFICATE_EXPIRING, CONTROL_PLANE_COMPONENT_DOWN, CRONJOB_MISSED, HPA_MAXED_OUT,
-    HPA_METRICS_UNAVAILABLE, HPA_REPLICAS_MISMATCH, JOB_FAILED, MONITOR_UNREACHABLE, NODE_FLAPPING, NODE_NOT_READY,
-    NODE_PRESSURE, PDB_NOT_ENOUGH_HEALTHY, POD_CRASH_LOOPING, POD_PENDING, POD_RESTARTING, POD_STUCK_TERMINATING,
-    PV_ERRORS, PVC_PENDING, QUOTA_ALMOST_FULL, QUOTA_EXCEEDED, QUOTA_FULLY_USED, ROLLOUT_STUCK, VERSION_SKEW,
-    WORKLOAD_REPLICAS_MISSING,
+    AGGREGATED_API_UNAVAILABLE, CERTIFICATE_EXPIRING, CONTAINER_WAITING, CONTROL_PLANE_COMPONENT_DOWN, CPU_OVERCOMMIT,
+    CRONJOB_MISSED, DAEMONSET_MISSCHEDULED, GENERATION_MISMATCH, HPA_MAXED_OUT, HPA_METRICS_UNAVAILABLE,
+    HPA_REPLICAS_MISMATCH, JOB_FAILED, JOB_NOT_COMPLETED, MEMORY_OVERCOMMIT, MONITOR_UNREACHABLE, NODE_FLAPPING,
+    NODE_NOT_READY, NODE_PRESSURE, NODE_TOO_MANY_PODS, PDB_NOT_ENOUGH_HEALTHY, POD_CRASH_LOOPING, POD_PENDING,
+    POD_RESTARTING, POD_STUCK_TERMINATING, PV_ERRORS, PVC_PENDING, QUOTA_ALMOST_FULL, QUOTA_EXCEEDED, QUOTA_FULLY_USED,
+    ROLLOUT_STUCK, VERSION_SKEW, WORKLOAD_REPLICAS_MISSING,
 };
 
 /// Every built-in rule, in the order of `dumbmonit rules` and of docs/alerts.md.
-pub const RULES: [&Rule; 25] = [
+pub const RULES: [&Rule; 32] = [
     &NODE_NOT_READY,
     &NODE_PRESSURE,
     &POD_CRASH_LOOPING,
@@ -215,6 +222,13 @@ pub const RULES: [&Rule; 25] = [
     &QUOTA_FULLY_USED,
     &QUOTA_EXCEEDED,
     &PV_ERRORS,
+    &CPU_OVERCOMMIT,
+    &MEMORY_OVERCOMMIT,
+    &NODE_TOO_MANY_PODS,
+    &DAEMONSET_MISSCHEDULED,
+    &GENERATION_MISMATCH,
+    &JOB_NOT_COMPLETED,
+    &CONTAINER_WAITING,
 ];
 
 /// A rule's condition holding for one object at one evaluation.

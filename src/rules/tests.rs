@@ -13,6 +13,7 @@ fn t(minute: i64) -> Timestamp {
 
 fn health(minute: i64) -> Health {
     Health {
+        capacity: Default::default(),
         time: t(minute),
         version: "v1".into(),
         counts: Counts::default(),
@@ -46,6 +47,9 @@ fn pod(name: &str, restarts: i64) -> PodHealth {
 
 fn node(name: &str, ready: bool) -> NodeHealth {
     NodeHealth {
+        pods: 0,
+        pods_capacity: None,
+        taints: vec![],
         name: name.into(),
         ready,
         ready_status: if ready { "True" } else { "Unknown" }.into(),
@@ -65,6 +69,9 @@ fn node(name: &str, ready: bool) -> NodeHealth {
 
 fn workload(unavailable: i64) -> WorkloadHealth {
     WorkloadHealth {
+        controller_stopped: false,
+        generation_lag: 0,
+        misscheduled: 0,
         kind: WorkloadKind::Deployment,
         namespace: "shop".into(),
         name: "api".into(),
@@ -603,6 +610,72 @@ fn a_budget_short_of_pods_and_a_failed_volume_fire_after_their_holds() {
     );
 }
 
+#[test]
+fn core_capacity_and_controller_signals_fire_after_their_holds() {
+    use crate::health::batch::RunningJob;
+    let got = timeline(75, |m| {
+        let mut h = health(m);
+        // CPU requests past what two nodes of 4 cores hold without one, from minute 1 to 30.
+        h.capacity = crate::health::Capacity {
+            cpu_requests: if (1..=30).contains(&m) { 5000 } else { 3000 },
+            memory_requests: 1,
+            cpu_allocatable: 8000,
+            memory_allocatable: 8,
+            cpu_largest: 4000,
+            memory_largest: 4,
+            nodes: 2,
+        };
+        let mut full = node("n1", true);
+        (full.pods, full.pods_capacity) = (if m < 40 { 105 } else { 50 }, Some(110));
+        h.nodes = vec![full];
+        let mut ds = workload(0);
+        (ds.kind, ds.name, ds.misscheduled) = (WorkloadKind::DaemonSet, "agent".into(), 1);
+        let mut lagging = workload(0);
+        lagging.generation_lag = i64::from(m < 20);
+        h.workloads = vec![ds, lagging];
+        let seconds = 12 * 3600 + if m >= 60 { 1 } else { -1 };
+        h.extras.running_jobs =
+            Some(vec![RunningJob { namespace: "shop".into(), name: "backfill".into(), owner: String::new(), seconds }]);
+        let mut waiting = pod("api-1", 0);
+        waiting.blocked = vec!["ImagePullBackOff".into()];
+        let mut pending = pod("api-2", 0);
+        (pending.blocked, pending.pending) = (vec!["ImagePullBackOff".into()], true);
+        h.pods = vec![waiting, pending];
+        Some(h)
+    });
+    assert_eq!(
+        got,
+        [
+            fired("KubernetesCPUOvercommit", 11),
+            fired("KubernetesDaemonSetMisscheduled", 15),
+            fired("KubernetesGenerationMismatch", 15),
+            fired("KubernetesNodeTooManyPods", 15),
+            fired("KubernetesPodPending", 15),
+            resolved("KubernetesGenerationMismatch", 20),
+            resolved("KubernetesCPUOvercommit", 31),
+            resolved("KubernetesNodeTooManyPods", 40),
+            fired("KubernetesContainerWaiting", 60),
+            fired("KubernetesJobNotCompleted", 60),
+        ]
+    );
+}
+
+#[test]
+fn a_single_node_cluster_is_overcommitted_past_its_allocatable_and_a_larger_one_past_all_but_its_largest() {
+    let c = |requests: i64, allocatable: i64, largest: i64, nodes: u64| crate::health::Capacity {
+        cpu_requests: requests,
+        cpu_allocatable: allocatable,
+        cpu_largest: largest,
+        nodes,
+        ..Default::default()
+    };
+    assert!(!c(3900, 4000, 4000, 1).cpu_overcommitted());
+    assert!(c(4100, 4000, 4000, 1).cpu_overcommitted());
+    assert!(!c(4000, 12000, 8000, 2).cpu_overcommitted());
+    assert!(c(4001, 12000, 8000, 2).cpu_overcommitted());
+    assert!(!c(1, 0, 0, 0).cpu_overcommitted(), "no node counted: nothing to say");
+}
+
 fn silence(matcher: &str) -> crate::silence::Silence {
     crate::silence::Silence {
         id: "file-1".into(),
@@ -769,10 +842,19 @@ fn every_argument() -> Vec<(&'static str, crate::lang::Arg)> {
         .collect();
     for name in
         ["changes", "restarts", "missing", "desired", "minutes", "days", "seconds", "current", "min", "max", "percent"]
+            .into_iter()
+            .chain(["pods", "capacity", "count", "hours", "nodes"])
     {
         args.push((name, 1i64.into()));
     }
-    args.extend([("of", "none".into()), ("when", "future".into()), ("date", crate::lang::Arg::Moment(0))]);
+    args.extend([
+        ("of", "none".into()),
+        ("when", "future".into()),
+        ("date", crate::lang::Arg::Moment(0)),
+        ("requests", "1".into()),
+        ("allocatable", "1".into()),
+        ("room", "1".into()),
+    ]);
     args
 }
 
@@ -822,6 +904,7 @@ fn a_rule_whose_read_was_not_made_neither_fires_nor_resolves() {
     all.extras.quotas = Some(vec![]);
     all.extras.pvs = Some(vec![]);
     all.extras.control_plane = Some(vec![]);
+    all.extras.running_jobs = Some(vec![]);
     let every: Vec<String> = {
         let mut v: Vec<String> = crate::rules::RULES.iter().map(|r| r.alertname.to_string()).collect();
         v.sort();
@@ -838,6 +921,9 @@ fn a_rule_whose_read_was_not_made_neither_fires_nor_resolves() {
         resolved_by(&core),
         [
             "KubernetesAPICertificateExpiring",
+            "KubernetesContainerWaiting",
+            "KubernetesDaemonSetMisscheduled",
+            "KubernetesGenerationMismatch",
             "KubernetesMonitorUnreachable",
             "KubernetesPVCPending",
             "KubernetesPodCrashLooping",
@@ -853,7 +939,7 @@ fn a_rule_whose_read_was_not_made_neither_fires_nor_resolves() {
     for (missing, kept) in [
         ("apiservices", &["KubernetesAggregatedAPIUnavailable"][..]),
         ("hpas", &["KubernetesHPAMaxedOut", "KubernetesHPAMetricsUnavailable", "KubernetesHPAReplicasMismatch"]),
-        ("jobs", &["KubernetesJobFailed"]),
+        ("jobs", &["KubernetesJobFailed", "KubernetesJobNotCompleted"]),
         ("cronjobs", &["KubernetesCronJobMissed"]),
         ("poddisruptionbudgets", &["KubernetesPDBNotEnoughHealthy"]),
         ("resourcequotas", &["KubernetesQuotaAlmostFull", "KubernetesQuotaExceeded", "KubernetesQuotaFullyUsed"]),
@@ -864,7 +950,7 @@ fn a_rule_whose_read_was_not_made_neither_fires_nor_resolves() {
         match missing {
             "apiservices" => h.extras.apiservices = None,
             "hpas" => h.extras.hpas = None,
-            "jobs" => h.extras.jobs = None,
+            "jobs" => (h.extras.jobs, h.extras.running_jobs) = (None, None),
             "cronjobs" => h.extras.cronjobs = None,
             "poddisruptionbudgets" => h.extras.pdbs = None,
             "resourcequotas" => h.extras.quotas = None,

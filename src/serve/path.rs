@@ -316,6 +316,8 @@ mod tests {
     fn nodes(n: usize) -> Snapshot {
         let nodes = (0..n)
             .map(|i| Node {
+                allocatable_pods: None,
+                taints: vec![],
                 name: format!("n{i}"),
                 ready: Some("True".into()),
                 ready_detail: None,

@@ -3,7 +3,6 @@
 use serde::{Deserialize, Serialize};
 
 use super::Kind;
-use crate::collect::optional::ConditionsOnly;
 use crate::collect::{FromApi, Meta, nullable};
 use crate::collection::{About, Collection, Follow};
 
@@ -42,6 +41,12 @@ pub struct Job {
     pub failed: Option<String>,
     /// The `Complete` condition is True.
     pub complete: bool,
+    /// `status.active`: its pods running now.
+    #[serde(default)]
+    pub active: i64,
+    /// `status.startTime`.
+    #[serde(default)]
+    pub started: Option<jiff::Timestamp>,
 }
 
 #[derive(Deserialize)]
@@ -50,7 +55,17 @@ pub struct RawJob {
     #[serde(default)]
     metadata: OwnedMeta,
     #[serde(default, deserialize_with = "nullable")]
-    status: ConditionsOnly,
+    status: JobStatus,
+}
+
+#[derive(Default, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+struct JobStatus {
+    #[serde(deserialize_with = "nullable")]
+    conditions: Vec<crate::collect::nodes::Condition>,
+    #[serde(deserialize_with = "nullable")]
+    active: i64,
+    start_time: Option<String>,
 }
 
 /// `metadata` with the owner references.
@@ -88,6 +103,8 @@ impl From<RawJob> for Job {
             owner,
             failed,
             complete,
+            active: raw.status.active,
+            started: crate::collect::parse_time(raw.status.start_time.as_deref()),
         }
     }
 }

@@ -4,7 +4,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::Kind;
-use crate::collect::{FromApi, Meta, nullable};
+use crate::collect::{FromApi, GenerationMeta, nullable};
 use crate::collection::{About, Collection, Follow};
 
 const ABOUT: About = About {
@@ -52,16 +52,6 @@ pub struct RawPdb {
     metadata: GenerationMeta,
     #[serde(default, deserialize_with = "nullable")]
     status: PdbStatus,
-}
-
-/// `metadata` with the generation.
-#[derive(Default, Deserialize)]
-#[serde(rename_all = "camelCase", default)]
-pub(crate) struct GenerationMeta {
-    #[serde(flatten)]
-    pub meta: Meta,
-    #[serde(deserialize_with = "nullable")]
-    pub generation: i64,
 }
 
 #[derive(Default, Deserialize)]
