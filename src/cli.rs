@@ -230,6 +230,9 @@ pub struct RulesArgs {
     /// environment, as a rule file is shared)
     #[arg(long = "lang", value_name = "LANG", value_parser = parse_lang, default_value = "en")]
     pub lang: Lang,
+    /// serve's configuration file: its [[rule]] entries tune the exported rules
+    #[arg(long = "config", value_name = "FILE")]
+    pub config: Option<PathBuf>,
 }
 
 #[derive(Args, Debug)]
@@ -502,8 +505,21 @@ pub fn main() -> ExitCode {
             }
         },
         Command::Rules(args) => {
-            print!("{}", crate::rules::prometheus::rule_file(args.lang));
-            ExitCode::SUCCESS
+            let tuning = match &args.config {
+                None => Ok(crate::rules::tune::Tuning::default()),
+                Some(path) => crate::config::Config::load(path)
+                    .and_then(|c| crate::rules::tune::Tuning::check(&c.rules, Some(path))),
+            };
+            match tuning {
+                Ok(tuning) => {
+                    print!("{}", crate::rules::prometheus::rule_file_tuned(args.lang, &tuning));
+                    ExitCode::SUCCESS
+                }
+                Err(e) => {
+                    eprintln!("{e}");
+                    ExitCode::from(EXIT_UNKNOWN)
+                }
+            }
         }
         Command::Top(args) => {
             let cycle = match checked(&args.connect) {

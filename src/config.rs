@@ -3,7 +3,7 @@
 
 use std::path::{Path, PathBuf};
 
-use serde::{Deserialize, Deserializer};
+use serde::{Deserialize, Deserializer, Serialize};
 
 use crate::auth::{Credentials, Password};
 use crate::error::{ConfigError, DurationError, FileError, Problem, Section};
@@ -102,6 +102,10 @@ pub struct Config {
     /// Maintenance windows: nothing of a cluster is told while one lasts.
     #[serde(default, rename = "maintenance")]
     pub maintenance: Vec<crate::silence::maintenance::Spec>,
+    /// The built-in rules tuned: checked into the rules' own form where the rules are known
+    /// (`rules::tune`), as the file is loaded by `serve` and `dumbmonit rules --config`.
+    #[serde(default, rename = "rule")]
+    pub rules: Vec<RuleConfig>,
     /// Serve over HTTPS (for agents that push across the internet).
     pub tls: Option<TlsConfig>,
     /// Watch only the clusters of this shard (`"INDEX/COUNT"`); `serve --shard` wins over it.
@@ -123,6 +127,30 @@ pub struct SilenceConfig {
     pub matchers: Vec<String>,
     #[serde(default)]
     pub comment: String,
+}
+
+/// A `[[rule]]`: a built-in rule tuned, for the alerts its matchers match (all of them without
+/// matchers). As written; `rules::tune` checks it.
+#[derive(Clone, Debug, Default, PartialEq, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct RuleConfig {
+    /// The rule, by its alert name.
+    pub name: String,
+    /// Its hold.
+    #[serde(rename = "for", default, skip_serializing_if = "Option::is_none")]
+    pub hold: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub severity: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub escalate_after: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub enabled: Option<bool>,
+    /// Added to its alerts.
+    #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub labels: std::collections::BTreeMap<String, String>,
+    /// The alerts it applies to, in Alertmanager's matcher syntax.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub matchers: Vec<String>,
 }
 
 /// The namespaces a cluster may be read in (`namespaces`): each is read apart, so each costs

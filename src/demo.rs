@@ -135,6 +135,7 @@ async fn tour_in(args: &DemoArgs, dir: PathBuf) -> Result<(), DemoError> {
         notifiers: Vec::new(),
         silences: Vec::new(),
         maintenance: Vec::new(),
+        rules: Vec::new(),
         tls: None,
         shard: None,
         secret_key_file: None,

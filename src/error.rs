@@ -197,6 +197,8 @@ pub enum Section {
     /// The N-th `[[silence]]` (from 1).
     Silence(usize),
     Maintenance(usize),
+    /// The N-th `[[rule]]` (from 1), with the rule it names.
+    Rule(usize, Box<str>),
 }
 
 impl fmt::Display for Section {
@@ -208,6 +210,7 @@ impl fmt::Display for Section {
             Section::Notifier(name) => write!(f, "notifier {name:?}"),
             Section::Silence(n) => write!(f, "silence {n}"),
             Section::Maintenance(n) => write!(f, "maintenance {n}"),
+            Section::Rule(n, name) => write!(f, "rule {n} ({name:?})"),
         }
     }
 }
@@ -312,6 +315,21 @@ pub enum Problem {
     /// An agent token too short to be one.
     #[error("field `agent_token_file`: the token must be at least 16 characters")]
     ShortAgentToken,
+    /// A `[[rule]]` that names no built-in rule (`known`: the rules' names).
+    #[error("field `name`: no built-in rule is called {name:?}; the rules are {}", .known.join(", "))]
+    UnknownRule { name: Box<str>, known: Vec<&'static str> },
+    /// A severity that is not one.
+    #[error("field `severity`: {value:?} is not a severity (notice, warning or critical)")]
+    UnknownSeverity { value: Box<str> },
+    /// A `[[rule]]`'s duration that is not one.
+    #[error("field `{field}`: {source}")]
+    RuleDuration { field: &'static str, source: DurationError },
+    /// A matcher on a label the rule's alerts never carry: it could only ever match its absence.
+    #[error("field `matchers`: {rule}'s alerts never carry the label `{label}` (they carry {})", .carried.join(", "))]
+    LabelNeverCarried { label: Box<str>, rule: &'static str, carried: Vec<&'static str> },
+    /// A label a `[[rule]]` cannot add.
+    #[error("field `labels`: {label:?} {why}")]
+    RuleLabel { label: Box<str>, why: &'static str },
 }
 
 impl ConfigError {

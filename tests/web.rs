@@ -327,3 +327,70 @@ async fn the_overview_pages_filters_and_puts_trouble_first() {
     assert!(hostile.contains("value=\"&quot;&gt;&lt;script&gt;\"") && !hostile.contains("\"><script>"), "{hostile}");
     assert!(hostile.contains("No cluster matches."));
 }
+
+/// The file's `[[rule]]` entries: applied to the alerts they match, shown on `/rules` and in
+/// `GET /api/v1/rules`, changed by a reload, a bad one refused at start (exit 3) and on reload
+/// (the running ones stay), each naming its entry and field.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_files_rules_are_applied_shown_reloaded_and_refused() {
+    let now = jiff::Timestamp::now();
+    let trouble = Harness::start(scenario::trouble(now)).await;
+    let dir = tempfile::tempdir().unwrap();
+    let tuned = |extra: &str| {
+        format!(
+            "[[rule]]\nname = \"KubernetesPodCrashLooping\"\nfor = \"20m\"\nseverity = \"critical\"\n\
+             labels = {{ team = \"platform\" }}\nmatchers = ['namespace=\"shop\"']\n{extra}\n"
+        )
+    };
+    // Refused at start, naming the entry and the field.
+    let bad = write_config(dir.path(), &tuned("escalate_after = \"soon\""), &[("t", &trouble)]);
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_dumbmonit"))
+        .args(["serve", "--config", bad.to_str().unwrap()])
+        .output()
+        .unwrap();
+    let said = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(3), "{said}");
+    assert!(said.contains("rule 1 (\"KubernetesPodCrashLooping\"): field `escalate_after`: "), "{said}");
+
+    let cfg = write_config(dir.path(), &tuned(""), &[("t", &trouble)]);
+    let s = Served::start(&cfg, &[("DUMBMONIT_TEST_CLOCK", &format!("{now}/60"))]);
+    let crash = |r: &web::Response| {
+        r.json().as_array().unwrap().iter().find(|a| a["alertname"] == "KubernetesPodCrashLooping").cloned()
+    };
+    let alerts =
+        s.wait_for("/api/v1/alerts", "the crash loop fired", |r| crash(r).is_some_and(|a| a["state"] == "firing"));
+    let a = crash(&alerts).unwrap();
+    assert_eq!((a["severity"].as_str(), a["labels"]["team"].as_str()), (Some("critical"), Some("platform")));
+    let (active, fired): (jiff::Timestamp, jiff::Timestamp) =
+        (a["active_at"].as_str().unwrap().parse().unwrap(), a["fired_at"].as_str().unwrap().parse().unwrap());
+    assert_eq!(fired.duration_since(active), jiff::SignedDuration::from_mins(20), "held 20 minutes, not 10");
+
+    let rules = s.get("/api/v1/rules").json();
+    let rule = rules.as_array().unwrap().iter().find(|r| r["alertname"] == "KubernetesPodCrashLooping").unwrap();
+    assert_eq!((rule["for_seconds"].as_u64(), rule["severity"].as_str()), (Some(600), Some("warning")));
+    let o = &rule["overrides"][0];
+    assert_eq!((o["for_seconds"].as_u64(), o["severity"].as_str()), (Some(1200), Some("critical")));
+    assert_eq!(o["matchers"], serde_json::json!(["namespace=\"shop\""]));
+    assert_eq!(rules.as_array().unwrap().len(), 32, "every rule");
+    let page = s.get("/rules").body;
+    assert!(page.contains("namespace=&quot;shop&quot;: held 20m, critical, team=&quot;platform&quot;"), "{page}");
+
+    // A bad entry on reload: refused, the running rules stay.
+    let pid = s.child.id().to_string();
+    std::fs::write(&cfg, std::fs::read_to_string(&cfg).unwrap().replace("\"critical\"", "\"page\"")).unwrap();
+    std::process::Command::new("kill").args(["-HUP", &pid]).status().unwrap();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    while !s.log().contains("field `severity`: \"page\" is not a severity") {
+        assert!(std::time::Instant::now() < deadline, "{}", s.log());
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    assert!(s.log().contains("configuration not reloaded, the running one stays"), "{}", s.log());
+    assert_eq!(s.get("/api/v1/rules").json()[2]["overrides"][0]["severity"], "critical");
+
+    // Turned off on reload: the alert resolves.
+    std::fs::write(&cfg, std::fs::read_to_string(&cfg).unwrap().replace("severity = \"page\"", "enabled = false"))
+        .unwrap();
+    std::process::Command::new("kill").args(["-HUP", &pid]).status().unwrap();
+    s.wait_for("/api/v1/alerts", "the crash loop's alert gone", |r| crash(r).is_none());
+    assert_eq!(s.get("/api/v1/rules").json()[2]["overrides"][0]["enabled"], false);
+}

@@ -293,3 +293,15 @@ help-unknown-authority = The cluster CA is missing, or it is not the one that si
 help-wrong-name = The address { $host } is not among the names in the API server's certificate, which lists { $names }. Use one of those, or add the address to the certificate: on k3s, start the server with { $san }.
 help-certificate-expired = The API server's certificate has expired or is not yet valid: check the clocks, and renew the certificate (k3s renews those that expire within 90 days when it restarts).
 help-unreachable = Check the address and the port (6443 by default), and that this server can reach the API server.
+
+## The rules as they are applied
+rules-title = Rules
+rules-intro = Every built-in rule, its hold, its severity and what it reads, and the file's [[rule]] entries in force for it (the first whose matchers match an alert applies to it).
+rules-col-for = Hold
+rules-col-reads = Reads
+rules-col-overrides = Tuned by the file
+rules-off = off
+rules-for = held { $for }
+rules-escalate = warning after { $after }
+rules-every-alert = every alert
+rules-at-once = at once

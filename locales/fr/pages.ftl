@@ -299,3 +299,15 @@ help-unknown-authority = La CA manque, ou ce n’est pas celle qui a signé le c
 help-wrong-name = L’adresse { $host } n’est pas un des noms dans le certificat du serveur, qui liste { $names }. Utilisez-en un, ou ajoutez un autre nom avec { $flag } (dans { $config } : { $yaml }) et redémarrez k3s.
 help-certificate-expired = Le certificat de l’API server a expiré ou n’est pas encore valide : vérifiez les horloges, et renouvelez le certificat (k3s renouvelle à son redémarrage ceux qui expirent dans les 90 jours).
 help-unreachable = Vérifiez l’adresse et le port (6443 par défaut), et que ce serveur peut joindre l’API server.
+
+## Les règles telles qu’elles s’appliquent
+rules-title = Règles
+rules-intro = Chaque règle intégrée, son délai, sa sévérité et ce qu’elle lit, et les entrées [[rule]] du fichier en vigueur pour elle (la première dont les matchers correspondent à une alerte s’y applique).
+rules-col-for = Délai
+rules-col-reads = Lit
+rules-col-overrides = Réglée par le fichier
+rules-off = désactivée
+rules-for = délai { $for }
+rules-escalate = avertissement après { $after }
+rules-every-alert = toutes les alertes
+rules-at-once = immédiat

@@ -215,6 +215,8 @@ pub struct Board {
     banner: Option<String>,
     protection: RwLock<Arc<Protection>>,
     notifiers: NotifierSet,
+    /// The file's `[[rule]]` entries, checked: the rules as the cycles apply them.
+    tuning: RwLock<Arc<crate::rules::tune::Tuning>>,
     ready: AtomicBool,
     /// How late cycles start and how long their state takes to save, recently.
     timings: Mutex<Timings>,
@@ -278,6 +280,7 @@ impl Board {
             banner,
             protection: RwLock::new(Arc::new(protection)),
             notifiers,
+            tuning: RwLock::new(Arc::default()),
             ready: AtomicBool::new(false),
             timings: Mutex::new(Timings::default()),
             secret_key,
@@ -371,6 +374,15 @@ impl Board {
     /// The notifiers as they are now.
     pub fn notifiers_now(&self) -> Arc<Vec<crate::notify::Notifier>> {
         self.notifiers.read().expect("notifiers lock").clone()
+    }
+
+    /// The rules as the file tunes them now (the next cycle applies them).
+    pub fn tuning_now(&self) -> Arc<crate::rules::tune::Tuning> {
+        self.tuning.read().expect("tuning lock").clone()
+    }
+
+    pub fn set_tuning(&self, tuning: crate::rules::tune::Tuning) {
+        *self.tuning.write().expect("tuning lock") = Arc::new(tuning);
     }
 
     /// Why the state is not being saved, if it is not: said on every page.

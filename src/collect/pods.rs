@@ -114,6 +114,10 @@ pub struct ContainerState {
     pub waiting: Option<(String, Option<String>)>,
     /// `lastState.terminated`: (reason, exit code).
     pub last_terminated: Option<(String, i64)>,
+    /// `state.terminated` when it exited with a failure (a failed Job's pod says why by it):
+    /// (reason, exit code, message). Kept only for a code other than 0.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub failed_with: Option<(String, i64, Option<String>)>,
 }
 
 impl Pod {
@@ -287,11 +291,16 @@ struct Terminated {
     reason: String,
     #[serde(deserialize_with = "nullable")]
     exit_code: i64,
+    message: Option<String>,
 }
 
 impl RawContainerStatus {
     fn compact(self, init: bool) -> ContainerState {
-        let waiting = self.state.and_then(|s| s.waiting).map(|w| (w.reason, w.message.filter(|m| !m.is_empty())));
+        let (waiting, terminated) = self.state.map(|s| (s.waiting, s.terminated)).unwrap_or_default();
+        let waiting = waiting.map(|w| (w.reason, w.message.filter(|m| !m.is_empty())));
+        let failed_with = terminated
+            .filter(|t| t.exit_code != 0)
+            .map(|t| (t.reason, t.exit_code, t.message.filter(|m| !m.trim().is_empty())));
         let last_terminated = self.last_state.and_then(|s| s.terminated).map(|t| (t.reason, t.exit_code));
         ContainerState {
             name: self.name,
@@ -300,6 +309,7 @@ impl RawContainerStatus {
             restarts: self.restart_count,
             waiting,
             last_terminated,
+            failed_with,
         }
     }
 }
@@ -502,6 +512,8 @@ mod wire {
         pub exit_code: i32,
         #[prost(string, tag = "3")]
         pub reason: String,
+        #[prost(string, tag = "4")]
+        pub message: String,
     }
 }
 
@@ -553,7 +565,11 @@ impl From<wire::Pod> for RawPod {
         });
         let state = |s: wire::ContainerState| RawState {
             waiting: s.waiting.map(|w| Waiting { reason: w.reason, message: text(w.message) }),
-            terminated: s.terminated.map(|t| Terminated { reason: t.reason, exit_code: i64::from(t.exit_code) }),
+            terminated: s.terminated.map(|t| Terminated {
+                reason: t.reason,
+                exit_code: i64::from(t.exit_code),
+                message: text(t.message),
+            }),
         };
         let container_status = |c: wire::ContainerStatus| RawContainerStatus {
             name: c.name,
@@ -706,7 +722,11 @@ mod tests {
                     }),
                     last_state: Some(wire::ContainerState {
                         waiting: None,
-                        terminated: Some(wire::Terminated { exit_code: 137, reason: "Error".into() }),
+                        terminated: Some(wire::Terminated {
+                            exit_code: 137,
+                            reason: "Error".into(),
+                            message: String::new(),
+                        }),
                     }),
                 }],
                 init_container_statuses: vec![],

@@ -754,6 +754,14 @@ fn pod_health(p: Pod, events: &EventIndex, now: Timestamp, down: &std::collectio
     }
     if failed {
         push_unique(&mut why, p.status_detail().map(|d| clean_line(d, WHY_MAX)));
+        // A failed pod (a Job's) says why by how its containers ended.
+        for c in &p.containers {
+            let Some((reason, code, message)) = &c.failed_with else { continue };
+            let r = if reason.is_empty() { String::new() } else { format!(" ({reason})") };
+            let said = message.as_deref().map(|m| format!(": {m}")).unwrap_or_default();
+            let line = format!("{}: exit code {code}{r}: {}{said}", c.name, exit_code_meaning(*code, reason));
+            push_unique(&mut why, Some(clean_line(&line, WHY_MAX)));
+        }
     }
     if not_ready && !crashlooping && blocked.is_empty() {
         let names: Vec<&str> = p.containers.iter().filter(|c| !c.init && !c.ready).map(|c| c.name.as_str()).collect();
@@ -1069,6 +1077,23 @@ mod tests {
         assert_eq!(h.severity(), Grade::Critical);
         assert_eq!(h.summary(), "1 pod crash-looping, 1 pod pending");
         assert_eq!(h.counts.pods_not_ready, 1, "the metric still counts every Running pod that is not ready");
+    }
+
+    #[test]
+    fn a_failed_pod_says_how_its_containers_ended() {
+        let mut failed = pod("batch", "report-29400000-x7k2p", "Failed");
+        failed.containers.push(ContainerState {
+            name: "report".into(),
+            failed_with: Some(("Error".into(), 2, Some("open /data/input.csv: no such file or directory\n".into()))),
+            ..Default::default()
+        });
+        failed.containers.push(ContainerState { name: "sidecar".into(), failed_with: None, ..Default::default() });
+        let h = assess(Snapshot { pods: vec![failed], ..Default::default() });
+        assert_eq!(
+            h.pods[0].why,
+            ["report: exit code 2 (Error): misuse of a shell command or bad arguments: \
+                 open /data/input.csv: no such file or directory"]
+        );
     }
 
     #[test]

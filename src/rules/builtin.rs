@@ -8,6 +8,7 @@ use std::collections::{BTreeMap, HashSet};
 use jiff::Timestamp;
 
 use super::engine::{PodMemory, PodRef, RuleState, Transition};
+use super::tune::Tuning;
 
 #[cfg(test)]
 #[path = "tests.rs"]
@@ -92,6 +93,7 @@ fn certificates_within(days: u64) -> String {
 
 pub const NODE_NOT_READY: Rule = Rule {
     alertname: "KubernetesNodeNotReady",
+    labels: &["node"],
     words: "rule-node-not-ready",
     severity: Severity::Warning,
     hold: minutes(5),
@@ -116,6 +118,7 @@ pub const NODE_NOT_READY: Rule = Rule {
 
 pub const NODE_PRESSURE: Rule = Rule {
     alertname: "KubernetesNodePressure",
+    labels: &["node", "condition"],
     words: "rule-node-pressure",
     severity: Severity::Notice,
     hold: minutes(5),
@@ -137,6 +140,7 @@ pub const NODE_PRESSURE: Rule = Rule {
 
 pub const POD_CRASH_LOOPING: Rule = Rule {
     alertname: "KubernetesPodCrashLooping",
+    labels: &["namespace", "pod", "workload"],
     words: "rule-pod-crash-looping",
     severity: Severity::Warning,
     hold: minutes(10),
@@ -152,6 +156,7 @@ pub const POD_CRASH_LOOPING: Rule = Rule {
 
 pub const POD_PENDING: Rule = Rule {
     alertname: "KubernetesPodPending",
+    labels: &["namespace", "pod", "workload"],
     words: "rule-pod-pending",
     severity: Severity::Notice,
     hold: minutes(15),
@@ -166,6 +171,7 @@ pub const POD_PENDING: Rule = Rule {
 
 pub const POD_RESTARTING: Rule = Rule {
     alertname: "KubernetesPodRestarting",
+    labels: &["namespace", "pod", "workload"],
     words: "rule-pod-restarting",
     severity: Severity::Notice,
     hold: minutes(0),
@@ -196,6 +202,7 @@ pub const POD_RESTARTING: Rule = Rule {
 
 pub const WORKLOAD_REPLICAS_MISSING: Rule = Rule {
     alertname: "KubernetesWorkloadReplicasMissing",
+    labels: &["kind", "namespace", "workload"],
     words: "rule-workload-replicas-missing",
     severity: Severity::Notice,
     hold: minutes(10),
@@ -223,6 +230,7 @@ pub const WORKLOAD_REPLICAS_MISSING: Rule = Rule {
 
 pub const PVC_PENDING: Rule = Rule {
     alertname: "KubernetesPVCPending",
+    labels: &["namespace", "pvc"],
     words: "rule-pvc-pending",
     severity: Severity::Notice,
     hold: minutes(15),
@@ -242,6 +250,7 @@ pub const PVC_PENDING: Rule = Rule {
 
 pub const MONITOR_UNREACHABLE: Rule = Rule {
     alertname: "KubernetesMonitorUnreachable",
+    labels: &[],
     words: "rule-monitor-unreachable",
     severity: Severity::Warning,
     hold: minutes(0),
@@ -258,6 +267,7 @@ pub const MONITOR_UNREACHABLE: Rule = Rule {
 
 pub const AGGREGATED_API_UNAVAILABLE: Rule = Rule {
     alertname: "KubernetesAggregatedAPIUnavailable",
+    labels: &["apiservice", "service"],
     words: "rule-aggregated-api-unavailable",
     severity: Severity::Warning,
     hold: minutes(5),
@@ -279,6 +289,7 @@ pub const AGGREGATED_API_UNAVAILABLE: Rule = Rule {
 
 pub const HPA_METRICS_UNAVAILABLE: Rule = Rule {
     alertname: "KubernetesHPAMetricsUnavailable",
+    labels: &["namespace", "hpa"],
     words: "rule-hpa-metrics-unavailable",
     severity: Severity::Notice,
     hold: minutes(10),
@@ -302,6 +313,7 @@ pub const HPA_METRICS_UNAVAILABLE: Rule = Rule {
 
 pub const CERTIFICATE_EXPIRING: Rule = Rule {
     alertname: "KubernetesAPICertificateExpiring",
+    labels: &["certificate"],
     words: "rule-certificate-expiring",
     severity: Severity::Notice,
     hold: minutes(0),
@@ -342,6 +354,7 @@ pub const CERTIFICATE_EXPIRING: Rule = Rule {
 
 pub const VERSION_SKEW: Rule = Rule {
     alertname: "KubernetesVersionSkew",
+    labels: &["node"],
     words: "rule-version-skew",
     severity: Severity::Notice,
     hold: minutes(60),
@@ -365,6 +378,7 @@ pub const VERSION_SKEW: Rule = Rule {
 
 pub const ROLLOUT_STUCK: Rule = Rule {
     alertname: "KubernetesRolloutStuck",
+    labels: &["kind", "namespace", "workload"],
     words: "rule-rollout-stuck",
     severity: Severity::Warning,
     hold: minutes(0),
@@ -384,6 +398,7 @@ pub const ROLLOUT_STUCK: Rule = Rule {
 
 pub const POD_STUCK_TERMINATING: Rule = Rule {
     alertname: "KubernetesPodStuckTerminating",
+    labels: &["namespace", "pod", "workload"],
     words: "rule-pod-stuck-terminating",
     severity: Severity::Notice,
     hold: minutes(0),
@@ -409,6 +424,7 @@ pub const POD_STUCK_TERMINATING: Rule = Rule {
 
 pub const NODE_FLAPPING: Rule = Rule {
     alertname: "KubernetesNodeFlapping",
+    labels: &["node"],
     words: "rule-node-flapping",
     severity: Severity::Warning,
     hold: minutes(0),
@@ -428,6 +444,7 @@ pub const NODE_FLAPPING: Rule = Rule {
 
 pub const JOB_FAILED: Rule = Rule {
     alertname: "KubernetesJobFailed",
+    labels: &["namespace", "job", "owner"],
     words: "rule-job-failed",
     severity: Severity::Notice,
     hold: minutes(0),
@@ -452,6 +469,7 @@ pub const JOB_FAILED: Rule = Rule {
 
 pub const CRONJOB_MISSED: Rule = Rule {
     alertname: "KubernetesCronJobMissed",
+    labels: &["namespace", "cronjob"],
     words: "rule-cronjob-missed",
     severity: Severity::Notice,
     hold: minutes(0),
@@ -473,6 +491,7 @@ pub const CRONJOB_MISSED: Rule = Rule {
 
 pub const CONTROL_PLANE_COMPONENT_DOWN: Rule = Rule {
     alertname: "KubernetesControlPlaneComponentDown",
+    labels: &["component"],
     words: "rule-control-plane-component-down",
     severity: Severity::Critical,
     hold: minutes(5),
@@ -523,6 +542,7 @@ fn hpa_replicas(kind: &str) -> String {
 
 pub const HPA_MAXED_OUT: Rule = Rule {
     alertname: "KubernetesHPAMaxedOut",
+    labels: &["namespace", "hpa"],
     words: "rule-hpa-maxed-out",
     severity: Severity::Notice,
     hold: minutes(15),
@@ -544,6 +564,7 @@ pub const HPA_MAXED_OUT: Rule = Rule {
 
 pub const HPA_REPLICAS_MISMATCH: Rule = Rule {
     alertname: "KubernetesHPAReplicasMismatch",
+    labels: &["namespace", "hpa"],
     words: "rule-hpa-replicas-mismatch",
     severity: Severity::Notice,
     hold: minutes(15),
@@ -570,6 +591,7 @@ pub const HPA_REPLICAS_MISMATCH: Rule = Rule {
 
 pub const PDB_NOT_ENOUGH_HEALTHY: Rule = Rule {
     alertname: "KubernetesPDBNotEnoughHealthy",
+    labels: &["namespace", "pdb"],
     words: "rule-pdb-not-enough-healthy",
     severity: Severity::Warning,
     hold: minutes(15),
@@ -632,6 +654,7 @@ const fn quota_export(expr: fn() -> String) -> Export {
 
 pub const QUOTA_ALMOST_FULL: Rule = Rule {
     alertname: "KubernetesQuotaAlmostFull",
+    labels: &["namespace", "resourcequota", "resource"],
     words: "rule-quota-almost-full",
     severity: Severity::Notice,
     hold: minutes(15),
@@ -642,6 +665,7 @@ pub const QUOTA_ALMOST_FULL: Rule = Rule {
 
 pub const QUOTA_FULLY_USED: Rule = Rule {
     alertname: "KubernetesQuotaFullyUsed",
+    labels: &["namespace", "resourcequota", "resource"],
     words: "rule-quota-fully-used",
     severity: Severity::Notice,
     hold: minutes(15),
@@ -652,6 +676,7 @@ pub const QUOTA_FULLY_USED: Rule = Rule {
 
 pub const QUOTA_EXCEEDED: Rule = Rule {
     alertname: "KubernetesQuotaExceeded",
+    labels: &["namespace", "resourcequota", "resource"],
     words: "rule-quota-exceeded",
     severity: Severity::Warning,
     hold: minutes(15),
@@ -662,6 +687,7 @@ pub const QUOTA_EXCEEDED: Rule = Rule {
 
 pub const PV_ERRORS: Rule = Rule {
     alertname: "KubernetesPersistentVolumeErrors",
+    labels: &["pv", "phase"],
     words: "rule-pv-errors",
     severity: Severity::Warning,
     hold: minutes(5),
@@ -708,6 +734,7 @@ const fn overcommit_export(expr: fn() -> String) -> Export {
 
 pub const CPU_OVERCOMMIT: Rule = Rule {
     alertname: "KubernetesCPUOvercommit",
+    labels: &["resource"],
     words: "rule-cpu-overcommit",
     severity: Severity::Notice,
     hold: minutes(10),
@@ -718,6 +745,7 @@ pub const CPU_OVERCOMMIT: Rule = Rule {
 
 pub const MEMORY_OVERCOMMIT: Rule = Rule {
     alertname: "KubernetesMemoryOvercommit",
+    labels: &["resource"],
     words: "rule-memory-overcommit",
     severity: Severity::Notice,
     hold: minutes(10),
@@ -728,6 +756,7 @@ pub const MEMORY_OVERCOMMIT: Rule = Rule {
 
 pub const NODE_TOO_MANY_PODS: Rule = Rule {
     alertname: "KubernetesNodeTooManyPods",
+    labels: &["node"],
     words: "rule-node-too-many-pods",
     severity: Severity::Notice,
     hold: minutes(15),
@@ -761,6 +790,7 @@ pub const NODE_TOO_MANY_PODS: Rule = Rule {
 
 pub const DAEMONSET_MISSCHEDULED: Rule = Rule {
     alertname: "KubernetesDaemonSetMisscheduled",
+    labels: &["kind", "namespace", "workload"],
     words: "rule-daemonset-misscheduled",
     severity: Severity::Notice,
     hold: minutes(15),
@@ -780,6 +810,7 @@ pub const DAEMONSET_MISSCHEDULED: Rule = Rule {
 
 pub const GENERATION_MISMATCH: Rule = Rule {
     alertname: "KubernetesGenerationMismatch",
+    labels: &["kind", "namespace", "workload"],
     words: "rule-generation-mismatch",
     severity: Severity::Warning,
     hold: minutes(15),
@@ -802,6 +833,7 @@ pub const GENERATION_MISMATCH: Rule = Rule {
 
 pub const JOB_NOT_COMPLETED: Rule = Rule {
     alertname: "KubernetesJobNotCompleted",
+    labels: &["namespace", "job", "owner"],
     words: "rule-job-not-completed",
     severity: Severity::Notice,
     hold: minutes(0),
@@ -833,6 +865,7 @@ const WAITING_PATIENCE: std::time::Duration = minutes(60);
 
 pub const CONTAINER_WAITING: Rule = Rule {
     alertname: "KubernetesContainerWaiting",
+    labels: &["namespace", "pod", "workload"],
     words: "rule-container-waiting",
     severity: Severity::Notice,
     hold: WAITING_PATIENCE,
@@ -859,6 +892,11 @@ impl RuleState {
     /// [`RuleState::memory`] by `health::assess_with`. Each rule looks at the objects of its
     /// read; a rule whose read this cycle did not make neither fires nor resolves.
     pub fn observe(&mut self, now: Timestamp, cluster: &str, h: &Health) -> Vec<Transition> {
+        self.observe_tuned(now, cluster, h, &super::tune::AS_BUILT)
+    }
+
+    /// [`RuleState::observe`], the rules as the file's `[[rule]]` entries tune them.
+    pub fn observe_tuned(&mut self, now: Timestamp, cluster: &str, h: &Health, tuning: &Tuning) -> Vec<Transition> {
         let mut obs = Vec::new();
         let server = ApiServer { version: &h.version, time: h.time };
         for rule in RULES {
@@ -889,6 +927,7 @@ impl RuleState {
             now,
             cluster,
             obs,
+            tuning,
             |alert| !alert.labels.get("namespace").is_some_and(|ns| unread.contains(ns)),
             |rule| rule.reads.made(h),
         )
@@ -945,6 +984,17 @@ impl RuleState {
 
     /// Evaluates the unreachable rule alone after a failed cycle: nothing else fires or resolves.
     pub fn observe_failure(&mut self, now: Timestamp, cluster: &str, message: &str) -> Vec<Transition> {
+        self.observe_failure_tuned(now, cluster, message, &super::tune::AS_BUILT)
+    }
+
+    /// [`RuleState::observe_failure`], the rules as the file's `[[rule]]` entries tune them.
+    pub fn observe_failure_tuned(
+        &mut self,
+        now: Timestamp,
+        cluster: &str,
+        message: &str,
+        tuning: &Tuning,
+    ) -> Vec<Transition> {
         self.failures += 1;
         let obs = if self.failures >= UNREACHABLE_AFTER {
             vec![seen(
@@ -956,7 +1006,7 @@ impl RuleState {
         } else {
             Vec::new()
         };
-        self.evaluate(now, cluster, obs, |r| matches!(r.reads, Reads::Cycle))
+        self.evaluate_where(now, cluster, obs, tuning, |_| true, |r| matches!(r.reads, Reads::Cycle))
     }
 }
 

@@ -7,6 +7,7 @@ use std::collections::{BTreeMap, HashSet};
 use jiff::{SignedDuration, Timestamp};
 use serde::{Deserialize, Serialize};
 
+use super::tune::{Override, Tuning};
 use super::{Observation, RULES, Rule, Severity};
 use crate::lang::{Lang, Message};
 
@@ -179,12 +180,16 @@ pub fn alert_key(alertname: &str, object_labels: &BTreeMap<String, String>) -> S
     format!("{alertname}{{{}}}", labels.join(","))
 }
 
-/// The key of an alert as held: its alertname and its object's labels.
+/// The key of an alert as held: its alertname and its object's labels (not those a `[[rule]]`
+/// adds).
 pub fn key_of(a: &Alert) -> String {
-    let mut object = a.labels.clone();
-    for k in ["alertname", "severity", "cluster"] {
-        object.remove(k);
-    }
+    let rule = rule_of(&a.alertname);
+    let object: BTreeMap<String, String> = a
+        .labels
+        .iter()
+        .filter(|(k, _)| rule.labels.contains(&k.as_str()))
+        .map(|(k, v)| (k.clone(), v.clone()))
+        .collect();
     alert_key(&a.alertname, &object)
 }
 
@@ -206,7 +211,7 @@ impl RuleState {
         observations: Vec<Observation>,
         in_scope: impl Fn(&Rule) -> bool,
     ) -> Vec<Transition> {
-        self.evaluate_where(now, cluster, observations, |_| true, in_scope)
+        self.evaluate_where(now, cluster, observations, &super::tune::AS_BUILT, |_| true, in_scope)
     }
 
     /// [`RuleState::evaluate`], where only the alerts `may_resolve` holds of can resolve.
@@ -215,6 +220,7 @@ impl RuleState {
         now: Timestamp,
         cluster: &str,
         observations: Vec<Observation>,
+        tuning: &Tuning,
         may_resolve: impl Fn(&Alert) -> bool,
         in_scope: impl Fn(&Rule) -> bool,
     ) -> Vec<Transition> {
@@ -225,14 +231,45 @@ impl RuleState {
             obs.labels.retain(|_, v| !v.is_empty());
             let key = alert_key(obs.rule.alertname, &obs.labels);
             let urgent = obs.escalate;
-            let alert = self.alerts.entry(key.clone()).or_insert_with(|| {
+            // The file's `[[rule]]` for this alert, if one applies: an alert it turns off is not
+            // seen (and so resolves); its hold, severity, escalation and labels replace the rule's.
+            let tuned = (!tuning.is_empty())
+                .then(|| {
+                    let mut labels = obs.labels.clone();
+                    labels.insert("alertname".into(), obs.rule.alertname.into());
+                    labels.insert("severity".into(), obs.rule.severity.as_str().into());
+                    labels.insert("cluster".into(), cluster.into());
+                    tuning.applying(obs.rule, &labels)
+                })
+                .flatten();
+            if tuned.is_some_and(|o| !o.enabled) {
+                continue;
+            }
+            let hold = tuned.map_or(obs.rule.hold, Override::hold);
+            let severity = tuned.map_or(obs.rule.severity, Override::severity);
+            let escalate_after = tuned.map_or(obs.rule.escalate_after, Override::escalate_after);
+            let added = tuned.map(|o| &o.labels);
+            let labelled = |severity: Severity| {
                 let mut labels = obs.labels.clone();
+                labels.extend(added.into_iter().flatten().map(|(k, v)| (k.clone(), v.clone())));
                 labels.insert("alertname".into(), obs.rule.alertname.into());
-                labels.insert("severity".into(), obs.rule.severity.as_str().into());
+                labels.insert("severity".into(), severity.as_str().into());
                 labels.insert("cluster".into(), cluster.into());
+                labels
+            };
+            // Pending: as the file says now, its start kept (also once the file no longer tunes
+            // it: its severity or extra labels are the sign; untuned, nothing to redo).
+            let retune =
+                |a: &Alert| !tuning.is_empty() || a.severity != severity || a.labels.len() != obs.labels.len() + 3;
+            if let Some(a) = self.alerts.get_mut(&key).filter(|a| !a.firing() && retune(a)) {
+                a.severity = severity;
+                a.labels = labelled(severity);
+            }
+            let alert = self.alerts.entry(key.clone()).or_insert_with(|| {
+                let labels = labelled(severity);
                 Alert {
                     alertname: obs.rule.alertname.into(),
-                    severity: obs.rule.severity,
+                    severity,
                     labels,
                     summary: String::new(),
                     description: String::new(),
@@ -254,7 +291,7 @@ impl RuleState {
                 alert.description = description;
                 alert.said_description = (!obs.description.is_verbatim()).then_some(obs.description);
             }
-            if alert.fired_at.is_none() && held(now, alert.active_at, obs.rule.hold) {
+            if alert.fired_at.is_none() && held(now, alert.active_at, hold) {
                 alert.fired_at = Some(now);
                 if urgent && alert.severity < Severity::Warning {
                     // Urgent when first told: it fires as a Warning.
@@ -268,7 +305,7 @@ impl RuleState {
                 });
             } else if let (Some(fired), None, None) = (alert.fired_at, alert.escalated_at, &alert.acknowledged)
                 && alert.severity < Severity::Warning
-                && (urgent || obs.rule.escalate_after.is_some_and(|after| held(now, fired, after)))
+                && (urgent || escalate_after.is_some_and(|after| held(now, fired, after)))
             {
                 let previous = alert.labels.clone();
                 alert.escalate(now);

@@ -8,6 +8,7 @@ pub mod builtin;
 pub mod engine;
 pub mod prometheus;
 pub mod quiet;
+pub mod tune;
 
 use std::collections::BTreeMap;
 use std::time::Duration;
@@ -58,6 +59,9 @@ impl Severity {
 #[derive(Debug)]
 pub struct Rule {
     pub alertname: &'static str,
+    /// The labels of the object its alerts carry (besides `alertname`, `severity` and
+    /// `cluster`): what a `[[rule]]`'s matchers may name.
+    pub labels: &'static [&'static str],
     /// Its messages in `locales/*/rules.ftl`: `.title`, `.summary`, the annotations of
     /// `dumbmonit rules`.
     pub words: &'static str,
@@ -126,6 +130,27 @@ pub enum Reads {
 }
 
 impl Reads {
+    /// What it reads, as the pages and the API name it (the collections of `kinds::every`).
+    pub fn name(&self) -> &'static str {
+        match self {
+            Reads::Nodes(_) => "nodes",
+            Reads::Pods(_) => "pods",
+            Reads::Workloads(_) => "deployments, statefulsets, daemonsets",
+            Reads::Claims(_) => "persistentvolumeclaims",
+            Reads::Certificates(_) => "the TLS connection",
+            Reads::ApiServices(_) => "apiservices",
+            Reads::Hpas(_) => "hpas",
+            Reads::Jobs(_) | Reads::RunningJobs(_) => "jobs",
+            Reads::CronJobs(_) => "cronjobs",
+            Reads::Pdbs(_) => "poddisruptionbudgets",
+            Reads::Quotas(_) => "resourcequotas",
+            Reads::Pvs(_) => "persistentvolumes",
+            Reads::ControlPlane(_) => "leases",
+            Reads::Capacity(_) => "nodes, pods",
+            Reads::Cycle => "the cycle",
+        }
+    }
+
     /// The read was made in the cycle of `h`: the rule's alerts may fire and resolve.
     pub fn made(&self, h: &Health) -> bool {
         match self {

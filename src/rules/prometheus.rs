@@ -1,12 +1,13 @@
 //! `dumbmonit rules`: the built-in rules as a Prometheus rule file over the `dumbmonit_k8s_`
 //! metrics, for users whose Prometheus scrapes DumbMonit and whose Alertmanager routes alerts.
 
+use super::tune::Tuning;
 use super::{RULES, Rule, Warning};
 
 use crate::lang::{Arg, Lang};
 
 /// A Prometheus duration: `5m`, `1h`, `70m`.
-pub(super) fn duration(d: std::time::Duration) -> String {
+pub fn duration(d: std::time::Duration) -> String {
     let s = d.as_secs();
     if s.is_multiple_of(3600) && s > 0 {
         format!("{}h", s / 3600)
@@ -36,6 +37,8 @@ struct Export {
     /// `prom-description-escalated` for the escalation; the summary is `prom-summary`. Their
     /// arguments are Prometheus' templates.
     description: &'static str,
+    /// Labels a `[[rule]]` adds.
+    labels: std::collections::BTreeMap<String, String>,
 }
 
 /// Every label a rule's message may name, as a Prometheus template of it.
@@ -71,25 +74,35 @@ fn annotation(lang: Lang, e: &Export, attribute: &str) -> String {
     lang.tr(&format!("{}.{attribute}", e.rule.words), &args)
 }
 
-/// Every rule's export, in the table's order, each escalation right after its rule.
-fn exports() -> Vec<Export> {
+/// Every rule's export, in the table's order, each escalation right after its rule; as the
+/// first `[[rule]]` of each without matchers tunes it (one with matchers is serve's alone).
+fn exports(tuning: &Tuning) -> Vec<Export> {
     let mut out = Vec::new();
     for rule in RULES {
+        let whole = tuning.of(rule).find(|o| o.matchers.is_empty());
+        if whole.is_some_and(|o| !o.enabled) {
+            continue;
+        }
         let e = &rule.export;
-        let hold = e.hold.unwrap_or(rule.hold);
+        let hold = whole.and_then(|o| o.hold).or(e.hold).unwrap_or(rule.hold);
+        let severity = whole.and_then(|o| o.severity).unwrap_or(rule.severity);
+        let labels = whole.map(|o| o.labels.clone()).unwrap_or_default();
         let expr = (e.expr)();
         let first = Export {
             rule,
             expr: expr.clone(),
             hold,
-            severity: rule.severity.as_str(),
+            severity: severity.as_str(),
             value: e.value,
             description: "prom-description",
+            labels: labels.clone(),
         };
         out.push(first);
         // An escalation is a second rule at Warning: the same expression held for the delay
-        // too, or another expression.
-        if let Some(after) = rule.escalate_after {
+        // too, or another expression. A rule at Warning or above does not escalate.
+        let escalate_after = whole.and_then(|o| o.escalate_after).or(rule.escalate_after);
+        if severity >= super::Severity::Warning {
+        } else if let Some(after) = escalate_after {
             out.push(Export {
                 rule,
                 expr,
@@ -97,6 +110,7 @@ fn exports() -> Vec<Export> {
                 severity: "warning",
                 value: e.value,
                 description: "prom-description-escalated",
+                labels,
             });
         } else if let Warning::When(expr) = e.warning {
             out.push(Export {
@@ -106,6 +120,7 @@ fn exports() -> Vec<Export> {
                 severity: "warning",
                 value: e.value,
                 description: "prom-description",
+                labels,
             });
         }
     }
@@ -118,6 +133,11 @@ fn quote(s: &str) -> String {
 
 /// The rule file, its annotations in `lang` (the rest is the same in every language).
 pub fn rule_file(lang: Lang) -> String {
+    rule_file_tuned(lang, &super::tune::AS_BUILT)
+}
+
+/// The rule file as the file's `[[rule]]` entries tune the rules (`dumbmonit rules --config`).
+pub fn rule_file_tuned(lang: Lang, tuning: &Tuning) -> String {
     let mut out = String::from(
         "# The built-in rules of DumbMonit over its dumbmonit_k8s_ metrics (`dumbmonit rules`).\n\
          # Check: promtool check rules FILE. Differences from the built-in evaluation:\n\
@@ -125,17 +145,28 @@ pub fn rule_file(lang: Lang) -> String {
          # - increase() extrapolates at the window's edges, the built-in rule counts the increases seen;\n\
          # - the escalation is a second rule at severity warning (inhibit the notice one in Alertmanager);\n\
          # - KubernetesJobFailed is not resolved by a newer successful run of the CronJob (the built-in rule is);\n\
-         # - KubernetesCronJobMissed needs a lastScheduleTime (the built-in rule counts from creation otherwise).\n\
-         groups:\n  - name: dumbmonit\n    rules:\n",
+         # - KubernetesCronJobMissed needs a lastScheduleTime (the built-in rule counts from creation otherwise).\n",
     );
-    for e in exports() {
+    for (i, o) in tuning.overrides().iter().enumerate().filter(|(_, o)| !o.matchers.is_empty()) {
+        out.push_str(&format!(
+            "# - [[rule]] {} ({}, matchers {}) is applied by serve only: route those alerts in Alertmanager;\n",
+            i + 1,
+            o.rule.alertname,
+            o.written.matchers.join(", ")
+        ));
+    }
+    out.push_str("groups:\n  - name: dumbmonit\n    rules:\n");
+    for e in exports(tuning) {
         out.push_str(&format!("      - alert: {}\n        expr: {}\n", e.rule.alertname, quote(&e.expr)));
         if !e.hold.is_zero() {
             out.push_str(&format!("        for: {}\n", duration(e.hold)));
         }
+        out.push_str(&format!("        labels:\n          severity: {}\n", e.severity));
+        for (k, v) in &e.labels {
+            out.push_str(&format!("          {k}: {}\n", quote(v)));
+        }
         out.push_str(&format!(
-            "        labels:\n          severity: {}\n        annotations:\n          summary: {}\n          description: {}\n",
-            e.severity,
+            "        annotations:\n          summary: {}\n          description: {}\n",
             quote(&annotation(lang, &e, "prom-summary")),
             quote(&annotation(lang, &e, e.description))
         ));

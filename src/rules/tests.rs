@@ -676,6 +676,66 @@ fn a_single_node_cluster_is_overcommitted_past_its_allocatable_and_a_larger_one_
     assert!(!c(1, 0, 0, 0).cpu_overcommitted(), "no node counted: nothing to say");
 }
 
+fn tuned(entries: &[&str]) -> crate::rules::tune::Tuning {
+    let text: String = entries.iter().map(|e| format!("[[rule]]\n{e}\n")).collect();
+    #[derive(serde::Deserialize)]
+    struct File {
+        rule: Vec<crate::config::RuleConfig>,
+    }
+    let file: File = toml::from_str(&text).unwrap();
+    crate::rules::tune::Tuning::check(&file.rule, None).unwrap()
+}
+
+#[test]
+fn the_files_rules_retune_holds_severities_and_labels_and_turn_rules_off() {
+    let mut state = RuleState::default();
+    let pending_pods = |m: i64| {
+        let mut h = health(m);
+        let mut prod = pod("web-1", 0);
+        (prod.namespace, prod.pending) = ("prod-eu".into(), true);
+        let mut dev = pod("web-2", 0);
+        (dev.namespace, dev.pending) = ("dev".into(), true);
+        h.pods = vec![prod, dev];
+        h
+    };
+    let as_built = crate::rules::tune::Tuning::default();
+    let retuned = tuned(&[
+        r#"name = "KubernetesPodPending"
+for = "3m"
+severity = "warning"
+labels = { team = "shop" }
+matchers = ['namespace=~"prod-.*"']"#,
+        r#"name = "KubernetesPodPending"
+enabled = false"#,
+    ]);
+    let at = |state: &mut RuleState, m: i64, tuning: &crate::rules::tune::Tuning| {
+        state.observe_tuned(t(m), "lab", &pending_pods(m), tuning)
+    };
+    assert!(at(&mut state, 0, &as_built).is_empty(), "both pend, for 15 minutes as built");
+    assert!(at(&mut state, 4, &as_built).is_empty());
+    // From minute 5, the file's: prod's hold is 3 minutes, which its alert has held past: it fires
+    // at once, with its start kept; dev's rule is off, and its alert is gone.
+    let fired = at(&mut state, 5, &retuned);
+    assert_eq!(fired.len(), 1, "{fired:?}");
+    let a = &fired[0].alert;
+    assert_eq!((fired[0].state, a.labels["namespace"].as_str()), (TransitionState::Firing, "prod-eu"));
+    assert_eq!(
+        (a.severity, a.labels["severity"].as_str(), a.labels["team"].as_str()),
+        (Severity::Warning, "warning", "shop")
+    );
+    assert_eq!(a.active_at, t(0), "a pending alert keeps its start");
+    assert_eq!(state.alerts.len(), 1, "the rule turned off holds no alert of dev");
+    // Back as built: dev pends afresh, prod's firing alert stays as it was told.
+    assert!(at(&mut state, 6, &as_built).is_empty());
+    assert_eq!(state.alerts.len(), 2);
+    let prod = state.alerts.values().find(|a| a.labels["namespace"] == "prod-eu").unwrap();
+    assert_eq!(prod.labels.get("team").map(String::as_str), Some("shop"), "a firing alert keeps its labels");
+    assert_eq!(
+        crate::rules::engine::key_of(prod),
+        "KubernetesPodPending{namespace=\"prod-eu\",pod=\"web-1\",workload=\"api\"}"
+    );
+}
+
 fn silence(matcher: &str) -> crate::silence::Silence {
     crate::silence::Silence {
         id: "file-1".into(),

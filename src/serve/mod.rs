@@ -38,6 +38,7 @@ use crate::kube;
 use crate::logs::Emit;
 use crate::notify::worker::{Delivery, NotifierSet};
 use crate::notify::{Client, Notifier};
+use crate::rules::tune::Tuning;
 use crate::state::{StateError, Store};
 use events::Said;
 use path::Shared;
@@ -122,6 +123,7 @@ pub async fn run(config: Config, options: ServeOptions) -> Result<(), ServeError
     let clock = Clock::from_env()?;
     let notifier_set: NotifierSet = Arc::new(RwLock::new(Arc::new(notifiers(&config)?)));
     let protection = config.protection()?;
+    let tuning = Tuning::check(&config.rules, options.config_path.as_deref())?;
     // A state directory that cannot be used (read-only, full, missing) does not stop the
     // monitoring: the state then lives in memory, and every page says so.
     let (store, reader, state_error) = match Store::open(&config.state_dir)
@@ -156,6 +158,7 @@ pub async fn run(config: Config, options: ServeOptions) -> Result<(), ServeError
         counters.clone(),
     ));
     board.set_clock(clock);
+    board.set_tuning(tuning);
     board.quieting().set_file_quiet(config.silences(), config.windows());
     board.quieting().load_kept_quiet();
     let shared = Arc::new(Shared {
@@ -219,9 +222,12 @@ pub async fn run(config: Config, options: ServeOptions) -> Result<(), ServeError
             }
         };
         if let (true, Some(path)) = (reload, options.config_path.as_deref()) {
-            match Config::load(path) {
+            // A file whose `[[rule]]` entries are refused is not reloaded at all, as one whose
+            // other sections are.
+            match Config::load(path).and_then(|new| Tuning::check(&new.rules, Some(path)).map(|t| (new, t))) {
                 Err(e) => Said::NotReloaded { error: &e }.emit(),
-                Ok(new) => {
+                Ok((new, tuning)) => {
+                    shared.board.set_tuning(tuning);
                     reload_into(&shared, &mut running, &current, &new, shard).await;
                     current = new;
                     Said::Reloaded { path }.emit();

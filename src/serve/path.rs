@@ -180,6 +180,8 @@ struct Inputs {
     quiet: Arc<crate::silence::Quiet>,
     /// The notifiers now.
     notifiers: Arc<Vec<crate::notify::Notifier>>,
+    /// The rules as the file tunes them now.
+    tuning: Arc<crate::rules::tune::Tuning>,
 }
 
 impl Inputs {
@@ -190,6 +192,7 @@ impl Inputs {
             acknowledgements: board.quieting().take_acknowledgements(state.alerts.iter()),
             quiet: board.quieting().quiet(),
             notifiers: board.notifiers_now(),
+            tuning: board.tuning_now(),
         }
     }
 }
@@ -207,10 +210,13 @@ fn derive(state: &mut RuleState, cluster: &str, arrival: Arrival, inputs: Inputs
     let (mut transitions, health, failure) = match arrival.outcome {
         Ok(snapshot) => {
             let h = health::assess_with(snapshot, now, &mut state.memory);
-            let transitions = state.observe(now, cluster, &h);
+            let transitions = state.observe_tuned(now, cluster, &h, &inputs.tuning);
             (transitions, Some(h), None)
         }
-        Err(failure) => (state.observe_failure(now, cluster, &failure.to_string()), None, Some(failure)),
+        Err(failure) => {
+            let transitions = state.observe_failure_tuned(now, cluster, &failure.to_string(), &inputs.tuning);
+            (transitions, None, Some(failure))
+        }
     };
     for alert in arrival.retracted {
         if !state.alerts.values().any(|a| a.labels == alert.labels) {

@@ -16,6 +16,7 @@ pub mod html;
 pub mod metrics;
 pub mod pages;
 pub mod quiet;
+pub mod rules;
 
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -143,6 +144,14 @@ pub fn router(board: Arc<Board>, https: bool, listen: SocketAddr) -> Router {
         .route(
             "/api/v1/alerts",
             get(|State(b): State<Arc<Board>>| async move { respond(StatusCode::OK, JSON, api::alerts(&b)) }),
+        )
+        .route(
+            "/rules",
+            get(|State(b): State<Arc<Board>>| async move { respond(StatusCode::OK, HTML, rules::page(&b)) }),
+        )
+        .route(
+            "/api/v1/rules",
+            get(|State(b): State<Arc<Board>>| async move { respond(StatusCode::OK, JSON, rules::api(&b)) }),
         )
         .route("/api/v1/silences", get(quiet::silences))
         .route("/api/v1/maintenance", get(quiet::windows))

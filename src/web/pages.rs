@@ -160,7 +160,7 @@ pub fn overview(board: &Board, query: &super::Params) -> String {
     page_of("DumbMonit", board, body)
 }
 
-fn page_of(title: &str, board: &Board, body: Markup) -> String {
+pub(super) fn page_of(title: &str, board: &Board, body: Markup) -> String {
     page(title, board.banner(), with_notices(board, body))
 }
 
