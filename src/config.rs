@@ -154,7 +154,7 @@ pub struct RuleConfig {
 }
 
 /// The namespaces a cluster may be read in (`namespaces`): each is read apart, so each costs
-/// a cycle about ten requests.
+/// a cycle about thirteen requests.
 pub const MAX_NAMESPACES: usize = 100;
 
 /// Who made what the file says, as the pages and the API name it.

@@ -99,6 +99,8 @@ fn ages(at: &str) -> bool {
         "pod_terminating_seconds",
         "age_seconds",
         "control_plane_lease_age_seconds",
+        "seconds",
+        "job_active_seconds",
     ]
     .iter()
     .any(|name| at.ends_with(&format!(".{name}")) || at.starts_with(&format!("dumbmonit_k8s_{name}")))

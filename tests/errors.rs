@@ -157,7 +157,7 @@ async fn server_errors_are_reported_and_never_retried() {
     assert!(line.starts_with("The API server answered 503 Service Unavailable"), "{line}");
     assert_eq!(
         h.sim.requests().len() - before,
-        14,
+        18,
         "one request per collection and per optional read: 503 is not retried behind the user's back"
     );
 }

@@ -1041,3 +1041,14 @@ fn docs_list_every_rule_with_its_severity_and_hold() {
         }
     }
 }
+
+#[test]
+fn every_rule_has_its_runbook_in_both_languages() {
+    let (en, fr) = (include_str!("../../docs/alerts.md"), include_str!("../../docs/alertes.md"));
+    for rule in crate::rules::RULES {
+        let heading = format!("\n### {}\n", rule.alertname);
+        assert!(en.contains(&heading), "docs/alerts.md has no runbook for {}", rule.alertname);
+        assert!(fr.contains(&heading), "docs/alertes.md has no runbook for {}", rule.alertname);
+    }
+    assert!(!en.contains("\n### KubernetesNoSuchRule\n"), "the check can fail");
+}
