@@ -101,6 +101,10 @@ fn timeline(minutes: i64, at: impl Fn(i64) -> Option<Health>) -> Vec<(i64, Strin
         for tr in transitions {
             out.push((m, tr.alert.alertname.clone(), tr.state));
         }
+        // An alert's identity is its rule's object labels: what `key_of` makes of it held.
+        for (key, alert) in &state.alerts {
+            assert_eq!(&crate::rules::engine::key_of(alert), key, "{}: its rule's `labels`", alert.alertname);
+        }
     }
     out
 }
