@@ -56,6 +56,13 @@ pub struct Overcommitted {
     pub args: Vec<(&'static str, crate::lang::Arg)>,
 }
 
+/// One line `check` and the page say of a signal that has no table of its own: its message and
+/// its arguments.
+pub struct Said {
+    pub words: String,
+    pub args: Vec<(&'static str, crate::lang::Arg)>,
+}
+
 /// What the non-terminated pods request (scheduled or not), against what the Ready and
 /// schedulable nodes can give: whether the cluster could lose a node and still hold them.
 #[derive(Clone, Debug, Default, PartialEq, Serialize)]
@@ -441,8 +448,7 @@ pub fn assess(s: Snapshot) -> Health {
 /// halves the memory of a large cluster.
 pub fn assess_with(mut s: Snapshot, now: Timestamp, memory: &mut Memory) -> Health {
     let claim_users = claim_users(&s.pods);
-    let demand = demand(&s.pods);
-    let demand_total = requested_everywhere(&s.pods);
+    let (demand, demand_total) = demand(&s.pods);
     let raw_pods = std::mem::take(&mut s.pods);
     let raw_extras = std::mem::take(&mut s.extras);
     let s = &s;
@@ -492,25 +498,21 @@ fn claim_users(pods: &[Pod]) -> HashMap<(String, String), Vec<String>> {
     users
 }
 
-/// What every non-terminated pod asks, scheduled or not (Succeeded pods are not here).
-fn requested_everywhere(pods: &[Pod]) -> Resources {
+/// What the non-terminated pods on each node ask of it, and how many they are; and what every
+/// non-terminated pod asks, scheduled or not (Succeeded pods are not here).
+fn demand(pods: &[Pod]) -> (HashMap<String, (Resources, u64)>, Resources) {
+    let mut demand: HashMap<&str, (Resources, u64)> = HashMap::new();
     let mut total = Resources::default();
     for p in pods.iter().filter(|p| p.phase != "Failed") {
         total.add(p.resources);
-    }
-    total
-}
-
-/// What the non-terminated pods on each node ask of it, and how many they are (Succeeded pods
-/// are not here).
-fn demand(pods: &[Pod]) -> HashMap<String, (Resources, u64)> {
-    let mut demand: HashMap<&str, (Resources, u64)> = HashMap::new();
-    for p in pods.iter().filter(|p| p.phase != "Failed" && !p.node.is_empty()) {
+        if p.node.is_empty() {
+            continue;
+        }
         let (resources, count) = demand.entry(p.node.as_str()).or_default();
         resources.add(p.resources);
         *count += 1;
     }
-    demand.into_iter().map(|(k, v)| (k.to_string(), v)).collect()
+    (demand.into_iter().map(|(k, v)| (k.to_string(), v)).collect(), total)
 }
 
 /// Each node: ready or not and why, its pressure, its kubelet's skew, what its pods ask.
@@ -916,6 +918,61 @@ impl Health {
 
     pub fn cronjobs_missed(&self) -> u64 {
         self.extras.cronjobs.iter().flatten().filter(|c| c.missed).count() as u64
+    }
+
+    /// The lines of the signals that have no table of their own, in the order they are said:
+    /// requests overcommitted, nodes full of pods, DaemonSets misscheduled, changes no controller
+    /// acted on, Jobs running too long; at most `most` of each.
+    pub fn notice_lines(&self, most: usize) -> Vec<Said> {
+        let mut out: Vec<Said> = Vec::new();
+        if self.nodes_visible() {
+            let over = self.capacity.overcommitted().into_iter();
+            out.extend(over.map(|o| Said { words: format!("{}.summary", o.words), args: o.args }));
+        }
+        let said = |words: &str, args: Vec<(&'static str, crate::lang::Arg)>| Said { words: words.into(), args };
+        out.extend(self.nodes.iter().filter(|n| n.too_many_pods()).take(most).map(|n| {
+            said(
+                "text-node-pods",
+                vec![
+                    ("node", (&n.name).into()),
+                    ("pods", (n.pods as i64).into()),
+                    ("capacity", n.pods_capacity.unwrap_or(0).into()),
+                ],
+            )
+        }));
+        out.extend(self.workloads.iter().filter(|w| w.misscheduled > 0).take(most).map(|w| {
+            said(
+                "text-misscheduled",
+                vec![
+                    ("namespace", (&w.namespace).into()),
+                    ("name", (&w.name).into()),
+                    ("count", w.misscheduled.into()),
+                ],
+            )
+        }));
+        out.extend(self.workloads.iter().filter(|w| w.generation_lag > 0).take(most).map(|w| {
+            said(
+                "text-generation",
+                vec![
+                    ("kind", w.kind.as_str().into()),
+                    ("namespace", (&w.namespace).into()),
+                    ("name", (&w.name).into()),
+                    ("lag", w.generation_lag.into()),
+                ],
+            )
+        }));
+        let long = self.extras.running_jobs.iter().flatten().filter(|j| j.too_long());
+        out.extend(long.take(most).map(|j| {
+            said(
+                "text-job-long",
+                vec![
+                    ("namespace", (&j.namespace).into()),
+                    ("name", (&j.name).into()),
+                    ("hours", (j.seconds / 3600).into()),
+                ],
+            )
+        }));
+        out
     }
 
     /// kube-controller-manager or kube-scheduler stopped renewing its lease.

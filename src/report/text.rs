@@ -222,34 +222,8 @@ fn extras(out: &mut String, h: &Health, lang: Lang) {
         }
         .ok();
     }
-    if h.nodes_visible() {
-        for o in h.capacity.overcommitted() {
-            let _ = writeln!(out, "{}", lang.tr(&format!("{}.summary", o.words), &o.args));
-        }
-    }
-    for n in h.nodes.iter().filter(|n| n.too_many_pods()) {
-        let args = [
-            ("node", (&n.name).into()),
-            ("pods", (n.pods as i64).into()),
-            ("capacity", n.pods_capacity.unwrap_or(0).into()),
-        ];
-        let _ = writeln!(out, "{}", lang.tr("text-node-pods", &args));
-    }
-    for w in &h.workloads {
-        let who = [("kind", w.kind.as_str().into()), ("namespace", (&w.namespace).into()), ("name", (&w.name).into())];
-        if w.misscheduled > 0 {
-            let args = [&who[1..], &[("count", w.misscheduled.into())]].concat();
-            let _ = writeln!(out, "{}", lang.tr("text-misscheduled", &args));
-        }
-        if w.generation_lag > 0 {
-            let args = [&who[..], &[("lag", w.generation_lag.into())]].concat();
-            let _ = writeln!(out, "{}", lang.tr("text-generation", &args));
-        }
-    }
-    for j in x.running_jobs.iter().flatten().filter(|j| j.too_long()) {
-        let args =
-            [("namespace", (&j.namespace).into()), ("name", (&j.name).into()), ("hours", (j.seconds / 3600).into())];
-        let _ = writeln!(out, "{}", lang.tr("text-job-long", &args));
+    for l in h.notice_lines(usize::MAX) {
+        let _ = writeln!(out, "{}", lang.tr(&l.words, &l.args));
     }
     for line in &x.unreadable {
         let _ = writeln!(out, "{line}");

@@ -41,34 +41,21 @@ struct Export {
     labels: std::collections::BTreeMap<String, String>,
 }
 
-/// Every label a rule's message may name, as a Prometheus template of it.
-pub(super) const LABELS: &[&str] = &[
-    "node",
-    "condition",
-    "namespace",
-    "pod",
-    "kind",
-    "workload",
-    "pvc",
-    "cluster",
-    "apiservice",
-    "service",
-    "hpa",
-    "certificate",
-    "job",
-    "owner",
-    "cronjob",
-    "component",
-    "pdb",
-    "resourcequota",
-    "resource",
-    "pv",
-    "phase",
-];
+/// Every label a rule's message may name, as a Prometheus template of it: `cluster`, and each
+/// rule's object labels.
+pub(super) fn labels() -> Vec<&'static str> {
+    let mut out = vec!["cluster"];
+    for l in RULES.iter().flat_map(|r| r.labels) {
+        if !out.contains(l) {
+            out.push(l);
+        }
+    }
+    out
+}
 
 /// A rule's annotation in `lang`: its message, each argument the template of its label.
 fn annotation(lang: Lang, e: &Export, attribute: &str) -> String {
-    let templates: Vec<(&str, String)> = LABELS.iter().map(|l| (*l, format!("{{{{ $labels.{l} }}}}"))).collect();
+    let templates: Vec<(&str, String)> = labels().into_iter().map(|l| (l, format!("{{{{ $labels.{l} }}}}"))).collect();
     let mut args: Vec<(&str, Arg)> = templates.iter().map(|(l, t)| (*l, Arg::from(t))).collect();
     args.push(("value", e.value.into()));
     lang.tr(&format!("{}.{attribute}", e.rule.words), &args)

@@ -898,9 +898,8 @@ fn an_escalation_inside_a_window_is_told_when_it_ends_and_the_old_labels_are_kep
 /// An argument of every name a rule's summary may say.
 fn every_argument() -> Vec<(&'static str, crate::lang::Arg)> {
     // The labels a message may name (those of `dumbmonit rules`), then its other arguments.
-    let mut args: Vec<(&'static str, crate::lang::Arg)> = crate::rules::prometheus::LABELS
-        .iter()
-        .copied()
+    let mut args: Vec<(&'static str, crate::lang::Arg)> = crate::rules::prometheus::labels()
+        .into_iter()
         .chain(["kubelet", "version", "reason"])
         .map(|name| (name, "x".into()))
         .collect();
@@ -1055,4 +1054,13 @@ fn every_rule_has_its_runbook_in_both_languages() {
         assert!(fr.contains(&heading), "docs/alertes.md has no runbook for {}", rule.alertname);
     }
     assert!(!en.contains("\n### KubernetesNoSuchRule\n"), "the check can fail");
+}
+
+#[test]
+fn a_silence_may_name_every_label_a_rules_alerts_carry() {
+    for rule in crate::rules::RULES {
+        for label in rule.labels.iter().chain(&crate::rules::tune::OWN_LABELS) {
+            assert!(crate::silence::LABELS.contains(label), "{}: `{label}` is not in silence::LABELS", rule.alertname);
+        }
+    }
 }

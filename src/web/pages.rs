@@ -453,39 +453,8 @@ fn optional_reads(h: &Health) -> Markup {
                 }
             }, more_than_shown(hpas.len())))
         }
-        @if h.nodes_visible() {
-            @for o in h.capacity.overcommitted() {
-                div.notice { (tr(&format!("{}.summary", o.words), &o.args)) }
-            }
-        }
-        @for n in h.nodes.iter().filter(|n| n.too_many_pods()).take(MAX_ROWS) {
-            div.notice { (tr("text-node-pods", &[
-                ("node", (&n.name).into()),
-                ("pods", (n.pods as i64).into()),
-                ("capacity", n.pods_capacity.unwrap_or(0).into()),
-            ])) }
-        }
-        @for w in h.workloads.iter().filter(|w| w.misscheduled > 0).take(MAX_ROWS) {
-            div.notice { (tr("text-misscheduled", &[
-                ("namespace", (&w.namespace).into()),
-                ("name", (&w.name).into()),
-                ("count", w.misscheduled.into()),
-            ])) }
-        }
-        @for w in h.workloads.iter().filter(|w| w.generation_lag > 0).take(MAX_ROWS) {
-            div.notice { (tr("text-generation", &[
-                ("kind", w.kind.as_str().into()),
-                ("namespace", (&w.namespace).into()),
-                ("name", (&w.name).into()),
-                ("lag", w.generation_lag.into()),
-            ])) }
-        }
-        @for j in x.running_jobs.iter().flatten().filter(|j| j.too_long()).take(MAX_ROWS) {
-            div.notice { (tr("text-job-long", &[
-                ("namespace", (&j.namespace).into()),
-                ("name", (&j.name).into()),
-                ("hours", (j.seconds / 3600).into()),
-            ])) }
+        @for l in h.notice_lines(MAX_ROWS) {
+            div.notice { (tr(&l.words, &l.args)) }
         }
         @if !pdbs.is_empty() {
             (table(&tr("pdbs-title", &[("count", pdbs.len().into())]), &["PodDisruptionBudget", &t("col-healthy"), &t("col-allowed")], html! {
