@@ -55,7 +55,7 @@ impl std::fmt::Debug for Collection {
 }
 
 /// One row of the table, in the order of [`About`]'s fields.
-const fn row(
+pub(crate) const fn row(
     name: &'static str,
     resource: &'static str,
     list: (&'static str, &'static str),

@@ -35,15 +35,23 @@ pub struct AgentManifest {
     pub namespaces: Vec<String>,
 }
 
-/// The ClusterRole's rules with `watch` added, but on the Metrics API (read every interval).
+/// The ClusterRole's rules with `watch` added where watch mode follows the rule's resources
+/// (`rbac::watched`: not the Metrics API, nor the webhooks' backends).
 fn with_watch(doc: &str) -> String {
     let mut out = String::with_capacity(doc.len() + 64);
-    let mut metrics_rule = false;
+    let first = |line: &str, key: &str| -> Option<String> {
+        let list = line.trim().strip_prefix(key)?.trim().strip_prefix("[\"")?;
+        Some(list.split('"').next().unwrap_or_default().to_string())
+    };
+    let (mut group, mut resource) = (String::new(), String::new());
     for line in doc.split_inclusive('\n') {
-        if line.trim_start().starts_with("- apiGroups:") {
-            metrics_rule = line.contains("\"metrics.k8s.io\"");
+        if let Some(g) = first(line, "- apiGroups:") {
+            group = g;
         }
-        if !metrics_rule && line.trim() == "verbs: [\"get\", \"list\"]" {
+        if let Some(r) = first(line, "resources:") {
+            resource = r;
+        }
+        if crate::rbac::watched(&group, &resource) && line.trim() == "verbs: [\"get\", \"list\"]" {
             out.push_str(&line.replace("[\"get\", \"list\"]", "[\"get\", \"list\", \"watch\"]"));
         } else {
             out.push_str(line);
@@ -220,8 +228,12 @@ mod tests {
         };
         let watching = shipped(&watching);
         let verbs: Vec<&str> = watching.lines().filter(|l| l.trim_start().starts_with("verbs:")).collect();
-        assert_eq!(verbs.len(), 9, "{watching}");
-        assert_eq!(verbs.iter().filter(|l| l.contains("\"watch\"")).count(), 8, "all rules but the Metrics API's");
+        assert_eq!(verbs.len(), 12, "{watching}");
+        assert_eq!(
+            verbs.iter().filter(|l| l.contains("\"watch\"")).count(),
+            9,
+            "all rules but the Metrics API's and the webhooks' backends'"
+        );
         let metrics = watching.split("- apiGroups: [\"metrics.k8s.io\"]").nth(1).unwrap();
         assert!(metrics.lines().nth(2).unwrap().trim() == "verbs: [\"get\", \"list\"]", "{metrics}");
         // The same rules as `rbac --optional --watch`, and as the component deploy/rbac/watch.

@@ -11,11 +11,14 @@ pub type Grant = (&'static str, Vec<&'static str>);
 
 /// The collections' resources by API group, each group where it first comes among the
 /// collections (`collect::kinds::every`: the core, the Metrics API's group, the registry).
+/// A group's resources that watch mode never follows get a rule of their own (without the watch
+/// verb).
 fn grouped(collections: impl Iterator<Item = Collection>) -> Vec<Grant> {
     let mut rules: Vec<Grant> = Vec::new();
     for c in collections {
         let (group, resource) = c.rbac();
-        match rules.iter_mut().find(|(g, _)| *g == group) {
+        let followed = watched(group, resource);
+        match rules.iter_mut().find(|(g, rs)| *g == group && watched(g, rs[0]) == followed) {
             Some((_, resources)) => resources.push(resource),
             None => rules.push((group, vec![resource])),
         }
@@ -27,11 +30,22 @@ fn grouped(collections: impl Iterator<Item = Collection>) -> Vec<Grant> {
 /// in a namespace (a Role cannot grant what is the cluster's: nodes, APIServices, the nodes'
 /// usage). `/version` is every account's.
 fn reads(optional: bool, in_namespace: bool) -> Vec<Grant> {
+    // The webhooks' backends are read only after the webhook configurations, which are the
+    // cluster's: a Role has no use for them.
+    let in_role = |c: &Collection| c.namespaced() && !crate::collect::backends::GROUP.contains(c);
     grouped(
         crate::collect::kinds::every()
             .into_iter()
-            .filter(|c| *c != Collection::VERSION && c.optional() == optional && (!in_namespace || c.namespaced())),
+            .filter(|c| *c != Collection::VERSION && c.optional() == optional && (!in_namespace || in_role(c))),
     )
+}
+
+/// Whether watch mode follows `resource` of `group`, and so whether `--watch` grants the watch
+/// verb on it: not the Metrics API, nor the webhooks' Services and EndpointSlices.
+pub fn watched(group: &str, resource: &str) -> bool {
+    crate::collect::kinds::every()
+        .into_iter()
+        .any(|c| c.rbac() == (group, resource) && c.about().follow != crate::collection::Follow::No)
 }
 
 /// The resources DumbMonit lists, by API group. Nothing else: no Secrets, no ConfigMaps.
@@ -47,19 +61,15 @@ pub fn optional_rules() -> Vec<Grant> {
     reads(true, false)
 }
 
-/// The group never watched, even in watch mode: the Metrics API is read every interval (its
-/// figures are samples of the moment).
-pub const NOT_WATCHED: &str = "metrics.k8s.io";
-
 /// The header's lines with `--watch`: what it grants, and with `--optional` what it does not.
 const WATCH_LINE: &str =
     "# Also the watch verb, for watch mode (watch = true): list-then-watch instead of a list every interval.\n";
-const NOT_WATCHED_LINE: &str = "# Not on the Metrics API (metrics.k8s.io): it is read every interval, never watched.\n";
+const NOT_WATCHED_LINE: &str = "# Not on the Metrics API (metrics.k8s.io), nor on services and endpointslices (the admission webhooks' backends): they are read at each cycle, never watched.\n";
 
 use crate::kube::check_name;
 
 /// The manifests, as one YAML stream for `kubectl apply -f -`: get and list on the rules (and on
-/// the optional ones), and with `watch` the watch verb too, but on [`NOT_WATCHED`].
+/// the optional ones), and with `watch` the watch verb too, where [`watched`].
 pub fn manifests(namespace: &str, name: &str, optional: bool, watch: bool) -> Result<String, ConfigError> {
     check_name("--service-account-namespace", namespace)?;
     check_name("--name", name)?;
@@ -69,7 +79,8 @@ pub fn manifests(namespace: &str, name: &str, optional: bool, watch: bool) -> Re
         .chain(&extra)
         .map(|(group, resources)| {
             let list = resources.iter().map(|r| format!("\"{r}\"")).collect::<Vec<_>>().join(", ");
-            let verbs = if watch && *group != NOT_WATCHED { r#""get", "list", "watch""# } else { r#""get", "list""# };
+            let verbs =
+                if watch && watched(group, resources[0]) { r#""get", "list", "watch""# } else { r#""get", "list""# };
             format!("  - apiGroups: [\"{group}\"]\n    resources: [{list}]\n    verbs: [{verbs}]\n")
         })
         .collect();
@@ -213,11 +224,17 @@ mod tests {
     use super::*;
 
     #[test]
-    fn the_group_never_watched_is_the_one_whose_collections_watch_mode_does_not_follow() {
+    fn the_resources_never_watched_are_the_metrics_api_and_the_webhooks_backends() {
+        use crate::collect::backends::{ENDPOINTSLICES, SERVICES};
+        let never = [Collection::NODE_METRICS, Collection::POD_METRICS, SERVICES, ENDPOINTSLICES];
         for c in crate::collect::kinds::every().into_iter().filter(|c| *c != Collection::VERSION) {
-            let followed = c.about().follow != crate::collection::Follow::No;
-            assert_eq!(c.rbac().0 != NOT_WATCHED, followed, "{}", c.name());
+            let (group, resource) = c.rbac();
+            assert_eq!(watched(group, resource), !never.contains(&c), "{}", c.name());
         }
+        // Services are of the core group, whose other resources are watched: a rule of their own.
+        let optional = optional_rules();
+        assert!(optional.contains(&("", vec!["services"])), "{optional:?}");
+        assert!(optional.contains(&("discovery.k8s.io", vec!["endpointslices"])), "{optional:?}");
     }
 
     /// `dumbmonit rbac` as it has always printed it, byte for byte: the guide's contract.
@@ -302,13 +319,13 @@ type: kubernetes.io/service-account-token
             let plain = manifests("kube-system", "dumbmonit", optional, false).unwrap();
             let watched = manifests("kube-system", "dumbmonit", optional, true).unwrap();
             let (before, after) = (rules(&plain), rules(&watched));
-            assert_eq!(before.len(), if optional { 9 } else { 2 });
+            assert_eq!(before.len(), if optional { 12 } else { 2 });
             assert_eq!(before.len(), after.len(), "the same rules");
             for ((group, resources, verbs), (g, r, v)) in before.iter().zip(&after) {
                 assert_eq!((group, resources), (g, r), "the same groups and resources");
                 assert_eq!(verbs, &["get", "list"]);
-                if group == NOT_WATCHED {
-                    assert_eq!(v, &["get", "list"], "the Metrics API is read every interval, never watched");
+                if !super::watched(group, &resources[0]) {
+                    assert_eq!(v, &["get", "list"], "the Metrics API and the webhooks' backends are never watched");
                 } else {
                     assert_eq!(v, &["get", "list", "watch"], "{group}");
                 }

@@ -372,8 +372,11 @@ pub async fn service_account(api: &Api, dir: &Path) -> Measured<PathBuf> {
         .iter()
         .chain(&dumbmonit::rbac::optional_rules())
         .map(|(group, resources)| {
-            let verbs: &[&str] =
-                if *group == dumbmonit::rbac::NOT_WATCHED { &["get", "list"] } else { &["get", "list", "watch"] };
+            let verbs: &[&str] = if dumbmonit::rbac::watched(group, resources[0]) {
+                &["get", "list", "watch"]
+            } else {
+                &["get", "list"]
+            };
             json!({"apiGroups": [group], "resources": resources, "verbs": verbs})
         })
         .collect();

@@ -49,6 +49,14 @@ count-control-plane-down = { $count } control-plane { $count ->
     [one] component stopped
    *[other] components stopped
 }
+count-webhooks-refusing = { $count } admission { $count ->
+    [one] webhook
+   *[other] webhooks
+} unreachable, refusing changes
+count-webhooks-skipped = { $count } admission { $count ->
+    [one] webhook
+   *[other] webhooks
+} unreachable, skipped
 count-pdbs-short = { $count } disruption { $count ->
     [one] budget
    *[other] budgets
@@ -175,6 +183,21 @@ text-apiservice = APIService { $name } ({ $service }) is not Available: { $why }
 text-hpa = HPA { $namespace }/{ $name } cannot scale: { $reason }: { $message }
 text-certificate = { certificate-what } expires on { $date } ({ in-days })
 text-control-plane = { $component } has not renewed its leader lease for { $seconds } s: { $what }
+text-webhook = { $kind ->
+    [mutating] Mutating
+   *[other] Validating
+} webhook { $configuration }/{ $webhook }: { webhook-unavailable-why }
+webhook-unavailable-why = { $reach ->
+    [no-service] its Service { $service } does not exist
+    [no-port] its Service { $service } has no such port
+   *[other] its Service { $service } has no ready endpoint on that port
+}: { $policy ->
+    [Ignore] the API server lets through unchecked
+   *[other] the API server refuses
+} { $operations } of { $resources } { $scoped ->
+    [yes] in the namespaces matching { $selector }
+   *[other] in every namespace
+}.
 text-pdb = PodDisruptionBudget { $namespace }/{ $name } has { $current } healthy pods of the { $desired } it needs: a node drain would hang on it
 text-quota = Quota { $namespace }/{ $name }: { $resource } { $level ->
     [exceeded] over its limit

@@ -160,6 +160,18 @@ rule-quota-exceeded =
     .summary = Quota { $namespace }/{ $resourcequota } is over its limit for { $resource } ({ $percent }%)
     .prom-summary = Quota { $namespace }/{ $resourcequota } is over its limit for { $resource } ({ $value })
     .prom-description = ResourceQuota { $namespace }/{ $resourcequota } has been over its { $resource } limit for 15 minutes (the limit was lowered under what exists).
+rule-webhook-unavailable =
+    .title = Kubernetes admission webhook unreachable
+    .summary = { $kind ->
+        [mutating] Mutating
+       *[other] Validating
+    } webhook { $configuration }/{ $webhook } cannot be reached ({ $policy ->
+        [Ignore] its requests go through unchecked
+       *[other] its requests are refused
+    })
+    .prom-summary = Admission webhook { $configuration }/{ $webhook } cannot be reached (failurePolicy { $failure_policy })
+    .prom-description = The { $kind } webhook { $webhook } of { $configuration } has had no ready endpoint on its Service's port for 5 minutes: with failurePolicy Fail, the API server refuses every request it intercepts.
+
 rule-pv-errors =
     .title = Kubernetes persistent volume in error
     .summary = PersistentVolume { $pv } is { $phase }

@@ -49,6 +49,14 @@ count-control-plane-down = { $count } { $count ->
     [one] composant du plan de contrôle arrêté
    *[other] composants du plan de contrôle arrêtés
 }
+count-webhooks-refusing = { $count } { $count ->
+    [one] webhook d’admission injoignable qui refuse
+   *[other] webhooks d’admission injoignables qui refusent
+} les changements
+count-webhooks-skipped = { $count } { $count ->
+    [one] webhook d’admission injoignable, ignoré
+   *[other] webhooks d’admission injoignables, ignorés
+}
 count-pdbs-short = { $count } { $count ->
     [one] budget de perturbation à court
    *[other] budgets de perturbation à court
@@ -184,6 +192,21 @@ text-apiservice = L’APIService { $name } ({ $service }) n’est pas Available�
 text-hpa = Le HPA { $namespace }/{ $name } ne peut pas mettre à l’échelle : { $reason } : { $message }
 text-certificate = { certificate-what } expire le { $date } ({ in-days })
 text-control-plane = { $component } n’a pas renouvelé son bail de leader depuis { $seconds } s : { $what }
+text-webhook = Webhook { $kind ->
+    [mutating] de mutation
+   *[other] de validation
+} { $configuration }/{ $webhook } : { webhook-unavailable-why }
+webhook-unavailable-why = { $reach ->
+    [no-service] son Service { $service } n’existe pas
+    [no-port] son Service { $service } n’a pas ce port
+   *[other] son Service { $service } n’a aucun endpoint prêt sur ce port
+} : { $policy ->
+    [Ignore] l’API server laisse passer sans contrôle
+   *[other] l’API server refuse
+} { $operations } de { $resources } { $scoped ->
+    [yes] dans les namespaces qui correspondent à { $selector }
+   *[other] dans tous les namespaces
+}.
 text-pdb = Le PodDisruptionBudget { $namespace }/{ $name } a { $current } pods sains sur les { $desired } qu’il exige : un drain de nœud y resterait bloqué
 text-quota = Quota { $namespace }/{ $name } : { $resource } { $level ->
     [exceeded] au-delà de sa limite

@@ -162,6 +162,18 @@ rule-quota-exceeded =
     .summary = Le quota { $namespace }/{ $resourcequota } dépasse sa limite pour { $resource } ({ $percent } %)
     .prom-summary = Le quota { $namespace }/{ $resourcequota } dépasse sa limite pour { $resource } ({ $value })
     .prom-description = Le ResourceQuota { $namespace }/{ $resourcequota } dépasse sa limite de { $resource } depuis 15 minutes (la limite a été abaissée sous l’existant).
+rule-webhook-unavailable =
+    .title = Webhook d’admission Kubernetes injoignable
+    .summary = Le webhook { $kind ->
+        [mutating] de mutation
+       *[other] de validation
+    } { $configuration }/{ $webhook } est injoignable ({ $policy ->
+        [Ignore] ses requêtes passent sans contrôle
+       *[other] ses requêtes sont refusées
+    })
+    .prom-summary = Le webhook d’admission { $configuration }/{ $webhook } est injoignable (failurePolicy { $failure_policy })
+    .prom-description = Le webhook { $kind } { $webhook } de { $configuration } n’a plus d’endpoint prêt sur le port de son Service depuis 5 minutes : avec failurePolicy Fail, l’API server refuse chaque requête qu’il intercepte.
+
 rule-pv-errors =
     .title = Volume persistant Kubernetes en erreur
     .summary = Le PersistentVolume { $pv } est { $phase }

@@ -1,6 +1,7 @@
 //! One cycle: the eight collections read in parallel, each into compact records, beside the
 //! optional reads; every read timed and judged by one wrapper ([`timed`]).
 
+pub mod backends;
 pub mod events;
 pub mod follow;
 pub mod kinds;
@@ -535,7 +536,26 @@ async fn read_optional<S: Source>(
         r.extend(read.recorded);
         (read.put)(&mut extras);
     }
+    read_backends(f, &mut extras, st).await;
     (extras, recorded, stats)
+}
+
+/// The webhooks' Services and EndpointSlices, listed in the namespaces those Services live in
+/// (each namespace's two Lists in parallel), once the webhooks are read; not asked when no
+/// webhook names a Service.
+async fn read_backends(f: &Fetcher, extras: &mut Extras, stats: &mut Vec<CollectionStat>) {
+    let validating = extras.validatingwebhookconfigurations.read().into_iter().flatten().map(|v| &v.0);
+    let mutating = extras.mutatingwebhookconfigurations.read().into_iter().flatten().map(|m| &m.0);
+    let namespaces = backends::namespaces(validating.chain(mutating));
+    // Not filtered by the ignored namespaces: a webhook in one stops changes everywhere.
+    let Some(scope) = scope::Scope::new(&namespaces, &[]) else { return };
+    let (services, slices) = tokio::join!(
+        timed(backends::SERVICES, scope.list::<backends::Service>(f, backends::SERVICES, None)),
+        timed(backends::ENDPOINTSLICES, scope.list::<backends::EndpointSlice>(f, backends::ENDPOINTSLICES, None)),
+    );
+    let mut none = Vec::new();
+    extras.services = kept_optional(backends::SERVICES, Some(services), stats, &mut none);
+    extras.endpointslices = kept_optional(backends::ENDPOINTSLICES, Some(slices), stats, &mut none);
 }
 
 /// What one of the registry's kinds read, ready to take its place in the cycle: its stat

@@ -4,7 +4,8 @@
 //! - APIServices (`apiregistration.k8s.io`): whether each aggregated API is Available, and why not.
 //! - The Metrics API (`metrics.k8s.io`, served by metrics-server through the aggregator): CPU and
 //!   memory used per node and per pod. Read only when its APIService is not known to be down.
-//! - The kinds of the registry (`collect::kinds`): HorizontalPodAutoscalers, Jobs, CronJobs.
+//! - The kinds of the registry (`collect::kinds`): HorizontalPodAutoscalers, Jobs, CronJobs…
+//! - The admission webhooks' Services and EndpointSlices (`collect::backends`), after them.
 
 use serde::{Deserialize, Serialize};
 
@@ -76,6 +77,12 @@ macro_rules! extras {
                 #[serde(default)]
                 pub $field: Optional<Vec<$ty>>,
             )*
+            /// The webhooks' Services and their EndpointSlices, in the namespaces those
+            /// Services live in (`collect::backends`); not asked when no webhook names a Service.
+            #[serde(default)]
+            pub services: Optional<Vec<super::backends::Service>>,
+            #[serde(default)]
+            pub endpointslices: Optional<Vec<super::backends::EndpointSlice>>,
             /// Watch mode: the resources whose watch is not granted, read every interval instead.
             #[serde(default, skip_serializing_if = "Vec::is_empty")]
             pub watch_not_granted: Vec<String>,
@@ -102,6 +109,8 @@ macro_rules! extras {
                     (Collection::POD_METRICS, self.pod_metrics.outcome()),
                 ];
                 $( $(#[$m])* out.push((<$ty as Kind>::COLLECTION, self.$field.outcome())); )*
+                out.push((super::backends::SERVICES, self.services.outcome()));
+                out.push((super::backends::ENDPOINTSLICES, self.endpointslices.outcome()));
                 out
             }
 

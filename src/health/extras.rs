@@ -67,6 +67,9 @@ pub struct ExtrasHealth {
     /// The control plane's components whose leader lease exists; None when the leases were not
     /// read.
     pub control_plane: Option<Vec<super::plane::ComponentHealth>>,
+    /// The admission webhooks, judged against their backends; None when either kind of
+    /// configuration was not read.
+    pub webhooks: Option<Vec<super::admission::WebhookHealth>>,
     /// Objects read that could not be judged (a lease with no renewTime, a quota's quantity
     /// that does not parse), one line each.
     #[serde(skip_serializing_if = "Vec::is_empty")]
@@ -294,6 +297,17 @@ pub fn assess(
     out.pvs = extras.persistentvolumes.read().map(|list| super::policy::pvs(list));
     out.control_plane =
         extras.leases.read().map(|list| super::plane::components(list, now, &mut memory.leases, &mut out.unreadable));
+    if let (Some(validating), Some(mutating)) =
+        (extras.validatingwebhookconfigurations.read(), extras.mutatingwebhookconfigurations.read())
+    {
+        let backends = match (extras.services.read(), extras.endpointslices.read()) {
+            (Some(s), Some(e)) => Some((s.as_slice(), e.as_slice())),
+            _ => None,
+        };
+        let validating: Vec<_> = validating.iter().map(|v| &v.0).collect();
+        let mutating: Vec<_> = mutating.iter().map(|m| &m.0).collect();
+        out.webhooks = Some(super::admission::webhooks(&validating, &mutating, backends, &mut out.unreadable));
+    }
     out
 }
 

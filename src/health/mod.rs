@@ -2,6 +2,7 @@
 //! the reports, the rules and the pages all read from. What it remembers between cycles is its
 //! own [`Memory`]: the health it returns is final, and nothing after it writes into it.
 
+pub mod admission;
 pub mod batch;
 pub mod extras;
 pub mod memory;
@@ -824,8 +825,9 @@ struct Problem {
     words: &'static str,
 }
 
-const PROBLEMS: [Problem; 22] = [
+const PROBLEMS: [Problem; 24] = [
     Problem { count: Health::control_plane_down, severity: Grade::Critical, words: "count-control-plane-down" },
+    Problem { count: Health::webhooks_refusing, severity: Grade::Critical, words: "count-webhooks-refusing" },
     Problem { count: |h| h.counts.nodes_not_ready, severity: Grade::Critical, words: "count-nodes-not-ready" },
     Problem { count: |h| h.counts.pods_crashlooping, severity: Grade::Critical, words: "count-pods-crashlooping" },
     Problem { count: |h| h.counts.nodes_under_pressure, severity: Grade::Notice, words: "count-nodes-under-pressure" },
@@ -853,6 +855,7 @@ const PROBLEMS: [Problem; 22] = [
     Problem { count: Health::pdbs_short, severity: Grade::Notice, words: "count-pdbs-short" },
     Problem { count: Health::quotas_full, severity: Grade::Notice, words: "count-quotas-full" },
     Problem { count: Health::volumes_in_error, severity: Grade::Notice, words: "count-volumes-in-error" },
+    Problem { count: Health::webhooks_skipped, severity: Grade::Notice, words: "count-webhooks-skipped" },
     Problem { count: Health::nodes_full, severity: Grade::Notice, words: "count-nodes-full" },
     Problem { count: Health::daemonsets_misscheduled, severity: Grade::Notice, words: "count-daemonsets-misscheduled" },
     Problem { count: Health::jobs_too_long, severity: Grade::Notice, words: "count-jobs-too-long" },
@@ -973,6 +976,16 @@ impl Health {
             )
         }));
         out
+    }
+
+    /// Admission webhooks that cannot be reached and refuse what they intercept (`Fail`).
+    pub fn webhooks_refusing(&self) -> u64 {
+        self.extras.webhooks.iter().flatten().filter(|w| w.unavailable() && w.fails_closed()).count() as u64
+    }
+
+    /// Admission webhooks that cannot be reached and let what they intercept through (`Ignore`).
+    pub fn webhooks_skipped(&self) -> u64 {
+        self.extras.webhooks.iter().flatten().filter(|w| w.unavailable() && !w.fails_closed()).count() as u64
     }
 
     /// kube-controller-manager or kube-scheduler stopped renewing its lease.

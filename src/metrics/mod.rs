@@ -56,6 +56,7 @@ pub fn cluster_families(h: &Health) -> Vec<Family> {
     apply(objects::QUOTAS, h.extras.quotas.iter().flatten(), &mut out);
     apply(objects::PVS, h.extras.pvs.iter().flatten(), &mut out);
     apply(objects::CONTROL_PLANE, h.extras.control_plane.iter().flatten(), &mut out);
+    apply(objects::WEBHOOKS, h.extras.webhooks.iter().flatten(), &mut out);
     out
 }
 

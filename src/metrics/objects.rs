@@ -2,6 +2,7 @@
 
 use super::exposition::{MetricType, Sample};
 use super::{EVENT_REASONS_LIMIT, Generator};
+use crate::health::admission::WebhookHealth;
 use crate::health::batch::{CronJobHealth, RunningJob};
 use crate::health::extras::{ApiServiceHealth, HpaHealth};
 use crate::health::plane::ComponentHealth;
@@ -574,4 +575,21 @@ pub(super) const CONTROL_PLANE: &[Generator<ComponentHealth>] = &[Generator {
     help: "Seconds since the component (kube-controller-manager, kube-scheduler) last renewed its leader lease in kube-system, as DumbMonit saw the renewals; no series when the lease does not exist.",
     kind: MetricType::Gauge,
     samples: |c, out| out.push(Sample::new(vec![("component", c.component.into())], c.age_seconds as f64)),
+}];
+
+pub(super) const WEBHOOKS: &[Generator<WebhookHealth>] = &[Generator {
+    name: "webhook_backend_ready",
+    help: "1 when the admission webhook's Service exists and has at least one ready endpoint on the webhook's port, 0 otherwise; no series for a webhook called by URL or through an ExternalName Service (not judged).",
+    kind: MetricType::Gauge,
+    samples: |w, out| {
+        if let Some(ready) = w.ready {
+            let labels = vec![
+                ("kind", w.kind.into()),
+                ("configuration", w.configuration.clone()),
+                ("webhook", w.webhook.clone()),
+                ("failure_policy", w.failure_policy.clone()),
+            ];
+            out.push(Sample::new(labels, flag(ready)));
+        }
+    },
 }];

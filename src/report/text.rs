@@ -188,6 +188,12 @@ fn extras(out: &mut String, h: &Health, lang: Lang) {
         let args = [("component", c.component.into()), ("seconds", c.age_seconds.into()), ("what", what.into())];
         let _ = writeln!(out, "{}", lang.tr("text-control-plane", &args));
     }
+    // Those that refuse what they intercept first.
+    let mut webhooks: Vec<_> = x.webhooks.iter().flatten().filter(|w| w.unavailable()).collect();
+    webhooks.sort_by_key(|w| !w.fails_closed());
+    for w in webhooks {
+        let _ = writeln!(out, "{}", lang.tr("text-webhook", &w.args()));
+    }
     for p in x.pdbs.iter().flatten().filter(|p| p.short) {
         let args = [
             ("namespace", (&p.namespace).into()),

@@ -61,7 +61,7 @@ fn seen(
     summary: Vec<(&'static str, Arg)>,
     description: Message,
 ) -> Observation {
-    Observation { rule, labels, summary, description, escalate: false }
+    Observation { rule, labels, summary, description, escalate: false, severity: None }
 }
 
 /// The node's Ready changes: more than [`FLAPPING_CHANGES`] in the window.
@@ -341,6 +341,7 @@ pub const CERTIFICATE_EXPIRING: Rule = Rule {
                 &[("until", e.not_after.to_string().into()), ("fix", fix.into())],
             ),
             escalate: left < CERTIFICATE_URGENT,
+            severity: None,
         });
     }),
     // The escalation: within 7 days, the same alert at Warning.
@@ -516,6 +517,37 @@ pub const CONTROL_PLANE_COMPONENT_DOWN: Rule = Rule {
         value: "{{ $value | humanizeDuration }}",
         hold: None,
         warning: Warning::None,
+    },
+};
+
+pub const WEBHOOK_UNAVAILABLE: Rule = Rule {
+    alertname: "KubernetesWebhookUnavailable",
+    labels: &["kind", "configuration", "webhook", "failure_policy"],
+    words: "rule-webhook-unavailable",
+    // A webhook that fails closed; one that fails open (`Ignore`) is a notice.
+    severity: Severity::Critical,
+    hold: minutes(5),
+    escalate_after: None,
+    reads: Reads::Webhooks(|w, seen_| {
+        if w.unavailable() {
+            let labels = labels(&[
+                ("kind", w.kind),
+                ("configuration", &w.configuration),
+                ("webhook", &w.webhook),
+                ("failure_policy", &w.failure_policy),
+            ]);
+            let mut o = seen(&WEBHOOK_UNAVAILABLE, labels, w.args(), w.description());
+            o.severity = Some(if w.fails_closed() { Severity::Critical } else { Severity::Notice });
+            seen_.push(o);
+        }
+    }),
+    export: Export {
+        expr: || "dumbmonit_k8s_webhook_backend_ready{failure_policy!=\"Ignore\"} == 0".into(),
+        value: "{{ $value }}",
+        hold: None,
+        warning: Warning::Also(Severity::Notice, || {
+            "dumbmonit_k8s_webhook_backend_ready{failure_policy=\"Ignore\"} == 0".into()
+        }),
     },
 };
 
@@ -912,6 +944,7 @@ impl RuleState {
                 Reads::Pdbs(look) => h.extras.pdbs.iter().flatten().for_each(|p| look(p, &mut obs)),
                 Reads::Quotas(look) => h.extras.quotas.iter().flatten().for_each(|q| look(q, &mut obs)),
                 Reads::Pvs(look) => h.extras.pvs.iter().flatten().for_each(|v| look(v, &mut obs)),
+                Reads::Webhooks(look) => h.extras.webhooks.iter().flatten().for_each(|w| look(w, &mut obs)),
                 Reads::ControlPlane(look) => h.extras.control_plane.iter().flatten().for_each(|c| look(c, &mut obs)),
                 Reads::Capacity(look) if h.nodes_visible() => look(&h.capacity, &mut obs),
                 Reads::RunningJobs(look) => h.extras.running_jobs.iter().flatten().for_each(|j| look(j, &mut obs)),

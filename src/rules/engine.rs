@@ -233,11 +233,13 @@ impl RuleState {
             let urgent = obs.escalate;
             // The file's `[[rule]]` for this alert, if one applies: an alert it turns off is not
             // seen (and so resolves); its hold, severity, escalation and labels replace the rule's.
+            // The object's own severity, where the rule raises it by object.
+            let own = obs.severity.unwrap_or(obs.rule.severity);
             let tuned = (!tuning.is_empty())
                 .then(|| {
                     let mut labels = obs.labels.clone();
                     labels.insert("alertname".into(), obs.rule.alertname.into());
-                    labels.insert("severity".into(), obs.rule.severity.as_str().into());
+                    labels.insert("severity".into(), own.as_str().into());
                     labels.insert("cluster".into(), cluster.into());
                     tuning.applying(obs.rule, &labels)
                 })
@@ -246,7 +248,7 @@ impl RuleState {
                 continue;
             }
             let hold = tuned.map_or(obs.rule.hold, Override::hold);
-            let severity = tuned.map_or(obs.rule.severity, Override::severity);
+            let severity = tuned.and_then(|o| o.severity).unwrap_or(own);
             let escalate_after = tuned.map_or(obs.rule.escalate_after, Override::escalate_after);
             let added = tuned.map(|o| &o.labels);
             let labelled = |severity: Severity| {

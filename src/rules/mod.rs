@@ -16,6 +16,7 @@ use std::time::Duration;
 use jiff::Timestamp;
 use serde::{Deserialize, Serialize};
 
+use crate::health::admission::WebhookHealth;
 use crate::health::batch::{CronJobHealth, JobHealth, RunningJob};
 use crate::health::extras::{ApiServiceHealth, HpaHealth};
 use crate::health::plane::ComponentHealth;
@@ -117,6 +118,8 @@ pub enum Reads {
     Quotas(fn(&QuotaHealth, &mut Seen)),
     /// PersistentVolumes (optional).
     Pvs(fn(&PvHealth, &mut Seen)),
+    /// Admission webhooks, judged against their Services (optional).
+    Webhooks(fn(&WebhookHealth, &mut Seen)),
     /// The control plane's components, by their leader leases (optional).
     ControlPlane(fn(&ComponentHealth, &mut Seen)),
     /// What the pods request against what the nodes give: with the nodes, not read by a
@@ -145,6 +148,7 @@ impl Reads {
             Reads::Pdbs(_) => "poddisruptionbudgets",
             Reads::Quotas(_) => "resourcequotas",
             Reads::Pvs(_) => "persistentvolumes",
+            Reads::Webhooks(_) => "validating/mutatingwebhookconfigurations, services, endpointslices",
             Reads::ControlPlane(_) => "leases",
             Reads::Capacity(_) => "nodes, pods",
             Reads::Cycle => "the cycle",
@@ -163,6 +167,7 @@ impl Reads {
             Reads::Pdbs(_) => h.extras.pdbs.is_some(),
             Reads::Quotas(_) => h.extras.quotas.is_some(),
             Reads::Pvs(_) => h.extras.pvs.is_some(),
+            Reads::Webhooks(_) => h.extras.webhooks.is_some(),
             Reads::ControlPlane(_) => h.extras.control_plane.is_some(),
             Reads::Pods(_) | Reads::Workloads(_) | Reads::Claims(_) | Reads::Certificates(_) | Reads::Cycle => true,
         }
@@ -205,6 +210,9 @@ pub enum Warning {
     None,
     /// This expression (a certificate within 7 days), held as the rule is.
     When(fn() -> String),
+    /// A second rule at this severity (not only Warning), held as the rule is: the objects the
+    /// first expression leaves out that the built-in rule raises at another severity.
+    Also(Severity, fn() -> String),
 }
 
 pub(crate) const fn minutes(m: u64) -> Duration {
@@ -217,11 +225,11 @@ pub use builtin::{
     HPA_REPLICAS_MISMATCH, JOB_FAILED, JOB_NOT_COMPLETED, MEMORY_OVERCOMMIT, MONITOR_UNREACHABLE, NODE_FLAPPING,
     NODE_NOT_READY, NODE_PRESSURE, NODE_TOO_MANY_PODS, PDB_NOT_ENOUGH_HEALTHY, POD_CRASH_LOOPING, POD_PENDING,
     POD_RESTARTING, POD_STUCK_TERMINATING, PV_ERRORS, PVC_PENDING, QUOTA_ALMOST_FULL, QUOTA_EXCEEDED, QUOTA_FULLY_USED,
-    ROLLOUT_STUCK, VERSION_SKEW, WORKLOAD_REPLICAS_MISSING,
+    ROLLOUT_STUCK, VERSION_SKEW, WEBHOOK_UNAVAILABLE, WORKLOAD_REPLICAS_MISSING,
 };
 
 /// Every built-in rule, in the order of `dumbmonit rules` and of docs/alerts.md.
-pub const RULES: [&Rule; 32] = [
+pub const RULES: [&Rule; 33] = [
     &NODE_NOT_READY,
     &NODE_PRESSURE,
     &POD_CRASH_LOOPING,
@@ -240,6 +248,7 @@ pub const RULES: [&Rule; 32] = [
     &JOB_FAILED,
     &CRONJOB_MISSED,
     &CONTROL_PLANE_COMPONENT_DOWN,
+    &WEBHOOK_UNAVAILABLE,
     &HPA_MAXED_OUT,
     &HPA_REPLICAS_MISMATCH,
     &PDB_NOT_ENOUGH_HEALTHY,
@@ -270,6 +279,9 @@ pub struct Observation {
     /// The condition is past its urgent threshold: the alert is (or becomes) a Warning now,
     /// whatever its rule's severity (a certificate within 7 days of its end).
     pub escalate: bool,
+    /// This object's alerts are at this severity rather than the rule's (a webhook that
+    /// refuses what it intercepts is critical, one that lets it through a notice).
+    pub severity: Option<Severity>,
 }
 
 /// How long the crash-loop and restart rules look back.

@@ -88,7 +88,18 @@ fn exports(tuning: &Tuning) -> Vec<Export> {
         // An escalation is a second rule at Warning: the same expression held for the delay
         // too, or another expression. A rule at Warning or above does not escalate.
         let escalate_after = whole.and_then(|o| o.escalate_after).or(rule.escalate_after);
-        if severity >= super::Severity::Warning {
+        if let Warning::Also(other, expr) = e.warning {
+            let severity = whole.and_then(|o| o.severity).unwrap_or(other);
+            out.push(Export {
+                rule,
+                expr: expr(),
+                hold,
+                severity: severity.as_str(),
+                value: e.value,
+                description: "prom-description",
+                labels,
+            });
+        } else if severity >= super::Severity::Warning {
         } else if let Some(after) = escalate_after {
             out.push(Export {
                 rule,

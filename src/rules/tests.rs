@@ -614,6 +614,62 @@ fn a_budget_short_of_pods_and_a_failed_volume_fire_after_their_holds() {
     );
 }
 
+/// A webhook of `policy` whose backend is `ready` (None: not judged).
+fn webhook(name: &str, policy: &str, ready: Option<bool>) -> crate::health::admission::WebhookHealth {
+    use crate::collect::backends::Reach;
+    crate::health::admission::WebhookHealth {
+        kind: "validating",
+        configuration: "policy".into(),
+        webhook: name.into(),
+        failure_policy: policy.into(),
+        service: Some("policy/policy-webhook:443".into()),
+        ready,
+        reach: ready.map(|r| if r { Reach::Ready } else { Reach::NoEndpoint }),
+        operations: vec!["CREATE".into(), "UPDATE".into()],
+        resources: vec!["pods".into()],
+        namespaces: String::new(),
+    }
+}
+
+#[test]
+fn an_unreachable_webhook_is_critical_when_it_refuses_and_a_notice_when_it_lets_through() {
+    let mut severities = Vec::new();
+    let mut state = RuleState::default();
+    let mut got = Vec::new();
+    for m in 0..12 {
+        let mut h = health(m);
+        // Both unreachable from minute 1 to 8; a URL webhook is never judged; a ready one is
+        // the healthy twin.
+        let down = (1..=8).contains(&m);
+        h.extras.webhooks = Some(vec![
+            webhook("refuse.example.com", "Fail", Some(!down)),
+            webhook("skip.example.com", "Ignore", Some(!down)),
+            webhook("far.example.com", "Fail", None),
+            webhook("up.example.com", "Fail", Some(true)),
+        ]);
+        for tr in state.observe(t(m), "lab", &h) {
+            if tr.state == TransitionState::Firing {
+                severities.push((tr.alert.labels["webhook"].clone(), tr.alert.severity));
+                assert!(tr.alert.description.contains("in every namespace"), "{}", tr.alert.description);
+            }
+            got.push((m, tr.alert.labels["webhook"].clone(), tr.state));
+        }
+    }
+    assert_eq!(
+        got,
+        [
+            (6, "refuse.example.com".to_string(), TransitionState::Firing),
+            (6, "skip.example.com".to_string(), TransitionState::Firing),
+            (9, "refuse.example.com".to_string(), TransitionState::Resolved),
+            (9, "skip.example.com".to_string(), TransitionState::Resolved),
+        ]
+    );
+    assert_eq!(
+        severities,
+        [("refuse.example.com".to_string(), Severity::Critical), ("skip.example.com".to_string(), Severity::Notice)]
+    );
+}
+
 #[test]
 fn core_capacity_and_controller_signals_fire_after_their_holds() {
     use crate::health::batch::RunningJob;
@@ -900,7 +956,7 @@ fn every_argument() -> Vec<(&'static str, crate::lang::Arg)> {
     // The labels a message may name (those of `dumbmonit rules`), then its other arguments.
     let mut args: Vec<(&'static str, crate::lang::Arg)> = crate::rules::prometheus::labels()
         .into_iter()
-        .chain(["kubelet", "version", "reason"])
+        .chain(["kubelet", "version", "reason", "policy"])
         .map(|name| (name, "x".into()))
         .collect();
     for name in
@@ -933,6 +989,7 @@ fn every_rule_firing() -> RuleState {
                 summary: every_argument(),
                 description: crate::lang::Message::verbatim(String::new()),
                 escalate: false,
+                severity: None,
             })
             .collect()
     };
@@ -967,6 +1024,7 @@ fn a_rule_whose_read_was_not_made_neither_fires_nor_resolves() {
     all.extras.quotas = Some(vec![]);
     all.extras.pvs = Some(vec![]);
     all.extras.control_plane = Some(vec![]);
+    all.extras.webhooks = Some(vec![]);
     all.extras.running_jobs = Some(vec![]);
     let every: Vec<String> = {
         let mut v: Vec<String> = crate::rules::RULES.iter().map(|r| r.alertname.to_string()).collect();
@@ -1008,6 +1066,7 @@ fn a_rule_whose_read_was_not_made_neither_fires_nor_resolves() {
         ("resourcequotas", &["KubernetesQuotaAlmostFull", "KubernetesQuotaExceeded", "KubernetesQuotaFullyUsed"]),
         ("persistentvolumes", &["KubernetesPersistentVolumeErrors"]),
         ("leases", &["KubernetesControlPlaneComponentDown"]),
+        ("webhooks", &["KubernetesWebhookUnavailable"]),
     ] {
         let mut h = all.clone();
         match missing {
@@ -1018,6 +1077,7 @@ fn a_rule_whose_read_was_not_made_neither_fires_nor_resolves() {
             "poddisruptionbudgets" => h.extras.pdbs = None,
             "resourcequotas" => h.extras.quotas = None,
             "persistentvolumes" => h.extras.pvs = None,
+            "webhooks" => h.extras.webhooks = None,
             _ => h.extras.control_plane = None,
         }
         let expected: Vec<String> = every.iter().filter(|n| !kept.contains(&n.as_str())).cloned().collect();

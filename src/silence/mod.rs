@@ -52,6 +52,9 @@ pub const LABELS: &[&str] = &[
     "resource",
     "pv",
     "phase",
+    "configuration",
+    "webhook",
+    "failure_policy",
 ];
 
 /// How a matcher compares.

@@ -376,6 +376,7 @@ fn optional_reads(h: &Health) -> Markup {
     let hpas: Vec<_> = x.hpas.iter().flatten().filter(|a| !a.scaling_active || a.at_max || a.mismatch).collect();
     let stopped: Vec<_> = x.control_plane.iter().flatten().filter(|c| c.down).collect();
     let pdbs: Vec<_> = x.pdbs.iter().flatten().filter(|p| p.short).collect();
+    let webhooks: Vec<_> = x.webhooks.iter().flatten().filter(|w| w.unavailable()).collect();
     let quotas: Vec<_> = x.quotas.iter().flatten().filter(|q| q.fullness.is_some()).collect();
     let volumes: Vec<_> = x.pvs.iter().flatten().filter(|v| v.in_error).collect();
     html! {
@@ -387,6 +388,13 @@ fn optional_reads(h: &Health) -> Markup {
                     ("what", tr("rule-control-plane-component-down.description", &[("component", c.component.into()), ("holder", (&c.holder).into())]).into()),
                 ]))
             }
+        }
+        // A webhook that refuses what it intercepts is an error, one that lets it through a notice.
+        @for w in webhooks.iter().filter(|w| w.fails_closed()) {
+            div.error { (tr("text-webhook", &w.args())) }
+        }
+        @for w in webhooks.iter().filter(|w| !w.fails_closed()) {
+            div.notice { (tr("text-webhook", &w.args())) }
         }
         @for e in h.expiring() {
             div class=(if e.days < 7 { "error" } else { "notice" }) {

@@ -16,6 +16,7 @@ pub mod lease;
 pub mod pdb;
 pub mod pv;
 pub mod quota;
+pub mod webhook;
 #[cfg(test)]
 pub mod widget;
 
@@ -53,6 +54,8 @@ macro_rules! registry {
             resourcequotas: $crate::collect::kinds::quota::Quota,
             persistentvolumes: $crate::collect::kinds::pv::Pv,
             leases: $crate::collect::kinds::lease::Lease,
+            validatingwebhookconfigurations: $crate::collect::kinds::webhook::Validating,
+            mutatingwebhookconfigurations: $crate::collect::kinds::webhook::Mutating,
             #[cfg(test)] widgets: $crate::collect::kinds::widget::Widget,
         }
     };
@@ -81,10 +84,15 @@ macro_rules! collections {
 }
 registry!(collections);
 
-/// Every collection a cycle may read: the core reads, the Metrics API's group, then the
-/// registry's.
+/// Every collection a cycle may read: the core reads, the Metrics API's group, the registry's,
+/// then the webhooks' backends (read after the webhooks, `collect::backends`).
 pub fn every() -> Vec<Collection> {
-    Collection::ALL.into_iter().chain(Collection::METRICS_GROUP).chain(registered()).collect()
+    Collection::ALL
+        .into_iter()
+        .chain(Collection::METRICS_GROUP)
+        .chain(registered())
+        .chain(super::backends::GROUP)
+        .collect()
 }
 
 /// Where `c` comes in [`every`]: the order collections are said in.
