@@ -171,6 +171,14 @@ fn parse_all(pages: &[(Resource, Vec<String>)]) -> (Duration, Duration) {
                 Resource::ResourceQuotas => views::<dumbmonit::collect::kinds::quota::Quota>(bodies),
                 Resource::PersistentVolumes => views::<dumbmonit::collect::kinds::pv::Pv>(bodies),
                 Resource::Leases => views::<dumbmonit::collect::kinds::lease::Lease>(bodies),
+                Resource::ValidatingWebhookConfigurations => {
+                    views::<dumbmonit::collect::kinds::webhook::Validating>(bodies)
+                }
+                Resource::MutatingWebhookConfigurations => {
+                    views::<dumbmonit::collect::kinds::webhook::Mutating>(bodies)
+                }
+                Resource::Services => views::<dumbmonit::collect::backends::Service>(bodies),
+                Resource::EndpointSlices => views::<dumbmonit::collect::backends::EndpointSlice>(bodies),
             };
         }
         std::hint::black_box(n);

@@ -1,7 +1,8 @@
 //! What the kubernetes-mixin alerts on beyond the core, on a real API server: disruption
-//! budgets, quotas, volumes, the control plane's leader leases and autoscalers, created through
-//! the API (statuses through the status subresource, leases through the coordination API), each
-//! in trouble beside a healthy twin. With the guide's role alone every new read says it is not
+//! budgets, quotas, volumes, the control plane's leader leases, autoscalers and admission
+//! webhooks, created through the API (statuses through the status subresource, leases through
+//! the coordination API, a webhook's Service without a ready endpoint, then with one), each in
+//! trouble beside a healthy twin. With the guide's role alone every new read says it is not
 //! granted and nothing fails; with `rbac --optional`, `check` finds them in both languages and
 //! `serve`'s rules fire on the stepped clock, the twins silent.
 
@@ -14,8 +15,14 @@ use common::plane::{Credentials, Plane, assert_only_reads};
 use dumbmonit_sim::scenario;
 use serde_json::Value;
 
-const NEW_READS: [&str; 4] =
-    ["poddisruptionbudgets.policy", "resourcequotas", "persistentvolumes", "leases.coordination.k8s.io"];
+const NEW_READS: [&str; 6] = [
+    "poddisruptionbudgets.policy",
+    "resourcequotas",
+    "persistentvolumes",
+    "leases.coordination.k8s.io",
+    "validatingwebhookconfigurations.admissionregistration.k8s.io",
+    "mutatingwebhookconfigurations.admissionregistration.k8s.io",
+];
 
 fn find<'a>(list: &'a Value, key: &str, name: &str) -> &'a Value {
     list.as_array().and_then(|a| a.iter().find(|v| v[key] == name)).unwrap_or_else(|| panic!("no {name} in {list:#}"))
@@ -63,6 +70,12 @@ async fn the_mixins_signals_on_a_real_api_server() {
         ("update", "leases.coordination.k8s.io", "kube-system", false),
         ("watch", "resourcequotas", "quotas", false),
         ("delete", "persistentvolumes", "", false),
+        ("list", "validatingwebhookconfigurations.admissionregistration.k8s.io", "", true),
+        ("list", "mutatingwebhookconfigurations.admissionregistration.k8s.io", "", true),
+        ("list", "services", "policy", true),
+        ("list", "endpointslices.discovery.k8s.io", "policy", true),
+        ("watch", "services", "policy", false),
+        ("get", "secrets", "policy", false),
     ] {
         let mut args = vec!["auth", "can-i", verb, resource, "--as", sa];
         if !namespace.is_empty() {
@@ -82,6 +95,18 @@ async fn the_mixins_signals_on_a_real_api_server() {
         leases.iter().all(|(verb, uri)| verb == "list"
             && uri.starts_with("/apis/coordination.k8s.io/v1/namespaces/kube-system/leases")),
         "only kube-system's leases are read: {leases:?}"
+    );
+    // The webhooks' backends are read in their Services' namespaces only.
+    let backends: Vec<(String, String)> = p
+        .requests_of(sa)
+        .into_iter()
+        .filter(|(_, uri)| uri.contains("/services") || uri.contains("/endpointslices"))
+        .collect();
+    assert!(!backends.is_empty());
+    assert!(
+        backends.iter().all(|(verb, uri)| verb == "list"
+            && ["policy", "mesh", "certs"].iter().any(|ns| uri.contains(&format!("/namespaces/{ns}/")))),
+        "{backends:?}"
     );
 }
 
@@ -123,6 +148,17 @@ async fn granted_check(p: &Plane, creds: &Credentials) {
     assert_eq!((hpa("web")["maxed_out"].as_bool(), hpa("web")["mismatch"].as_bool()), (Some(true), Some(false)));
     assert_eq!((hpa("api")["maxed_out"].as_bool(), hpa("api")["mismatch"].as_bool()), (Some(false), Some(true)));
     assert_eq!(hpa("api")["desired_replicas"], 7);
+    let webhook = |name: &str| find(&x["webhooks"], "webhook", name).clone();
+    assert_eq!(
+        (webhook("policy.example.com")["ready"].as_bool(), webhook("policy.example.com")["failure_policy"].as_str()),
+        (Some(false), Some("Fail"))
+    );
+    assert_eq!(webhook("policy.example.com")["service"], "policy/policy-webhook:443");
+    assert_eq!(
+        (webhook("inject.example.com")["ready"].as_bool(), webhook("inject.example.com")["kind"].as_str()),
+        (Some(false), Some("mutating"))
+    );
+    assert_eq!(webhook("certs.example.com")["ready"], true);
 
     // The core reads' signals.
     let node = |name: &str| find(&doc["nodes"], "name", name).clone();
@@ -159,6 +195,8 @@ async fn granted_check(p: &Plane, creds: &Credentials) {
     assert!(first.starts_with("1 control-plane component stopped, "), "critical first: {first}");
     for part in [
         "1 disruption budget short of healthy pods",
+        "1 admission webhook unreachable (refusing changes)",
+        "1 admission webhook unreachable (letting changes through)",
         "2 quotas full",
         "2 volumes in error",
         "1 node full of pods",
@@ -183,11 +221,13 @@ async fn granted_check(p: &Plane, creds: &Credentials) {
         "Quota quotas/team: count/configmaps almost full (9 used of 10)",
         "PersistentVolume pv-failed is Failed: host path /srv/pv-failed does not exist",
         "PersistentVolume pv-pending is Pending",
+        "Validating webhook policy/policy.example.com: its Service policy/policy-webhook:443 has no ready endpoint on that port: the API server refuses CREATE, UPDATE of pods in every namespace.",
+        "Mutating webhook inject/inject.example.com: its Service mesh/injector:443 does not exist: the API server lets through unchecked CREATE, UPDATE of pods in every namespace.",
     ] {
         assert!(en.contains(line), "{line:?} in\n{en}");
     }
     for healthy in
-        ["kube-scheduler has", "shop/web has", "secrets", "pv-bound", "Deployment shop/web:", "batch/reindex"]
+        ["kube-scheduler has", "shop/web has", "secrets", "pv-bound", "Deployment shop/web:", "batch/reindex", "certs/"]
     {
         assert!(!en.contains(healthy), "the healthy twin {healthy:?} is not said:\n{en}");
     }
@@ -201,6 +241,7 @@ async fn granted_check(p: &Plane, creds: &Credentials) {
         "2 volumes en erreur",
         "1 nœud plein de pods",
         "1 job en cours depuis plus de 12 heures",
+        "1 webhook d’admission injoignable (refusant les changements)",
     ] {
         assert!(first.contains(part), "{part} in {first}");
     }
@@ -212,6 +253,7 @@ async fn granted_check(p: &Plane, creds: &Credentials) {
         "Le PersistentVolume pv-failed est Failed\u{a0}: host path /srv/pv-failed does not exist",
         "Le nœud node-3 fait tourner 1 des 1 pods permis",
         "Le Job batch/backfill tourne depuis 13 heures sans se terminer",
+        "Webhook de validation policy/policy.example.com\u{a0}: son Service policy/policy-webhook:443 n’a aucun endpoint prêt sur ce port\u{a0}: l’API server refuse CREATE, UPDATE de pods dans tous les namespaces.",
     ] {
         assert!(fr.contains(line), "{line:?} in\n{fr}");
     }
@@ -261,6 +303,8 @@ fn serve_fires_the_rules(p: &Plane, creds: &Credentials) {
             ("KubernetesGenerationMismatch", "workload", "checkout"),
             ("KubernetesJobNotCompleted", "job", "backfill"),
             ("KubernetesNodeNotReady", "node", "node-2"),
+            ("KubernetesWebhookUnavailable", "webhook", "policy.example.com"),
+            ("KubernetesWebhookUnavailable", "webhook", "inject.example.com"),
         ];
         let firing = |alerts: &Value, (name, label, value): (&str, &str, &str)| {
             alerts
@@ -285,13 +329,26 @@ fn serve_fires_the_rules(p: &Plane, creds: &Credentials) {
         let list: Vec<&Value> =
             alerts.as_array().unwrap().iter().filter(|a| !aside.contains(&a["alertname"].as_str().unwrap())).collect();
         assert_eq!(list.len(), expected.len(), "one alert each, the twins silent: {alerts:#}");
-        let first = &list[0];
-        assert_eq!(
-            (first["alertname"].as_str(), first["severity"].as_str()),
-            (Some("KubernetesControlPlaneComponentDown"), Some("critical"))
+        // The two critical alerts first.
+        let critical: Vec<&str> = list[..2].iter().map(|a| a["alertname"].as_str().unwrap()).collect();
+        assert!(
+            critical.contains(&"KubernetesControlPlaneComponentDown")
+                && critical.contains(&"KubernetesWebhookUnavailable"),
+            "{critical:?}"
         );
-        assert_eq!(first["labels"]["severity"], "critical");
-        assert!(first["description"].as_str().unwrap().ends_with("Its last leader was cp-1_0c7e."), "{first:#}");
+        assert!(list[..2].iter().all(|a| a["severity"] == "critical" && a["labels"]["severity"] == "critical"));
+        let manager = list.iter().find(|a| a["alertname"] == "KubernetesControlPlaneComponentDown").unwrap();
+        assert!(manager["description"].as_str().unwrap().ends_with("Its last leader was cp-1_0c7e."), "{manager:#}");
+        let hook = |name: &str| {
+            list.iter()
+                .find(|a| a["alertname"] == "KubernetesWebhookUnavailable" && a["labels"]["webhook"] == name)
+                .unwrap()
+        };
+        assert_eq!(
+            (hook("policy.example.com")["severity"].as_str(), hook("inject.example.com")["severity"].as_str()),
+            (Some("critical"), Some("notice"))
+        );
+        assert_eq!(hook("inject.example.com")["labels"]["failure_policy"], "Ignore");
         let quota = list.iter().find(|a| a["alertname"] == "KubernetesQuotaExceeded").unwrap();
         assert_eq!(quota["summary"], "Quota quotas/team is over its limit for services (150%)");
         assert_eq!(quota["description"], "3 used of 2");
@@ -323,6 +380,16 @@ fn serve_fires_the_rules(p: &Plane, creds: &Credentials) {
             7.0
         );
 
+        let ready = |configuration: &str, webhook: &str, policy: &str| {
+            at(&format!(
+                "dumbmonit_k8s_webhook_backend_ready{{cluster=\"real\",kind=\"validating\",configuration=\"{configuration}\",webhook=\"{webhook}\",failure_policy=\"{policy}\"}}"
+            ))
+        };
+        assert_eq!(
+            (ready("policy", "policy.example.com", "Fail"), ready("certs", "certs.example.com", "Fail")),
+            (0.0, 1.0)
+        );
+
         let page = s.get("/clusters/real").body;
         for text in [
             "kube-controller-manager has not renewed its leader lease",
@@ -332,14 +399,40 @@ fn serve_fires_the_rules(p: &Plane, creds: &Credentials) {
             "short of its desired 7",
             "Node node-3 runs 1 of the 1 pods it may run",
             "Job batch/backfill has run for 13 hours without completing",
+            "Validating webhook policy/policy.example.com: its Service policy/policy-webhook:443 has no ready endpoint",
         ] {
             assert!(page.contains(text), "{text} on the page");
         }
         let fr = common::web::request(s.addr, "GET", "/clusters/real", &[("Accept-Language", "fr")], b"").body;
-        for text in
-            ["n’a pas renouvelé son bail de leader", "Volumes en erreur (2)", "Critique", "en deçà des 7 voulues"]
-        {
+        for text in [
+            "n’a pas renouvelé son bail de leader",
+            "Volumes en erreur (2)",
+            "Critique",
+            "en deçà des 7 voulues",
+            "Webhook de validation policy/policy.example.com",
+        ] {
             assert!(fr.contains(text), "{text} on the French page");
         }
+
+        // The webhook's backend comes back (its endpoint ready): its alert resolves, and the
+        // one whose Service does not exist stays.
+        p.kubectl(&[
+            "-n",
+            "policy",
+            "patch",
+            "endpointslice",
+            "policy-webhook-1",
+            "--type",
+            "json",
+            "-p",
+            r#"[{"op":"replace","path":"/endpoints/0/conditions/ready","value":true}]"#,
+        ]);
+        let alerts = s
+            .wait_for("/api/v1/alerts", "the webhook's alert resolved", |r| {
+                let alerts = r.json();
+                !firing(&alerts, ("KubernetesWebhookUnavailable", "webhook", "policy.example.com"))
+            })
+            .json();
+        assert!(firing(&alerts, ("KubernetesWebhookUnavailable", "webhook", "inject.example.com")), "{alerts:#}");
     });
 }

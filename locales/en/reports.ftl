@@ -52,11 +52,11 @@ count-control-plane-down = { $count } control-plane { $count ->
 count-webhooks-refusing = { $count } admission { $count ->
     [one] webhook
    *[other] webhooks
-} unreachable, refusing changes
+} unreachable (refusing changes)
 count-webhooks-skipped = { $count } admission { $count ->
     [one] webhook
    *[other] webhooks
-} unreachable, skipped
+} unreachable (letting changes through)
 count-pdbs-short = { $count } disruption { $count ->
     [one] budget
    *[other] budgets

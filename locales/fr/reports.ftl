@@ -50,13 +50,13 @@ count-control-plane-down = { $count } { $count ->
    *[other] composants du plan de contrôle arrêtés
 }
 count-webhooks-refusing = { $count } { $count ->
-    [one] webhook d’admission injoignable qui refuse
-   *[other] webhooks d’admission injoignables qui refusent
-} les changements
+    [one] webhook d’admission injoignable
+   *[other] webhooks d’admission injoignables
+} (refusant les changements)
 count-webhooks-skipped = { $count } { $count ->
-    [one] webhook d’admission injoignable, ignoré
-   *[other] webhooks d’admission injoignables, ignorés
-}
+    [one] webhook d’admission injoignable
+   *[other] webhooks d’admission injoignables
+} (laissant passer les changements)
 count-pdbs-short = { $count } { $count ->
     [one] budget de perturbation à court
    *[other] budgets de perturbation à court

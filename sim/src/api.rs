@@ -32,10 +32,16 @@ pub enum Resource {
     PersistentVolumes,
     /// `coordination.k8s.io/v1`: leader leases.
     Leases,
+    /// `admissionregistration.k8s.io/v1`: admission webhooks.
+    ValidatingWebhookConfigurations,
+    MutatingWebhookConfigurations,
+    /// `v1` and `discovery.k8s.io/v1`: the webhooks' Services and their endpoints.
+    Services,
+    EndpointSlices,
 }
 
 impl Resource {
-    pub const ALL: [Resource; 17] = [
+    pub const ALL: [Resource; 21] = [
         Resource::Nodes,
         Resource::Pods,
         Resource::Deployments,
@@ -53,6 +59,10 @@ impl Resource {
         Resource::ResourceQuotas,
         Resource::PersistentVolumes,
         Resource::Leases,
+        Resource::ValidatingWebhookConfigurations,
+        Resource::MutatingWebhookConfigurations,
+        Resource::Services,
+        Resource::EndpointSlices,
     ];
 
     /// The plural resource name used in paths and in RBAC.
@@ -75,6 +85,10 @@ impl Resource {
             Resource::ResourceQuotas => "resourcequotas",
             Resource::PersistentVolumes => "persistentvolumes",
             Resource::Leases => "leases",
+            Resource::ValidatingWebhookConfigurations => "validatingwebhookconfigurations",
+            Resource::MutatingWebhookConfigurations => "mutatingwebhookconfigurations",
+            Resource::Services => "services",
+            Resource::EndpointSlices => "endpointslices",
         }
     }
 
@@ -87,6 +101,10 @@ impl Resource {
             Resource::Jobs | Resource::CronJobs => "batch",
             Resource::PodDisruptionBudgets => "policy",
             Resource::Leases => "coordination.k8s.io",
+            Resource::ValidatingWebhookConfigurations | Resource::MutatingWebhookConfigurations => {
+                "admissionregistration.k8s.io"
+            }
+            Resource::EndpointSlices => "discovery.k8s.io",
             _ => "",
         }
     }
@@ -100,6 +118,8 @@ impl Resource {
             "batch" => "batch/v1",
             "policy" => "policy/v1",
             "coordination.k8s.io" => "coordination.k8s.io/v1",
+            "admissionregistration.k8s.io" => "admissionregistration.k8s.io/v1",
+            "discovery.k8s.io" => "discovery.k8s.io/v1",
             _ => "v1",
         }
     }
@@ -131,11 +151,23 @@ impl Resource {
             Resource::ResourceQuotas => "ResourceQuota",
             Resource::PersistentVolumes => "PersistentVolume",
             Resource::Leases => "Lease",
+            Resource::ValidatingWebhookConfigurations => "ValidatingWebhookConfiguration",
+            Resource::MutatingWebhookConfigurations => "MutatingWebhookConfiguration",
+            Resource::Services => "Service",
+            Resource::EndpointSlices => "EndpointSlice",
         }
     }
 
     pub fn namespaced(self) -> bool {
-        !matches!(self, Resource::Nodes | Resource::ApiServices | Resource::NodeMetrics | Resource::PersistentVolumes)
+        !matches!(
+            self,
+            Resource::Nodes
+                | Resource::ApiServices
+                | Resource::NodeMetrics
+                | Resource::PersistentVolumes
+                | Resource::ValidatingWebhookConfigurations
+                | Resource::MutatingWebhookConfigurations
+        )
     }
 
     /// `pods`, or `deployments.apps` for a named group, as the API server writes it in messages.
@@ -268,15 +300,19 @@ pub fn discovery(doc: &str, metrics_available: bool) -> String {
                 group("batch", "v1"),
                 group("policy", "v1"),
                 group("coordination.k8s.io", "v1"),
+                group("admissionregistration.k8s.io", "v1"),
+                group("discovery.k8s.io", "v1"),
             ];
             if metrics_available {
                 groups.push(group("metrics.k8s.io", "v1beta1"));
             }
             json!({"kind": "APIGroupList", "apiVersion": "v1", "groups": groups}).to_string()
         }
-        "/api/v1" => resources("v1", &[(Resource::Nodes, "no"), (Resource::Pods, "po"), (Resource::PersistentVolumeClaims, "pvc"), (Resource::Events, "ev"), (Resource::ResourceQuotas, "quota"), (Resource::PersistentVolumes, "pv")]),
+        "/api/v1" => resources("v1", &[(Resource::Nodes, "no"), (Resource::Pods, "po"), (Resource::PersistentVolumeClaims, "pvc"), (Resource::Events, "ev"), (Resource::ResourceQuotas, "quota"), (Resource::PersistentVolumes, "pv"), (Resource::Services, "svc")]),
         "/apis/policy/v1" => resources("policy/v1", &[(Resource::PodDisruptionBudgets, "pdb")]),
         "/apis/coordination.k8s.io/v1" => resources("coordination.k8s.io/v1", &[(Resource::Leases, "")]),
+        "/apis/admissionregistration.k8s.io/v1" => resources("admissionregistration.k8s.io/v1", &[(Resource::ValidatingWebhookConfigurations, ""), (Resource::MutatingWebhookConfigurations, "")]),
+        "/apis/discovery.k8s.io/v1" => resources("discovery.k8s.io/v1", &[(Resource::EndpointSlices, "")]),
         "/apis/apiregistration.k8s.io/v1" => resources("apiregistration.k8s.io/v1", &[(Resource::ApiServices, "")]),
         "/apis/autoscaling/v2" => resources("autoscaling/v2", &[(Resource::HorizontalPodAutoscalers, "hpa")]),
         "/apis/batch/v1" => resources("batch/v1", &[(Resource::Jobs, ""), (Resource::CronJobs, "cj")]),

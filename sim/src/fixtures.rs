@@ -32,6 +32,10 @@ pub struct Cluster {
     pub quotas: Vec<Value>,
     pub pvs: Vec<Value>,
     pub leases: Vec<Value>,
+    pub validating_webhooks: Vec<Value>,
+    pub mutating_webhooks: Vec<Value>,
+    pub services: Vec<Value>,
+    pub endpointslices: Vec<Value>,
 }
 
 impl Default for Cluster {
@@ -55,6 +59,10 @@ impl Default for Cluster {
             quotas: vec![],
             pvs: vec![],
             leases: vec![],
+            validating_webhooks: vec![],
+            mutating_webhooks: vec![],
+            services: vec![],
+            endpointslices: vec![],
         }
     }
 }
@@ -80,6 +88,10 @@ impl Cluster {
             (Resource::ResourceQuotas, self.quotas),
             (Resource::PersistentVolumes, self.pvs),
             (Resource::Leases, self.leases),
+            (Resource::ValidatingWebhookConfigurations, self.validating_webhooks),
+            (Resource::MutatingWebhookConfigurations, self.mutating_webhooks),
+            (Resource::Services, self.services),
+            (Resource::EndpointSlices, self.endpointslices),
         ]
     }
 }
@@ -1149,6 +1161,51 @@ pub fn lease(name: &str, holder: &str, renewed_ago: SignedDuration, now: Timesta
         "metadata": {"name": name, "namespace": "kube-system", "uid": uid(&format!("lease/{name}")), "creationTimestamp": ago(now, 60 * 24 * 7)},
         "spec": {"holderIdentity": holder, "leaseDurationSeconds": 15, "acquireTime": format!("{}", micro.strftime("%Y-%m-%dT%H:%M:%S%.6fZ")),
                  "renewTime": format!("{}", micro.strftime("%Y-%m-%dT%H:%M:%S%.6fZ")), "leaseTransitions": 2}
+    })
+}
+
+// Admission webhooks and their Services
+
+/// A webhook configuration (`kind`: `ValidatingWebhookConfiguration` or
+/// `MutatingWebhookConfiguration`) with one webhook, called through `service`
+/// (`namespace/name`) on port 443 and intercepting CREATE and UPDATE of pods, as the API server
+/// returns it (its defaults filled in).
+pub fn webhook_configuration(kind: &str, name: &str, service: &str, failure_policy: &str, now: Timestamp) -> Value {
+    let (namespace, service) = service.split_once('/').expect("namespace/name");
+    let mut hook = json!({
+        "name": format!("{name}.example.com"),
+        "clientConfig": {"service": {"namespace": namespace, "name": service, "path": "/validate", "port": 443}},
+        "rules": [{"operations": ["CREATE", "UPDATE"], "apiGroups": [""], "apiVersions": ["v1"], "resources": ["pods"], "scope": "*"}],
+        "failurePolicy": failure_policy, "matchPolicy": "Equivalent", "namespaceSelector": {}, "objectSelector": {},
+        "sideEffects": "None", "timeoutSeconds": 10, "admissionReviewVersions": ["v1"]
+    });
+    if kind == "MutatingWebhookConfiguration" {
+        hook["reinvocationPolicy"] = json!("Never");
+    }
+    json!({
+        "metadata": {"name": name, "uid": uid(&format!("webhook/{kind}/{name}")), "generation": 1, "creationTimestamp": ago(now, 60)},
+        "webhooks": [hook]
+    })
+}
+
+/// A ClusterIP Service without a selector, its port 443 named `https` to 8443.
+pub fn service(namespace: &str, name: &str, now: Timestamp) -> Value {
+    json!({
+        "metadata": {"name": name, "namespace": namespace, "uid": uid(&format!("service/{namespace}/{name}")), "creationTimestamp": ago(now, 60)},
+        "spec": {"type": "ClusterIP", "ports": [{"name": "https", "protocol": "TCP", "port": 443, "targetPort": 8443}],
+                 "sessionAffinity": "None", "internalTrafficPolicy": "Cluster"},
+        "status": {"loadBalancer": {}}
+    })
+}
+
+/// An EndpointSlice of `service` with one endpoint on its `https` port, ready or not.
+pub fn endpointslice(namespace: &str, service: &str, ready: bool, now: Timestamp) -> Value {
+    json!({
+        "metadata": {"name": format!("{service}-1"), "namespace": namespace, "uid": uid(&format!("slice/{namespace}/{service}")),
+                     "creationTimestamp": ago(now, 60), "labels": {"kubernetes.io/service-name": service}},
+        "addressType": "IPv4",
+        "endpoints": [{"addresses": ["10.42.0.50"], "conditions": {"ready": ready}}],
+        "ports": [{"name": "https", "protocol": "TCP", "port": 8443}]
     })
 }
 

@@ -92,8 +92,24 @@ pub fn coverage(now: Timestamp) -> Cluster {
     let mut short = hpa("shop", "api", "api", 2, 10, 4, None, now);
     short["status"]["desiredReplicas"] = serde_json::json!(7);
     c.hpas.push(short);
+    webhook_coverage(&mut c, now);
     core_coverage(&mut c, now);
     c
+}
+
+/// The admission webhooks of [`coverage`]: a validating one that fails closed on a Service with
+/// no ready endpoint, a mutating one that fails open on a Service that does not exist, and a
+/// healthy twin whose Service has one.
+pub fn webhook_coverage(c: &mut Cluster, now: Timestamp) {
+    use crate::fixtures::{endpointslice, service, webhook_configuration};
+    let (v, m) = ("ValidatingWebhookConfiguration", "MutatingWebhookConfiguration");
+    c.validating_webhooks.push(webhook_configuration(v, "policy", "policy/policy-webhook", "Fail", now));
+    c.mutating_webhooks.push(webhook_configuration(m, "inject", "mesh/injector", "Ignore", now));
+    c.validating_webhooks.push(webhook_configuration(v, "certs", "certs/certs-webhook", "Fail", now));
+    c.services.push(service("policy", "policy-webhook", now));
+    c.endpointslices.push(endpointslice("policy", "policy-webhook", false, now));
+    c.services.push(service("certs", "certs-webhook", now));
+    c.endpointslices.push(endpointslice("certs", "certs-webhook", true, now));
 }
 
 /// The core reads' part of [`coverage`]: node-3 full of pods; the node controller's taint on
@@ -349,6 +365,10 @@ pub fn envelope(pods: usize, now: Timestamp) -> Cluster {
         Resource::ResourceQuotas => c.quotas.extend(items),
         Resource::PersistentVolumes => c.pvs.extend(items),
         Resource::Leases => c.leases.extend(items),
+        Resource::ValidatingWebhookConfigurations => c.validating_webhooks.extend(items),
+        Resource::MutatingWebhookConfigurations => c.mutating_webhooks.extend(items),
+        Resource::Services => c.services.extend(items),
+        Resource::EndpointSlices => c.endpointslices.extend(items),
     });
     c
 }

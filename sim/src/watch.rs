@@ -228,6 +228,9 @@ fn empty_fields(resource: Resource) -> &'static str {
         }
         Resource::ResourceQuotas | Resource::PersistentVolumes => r#","spec":{},"status":{}"#,
         Resource::Leases => r#","spec":{}"#,
+        Resource::ValidatingWebhookConfigurations | Resource::MutatingWebhookConfigurations => r#","webhooks":null"#,
+        Resource::Services => r#","spec":{},"status":{}"#,
+        Resource::EndpointSlices => r#","addressType":"IPv4","endpoints":null"#,
         // The Metrics API serves no watch.
         Resource::NodeMetrics | Resource::PodMetrics => "",
     }

@@ -60,9 +60,9 @@ pub fn may_read(path: &str) -> bool {
     }
 }
 
-/// What DumbMonit may read: the eight collections, then the ten optional reads (the leases in
-/// kube-system only).
-pub const COLLECTION_PATHS: [&str; 18] = [
+/// What DumbMonit may read: the eight collections, then the fourteen optional reads (the leases
+/// in kube-system only; the webhooks' Services and EndpointSlices in their namespaces only).
+pub const COLLECTION_PATHS: [&str; 22] = [
     "/version",
     "/api/v1/nodes",
     "/api/v1/pods",
@@ -81,6 +81,10 @@ pub const COLLECTION_PATHS: [&str; 18] = [
     "/api/v1/resourcequotas",
     "/api/v1/persistentvolumes",
     "/apis/coordination.k8s.io/v1/namespaces/kube-system/leases",
+    "/apis/admissionregistration.k8s.io/v1/validatingwebhookconfigurations",
+    "/apis/admissionregistration.k8s.io/v1/mutatingwebhookconfigurations",
+    "/api/v1/services",
+    "/apis/discovery.k8s.io/v1/endpointslices",
 ];
 
 /// A simulator's fixture as one List for a real API server (items with their kind; the API
