@@ -505,14 +505,18 @@ pub fn main() -> ExitCode {
             }
         },
         Command::Rules(args) => {
+            // With the file: its tuning, and its runbooks (`runbook_base_url`, else the pages').
             let tuning = match &args.config {
-                None => Ok(crate::rules::tune::Tuning::default()),
-                Some(path) => crate::config::Config::load(path)
-                    .and_then(|c| crate::rules::tune::Tuning::check(&c.rules, Some(path))),
+                None => Ok((crate::rules::tune::Tuning::default(), None)),
+                Some(path) => crate::config::Config::load(path).and_then(|c| {
+                    let runbooks = crate::config::runbooks_at(c.runbook_base_url.as_deref(), &c.pages_url(), args.lang);
+                    Ok((crate::rules::tune::Tuning::check(&c.rules, Some(path))?, Some(runbooks)))
+                }),
             };
             match tuning {
-                Ok(tuning) => {
-                    print!("{}", crate::rules::prometheus::rule_file_tuned(args.lang, &tuning));
+                Ok((tuning, runbooks)) => {
+                    let file = crate::rules::prometheus::rule_file_tuned(args.lang, &tuning, runbooks.as_deref());
+                    print!("{file}");
                     ExitCode::SUCCESS
                 }
                 Err(e) => {

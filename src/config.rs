@@ -117,6 +117,36 @@ pub struct Config {
     /// `[[notifier]]`'s own `language` wins. The pages follow each reader's browser.
     #[serde(default)]
     pub language: crate::lang::Lang,
+    /// Where people reach the pages (`https://dumbmonit.example.com`): the links of the
+    /// notifications start there. `http://HOSTNAME:PORT` of `listen` by default (https with
+    /// `[tls]`), as Alertmanager's `--web.external-url`.
+    pub external_url: Option<String>,
+    /// A team's own copy of the runbooks: each alert's `runbook_url` is this, then `#` and its
+    /// alert name in lower case. The pages' `/runbooks` by default.
+    pub runbook_base_url: Option<String>,
+}
+
+/// An http:// or https:// URL, without its trailing `/`; the field named when not.
+fn base_url(field: &str, url: &str, file: &Path) -> Result<String, ConfigError> {
+    let lower = url.to_ascii_lowercase();
+    if (lower.starts_with("http://") || lower.starts_with("https://")) && url.parse::<http::Uri>().is_ok() {
+        return Ok(url.trim_end_matches('/').to_string());
+    }
+    Err(FileError::Syntax {
+        path: file.to_path_buf(),
+        line: None,
+        message: format!("field `{field}` must be an http:// or https:// URL"),
+    }
+    .into())
+}
+
+/// This machine's name, as the pages' default address takes it.
+fn hostname() -> String {
+    std::fs::read_to_string("/proc/sys/kernel/hostname")
+        .ok()
+        .map(|h| h.trim().to_string())
+        .filter(|h| !h.is_empty() && h.chars().all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '.'))
+        .unwrap_or_else(|| "localhost".into())
 }
 
 /// A `[[silence]]`: matchers in Alertmanager's syntax over an alert's labels, all of which must
@@ -459,6 +489,9 @@ crate::config::credential_table! {
 pub struct NotifierSettings {
     pub name: String,
     pub language: crate::lang::Lang,
+    /// Where its alerts' runbooks are (`runbook_url` is this, `#`, the alert's name in lower
+    /// case): `runbook_base_url`, else the pages' `/runbooks` in its language.
+    pub runbooks: String,
     /// Its section as the file gives it: type, URL, credentials, timeout, heartbeat.
     pub given: NotifierConfig,
 }
@@ -467,11 +500,40 @@ impl NotifierConfig {
     /// The section, named and in `language` where it says none: what a configuration's check
     /// makes of it (and what tests make of a section alone).
     pub fn named(self, name: &str, language: crate::lang::Lang) -> NotifierSettings {
-        NotifierSettings { name: name.to_string(), language: self.language.unwrap_or(language), given: self }
+        let language = self.language.unwrap_or(language);
+        let runbooks = runbooks_at(None, "http://localhost:8080", language);
+        NotifierSettings { name: name.to_string(), language, runbooks, given: self }
     }
 }
 
+/// Where the runbooks are for a reader of `lang`: a team's copy, else the pages' own.
+pub fn runbooks_at(base: Option<&str>, pages: &str, lang: crate::lang::Lang) -> String {
+    match (base, lang) {
+        (Some(base), _) => base.to_string(),
+        (None, crate::lang::Lang::Fr) => format!("{pages}/runbooks/fr"),
+        (None, _) => format!("{pages}/runbooks/en"),
+    }
+}
+
+/// An alert's runbook under `runbooks`: its section, named after it in lower case (the anchor
+/// of its heading in docs/alerts.md, as GitHub and the pages make it).
+pub fn runbook_url(runbooks: &str, alertname: &str) -> String {
+    format!("{runbooks}#{}", alertname.to_ascii_lowercase())
+}
+
 impl Config {
+    /// Where people reach the pages: `external_url`, else this machine's name and `listen`'s
+    /// port.
+    pub fn pages_url(&self) -> String {
+        match &self.external_url {
+            Some(u) => u.clone(),
+            None => {
+                let scheme = if self.tls.is_some() { "https" } else { "http" };
+                format!("{scheme}://{}:{}", hostname(), self.listen.port())
+            }
+        }
+    }
+
     /// Where the secret key is (`secret_key_file`, else `STATE_DIR/secret.key`).
     pub fn secret_key_path(&self) -> PathBuf {
         self.secret_key_file.clone().unwrap_or_else(|| self.state_dir.join("secret.key"))
@@ -497,6 +559,12 @@ impl Config {
 
     fn check(&mut self, file: &Path) -> Result<(), ConfigError> {
         let err = |section: Section, problem: Problem| Err(ConfigError::in_file(file, section, problem));
+        if let Some(u) = &self.external_url {
+            self.external_url = Some(base_url("external_url", u, file)?);
+        }
+        if let Some(u) = &self.runbook_base_url {
+            self.runbook_base_url = Some(base_url("runbook_base_url", u.trim_end_matches('#'), file)?);
+        }
         let a = &self.auth;
         if let Err(e) = a.credentials.check(Purpose::Pages) {
             return err(Section::Auth, e);
@@ -666,7 +734,8 @@ impl Config {
                 }
             }
             let language = n.language.unwrap_or(self.language);
-            notifiers.push(NotifierSettings { name, language, given: n.clone() });
+            let runbooks = runbooks_at(self.runbook_base_url.as_deref(), &self.pages_url(), language);
+            notifiers.push(NotifierSettings { name, language, runbooks, given: n.clone() });
         }
         self.notifiers = notifiers;
         Ok(())
@@ -920,6 +989,27 @@ interval = "30s"
 type = "alertmanager"
 url = "http://127.0.0.1:9093"
 "#;
+
+    #[test]
+    fn runbooks_are_the_teams_copy_or_the_pages_in_each_notifiers_language() {
+        let pages =
+            load(&format!("external_url = \"https://dumbmonit.example.com/\"\n{GOOD}language = \"fr\"\n")).unwrap();
+        assert_eq!(pages.notifiers[0].runbooks, "https://dumbmonit.example.com/runbooks/fr");
+        assert_eq!(
+            runbook_url(&pages.notifiers[0].runbooks, "KubernetesPodCrashLooping"),
+            "https://dumbmonit.example.com/runbooks/fr#kubernetespodcrashlooping"
+        );
+        let own = load(&format!("runbook_base_url = \"https://wiki.example.com/ops/alerts#\"\n{GOOD}")).unwrap();
+        assert_eq!(own.notifiers[0].runbooks, "https://wiki.example.com/ops/alerts");
+        // Without external_url: this machine's name and the port of `listen`.
+        let default = load(GOOD).unwrap();
+        assert!(default.notifiers[0].runbooks.starts_with("http://"), "{}", default.notifiers[0].runbooks);
+        assert!(default.notifiers[0].runbooks.ends_with(":8080/runbooks/en"), "{}", default.notifiers[0].runbooks);
+        for field in ["external_url", "runbook_base_url"] {
+            let e = load(&format!("{field} = \"ftp://x\"\n{GOOD}")).unwrap_err();
+            assert_eq!(e, format!("FILE: field `{field}` must be an http:// or https:// URL"));
+        }
+    }
 
     #[test]
     fn the_notifiers_language_is_the_files_unless_they_say_their_own() {

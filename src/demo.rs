@@ -140,6 +140,8 @@ async fn tour_in(args: &DemoArgs, dir: PathBuf) -> Result<(), DemoError> {
         shard: None,
         secret_key_file: None,
         language: Default::default(),
+        external_url: None,
+        runbook_base_url: None,
     };
     let pace_s = args.pace;
     let check = format!("dumbmonit check {url} --token-file {} --ca-file {}", token_file.display(), ca_file.display());

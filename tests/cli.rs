@@ -213,12 +213,15 @@ async fn rbac_watch_adds_the_watch_verb_to_the_same_rules() {
             ("batch", &watch),
             ("policy", &watch),
             ("", &watch),
-            ("coordination.k8s.io", &watch)
+            ("coordination.k8s.io", &watch),
+            ("admissionregistration.k8s.io", &watch),
+            ("", &read),
+            ("discovery.k8s.io", &read),
         ]
     );
-    assert!(
-        both.stdout.contains("# Not on the Metrics API (metrics.k8s.io): it is read every interval, never watched.")
-    );
+    assert!(both.stdout.contains(
+        "# Not on the Metrics API (metrics.k8s.io), nor on services and endpointslices (the admission webhooks' backends): they are read at each cycle, never watched."
+    ));
     let help = dumbmonit(&["rbac".into(), "--help".into()], &[], dir.path()).await;
     assert!(help.stdout.contains("--watch") && help.stdout.contains("for watch mode"), "{}", help.stdout);
 }

@@ -324,7 +324,7 @@ async fn notifications_are_told_in_the_files_language() {
     let (french, english) = (Receiver::start().await, Receiver::start().await);
     let (_am, port) = alertmanager(dir.path());
     let extra = format!(
-        "language = \"fr\"\n\n[[notifier]]\ntype = \"webhook\"\nurl = \"{}/hook\"\n\n\
+        "language = \"fr\"\nexternal_url = \"https://dumbmonit.example.com/\"\n\n[[notifier]]\ntype = \"webhook\"\nurl = \"{}/hook\"\n\n\
          [[notifier]]\ntype = \"webhook\"\nurl = \"{}/hook\"\nlanguage = \"en\"\n\n\
          [[notifier]]\ntype = \"alertmanager\"\nurl = \"http://127.0.0.1:{port}\"\n",
         french.url(),
@@ -348,6 +348,9 @@ async fn notifications_are_told_in_the_files_language() {
     assert_eq!(en["annotations"]["summary"], "Node node-3 is not ready");
     assert_eq!(fr["labels"], en["labels"], "labels are not translated");
     assert_eq!(fr["annotations"]["description"], en["annotations"]["description"], "the cluster's own words");
+    // Each to its runbook in its own language, on the pages' address.
+    assert_eq!(fr["annotations"]["runbook_url"], "https://dumbmonit.example.com/runbooks/fr#kubernetesnodenotready");
+    assert_eq!(en["annotations"]["runbook_url"], "https://dumbmonit.example.com/runbooks/en#kubernetesnodenotready");
 
     // Debian's Alertmanager holds the French annotations.
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
@@ -356,6 +359,10 @@ async fn notifications_are_told_in_the_files_language() {
         let alerts: Vec<serde_json::Value> = serde_json::from_str(&body).unwrap();
         if let Some(a) = alerts.iter().find(|a| a["labels"]["alertname"] == "KubernetesNodeNotReady") {
             assert_eq!(a["annotations"]["summary"], "Le nœud node-3 n’est pas prêt");
+            assert_eq!(
+                a["annotations"]["runbook_url"],
+                "https://dumbmonit.example.com/runbooks/fr#kubernetesnodenotready"
+            );
             break;
         }
         assert!(std::time::Instant::now() < deadline, "Alertmanager never got the node alert: {body}");
@@ -420,7 +427,7 @@ async fn the_french_rule_file_passes_promtool() {
         .output()
         .expect("promtool is needed: install the Debian package `prometheus` (scripts/test.sh does)");
     let report = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
-    assert!(out.status.success() && report.contains("SUCCESS: 34 rules found"), "{report}");
+    assert!(out.status.success() && report.contains("SUCCESS: 36 rules found"), "{report}");
     assert!(fr.stdout.contains("summary: 'Le nœud {{ $labels.node }} n’est pas prêt'"), "{}", fr.stdout);
     assert!(fr.stdout.contains("- alert: KubernetesNodeNotReady"), "alert names are not translated");
     let en = common::dumbmonit(&["rules".into()], &[("LANG", "fr_FR.UTF-8")], dir.path()).await;

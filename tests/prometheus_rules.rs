@@ -22,7 +22,7 @@ async fn the_exported_rules_pass_promtool_and_its_unit_tests() {
     std::fs::write(dir.path().join("rules.yml"), &run.stdout).unwrap();
     let (ok, report) = promtool(&["check", "rules", "rules.yml"], dir.path());
     assert!(ok, "{report}");
-    assert!(report.contains("SUCCESS: 34 rules found"), "{report}");
+    assert!(report.contains("SUCCESS: 36 rules found"), "{report}");
 
     let test = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/prometheus/rules_test.yml");
     std::fs::copy(test, dir.path().join("rules_test.yml")).unwrap();
@@ -40,7 +40,7 @@ async fn the_files_rules_tune_the_export() {
     let file = dir.path().join("dumbmonit.toml");
     std::fs::write(
         &file,
-        "state_dir = \"state\"\n\
+        "state_dir = \"state\"\nexternal_url = \"https://dumbmonit.example.com\"\n\
          [[rule]]\nname = \"KubernetesNodeNotReady\"\nfor = \"12m\"\nlabels = { team = \"platform\" }\n\
          [[rule]]\nname = \"KubernetesNodePressure\"\nenabled = false\n\
          [[rule]]\nname = \"KubernetesPodPending\"\nseverity = \"warning\"\nmatchers = ['namespace=\"prod\"']\n",
@@ -58,7 +58,12 @@ async fn the_files_rules_tune_the_export() {
     );
     std::fs::write(dir.path().join("rules.yml"), &run.stdout).unwrap();
     let (ok, report) = promtool(&["check", "rules", "rules.yml"], dir.path());
-    assert!(ok && report.contains("SUCCESS: 33 rules found"), "{report}");
+    assert!(ok && report.contains("SUCCESS: 35 rules found"), "{report}");
+    assert!(
+        run.stdout.contains("runbook_url: 'https://dumbmonit.example.com/runbooks/en#kubernetespodcrashlooping'"),
+        "{}",
+        run.stdout
+    );
     std::fs::write(
         dir.path().join("tuned_test.yml"),
         r#"rule_files:
@@ -80,6 +85,7 @@ tests:
             exp_annotations:
               summary: 'Node node-3 is not ready'
               description: 'The Ready condition of node node-3 is False, Unknown or missing.'
+              runbook_url: 'https://dumbmonit.example.com/runbooks/en#kubernetesnodenotready'
 "#,
     )
     .unwrap();

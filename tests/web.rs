@@ -371,9 +371,16 @@ async fn the_files_rules_are_applied_shown_reloaded_and_refused() {
     let o = &rule["overrides"][0];
     assert_eq!((o["for_seconds"].as_u64(), o["severity"].as_str()), (Some(1200), Some("critical")));
     assert_eq!(o["matchers"], serde_json::json!(["namespace=\"shop\""]));
-    assert_eq!(rules.as_array().unwrap().len(), 32, "every rule");
+    assert_eq!(rules.as_array().unwrap().len(), 33, "every rule");
     let page = s.get("/rules").body;
     assert!(page.contains("namespace=&quot;shop&quot;: held 20m, critical, team=&quot;platform&quot;"), "{page}");
+    // Each rule's name leads to its runbook, which the pages serve in either language.
+    assert!(page.contains("<a href=\"/runbooks#kubernetespodcrashlooping\">"), "{page}");
+    for (path, said) in [("/runbooks/en", "What it means."), ("/runbooks/fr", "Ce que cela signifie.")] {
+        let r = s.get(path);
+        assert_eq!(r.status, 200, "{path}");
+        assert!(r.body.contains("id=\"kubernetespodcrashlooping\"") && r.body.contains(said), "{path}: {}", r.body);
+    }
 
     // A bad entry on reload: refused, the running rules stay.
     let pid = s.child.id().to_string();

@@ -296,6 +296,7 @@ help-unreachable = Check the address and the port (6443 by default), and that th
 
 ## The rules as they are applied
 rules-title = Rules
+runbooks-title = Runbooks
 rules-intro = Every built-in rule, its hold, its severity and what it reads, and the file's [[rule]] entries in force for it (the first whose matchers match an alert applies to it).
 rules-col-for = Hold
 rules-col-reads = Reads

@@ -170,7 +170,7 @@ rule-webhook-unavailable =
        *[other] its requests are refused
     })
     .prom-summary = Admission webhook { $configuration }/{ $webhook } cannot be reached (failurePolicy { $failure_policy })
-    .prom-description = The { $kind } webhook { $webhook } of { $configuration } has had no ready endpoint on its Service's port for 5 minutes: with failurePolicy Fail, the API server refuses every request it intercepts.
+    .prom-description = The { $kind } webhook { $webhook } of { $configuration } has had no ready endpoint on its Service's port for 5 minutes: the API server refuses every request it intercepts (failurePolicy Fail), or lets it through unchecked (Ignore).
 
 rule-pv-errors =
     .title = Kubernetes persistent volume in error

@@ -302,6 +302,7 @@ help-unreachable = Vérifiez l’adresse et le port (6443 par défaut), et que c
 
 ## Les règles telles qu’elles s’appliquent
 rules-title = Règles
+runbooks-title = Runbooks
 rules-intro = Chaque règle intégrée, son délai, sa sévérité et ce qu’elle lit, et les entrées [[rule]] du fichier en vigueur pour elle (la première dont les matchers correspondent à une alerte s’y applique).
 rules-col-for = Délai
 rules-col-reads = Lit

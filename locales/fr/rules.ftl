@@ -172,7 +172,7 @@ rule-webhook-unavailable =
        *[other] ses requêtes sont refusées
     })
     .prom-summary = Le webhook d’admission { $configuration }/{ $webhook } est injoignable (failurePolicy { $failure_policy })
-    .prom-description = Le webhook { $kind } { $webhook } de { $configuration } n’a plus d’endpoint prêt sur le port de son Service depuis 5 minutes : avec failurePolicy Fail, l’API server refuse chaque requête qu’il intercepte.
+    .prom-description = Le webhook { $kind } { $webhook } de { $configuration } n’a plus d’endpoint prêt sur le port de son Service depuis 5 minutes : l’API server refuse chaque requête qu’il intercepte (failurePolicy Fail), ou la laisse passer sans contrôle (Ignore).
 
 rule-pv-errors =
     .title = Volume persistant Kubernetes en erreur

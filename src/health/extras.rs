@@ -70,6 +70,11 @@ pub struct ExtrasHealth {
     /// The admission webhooks, judged against their backends; None when either kind of
     /// configuration was not read.
     pub webhooks: Option<Vec<super::admission::WebhookHealth>>,
+    /// The webhooks' backends were read (or none was needed): their alerts may fire and
+    /// resolve. Not so when the Services or EndpointSlices could not be read (a replay, a
+    /// refusal, a failure): a read that failed resolves nothing.
+    #[serde(skip)]
+    pub webhooks_judged: bool,
     /// Objects read that could not be judged (a lease with no renewTime, a quota's quantity
     /// that does not parse), one line each.
     #[serde(skip_serializing_if = "Vec::is_empty")]
@@ -306,6 +311,8 @@ pub fn assess(
         };
         let validating: Vec<_> = validating.iter().map(|v| &v.0).collect();
         let mutating: Vec<_> = mutating.iter().map(|m| &m.0).collect();
+        let needed = crate::collect::backends::namespaces(validating.iter().copied().chain(mutating.iter().copied()));
+        out.webhooks_judged = backends.is_some() || needed.is_empty();
         out.webhooks = Some(super::admission::webhooks(&validating, &mutating, backends, &mut out.unreadable));
     }
     out

@@ -22,6 +22,7 @@ use crate::error::{ConfigError, Problem, Section};
 use crate::lang::Lang;
 use crate::redact::Redactor;
 use crate::rules::{Alert, Transition};
+pub use payload::Voice;
 
 /// What makes one kind of notifier: what it is sent and where. The outbox worker calls it
 /// through [`Notifier`]; the connection, credentials, timeout and retries are every kind's.
@@ -42,14 +43,14 @@ pub trait Sink: Send + Sync {
     }
 
     /// The bodies to queue for a cycle's transitions, for the notifier named `receiver`.
-    fn bodies(&self, receiver: &str, transitions: &[Transition], lang: Lang) -> Vec<String>;
+    fn bodies(&self, receiver: &str, transitions: &[Transition], voice: Voice<'_>) -> Vec<String>;
 
     /// The heartbeat's body at `now`, sent every `every`: the `DumbMonitWatchdog` alert, firing.
     fn heartbeat_body(&self, receiver: &str, now: jiff::Timestamp, every: Duration, lang: Lang) -> String;
 
     /// The firing alerts again, for a receiver that expects active alerts re-sent; None: it
     /// does not.
-    fn resend(&self, _firing: &mut dyn Iterator<Item = &Alert>, _lang: Lang) -> Option<String> {
+    fn resend(&self, _firing: &mut dyn Iterator<Item = &Alert>, _voice: Voice<'_>) -> Option<String> {
         None
     }
 
@@ -97,6 +98,8 @@ pub struct Notifier {
     pub redactor: Redactor,
     /// The language of its summaries (`language`).
     pub lang: crate::lang::Lang,
+    /// Where its alerts' runbooks are.
+    pub runbooks: String,
 }
 
 impl Notifier {
@@ -156,15 +159,21 @@ impl Notifier {
             heartbeat_auth,
             redactor,
             lang: settings.language,
+            runbooks: settings.runbooks.clone(),
         })
     }
 
     /// The bodies to queue for a cycle's transitions.
     pub fn bodies(&self, transitions: &[Transition]) -> Vec<String> {
-        self.sink.bodies(&self.name, transitions, self.lang)
+        self.sink.bodies(&self.name, transitions, self.voice())
     }
 
     /// The heartbeat's body at `now`.
+    /// How it speaks: its language and its runbooks.
+    pub fn voice(&self) -> Voice<'_> {
+        Voice { lang: self.lang, runbooks: &self.runbooks }
+    }
+
     pub fn heartbeat_body(&self, now: jiff::Timestamp, every: Duration) -> String {
         self.sink.heartbeat_body(&self.name, now, every, self.lang)
     }
@@ -177,7 +186,7 @@ impl Notifier {
 
     /// The firing alerts to re-send, for a receiver that expects it.
     pub fn resend<'a>(&self, mut firing: impl Iterator<Item = &'a Alert>) -> Option<String> {
-        self.sink.resend(&mut firing, self.lang)
+        self.sink.resend(&mut firing, self.voice())
     }
 }
 

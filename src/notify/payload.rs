@@ -9,6 +9,14 @@ use serde_json::{Value, json};
 use crate::lang::Lang;
 use crate::rules::Alert;
 
+/// How a notifier speaks: its language, and where its alerts' runbooks are.
+#[derive(Clone, Copy, Debug)]
+pub struct Voice<'a> {
+    pub lang: Lang,
+    /// `runbook_url` is this, `#`, the alert's name in lower case (`config::runbook_url`).
+    pub runbooks: &'a str,
+}
+
 /// Alertmanager's zero time, for an alert that has not ended.
 pub(super) const ZERO_TIME: &str = "0001-01-01T00:00:00Z";
 
@@ -38,11 +46,15 @@ pub fn fingerprint(labels: &BTreeMap<String, String>) -> String {
     format!("{h:016x}")
 }
 
-/// The summary (in the notifier's language) and the description; for an acknowledged alert,
-/// who acknowledged it, when and why (`acknowledged_by`, `acknowledged_at`,
+/// The summary (in the notifier's language), the description and the runbook's URL; for an
+/// acknowledged alert, who acknowledged it, when and why (`acknowledged_by`, `acknowledged_at`,
 /// `acknowledged_comment`).
-pub(super) fn annotations(a: &Alert, lang: Lang) -> Value {
-    let mut v = json!({"summary": a.summary_in(lang), "description": a.description_in(lang)});
+pub(super) fn annotations(a: &Alert, voice: Voice<'_>) -> Value {
+    let mut v = json!({
+        "summary": a.summary_in(voice.lang),
+        "description": a.description_in(voice.lang),
+        "runbook_url": crate::config::runbook_url(voice.runbooks, &a.alertname),
+    });
     if let Some(ack) = &a.acknowledged {
         v["acknowledged_by"] = json!(ack.by);
         v["acknowledged_at"] = json!(ack.at.to_string());

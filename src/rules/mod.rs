@@ -167,7 +167,7 @@ impl Reads {
             Reads::Pdbs(_) => h.extras.pdbs.is_some(),
             Reads::Quotas(_) => h.extras.quotas.is_some(),
             Reads::Pvs(_) => h.extras.pvs.is_some(),
-            Reads::Webhooks(_) => h.extras.webhooks.is_some(),
+            Reads::Webhooks(_) => h.extras.webhooks.is_some() && h.extras.webhooks_judged,
             Reads::ControlPlane(_) => h.extras.control_plane.is_some(),
             Reads::Pods(_) | Reads::Workloads(_) | Reads::Claims(_) | Reads::Certificates(_) | Reads::Cycle => true,
         }

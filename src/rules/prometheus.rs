@@ -131,11 +131,12 @@ fn quote(s: &str) -> String {
 
 /// The rule file, its annotations in `lang` (the rest is the same in every language).
 pub fn rule_file(lang: Lang) -> String {
-    rule_file_tuned(lang, &super::tune::AS_BUILT)
+    rule_file_tuned(lang, &super::tune::AS_BUILT, None)
 }
 
-/// The rule file as the file's `[[rule]]` entries tune the rules (`dumbmonit rules --config`).
-pub fn rule_file_tuned(lang: Lang, tuning: &Tuning) -> String {
+/// The rule file as the file's `[[rule]]` entries tune the rules (`dumbmonit rules --config`),
+/// each alert with its `runbook_url` under `runbooks` when the file says where they are.
+pub fn rule_file_tuned(lang: Lang, tuning: &Tuning, runbooks: Option<&str>) -> String {
     let mut out = String::from(
         "# The built-in rules of DumbMonit over its dumbmonit_k8s_ metrics (`dumbmonit rules`).\n\
          # Check: promtool check rules FILE. Differences from the built-in evaluation:\n\
@@ -168,6 +169,12 @@ pub fn rule_file_tuned(lang: Lang, tuning: &Tuning) -> String {
             quote(&annotation(lang, &e, "prom-summary")),
             quote(&annotation(lang, &e, e.description))
         ));
+        if let Some(base) = runbooks {
+            out.push_str(&format!(
+                "          runbook_url: {}\n",
+                quote(&crate::config::runbook_url(base, e.rule.alertname))
+            ));
+        }
     }
     out
 }

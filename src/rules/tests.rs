@@ -647,6 +647,7 @@ fn an_unreachable_webhook_is_critical_when_it_refuses_and_a_notice_when_it_lets_
             webhook("far.example.com", "Fail", None),
             webhook("up.example.com", "Fail", Some(true)),
         ]);
+        h.extras.webhooks_judged = true;
         for tr in state.observe(t(m), "lab", &h) {
             if tr.state == TransitionState::Firing {
                 severities.push((tr.alert.labels["webhook"].clone(), tr.alert.severity));
@@ -1025,6 +1026,7 @@ fn a_rule_whose_read_was_not_made_neither_fires_nor_resolves() {
     all.extras.pvs = Some(vec![]);
     all.extras.control_plane = Some(vec![]);
     all.extras.webhooks = Some(vec![]);
+    all.extras.webhooks_judged = true;
     all.extras.running_jobs = Some(vec![]);
     let every: Vec<String> = {
         let mut v: Vec<String> = crate::rules::RULES.iter().map(|r| r.alertname.to_string()).collect();
@@ -1067,6 +1069,7 @@ fn a_rule_whose_read_was_not_made_neither_fires_nor_resolves() {
         ("persistentvolumes", &["KubernetesPersistentVolumeErrors"]),
         ("leases", &["KubernetesControlPlaneComponentDown"]),
         ("webhooks", &["KubernetesWebhookUnavailable"]),
+        ("the webhooks' backends", &["KubernetesWebhookUnavailable"]),
     ] {
         let mut h = all.clone();
         match missing {
@@ -1078,6 +1081,7 @@ fn a_rule_whose_read_was_not_made_neither_fires_nor_resolves() {
             "resourcequotas" => h.extras.quotas = None,
             "persistentvolumes" => h.extras.pvs = None,
             "webhooks" => h.extras.webhooks = None,
+            "the webhooks' backends" => h.extras.webhooks_judged = false,
             _ => h.extras.control_plane = None,
         }
         let expected: Vec<String> = every.iter().filter(|n| !kept.contains(&n.as_str())).cloned().collect();

@@ -17,6 +17,7 @@ pub mod metrics;
 pub mod pages;
 pub mod quiet;
 pub mod rules;
+pub mod runbooks;
 
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -148,6 +149,22 @@ pub fn router(board: Arc<Board>, https: bool, listen: SocketAddr) -> Router {
         .route(
             "/rules",
             get(|State(b): State<Arc<Board>>| async move { respond(StatusCode::OK, HTML, rules::page(&b)) }),
+        )
+        .route(
+            "/runbooks",
+            get(|State(b): State<Arc<Board>>| async move { respond(StatusCode::OK, HTML, runbooks::page(&b, None)) }),
+        )
+        .route(
+            "/runbooks/en",
+            get(|State(b): State<Arc<Board>>| async move {
+                respond(StatusCode::OK, HTML, runbooks::page(&b, Some(crate::lang::Lang::En)))
+            }),
+        )
+        .route(
+            "/runbooks/fr",
+            get(|State(b): State<Arc<Board>>| async move {
+                respond(StatusCode::OK, HTML, runbooks::page(&b, Some(crate::lang::Lang::Fr)))
+            }),
         )
         .route(
             "/api/v1/rules",

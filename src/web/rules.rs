@@ -81,7 +81,10 @@ pub fn page(board: &Board) -> String {
                 tbody {
                     @for r in RULES {
                         tr {
-                            td { code { (r.alertname) } br; span.muted { (t(&format!("{}.title", r.words))) } }
+                            td {
+                                a href=(format!("/runbooks#{}", r.alertname.to_ascii_lowercase())) { code { (r.alertname) } }
+                                br; span.muted { (t(&format!("{}.title", r.words))) }
+                            }
                             td { (t(&format!("severity-{}", r.severity.as_str())))
                                 @if let Some(after) = r.escalate_after { " " (tr("rules-escalate", &[("after", duration(after).into())])) } }
                             td { @if r.hold.is_zero() { (t("rules-at-once")) } @else { (duration(r.hold)) } }

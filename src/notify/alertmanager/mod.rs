@@ -10,7 +10,7 @@ use jiff::Timestamp;
 use serde_json::{Value, json};
 
 use super::Sink;
-use super::payload::{annotations, starts_at, watchdog_annotations, watchdog_labels};
+use super::payload::{Voice, annotations, starts_at, watchdog_annotations, watchdog_labels};
 use crate::config::NotifierKind;
 use crate::lang::Lang;
 use crate::rules::{Alert, Transition, TransitionState};
@@ -34,8 +34,8 @@ impl Sink for Alertmanager {
         endpoint.strip_suffix(ALERTS).unwrap_or(endpoint)
     }
 
-    fn bodies(&self, _receiver: &str, transitions: &[Transition], lang: Lang) -> Vec<String> {
-        cycle(transitions, lang).into_iter().collect()
+    fn bodies(&self, _receiver: &str, transitions: &[Transition], voice: Voice<'_>) -> Vec<String> {
+        cycle(transitions, voice).into_iter().collect()
     }
 
     /// Alertmanager is told the watchdog ends three heartbeats later, so that it resolves by
@@ -44,9 +44,9 @@ impl Sink for Alertmanager {
         watchdog(now, every * 3, lang)
     }
 
-    fn resend(&self, firing: &mut dyn Iterator<Item = &Alert>, lang: Lang) -> Option<String> {
+    fn resend(&self, firing: &mut dyn Iterator<Item = &Alert>, voice: Voice<'_>) -> Option<String> {
         let alerts: Vec<Value> =
-            firing.map(|a| postable(&a.labels, a, a.escalated_at.unwrap_or(starts_at(a)), None, lang)).collect();
+            firing.map(|a| postable(&a.labels, a, a.escalated_at.unwrap_or(starts_at(a)), None, voice)).collect();
         (!alerts.is_empty()).then(|| Value::Array(alerts).to_string())
     }
 
@@ -77,11 +77,11 @@ fn postable(
     a: &Alert,
     starts: Timestamp,
     ends: Option<Timestamp>,
-    lang: Lang,
+    voice: Voice<'_>,
 ) -> Value {
     let mut v = json!({
         "labels": labels,
-        "annotations": annotations(a, lang),
+        "annotations": annotations(a, voice),
         "startsAt": starts.to_string(),
         "generatorURL": "",
     });
@@ -93,21 +93,21 @@ fn postable(
 
 /// The Alertmanager v2 body for a cycle's transitions: firing alerts without an end, resolved
 /// ones ended now; an escalation ends the alert under its old labels and starts it under the new.
-pub fn cycle(transitions: &[Transition], lang: Lang) -> Option<String> {
+pub fn cycle(transitions: &[Transition], voice: Voice<'_>) -> Option<String> {
     let mut alerts = Vec::new();
     for t in transitions {
         let a = &t.alert;
         match t.state {
             // Acknowledged: the same alert again, its annotations saying who is on it.
             TransitionState::Firing | TransitionState::Acknowledged => {
-                alerts.push(postable(&a.labels, a, a.escalated_at.unwrap_or(starts_at(a)), None, lang))
+                alerts.push(postable(&a.labels, a, a.escalated_at.unwrap_or(starts_at(a)), None, voice))
             }
-            TransitionState::Resolved => alerts.push(postable(&a.labels, a, starts_at(a), Some(t.time), lang)),
+            TransitionState::Resolved => alerts.push(postable(&a.labels, a, starts_at(a), Some(t.time), voice)),
             TransitionState::Escalated => {
                 if let Some(old) = &t.previous_labels {
-                    alerts.push(postable(old, a, starts_at(a), Some(t.time), lang));
+                    alerts.push(postable(old, a, starts_at(a), Some(t.time), voice));
                 }
-                alerts.push(postable(&a.labels, a, a.escalated_at.unwrap_or(t.time), None, lang));
+                alerts.push(postable(&a.labels, a, a.escalated_at.unwrap_or(t.time), None, voice));
             }
         }
     }
@@ -117,6 +117,8 @@ pub fn cycle(transitions: &[Transition], lang: Lang) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    const EN: Voice<'static> = Voice { lang: Lang::En, runbooks: "https://dumbmonit.example.com/runbooks/en" };
     use crate::notify::payload::tests::{acknowledged, alert};
 
     #[test]
@@ -133,18 +135,18 @@ mod tests {
             alert: a,
             previous_labels: Some(old_notice),
         };
-        let v: Value = serde_json::from_str(&cycle(&[t], Lang::En).unwrap()).unwrap();
+        let v: Value = serde_json::from_str(&cycle(&[t], EN).unwrap()).unwrap();
         assert_eq!(v[0]["labels"]["severity"], "notice");
         assert_eq!(v[0]["endsAt"], "2026-11-30T04:10:00Z");
         assert_eq!(v[1]["labels"]["severity"], "warning");
         assert!(v[1].get("endsAt").is_none());
-        assert_eq!(cycle(&[], Lang::En), None);
+        assert_eq!(cycle(&[], EN), None);
     }
 
     #[test]
     fn an_acknowledgement_is_told_as_the_same_alert_with_who_is_on_it() {
         let t = acknowledged();
-        let am: Value = serde_json::from_str(&cycle(std::slice::from_ref(&t), Lang::En).unwrap()).unwrap();
+        let am: Value = serde_json::from_str(&cycle(std::slice::from_ref(&t), EN).unwrap()).unwrap();
         assert_eq!(am[0]["startsAt"], "2026-11-30T03:10:00Z", "the same alert");
         assert_eq!(am[0]["annotations"]["acknowledged_by"], "admin token");
         assert!(am[0].get("endsAt").is_none());

@@ -4,7 +4,7 @@
 
 use jiff::Timestamp;
 
-use super::Sink;
+use super::{Sink, Voice};
 use crate::config::NotifierKind;
 use crate::lang::Lang;
 use crate::rules::{Alert, Transition};
@@ -24,15 +24,15 @@ impl Sink for Echo {
         endpoint.strip_suffix("/echo").unwrap_or(endpoint)
     }
 
-    fn bodies(&self, receiver: &str, transitions: &[Transition], lang: Lang) -> Vec<String> {
-        transitions.iter().map(|t| format!("{receiver}: {:?} {}", t.state, t.alert.summary_in(lang))).collect()
+    fn bodies(&self, receiver: &str, transitions: &[Transition], voice: Voice<'_>) -> Vec<String> {
+        transitions.iter().map(|t| format!("{receiver}: {:?} {}", t.state, t.alert.summary_in(voice.lang))).collect()
     }
 
     fn heartbeat_body(&self, receiver: &str, now: Timestamp, _every: std::time::Duration, _lang: Lang) -> String {
         format!("{receiver}: alive at {now}")
     }
 
-    fn resend(&self, firing: &mut dyn Iterator<Item = &Alert>, _lang: Lang) -> Option<String> {
+    fn resend(&self, firing: &mut dyn Iterator<Item = &Alert>, _voice: Voice<'_>) -> Option<String> {
         let names: Vec<&str> = firing.map(|a| a.alertname.as_str()).collect();
         (!names.is_empty()).then(|| format!("still firing: {}", names.join(", ")))
     }

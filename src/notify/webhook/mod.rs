@@ -6,7 +6,9 @@ use jiff::Timestamp;
 use serde_json::json;
 
 use super::Sink;
-use super::payload::{WATCHDOG, ZERO_TIME, annotations, fingerprint, starts_at, watchdog_annotations, watchdog_labels};
+use super::payload::{
+    Voice, WATCHDOG, ZERO_TIME, annotations, fingerprint, starts_at, watchdog_annotations, watchdog_labels,
+};
 use crate::config::NotifierKind;
 use crate::lang::Lang;
 use crate::rules::{Transition, TransitionState};
@@ -19,8 +21,8 @@ impl Sink for Webhook {
         NotifierKind::Webhook
     }
 
-    fn bodies(&self, receiver: &str, transitions: &[Transition], lang: Lang) -> Vec<String> {
-        transitions.iter().map(|t| payload(receiver, t, lang)).collect()
+    fn bodies(&self, receiver: &str, transitions: &[Transition], voice: Voice<'_>) -> Vec<String> {
+        transitions.iter().map(|t| payload(receiver, t, voice)).collect()
     }
 
     fn heartbeat_body(&self, receiver: &str, now: Timestamp, _every: std::time::Duration, lang: Lang) -> String {
@@ -59,7 +61,7 @@ pub fn watchdog(receiver: &str, now: Timestamp, lang: Lang) -> String {
 }
 
 /// One webhook payload for one transition.
-pub fn payload(receiver: &str, t: &Transition, lang: Lang) -> String {
+pub fn payload(receiver: &str, t: &Transition, voice: Voice<'_>) -> String {
     let a = &t.alert;
     let (status, ends_at) = match t.state {
         TransitionState::Firing | TransitionState::Escalated | TransitionState::Acknowledged => {
@@ -75,12 +77,12 @@ pub fn payload(receiver: &str, t: &Transition, lang: Lang) -> String {
         "receiver": receiver,
         "groupLabels": {"alertname": a.alertname},
         "commonLabels": a.labels,
-        "commonAnnotations": annotations(a, lang),
+        "commonAnnotations": annotations(a, voice),
         "externalURL": "",
         "alerts": [{
             "status": status,
             "labels": a.labels,
-            "annotations": annotations(a, lang),
+            "annotations": annotations(a, voice),
             "startsAt": starts_at(a).to_string(),
             "endsAt": ends_at,
             "generatorURL": "",
@@ -93,6 +95,8 @@ pub fn payload(receiver: &str, t: &Transition, lang: Lang) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    const EN: Voice<'static> = Voice { lang: Lang::En, runbooks: "https://dumbmonit.example.com/runbooks/en" };
     use crate::notify::payload::tests::{acknowledged, alert};
     use serde_json::Value;
 
@@ -104,7 +108,7 @@ mod tests {
             alert: alert(),
             previous_labels: None,
         };
-        let v: Value = serde_json::from_str(&payload("hook", &t, Lang::En)).unwrap();
+        let v: Value = serde_json::from_str(&payload("hook", &t, EN)).unwrap();
         assert_eq!(v["version"], "4");
         assert_eq!(v["status"], "resolved");
         assert_eq!(v["receiver"], "hook");
@@ -113,12 +117,16 @@ mod tests {
         assert_eq!(v["alerts"][0]["labels"]["pod"], "x\"<script>", "JSON-escaped, intact");
         assert_eq!(v["alerts"][0]["annotations"]["description"], "app: \"quoted\" </script>");
         assert_eq!(v["alerts"][0]["fingerprint"].as_str().unwrap().len(), 16);
+        assert_eq!(
+            v["alerts"][0]["annotations"]["runbook_url"],
+            "https://dumbmonit.example.com/runbooks/en#kubernetespodcrashlooping"
+        );
     }
 
     #[test]
     fn an_acknowledgement_is_told_as_a_firing_alert_with_who_is_on_it() {
         let t = acknowledged();
-        let hook: Value = serde_json::from_str(&payload("hook", &t, Lang::En)).unwrap();
+        let hook: Value = serde_json::from_str(&payload("hook", &t, EN)).unwrap();
         assert_eq!(hook["status"], "firing");
         assert_eq!(hook["alerts"][0]["annotations"]["acknowledged_by"], "admin token");
         assert_eq!(hook["alerts"][0]["annotations"]["acknowledged_comment"], "on it");
