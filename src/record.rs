@@ -158,6 +158,9 @@ macro_rules! file {
                     // Read in a few namespaces, not recorded: a replay does not judge backends.
                     services: Optional::Skipped,
                     endpointslices: Optional::Skipped,
+                    // A dependent read of Normal events, not recorded: a replay says no more
+                    // of a Pending claim than its Warning events.
+                    claim_events: Vec::new(),
                     watch_not_granted: Vec::new(),
                     namespaced: None,
                 }

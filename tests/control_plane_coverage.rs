@@ -42,8 +42,9 @@ async fn the_mixins_signals_on_a_real_api_server() {
     let doc: Value = serde_json::from_str(&run.stdout).unwrap();
     // What the core reads see (the fixture's kubelets are v1.33 under a v1.37 API server), and
     // nothing of the optional reads'.
-    let core = "1 node not ready, 1 pod blocked, 3 kubelets outside the version skew, 1 node full of pods, \
-                1 DaemonSet on nodes it should not be on, requests past what the cluster holds without its largest node";
+    let core = "1 node not ready, 1 pod blocked, 1 pod pending, 1 claim stuck, 3 kubelets outside the version skew, \
+                1 node full of pods, 1 DaemonSet on nodes it should not be on, \
+                requests past what the cluster holds without its largest node";
     assert_eq!((run.code, doc["summary"].as_str()), (2, Some(core)), "{doc:#}");
     for resource in NEW_READS {
         assert!(doc["optional"]["not_granted"].as_array().unwrap().contains(&resource.into()), "{resource}: {doc:#}");
@@ -159,6 +160,14 @@ async fn granted_check(p: &Plane, creds: &Credentials) {
         (Some(false), Some("mutating"))
     );
     assert_eq!(webhook("certs.example.com")["ready"], true);
+    // What a stuck claim waits for, from the PersistentVolume controller's Normal event; one
+    // that waits for its first consumer, used by no pod, is not stuck.
+    let claim = find(&doc["claims"], "name", "uploads");
+    assert_eq!(
+        claim["why"],
+        serde_json::json!(["waiting for the external provisioner disk.csi.example.com", "used by pod uploader-0"])
+    );
+    assert!(doc["claims"].as_array().unwrap().iter().all(|c| c["name"] != "scratch-1"), "{:#}", doc["claims"]);
 
     // The core reads' signals.
     let node = |name: &str| find(&doc["nodes"], "name", name).clone();
@@ -223,6 +232,7 @@ async fn granted_check(p: &Plane, creds: &Credentials) {
         "PersistentVolume pv-pending is Pending",
         "Validating webhook policy/policy.example.com: its Service policy/policy-webhook:443 has no ready endpoint on that port: the API server refuses CREATE, UPDATE of pods in every namespace.",
         "Mutating webhook inject/inject.example.com: its Service mesh/injector:443 does not exist: the API server lets through unchecked CREATE, UPDATE of pods in every namespace.",
+        "waiting for the external provisioner disk.csi.example.com",
     ] {
         assert!(en.contains(line), "{line:?} in\n{en}");
     }
@@ -253,6 +263,8 @@ async fn granted_check(p: &Plane, creds: &Credentials) {
         "Le PersistentVolume pv-failed est Failed\u{a0}: host path /srv/pv-failed does not exist",
         "Le nœud node-3 fait tourner 1 des 1 pods permis",
         "Le Job batch/backfill tourne depuis 13 heures sans se terminer",
+        "attend le provisionneur externe disk.csi.example.com",
+        "utilisé par le pod uploader-0",
         "Webhook de validation policy/policy.example.com\u{a0}: son Service policy/policy-webhook:443 n’a aucun endpoint prêt sur ce port\u{a0}: l’API server refuse CREATE, UPDATE de pods dans tous les namespaces.",
     ] {
         assert!(fr.contains(line), "{line:?} in\n{fr}");
@@ -305,6 +317,8 @@ fn serve_fires_the_rules(p: &Plane, creds: &Credentials) {
             ("KubernetesNodeNotReady", "node", "node-2"),
             ("KubernetesWebhookUnavailable", "webhook", "policy.example.com"),
             ("KubernetesWebhookUnavailable", "webhook", "inject.example.com"),
+            ("KubernetesPodPending", "pod", "uploader-0"),
+            ("KubernetesPVCPending", "pvc", "uploads"),
         ];
         let firing = |alerts: &Value, (name, label, value): (&str, &str, &str)| {
             alerts

@@ -158,7 +158,25 @@ async fn real_controllers_trouble_found_by_check_and_by_serve() {
         why(missing).contains("ProvisioningFailed: storageclass.storage.k8s.io \"no-such-class\" not found"),
         "{missing:#}"
     );
-    assert_eq!(find(&doc["claims"], "name", "data-orders-db-0")["phase"], "Pending");
+    let waiting = find(&doc["claims"], "name", "data-orders-db-0");
+    assert_eq!(waiting["phase"], "Pending");
+    // The real PersistentVolume controller's Normal event: its pod is not scheduled yet (or, once
+    // the scheduler picked a node, the class's provisioner never answers: both were seen).
+    let waits = ["waiting for its first consumer", "waiting for the external provisioner example.com/never-provisions"];
+    assert!(waits.iter().any(|w| why(waiting).starts_with(&format!("{w} | used by pod orders-db-0"))), "{waiting:#}");
+    let fr = p.check(&p.address, &creds, &["--lang", "fr"]).await.stdout;
+    let said = ["attend son premier consommateur", "attend le provisionneur externe example.com/never-provisions"];
+    assert!(said.iter().any(|w| fr.contains(&format!("shop/data-orders-db-0  Pending  {w}"))), "{fr}");
+    assert!(fr.contains("utilisé par le pod orders-db-0"), "{fr}");
+    // Our words inside a why are said in French, the cluster's as they are.
+    for line in [
+        "attend ses finalizers\u{a0}: example.com/drain-connections",
+        "app\u{a0}: dernier code de sortie 137 (Error)\u{a0}: SIGKILL\u{a0}: tué",
+        "BackOff: Back-off restarting failed container app",
+    ] {
+        assert!(fr.contains(line), "{line:?} in\n{fr}");
+    }
+    assert!(!fr.contains("waits for its finalizers") && !fr.contains("last exit code"), "{fr}");
 
     // The optional reads: the Job controller's Failed condition, the HPA controller's and the
     // aggregator's own words.

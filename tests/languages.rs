@@ -332,17 +332,25 @@ async fn notifications_are_told_in_the_files_language() {
     );
     // Rule time moves a minute a cycle: the node alert fires after five.
     let _s = serve_stepped(dir.path(), &trouble, &extra, 60);
-    let node_alert = |r: &Receiver| -> Option<serde_json::Value> {
+    let told = |r: &Receiver, name: &str| -> Option<serde_json::Value> {
         r.bodies()
             .into_iter()
             .flat_map(|d| d["alerts"].as_array().cloned().unwrap_or_default())
-            .find(|a| a["labels"]["alertname"] == "KubernetesNodeNotReady" && a["status"] == "firing")
+            .find(|a| a["labels"]["alertname"] == name && a["status"] == "firing")
     };
+    let node_alert = |r: &Receiver| told(r, "KubernetesNodeNotReady");
+    let crash = |r: &Receiver| told(r, "KubernetesPodCrashLooping");
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
-    while node_alert(&french).is_none() || node_alert(&english).is_none() {
-        assert!(std::time::Instant::now() < deadline, "the node alert was never told");
+    while node_alert(&french).is_none() || node_alert(&english).is_none() || crash(&french).is_none() {
+        assert!(std::time::Instant::now() < deadline, "the node and crash-loop alerts were never told");
         tokio::time::sleep(std::time::Duration::from_millis(100)).await;
     }
+    // Our words inside the why are French too; the cluster's stay as they are.
+    let (fr_crash, en_crash) = (crash(&french).unwrap(), crash(&english).unwrap());
+    let fr_said = fr_crash["annotations"]["description"].as_str().unwrap();
+    let en_said = en_crash["annotations"]["description"].as_str().unwrap();
+    assert!(fr_said.contains("dernier code de sortie") && fr_said.contains("redémarrages"), "{fr_said}");
+    assert!(en_said.contains("last exit code") && !en_said.contains("dernier"), "{en_said}");
     let (fr, en) = (node_alert(&french).unwrap(), node_alert(&english).unwrap());
     assert_eq!(fr["annotations"]["summary"], "Le nœud node-3 n’est pas prêt");
     assert_eq!(en["annotations"]["summary"], "Node node-3 is not ready");

@@ -215,3 +215,53 @@ text-job = { $of ->
    *[other] Job { $namespace }/{ $name } (CronJob { $owner }) failed: { $why }
 }
 text-cronjob = CronJob { $namespace }/{ $name } missed its runs: { $why }
+
+## The reasons of a why that are ours (the cluster's own words are said as they are).
+exit-meaning = { $kind ->
+    [ok] exited successfully (and was restarted: check the restart policy or the command)
+    [usage] misuse of a shell command or bad arguments
+    [noexec] the command cannot be executed (permissions, or not an executable)
+    [notfound] command not found (check the image's entrypoint and command)
+    [oom] SIGKILL: out of memory, the container went over its memory limit
+    [kill] SIGKILL: killed, by the out-of-memory killer or for not stopping within its grace period
+    [term] SIGTERM: told to stop, e.g. killed after failing its liveness probe
+    [segv] SIGSEGV: segmentation fault
+    [abrt] SIGABRT: aborted
+    [int] SIGINT: interrupted
+    [range] exit status out of range, or a fatal error before the application started
+    [signal] killed by signal { $signal }
+   *[other] application error
+}
+why-node-no-ready = the node lists no Ready condition
+why-condition-true = { $condition } is True
+why-tainted = tainted { $taint }{ $lost ->
+    [yes] : the node controller has lost the node
+   *[no] {""}
+}
+why-kubelet-skew = kubelet { $kubelet } is outside the supported skew from the API server { $server } (at most 3 minor versions older, never newer)
+why-pod-is = pod { $pod } is { $problems }
+why-used-by = used by pod { $pod }
+why-claim-first-consumer = waiting for its first consumer
+why-claim-provisioner = waiting for the external provisioner { $provisioner }
+why-claim-any-provisioner = waiting for its external provisioner
+why-last-exit = { $container }: last exit code { $code }{ $reason }: { $meaning }
+why-crashloop-no-exit = { $container }: crash-looping, no last termination recorded
+why-exit = { $container }: exit code { $code }{ $reason }: { $meaning }{ $has_message ->
+    [yes] : { $message }
+   *[no] {""}
+}
+why-containers-not-ready = containers not ready: { $containers }
+why-finalizers = waits for its finalizers: { $finalizers }
+why-node-down = its node { $node } is not ready: the kubelet cannot confirm that the containers stopped
+why-no-progress = its update has made no progress for { $minutes } min: { $updated } of { $desired } replicas updated
+why-past-grace = past its grace period: the kubelet has not confirmed that its containers stopped
+why-cronjob-missed = { $scheduled ->
+    [never] never scheduled since its creation { $ago } ago
+   *[last] last scheduled { $ago } ago
+}, while { $schedule } runs it every { $every }: check the kube-controller-manager and the CronJob's events
+duration-words = { $unit ->
+    [days] { $count } days
+    [h] { $count } h
+    [min] { $count } min
+   *[s] { $count } s
+}

@@ -229,6 +229,9 @@ watchdog =
     .summary = DumbMonit is alive
     .description = This alert always fires while DumbMonit runs: a dead man's switch that stops hearing it knows the monitor has stopped.
 
-pod-description = { $why }restarts: { $restarts }
+pod-description = { $has_why ->
+    [yes] { $why }; {""}
+   *[no] {""}
+}restarts: { $restarts }
 quota-description = { $used } used of { $hard }
 overcommit-description = { $allocatable } allocatable on { $nodes } Ready, schedulable nodes, the largest { $largest }

@@ -224,3 +224,53 @@ text-job = { $of ->
    *[other] Le Job { $namespace }/{ $name } (CronJob { $owner }) a échoué : { $why }
 }
 text-cronjob = Le CronJob { $namespace }/{ $name } a manqué ses exécutions : { $why }
+
+## Les raisons d’un pourquoi qui sont les nôtres (les mots du cluster sont dits tels quels).
+exit-meaning = { $kind ->
+    [ok] s’est terminé avec succès (et a été redémarré : vérifiez la politique de redémarrage ou la commande)
+    [usage] mauvais usage d’une commande shell ou arguments invalides
+    [noexec] la commande ne peut pas être exécutée (permissions, ou pas un exécutable)
+    [notfound] commande introuvable (vérifiez l’entrypoint et la commande de l’image)
+    [oom] SIGKILL : mémoire épuisée, le conteneur a dépassé sa limite de mémoire
+    [kill] SIGKILL : tué, par l’OOM killer ou pour ne pas s’être arrêté dans son délai de grâce
+    [term] SIGTERM : prié de s’arrêter, par exemple après l’échec de sa sonde liveness
+    [segv] SIGSEGV : erreur de segmentation
+    [abrt] SIGABRT : abandon
+    [int] SIGINT : interrompu
+    [range] code de sortie hors limites, ou erreur fatale avant le démarrage de l’application
+    [signal] tué par le signal { $signal }
+   *[other] erreur de l’application
+}
+why-node-no-ready = le nœud n’a aucune condition Ready
+why-condition-true = { $condition } est True
+why-tainted = marqué { $taint }{ $lost ->
+    [yes]  : le contrôleur de nœuds a perdu le nœud
+   *[no] {""}
+}
+why-kubelet-skew = le kubelet { $kubelet } sort de l’écart de versions supporté par l’API server { $server } (au plus 3 versions mineures plus ancien, jamais plus récent)
+why-pod-is = le pod { $pod } est { $problems }
+why-used-by = utilisé par le pod { $pod }
+why-claim-first-consumer = attend son premier consommateur
+why-claim-provisioner = attend le provisionneur externe { $provisioner }
+why-claim-any-provisioner = attend son provisionneur externe
+why-last-exit = { $container } : dernier code de sortie { $code }{ $reason } : { $meaning }
+why-crashloop-no-exit = { $container } : en boucle de crash, aucune fin enregistrée
+why-exit = { $container } : code de sortie { $code }{ $reason } : { $meaning }{ $has_message ->
+    [yes]  : { $message }
+   *[no] {""}
+}
+why-containers-not-ready = conteneurs non prêts : { $containers }
+why-finalizers = attend ses finalizers : { $finalizers }
+why-node-down = son nœud { $node } n’est pas prêt : le kubelet ne peut pas confirmer l’arrêt des conteneurs
+why-no-progress = sa mise à jour n’a pas progressé depuis { $minutes } min : { $updated } répliques sur { $desired } à jour
+why-past-grace = au-delà de son délai de grâce : le kubelet n’a pas confirmé l’arrêt de ses conteneurs
+why-cronjob-missed = { $scheduled ->
+    [never] jamais planifié depuis sa création il y a { $ago }
+   *[last] planifié pour la dernière fois il y a { $ago }
+}, alors que { $schedule } le lance toutes les { $every } : vérifiez le kube-controller-manager et les événements du CronJob
+duration-words = { $unit ->
+    [days] { $count } jours
+    [h] { $count } h
+    [min] { $count } min
+   *[s] { $count } s
+}

@@ -231,6 +231,9 @@ watchdog =
     .summary = DumbMonit est en vie
     .description = Cette alerte se déclenche tant que DumbMonit tourne : un dead man’s switch qui cesse de l’entendre sait que la surveillance s’est arrêtée.
 
-pod-description = { $why }redémarrages : { $restarts }
+pod-description = { $has_why ->
+    [yes] { $why }; {""}
+   *[no] {""}
+}redémarrages : { $restarts }
 quota-description = { $used } utilisés sur { $hard }
 overcommit-description = { $allocatable } allouables sur { $nodes } nœuds Ready et ordonnançables, le plus gros { $largest }

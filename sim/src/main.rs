@@ -1,7 +1,7 @@
 //! `dumbmonit-sim`: the simulated API server on its own, for trying DumbMonit, kubectl or a
 //! client library against it.
 //!
-//! dumbmonit-sim [--listen ADDR:PORT] [--scenario trouble|healthy|envelope:PODS] [--dir DIR]
+//! dumbmonit-sim [--listen ADDR:PORT] [--scenario trouble|healthy|coverage|envelope:PODS] [--dir DIR]
 //!
 //! `envelope:150000` is a cluster in the proportions of Kubernetes' scalability envelope (one
 //! node per 30 pods, 5 KB per pod, a share of them in trouble), as the benchmark uses.
@@ -14,7 +14,7 @@ use dumbmonit_sim::{Sim, SimOptions, scenario};
 
 fn usage(message: &str) -> ! {
     eprintln!(
-        "{message}\nusage: dumbmonit-sim [--listen ADDR:PORT] [--scenario trouble|healthy|envelope:PODS] [--dir DIR]"
+        "{message}\nusage: dumbmonit-sim [--listen ADDR:PORT] [--scenario trouble|healthy|coverage|envelope:PODS] [--dir DIR]"
     );
     std::process::exit(2)
 }
@@ -42,6 +42,7 @@ async fn main() {
         _ if envelope.is_some() => dumbmonit_sim::Cluster::default(),
         "trouble" => scenario::trouble(now),
         "healthy" => scenario::healthy(now),
+        "coverage" => scenario::coverage(now),
         other => usage(&format!("unknown scenario {other}")),
     };
     let sim = Sim::start(options, cluster).await.unwrap_or_else(|e| usage(&format!("cannot start: {e}")));

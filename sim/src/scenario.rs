@@ -150,6 +150,40 @@ fn core_coverage(c: &mut Cluster, now: Timestamp) {
             ))
             .build(now),
     );
+    claim_waits(c, now);
+}
+
+/// Two Pending claims, and what the PersistentVolume controller said of each in a Normal
+/// event: one no pod uses yet waits for its first consumer (not stuck), the other for its
+/// provisioner while its pod cannot be scheduled without it (stuck).
+pub fn claim_waits(c: &mut Cluster, now: Timestamp) {
+    c.pods.push(
+        Pod::new("shop", "uploader-0")
+            .owned_by("StatefulSet", "uploader")
+            .claim("uploads")
+            .unschedulable("0/3 nodes are available: pod has unbound immediate PersistentVolumeClaims. preemption: 0/3 nodes are available: 3 Preemption is not helpful for scheduling.")
+            .build(now),
+    );
+    c.pvcs.push(crate::fixtures::pvc("shop", "scratch-1", "Pending", "local-path", true, now));
+    c.pvcs.push(crate::fixtures::pvc("shop", "uploads", "Pending", "csi-disks", false, now));
+    let mut waits = Event::warning(
+        "PersistentVolumeClaim",
+        "shop",
+        "scratch-1",
+        "WaitForFirstConsumer",
+        "waiting for first consumer to be created before binding",
+    );
+    waits.event_type = "Normal".into();
+    c.events.push(waits.build(now));
+    let mut provisioning = Event::warning(
+        "PersistentVolumeClaim",
+        "shop",
+        "uploads",
+        "ExternalProvisioning",
+        "Waiting for a volume to be created either by the external provisioner 'disk.csi.example.com' or manually by the system administrator. If volume creation is delayed, please verify that the provisioner is running and correctly registered.",
+    );
+    provisioning.event_type = "Normal".into();
+    c.events.push(provisioning.build(now));
 }
 
 /// The demo's story, one step at a time (0: healthy; 6 and after: all the trouble).

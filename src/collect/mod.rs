@@ -390,6 +390,9 @@ pub async fn run<S: Source>(source: &S, options: &CycleOptions, now: Timestamp) 
         timed(Collection::EVENTS, list_in::<S, Event>(s, sc, Collection::EVENTS, Some("type=Warning"), rec)),
         read_optional(s, sc, rec),
     );
+    // What a Pending claim waits for: one List more, in a cycle that has one.
+    let pending = pvcs.1.as_ref().is_ok_and(|(claims, _)| claims.iter().any(|c| c.phase == "Pending"));
+    let claim_events = if pending { read_claim_events(f, sc).await } else { Vec::new() };
     // Whether the namespaces in which nothing at all was found exist (after the lists: only for
     // those, so that a namespace that has objects costs no request more).
     let not_found = match sc {
@@ -403,6 +406,7 @@ pub async fn run<S: Source>(source: &S, options: &CycleOptions, now: Timestamp) 
         read => (read, false),
     };
     let (mut extras, optional, optional_stats) = extras;
+    extras.claim_events = claim_events;
     extras.namespaced = scope.map(|sc| sc.finish(&not_found, nodes_hidden));
     // Said of the collections read every interval instead: one whose list is refused too is
     // not granted at all, as list mode says.
@@ -538,6 +542,24 @@ async fn read_optional<S: Source>(
     }
     read_backends(f, &mut extras, st).await;
     (extras, recorded, stats)
+}
+
+/// The PersistentVolume controller's events that say what Pending claims wait for
+/// (`pvcs::CLAIM_EVENTS`): straight from the API server, watch mode too (its store of events
+/// holds the Warning ones). A failure leaves the claims' why to their Warning events: it is
+/// said in the log, not as a read of its own.
+async fn read_claim_events(f: &Fetcher, sc: Option<&scope::Scope>) -> Vec<Event> {
+    let read = match sc {
+        Some(sc) => sc.list::<Event>(f, Collection::EVENTS, Some(pvcs::CLAIM_EVENTS)).await,
+        None => read::<Event>(f, Collection::EVENTS, Some(pvcs::CLAIM_EVENTS), false).await,
+    };
+    match read {
+        Ok((events, _)) => events.into_iter().filter(|e| pvcs::WAITS.contains(&e.reason.as_str())).collect(),
+        Err(e) => {
+            tracing::debug!(target: "dumbmonit::collect", error = %e, "what the Pending claims wait for was not read");
+            Vec::new()
+        }
+    }
 }
 
 /// The webhooks' Services and EndpointSlices, listed in the namespaces those Services live in

@@ -83,6 +83,11 @@ macro_rules! extras {
             pub services: Optional<Vec<super::backends::Service>>,
             #[serde(default)]
             pub endpointslices: Optional<Vec<super::backends::EndpointSlice>>,
+            /// The PersistentVolume controller's Normal events saying what a Pending claim
+            /// waits for (`WaitForFirstConsumer`, `ExternalProvisioning`): read with the core's
+            /// permission, only in a cycle that has a Pending claim (`collect::claims`).
+            #[serde(default, skip_serializing_if = "Vec::is_empty")]
+            pub claim_events: Vec<super::Event>,
             /// Watch mode: the resources whose watch is not granted, read every interval instead.
             #[serde(default, skip_serializing_if = "Vec::is_empty")]
             pub watch_not_granted: Vec<String>,

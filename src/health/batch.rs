@@ -32,7 +32,9 @@ pub struct CronJobHealth {
     pub interval: Option<i64>,
     /// Older than twice that period: at least one run was due and did not happen.
     pub missed: bool,
-    pub why: Vec<String>,
+    /// The reasons (`why`): English in JSON.
+    #[serde(serialize_with = "super::why::english")]
+    pub why: Vec<crate::lang::Message>,
 }
 
 /// A Job still running: its pods active, neither Complete nor Failed.
@@ -120,18 +122,22 @@ pub fn cronjobs(list: &[CronJob], now: Timestamp) -> Vec<CronJobHealth> {
             };
             let mut why = Vec::new();
             if missed {
-                let since = match c.last_schedule {
-                    Some(t) => format!("last scheduled {} ago", words(age(t))),
-                    None => format!("never scheduled since its creation {} ago", words(age(base.expect("a base")))),
+                let (scheduled, ago) = match c.last_schedule {
+                    Some(t) => ("last", words(age(t))),
+                    None => ("never", words(age(base.expect("a base")))),
                 };
-                why.push(format!(
-                    "{since}, while {:?} runs it every {}: check the kube-controller-manager and the CronJob's events",
-                    c.schedule,
-                    words(interval.unwrap_or_default())
+                why.push(super::why::ours(
+                    "why-cronjob-missed",
+                    &[
+                        ("scheduled", scheduled.into()),
+                        ("ago", ago.into()),
+                        ("schedule", format!("{:?}", c.schedule).into()),
+                        ("every", words(interval.unwrap_or_default()).into()),
+                    ],
                 ));
             }
             if let Some(e) = error {
-                why.push(e.to_string());
+                why.push(crate::lang::Message::verbatim(e.to_string()));
             }
             CronJobHealth {
                 namespace: c.namespace.clone(),
@@ -148,17 +154,18 @@ pub fn cronjobs(list: &[CronJob], now: Timestamp) -> Vec<CronJobHealth> {
 }
 
 /// `90 min`, `2 h`, `3 days`: whole units, the largest that fits twice.
-fn words(seconds: i64) -> String {
+fn words(seconds: i64) -> crate::lang::Message {
     let s = seconds.max(0);
-    if s >= 2 * 86_400 {
-        format!("{} days", s / 86_400)
+    let (count, unit) = if s >= 2 * 86_400 {
+        (s / 86_400, "days")
     } else if s >= 2 * 3_600 {
-        format!("{} h", s / 3_600)
+        (s / 3_600, "h")
     } else if s >= 2 * 60 {
-        format!("{} min", s / 60)
+        (s / 60, "min")
     } else {
-        format!("{s} s")
-    }
+        (s, "s")
+    };
+    super::why::ours("duration-words", &[("count", count.into()), ("unit", unit.into())])
 }
 
 /// The first run of `schedule` strictly after `after`, in `zone` (UTC when None), as the
@@ -271,7 +278,10 @@ mod tests {
         assert!(!exactly_twice[0].missed, "ten minutes is not older than twice five");
         let late = cronjobs(&[cron("*/5 * * * *", Some("2026-11-30T10:09:00Z"))], now);
         assert!(late[0].missed);
-        assert!(late[0].why[0].contains("last scheduled 11 min ago"), "{:?}", late[0].why);
+        let said = crate::lang::Lang::En.say(&late[0].why[0]);
+        assert!(said.contains("last scheduled 11 min ago"), "{said}");
+        let french = crate::lang::Lang::Fr.say(&late[0].why[0]);
+        assert!(french.contains("planifié pour la dernière fois il y a 11 min"), "{french}");
         let never = cronjobs(&[cron("@daily", None)], now);
         assert!(never[0].missed && never[0].last_schedule_age.is_none(), "{never:?}");
         assert_eq!(never[0].interval, Some(86_400), "the schedule's period, also when never scheduled");

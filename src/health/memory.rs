@@ -68,11 +68,13 @@ impl Memory {
                 w.rollout_stuck = true;
                 w.why.insert(
                     0,
-                    format!(
-                        "its update has made no progress for {} min: {} of {} replicas updated",
-                        now.duration_since(since).as_secs() / 60,
-                        w.updated,
-                        w.desired
+                    super::why::ours(
+                        "why-no-progress",
+                        &[
+                            ("minutes", (now.duration_since(since).as_secs() / 60).into()),
+                            ("updated", w.updated.into()),
+                            ("desired", w.desired.into()),
+                        ],
                     ),
                 );
             }
@@ -164,7 +166,10 @@ mod tests {
         let h = assess_with(at(15, true, 1), t(15), &mut memory);
         assert!(h.workloads[0].rollout_stuck);
         assert_eq!(h.counts.rollouts_stuck, 1);
-        assert_eq!(h.workloads[0].why[0], "its update has made no progress for 15 min: 1 of 3 replicas updated");
+        assert_eq!(
+            crate::lang::Lang::En.say(&h.workloads[0].why[0]),
+            "its update has made no progress for 15 min: 1 of 3 replicas updated"
+        );
         assert_eq!(h.summary(), "1 rollout stuck");
         // Progress starts the patience again.
         let h = assess_with(at(16, true, 2), t(16), &mut memory);

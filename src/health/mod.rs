@@ -18,9 +18,9 @@ use serde::Serialize;
 use crate::collect::nodes::PRESSURE_CONDITIONS;
 use crate::collect::quantity::Resources;
 use crate::collect::{Event, Pod, Snapshot, WorkloadKind};
-use crate::lang::Lang;
+use crate::lang::{Lang, Message};
 pub use memory::Memory;
-use why::{clean_line, exit_code_meaning};
+use why::{clean_line, exit_meaning, ours};
 
 /// How long an explanation may be, in characters.
 const WHY_MAX: usize = 400;
@@ -208,7 +208,9 @@ pub struct NodeHealth {
     pub pressure: Vec<(String, bool)>,
     pub unschedulable: bool,
     pub kubelet_version: String,
-    pub why: Vec<String>,
+    /// The reasons, the cluster's words and ours (`why`): English in JSON.
+    #[serde(serialize_with = "why::english")]
+    pub why: Vec<Message>,
     /// `status.allocatable`: millicores and bytes.
     pub allocatable_cpu: Option<i64>,
     pub allocatable_memory: Option<i64>,
@@ -304,7 +306,9 @@ pub struct PodHealth {
     pub restarts: i64,
     /// Seconds since the end of its grace period, for a pod being deleted and still there past it.
     pub terminating: Option<i64>,
-    pub why: Vec<String>,
+    /// The reasons, the cluster's words and ours (`why`): English in JSON.
+    #[serde(serialize_with = "why::english")]
+    pub why: Vec<Message>,
 }
 
 impl PodHealth {
@@ -324,25 +328,30 @@ impl PodHealth {
 
     /// The problems in `lang` (`blocked (ImagePullBackOff)`, « bloqué (ImagePullBackOff) »).
     pub fn problems_in(&self, lang: Lang) -> Vec<String> {
+        self.problem_messages().iter().map(|m| lang.say(m)).collect()
+    }
+
+    /// The problems, as messages to be said in any language.
+    pub fn problem_messages(&self) -> Vec<Message> {
         let mut p = Vec::new();
         if self.crashlooping {
-            p.push(lang.t("pod-crash-looping"));
+            p.push(Message::new("pod-crash-looping", &[]));
         }
         for b in &self.blocked {
-            p.push(lang.tr("pod-blocked", &[("reason", b.into())]));
+            p.push(Message::new("pod-blocked", &[("reason", b.into())]));
         }
         if self.pending {
-            p.push(lang.t("pod-pending"));
+            p.push(Message::new("pod-pending", &[]));
         }
         if self.failed {
-            p.push(lang.t("pod-failed"));
+            p.push(Message::new("pod-failed", &[]));
         }
         if self.terminating.is_some() {
-            p.push(lang.t("pod-stuck-terminating"));
+            p.push(Message::new("pod-stuck-terminating", &[]));
         }
         // A crash-looping, blocked or failed pod is not ready either; say so only when it is all.
         if self.not_ready && p.is_empty() {
-            p.push(lang.t("pod-not-ready"));
+            p.push(Message::new("pod-not-ready", &[]));
         }
         p
     }
@@ -374,7 +383,9 @@ pub struct WorkloadHealth {
     pub misscheduled: i64,
     /// kube-controller-manager has stopped (its lease says so): what acts on the workload.
     pub controller_stopped: bool,
-    pub why: Vec<String>,
+    /// The reasons, the cluster's words and ours (`why`): English in JSON.
+    #[serde(serialize_with = "why::english")]
+    pub why: Vec<Message>,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize)]
@@ -385,7 +396,9 @@ pub struct PvcHealth {
     pub bound: bool,
     /// Pending, and either used by a live pod or named by a Warning event: it should have bound.
     pub stuck: bool,
-    pub why: Vec<String>,
+    /// The reasons, the cluster's words and ours (`why`): English in JSON.
+    #[serde(serialize_with = "why::english")]
+    pub why: Vec<Message>,
 }
 
 /// Whether anything needs attention, in the monitoring-plugin convention.
@@ -426,9 +439,10 @@ impl<'a> EventIndex<'a> {
     }
 }
 
-fn push_unique(why: &mut Vec<String>, line: Option<String>) {
-    if let Some(l) = line
-        && !l.is_empty()
+/// Adds a reason not already there (an empty one of the cluster's is none).
+fn push_unique(why: &mut Vec<Message>, line: Option<impl Into<Message>>) {
+    if let Some(l) = line.map(Into::into)
+        && !(l.is_verbatim() && Lang::En.say(&l).is_empty())
         && !why.contains(&l)
     {
         why.push(l);
@@ -463,7 +477,7 @@ pub fn assess_with(mut s: Snapshot, now: Timestamp, memory: &mut Memory) -> Heal
     let mut workloads = workloads(s, &pods, &events);
     memory.nodes(now, &mut nodes);
     memory.rollouts(now, &mut workloads);
-    let pvcs = claims(s, &claim_users, &events);
+    let pvcs = claims(s, &claim_users, &events, &raw_extras.claim_events);
     let (warning_events, events_by_reason) = events_of_the_hour(s);
     let counts = Counts::of(&nodes, &pods, &workloads, &pvcs, warning_events);
 
@@ -533,15 +547,17 @@ fn nodes(s: &Snapshot, demand: &HashMap<String, (Resources, u64)>, events: &Even
             if !ready {
                 push_unique(
                     &mut why,
-                    Some(n.ready_detail.as_deref().map_or_else(
-                        || "the node lists no Ready condition".to_string(),
-                        |d| clean_line(d, WHY_MAX),
-                    )),
+                    Some(
+                        n.ready_detail.as_deref().map_or_else(
+                            || ours("why-node-no-ready", &[]),
+                            |d| Message::verbatim(clean_line(d, WHY_MAX)),
+                        ),
+                    ),
                 );
             }
             for (kind, status) in &n.conditions {
                 if status == "True" {
-                    push_unique(&mut why, Some(format!("{kind} is True")));
+                    push_unique(&mut why, Some(ours("why-condition-true", &[("condition", kind.into())])));
                 }
             }
             if !why.is_empty() {
@@ -549,17 +565,15 @@ fn nodes(s: &Snapshot, demand: &HashMap<String, (Resources, u64)>, events: &Even
             }
             // A cordon's own taint is said by the scheduling column.
             for (key, effect) in n.taints.iter().filter(|(key, _)| key != "node.kubernetes.io/unschedulable") {
-                let line = match key.as_str() {
-                    UNREACHABLE_TAINT => format!("tainted {key}:{effect}: the node controller has lost the node"),
-                    _ => format!("tainted {key}:{effect}"),
-                };
-                push_unique(&mut why, Some(line));
+                let lost = if key == UNREACHABLE_TAINT { "yes" } else { "no" };
+                let taint = format!("{key}:{effect}");
+                push_unique(&mut why, Some(ours("why-tainted", &[("taint", taint.into()), ("lost", lost.into())])));
             }
             let kubelet_skew = outside_skew(server_minor, minor_version(&n.kubelet_version));
             if kubelet_skew {
-                why.push(format!(
-                    "kubelet {} is outside the supported skew from the API server {} (at most 3 minor versions older, never newer)",
-                    n.kubelet_version, s.version
+                why.push(ours(
+                    "why-kubelet-skew",
+                    &[("kubelet", (&n.kubelet_version).into()), ("server", (&s.version).into())],
                 ));
             }
             let (requested, pods) = demand.get(&n.name).copied().unwrap_or_default();
@@ -576,7 +590,11 @@ fn nodes(s: &Snapshot, demand: &HashMap<String, (Resources, u64)>, events: &Even
                 requested,
                 pods,
                 pods_capacity: n.allocatable_pods,
-                taints: n.taints.iter().map(|(key, effect)| NodeTaint { key: key.clone(), effect: effect.clone() }).collect(),
+                taints: n
+                    .taints
+                    .iter()
+                    .map(|(key, effect)| NodeTaint { key: key.clone(), effect: effect.clone() })
+                    .collect(),
                 usage_cpu: None,
                 usage_memory: None,
                 kubelet_skew,
@@ -600,11 +618,12 @@ fn workloads(s: &Snapshot, pods: &[PodHealth], events: &EventIndex) -> Vec<Workl
             let unavailable = w.unavailable();
             let mut why = Vec::new();
             if let Some(message) = &w.deadline_exceeded {
-                why.push(clean_line(&format!("ProgressDeadlineExceeded: {message}"), WHY_MAX));
+                why.push(Message::verbatim(clean_line(&format!("ProgressDeadlineExceeded: {message}"), WHY_MAX)));
             }
             if unavailable > 0 {
                 for p in problem_pods.get(&(w.namespace.as_str(), w.name.as_str())).into_iter().flatten() {
-                    why.push(format!("pod {} is {}", p.name, p.problems().join(", ")));
+                    let problems = Message::list(&p.problem_messages(), ", ");
+                    why.push(ours("why-pod-is", &[("pod", (&p.name).into()), ("problems", problems.into())]));
                 }
                 push_unique(&mut why, events.why(w.kind.as_str(), &w.namespace, &w.name));
             }
@@ -627,9 +646,44 @@ fn workloads(s: &Snapshot, pods: &[PodHealth], events: &EventIndex) -> Vec<Workl
         .collect()
 }
 
+/// What each Pending claim waits for, from the newest of the PersistentVolume controller's
+/// events about it.
+fn claim_waits(events: &[Event]) -> HashMap<(&str, &str), crate::collect::pvcs::Waits> {
+    let mut newest: HashMap<(&str, &str), &Event> = HashMap::new();
+    for e in events.iter().filter(|e| e.kind == "PersistentVolumeClaim") {
+        let key = (e.object_namespace.as_deref().unwrap_or(&e.namespace), e.object_name.as_str());
+        let entry = newest.entry(key).or_insert(e);
+        if e.last_seen > entry.last_seen {
+            *entry = e;
+        }
+    }
+    newest
+        .into_iter()
+        .filter_map(|(k, e)| crate::collect::pvcs::Waits::of(&e.reason, &e.message).map(|w| (k, w)))
+        .collect()
+}
+
+/// What a claim waits for, in words.
+fn waiting_for(w: &crate::collect::pvcs::Waits) -> Message {
+    match w {
+        crate::collect::pvcs::Waits::FirstConsumer => ours("why-claim-first-consumer", &[]),
+        crate::collect::pvcs::Waits::Provisioner(p) if p.is_empty() => ours("why-claim-any-provisioner", &[]),
+        crate::collect::pvcs::Waits::Provisioner(p) => {
+            ours("why-claim-provisioner", &[("provisioner", clean_line(p, WHY_MAX).into())])
+        }
+    }
+}
+
 /// Each PersistentVolumeClaim: stuck when Pending and either used by a live pod or named by a
-/// Warning event.
-fn claims(s: &Snapshot, users: &HashMap<(String, String), Vec<String>>, events: &EventIndex) -> Vec<PvcHealth> {
+/// Warning event. A Pending one says what it waits for when the PersistentVolume controller
+/// said it.
+fn claims(
+    s: &Snapshot,
+    users: &HashMap<(String, String), Vec<String>>,
+    events: &EventIndex,
+    claim_events: &[Event],
+) -> Vec<PvcHealth> {
+    let waits = claim_waits(claim_events);
     s.pvcs
         .iter()
         .map(|c| {
@@ -638,10 +692,15 @@ fn claims(s: &Snapshot, users: &HashMap<(String, String), Vec<String>>, events: 
             let event = events.about("PersistentVolumeClaim", &c.namespace, &c.name);
             let stuck = c.phase == "Pending" && (!users.is_empty() || event.is_some());
             let mut why = Vec::new();
+            if c.phase == "Pending"
+                && let Some(w) = waits.get(&(c.namespace.as_str(), c.name.as_str()))
+            {
+                why.push(waiting_for(w));
+            }
             if stuck {
                 push_unique(&mut why, events.why("PersistentVolumeClaim", &c.namespace, &c.name));
                 for u in users {
-                    why.push(format!("used by pod {u}"));
+                    why.push(ours("why-used-by", &[("pod", u.into())]));
                 }
             }
             PvcHealth {
@@ -736,12 +795,24 @@ fn pod_health(p: Pod, events: &EventIndex, now: Timestamp, down: &std::collectio
         if reason == "CrashLoopBackOff" {
             let line = match &c.last_terminated {
                 Some((why_reason, code)) => {
-                    let r = if why_reason.is_empty() { String::new() } else { format!(" ({why_reason})") };
-                    format!("{}: last exit code {code}{r}: {}", c.name, exit_code_meaning(*code, why_reason))
+                    let r = if why_reason.is_empty() {
+                        String::new()
+                    } else {
+                        format!(" ({})", clean_line(why_reason, WHY_MAX))
+                    };
+                    ours(
+                        "why-last-exit",
+                        &[
+                            ("container", (&c.name).into()),
+                            ("code", code.to_string().into()),
+                            ("reason", r.into()),
+                            ("meaning", exit_meaning(*code, why_reason).into()),
+                        ],
+                    )
                 }
-                None => format!("{}: crash-looping, no last termination recorded", c.name),
+                None => ours("why-crashloop-no-exit", &[("container", (&c.name).into())]),
             };
-            push_unique(&mut why, Some(clean_line(&line, WHY_MAX)));
+            push_unique(&mut why, Some(line));
         }
     }
     for c in p.blocked() {
@@ -760,16 +831,25 @@ fn pod_health(p: Pod, events: &EventIndex, now: Timestamp, down: &std::collectio
         // A failed pod (a Job's) says why by how its containers ended.
         for c in &p.containers {
             let Some((reason, code, message)) = &c.failed_with else { continue };
-            let r = if reason.is_empty() { String::new() } else { format!(" ({reason})") };
-            let said = message.as_deref().map(|m| format!(": {m}")).unwrap_or_default();
-            let line = format!("{}: exit code {code}{r}: {}{said}", c.name, exit_code_meaning(*code, reason));
-            push_unique(&mut why, Some(clean_line(&line, WHY_MAX)));
+            let r = if reason.is_empty() { String::new() } else { format!(" ({})", clean_line(reason, WHY_MAX)) };
+            let line = ours(
+                "why-exit",
+                &[
+                    ("container", (&c.name).into()),
+                    ("code", code.to_string().into()),
+                    ("reason", r.into()),
+                    ("meaning", exit_meaning(*code, reason).into()),
+                    ("has_message", if message.is_some() { "yes" } else { "no" }.into()),
+                    ("message", clean_line(message.as_deref().unwrap_or_default(), WHY_MAX).into()),
+                ],
+            );
+            push_unique(&mut why, Some(line));
         }
     }
     if not_ready && !crashlooping && blocked.is_empty() {
         let names: Vec<&str> = p.containers.iter().filter(|c| !c.init && !c.ready).map(|c| c.name.as_str()).collect();
         if !names.is_empty() {
-            why.push(format!("containers not ready: {}", names.join(", ")));
+            why.push(ours("why-containers-not-ready", &[("containers", names.join(", ").into())]));
         }
     }
     let problem = crashlooping || !blocked.is_empty() || pending || failed || not_ready;
@@ -783,16 +863,14 @@ fn pod_health(p: Pod, events: &EventIndex, now: Timestamp, down: &std::collectio
     let terminating = p.deletion().filter(|end| now > *end).map(|end| now.duration_since(end).as_secs());
     if terminating.is_some() {
         if !p.finalizers().is_empty() {
-            why.push(clean_line(&format!("waits for its finalizers: {}", p.finalizers().join(", ")), WHY_MAX));
+            let finalizers = clean_line(&p.finalizers().join(", "), WHY_MAX);
+            why.push(ours("why-finalizers", &[("finalizers", finalizers.into())]));
         }
         if down.contains(p.node.as_str()) {
-            why.push(format!(
-                "its node {} is not ready: the kubelet cannot confirm that the containers stopped",
-                p.node
-            ));
+            why.push(ours("why-node-down", &[("node", (&p.node).into())]));
         }
         if why.is_empty() {
-            why.push("past its grace period: the kubelet has not confirmed that its containers stopped".into());
+            why.push(ours("why-past-grace", &[]));
         }
         if !problem {
             push_unique(&mut why, events.why("Pod", &p.namespace, &p.name));
@@ -1141,8 +1219,14 @@ mod tests {
         let order: Vec<String> = h.pods.iter().map(|p| format!("{}/{}", p.namespace, p.name)).collect();
         assert_eq!(order, ["y/wait", "z/crash", "a/ok", "b/ok"]);
         assert_eq!(
-            h.pods[1].why,
+            why::said(&h.pods[1].why, Lang::En),
             ["app: last exit code 137 (OOMKilled): SIGKILL: out of memory, the container went over its memory limit"]
+        );
+        assert_eq!(
+            why::said(&h.pods[1].why, Lang::Fr),
+            [
+                "app\u{a0}: dernier code de sortie 137 (OOMKilled)\u{a0}: SIGKILL\u{a0}: mémoire épuisée, le conteneur a dépassé sa limite de mémoire"
+            ]
         );
         assert_eq!(h.severity(), Grade::Critical);
         assert_eq!(h.summary(), "1 pod crash-looping, 1 pod pending");
@@ -1160,7 +1244,7 @@ mod tests {
         failed.containers.push(ContainerState { name: "sidecar".into(), failed_with: None, ..Default::default() });
         let h = assess(Snapshot { pods: vec![failed], ..Default::default() });
         assert_eq!(
-            h.pods[0].why,
+            why::said(&h.pods[0].why, Lang::En),
             ["report: exit code 2 (Error): misuse of a shell command or bad arguments: \
                  open /data/input.csv: no such file or directory"]
         );

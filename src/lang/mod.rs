@@ -91,6 +91,21 @@ impl Lang {
                 _ => String::new(),
             });
         }
+        if m.id == LIST {
+            let sep = m.args.iter().find_map(|(k, v)| match v {
+                Arg::Text(t) if k == "sep" => Some(t.as_str()),
+                _ => None,
+            });
+            let parts: Vec<String> = m
+                .args
+                .iter()
+                .filter_map(|(_, v)| match v {
+                    Arg::Said(part) => Some(self.say(part)),
+                    _ => None,
+                })
+                .collect();
+            return parts.join(sep.unwrap_or("; "));
+        }
         let args: Vec<(&str, Arg)> = m.args.iter().map(|(k, v)| (k.as_str(), v.clone())).collect();
         self.tr(&m.id, &args)
     }
@@ -127,17 +142,27 @@ pub enum Arg {
     Count(i64),
     Text(String),
     Moment(i64),
+    /// A message of its own, said in the language of the one it is in (our words inside a
+    /// why, a why inside an alert's description).
+    Said(Box<Message>),
 }
 
 impl Arg {
     fn value(&self, lang: Lang) -> FluentValue<'_> {
         match self {
+            Arg::Said(m) => FluentValue::String(Cow::Owned(lang.say(m))),
             Arg::Count(n) => FluentValue::from(*n),
             Arg::Text(s) => FluentValue::String(Cow::Borrowed(s)),
             Arg::Moment(s) => FluentValue::String(Cow::Owned(
                 jiff::Timestamp::from_second(*s).map(|t| date_time(lang, t)).unwrap_or_default(),
             )),
         }
+    }
+}
+
+impl From<Message> for Arg {
+    fn from(m: Message) -> Arg {
+        Arg::Said(Box::new(m))
     }
 }
 
@@ -183,6 +208,9 @@ pub struct Message {
 /// message, a condition's), which is never translated.
 pub const VERBATIM: &str = "verbatim";
 
+/// The id of a message that is others said one after the other, `sep` between them.
+pub const LIST: &str = "list";
+
 impl Message {
     pub fn new(id: &str, args: &[(&str, Arg)]) -> Message {
         Message { id: id.to_string(), args: args.iter().map(|(k, v)| (k.to_string(), v.clone())).collect() }
@@ -195,6 +223,30 @@ impl Message {
 
     pub fn is_verbatim(&self) -> bool {
         self.id == VERBATIM
+    }
+
+    /// `parts` said one after the other, `sep` between them; verbatim when they all are (as
+    /// such a list was kept before lists were).
+    pub fn list(parts: &[Message], sep: &str) -> Message {
+        if parts.iter().all(Message::is_verbatim) {
+            return Message::verbatim(parts.iter().map(|p| Lang::En.say(p)).collect::<Vec<_>>().join(sep));
+        }
+        let mut args = vec![("sep".to_string(), Arg::Text(sep.to_string()))];
+        args.extend(parts.iter().map(|p| ("part".to_string(), Arg::Said(Box::new(p.clone())))));
+        Message { id: LIST.into(), args }
+    }
+}
+
+/// The cluster's own words, said as they are.
+impl From<String> for Message {
+    fn from(text: String) -> Message {
+        Message::verbatim(text)
+    }
+}
+
+impl From<&str> for Message {
+    fn from(text: &str) -> Message {
+        Message::verbatim(text.to_string())
     }
 }
 

@@ -117,9 +117,17 @@ fn arguments_are_neither_isolated_nor_escaped() {
 
 #[test]
 fn a_kept_message_is_said_again_in_each_language_and_the_clusters_words_as_they_are() {
-    let m = Message::new("pod-description", &[("why", "app: OOMKilled; ".into()), ("restarts", 14.into())]);
-    assert_eq!(Lang::En.say(&m), "app: OOMKilled; restarts: 14");
-    assert_eq!(Lang::Fr.say(&m), "app: OOMKilled; redémarrages\u{a0}: 14");
+    // The cluster's words as they are, ours (nested) in each language.
+    let why = Message::list(
+        &["app: OOMKilled".into(), Message::new("why-finalizers", &[("finalizers", "example.com/drain".into())])],
+        "; ",
+    );
+    let m = Message::new("pod-description", &[("has_why", "yes".into()), ("why", why.into()), ("restarts", 14.into())]);
+    assert_eq!(Lang::En.say(&m), "app: OOMKilled; waits for its finalizers: example.com/drain; restarts: 14");
+    assert_eq!(
+        Lang::Fr.say(&m),
+        "app: OOMKilled; attend ses finalizers\u{a0}: example.com/drain; redémarrages\u{a0}: 14"
+    );
     let v = Message::verbatim("NodeStatusUnknown: Kubelet stopped posting node status.".into());
     assert_eq!(Lang::Fr.say(&v), Lang::En.say(&v));
     assert!(v.is_verbatim());

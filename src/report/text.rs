@@ -1,5 +1,6 @@
 //! The text report: first line the one sentence, then what needs attention and why.
 
+use crate::health::why::said;
 use std::fmt::Write;
 
 use crate::health::{Health, PodHealth};
@@ -54,7 +55,7 @@ pub fn render(address: &str, h: &Health, lang: Lang) -> String {
                         if n.unschedulable { lang.t("cordoned") } else { "-".into() },
                         n.kubelet_version.clone(),
                     ],
-                    why: n.why.clone(),
+                    why: said(&n.why, lang),
                 }
             })
             .collect();
@@ -70,7 +71,7 @@ pub fn render(address: &str, h: &Health, lang: Lang) -> String {
         let title = lang.tr("pods-title", &[("count", pods.len().into())]);
         let (rows, more) = capped(&pods, lang, |p| Row {
             cells: vec![format!("{}/{}", p.namespace, p.name), p.problems_in(lang).join(", "), p.restarts.to_string()],
-            why: p.why.clone(),
+            why: said(&p.why, lang),
         });
         let headers = ["text-col-pod", "text-col-state", "text-col-restarts"];
         table(&mut out, &title, &headers.map(|h| lang.t(h)), rows, more, lang);
@@ -85,7 +86,7 @@ pub fn render(address: &str, h: &Health, lang: Lang) -> String {
                 format!("{}/{}", w.ready, w.desired),
                 w.unavailable.to_string(),
             ],
-            why: w.why.clone(),
+            why: said(&w.why, lang),
         });
         let headers = ["text-col-workload", "text-col-ready", "text-col-unavailable"];
         table(&mut out, &title, &headers.map(|h| lang.t(h)), rows, more, lang);
@@ -99,7 +100,7 @@ pub fn render(address: &str, h: &Health, lang: Lang) -> String {
                 format!("{} {}/{}", w.kind.as_str(), w.namespace, w.name),
                 format!("{}/{}", w.updated, w.desired),
             ],
-            why: w.why.clone(),
+            why: said(&w.why, lang),
         });
         let headers = ["text-col-workload", "text-col-updated"];
         table(&mut out, &title, &headers.map(|h| lang.t(h)), rows, more, lang);
@@ -110,7 +111,7 @@ pub fn render(address: &str, h: &Health, lang: Lang) -> String {
         let title = lang.tr("claims-title", &[("count", claims.len().into())]);
         let (rows, more) = capped(&claims, lang, |c| Row {
             cells: vec![format!("{}/{}", c.namespace, c.name), c.phase.clone()],
-            why: c.why.clone(),
+            why: said(&c.why, lang),
         });
         let headers = ["text-col-claim", "text-col-phase"];
         table(&mut out, &title, &headers.map(|h| lang.t(h)), rows, more, lang);
@@ -177,7 +178,11 @@ fn extras(out: &mut String, h: &Health, lang: Lang) {
         let _ = writeln!(out, "{}", lang.tr("text-job", &args));
     }
     for c in x.cronjobs.iter().flatten().filter(|c| c.missed) {
-        let args = [("namespace", (&c.namespace).into()), ("name", (&c.name).into()), ("why", c.why.join("; ").into())];
+        let args = [
+            ("namespace", (&c.namespace).into()),
+            ("name", (&c.name).into()),
+            ("why", said(&c.why, lang).join("; ").into()),
+        ];
         let _ = writeln!(out, "{}", lang.tr("text-cronjob", &args));
     }
     for c in x.control_plane.iter().flatten().filter(|c| c.down) {

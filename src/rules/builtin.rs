@@ -48,10 +48,16 @@ fn workload_args(w: &WorkloadHealth) -> Vec<(&'static str, Arg)> {
     vec![("kind", w.kind.as_str().into()), ("namespace", (&w.namespace).into()), ("workload", (&w.name).into())]
 }
 
-/// Why the pod is in trouble (the cluster's words), then its restarts (ours).
+/// Why the pod is in trouble (the cluster's words and ours), then its restarts.
 fn pod_description(p: &PodHealth) -> Message {
-    let why = if p.why.is_empty() { String::new() } else { format!("{}; ", p.why.join("; ")) };
-    Message::new("pod-description", &[("why", why.into()), ("restarts", p.restarts.into())])
+    Message::new(
+        "pod-description",
+        &[
+            ("has_why", if p.why.is_empty() { "no" } else { "yes" }.into()),
+            ("why", Message::list(&p.why, "; ").into()),
+            ("restarts", p.restarts.into()),
+        ],
+    )
 }
 
 /// An observation that does not escalate of itself.
@@ -105,7 +111,7 @@ pub const NODE_NOT_READY: Rule = Rule {
                 &NODE_NOT_READY,
                 labels(&[("node", &n.name)]),
                 args(&[("node", (&n.name).into())]),
-                Message::verbatim(n.why.join("; ")),
+                Message::list(&n.why, "; "),
             ));
         }
     }),
@@ -130,7 +136,7 @@ pub const NODE_PRESSURE: Rule = Rule {
                     &NODE_PRESSURE,
                     labels(&[("node", &n.name), ("condition", condition)]),
                     args(&[("node", (&n.name).into()), ("condition", condition.into())]),
-                    Message::verbatim(n.why.join("; ")),
+                    Message::list(&n.why, "; "),
                 ));
             }
         }
@@ -217,7 +223,7 @@ pub const WORKLOAD_REPLICAS_MISSING: Rule = Rule {
                     &[workload_args(w).as_slice(), &[("missing", w.unavailable.into()), ("desired", w.desired.into())]]
                         .concat(),
                 ),
-                Message::verbatim(w.why.join("; ")),
+                Message::list(&w.why, "; "),
             ));
         }
     }),
@@ -241,7 +247,7 @@ pub const PVC_PENDING: Rule = Rule {
                 &PVC_PENDING,
                 labels(&[("namespace", &c.namespace), ("pvc", &c.name)]),
                 args(&[("namespace", (&c.namespace).into()), ("pvc", (&c.name).into())]),
-                Message::verbatim(c.why.join("; ")),
+                Message::list(&c.why, "; "),
             ));
         }
     }),
@@ -386,12 +392,7 @@ pub const ROLLOUT_STUCK: Rule = Rule {
     escalate_after: None,
     reads: Reads::Workloads(|w, seen_| {
         if w.rollout_stuck {
-            seen_.push(seen(
-                &ROLLOUT_STUCK,
-                workload_labels(w),
-                args(&workload_args(w)),
-                Message::verbatim(w.why.join("; ")),
-            ));
+            seen_.push(seen(&ROLLOUT_STUCK, workload_labels(w), args(&workload_args(w)), Message::list(&w.why, "; ")));
         }
     }),
     export: export(|| "dumbmonit_k8s_workload_rollout_stuck == 1".into()),
@@ -411,7 +412,7 @@ pub const POD_STUCK_TERMINATING: Rule = Rule {
                 &POD_STUCK_TERMINATING,
                 pod_labels(p),
                 args(&[pod_args(p).as_slice(), &[("minutes", (seconds / 60).into())]].concat()),
-                Message::verbatim(p.why.join("; ")),
+                Message::list(&p.why, "; "),
             ));
         }
     }),
@@ -436,7 +437,7 @@ pub const NODE_FLAPPING: Rule = Rule {
                 &NODE_FLAPPING,
                 labels(&[("node", &n.name)]),
                 args(&[("node", (&n.name).into()), ("changes", n.ready_transitions.into())]),
-                Message::verbatim(n.why.join("; ")),
+                Message::list(&n.why, "; "),
             ));
         }
     }),
@@ -481,7 +482,7 @@ pub const CRONJOB_MISSED: Rule = Rule {
                 &CRONJOB_MISSED,
                 labels(&[("namespace", &c.namespace), ("cronjob", &c.name)]),
                 args(&[("namespace", (&c.namespace).into()), ("cronjob", (&c.name).into())]),
-                Message::verbatim(c.why.join("; ")),
+                Message::list(&c.why, "; "),
             ));
         }
     }),

@@ -194,8 +194,10 @@ fn table(title: &str, headers: &[&str], rows: Markup, more: Option<String>) -> M
     }
 }
 
-fn why(lines: &[String]) -> Markup {
-    html! { @for l in lines { div { (l) } } }
+/// A why, each reason a line, in the reader's language.
+fn why(reasons: &[crate::lang::Message]) -> Markup {
+    let lang = lang();
+    html! { @for r in reasons { div { (lang.say(r)) } } }
 }
 
 /// "and N more" below a table that shows [`MAX_ROWS`] of `n` rows.
