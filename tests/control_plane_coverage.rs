@@ -212,10 +212,12 @@ async fn granted_check(p: &Plane, creds: &Credentials) {
         "1 DaemonSet on nodes it should not be on",
         "1 job running for over 12 hours",
         "requests past what the cluster holds without its largest node",
+        "quotas promising over 1.5 times the cluster's CPU or memory",
     ] {
         assert!(first.contains(part), "{part} in {first}");
     }
     for line in [
+        "The namespaces' quotas promise 20 CPU, 250% of the 8 the nodes give",
         "The pods request ",
         "Node node-3 runs 1 of the 1 pods it may run",
         "DaemonSet kube-system/svclb-traefik has 1 pods on nodes it should not run on",
@@ -252,6 +254,7 @@ async fn granted_check(p: &Plane, creds: &Credentials) {
         "1 nœud plein de pods",
         "1 job en cours depuis plus de 12 heures",
         "1 webhook d’admission injoignable (refusant les changements)",
+        "des quotas promettant plus de 1,5 fois le CPU ou la mémoire du cluster",
     ] {
         assert!(first.contains(part), "{part} in {first}");
     }
@@ -263,6 +266,7 @@ async fn granted_check(p: &Plane, creds: &Credentials) {
         "Le PersistentVolume pv-failed est Failed\u{a0}: host path /srv/pv-failed does not exist",
         "Le nœud node-3 fait tourner 1 des 1 pods permis",
         "Le Job batch/backfill tourne depuis 13 heures sans se terminer",
+        "Les quotas des namespaces promettent 20 de CPU, 250\u{a0}% des 8 que donnent les nœuds",
         "attend le provisionneur externe disk.csi.example.com",
         "utilisé par le pod uploader-0",
         "Webhook de validation policy/policy.example.com\u{a0}: son Service policy/policy-webhook:443 n’a aucun endpoint prêt sur ce port\u{a0}: l’API server refuse CREATE, UPDATE de pods dans tous les namespaces.",
@@ -318,6 +322,7 @@ fn serve_fires_the_rules(p: &Plane, creds: &Credentials) {
             ("KubernetesWebhookUnavailable", "webhook", "policy.example.com"),
             ("KubernetesWebhookUnavailable", "webhook", "inject.example.com"),
             ("KubernetesPodPending", "pod", "uploader-0"),
+            ("KubernetesCPUQuotaOvercommit", "resource", "cpu"),
             ("KubernetesPVCPending", "pvc", "uploads"),
         ];
         let firing = |alerts: &Value, (name, label, value): (&str, &str, &str)| {

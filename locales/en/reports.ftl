@@ -81,6 +81,10 @@ count-jobs-too-long = { $count } { $count ->
     [one] job
    *[other] jobs
 } running for over 12 hours
+count-quotas-overcommitted = quotas promising over 1.5 times the cluster's { $count ->
+    [one] CPU or memory
+   *[other] CPU and memory
+}
 count-overcommitted = { $count ->
     [one] requests
    *[other] CPU and memory requests

@@ -194,6 +194,16 @@ rule-memory-overcommit =
     }
     .prom-summary = Memory requests past what the cluster holds without its largest node
     .prom-description = The pods request more memory than the nodes can give without the largest of them: if a node is lost, some pods cannot be scheduled again.
+rule-cpu-quota-overcommit =
+    .title = Kubernetes CPU quotas past what the cluster has
+    .summary = The namespaces' quotas promise { $hard } CPU, { $percent }% of the { $allocatable } the nodes give
+    .prom-summary = CPU quotas promise { $value } of what the nodes give
+    .prom-description = The hard CPU limits of the namespaces' quotas add up to more than 1.5 times the CPU the Ready, schedulable nodes give, for 5 minutes: the quotas cannot all be used.
+rule-memory-quota-overcommit =
+    .title = Kubernetes memory quotas past what the cluster has
+    .summary = The namespaces' quotas promise { $hard } of memory, { $percent }% of the { $allocatable } the nodes give
+    .prom-summary = Memory quotas promise { $value } of what the nodes give
+    .prom-description = The hard memory limits of the namespaces' quotas add up to more than 1.5 times the memory the Ready, schedulable nodes give, for 5 minutes: the quotas cannot all be used.
 rule-node-too-many-pods =
     .title = Kubernetes node full of pods
     .summary = Node { $node } runs { $pods } pods of the { $capacity } it may run
@@ -233,5 +243,6 @@ pod-description = { $has_why ->
     [yes] { $why }; {""}
    *[no] {""}
 }restarts: { $restarts }
+quota-overcommit-description = the hard limits of every quota summed (each quota's smaller of the resource and its requests), against the Ready, schedulable nodes' allocatable
 quota-description = { $used } used of { $hard }
 overcommit-description = { $allocatable } allocatable on { $nodes } Ready, schedulable nodes, the largest { $largest }

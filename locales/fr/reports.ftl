@@ -81,6 +81,10 @@ count-jobs-too-long = { $count } { $count ->
     [one] job
    *[other] jobs
 } en cours depuis plus de 12 heures
+count-quotas-overcommitted = des quotas promettant plus de 1,5 fois { $count ->
+    [one] le CPU ou la mémoire
+   *[other] le CPU et la mémoire
+} du cluster
 count-overcommitted = { $count ->
     [one] des demandes
    *[other] des demandes de CPU et de mémoire

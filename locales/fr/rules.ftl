@@ -196,6 +196,16 @@ rule-memory-overcommit =
     }
     .prom-summary = Demandes de mémoire au-delà de ce que tient le cluster sans son plus gros nœud
     .prom-description = Les pods demandent plus de mémoire que les nœuds n’en donnent sans le plus gros d’entre eux : si un nœud est perdu, des pods ne pourront plus être ordonnancés.
+rule-cpu-quota-overcommit =
+    .title = Quotas de CPU Kubernetes au-delà de ce qu’a le cluster
+    .summary = Les quotas des namespaces promettent { $hard } de CPU, { $percent } % des { $allocatable } que donnent les nœuds
+    .prom-summary = Les quotas de CPU promettent { $value } de ce que donnent les nœuds
+    .prom-description = Les limites de CPU des quotas des namespaces dépassent ensemble 1,5 fois le CPU que donnent les nœuds Ready et ordonnançables, depuis 5 minutes : les quotas ne peuvent pas tous être utilisés.
+rule-memory-quota-overcommit =
+    .title = Quotas de mémoire Kubernetes au-delà de ce qu’a le cluster
+    .summary = Les quotas des namespaces promettent { $hard } de mémoire, { $percent } % des { $allocatable } que donnent les nœuds
+    .prom-summary = Les quotas de mémoire promettent { $value } de ce que donnent les nœuds
+    .prom-description = Les limites de mémoire des quotas des namespaces dépassent ensemble 1,5 fois la mémoire que donnent les nœuds Ready et ordonnançables, depuis 5 minutes : les quotas ne peuvent pas tous être utilisés.
 rule-node-too-many-pods =
     .title = Nœud Kubernetes plein de pods
     .summary = Le nœud { $node } fait tourner { $pods } pods sur les { $capacity } permis
@@ -235,5 +245,6 @@ pod-description = { $has_why ->
     [yes] { $why }; {""}
    *[no] {""}
 }redémarrages : { $restarts }
+quota-overcommit-description = les limites de tous les quotas additionnées (pour chaque quota, la plus petite de la ressource et de ses requests), face aux allouables des nœuds Ready et ordonnançables
 quota-description = { $used } utilisés sur { $hard }
 overcommit-description = { $allocatable } allouables sur { $nodes } nœuds Ready et ordonnançables, le plus gros { $largest }

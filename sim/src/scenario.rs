@@ -77,6 +77,9 @@ pub fn coverage(now: Timestamp) -> Cluster {
         ],
         now,
     ));
+    // Promises 20 cores, of the 8 two Ready nodes give (past 1.5 times); its memory, a twin,
+    // a gibibyte.
+    c.quotas.push(quota("quotas", "compute", &[("requests.cpu", "20", "1"), ("requests.memory", "1Gi", "0")], now));
     c.pvs.push(pv(
         "pv-failed",
         "Failed",

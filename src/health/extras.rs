@@ -62,6 +62,9 @@ pub struct ExtrasHealth {
     pub pdbs: Option<Vec<super::policy::PdbHealth>>,
     /// Each resource of each ResourceQuota; None when they were not read.
     pub quotas: Option<Vec<super::policy::QuotaHealth>>,
+    /// What the quotas promise of CPU and memory against the nodes; None when the quotas were
+    /// not read, or the nodes not visible.
+    pub quota_commitments: Option<Vec<super::policy::QuotaCommitment>>,
     /// PersistentVolumes; None when they were not read.
     pub pvs: Option<Vec<super::policy::PvHealth>>,
     /// The control plane's components whose leader lease exists; None when the leases were not

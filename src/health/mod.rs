@@ -487,6 +487,13 @@ pub fn assess_with(mut s: Snapshot, now: Timestamp, memory: &mut Memory) -> Heal
         workloads.iter_mut().for_each(|w| w.controller_stopped = true);
     }
     let capacity = Capacity::of(&nodes, &demand_total);
+    let mut extras = extras;
+    let nodes_visible = !extras.namespaced.as_ref().is_some_and(|n| n.nodes_hidden);
+    extras.quota_commitments = extras
+        .quotas
+        .as_deref()
+        .filter(|_| nodes_visible)
+        .map(|q| policy::commitments(q, capacity.cpu_allocatable, capacity.memory_allocatable));
     Health {
         capacity,
         time: s.time,
@@ -903,7 +910,7 @@ struct Problem {
     words: &'static str,
 }
 
-const PROBLEMS: [Problem; 24] = [
+const PROBLEMS: [Problem; 25] = [
     Problem { count: Health::control_plane_down, severity: Grade::Critical, words: "count-control-plane-down" },
     Problem { count: Health::webhooks_refusing, severity: Grade::Critical, words: "count-webhooks-refusing" },
     Problem { count: |h| h.counts.nodes_not_ready, severity: Grade::Critical, words: "count-nodes-not-ready" },
@@ -938,6 +945,7 @@ const PROBLEMS: [Problem; 24] = [
     Problem { count: Health::daemonsets_misscheduled, severity: Grade::Notice, words: "count-daemonsets-misscheduled" },
     Problem { count: Health::jobs_too_long, severity: Grade::Notice, words: "count-jobs-too-long" },
     Problem { count: Health::resources_overcommitted, severity: Grade::Notice, words: "count-overcommitted" },
+    Problem { count: Health::quotas_overcommitted, severity: Grade::Notice, words: "count-quotas-overcommitted" },
 ];
 
 /// A certificate of the connection that expires within 30 days is a problem of its own, said
@@ -1010,6 +1018,9 @@ impl Health {
             let over = self.capacity.overcommitted().into_iter();
             out.extend(over.map(|o| Said { words: format!("{}.summary", o.words), args: o.args }));
         }
+        for q in self.extras.quota_commitments.iter().flatten().filter(|q| q.overcommitted) {
+            out.push(Said { words: format!("{}.summary", q.words()), args: q.args() });
+        }
         let said = |words: &str, args: Vec<(&'static str, crate::lang::Arg)>| Said { words: words.into(), args };
         out.extend(self.nodes.iter().filter(|n| n.too_many_pods()).take(most).map(|n| {
             said(
@@ -1054,6 +1065,11 @@ impl Health {
             )
         }));
         out
+    }
+
+    /// CPU and memory, each whose quotas promise past 1.5 times what the nodes give.
+    pub fn quotas_overcommitted(&self) -> u64 {
+        self.extras.quota_commitments.iter().flatten().filter(|q| q.overcommitted).count() as u64
     }
 
     /// Admission webhooks that cannot be reached and refuse what they intercept (`Fail`).

@@ -51,6 +51,72 @@ impl QuotaHealth {
     }
 }
 
+/// How far the quotas may promise past what the nodes give before it is said (the
+/// kubernetes-mixin's threshold).
+pub const QUOTA_OVERCOMMIT: f64 = 1.5;
+
+/// What the namespaces' quotas promise of CPU or memory, against what the Ready, schedulable
+/// nodes give: quotas that together promise far more than the cluster has cannot all be used.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct QuotaCommitment {
+    /// `cpu` or `memory`.
+    pub resource: &'static str,
+    /// The quotas' hard limits summed, in cores or bytes: each quota's smaller of `cpu` and
+    /// `requests.cpu` (`memory`, `requests.memory`).
+    pub hard: f64,
+    /// What the nodes give, in the same unit.
+    pub allocatable: f64,
+    /// More than [`QUOTA_OVERCOMMIT`] times it.
+    pub overcommitted: bool,
+}
+
+impl QuotaCommitment {
+    /// The hard limits over allocatable, in percent.
+    pub fn percent(&self) -> f64 {
+        if self.allocatable > 0.0 { self.hard / self.allocatable * 100.0 } else { 0.0 }
+    }
+
+    /// The arguments of its rule's summary: the limits and allocatable as Kubernetes writes
+    /// quantities, and the percent.
+    pub fn args(&self) -> Vec<(&'static str, crate::lang::Arg)> {
+        let said = |v: f64| crate::lang::quantity(self.resource, v);
+        vec![
+            ("hard", said(self.hard).into()),
+            ("allocatable", said(self.allocatable).into()),
+            ("percent", (self.percent().round() as i64).into()),
+        ]
+    }
+
+    /// Its rule's messages (`rule-cpu-quota-overcommit`).
+    pub fn words(&self) -> String {
+        format!("rule-{}-quota-overcommit", self.resource)
+    }
+}
+
+/// What the quotas promise of each of CPU and memory that some quota limits; `allocatable` in
+/// millicores and bytes.
+pub fn commitments(quotas: &[QuotaHealth], cpu_allocatable: i64, memory_allocatable: i64) -> Vec<QuotaCommitment> {
+    let mut out = Vec::new();
+    for (resource, names, allocatable) in [
+        ("cpu", ["cpu", "requests.cpu"], cpu_allocatable as f64 / 1000.0),
+        ("memory", ["memory", "requests.memory"], memory_allocatable as f64),
+    ] {
+        // Each quota's smaller limit of the two names.
+        let mut each: std::collections::BTreeMap<(&str, &str), f64> = std::collections::BTreeMap::new();
+        for q in quotas.iter().filter(|q| names.contains(&q.resource.as_str())) {
+            let e = each.entry((&q.namespace, &q.quota)).or_insert(f64::INFINITY);
+            *e = e.min(q.hard);
+        }
+        if each.is_empty() {
+            continue;
+        }
+        let hard: f64 = each.values().sum();
+        let overcommitted = allocatable > 0.0 && hard > QUOTA_OVERCOMMIT * allocatable;
+        out.push(QuotaCommitment { resource, hard, allocatable, overcommitted });
+    }
+    out
+}
+
 /// A PersistentVolume.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct PvHealth {

@@ -19,7 +19,7 @@ use super::{
 };
 use crate::health::extras::HpaHealth;
 use crate::health::memory::within;
-use crate::health::policy::{Fullness, QuotaHealth};
+use crate::health::policy::{Fullness, QuotaCommitment, QuotaHealth};
 use crate::health::{CERTIFICATE_URGENT, Health, NodeHealth, PodHealth, WorkloadHealth};
 use crate::lang::{Arg, Message};
 
@@ -787,6 +787,61 @@ pub const MEMORY_OVERCOMMIT: Rule = Rule {
     export: overcommit_export(|| overcommit_expr("memory", "node_memory_allocatable_bytes")),
 };
 
+/// The quota overcommit rules' observation of `resource`, when the quotas promise past
+/// [`QUOTA_OVERCOMMIT`](crate::health::policy::QUOTA_OVERCOMMIT) times what the nodes give.
+fn quota_overcommit(rule: &'static Rule, resource: &str, q: &QuotaCommitment, seen_: &mut Seen) {
+    if q.resource == resource && q.overcommitted {
+        debug_assert_eq!(q.words(), rule.words);
+        let description = Message::new("quota-overcommit-description", &[]);
+        seen_.push(seen(rule, labels(&[("resource", resource)]), q.args(), description));
+    }
+}
+
+/// The quota overcommit expression for one resource: each quota's smaller hard limit of the
+/// two names, summed, over what the nodes give.
+fn quota_overcommit_expr(resource: &str) -> String {
+    let hard = format!(
+        "sum by (cluster) (min without(resource) (dumbmonit_k8s_resourcequota{{type=\"hard\",resource=~\"{resource}|requests.{resource}\"}}))"
+    );
+    let total = format!("sum by (cluster) (dumbmonit_k8s_cluster_allocatable{{resource=\"{resource}\"}})");
+    format!(
+        "label_replace({hard} / on(cluster) {total} > {}, \"resource\", \"{resource}\", \"\", \"\")",
+        crate::health::policy::QUOTA_OVERCOMMIT
+    )
+}
+
+pub const CPU_QUOTA_OVERCOMMIT: Rule = Rule {
+    alertname: "KubernetesCPUQuotaOvercommit",
+    labels: &["resource"],
+    words: "rule-cpu-quota-overcommit",
+    severity: Severity::Notice,
+    hold: minutes(5),
+    escalate_after: None,
+    reads: Reads::QuotaCommitments(|q, seen_| quota_overcommit(&CPU_QUOTA_OVERCOMMIT, "cpu", q, seen_)),
+    export: Export {
+        expr: || quota_overcommit_expr("cpu"),
+        value: "{{ $value | humanizePercentage }}",
+        hold: None,
+        warning: Warning::None,
+    },
+};
+
+pub const MEMORY_QUOTA_OVERCOMMIT: Rule = Rule {
+    alertname: "KubernetesMemoryQuotaOvercommit",
+    labels: &["resource"],
+    words: "rule-memory-quota-overcommit",
+    severity: Severity::Notice,
+    hold: minutes(5),
+    escalate_after: None,
+    reads: Reads::QuotaCommitments(|q, seen_| quota_overcommit(&MEMORY_QUOTA_OVERCOMMIT, "memory", q, seen_)),
+    export: Export {
+        expr: || quota_overcommit_expr("memory"),
+        value: "{{ $value | humanizePercentage }}",
+        hold: None,
+        warning: Warning::None,
+    },
+};
+
 pub const NODE_TOO_MANY_PODS: Rule = Rule {
     alertname: "KubernetesNodeTooManyPods",
     labels: &["node"],
@@ -945,6 +1000,9 @@ impl RuleState {
                 Reads::Pdbs(look) => h.extras.pdbs.iter().flatten().for_each(|p| look(p, &mut obs)),
                 Reads::Quotas(look) => h.extras.quotas.iter().flatten().for_each(|q| look(q, &mut obs)),
                 Reads::Pvs(look) => h.extras.pvs.iter().flatten().for_each(|v| look(v, &mut obs)),
+                Reads::QuotaCommitments(look) => {
+                    h.extras.quota_commitments.iter().flatten().for_each(|q| look(q, &mut obs))
+                }
                 Reads::Webhooks(look) => h.extras.webhooks.iter().flatten().for_each(|w| look(w, &mut obs)),
                 Reads::ControlPlane(look) => h.extras.control_plane.iter().flatten().for_each(|c| look(c, &mut obs)),
                 Reads::Capacity(look) if h.nodes_visible() => look(&h.capacity, &mut obs),

@@ -20,7 +20,7 @@ use crate::health::admission::WebhookHealth;
 use crate::health::batch::{CronJobHealth, JobHealth, RunningJob};
 use crate::health::extras::{ApiServiceHealth, HpaHealth};
 use crate::health::plane::ComponentHealth;
-use crate::health::policy::{PdbHealth, PvHealth, QuotaHealth};
+use crate::health::policy::{PdbHealth, PvHealth, QuotaCommitment, QuotaHealth};
 use crate::health::{Capacity, Expiring, Health, NodeHealth, PodHealth, PvcHealth, WorkloadHealth};
 use crate::lang::{Arg, Message};
 
@@ -116,6 +116,9 @@ pub enum Reads {
     Pdbs(fn(&PdbHealth, &mut Seen)),
     /// Each resource of each ResourceQuota (optional).
     Quotas(fn(&QuotaHealth, &mut Seen)),
+    /// What the quotas promise of CPU and memory against the nodes (optional, with the
+    /// quotas; the nodes, not read by a namespaced token).
+    QuotaCommitments(fn(&QuotaCommitment, &mut Seen)),
     /// PersistentVolumes (optional).
     Pvs(fn(&PvHealth, &mut Seen)),
     /// Admission webhooks, judged against their Services (optional).
@@ -147,6 +150,7 @@ impl Reads {
             Reads::CronJobs(_) => "cronjobs",
             Reads::Pdbs(_) => "poddisruptionbudgets",
             Reads::Quotas(_) => "resourcequotas",
+            Reads::QuotaCommitments(_) => "resourcequotas, nodes",
             Reads::Pvs(_) => "persistentvolumes",
             Reads::Webhooks(_) => "validating/mutatingwebhookconfigurations, services, endpointslices",
             Reads::ControlPlane(_) => "leases",
@@ -166,6 +170,7 @@ impl Reads {
             Reads::CronJobs(_) => h.extras.cronjobs.is_some(),
             Reads::Pdbs(_) => h.extras.pdbs.is_some(),
             Reads::Quotas(_) => h.extras.quotas.is_some(),
+            Reads::QuotaCommitments(_) => h.extras.quota_commitments.is_some(),
             Reads::Pvs(_) => h.extras.pvs.is_some(),
             Reads::Webhooks(_) => h.extras.webhooks.is_some() && h.extras.webhooks_judged,
             Reads::ControlPlane(_) => h.extras.control_plane.is_some(),
@@ -221,15 +226,16 @@ pub(crate) const fn minutes(m: u64) -> Duration {
 
 pub use builtin::{
     AGGREGATED_API_UNAVAILABLE, CERTIFICATE_EXPIRING, CONTAINER_WAITING, CONTROL_PLANE_COMPONENT_DOWN, CPU_OVERCOMMIT,
-    CRONJOB_MISSED, DAEMONSET_MISSCHEDULED, GENERATION_MISMATCH, HPA_MAXED_OUT, HPA_METRICS_UNAVAILABLE,
-    HPA_REPLICAS_MISMATCH, JOB_FAILED, JOB_NOT_COMPLETED, MEMORY_OVERCOMMIT, MONITOR_UNREACHABLE, NODE_FLAPPING,
-    NODE_NOT_READY, NODE_PRESSURE, NODE_TOO_MANY_PODS, PDB_NOT_ENOUGH_HEALTHY, POD_CRASH_LOOPING, POD_PENDING,
-    POD_RESTARTING, POD_STUCK_TERMINATING, PV_ERRORS, PVC_PENDING, QUOTA_ALMOST_FULL, QUOTA_EXCEEDED, QUOTA_FULLY_USED,
-    ROLLOUT_STUCK, VERSION_SKEW, WEBHOOK_UNAVAILABLE, WORKLOAD_REPLICAS_MISSING,
+    CPU_QUOTA_OVERCOMMIT, CRONJOB_MISSED, DAEMONSET_MISSCHEDULED, GENERATION_MISMATCH, HPA_MAXED_OUT,
+    HPA_METRICS_UNAVAILABLE, HPA_REPLICAS_MISMATCH, JOB_FAILED, JOB_NOT_COMPLETED, MEMORY_OVERCOMMIT,
+    MEMORY_QUOTA_OVERCOMMIT, MONITOR_UNREACHABLE, NODE_FLAPPING, NODE_NOT_READY, NODE_PRESSURE, NODE_TOO_MANY_PODS,
+    PDB_NOT_ENOUGH_HEALTHY, POD_CRASH_LOOPING, POD_PENDING, POD_RESTARTING, POD_STUCK_TERMINATING, PV_ERRORS,
+    PVC_PENDING, QUOTA_ALMOST_FULL, QUOTA_EXCEEDED, QUOTA_FULLY_USED, ROLLOUT_STUCK, VERSION_SKEW, WEBHOOK_UNAVAILABLE,
+    WORKLOAD_REPLICAS_MISSING,
 };
 
 /// Every built-in rule, in the order of `dumbmonit rules` and of docs/alerts.md.
-pub const RULES: [&Rule; 33] = [
+pub const RULES: [&Rule; 35] = [
     &NODE_NOT_READY,
     &NODE_PRESSURE,
     &POD_CRASH_LOOPING,
@@ -258,6 +264,8 @@ pub const RULES: [&Rule; 33] = [
     &PV_ERRORS,
     &CPU_OVERCOMMIT,
     &MEMORY_OVERCOMMIT,
+    &CPU_QUOTA_OVERCOMMIT,
+    &MEMORY_QUOTA_OVERCOMMIT,
     &NODE_TOO_MANY_PODS,
     &DAEMONSET_MISSCHEDULED,
     &GENERATION_MISMATCH,

@@ -672,6 +672,36 @@ fn an_unreachable_webhook_is_critical_when_it_refuses_and_a_notice_when_it_lets_
 }
 
 #[test]
+fn quotas_promising_past_one_and_a_half_times_the_nodes_fire_after_five_minutes() {
+    use crate::health::policy::{QuotaHealth, commitments};
+    let quota = |resource: &str, hard: f64| QuotaHealth {
+        namespace: "team-a".into(),
+        quota: "compute".into(),
+        resource: resource.into(),
+        hard,
+        used: 0.0,
+        fullness: None,
+    };
+    let got = timeline(12, |m| {
+        let mut h = health(m);
+        // 13 cores promised against 8 from minute 1 to 8 (162%), 12 after (150%: not past);
+        // the memory quota, its twin, promises a quarter of the nodes' memory.
+        let cpu = if (1..=8).contains(&m) { 13.0 } else { 12.0 };
+        // `cpu` and `requests.cpu` in one quota: its smaller counts.
+        let quotas = [quota("requests.cpu", cpu), quota("cpu", 40.0), quota("requests.memory", 4.0)];
+        h.extras.quota_commitments = Some(commitments(&quotas, 8000, 16));
+        Some(h)
+    });
+    assert_eq!(got, [fired("KubernetesCPUQuotaOvercommit", 6), resolved("KubernetesCPUQuotaOvercommit", 9)]);
+    let said = commitments(&[quota("requests.cpu", 13.0)], 8000, 0);
+    assert_eq!(said[0].percent().round(), 163.0);
+    assert_eq!(
+        crate::lang::Lang::En.tr("rule-cpu-quota-overcommit.summary", &said[0].args()),
+        "The namespaces' quotas promise 13 CPU, 163% of the 8 the nodes give"
+    );
+}
+
+#[test]
 fn core_capacity_and_controller_signals_fire_after_their_holds() {
     use crate::health::batch::RunningJob;
     let got = timeline(75, |m| {
@@ -974,6 +1004,7 @@ fn every_argument() -> Vec<(&'static str, crate::lang::Arg)> {
         ("requests", "1".into()),
         ("allocatable", "1".into()),
         ("room", "1".into()),
+        ("hard", "1".into()),
     ]);
     args
 }
@@ -1027,6 +1058,7 @@ fn a_rule_whose_read_was_not_made_neither_fires_nor_resolves() {
     all.extras.control_plane = Some(vec![]);
     all.extras.webhooks = Some(vec![]);
     all.extras.webhooks_judged = true;
+    all.extras.quota_commitments = Some(vec![]);
     all.extras.running_jobs = Some(vec![]);
     let every: Vec<String> = {
         let mut v: Vec<String> = crate::rules::RULES.iter().map(|r| r.alertname.to_string()).collect();
@@ -1065,7 +1097,16 @@ fn a_rule_whose_read_was_not_made_neither_fires_nor_resolves() {
         ("jobs", &["KubernetesJobFailed", "KubernetesJobNotCompleted"]),
         ("cronjobs", &["KubernetesCronJobMissed"]),
         ("poddisruptionbudgets", &["KubernetesPDBNotEnoughHealthy"]),
-        ("resourcequotas", &["KubernetesQuotaAlmostFull", "KubernetesQuotaExceeded", "KubernetesQuotaFullyUsed"]),
+        (
+            "resourcequotas",
+            &[
+                "KubernetesCPUQuotaOvercommit",
+                "KubernetesMemoryQuotaOvercommit",
+                "KubernetesQuotaAlmostFull",
+                "KubernetesQuotaExceeded",
+                "KubernetesQuotaFullyUsed",
+            ],
+        ),
         ("persistentvolumes", &["KubernetesPersistentVolumeErrors"]),
         ("leases", &["KubernetesControlPlaneComponentDown"]),
         ("webhooks", &["KubernetesWebhookUnavailable"]),
@@ -1078,7 +1119,7 @@ fn a_rule_whose_read_was_not_made_neither_fires_nor_resolves() {
             "jobs" => (h.extras.jobs, h.extras.running_jobs) = (None, None),
             "cronjobs" => h.extras.cronjobs = None,
             "poddisruptionbudgets" => h.extras.pdbs = None,
-            "resourcequotas" => h.extras.quotas = None,
+            "resourcequotas" => (h.extras.quotas, h.extras.quota_commitments) = (None, None),
             "persistentvolumes" => h.extras.pvs = None,
             "webhooks" => h.extras.webhooks = None,
             "the webhooks' backends" => h.extras.webhooks_judged = false,
