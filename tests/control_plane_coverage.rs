@@ -42,7 +42,8 @@ async fn the_mixins_signals_on_a_real_api_server() {
     let doc: Value = serde_json::from_str(&run.stdout).unwrap();
     // What the core reads see (the fixture's kubelets are v1.33 under a v1.37 API server), and
     // nothing of the optional reads'.
-    let core = "1 node not ready, 1 pod blocked, 1 pod pending, 1 claim stuck, 3 kubelets outside the version skew, \
+    let core = "1 node not ready, 1 pod blocked, 1 pod pending, 1 pod not ready, 1 claim stuck, \
+                3 kubelets outside the version skew, \
                 1 node full of pods, 1 DaemonSet on nodes it should not be on, \
                 requests past what the cluster holds without its largest node";
     assert_eq!((run.code, doc["summary"].as_str()), (2, Some(core)), "{doc:#}");
@@ -323,6 +324,7 @@ fn serve_fires_the_rules(p: &Plane, creds: &Credentials) {
             ("KubernetesWebhookUnavailable", "webhook", "inject.example.com"),
             ("KubernetesPodPending", "pod", "uploader-0"),
             ("KubernetesCPUQuotaOvercommit", "resource", "cpu"),
+            ("KubernetesPodNotReady", "pod", "debug-shell"),
             ("KubernetesPVCPending", "pvc", "uploads"),
         ];
         let firing = |alerts: &Value, (name, label, value): (&str, &str, &str)| {

@@ -435,7 +435,7 @@ async fn the_french_rule_file_passes_promtool() {
         .output()
         .expect("promtool is needed: install the Debian package `prometheus` (scripts/test.sh does)");
     let report = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
-    assert!(out.status.success() && report.contains("SUCCESS: 38 rules found"), "{report}");
+    assert!(out.status.success() && report.contains("SUCCESS: 39 rules found"), "{report}");
     assert!(fr.stdout.contains("summary: 'Le nœud {{ $labels.node }} n’est pas prêt'"), "{}", fr.stdout);
     assert!(fr.stdout.contains("- alert: KubernetesNodeNotReady"), "alert names are not translated");
     let en = common::dumbmonit(&["rules".into()], &[("LANG", "fr_FR.UTF-8")], dir.path()).await;

@@ -22,7 +22,7 @@ async fn the_exported_rules_pass_promtool_and_its_unit_tests() {
     std::fs::write(dir.path().join("rules.yml"), &run.stdout).unwrap();
     let (ok, report) = promtool(&["check", "rules", "rules.yml"], dir.path());
     assert!(ok, "{report}");
-    assert!(report.contains("SUCCESS: 38 rules found"), "{report}");
+    assert!(report.contains("SUCCESS: 39 rules found"), "{report}");
 
     let test = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/prometheus/rules_test.yml");
     std::fs::copy(test, dir.path().join("rules_test.yml")).unwrap();
@@ -58,7 +58,7 @@ async fn the_files_rules_tune_the_export() {
     );
     std::fs::write(dir.path().join("rules.yml"), &run.stdout).unwrap();
     let (ok, report) = promtool(&["check", "rules", "rules.yml"], dir.path());
-    assert!(ok && report.contains("SUCCESS: 37 rules found"), "{report}");
+    assert!(ok && report.contains("SUCCESS: 38 rules found"), "{report}");
     assert!(
         run.stdout.contains("runbook_url: 'https://dumbmonit.example.com/runbooks/en#kubernetespodcrashlooping'"),
         "{}",

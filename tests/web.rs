@@ -371,7 +371,7 @@ async fn the_files_rules_are_applied_shown_reloaded_and_refused() {
     let o = &rule["overrides"][0];
     assert_eq!((o["for_seconds"].as_u64(), o["severity"].as_str()), (Some(1200), Some("critical")));
     assert_eq!(o["matchers"], serde_json::json!(["namespace=\"shop\""]));
-    assert_eq!(rules.as_array().unwrap().len(), 35, "every rule");
+    assert_eq!(rules.as_array().unwrap().len(), 36, "every rule");
     let page = s.get("/rules").body;
     assert!(page.contains("namespace=&quot;shop&quot;: held 20m, critical, team=&quot;platform&quot;"), "{page}");
     // Each rule's name leads to its runbook, which the pages serve in either language.

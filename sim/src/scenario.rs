@@ -153,6 +153,11 @@ fn core_coverage(c: &mut Cluster, now: Timestamp) {
             ))
             .build(now),
     );
+    // A bare pod whose readiness probe fails: no workload rule speaks for it. Its twin, Ready.
+    c.pods.push(
+        Pod::new("shop", "debug-shell").on_node("node-1").container(Container::running("sh").not_ready()).build(now),
+    );
+    c.pods.push(Pod::new("shop", "toolbox").on_node("node-1").container(Container::running("sh")).build(now));
     claim_waits(c, now);
 }
 

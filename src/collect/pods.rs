@@ -12,6 +12,9 @@ pub struct Pod {
     pub name: String,
     /// The controller behind the pod (the Deployment for a ReplicaSet's pod); empty for a bare pod.
     pub workload: String,
+    /// What kind of controller that is.
+    #[serde(default)]
+    pub owner: Owner,
     pub phase: Phase,
     /// The Ready condition is `"True"`.
     pub ready: bool,
@@ -28,6 +31,30 @@ pub struct Pod {
     pub node: String,
     /// What it asks of its node, as the scheduler counts it.
     pub resources: Resources,
+}
+
+/// The kind of a pod's controller, in one byte: whether a workload rule speaks for its pods.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Owner {
+    /// A bare pod.
+    #[default]
+    None,
+    /// A ReplicaSet traced to its Deployment.
+    Deployment,
+    StatefulSet,
+    DaemonSet,
+    Job,
+    /// Another controller: a ReplicaSet of its own, a custom resource's operator.
+    Other,
+}
+
+impl Owner {
+    /// A workload rule (`KubernetesWorkloadReplicasMissing`) counts this pod's readiness, or
+    /// the Job rules its end.
+    pub fn judged_elsewhere(self) -> bool {
+        matches!(self, Owner::Deployment | Owner::StatefulSet | Owner::DaemonSet | Owner::Job)
+    }
 }
 
 /// `status.phase`, in one byte (its text is one of five words).
@@ -316,24 +343,30 @@ impl RawContainerStatus {
 
 /// The workload a pod belongs to: its controller, with a ReplicaSet traced to its Deployment by
 /// removing `-<pod-template-hash>` from the ReplicaSet's name.
-fn workload_of(meta: &PodMeta) -> String {
+fn workload_of(meta: &PodMeta) -> (String, Owner) {
     let Some(owner) = meta.owner_references.iter().find(|o| o.controller) else {
-        return String::new();
+        return (String::new(), Owner::None);
+    };
+    let kind = match owner.kind.as_str() {
+        "StatefulSet" => Owner::StatefulSet,
+        "DaemonSet" => Owner::DaemonSet,
+        "Job" => Owner::Job,
+        _ => Owner::Other,
     };
     if owner.kind == "ReplicaSet" {
         let hash = meta.labels.as_ref().and_then(|l| l.template_hash.as_deref()).unwrap_or("");
         if !hash.is_empty()
             && let Some(deployment) = owner.name.strip_suffix(hash).and_then(|n| n.strip_suffix('-'))
         {
-            return deployment.to_string();
+            return (deployment.to_string(), Owner::Deployment);
         }
     }
-    owner.name.clone()
+    (owner.name.clone(), kind)
 }
 
 impl From<RawPod> for Pod {
     fn from(raw: RawPod) -> Pod {
-        let workload = workload_of(&raw.metadata);
+        let (workload, owner) = workload_of(&raw.metadata);
         let status = raw.status.unwrap_or_default();
         let ready = status.conditions.iter().any(|c| c.kind == "Ready" && c.status == "True");
         let scheduling = status
@@ -366,6 +399,7 @@ impl From<RawPod> for Pod {
             namespace: raw.metadata.meta.namespace,
             name: raw.metadata.meta.name,
             workload,
+            owner,
             phase: Phase::from(status.phase.as_str()),
             ready,
             detail: (status_detail.is_some() || scheduling.is_some() || deletion.is_some())

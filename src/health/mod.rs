@@ -294,6 +294,9 @@ pub struct PodHealth {
     pub namespace: String,
     pub name: String,
     pub workload: String,
+    /// The kind of its controller.
+    #[serde(skip)]
+    pub owner: crate::collect::pods::Owner,
     pub phase: crate::collect::pods::Phase,
     pub ready: bool,
     pub crashlooping: bool,
@@ -312,6 +315,17 @@ pub struct PodHealth {
 }
 
 impl PodHealth {
+    /// Not ready (Running without its Ready condition, or of phase Unknown), with no other rule
+    /// to say it: not a workload's pod (its workload's missing replicas say it), not a Job's,
+    /// not crash-looping, blocked or stuck terminating (their own rules say those).
+    pub fn not_ready_alone(&self) -> bool {
+        (self.not_ready || self.phase == crate::collect::pods::Phase::Unknown)
+            && !self.owner.judged_elsewhere()
+            && !self.crashlooping
+            && self.blocked.is_empty()
+            && self.terminating.is_none()
+    }
+
     pub fn has_problem(&self) -> bool {
         self.crashlooping
             || !self.blocked.is_empty()
@@ -889,6 +903,7 @@ fn pod_health(p: Pod, events: &EventIndex, now: Timestamp, down: &std::collectio
         namespace: p.namespace,
         name: p.name,
         workload: p.workload,
+        owner: p.owner,
         phase: p.phase,
         ready: p.ready,
         crashlooping,
@@ -1205,6 +1220,7 @@ mod tests {
             namespace: ns.into(),
             name: name.into(),
             workload: String::new(),
+            owner: Default::default(),
             phase: phase.into(),
             ready: phase == "Running",
             detail: None,

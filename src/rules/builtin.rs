@@ -175,6 +175,26 @@ pub const POD_PENDING: Rule = Rule {
     export: export(|| "dumbmonit_k8s_pod_pending == 1".into()),
 };
 
+pub const POD_NOT_READY: Rule = Rule {
+    alertname: "KubernetesPodNotReady",
+    labels: &["namespace", "pod", "workload"],
+    words: "rule-pod-not-ready",
+    severity: Severity::Notice,
+    hold: minutes(15),
+    escalate_after: None,
+    reads: Reads::Pods(|p, _, seen_| {
+        if p.not_ready_alone() {
+            seen_.push(seen(&POD_NOT_READY, pod_labels(p), args(&pod_args(p)), pod_description(p)));
+        }
+    }),
+    // Bare pods only: the series do not say which kind of controller a pod has.
+    export: export(|| {
+        "dumbmonit_k8s_pod_ready{workload=\"\"} == 0 unless on(cluster, namespace, pod) \
+         (dumbmonit_k8s_pod_crashlooping == 1 or dumbmonit_k8s_pod_pending == 1)"
+            .into()
+    }),
+};
+
 pub const POD_RESTARTING: Rule = Rule {
     alertname: "KubernetesPodRestarting",
     labels: &["namespace", "pod", "workload"],

@@ -32,6 +32,7 @@ fn pod(name: &str, restarts: i64) -> PodHealth {
         namespace: "shop".into(),
         name: name.into(),
         workload: "api".into(),
+        owner: crate::collect::pods::Owner::Deployment,
         phase: "Running".into(),
         ready: true,
         crashlooping: false,
@@ -702,6 +703,45 @@ fn quotas_promising_past_one_and_a_half_times_the_nodes_fire_after_five_minutes(
 }
 
 #[test]
+fn a_bare_pod_not_ready_fires_after_fifteen_minutes_and_a_workloads_pod_is_left_to_its_workload() {
+    use crate::collect::pods::{Owner, Phase};
+    let got = timeline(25, |m| {
+        let mut h = health(m);
+        let down = (1..=17).contains(&m);
+        let mut bare = pod("debug-shell", 0);
+        (bare.workload, bare.owner, bare.ready, bare.not_ready) = (String::new(), Owner::None, !down, down);
+        // Of an operator's controller, its node lost: phase Unknown.
+        let mut operated = pod("pg-0", 0);
+        (operated.workload, operated.owner) = ("pg".into(), Owner::Other);
+        if down {
+            (operated.phase, operated.ready) = (Phase::Unknown, false);
+        }
+        // The twins: a Deployment's pod not ready (its workload says it), a Job's, and a bare
+        // pod crash-looping (its own rule says it).
+        let mut deployed = pod("api-1", 0);
+        (deployed.ready, deployed.not_ready) = (false, true);
+        let mut job = pod("backup-x1", 0);
+        (job.owner, job.ready, job.not_ready) = (Owner::Job, false, true);
+        let mut crashing = pod("scratch", 0);
+        (crashing.workload, crashing.owner, crashing.ready, crashing.not_ready) =
+            (String::new(), Owner::None, false, true);
+        crashing.crashlooping = true;
+        h.pods = vec![bare, operated, deployed, job, crashing];
+        Some(h)
+    });
+    let not_ready: Vec<_> = got.iter().filter(|(_, name, _)| name == "KubernetesPodNotReady").collect();
+    assert_eq!(
+        not_ready,
+        [
+            &fired("KubernetesPodNotReady", 16),
+            &fired("KubernetesPodNotReady", 16),
+            &resolved("KubernetesPodNotReady", 18),
+            &resolved("KubernetesPodNotReady", 18)
+        ]
+    );
+}
+
+#[test]
 fn core_capacity_and_controller_signals_fire_after_their_holds() {
     use crate::health::batch::RunningJob;
     let got = timeline(75, |m| {
@@ -1082,6 +1122,7 @@ fn a_rule_whose_read_was_not_made_neither_fires_nor_resolves() {
             "KubernetesMonitorUnreachable",
             "KubernetesPVCPending",
             "KubernetesPodCrashLooping",
+            "KubernetesPodNotReady",
             "KubernetesPodPending",
             "KubernetesPodRestarting",
             "KubernetesPodStuckTerminating",
