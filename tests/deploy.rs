@@ -289,7 +289,14 @@ fn the_watch_component_grants_watch_as_dumbmonit_rbac_watch_does() {
         decode(&docs);
         assert_eq!(role(&docs), role(&watched), "{base}: the ClusterRole of rbac --optional --watch");
         for rule in role(&docs)["rules"].as_array().unwrap() {
-            let verbs = if rule["apiGroups"][0] == "metrics.k8s.io" {
+            // The Metrics API and the webhooks' backends are never watched.
+            let group = rule["apiGroups"][0].as_str().unwrap();
+            let resource = rule["resources"][0].as_str().unwrap();
+            assert_eq!(
+                dumbmonit::rbac::watched(group, resource),
+                !["metrics.k8s.io", "discovery.k8s.io"].contains(&group) && resource != "services"
+            );
+            let verbs = if !dumbmonit::rbac::watched(group, resource) {
                 serde_json::json!(["get", "list"])
             } else {
                 serde_json::json!(["get", "list", "watch"])

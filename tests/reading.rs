@@ -41,7 +41,15 @@ async fn lists_are_read_in_pages_with_server_side_filters() {
     assert_eq!(query_of("/version"), "");
     assert!(requests.iter().all(|r| r.accept_gzip), "every request asks for gzip");
     assert!(requests.iter().all(|r| r.authorized), "every request carries the token");
-    assert_eq!(requests.len(), 9 + 10, "eight collections, one of them two pages, and the ten optional reads");
+    // What the Pending claim waits for: one more List of events, filtered by the server.
+    let claims: Vec<_> = requests.iter().filter(|r| r.query.contains("involvedObject.kind")).collect();
+    assert_eq!(claims.len(), 1, "{requests:?}");
+    assert_eq!(claims[0].query, "fieldSelector=involvedObject.kind%3DPersistentVolumeClaim%2Ctype%3DNormal&limit=500");
+    assert_eq!(
+        requests.len(),
+        9 + 12 + 1,
+        "eight collections, one of them two pages, the twelve optional reads (no webhook: no backend) and the claim events"
+    );
     h.assert_only_reads();
 }
 

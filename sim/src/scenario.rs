@@ -559,5 +559,81 @@ pub fn envelope_into(pods: usize, now: Timestamp, sink: &mut dyn FnMut(Resource,
         );
         flush(Resource::Events, &mut chunk, false);
     }
+    // What each Pending claim waits for, as the PersistentVolume controller says it.
+    for k in (0..claims).filter(|k| k % 50 == 0) {
+        let mut waits = Event::warning(
+            "PersistentVolumeClaim",
+            &ns(k),
+            &format!("data-{k:06}"),
+            "WaitForFirstConsumer",
+            "waiting for first consumer to be created before binding",
+        )
+        .seq(k as u32);
+        waits.event_type = "Normal".into();
+        chunk.push(waits.build(now));
+        flush(Resource::Events, &mut chunk, false);
+    }
     flush(Resource::Events, &mut chunk, true);
+    envelope_coverage(pods, deployments, claims, now, sink);
+}
+
+/// The objects of the optional kinds in an envelope cluster, as a cluster of that size has
+/// them: a disruption budget for one Deployment in ten, a quota per namespace, a volume per
+/// bound claim, the control plane's two leases, fifteen admission webhooks and their Services.
+fn envelope_coverage(
+    pods: usize,
+    deployments: usize,
+    claims: usize,
+    now: Timestamp,
+    sink: &mut dyn FnMut(Resource, Vec<serde_json::Value>),
+) {
+    use crate::fixtures::{endpointslice, lease, pdb, pv, quota, service, webhook_configuration};
+    let ns = |i: usize| format!("team-{:03}", i % 300);
+    let per = (pods / deployments.max(1)) as i64;
+    sink(
+        Resource::PodDisruptionBudgets,
+        (0..deployments).step_by(10).map(|d| pdb(&ns(d), &format!("app-{d:05}"), per - 1, per, per, now)).collect(),
+    );
+    let namespaces = 300.min(deployments.max(1));
+    sink(
+        Resource::ResourceQuotas,
+        (0..namespaces)
+            .map(|n| {
+                let limits =
+                    [("requests.cpu", "200", "41"), ("requests.memory", "400Gi", "83Gi"), ("pods", "1000", "500")];
+                quota(&ns(n), "compute", &limits, now)
+            })
+            .collect(),
+    );
+    for start in (0..claims).step_by(5000) {
+        let volumes = (start..(start + 5000).min(claims))
+            .filter(|k| k % 50 != 0)
+            .map(|k| pv(&format!("pvc-{k:06}"), "Bound", Some(&format!("{}/data-{k:06}", ns(k))), None, now))
+            .collect();
+        sink(Resource::PersistentVolumes, volumes);
+    }
+    sink(
+        Resource::Leases,
+        vec![
+            lease("kube-controller-manager", "cp-1_0c7e", SignedDuration::from_secs(1), now),
+            lease("kube-scheduler", "cp-1_5f2c", SignedDuration::from_secs(1), now),
+        ],
+    );
+    let (mut validating, mut mutating, mut services, mut slices) = (vec![], vec![], vec![], vec![]);
+    for w in 0..15 {
+        let namespace = format!("webhooks-{}", w % 5);
+        let name = format!("hook-{w:02}");
+        let target = format!("{namespace}/{name}");
+        if w < 10 {
+            validating.push(webhook_configuration("ValidatingWebhookConfiguration", &name, &target, "Fail", now));
+        } else {
+            mutating.push(webhook_configuration("MutatingWebhookConfiguration", &name, &target, "Ignore", now));
+        }
+        services.push(service(&namespace, &name, now));
+        slices.push(endpointslice(&namespace, &name, true, now));
+    }
+    sink(Resource::ValidatingWebhookConfigurations, validating);
+    sink(Resource::MutatingWebhookConfigurations, mutating);
+    sink(Resource::Services, services);
+    sink(Resource::EndpointSlices, slices);
 }

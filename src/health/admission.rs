@@ -117,10 +117,10 @@ pub fn webhooks(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::collect::kinds::webhook::Webhook;
+    use crate::collect::kinds::webhook::AdmissionWebhook;
 
-    fn hook(name: &str, policy: &str, target: Target) -> Webhook {
-        Webhook {
+    fn hook(name: &str, policy: &str, target: Target) -> AdmissionWebhook {
+        AdmissionWebhook {
             name: name.into(),
             failure_policy: policy.into(),
             target,

@@ -81,13 +81,13 @@ impl From<RawConfiguration> for Mutating {
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Configuration {
     pub name: String,
-    pub webhooks: Vec<Webhook>,
+    pub webhooks: Vec<AdmissionWebhook>,
 }
 
 /// One webhook: where the API server sends what it intercepts, and what it does when that
 /// fails.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct Webhook {
+pub struct AdmissionWebhook {
     pub name: String,
     /// `Fail` (the API server's default) or `Ignore`.
     pub failure_policy: String,
@@ -239,7 +239,7 @@ impl From<RawConfiguration> for Configuration {
                         }
                     }
                 }
-                Webhook {
+                AdmissionWebhook {
                     name: w.name,
                     failure_policy: w.failure_policy.unwrap_or_else(|| "Fail".into()),
                     target,
