@@ -271,10 +271,16 @@ async fn rbac_optional_adds_exactly_the_optional_reads() {
             "    resources: [\"resourcequotas\", \"persistentvolumes\"]",
             "  - apiGroups: [\"coordination.k8s.io\"]",
             "    resources: [\"leases\"]",
+            "  - apiGroups: [\"admissionregistration.k8s.io\"]",
+            "    resources: [\"validatingwebhookconfigurations\", \"mutatingwebhookconfigurations\"]",
+            // A third rule of the core group: the webhooks' Services, never watched.
+            "    resources: [\"services\"]",
+            "  - apiGroups: [\"discovery.k8s.io\"]",
+            "    resources: [\"endpointslices\"]",
         ]
     );
     assert!(!optional.contains("proxy") && !optional.contains("secrets") && !optional.contains("configmaps"));
-    assert_eq!(optional.matches("verbs: [\"get\", \"list\"]").count(), 9);
+    assert_eq!(optional.matches("verbs: [\"get\", \"list\"]").count(), 12);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
