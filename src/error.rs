@@ -74,6 +74,9 @@ pub enum FlagError {
     /// `--image` of `manifests agent`.
     #[error("--image {image:?}: not an image reference")]
     Image { image: String },
+    /// `top`'s WHAT, neither a word it knows nor an address given alone.
+    #[error("invalid value '{value}' for '[WHAT]': give nodes or pods, or the API server's address alone")]
+    TopWhat { value: String },
 }
 
 /// How to reach an API server is wrong: address, token, CA, kubeconfig, in-cluster account.

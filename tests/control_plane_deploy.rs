@@ -10,7 +10,6 @@ use std::process::Command;
 
 use common::dumbmonit;
 use common::plane::{Plane, assert_only_reads};
-use common::pod::{mounts, restricted};
 use serde_json::Value;
 
 const ROOT: &str = env!("CARGO_MANIFEST_DIR");
@@ -124,52 +123,8 @@ async fn admitted_under_the_restricted_standard_and_reading_with_a_pods_own_toke
         );
         let pod = &pods["items"][0];
         assert_eq!(pod["spec"]["serviceAccountName"], "dumbmonit", "{app}");
-        let token = bound_token(&p, pod);
-        in_cluster_check(&p, &token, app);
+        let token = common::pod::bound_token(&p, pod);
+        common::pod::in_cluster_check(&p, &token, app);
     }
     assert_only_reads(&p, "system:serviceaccount:dumbmonit:dumbmonit");
-}
-
-/// A token of the pod's ServiceAccount bound to the pod (TokenRequest), as kubelet asks for it.
-fn bound_token(p: &Plane, pod: &Value) -> String {
-    let (name, uid) = (pod["metadata"]["name"].as_str().unwrap(), pod["metadata"]["uid"].as_str().unwrap());
-    let token = p
-        .kubectl(&[
-            "-n",
-            "dumbmonit",
-            "create",
-            "token",
-            "dumbmonit",
-            "--bound-object-kind",
-            "Pod",
-            "--bound-object-name",
-            name,
-            "--bound-object-uid",
-            uid,
-        ])
-        .trim()
-        .to_string();
-    common::register_secret(&token);
-    use base64::Engine;
-    let claims = token.split('.').nth(1).unwrap();
-    let claims: Value =
-        serde_json::from_slice(&base64::engine::general_purpose::URL_SAFE_NO_PAD.decode(claims).unwrap()).unwrap();
-    assert_eq!(claims["kubernetes.io"]["pod"]["name"], name, "a token bound to the pod: {claims}");
-    token
-}
-
-/// The image as kubelet would run it, with the token mounted where kubelet mounts it.
-fn in_cluster_check(p: &Plane, token: &str, app: &str) {
-    let ca = std::fs::read_to_string(&p.ca_file).unwrap();
-    let m = mounts(token, &ca);
-    let mut args = restricted(&format!("dumbmonit-{app}-{}", std::process::id()), &m, p.port, &[]);
-    args.extend(["check".into(), "--in-cluster".into()]);
-    let out = Command::new("docker").args(&args).output().unwrap();
-    let (stdout, stderr) = (String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
-    common::assert_no_secret(&stdout, "check's output in the image");
-    common::assert_no_secret(&stderr, "check's errors in the image");
-    // Read (serve's own pod may still wait for its claim: the report may say so).
-    let read = format!("Cluster https://kubernetes.default.svc:{} (v1.37.2): 2 nodes (2 ready)", p.port);
-    assert!(stdout.contains(&read), "{app}: {stdout}\n{stderr}");
-    assert_ne!(out.status.code(), Some(3), "{app}: {stdout}\n{stderr}");
 }

@@ -101,6 +101,26 @@ async fn kubectl_top_and_dumbmonit_top_agree() {
     mine[1..].sort();
     assert_eq!(mine, theirs);
 
+    // The address first, as `check` takes it: nodes by default, or what follows it.
+    let args = |rest: &[&str]| -> Vec<String> {
+        let mut a: Vec<String> = vec!["top".into(), h.sim.url()];
+        a.extend(rest.iter().map(|s| s.to_string()));
+        a.extend(["--token-file".into(), path(&h.token_file), "--ca-file".into(), path(&h.ca_file)]);
+        a
+    };
+    let home = h.dir.path().to_path_buf();
+    let address_first = common::dumbmonit(&args(&[]), &[], &home).await;
+    assert_eq!(address_first.code, 0, "{}", address_first.stderr);
+    assert_eq!(address_first.stdout, ours("nodes").await.stdout);
+    let then_pods = common::dumbmonit(&args(&["pods"]), &[], &home).await;
+    assert_eq!((then_pods.code, &then_pods.stdout), (0, &ours("pods").await.stdout));
+    let neither = common::dumbmonit(&args(&["https://other.example:6443"]), &[], &home).await;
+    assert_eq!(neither.code, 3);
+    assert_eq!(
+        neither.stderr.trim(),
+        format!("invalid value '{}' for '[WHAT]': give nodes or pods, or the API server's address alone", h.sim.url())
+    );
+
     // Unavailable: kubectl's error, and ours with the reason.
     let mut down =
         Harness::start(dumbmonit_sim::scenario::with_metrics_server(dumbmonit_sim::scenario::healthy(now), false, now))

@@ -6,6 +6,10 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
+use serde_json::Value;
+
+use super::plane::Plane;
+
 pub const IMAGE: &str = "dumbmonit:test";
 
 pub fn docker(args: &[&str]) -> Output {
@@ -92,4 +96,48 @@ pub fn restricted(name: &str, m: &Mounts, port: u16, extra_mounts: &[(&Path, &st
     args.extend(["-e".into(), format!("KUBERNETES_SERVICE_PORT={port}")]);
     args.push(image().into());
     args
+}
+
+/// A token of the pod's ServiceAccount bound to the pod (TokenRequest), as kubelet asks for it.
+pub fn bound_token(p: &Plane, pod: &Value) -> String {
+    let (name, uid) = (pod["metadata"]["name"].as_str().unwrap(), pod["metadata"]["uid"].as_str().unwrap());
+    let token = p
+        .kubectl(&[
+            "-n",
+            pod["metadata"]["namespace"].as_str().unwrap(),
+            "create",
+            "token",
+            pod["spec"]["serviceAccountName"].as_str().unwrap(),
+            "--bound-object-kind",
+            "Pod",
+            "--bound-object-name",
+            name,
+            "--bound-object-uid",
+            uid,
+        ])
+        .trim()
+        .to_string();
+    super::register_secret(&token);
+    use base64::Engine;
+    let claims = token.split('.').nth(1).unwrap();
+    let claims: Value =
+        serde_json::from_slice(&base64::engine::general_purpose::URL_SAFE_NO_PAD.decode(claims).unwrap()).unwrap();
+    assert_eq!(claims["kubernetes.io"]["pod"]["name"], name, "a token bound to the pod: {claims}");
+    token
+}
+
+/// The image as kubelet would run it, with the token mounted where kubelet mounts it.
+pub fn in_cluster_check(p: &Plane, token: &str, app: &str) {
+    let ca = std::fs::read_to_string(&p.ca_file).unwrap();
+    let m = mounts(token, &ca);
+    let mut args = restricted(&format!("dumbmonit-{app}-{}", std::process::id()), &m, p.port, &[]);
+    args.extend(["check".into(), "--in-cluster".into()]);
+    let out = Command::new("docker").args(&args).output().unwrap();
+    let (stdout, stderr) = (String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    super::assert_no_secret(&stdout, "check's output in the image");
+    super::assert_no_secret(&stderr, "check's errors in the image");
+    // Read (serve's own pod may still wait for its claim: the report may say so).
+    let read = format!("Cluster https://kubernetes.default.svc:{} (v1.37.2): 2 nodes (2 ready)", p.port);
+    assert!(stdout.contains(&read), "{app}: {stdout}\n{stderr}");
+    assert_ne!(out.status.code(), Some(3), "{app}: {stdout}\n{stderr}");
 }

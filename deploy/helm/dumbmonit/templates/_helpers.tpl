@@ -1,0 +1,164 @@
+{{/* The chart's name, the release's full name (the objects' names), and their labels. */}}
+{{- define "dumbmonit.name" -}}
+{{- default .Chart.Name .Values.nameOverride | trunc 63 | trimSuffix "-" -}}
+{{- end -}}
+
+{{- define "dumbmonit.fullname" -}}
+{{- if .Values.fullnameOverride -}}
+{{- .Values.fullnameOverride | trunc 63 | trimSuffix "-" -}}
+{{- else -}}
+{{- $name := default .Chart.Name .Values.nameOverride -}}
+{{- if contains $name .Release.Name -}}
+{{- .Release.Name | trunc 63 | trimSuffix "-" -}}
+{{- else -}}
+{{- printf "%s-%s" .Release.Name $name | trunc 63 | trimSuffix "-" -}}
+{{- end -}}
+{{- end -}}
+{{- end -}}
+
+{{/* The workload's name: the full name for serve, FULLNAME-agent for the agent (as the kustomize
+bases name them). */}}
+{{- define "dumbmonit.workload" -}}
+{{- if eq .Values.mode "agent" -}}
+{{- printf "%s-agent" (include "dumbmonit.fullname" .) | trunc 63 | trimSuffix "-" -}}
+{{- else -}}
+{{- include "dumbmonit.fullname" . -}}
+{{- end -}}
+{{- end -}}
+
+{{- define "dumbmonit.selectorLabels" -}}
+app.kubernetes.io/name: {{ include "dumbmonit.name" . }}
+app.kubernetes.io/instance: {{ .Release.Name }}
+app.kubernetes.io/component: {{ .Values.mode }}
+{{- end -}}
+
+{{- define "dumbmonit.labels" -}}
+{{ include "dumbmonit.selectorLabels" . }}
+app.kubernetes.io/part-of: dumbmonit
+app.kubernetes.io/version: {{ .Chart.AppVersion | quote }}
+app.kubernetes.io/managed-by: {{ .Release.Service }}
+helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" }}
+{{- end -}}
+
+{{- define "dumbmonit.serviceAccountName" -}}
+{{- if .Values.serviceAccount.create -}}
+{{- default (include "dumbmonit.fullname" .) .Values.serviceAccount.name -}}
+{{- else -}}
+{{- required "serviceAccount.name: with serviceAccount.create false, name the ServiceAccount the pod runs as" .Values.serviceAccount.name -}}
+{{- end -}}
+{{- end -}}
+
+{{- define "dumbmonit.image" -}}
+{{- if .Values.image.digest -}}
+{{- printf "%s@%s" .Values.image.repository .Values.image.digest -}}
+{{- else -}}
+{{- printf "%s:%s" .Values.image.repository (default .Chart.AppVersion .Values.image.tag) -}}
+{{- end -}}
+{{- end -}}
+
+{{/* The Secret and key of the admin's password. */}}
+{{- define "dumbmonit.adminSecret" -}}
+{{- $e := .Values.admin.existingSecret -}}
+{{- if $e.name -}}
+{{- $e.name -}}
+{{- else -}}
+{{- printf "%s-admin" (include "dumbmonit.fullname" .) -}}
+{{- end -}}
+{{- end -}}
+{{- define "dumbmonit.adminSecretKey" -}}
+{{- default "password" .Values.admin.existingSecret.key -}}
+{{- end -}}
+
+{{/* The agent token's Secret and key. */}}
+{{- define "dumbmonit.agentSecret" -}}
+{{- $e := .Values.agent.existingSecret -}}
+{{- if $e.name -}}
+{{- $e.name -}}
+{{- else -}}
+{{- printf "%s-agent" (include "dumbmonit.fullname" .) -}}
+{{- end -}}
+{{- end -}}
+{{- define "dumbmonit.agentSecretKey" -}}
+{{- default "agent.token" .Values.agent.existingSecret.key -}}
+{{- end -}}
+
+{{/* Refusals that the schema cannot say: each names the value and says why. Included by every
+workload template, so that nothing is rendered (nor installed) when one applies. */}}
+{{- define "dumbmonit.validate" -}}
+{{- $v := .Values -}}
+{{- range $field, $ref := dict "admin.existingSecret" $v.admin.existingSecret "agent.existingSecret" $v.agent.existingSecret -}}
+{{- if and $ref.name (not $ref.key) -}}
+{{- fail (printf "%s.key: name the key of Secret %q that holds the value (%s.name is set, its key is not)" $field $ref.name $field) -}}
+{{- end -}}
+{{- if and $ref.key (not $ref.name) -}}
+{{- fail (printf "%s.name: name the Secret that holds key %q (%s.key is set, the Secret is not)" $field $ref.key $field) -}}
+{{- end -}}
+{{- end -}}
+{{- if and $v.rbac.watch $v.rbac.namespaces -}}
+{{- fail "rbac.watch: namespaced access (rbac.namespaces) is read by lists, never watched, as `dumbmonit rbac --namespace` refuses --watch" -}}
+{{- end -}}
+{{- if and (eq $v.mode "agent") $v.agent.watch $v.rbac.create (not $v.rbac.watch) -}}
+{{- fail "agent.watch: watch mode needs the watch verb: set rbac.watch to true as well" -}}
+{{- end -}}
+{{- if and $v.admin.enabled (hasKey (default dict $v.config.auth) "admin") -}}
+{{- fail "config.auth.admin: the chart writes it from admin.* (admin.enabled is true); set admin.enabled to false to write your own" -}}
+{{- end -}}
+{{- if eq $v.mode "serve" -}}
+{{- range $key := list "listen" "state_dir" -}}
+{{- if hasKey $v.config $key -}}
+{{- fail (printf "config.%s: the chart sets it (the pod's port 8080 and its state volume); leave it out" $key) -}}
+{{- end -}}
+{{- end -}}
+{{- if gt (int $v.replicaCount) 1 -}}
+{{- $alertmanager := false -}}
+{{- range $n := (default list $v.config.notifier) -}}
+{{- if eq (toString (get $n "type")) "alertmanager" -}}{{- $alertmanager = true -}}{{- end -}}
+{{- end -}}
+{{- if and (not $alertmanager) (not $v.existingConfigSecret) -}}
+{{- fail (printf "replicaCount: %d replicas would each send every notification: give config.notifier an Alertmanager (type = \"alertmanager\"), which deduplicates them, or keep one replica" (int $v.replicaCount)) -}}
+{{- end -}}
+{{- if $v.persistence.enabled -}}
+{{- fail (printf "replicaCount: %d replicas need a state each, and the chart's claim is one: set persistence.enabled to false (each replica keeps its state in its pod, docs/scale.md) or keep one replica" (int $v.replicaCount)) -}}
+{{- end -}}
+{{- end -}}
+{{- else -}}
+{{- if not $v.agent.servers -}}
+{{- fail "agent.servers: mode agent needs the URL of at least one DumbMonit server" -}}
+{{- end -}}
+{{- if and (not $v.agent.token) (not $v.agent.existingSecret.name) -}}
+{{- fail "agent.token: mode agent needs its agent token (agent.token, or agent.existingSecret.name and .key)" -}}
+{{- end -}}
+{{- if gt (int $v.replicaCount) 1 -}}
+{{- fail (printf "replicaCount: %d agents would push the same cluster %d times; an agent is one replica (give agent.servers several servers instead)" (int $v.replicaCount) (int $v.replicaCount)) -}}
+{{- end -}}
+{{- end -}}
+{{- end -}}
+
+{{/* serve's configuration file: `config` with what the chart adds. */}}
+{{- define "dumbmonit.configToml" -}}
+{{- $v := .Values -}}
+{{- $c := deepCopy $v.config -}}
+{{- $fullname := include "dumbmonit.fullname" . -}}
+{{- $_ := set $c "listen" "0.0.0.0:8080" -}}
+{{- $_ := set $c "state_dir" "/var/lib/dumbmonit" -}}
+{{- if $v.inCluster -}}
+{{- $local := dict "name" $v.inClusterName "in_cluster" true -}}
+{{- if $v.rbac.namespaces -}}{{- $_ := set $local "namespaces" $v.rbac.namespaces -}}{{- end -}}
+{{- if $v.rbac.watch -}}{{- $_ := set $local "watch" true -}}{{- end -}}
+{{- $clusters := list $local -}}
+{{- $_ := set $c "cluster" (concat $clusters (default list (get $c "cluster"))) -}}
+{{- end -}}
+{{- $hosts := list $fullname (printf "%s.%s" $fullname .Release.Namespace) (printf "%s.%s.svc" $fullname .Release.Namespace) -}}
+{{- if $v.ingress.enabled -}}
+{{- range $h := $v.ingress.hosts -}}{{- $hosts = append $hosts $h.host -}}{{- end -}}
+{{- end -}}
+{{- $_ := set $c "allowed_hosts" (uniq (concat (default list (get $c "allowed_hosts")) $hosts)) -}}
+{{- if $v.admin.enabled -}}
+{{- $auth := default dict (get $c "auth") -}}
+{{- $_ := set $auth "admin" (dict "username" $v.admin.username "password_file" "/etc/dumbmonit/admin/password") -}}
+{{- $_ := set $c "auth" $auth -}}
+{{- end -}}
+{{- /* Helm reads every number of a values file as a float: 30 would be written 30.0, which
+serve's integer fields (a port, seconds) refuse. A whole number is written as an integer. */ -}}
+{{- regexReplaceAll "(?m)^(\\s*[A-Za-z0-9_-]+ = -?[0-9]+)\\.0$" (toToml $c) "${1}" -}}
+{{- end -}}
