@@ -510,3 +510,17 @@ fn the_kustomize_bases_and_the_chart_agree_but_for_the_differences_listed() {
         "agent: the differences between deploy/agent and the chart"
     );
 }
+
+#[test]
+fn common_labels_reach_every_object_and_extra_args_come_after_the_charts() {
+    let docs = rendered(&["--set", "commonLabels.team=sre", "--set", "extraArgs[0]=--shard=0/2"]);
+    for d in &docs {
+        assert_eq!(d["metadata"]["labels"]["team"], "sre", "{} {}", d["kind"], d["metadata"]["name"]);
+    }
+    let deployment = by_kind(&docs, "Deployment")[0];
+    let args = deployment["spec"]["template"]["spec"]["containers"][0]["args"].as_array().unwrap();
+    assert_eq!(args.last().unwrap(), "--shard=0/2");
+    assert_eq!(args[0], "serve");
+    // The selector stays as it was: a label added later does not orphan the pods.
+    assert!(deployment["spec"]["selector"]["matchLabels"]["team"].is_null());
+}
