@@ -100,7 +100,8 @@ echo "Helm is built ($((SECONDS - started)) s)."
 # The chart's archive, as a release publishes it (tests/helm.rs lints and renders the folder).
 rm -rf target/helm
 scripts/helm.sh package deploy/helm/dumbmonit --destination target/helm
-tar -tzf target/helm/dumbmonit-*.tgz | grep -q '^dumbmonit/values.schema.json$' ||
+packaged="$(tar -tzf target/helm/dumbmonit-*.tgz)"
+grep -qx 'dumbmonit/values.schema.json' <<<"$packaged" ||
   { echo "helm package: the archive has no values.schema.json" >&2; exit 1; }
 
 cargo fmt --all --check
