@@ -135,6 +135,29 @@ async fn installed_with_helm_under_the_restricted_standard_upgraded_and_uninstal
     helm_ok(&p, &["upgrade", "dumbmonit", &chart(), "-n", NS, "--reuse-values", "--set", "logFormat=text"]);
     assert_eq!(admin(&p), password, "an upgrade keeps the generated password");
 
+    // To two replicas (behind Alertmanager, each with its state in its pod) and back: the
+    // strategy changes both ways (the chart always says it, so no field of the other is left).
+    let two = "replicaCount=2,admin.enabled=false,persistence.enabled=false,\
+               config.notifier[0].type=alertmanager,config.notifier[0].url=http://alertmanager.monitoring:9093";
+    helm_ok(&p, &["upgrade", "dumbmonit", &chart(), "-n", NS, "--reuse-values", "--set", two]);
+    assert_eq!(deployment(&p)["spec"]["strategy"]["type"], "RollingUpdate");
+    let one = "replicaCount=1,admin.enabled=true,persistence.enabled=true";
+    helm_ok(&p, &["upgrade", "dumbmonit", &chart(), "-n", NS, "--reuse-values", "--set", one]);
+    let back = deployment(&p);
+    assert_eq!(back["spec"]["strategy"], serde_json::json!({"type": "Recreate"}));
+
+    // The agent from the same chart, beside it: admitted too.
+    let agent = format!(
+        "{},mode=agent,agent.servers[0]=https://dumbmonit.example.com,agent.cluster=edge,agent.token=an-agent-token",
+        image_values()
+    );
+    common::register_secret("an-agent-token");
+    helm_ok(&p, &["install", "edge", &chart(), "-n", NS, "--set", &agent]);
+    p.wait_for("the agent's pod", &["-n", NS, "pods", "-l", "app.kubernetes.io/instance=edge"], |l| {
+        l["items"].as_array().is_some_and(|a| a.len() == 1 && a[0]["spec"]["serviceAccountName"] == "edge-dumbmonit")
+    });
+    helm_ok(&p, &["uninstall", "edge", "-n", NS]);
+
     // Uninstalled: nothing of the release is left but the state's claim.
     let said = helm_ok(&p, &["uninstall", "dumbmonit", "-n", NS]);
     assert!(said.contains("kept due to the resource policy"), "{said}");
@@ -155,6 +178,8 @@ async fn installed_with_helm_under_the_restricted_standard_upgraded_and_uninstal
     assert_eq!(names(&left), ["PersistentVolumeClaim/dumbmonit-state"]);
     let role = p.kubectl_in(&["get", "clusterrole", "dumbmonit-read"], "");
     assert!(String::from_utf8_lossy(&role.stderr).contains("NotFound"), "the ClusterRole is gone");
+    let binding = p.kubectl_in(&["get", "clusterrolebinding", "dumbmonit-read"], "");
+    assert!(String::from_utf8_lossy(&binding.stderr).contains("NotFound"), "the ClusterRoleBinding is gone");
 
     assert_only_reads(&p, "system:serviceaccount:monitoring:dumbmonit");
 }

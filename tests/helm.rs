@@ -91,6 +91,7 @@ fn lint_strict_passes_with_the_defaults_and_with_every_ci_values_file() {
 #[test]
 fn bad_values_are_refused_with_their_path_and_nothing_is_rendered() {
     let secret_without_key = "secrets.existing[0].file=lab.token,secrets.existing[0].secretName=lab-access";
+    let replicas = chart().join("ci/replicas-alertmanager-values.yaml").display().to_string();
     let cases: Vec<(Vec<&str>, &str)> = vec![
         (vec!["--set", "replicaCount=two"], "at '/replicaCount': got string, want integer"),
         (vec!["--set", "replicas=2"], "additional properties 'replicas' not allowed"),
@@ -108,8 +109,45 @@ fn bad_values_are_refused_with_their_path_and_nothing_is_rendered() {
         ),
         (
             vec!["--set", "replicaCount=2,config.notifier[0].type=alertmanager,config.notifier[0].url=http://am:9093"],
+            "replicaCount: 2 replicas each have their own sessions and clusters added on the pages: set admin.enabled \
+             to false",
+        ),
+        (
+            vec![
+                "--set",
+                "replicaCount=2,admin.enabled=false,config.notifier[0].type=alertmanager,config.notifier[0].url=http://am:9093",
+            ],
             "replicaCount: 2 replicas need a state each, and the chart's claim is one: set persistence.enabled to false",
         ),
+        (
+            vec![
+                "-f",
+                &replicas,
+                "--set",
+                "config.notifier[1].type=webhook,config.notifier[1].name=chat,config.notifier[1].url=https://h.example",
+            ],
+            "replicaCount: 2 replicas would each post to the webhook notifier \"chat\": with replicas, notify through \
+             Alertmanager only",
+        ),
+        (
+            vec!["--set", "podDisruptionBudget.enabled=true,podDisruptionBudget.minAvailable=1"],
+            "podDisruptionBudget.minAvailable: 1 of 1 replicas would block every node drain",
+        ),
+        (
+            vec![
+                "--set",
+                "podDisruptionBudget.enabled=true,podDisruptionBudget.minAvailable=1,podDisruptionBudget.maxUnavailable=1",
+            ],
+            "podDisruptionBudget.minAvailable: give minAvailable or maxUnavailable, not both",
+        ),
+        (vec!["--set", "ingress.enabled=true"], "ingress.hosts: ingress.enabled needs at least one host"),
+        (vec!["--set", "config.notifiers[0].url=x"], "at '/config': additional properties 'notifiers' not allowed"),
+        (
+            vec!["--set", "securityContext.runAsNonroot=true"],
+            "at '/securityContext': additional properties 'runAsNonroot'",
+        ),
+        (vec!["--set", "resources.request.cpu=1"], "at '/resources': additional properties 'request' not allowed"),
+        (vec!["--set", "agent.buffer.maxSize=300Mi"], "at '/agent/buffer/maxSize': '300Mi' does not match pattern"),
         (vec!["--set", "config.listen=0.0.0.0:9000"], "config.listen: the chart sets it"),
         (vec!["--set", "config.auth.admin.username=root"], "config.auth.admin: the chart writes it from admin.*"),
         (
@@ -160,9 +198,12 @@ fn without_persistence_the_notes_say_what_is_lost() {
     let kept = notes(&[]);
     assert!(kept.contains("kubectl -n monitoring get secret dumbmonit-admin -o jsonpath='{.data.password}'"), "{kept}");
     assert!(kept.contains("`helm uninstall` keeps it"), "{kept}");
-    assert!(kept.contains(
-        "kubectl auth can-i get secrets --all-namespaces --as=system:serviceaccount:monitoring:dumbmonit   # no"
-    ));
+    for line in [
+        "kubectl auth can-i get secrets --all-namespaces --as=system:serviceaccount:monitoring:dumbmonit     # no",
+        "kubectl auth can-i list pods --all-namespaces --as=system:serviceaccount:monitoring:dumbmonit     # yes",
+    ] {
+        assert!(kept.contains(line), "{kept}");
+    }
     assert!(!kept.contains("WARNING"), "{kept}");
     let lost = notes(&["--set", "persistence.enabled=false"]);
     assert!(
@@ -170,8 +211,27 @@ fn without_persistence_the_notes_say_what_is_lost() {
             && lost.contains("the clusters the administrator adds on the pages"),
         "{lost}"
     );
-    let namespaced = notes(&["--set", "rbac.namespaces[0]=team-a"]);
-    assert!(namespaced.contains("list nodes --as=system:serviceaccount:monitoring:dumbmonit                     # no"));
+    let namespaced = notes(&["--set", "rbac.namespaces={team-a,team-b}"]);
+    for ns in ["team-a", "team-b"] {
+        assert!(
+            namespaced
+                .contains(&format!("list pods -n {ns} --as=system:serviceaccount:monitoring:dumbmonit     # yes")),
+            "{namespaced}"
+        );
+    }
+    assert!(namespaced.contains("list nodes --as=system:serviceaccount:monitoring:dumbmonit     # no"), "{namespaced}");
+    assert!(!namespaced.contains("--all-namespaces"), "{namespaced}");
+    // Exposed without viewers' credentials: said.
+    let exposed = notes(&["--set", "ingress.enabled=true,ingress.hosts[0].host=dumbmonit.example.com"]);
+    assert!(exposed.contains("WARNING: the pages, the API and /metrics are reachable through the Ingress without"));
+    let guarded = notes(&[
+        "--set",
+        "ingress.enabled=true,ingress.hosts[0].host=dumbmonit.example.com,config.auth.bearer_token_file=/etc/dumbmonit/secrets/web.token",
+    ]);
+    assert!(!guarded.contains("WARNING"), "{guarded}");
+    // With a configuration of one's own, the chart makes no administrator and says none.
+    let own = notes(&["--set", "existingConfigSecret=my-dumbmonit"]);
+    assert!(!own.contains("administrator"), "{own}");
 }
 
 #[test]
@@ -235,6 +295,49 @@ fn every_secret_value_is_in_a_secret_and_nowhere_else() {
             assert!(in_secrets.contains(s), "{s} is in a Secret");
         }
     }
+    // What `helm install` prints (the objects and the NOTES) says none of them either.
+    for (args, secret) in [
+        (vec!["--set".to_string(), format!("secrets.values.lab\\.token={token}")], token),
+        (
+            vec!["--set".to_string(), format!("config.notifier[0].type=webhook,config.notifier[0].url={webhook}")],
+            webhook,
+        ),
+        (
+            vec![
+                "--set".to_string(),
+                format!("mode=agent,agent.servers[0]=https://d.example,agent.token={agent_token}"),
+            ],
+            agent_token,
+        ),
+    ] {
+        let out = Command::new(helm())
+            .args(["install", "dumbmonit"])
+            .arg(chart())
+            .args(["--dry-run=client", "--namespace", "monitoring"])
+            .args(&args)
+            .output()
+            .unwrap();
+        let said = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+        assert!(out.status.success() && said.contains("NOTES:"), "{said}");
+        assert!(!said.contains(secret), "{secret} appears in what helm install prints");
+    }
+    // Secrets of one's own are named, never read: only their names and keys are in the objects.
+    let own = documents(
+        &template(&[
+            "--set",
+            "secrets.existing[0].file=lab.token,secrets.existing[0].secretName=lab-access,secrets.existing[0].key=token",
+            "--set",
+            "admin.existingSecret.name=pages-admin,admin.existingSecret.key=pw",
+        ])
+        .unwrap(),
+    );
+    let names: Vec<&str> = by_kind(&own, "Secret").iter().map(|s| s["metadata"]["name"].as_str().unwrap()).collect();
+    assert_eq!(names, ["dumbmonit-config"], "no Secret of the chart's but its configuration");
+    let volumes =
+        serde_json::to_string(&by_kind(&own, "Deployment")[0]["spec"]["template"]["spec"]["volumes"]).unwrap();
+    assert!(volumes.contains(r#"{"key":"token","path":"lab.token"}"#) && volumes.contains(r#""name":"lab-access""#));
+    assert!(volumes.contains(r#""secretName":"pages-admin""#) && volumes.contains(r#"{"key":"pw","path":"password"}"#));
+
     // The generated admin password is in its Secret, and only its path in the configuration.
     let docs = documents(&serve);
     let config = config_of(&docs);
@@ -255,10 +358,20 @@ fn config_of(docs: &[Value]) -> String {
 #[test]
 fn the_rendered_configuration_is_one_serve_loads() {
     let dir = tempfile::tempdir().unwrap();
+    // Numbers as a values file gives them (Helm reads them as floats; --set would not).
+    let numbers = dir.path().join("numbers.yaml");
+    std::fs::write(
+        &numbers,
+        "config:\n  cluster:\n    - name: lab\n      address: https://k3s.lan\n      port: 6443\n      interval: 30\n      \
+         token_file: /etc/dumbmonit/secrets/lab.token\n",
+    )
+    .unwrap();
+    let written = config_of(&rendered(&["-f", &numbers.display().to_string()]));
+    assert!(written.contains("port = 6443\n") && written.contains("interval = 30\n"), "{written}");
     for args in [
         vec!["-f".to_string(), chart().join("ci/serve-ingress-values.yaml").display().to_string()],
         vec!["-f".to_string(), chart().join("ci/serve-namespaces-values.yaml").display().to_string()],
-        vec!["--set".into(), "config.cluster[0].name=lab,config.cluster[0].address=https://k3s.lan:6443,config.cluster[0].token_file=/etc/dumbmonit/secrets/lab.token,config.cluster[0].interval=30,config.cluster[0].port=6443".into()],
+        vec!["-f".to_string(), numbers.display().to_string()],
     ] {
         let args: Vec<&str> = args.iter().map(String::as_str).collect();
         let config = config_of(&rendered(&args));
@@ -274,13 +387,19 @@ fn the_rendered_configuration_is_one_serve_loads() {
         std::fs::write(dir.path().join("secrets/lab.token"), "t\n").unwrap();
         let file = dir.path().join("dumbmonit.toml");
         std::fs::write(&file, &local).unwrap();
-        let out = Command::new(env!("CARGO_BIN_EXE_dumbmonit")).args(["rules", "--config"]).arg(&file).output().unwrap();
-        assert!(out.status.success(), "{args:?}: serve refuses what the chart wrote:\n{local}\n{}", String::from_utf8_lossy(&out.stderr));
+        let out =
+            Command::new(env!("CARGO_BIN_EXE_dumbmonit")).args(["rules", "--config"]).arg(&file).output().unwrap();
+        assert!(
+            out.status.success(),
+            "{args:?}: serve refuses what the chart wrote:\n{local}\n{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
     }
     let ingress = config_of(&rendered(&["-f", &chart().join("ci/serve-ingress-values.yaml").display().to_string()]));
     assert!(
         ingress.contains(
-            "allowed_hosts = [\"dumbmonit\", \"dumbmonit.dumbmonit\", \"dumbmonit.dumbmonit.svc\", \"dumbmonit.example.com\"]"
+            "allowed_hosts = [\"dumbmonit\", \"dumbmonit.dumbmonit\", \"dumbmonit.dumbmonit.svc\", \
+             \"dumbmonit.dumbmonit.svc.cluster.local\", \"dumbmonit.example.com\"]"
         ),
         "{ingress}"
     );
@@ -405,6 +524,7 @@ fn compared(d: &Value) -> BTreeMap<String, Value> {
             let pod = &d["spec"]["template"]["spec"];
             let c = &pod["containers"][0];
             put("replicas", &d["spec"]["replicas"]);
+            put("selector", &d["spec"]["selector"]);
             put("strategy", &d["spec"]["strategy"]);
             put("pod securityContext", &pod["securityContext"]);
             put("serviceAccountName", &pod["serviceAccountName"]);
@@ -447,7 +567,25 @@ fn differences(base: &[Value], chart: &[Value]) -> BTreeSet<String> {
             (Some(b), Some(c)) => {
                 let (b, c) = (compared(b), compared(c));
                 for field in b.keys().chain(c.keys()).collect::<BTreeSet<_>>() {
-                    if b.get(field) != c.get(field) {
+                    let (bv, cv) = (b.get(field), c.get(field));
+                    if bv == cv {
+                        continue;
+                    }
+                    if field == "container args" {
+                        // Each argument the one has and the other lacks, so that an intended
+                        // difference hides no other.
+                        let words = |v: Option<&Value>| -> Vec<String> {
+                            v.and_then(Value::as_array)
+                                .into_iter()
+                                .flatten()
+                                .map(|a| a.as_str().unwrap().to_string())
+                                .collect()
+                        };
+                        let (bw, cw) = (words(bv), words(cv));
+                        let added: Vec<&String> = cw.iter().filter(|w| !bw.contains(w)).collect();
+                        let missing: Vec<&String> = bw.iter().filter(|w| !cw.contains(w)).collect();
+                        out.insert(format!("{kind} {name}: {field}: the chart adds {added:?}, lacks {missing:?}"));
+                    } else {
                         out.insert(format!("{kind} {name}: {field}"));
                     }
                 }
@@ -462,28 +600,25 @@ fn differences(base: &[Value], chart: &[Value]) -> BTreeSet<String> {
 fn the_kustomize_bases_and_the_chart_agree_but_for_the_differences_listed() {
     // serve: the chart with its defaults, but for the pages' administrator it adds.
     let serve = differences(&kustomize("serve"), &rendered(&["--set", "admin.enabled=false"]));
-    assert_eq!(
-        serve,
-        [
-            // The base reads its configuration from a ConfigMap (no secret in it until an
-            // overlay adds one); the chart puts it in a Secret, whatever `config` holds.
-            "ConfigMap dumbmonit: only in the base",
-            // The base brings its namespace, labelled for the restricted standard; Helm installs
-            // into the release's namespace (`--create-namespace`), labelled by its owner.
-            "Namespace dumbmonit: only in the base",
-            // The chart's egress adds Alertmanager's 9093 (networkPolicy.egressPorts).
-            "NetworkPolicy dumbmonit: egress",
-            "Secret dumbmonit-config: only in the chart",
-            // The chart mounts the configuration file alone (subPath), beside its secret files.
-            "Deployment dumbmonit: container mount paths",
-            // The chart says --log-format json (logFormat) after the base's arguments.
-            "Deployment dumbmonit: container args",
-        ]
-        .into_iter()
-        .map(String::from)
-        .collect::<BTreeSet<_>>(),
-        "serve: the differences between deploy/serve and the chart"
-    );
+    let expected: BTreeSet<String> = [
+        // The base reads its configuration from a ConfigMap (no secret in it until an overlay
+        // adds one); the chart puts it in a Secret, whatever `config` holds.
+        "ConfigMap dumbmonit: only in the base",
+        "Secret dumbmonit-config: only in the chart",
+        // The base brings its namespace, labelled for the restricted standard; Helm installs
+        // into the release's namespace (`--create-namespace`), labelled by its owner.
+        "Namespace dumbmonit: only in the base",
+        // The chart mounts the configuration file alone (subPath), beside its secret files.
+        "Deployment dumbmonit: container mount paths",
+        // logFormat.
+        "Deployment dumbmonit: container args: the chart adds [\"--log-format\", \"json\"], lacks []",
+        // The chart's selector has the release's instance and the mode as well as the name.
+        "Deployment dumbmonit: selector",
+    ]
+    .into_iter()
+    .map(String::from)
+    .collect();
+    assert_eq!(serve, expected, "serve: the differences between deploy/serve and the chart");
     let agent = differences(
         &kustomize("agent"),
         &rendered(&[
@@ -491,24 +626,23 @@ fn the_kustomize_bases_and_the_chart_agree_but_for_the_differences_listed() {
             "mode=agent,agent.servers[0]=https://dumbmonit.example.com,agent.cluster=edge,agent.token=t",
         ]),
     );
-    assert_eq!(
-        agent,
-        [
-            "Deployment dumbmonit-agent: container args",
-            // One resources value for both modes: serve's limits (2 CPUs, 1 GiB), above the
-            // agent's 1 CPU and 512 MiB.
-            "Deployment dumbmonit-agent: container resources",
-            "Namespace dumbmonit: only in the base",
-            "NetworkPolicy dumbmonit-agent: egress",
-            // The base takes the server and the cluster from a ConfigMap; the chart writes them
-            // as arguments.
-            "ConfigMap dumbmonit-agent: only in the base",
-        ]
-        .into_iter()
-        .map(String::from)
-        .collect::<BTreeSet<_>>(),
-        "agent: the differences between deploy/agent and the chart"
-    );
+    let expected: BTreeSet<String> = [
+        // The base takes the server and the cluster from a ConfigMap through the environment;
+        // the chart writes them as arguments, with the buffer's age and the log format.
+        "ConfigMap dumbmonit-agent: only in the base",
+        "Deployment dumbmonit-agent: container args: the chart adds [\"https://dumbmonit.example.com\", \"edge\", \
+         \"--buffer-max-age\", \"24h\", \"--log-format\", \"json\"], lacks [\"$(DUMBMONIT_SERVER)\", \
+         \"$(DUMBMONIT_CLUSTER)\"]",
+        // One resources value for both modes: serve's limits (2 CPUs, 1 GiB), above the agent
+        // base's 1 CPU and 512 MiB.
+        "Deployment dumbmonit-agent: container resources",
+        "Deployment dumbmonit-agent: selector",
+        "Namespace dumbmonit: only in the base",
+    ]
+    .into_iter()
+    .map(String::from)
+    .collect();
+    assert_eq!(agent, expected, "agent: the differences between deploy/agent and the chart");
 }
 
 #[test]
@@ -523,4 +657,27 @@ fn common_labels_reach_every_object_and_extra_args_come_after_the_charts() {
     assert_eq!(args[0], "serve");
     // The selector stays as it was: a label added later does not orphan the pods.
     assert!(deployment["spec"]["selector"]["matchLabels"]["team"].is_null());
+}
+
+#[test]
+fn the_network_policy_lets_out_the_ports_of_the_urls_it_sends_to() {
+    let egress = |args: &[&str]| -> Vec<i64> {
+        let docs = rendered(args);
+        let policy = by_kind(&docs, "NetworkPolicy")[0];
+        policy["spec"]["egress"][1]["ports"].as_array().unwrap().iter().map(|p| p["port"].as_i64().unwrap()).collect()
+    };
+    assert_eq!(egress(&[]), [443, 6443]);
+    assert_eq!(
+        egress(&["--set", "config.notifier[0].type=alertmanager,config.notifier[0].url=http://am.monitoring:9093"]),
+        [443, 6443, 9093]
+    );
+    assert_eq!(
+        egress(&[
+            "--set",
+            "mode=agent,agent.token=t,agent.servers[0]=http://dumbmonit.monitoring:8080,agent.servers[1]=https://d.example",
+            "--set",
+            "networkPolicy.egressPorts={8443}",
+        ]),
+        [443, 6443, 8080, 8443]
+    );
 }

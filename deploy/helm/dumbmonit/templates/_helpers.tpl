@@ -103,12 +103,23 @@ workload template, so that nothing is rendered (nor installed) when one applies.
 {{- if and (eq $v.mode "agent") $v.agent.watch $v.rbac.create (not $v.rbac.watch) -}}
 {{- fail "agent.watch: watch mode needs the watch verb: set rbac.watch to true as well" -}}
 {{- end -}}
-{{- if and $v.admin.enabled (hasKey (default dict $v.config.auth) "admin") -}}
+{{- if and $v.admin.enabled (not $v.existingConfigSecret) (hasKey (default dict $v.config.auth) "admin") -}}
 {{- fail "config.auth.admin: the chart writes it from admin.* (admin.enabled is true); set admin.enabled to false to write your own" -}}
+{{- end -}}
+{{- if and $v.podDisruptionBudget.enabled (not (kindIs "invalid" $v.podDisruptionBudget.minAvailable)) -}}
+{{- if not (kindIs "invalid" $v.podDisruptionBudget.maxUnavailable) -}}
+{{- fail "podDisruptionBudget.minAvailable: give minAvailable or maxUnavailable, not both (set maxUnavailable to null)" -}}
+{{- end -}}
+{{- if and (not (kindIs "string" $v.podDisruptionBudget.minAvailable)) (ge (int $v.podDisruptionBudget.minAvailable) (int $v.replicaCount)) -}}
+{{- fail (printf "podDisruptionBudget.minAvailable: %d of %d replicas would block every node drain" (int $v.podDisruptionBudget.minAvailable) (int $v.replicaCount)) -}}
+{{- end -}}
+{{- end -}}
+{{- if and $v.ingress.enabled (not $v.ingress.hosts) -}}
+{{- fail "ingress.hosts: ingress.enabled needs at least one host (- host: dumbmonit.example.com)" -}}
 {{- end -}}
 {{- if eq $v.mode "serve" -}}
 {{- range $key := list "listen" "state_dir" -}}
-{{- if hasKey $v.config $key -}}
+{{- if and (not $v.existingConfigSecret) (hasKey $v.config $key) -}}
 {{- fail (printf "config.%s: the chart sets it (the pod's port 8080 and its state volume); leave it out" $key) -}}
 {{- end -}}
 {{- end -}}
@@ -119,6 +130,14 @@ workload template, so that nothing is rendered (nor installed) when one applies.
 {{- end -}}
 {{- if and (not $alertmanager) (not $v.existingConfigSecret) -}}
 {{- fail (printf "replicaCount: %d replicas would each send every notification: give config.notifier an Alertmanager (type = \"alertmanager\"), which deduplicates them, or keep one replica" (int $v.replicaCount)) -}}
+{{- end -}}
+{{- range $n := (default list $v.config.notifier) -}}
+{{- if ne (toString (get $n "type")) "alertmanager" -}}
+{{- fail (printf "replicaCount: %d replicas would each post to the %s notifier %q: with replicas, notify through Alertmanager only" (int $v.replicaCount) (toString (get $n "type")) (toString (default (get $n "type") (get $n "name")))) -}}
+{{- end -}}
+{{- end -}}
+{{- if include "dumbmonit.admin" $ -}}
+{{- fail (printf "replicaCount: %d replicas each have their own sessions and clusters added on the pages: set admin.enabled to false (keep the clusters in config) or keep one replica" (int $v.replicaCount)) -}}
 {{- end -}}
 {{- if $v.persistence.enabled -}}
 {{- fail (printf "replicaCount: %d replicas need a state each, and the chart's claim is one: set persistence.enabled to false (each replica keeps its state in its pod, docs/scale.md) or keep one replica" (int $v.replicaCount)) -}}
@@ -151,12 +170,12 @@ workload template, so that nothing is rendered (nor installed) when one applies.
 {{- $clusters := list $local -}}
 {{- $_ := set $c "cluster" (concat $clusters (default list (get $c "cluster"))) -}}
 {{- end -}}
-{{- $hosts := list $fullname (printf "%s.%s" $fullname .Release.Namespace) (printf "%s.%s.svc" $fullname .Release.Namespace) -}}
+{{- $hosts := list $fullname (printf "%s.%s" $fullname .Release.Namespace) (printf "%s.%s.svc" $fullname .Release.Namespace) (printf "%s.%s.svc.%s" $fullname .Release.Namespace $v.clusterDomain) -}}
 {{- if $v.ingress.enabled -}}
 {{- range $h := $v.ingress.hosts -}}{{- $hosts = append $hosts $h.host -}}{{- end -}}
 {{- end -}}
 {{- $_ := set $c "allowed_hosts" (uniq (concat (default list (get $c "allowed_hosts")) $hosts)) -}}
-{{- if $v.admin.enabled -}}
+{{- if include "dumbmonit.admin" . -}}
 {{- $auth := default dict (get $c "auth") -}}
 {{- $_ := set $auth "admin" (dict "username" $v.admin.username "password_file" "/etc/dumbmonit/admin/password") -}}
 {{- $_ := set $c "auth" $auth -}}
@@ -164,4 +183,36 @@ workload template, so that nothing is rendered (nor installed) when one applies.
 {{- /* Helm reads every number of a values file as a float: 30 would be written 30.0, which
 serve's integer fields (a port, seconds) refuse. A whole number is written as an integer. */ -}}
 {{- regexReplaceAll "(?m)^(\\s*[A-Za-z0-9_-]+ = -?[0-9]+)\\.0$" (toToml $c) "${1}" -}}
+{{- end -}}
+
+{{/* The TCP ports the pod must reach besides DNS: the API server's (443, 6443), the ports of the
+URLs it sends to (serve: the notifiers' and heartbeats'; the agent: the servers'), and
+networkPolicy.egressPorts. */}}
+{{- define "dumbmonit.egressPorts" -}}
+{{- $v := .Values -}}
+{{- $urls := list -}}
+{{- if eq $v.mode "agent" -}}
+{{- $urls = $v.agent.servers -}}
+{{- else if not $v.existingConfigSecret -}}
+{{- range $n := (default list $v.config.notifier) -}}
+{{- range $key := list "url" "heartbeat_url" -}}
+{{- with get $n $key -}}{{- $urls = append $urls . -}}{{- end -}}
+{{- end -}}
+{{- end -}}
+{{- end -}}
+{{- $ports := list 443 6443 -}}
+{{- range $u := $urls -}}
+{{- $url := urlParse (toString $u) -}}
+{{- $port := regexFind "[0-9]+$" (regexFind ":[0-9]+$" $url.host) -}}
+{{- if $port -}}{{- $ports = append $ports (atoi $port) -}}
+{{- else if eq $url.scheme "http" -}}{{- $ports = append $ports 80 -}}
+{{- end -}}
+{{- end -}}
+{{- range $p := $v.networkPolicy.egressPorts -}}{{- $ports = append $ports (int $p) -}}{{- end -}}
+{{- toJson (uniq $ports) -}}
+{{- end -}}
+
+{{/* "true" when the chart writes the administrator (admin.enabled, with its own configuration). */}}
+{{- define "dumbmonit.admin" -}}
+{{- if and .Values.admin.enabled (not .Values.existingConfigSecret) -}}true{{- end -}}
 {{- end -}}
