@@ -3,7 +3,8 @@
 //! the restricted Pod Security Standard (the pod admitted; a value that breaks the standard
 //! refused by admission), the chart's service account answering `kubectl auth can-i` as the
 //! guide says, the image reading the cluster with a token bound to the chart's pod, `helm
-//! upgrade` rolling the Deployment, and `helm uninstall` leaving nothing but the state's claim.
+//! upgrade` rolling the Deployment (and going to two replicas and back), the agent and a
+//! namespaced release admitted, and `helm uninstall` leaving nothing but the state's claim.
 
 mod common;
 
@@ -157,6 +158,29 @@ async fn installed_with_helm_under_the_restricted_standard_upgraded_and_uninstal
         l["items"].as_array().is_some_and(|a| a.len() == 1 && a[0]["spec"]["serviceAccountName"] == "edge-dumbmonit")
     });
     helm_ok(&p, &["uninstall", "edge", "-n", NS]);
+
+    // Namespaced access (ci/serve-namespaces-values.yaml): Roles in the teams' namespaces only.
+    for ns in ["team-a", "team-b"] {
+        p.apply(&format!("apiVersion: v1\nkind: Namespace\nmetadata:\n  name: {ns}\n"));
+    }
+    let tenant_values = format!("{ROOT}/deploy/helm/dumbmonit/ci/serve-namespaces-values.yaml");
+    let tenant = format!("{},persistence.enabled=false,admin.enabled=false", image_values());
+    helm_ok(&p, &["install", "tenant", &chart(), "-n", NS, "-f", &tenant_values, "--set", &tenant]);
+    let as_tenant = "--as=system:serviceaccount:monitoring:tenant-dumbmonit";
+    let tenant_can = |args: &[&str]| {
+        let mut all = vec!["auth", "can-i"];
+        all.extend(args);
+        all.push(as_tenant);
+        String::from_utf8_lossy(&p.kubectl_in(&all, "").stdout).trim().to_string()
+    };
+    assert_eq!(tenant_can(&["list", "pods", "-n", "team-a"]), "yes");
+    assert_eq!(tenant_can(&["list", "pods", "-n", "team-b"]), "yes");
+    assert_eq!(tenant_can(&["list", "pods", "-n", "default"]), "no");
+    assert_eq!(tenant_can(&["list", "nodes"]), "no");
+    p.wait_for("the tenant's pod", &["-n", NS, "pods", "-l", "app.kubernetes.io/instance=tenant"], |l| {
+        l["items"].as_array().is_some_and(|a| a.len() == 1)
+    });
+    helm_ok(&p, &["uninstall", "tenant", "-n", NS]);
 
     // Uninstalled: nothing of the release is left but the state's claim.
     let said = helm_ok(&p, &["uninstall", "dumbmonit", "-n", NS]);
