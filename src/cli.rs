@@ -290,20 +290,17 @@ impl TopArgs {
             "pods" => Some(TopWhat::Pods),
             _ => None,
         };
+        let (first, second) = (self.what.as_deref(), self.connect.address.as_deref());
         let mut connect = self.connect.clone();
-        let what = match (self.what.as_deref(), connect.address.as_deref()) {
-            (None, _) => TopWhat::Nodes,
-            (Some(w), _) if word(w).is_some() => word(w).unwrap_or(TopWhat::Nodes),
-            (Some(address), None) => {
+        let what = match (first, first.and_then(word), second.and_then(word)) {
+            (None, ..) => TopWhat::Nodes,
+            (Some(_), Some(what), _) => what,
+            // An address first: the second positional, if any, says what.
+            (Some(address), None, what) if second.is_none() || what.is_some() => {
                 connect.address = Some(address.to_string());
-                TopWhat::Nodes
+                what.unwrap_or(TopWhat::Nodes)
             }
-            (Some(address), Some(second)) if word(second).is_some() => {
-                let what = word(second).unwrap_or(TopWhat::Nodes);
-                connect.address = Some(address.to_string());
-                what
-            }
-            (Some(w), Some(_)) => return Err(FlagError::TopWhat { value: w.to_string() }),
+            (Some(other), None, _) => return Err(FlagError::TopWhat { value: other.to_string() }),
         };
         Ok((what, connect))
     }
