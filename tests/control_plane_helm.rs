@@ -8,7 +8,6 @@
 
 mod common;
 
-use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
 use common::plane::{Plane, assert_only_reads};
@@ -17,20 +16,9 @@ use serde_json::Value;
 const ROOT: &str = env!("CARGO_MANIFEST_DIR");
 const NS: &str = "monitoring";
 
-fn helm_bin() -> PathBuf {
-    let bin = std::env::var_os("DUMBMONIT_HELM")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| Path::new(ROOT).join("target/testenv/helm"));
-    if !bin.exists() {
-        let out = Command::new(Path::new(ROOT).join("scripts/helm.sh")).arg("build").output().unwrap();
-        assert!(out.status.success(), "scripts/helm.sh build: {}", String::from_utf8_lossy(&out.stderr));
-    }
-    bin
-}
-
 /// helm ARGS against the plane, as its admin.
 fn helm(p: &Plane, args: &[&str]) -> Output {
-    Command::new(helm_bin())
+    Command::new(common::helm::bin())
         .args(args)
         .arg("--kubeconfig")
         .arg(&p.kubeconfig)
@@ -51,7 +39,7 @@ fn helm_ok(p: &Plane, args: &[&str]) -> String {
 }
 
 fn chart() -> String {
-    Path::new(ROOT).join("deploy/helm/dumbmonit").display().to_string()
+    common::helm::chart().display().to_string()
 }
 
 /// The image the test suite built, as the chart's values name it.
@@ -91,7 +79,7 @@ async fn installed_with_helm_under_the_restricted_standard_upgraded_and_uninstal
     assert_eq!(pod["spec"]["securityContext"]["runAsNonRoot"], true);
 
     // A value that breaks the standard: its pod is refused by admission.
-    let out = Command::new(helm_bin())
+    let out = Command::new(common::helm::bin())
         .args(["template", "dumbmonit", &chart(), "-n", NS, "--set", "securityContext.allowPrivilegeEscalation=true"])
         .output()
         .unwrap();

@@ -260,23 +260,10 @@ fn accepted_checkov_failures() -> BTreeMap<String, String> {
 
 /// The Helm chart rendered with its defaults and in agent mode, by the test suite's Helm.
 fn helm_renderings() -> Vec<(String, String)> {
-    let helm = std::env::var("DUMBMONIT_HELM").unwrap_or_else(|_| format!("{ROOT}/target/testenv/helm"));
-    if !Path::new(&helm).exists() {
-        let out = Command::new(format!("{ROOT}/scripts/helm.sh")).arg("build").output().unwrap();
-        assert!(out.status.success(), "scripts/helm.sh build: {}", String::from_utf8_lossy(&out.stderr));
-    }
     let agent = ["--set", "mode=agent,agent.servers[0]=https://dumbmonit.example.com,agent.token=t"];
     [("chart", &[][..]), ("chart agent", &agent[..])]
         .into_iter()
-        .map(|(name, args)| {
-            let out = Command::new(&helm)
-                .args(["template", "dumbmonit", &format!("{ROOT}/deploy/helm/dumbmonit"), "-n", "dumbmonit"])
-                .args(args)
-                .output()
-                .unwrap();
-            assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-            (name.to_string(), String::from_utf8(out.stdout).unwrap())
-        })
+        .map(|(name, args)| (name.to_string(), common::helm::template(args).unwrap_or_else(|e| panic!("{e}"))))
         .collect()
 }
 

@@ -13,40 +13,11 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use base64::Engine;
+use common::helm::{bin as helm, chart, template};
 use common::manifests::{by_kind, decode, documents, keyed, restricted_violations};
 use serde_json::Value;
 
 const ROOT: &str = env!("CARGO_MANIFEST_DIR");
-
-fn chart() -> PathBuf {
-    Path::new(ROOT).join("deploy/helm/dumbmonit")
-}
-
-/// The test suite's Helm, built by scripts/helm.sh when it is not yet.
-pub fn helm() -> PathBuf {
-    let bin = std::env::var_os("DUMBMONIT_HELM")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| Path::new(ROOT).join("target/testenv/helm"));
-    if !bin.exists() {
-        let out = Command::new(Path::new(ROOT).join("scripts/helm.sh")).arg("build").output().unwrap();
-        assert!(out.status.success(), "scripts/helm.sh build: {}", String::from_utf8_lossy(&out.stderr));
-    }
-    bin
-}
-
-/// `helm template dumbmonit CHART -n dumbmonit ARGS`: the YAML, or what Helm said.
-fn template(args: &[&str]) -> Result<String, String> {
-    let out = Command::new(helm())
-        .args(["template", "dumbmonit"])
-        .arg(chart())
-        .args(["--namespace", "dumbmonit"])
-        .args(args)
-        .output()
-        .unwrap();
-    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
-    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
-    if out.status.success() { Ok(stdout) } else { Err(format!("{stderr}{stdout}")) }
-}
 
 fn rendered(args: &[&str]) -> Vec<Value> {
     documents(&template(args).unwrap_or_else(|e| panic!("helm template {args:?}: {e}")))

@@ -174,23 +174,23 @@ pub fn claim_waits(c: &mut Cluster, now: Timestamp) {
     );
     c.pvcs.push(crate::fixtures::pvc("shop", "scratch-1", "Pending", "local-path", true, now));
     c.pvcs.push(crate::fixtures::pvc("shop", "uploads", "Pending", "csi-disks", false, now));
-    let mut waits = Event::warning(
+    let waits = Event::warning(
         "PersistentVolumeClaim",
         "shop",
         "scratch-1",
         "WaitForFirstConsumer",
         "waiting for first consumer to be created before binding",
-    );
-    waits.event_type = "Normal".into();
+    )
+    .normal();
     c.events.push(waits.build(now));
-    let mut provisioning = Event::warning(
+    let provisioning = Event::warning(
         "PersistentVolumeClaim",
         "shop",
         "uploads",
         "ExternalProvisioning",
         "Waiting for a volume to be created either by the external provisioner 'disk.csi.example.com' or manually by the system administrator. If volume creation is delayed, please verify that the provisioner is running and correctly registered.",
-    );
-    provisioning.event_type = "Normal".into();
+    )
+    .normal();
     c.events.push(provisioning.build(now));
 }
 
@@ -561,15 +561,15 @@ pub fn envelope_into(pods: usize, now: Timestamp, sink: &mut dyn FnMut(Resource,
     }
     // What each Pending claim waits for, as the PersistentVolume controller says it.
     for k in (0..claims).filter(|k| k % 50 == 0) {
-        let mut waits = Event::warning(
+        let waits = Event::warning(
             "PersistentVolumeClaim",
             &ns(k),
             &format!("data-{k:06}"),
             "WaitForFirstConsumer",
             "waiting for first consumer to be created before binding",
         )
-        .seq(k as u32);
-        waits.event_type = "Normal".into();
+        .seq(k as u32)
+        .normal();
         chunk.push(waits.build(now));
         flush(Resource::Events, &mut chunk, false);
     }

@@ -5,6 +5,7 @@
 pub mod agent;
 pub mod alertmanager;
 pub mod fixture;
+pub mod helm;
 pub mod manifests;
 pub mod plane;
 pub mod pod;
