@@ -40,6 +40,15 @@ impl Clock {
         }
     }
 
+    /// How far apart two interval cycles are on this clock: the interval, or the step of the
+    /// stepped clock (whatever the interval, rule time moves by one step a cycle).
+    pub fn period(self, interval: std::time::Duration) -> std::time::Duration {
+        match self {
+            Clock::Wall => interval,
+            Clock::Stepped { step, .. } => step.unsigned_abs(),
+        }
+    }
+
     /// The time of a cycle taken between two intervals (watch mode, on a change): now; on the
     /// stepped clock, the last cycle's time (rule time moves by interval cycles alone).
     pub fn between(self, last: Option<Timestamp>) -> Timestamp {

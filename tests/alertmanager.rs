@@ -110,3 +110,80 @@ async fn a_real_alertmanager_receives_and_resolves_the_alerts() {
     let log = std::fs::read_to_string(&log).unwrap();
     assert!(!log.contains("failed"), "every delivery to Alertmanager succeeded:\n{log}");
 }
+
+/// DumbMonit's clock three hours ahead of Alertmanager's: a new alert, an escalation and a
+/// resolution are all taken (each says when it ends, after it starts, whatever Alertmanager's
+/// clock), and nothing is refused or held. Without `endsAt` Alertmanager ends a firing alert
+/// `resolve_timeout` after its own now, before the alert's start, and refuses it with 400.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_clock_hours_ahead_of_alertmanagers_has_every_alert_taken() {
+    let now = jiff::Timestamp::now();
+    let mut cluster = scenario::healthy(now);
+    // A crash-looping pod (warning, 10 min) of a Deployment missing a replica (notice, 10 min,
+    // escalated to warning an hour after it fired).
+    scenario::crash_loop(&mut cluster, now);
+    let h = Harness::start(cluster).await;
+    let dir = tempfile::tempdir().unwrap();
+    let (_am, port) = alertmanager(dir.path());
+    let cfg = common::web::write_config(
+        dir.path(),
+        &format!("[[notifier]]\ntype = \"alertmanager\"\nurl = \"http://127.0.0.1:{port}\"\n"),
+        &[("lab", &h, "100ms")],
+    );
+    // A minute of rule time a cycle, from three hours ahead of the wall clock.
+    let ahead = now + jiff::SignedDuration::from_hours(3);
+    let served = common::web::Served::start(&cfg, &[("DUMBMONIT_TEST_CLOCK", &format!("{ahead}/60"))]);
+
+    let missing = "KubernetesWorkloadReplicasMissing";
+    let at = |a: &Value, field: &str| -> jiff::Timestamp { a[field].as_str().unwrap().parse().unwrap() };
+    let of = |a: &[Value], name: &str, severity: &str| -> Option<Value> {
+        a.iter().find(|x| x["labels"]["alertname"] == name && x["labels"]["severity"] == severity).cloned()
+    };
+    let got = wait_for("the escalated alert", port, |a| {
+        of(a, missing, "warning").is_some() && named(a, "KubernetesPodCrashLooping").is_some()
+    })
+    .await;
+    for a in &got {
+        let starts: jiff::Timestamp = a["startsAt"].as_str().unwrap().parse().unwrap();
+        let ends: jiff::Timestamp = a["endsAt"].as_str().unwrap().parse().unwrap();
+        assert!(starts > now + jiff::SignedDuration::from_mins(170) && ends > starts, "{a}");
+        assert_eq!(a["status"]["state"], "active", "{a}");
+    }
+    // The escalation ended the notice under its old labels where the warning starts. Alertmanager
+    // keeps the later of that end and the one its last re-send gave (an end in its future is not
+    // a resolution to it), and lists the notice until its own clock gets there.
+    let warning = of(&got, missing, "warning").unwrap();
+    if let Some(notice) = of(&got, missing, "notice") {
+        let four = jiff::SignedDuration::from_mins(4);
+        assert!(at(&notice, "endsAt") <= at(&warning, "startsAt") + four, "{notice}\n{warning}");
+    }
+
+    // Healed: each resolution is taken (nothing failed, below), and the alerts are sent no more:
+    // their ends stop moving, DumbMonit's time passes them (Alertmanager lists them until its own
+    // clock does).
+    h.sim.set_cluster(scenario::healthy(now));
+    served.wait_for("/api/v1/alerts", "both alerts resolved", |r| {
+        r.json().as_array().is_some_and(|a| !a.iter().any(|x| x["state"] == "firing"))
+    });
+    let last_cycle = || -> jiff::Timestamp {
+        served.get("/api/v1/clusters/lab").json()["last_cycle"].as_str().unwrap().parse().unwrap()
+    };
+    wait_for("the resolutions taken", port, |a| {
+        let seen = last_cycle();
+        [("KubernetesPodCrashLooping", "warning"), (missing, "warning")]
+            .iter()
+            .all(|(n, severity)| of(a, n, severity).is_some_and(|x| at(&x, "endsAt") <= seen))
+    })
+    .await;
+
+    // Nothing refused, nothing failed, nothing waiting.
+    let metrics = common::samples(&served.get("/metrics").body);
+    let failed = common::family(&metrics, "dumbmonit_notifications_failed_total");
+    assert!(failed.iter().all(|(_, v)| *v == 0.0), "{failed:?}\n{}", served.log());
+    assert!(common::family(&metrics, "dumbmonit_notifications_sent_total").iter().any(|(_, v)| *v >= 3.0));
+    served.wait_for("/metrics", "the outbox empty", |r| {
+        common::family(&common::samples(&r.body), "dumbmonit_notifications_queued").iter().all(|(_, v)| *v == 0.0)
+    });
+    assert_eq!(served.get("/api/v1/monitor").json()["notifications_refused"], serde_json::json!([]));
+    assert!(!served.log().contains("refused"), "{}", served.log());
+}

@@ -1,8 +1,8 @@
 //! High availability the Prometheus way: two `serve` replicas with the same configuration watch
 //! the same cluster and send to two real Alertmanagers (Debian's) gossiping on loopback, which
 //! notify one webhook receiver. Each alert reaches the receiver once while both replicas run;
-//! nothing resolves when one replica is killed; the resolution arrives once when the cluster
-//! heals.
+//! nothing resolves when one replica is killed, whose survivor keeps the alert's `endsAt` moving
+//! on; the resolution arrives once when the cluster heals.
 
 mod common;
 
@@ -15,8 +15,6 @@ use common::web::Served;
 use common::{Harness, Killed, free_port, path};
 use dumbmonit_sim::scenario;
 
-const START: &str = "2026-11-30T03:00:00Z";
-
 /// An Alertmanager in a gossip cluster: (process, web port).
 fn alertmanager(dir: &Path, name: &str, cluster: u16, peer: u16, webhook: &str) -> (Killed, u16) {
     let binary = ["prometheus-alertmanager", "alertmanager"]
@@ -28,12 +26,11 @@ fn alertmanager(dir: &Path, name: &str, cluster: u16, peer: u16, webhook: &str) 
     // Alertmanager waits for the first's notification to be gossiped) stays below the group
     // interval, as in any real setup (15 s against 5 min by default): otherwise the second would
     // compare what it gathered a flush earlier with the first's newer notification, and tell a
-    // resolved alert firing again. A resolve_timeout of 10 s makes an alert that no replica
-    // re-sends resolve within the test, so that it would be seen.
+    // resolved alert firing again.
     std::fs::write(
         &config,
         format!(
-            "global:\n  resolve_timeout: 10s\nroute:\n  receiver: hook\n  group_by: ['...']\n  group_wait: 1s\n  group_interval: 3s\n  repeat_interval: 1h\n\
+            "route:\n  receiver: hook\n  group_by: ['...']\n  group_wait: 1s\n  group_interval: 3s\n  repeat_interval: 1h\n\
              receivers:\n  - name: hook\n    webhook_configs:\n      - url: {webhook}\n        send_resolved: true\n"
         ),
     )
@@ -67,6 +64,13 @@ fn alertmanager(dir: &Path, name: &str, cluster: u16, peer: u16, webhook: &str) 
     (child, port)
 }
 
+/// When the Alertmanager on `port` holds the firing alert `alertname` until (its `endsAt`).
+fn ends_at(port: u16, alertname: &str) -> Option<jiff::Timestamp> {
+    let alerts = common::web::get(([127, 0, 0, 1], port).into(), "GET", "/api/v2/alerts", None).json();
+    let alert = alerts.as_array()?.iter().find(|a| a["labels"]["alertname"] == alertname)?.clone();
+    alert["endsAt"].as_str()?.parse().ok()
+}
+
 /// The webhook notifications about `alertname` as (status, startsAt), in arrival order.
 fn told(receiver: &Receiver, alertname: &str) -> Vec<(String, String)> {
     receiver
@@ -98,9 +102,9 @@ async fn two_replicas_and_two_alertmanagers_notify_once() {
     let (am1, p1) = alertmanager(h.dir.path(), "am1", c1, c2, &webhook);
     let (am2, p2) = alertmanager(h.dir.path(), "am2", c2, c1, &webhook);
 
-    // Two replicas: the same configuration, but for where each keeps its state. One minute of
-    // the rules' clock per cycle (the node's rule holds five minutes).
-    let clock = format!("{START}/60");
+    // Two replicas: the same configuration, but for where each keeps its state. On the wall
+    // clock, as Alertmanager's (a resolution told from another time would be taken at that time),
+    // with the node's rule holding 3 s instead of five minutes.
     let replica = |n: u32| {
         let dir = h.dir.path().join(format!("replica-{n}"));
         std::fs::create_dir_all(&dir).unwrap();
@@ -110,7 +114,8 @@ async fn two_replicas_and_two_alertmanagers_notify_once() {
             format!(
                 "listen = \"127.0.0.1:0\"\nstate_dir = {:?}\n\n[[cluster]]\nname = \"lab\"\naddress = {:?}\ntoken_file = {:?}\n\
                  ca_file = {:?}\ninterval = \"1s\"\n\n[[notifier]]\ntype = \"alertmanager\"\nurl = \"http://127.0.0.1:{p1}\"\n\n\
-                 [[notifier]]\ntype = \"alertmanager\"\nurl = \"http://127.0.0.1:{p2}\"\n",
+                 [[notifier]]\ntype = \"alertmanager\"\nurl = \"http://127.0.0.1:{p2}\"\n\n\
+                 [[rule]]\nname = \"KubernetesNodeNotReady\"\nfor = \"3s\"\n",
                 path(&dir.join("state")),
                 h.sim.url(),
                 path(&h.token_file),
@@ -118,7 +123,7 @@ async fn two_replicas_and_two_alertmanagers_notify_once() {
             ),
         )
         .unwrap();
-        Served::start(&config, &[("DUMBMONIT_TEST_CLOCK", &clock)])
+        Served::start(&config, &[])
     };
     let one = replica(1);
     let two = replica(2);
@@ -130,15 +135,25 @@ async fn two_replicas_and_two_alertmanagers_notify_once() {
     std::thread::sleep(Duration::from_secs(8));
     let firing: Vec<_> = told(&receiver, node).into_iter().filter(|(s, _)| s == "firing").collect();
     assert_eq!(firing.len(), 1, "each alert once while both replicas run: {firing:?}");
-    assert_eq!(firing[0].1, "2026-11-30T03:05:00Z", "five minutes of the rules' clock in");
+    // Held by each Alertmanager until four re-send periods (at least a minute each) ahead.
+    let mut held = Vec::new();
     for p in [p1, p2] {
-        let alerts = common::web::get(([127, 0, 0, 1], p).into(), "GET", "/api/v2/alerts", None).json();
-        assert!(alerts.as_array().unwrap().iter().any(|a| a["labels"]["alertname"] == node), "{alerts}");
+        let ends = ends_at(p, node).expect("each Alertmanager holds the node's alert");
+        let ahead = ends.duration_since(jiff::Timestamp::now());
+        assert!(
+            ahead > jiff::SignedDuration::from_secs(200) && ahead <= jiff::SignedDuration::from_mins(4),
+            "{ahead:?}"
+        );
+        held.push(ends);
     }
 
-    // One replica dies: the other keeps the alert alive (past Alertmanager's resolve timeout).
+    // One replica dies: the other keeps the alert alive, its end moving on with every cycle.
     drop(one);
-    std::thread::sleep(Duration::from_secs(14));
+    for (p, before) in [p1, p2].into_iter().zip(held) {
+        wait_until("the survivor's re-sends", || {
+            ends_at(p, node).is_some_and(|e| e > before + jiff::SignedDuration::from_secs(3))
+        });
+    }
     assert_eq!(count("resolved"), 0, "nothing resolves while a replica runs: {:?}", told(&receiver, node));
     assert_eq!(count("firing"), 1);
 

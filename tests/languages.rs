@@ -31,11 +31,11 @@ fn basic(user_pass: &str) -> String {
 
 /// serve with the troubled cluster, viewers and an admin; every cycle at START.
 fn serve(dir: &Path, trouble: &Harness, extra: &str) -> Served {
-    serve_stepped(dir, trouble, extra, 0)
+    serve_stepped(dir, trouble, extra, start(), 0)
 }
 
 /// The same, rule time moving `step` seconds a cycle.
-fn serve_stepped(dir: &Path, trouble: &Harness, extra: &str, step: u32) -> Served {
+fn serve_stepped(dir: &Path, trouble: &Harness, extra: &str, start: jiff::Timestamp, step: u32) -> Served {
     common::register_secret("admin-password-91d3");
     common::register_secret("viewer-password-0b7e");
     std::fs::write(dir.join("viewer.password"), "viewer-password-0b7e").unwrap();
@@ -45,7 +45,7 @@ fn serve_stepped(dir: &Path, trouble: &Harness, extra: &str, step: u32) -> Serve
         common::path(&dir.join("viewer.password"))
     );
     let cfg = common::web::write_config(dir, &auth, &[("trouble", trouble, "100ms")]);
-    Served::start(&cfg, &[("DUMBMONIT_TEST_CLOCK", &format!("{START}/{step}"))])
+    Served::start(&cfg, &[("DUMBMONIT_TEST_CLOCK", &format!("{start}/{step}"))])
 }
 
 fn page(s: &Served, path: &str, who: &str, headers: &[(&str, &str)]) -> Response {
@@ -319,7 +319,10 @@ async fn hostile_strings_are_inert_in_french() {
 /// `[[notifier]]` of `language = "en"`; the labels and JSON fields are the same in both.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn notifications_are_told_in_the_files_language() {
-    let trouble = Harness::start(scenario::trouble(start())).await;
+    // Rule time starts at Alertmanager's now and runs ahead: a firing alert sent from an earlier
+    // time than four re-send periods before Alertmanager's clock would already be over there.
+    let now = jiff::Timestamp::now();
+    let trouble = Harness::start(scenario::trouble(now)).await;
     let dir = tempfile::tempdir().unwrap();
     let (french, english) = (Receiver::start().await, Receiver::start().await);
     let (_am, port) = alertmanager(dir.path());
@@ -331,7 +334,7 @@ async fn notifications_are_told_in_the_files_language() {
         english.url()
     );
     // Rule time moves a minute a cycle: the node alert fires after five.
-    let _s = serve_stepped(dir.path(), &trouble, &extra, 60);
+    let _s = serve_stepped(dir.path(), &trouble, &extra, now, 60);
     let told = |r: &Receiver, name: &str| -> Option<serde_json::Value> {
         r.bodies()
             .into_iter()
@@ -459,7 +462,7 @@ async fn the_french_rule_file_passes_promtool() {
 async fn the_cluster_form_in_a_french_browser() {
     let trouble = Harness::start(scenario::trouble(jiff::Timestamp::now())).await;
     let dir = tempfile::tempdir().unwrap();
-    let s = serve_stepped(dir.path(), &trouble, "", 60);
+    let s = serve_stepped(dir.path(), &trouble, "", start(), 60);
     let chromium = ["/usr/bin/chromium", "/usr/bin/chromium-browser"]
         .into_iter()
         .find(|b| Path::new(b).exists())

@@ -41,7 +41,7 @@ impl Quieting {
         if comment.len() > crate::silence::MAX_COMMENT {
             return Err(AckError::CommentTooLong { len: comment.len(), most: crate::silence::MAX_COMMENT });
         }
-        let Some((cluster, alert)) = self.views.alert_by_fingerprint(print) else {
+        let Some((cluster, alert, period)) = self.views.alert_and_period(print) else {
             return Err(AckError::NoAlert { fingerprint: print.to_string() });
         };
         if !alert.firing() {
@@ -59,7 +59,7 @@ impl Quieting {
             Vec::new()
         } else {
             let t = Transition { time: now, state: TransitionState::Acknowledged, alert: told, previous_labels: None };
-            self.notification_bodies(&[t])
+            self.notification_bodies(&[t], period)
         };
         let entry = AuditEntry {
             time: now.as_second(),

@@ -84,6 +84,9 @@ pub struct ClusterView {
     pub agent: Option<AgentView>,
     /// Added on the pages (editable there), not in the configuration file.
     pub from_pages: bool,
+    /// How far apart its cycles are on the cycles' clock (how often its firing alerts are sent
+    /// again).
+    pub period: Duration,
 }
 
 /// What the server knows of a cluster's agent.
@@ -114,6 +117,7 @@ impl ClusterView {
             own: Arc::default(),
             agent: None,
             from_pages: false,
+            period: Duration::from_secs(60),
         }
     }
 

@@ -222,10 +222,15 @@ impl Quieting {
         }
     }
 
-    /// The (notifier, body) of each notification the transitions make, for every notifier.
-    pub(super) fn notification_bodies(&self, transitions: &[Transition]) -> Vec<(String, String)> {
+    /// The (notifier, body) of each notification the transitions make, for every notifier;
+    /// their firing alerts are sent again every `resent_every`.
+    pub(super) fn notification_bodies(
+        &self,
+        transitions: &[Transition],
+        resent_every: std::time::Duration,
+    ) -> Vec<(String, String)> {
         let notifiers = self.notifiers.read().expect("notifiers lock").clone();
-        crate::notify::bodies(&notifiers, transitions)
+        crate::notify::bodies(&notifiers, transitions, resent_every)
     }
 
     /// What keeps the notifiers quiet now.

@@ -4,6 +4,7 @@
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, RwLock};
+use std::time::Duration;
 
 use jiff::Timestamp;
 
@@ -46,10 +47,11 @@ impl Views {
     }
 
     /// A cluster's alerts and last cycle as saved, shown until its first cycle here.
-    pub fn restored(&self, name: &str, alerts: Arc<Vec<Alert>>, last_cycle: Option<Timestamp>) {
+    pub fn restored(&self, name: &str, alerts: Arc<Vec<Alert>>, last_cycle: Option<Timestamp>, period: Duration) {
         self.update(name, |v| {
             v.alerts = alerts;
             v.last_cycle = v.last_cycle.or(last_cycle);
+            v.period = period;
         });
     }
 
@@ -170,9 +172,14 @@ impl Views {
 
     /// The active alert with this fingerprint, and its cluster's name.
     pub fn alert_by_fingerprint(&self, print: &str) -> Option<(String, Alert)> {
+        self.alert_and_period(print).map(|(cluster, alert, _)| (cluster, alert))
+    }
+
+    /// The alert with this fingerprint, its cluster, and how far apart the cluster's cycles are.
+    pub(super) fn alert_and_period(&self, print: &str) -> Option<(String, Alert, Duration)> {
         let views = self.clusters.read().expect("board lock");
         views.iter().find_map(|c| {
-            c.alerts.iter().find(|a| fingerprint(&a.labels) == print).map(|a| (c.name.clone(), a.clone()))
+            c.alerts.iter().find(|a| fingerprint(&a.labels) == print).map(|a| (c.name.clone(), a.clone(), c.period))
         })
     }
 

@@ -42,15 +42,26 @@ pub trait Sink: Send + Sync {
         endpoint
     }
 
-    /// The bodies to queue for a cycle's transitions, for the notifier named `receiver`.
-    fn bodies(&self, receiver: &str, transitions: &[Transition], voice: Voice<'_>) -> Vec<String>;
+    /// The bodies to queue for a cycle's transitions, for the notifier named `receiver`; the
+    /// firing alerts among them are sent again every `resent_every` (the cluster's interval).
+    fn bodies(
+        &self,
+        receiver: &str,
+        transitions: &[Transition],
+        resent_every: Duration,
+        voice: Voice<'_>,
+    ) -> Vec<String>;
 
     /// The heartbeat's body at `now`, sent every `every`: the `DumbMonitWatchdog` alert, firing.
     fn heartbeat_body(&self, receiver: &str, now: jiff::Timestamp, every: Duration, lang: Lang) -> String;
 
-    /// The firing alerts again, for a receiver that expects active alerts re-sent; None: it
-    /// does not.
-    fn resend(&self, _firing: &mut dyn Iterator<Item = &Alert>, _voice: Voice<'_>) -> Option<String> {
+    /// The firing alerts again, each with the time it holds until unless sent again
+    /// ([`holds_until`]), for a receiver that expects active alerts re-sent; None: it does not.
+    fn resend(
+        &self,
+        _firing: &mut dyn Iterator<Item = (&Alert, jiff::Timestamp)>,
+        _voice: Voice<'_>,
+    ) -> Option<String> {
         None
     }
 
@@ -163,9 +174,10 @@ impl Notifier {
         })
     }
 
-    /// The bodies to queue for a cycle's transitions.
-    pub fn bodies(&self, transitions: &[Transition]) -> Vec<String> {
-        self.sink.bodies(&self.name, transitions, self.voice())
+    /// The bodies to queue for a cycle's transitions, whose firing alerts are sent again every
+    /// `resent_every`.
+    pub fn bodies(&self, transitions: &[Transition], resent_every: Duration) -> Vec<String> {
+        self.sink.bodies(&self.name, transitions, resent_every, self.voice())
     }
 
     /// The heartbeat's body at `now`.
@@ -185,14 +197,31 @@ impl Notifier {
     }
 
     /// The firing alerts to re-send, for a receiver that expects it.
-    pub fn resend<'a>(&self, mut firing: impl Iterator<Item = &'a Alert>) -> Option<String> {
+    pub fn resend<'a>(&self, mut firing: impl Iterator<Item = (&'a Alert, jiff::Timestamp)>) -> Option<String> {
         self.sink.resend(&mut firing, self.voice())
     }
 }
 
-/// The (notifier, body) of each notification the transitions make, for each of `notifiers`.
-pub fn bodies(notifiers: &[Notifier], transitions: &[Transition]) -> Vec<(String, String)> {
-    notifiers.iter().flat_map(|n| n.bodies(transitions).into_iter().map(|b| (n.name.clone(), b))).collect()
+/// The (notifier, body) of each notification the transitions make, for each of `notifiers`;
+/// the firing alerts among them are sent again every `resent_every`.
+pub fn bodies(notifiers: &[Notifier], transitions: &[Transition], resent_every: Duration) -> Vec<(String, String)> {
+    notifiers
+        .iter()
+        .flat_map(|n| n.bodies(transitions, resent_every).into_iter().map(|b| (n.name.clone(), b)))
+        .collect()
+}
+
+/// When an alert told firing at `at`, and sent again every `resent_every`, ends at a receiver
+/// that expires what is not sent again (Alertmanager's `endsAt`): four periods later, a period
+/// being at least a minute, as Prometheus tells it (`--rules.alert.resend-delay`). Three
+/// re-sends may be lost before the receiver ends it; a sender's clock ahead of the receiver's
+/// never makes the alert end before it starts.
+pub fn holds_until(at: jiff::Timestamp, resent_every: Duration) -> jiff::Timestamp {
+    const LEAST: Duration = Duration::from_secs(60);
+    jiff::SignedDuration::try_from(resent_every.max(LEAST).saturating_mul(4))
+        .ok()
+        .and_then(|d| at.checked_add(d).ok())
+        .unwrap_or(jiff::Timestamp::MAX)
 }
 
 /// A URL without its user information, and that user and password as a basic authentication

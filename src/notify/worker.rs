@@ -78,14 +78,16 @@ pub struct Delivery {
 /// every cluster's (with thousands of clusters that would be every alert many times a second).
 #[derive(Debug, Default)]
 pub struct Firing {
-    alerts: BTreeMap<String, Vec<Alert>>,
+    /// Each cluster's firing alerts, and when they end unless sent again.
+    alerts: BTreeMap<String, (Vec<Alert>, Timestamp)>,
     cycled: BTreeSet<String>,
 }
 
 impl Firing {
-    /// A cycle of `cluster` ended with these alerts firing.
-    pub fn cycled(&mut self, cluster: &str, alerts: Vec<Alert>) {
-        self.alerts.insert(cluster.to_string(), alerts);
+    /// A cycle of `cluster` ended with these alerts firing; re-sent now, they hold until `holds`
+    /// ([`super::holds_until`] of the cycle's time and the cluster's interval).
+    pub fn cycled(&mut self, cluster: &str, alerts: Vec<Alert>, holds: Timestamp) {
+        self.alerts.insert(cluster.to_string(), (alerts, holds));
         self.cycled.insert(cluster.to_string());
     }
 
@@ -95,10 +97,15 @@ impl Firing {
         self.cycled.retain(|name| keep(name));
     }
 
-    /// The firing alerts of the clusters that had a cycle since the last call.
-    fn take_cycled(&mut self) -> Vec<&Alert> {
+    /// The firing alerts of the clusters that had a cycle since the last call, each with when
+    /// it ends unless sent again.
+    fn take_cycled(&mut self) -> Vec<(&Alert, Timestamp)> {
         let cycled = std::mem::take(&mut self.cycled);
-        cycled.iter().filter_map(|c| self.alerts.get(c)).flatten().collect()
+        cycled
+            .iter()
+            .filter_map(|c| self.alerts.get(c))
+            .flat_map(|(alerts, holds)| alerts.iter().map(|a| (a, *holds)))
+            .collect()
     }
 }
 

@@ -104,6 +104,8 @@ struct Derived {
     transitions: Vec<Transition>,
     /// (notifier, body) of each notification to queue.
     notifications: Vec<(String, String)>,
+    /// When the firing alerts end at Alertmanager unless sent again.
+    holds_until: Timestamp,
     point: Option<HistoryPoint>,
     /// The object series of a good cycle, and the monitor's own series of this cycle.
     objects: Option<Vec<Packed>>,
@@ -116,12 +118,16 @@ struct Derived {
 pub struct Track {
     pub name: String,
     pub state: RuleState,
+    /// How far apart the cluster's cycles are on the cycles' clock: how often its firing alerts
+    /// are sent again.
+    period: Duration,
     shared: Arc<Shared>,
 }
 
 impl Track {
-    /// The cluster's saved state; the board shows its alerts until the first cycle.
-    pub fn load(name: &str, shared: &Arc<Shared>) -> Track {
+    /// The cluster's saved state; the board shows its alerts until the first cycle. Its cycles
+    /// come every `interval`.
+    pub fn load(name: &str, interval: Duration, shared: &Arc<Shared>) -> Track {
         let board = &shared.board;
         let state: RuleState = match board.load_state(name) {
             Ok(s) => s,
@@ -130,19 +136,21 @@ impl Track {
                 RuleState::default()
             }
         };
-        board.views().restored(name, shown_alerts(&state), state.last_cycle);
-        Track { name: name.into(), state, shared: shared.clone() }
+        let period = shared.clock.period(interval);
+        board.views().restored(name, shown_alerts(&state), state.last_cycle, period);
+        Track { name: name.into(), state, period, shared: shared.clone() }
     }
 
     /// Takes one cycle: derive → commit → publish. Returns its transitions.
     pub async fn take(&mut self, arrival: Arrival) -> Vec<Transition> {
         let name = self.name.clone();
         let shared = self.shared.clone();
+        let period = self.period;
         let state = std::mem::take(&mut self.state);
         // Both steps take a while at scale: off the threads that serve pages.
         let (state, derived) = tokio::task::spawn_blocking(move || {
             let mut state = state;
-            let inputs = Inputs::gather(&shared.board, &state);
+            let inputs = Inputs::gather(&shared.board, &state, period);
             let derived = derive(&mut state, &name, arrival, inputs);
             #[cfg(test)]
             if let Some(n) = &shared.derived {
@@ -182,13 +190,16 @@ struct Inputs {
     notifiers: Arc<Vec<crate::notify::Notifier>>,
     /// The rules as the file tunes them now.
     tuning: Arc<crate::rules::tune::Tuning>,
+    /// How often the cluster's firing alerts are sent again: its interval.
+    resent_every: Duration,
 }
 
 impl Inputs {
     /// Takes the cluster's acknowledgements (they are its alerts' from now on) and what the
     /// quiet state and the notifiers are now.
-    fn gather(board: &Board, state: &RuleState) -> Inputs {
+    fn gather(board: &Board, state: &RuleState, resent_every: Duration) -> Inputs {
         Inputs {
+            resent_every,
             acknowledgements: board.quieting().take_acknowledgements(state.alerts.iter()),
             quiet: board.quieting().quiet(),
             notifiers: board.notifiers_now(),
@@ -230,7 +241,7 @@ fn derive(state: &mut RuleState, cluster: &str, arrival: Arrival, inputs: Inputs
         None => told,
         Some(late) => told.into_iter().map(|t| late_note(t, late)).collect(),
     };
-    let notifications = crate::notify::bodies(&inputs.notifiers, &told);
+    let notifications = crate::notify::bodies(&inputs.notifiers, &told, inputs.resent_every);
     let series = crate::metrics::cycle_series(cluster, health.as_ref(), arrival.duration, &arrival.stats);
     let health = health.map(|mut h| {
         h.keep_problem_pods();
@@ -245,6 +256,7 @@ fn derive(state: &mut RuleState, cluster: &str, arrival: Arrival, inputs: Inputs
         failure,
         transitions,
         notifications,
+        holds_until: crate::notify::holds_until(now, inputs.resent_every),
         point,
         objects: series.objects,
         own: series.own,
@@ -261,7 +273,7 @@ fn commit(shared: &Shared, name: &str, state: &RuleState, d: &Derived) {
     // receivers); one told before its silence is, so that Alertmanager does not end it.
     // An alert whose escalation went untold is re-sent as the notifiers know it.
     let firing = state.alerts.values().filter(|a| a.firing() && !a.untold).map(Alert::as_told).collect();
-    shared.firing.lock().expect("firing lock").cycled(name, firing);
+    shared.firing.lock().expect("firing lock").cycled(name, firing, d.holds_until);
     let saving = std::time::Instant::now();
     let committed = shared.board.commit_cycle(name, state, &d.notifications, d.point);
     shared.board.timed(|t| Timings::push(&mut t.commit, saving.elapsed()));
@@ -357,12 +369,12 @@ mod tests {
         );
         let mut state = RuleState::default();
         let t0 = Timestamp::from_second(1_800_000_000).unwrap();
-        let inputs = Inputs::gather(&board, &state);
+        let inputs = Inputs::gather(&board, &state, Duration::from_secs(60));
         let interval = derive(&mut state, "c", Arrival::read(t0, Duration::ZERO, Vec::new(), Ok(nodes(2))), inputs);
         assert!(interval.point.is_some() && interval.health.is_some());
         let mut between = Arrival::read(t0, Duration::ZERO, Vec::new(), Ok(nodes(3)));
         between.between = true;
-        let inputs = Inputs::gather(&board, &state);
+        let inputs = Inputs::gather(&board, &state, Duration::from_secs(60));
         let between = derive(&mut state, "c", between, inputs);
         assert!(between.point.is_none(), "no history point");
         assert_eq!(between.health.unwrap().counts.nodes, 3, "shown like any cycle");
@@ -392,7 +404,7 @@ mod tests {
             clock: Clock::Wall,
             derived: Some(derived.clone()),
         });
-        let mut track = Track::load("c", &shared);
+        let mut track = Track::load("c", Duration::from_secs(60), &shared);
         let t0 = Timestamp::from_second(1_800_000_000).unwrap();
         let first = Arrival::read(t0, Duration::from_millis(100), Vec::new(), Ok(nodes(1)));
         track.take(first).await;

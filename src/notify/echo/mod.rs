@@ -24,7 +24,13 @@ impl Sink for Echo {
         endpoint.strip_suffix("/echo").unwrap_or(endpoint)
     }
 
-    fn bodies(&self, receiver: &str, transitions: &[Transition], voice: Voice<'_>) -> Vec<String> {
+    fn bodies(
+        &self,
+        receiver: &str,
+        transitions: &[Transition],
+        _: std::time::Duration,
+        voice: Voice<'_>,
+    ) -> Vec<String> {
         transitions.iter().map(|t| format!("{receiver}: {:?} {}", t.state, t.alert.summary_in(voice.lang))).collect()
     }
 
@@ -32,8 +38,8 @@ impl Sink for Echo {
         format!("{receiver}: alive at {now}")
     }
 
-    fn resend(&self, firing: &mut dyn Iterator<Item = &Alert>, _voice: Voice<'_>) -> Option<String> {
-        let names: Vec<&str> = firing.map(|a| a.alertname.as_str()).collect();
+    fn resend(&self, firing: &mut dyn Iterator<Item = (&Alert, Timestamp)>, _voice: Voice<'_>) -> Option<String> {
+        let names: Vec<&str> = firing.map(|(a, _)| a.alertname.as_str()).collect();
         (!names.is_empty()).then(|| format!("still firing: {}", names.join(", ")))
     }
 
@@ -71,12 +77,15 @@ mod tests {
             alert: alert(),
             previous_labels: None,
         };
-        assert_eq!(n.bodies(&[t]), ["echo: Firing Pod shop/x is crash-looping"]);
+        assert_eq!(n.bodies(&[t], std::time::Duration::from_secs(60)), ["echo: Firing Pod shop/x is crash-looping"]);
         assert_eq!(
             n.heartbeat_body("2026-11-30T03:20:00Z".parse().unwrap(), std::time::Duration::from_secs(60)),
             "echo: alive at 2026-11-30T03:20:00Z"
         );
-        assert_eq!(n.resend([alert()].iter()).as_deref(), Some("still firing: KubernetesPodCrashLooping"));
+        assert_eq!(
+            n.resend([alert()].iter().map(|a| (a, jiff::Timestamp::UNIX_EPOCH))).as_deref(),
+            Some("still firing: KubernetesPodCrashLooping")
+        );
         // Its `heartbeat_url` is refused, as for every kind whose heartbeat has no URL of its own.
         let refused = load(&format!("{file}heartbeat_url = \"http://127.0.0.1:9/ping\"\n"));
         let refused = refused.unwrap_err().to_string();

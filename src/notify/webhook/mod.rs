@@ -21,7 +21,13 @@ impl Sink for Webhook {
         NotifierKind::Webhook
     }
 
-    fn bodies(&self, receiver: &str, transitions: &[Transition], voice: Voice<'_>) -> Vec<String> {
+    fn bodies(
+        &self,
+        receiver: &str,
+        transitions: &[Transition],
+        _: std::time::Duration,
+        voice: Voice<'_>,
+    ) -> Vec<String> {
         transitions.iter().map(|t| payload(receiver, t, voice)).collect()
     }
 
