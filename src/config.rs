@@ -416,6 +416,14 @@ pub enum NotifierKind {
     Webhook,
     /// The Alertmanager v2 API.
     Alertmanager,
+    /// A Slack incoming webhook: Block Kit messages.
+    Slack,
+    /// A Microsoft Teams Workflows webhook: Adaptive Cards.
+    Teams,
+    /// Email, over SMTP.
+    Email,
+    /// PagerDuty's Events API v2.
+    Pagerduty,
     /// A notifier that exists only in tests: it shows what adding a kind takes.
     #[cfg(test)]
     Echo,
@@ -426,6 +434,10 @@ impl NotifierKind {
     pub const ALL: &[NotifierKind] = &[
         NotifierKind::Webhook,
         NotifierKind::Alertmanager,
+        NotifierKind::Slack,
+        NotifierKind::Teams,
+        NotifierKind::Email,
+        NotifierKind::Pagerduty,
         #[cfg(test)]
         NotifierKind::Echo,
     ];
@@ -435,8 +447,43 @@ impl NotifierKind {
         match self {
             NotifierKind::Webhook => "webhook",
             NotifierKind::Alertmanager => "alertmanager",
+            NotifierKind::Slack => "slack",
+            NotifierKind::Teams => "teams",
+            NotifierKind::Email => "email",
+            NotifierKind::Pagerduty => "pagerduty",
             #[cfg(test)]
             NotifierKind::Echo => "echo",
+        }
+    }
+
+    /// It may send a heartbeat (`heartbeat`): a dead man's switch reads it. A chat channel or a
+    /// pager told "alive" every minute would be noise.
+    pub fn beats(self) -> bool {
+        match self {
+            NotifierKind::Webhook | NotifierKind::Alertmanager => true,
+            NotifierKind::Slack | NotifierKind::Teams | NotifierKind::Email | NotifierKind::Pagerduty => false,
+            #[cfg(test)]
+            NotifierKind::Echo => true,
+        }
+    }
+
+    /// It is told only what its `matchers` and `min_severity` let through, and what matches no
+    /// other notifier's matchers when it has none. Alertmanager is told everything: it routes
+    /// by its own `route`.
+    pub fn routed(self) -> bool {
+        !matches!(self, NotifierKind::Alertmanager)
+    }
+
+    /// It sends over HTTP, to `url` (email goes to an SMTP server: `host`).
+    pub fn posts(self) -> bool {
+        !matches!(self, NotifierKind::Email)
+    }
+
+    /// Where it sends when the section gives no `url`; None: `url` or `url_file` is needed.
+    pub fn default_url(self) -> Option<&'static str> {
+        match self {
+            NotifierKind::Pagerduty => Some("https://events.pagerduty.com"),
+            _ => None,
         }
     }
 
@@ -445,7 +492,11 @@ impl NotifierKind {
     pub fn heartbeat_elsewhere(self) -> bool {
         match self {
             NotifierKind::Webhook => true,
-            NotifierKind::Alertmanager => false,
+            NotifierKind::Alertmanager
+            | NotifierKind::Slack
+            | NotifierKind::Teams
+            | NotifierKind::Email
+            | NotifierKind::Pagerduty => false,
             #[cfg(test)]
             NotifierKind::Echo => false,
         }
@@ -461,7 +512,10 @@ crate::config::credential_table! {
         pub kind: NotifierKind,
         /// Defaults to the type (`webhook`, `alertmanager`), numbered when there are several.
         pub name: Option<String>,
-        pub url: String,
+        /// Where it sends (for `pagerduty`, PagerDuty's own by default).
+        pub url: Option<String>,
+        /// A file holding `url` (a Slack webhook's URL is its secret), read at load.
+        pub url_file: Option<PathBuf>,
         credentials.bearer_token,
         credentials.bearer_token_file,
         credentials.username,
@@ -477,6 +531,28 @@ crate::config::credential_table! {
         pub heartbeat_url: Option<String>,
         /// The language of its summaries and descriptions; the file's `language` by default.
         pub language: Option<crate::lang::Lang>,
+        /// `pagerduty`: a file holding the integration's routing key (a secret).
+        pub routing_key_file: Option<PathBuf>,
+        /// Told only alerts of this severity or above (`notice`, `warning`, `critical`).
+        pub min_severity: Option<String>,
+        /// Told only the alerts whose labels match all of these (Alertmanager's syntax); the
+        /// alerts that match no notifier's matchers go to the notifiers without matchers.
+        #[serde(default)]
+        pub matchers: Vec<String>,
+        /// `email`: the SMTP server.
+        pub host: Option<String>,
+        /// `email`: its port; 587 with STARTTLS, 465 with implicit TLS by default.
+        pub port: Option<i64>,
+        /// `email`: STARTTLS on a plain connection (true, the default), or TLS from the start
+        /// (false, SMTPS). Either way the connection is encrypted before anything is sent.
+        pub starttls: Option<bool>,
+        /// `email`: the sender (`DumbMonit <alerts@example.com>`).
+        pub from: Option<String>,
+        /// `email`: the recipients.
+        #[serde(default)]
+        pub to: Vec<String>,
+        /// `email`: a CA (PEM) that the SMTP server's certificate chains to, besides the system's.
+        pub ca_file: Option<PathBuf>,
     }
     #[derive(Deserialize)]
     #[serde(deny_unknown_fields)]
@@ -492,6 +568,8 @@ pub struct NotifierSettings {
     /// Where its alerts' runbooks are (`runbook_url` is this, `#`, the alert's name in lower
     /// case): `runbook_base_url`, else the pages' `/runbooks` in its language.
     pub runbooks: String,
+    /// The pages' address (`external_url`), that a message links to.
+    pub pages: String,
     /// Its section as the file gives it: type, URL, credentials, timeout, heartbeat.
     pub given: NotifierConfig,
 }
@@ -501,8 +579,9 @@ impl NotifierConfig {
     /// makes of it (and what tests make of a section alone).
     pub fn named(self, name: &str, language: crate::lang::Lang) -> NotifierSettings {
         let language = self.language.unwrap_or(language);
-        let runbooks = runbooks_at(None, "http://localhost:8080", language);
-        NotifierSettings { name: name.to_string(), language, runbooks, given: self }
+        let pages = "http://localhost:8080".to_string();
+        let runbooks = runbooks_at(None, &pages, language);
+        NotifierSettings { name: name.to_string(), language, runbooks, pages, given: self }
     }
 }
 
@@ -711,9 +790,61 @@ impl Config {
             if !notifier_names.insert(name.clone()) {
                 return err(at(), Problem::NameTwice);
             }
-            let lower = n.url.to_ascii_lowercase();
-            if !(lower.starts_with("http://") || lower.starts_with("https://")) || n.url.parse::<http::Uri>().is_err() {
-                return err(at(), Problem::NotHttpUrl);
+            if n.kind.posts() {
+                match (&n.url, &n.url_file) {
+                    (Some(_), Some(_)) => return err(at(), Problem::Both { one: "url", other: "url_file" }),
+                    (None, None) if n.kind.default_url().is_none() => return err(at(), Problem::NoUrl),
+                    (Some(url), None) if !is_http_url(url) => return err(at(), Problem::NotHttpUrl),
+                    _ => {}
+                }
+                let email_only = [
+                    ("host", n.host.is_some()),
+                    ("port", n.port.is_some()),
+                    ("starttls", n.starttls.is_some()),
+                    ("from", n.from.is_some()),
+                    ("to", !n.to.is_empty()),
+                    ("ca_file", n.ca_file.is_some()),
+                ];
+                if let Some((field, _)) = email_only.iter().find(|(_, given)| *given) {
+                    return err(at(), Problem::NotWithKind { field, kind });
+                }
+            } else {
+                for (field, given) in [("url", n.url.is_some()), ("url_file", n.url_file.is_some())] {
+                    if given {
+                        return err(at(), Problem::NotWithKind { field, kind });
+                    }
+                }
+                if n.credentials.bearer_token.is_some() || n.credentials.bearer_token_file.is_some() {
+                    return err(at(), Problem::NotWithKind { field: "bearer_token", kind });
+                }
+                if n.host.as_deref().is_none_or(|h| h.trim().is_empty()) {
+                    return err(at(), Problem::Missing { field: "host" });
+                }
+                if n.port.is_some_and(|p| !(1..=65535).contains(&p)) {
+                    return err(at(), Problem::PortRange);
+                }
+                if n.from.is_none() {
+                    return err(at(), Problem::Missing { field: "from" });
+                }
+                if n.to.is_empty() {
+                    return err(at(), Problem::NoRecipients);
+                }
+            }
+            match (n.kind, &n.routing_key_file) {
+                (NotifierKind::Pagerduty, None) => return err(at(), Problem::Missing { field: "routing_key_file" }),
+                (NotifierKind::Pagerduty, Some(_)) | (_, None) => {}
+                (_, Some(_)) => return err(at(), Problem::NotWithKind { field: "routing_key_file", kind }),
+            }
+            if n.heartbeat.is_some() && !n.kind.beats() {
+                return err(at(), Problem::NotWithKind { field: "heartbeat", kind });
+            }
+            if !n.kind.routed() {
+                if n.min_severity.is_some() {
+                    return err(at(), Problem::NotWithKind { field: "min_severity", kind });
+                }
+                if !n.matchers.is_empty() {
+                    return err(at(), Problem::NotWithKind { field: "matchers", kind });
+                }
             }
             if let Err(e) = n.credentials.check(Purpose::Sending) {
                 return err(at(), e);
@@ -728,18 +859,24 @@ impl Config {
                 if !n.kind.heartbeat_elsewhere() || n.heartbeat.is_none() {
                     return err(at(), Problem::HeartbeatUrlAlone);
                 }
-                let lower = u.to_ascii_lowercase();
-                if !(lower.starts_with("http://") || lower.starts_with("https://")) || u.parse::<http::Uri>().is_err() {
+                if !is_http_url(u) {
                     return err(at(), Problem::NotHttpHeartbeatUrl);
                 }
             }
             let language = n.language.unwrap_or(self.language);
-            let runbooks = runbooks_at(self.runbook_base_url.as_deref(), &self.pages_url(), language);
-            notifiers.push(NotifierSettings { name, language, runbooks, given: n.clone() });
+            let pages = self.pages_url();
+            let runbooks = runbooks_at(self.runbook_base_url.as_deref(), &pages, language);
+            notifiers.push(NotifierSettings { name, language, runbooks, pages, given: n.clone() });
         }
         self.notifiers = notifiers;
         Ok(())
     }
+}
+
+/// An http:// or https:// URL that parses.
+pub fn is_http_url(url: &str) -> bool {
+    let lower = url.to_ascii_lowercase();
+    (lower.starts_with("http://") || lower.starts_with("https://")) && url.parse::<http::Uri>().is_ok()
 }
 
 impl CredentialFields {
@@ -1159,8 +1296,9 @@ url = "http://127.0.0.1:9093"
         );
         assert_eq!(
             load(&format!("{GOOD}password_hash = \"x\"\n")).unwrap_err(),
-            "FILE, line 15: unknown field `password_hash`, expected one of `type`, `name`, `url`, `bearer_token`, \
-             `bearer_token_file`, `username`, `password`, `password_file`, `timeout`, `heartbeat`, `heartbeat_url`, `language`"
+            "FILE, line 15: unknown field `password_hash`, expected one of `type`, `name`, `url`, `url_file`, `bearer_token`, \
+             `bearer_token_file`, `username`, `password`, `password_file`, `timeout`, `heartbeat`, `heartbeat_url`, `language`, \
+             `routing_key_file`, `min_severity`, `matchers`, `host`, `port`, `starttls`, `from`, `to`, `ca_file`"
         );
     }
 
@@ -1196,6 +1334,64 @@ url = "http://127.0.0.1:9093"
         }
         let sizes: Vec<usize> = shards.iter().map(|s| names.iter().filter(|n| s.owns(n)).count()).collect();
         assert!(sizes.iter().all(|&n| n > 40), "roughly even: {sizes:?}");
+    }
+
+    #[test]
+    fn each_kind_of_notifier_is_refused_what_does_not_go_with_it() {
+        let with = |n: &str| load(&format!("{GOOD}\n[[notifier]]\n{n}\n")).map(|c| c.notifiers.len());
+        assert_eq!(with("type = \"slack\"\nurl_file = \"/run/slack.url\""), Ok(2));
+        assert_eq!(
+            with("type = \"pagerduty\"\nrouting_key_file = \"/run/pd.key\""),
+            Ok(2),
+            "PagerDuty's URL by default"
+        );
+        let email = "type = \"email\"\nhost = \"smtp.lan\"\nfrom = \"dm@lan\"\nto = [\"ops@lan\"]";
+        assert_eq!(with(email), Ok(2));
+        let refused: Vec<(String, &str)> = vec![
+            ("type = \"slack\"".into(), "notifier \"slack\": give `url` or `url_file`"),
+            (
+                "type = \"slack\"\nurl = \"https://hooks.slack.com/x\"\nurl_file = \"/u\"".into(),
+                "notifier \"slack\": give `url` or `url_file`, not both",
+            ),
+            (
+                "type = \"slack\"\nurl = \"hooks.slack.com/x\"".into(),
+                "notifier \"slack\": field `url` must be an http:// or https:// URL",
+            ),
+            ("type = \"pagerduty\"".into(), "notifier \"pagerduty\": field `routing_key_file` is missing"),
+            (
+                "type = \"webhook\"\nurl = \"http://h/\"\nrouting_key_file = \"/k\"".into(),
+                "notifier \"webhook\": field `routing_key_file` does not go with type webhook",
+            ),
+            (
+                "type = \"slack\"\nurl_file = \"/u\"\nheartbeat = \"1m\"".into(),
+                "notifier \"slack\": field `heartbeat` does not go with type slack",
+            ),
+            (
+                "type = \"alertmanager\"\nname = \"am2\"\nurl = \"http://am:9093\"\nmatchers = ['team=\"a\"']".into(),
+                "notifier \"am2\": field `matchers` does not go with type alertmanager",
+            ),
+            (
+                "type = \"alertmanager\"\nname = \"am2\"\nurl = \"http://am:9093\"\nmin_severity = \"warning\"".into(),
+                "notifier \"am2\": field `min_severity` does not go with type alertmanager",
+            ),
+            (format!("{email}\nport = 70000"), "notifier \"email\": field `port` must be from 1 to 65535"),
+            (
+                "type = \"email\"\nhost = \"smtp.lan\"\nfrom = \"dm@lan\"".into(),
+                "notifier \"email\": field `to`: give at least one address",
+            ),
+            (
+                "type = \"email\"\nfrom = \"dm@lan\"\nto = [\"a@lan\"]".into(),
+                "notifier \"email\": field `host` is missing",
+            ),
+            (format!("{email}\nurl = \"http://h/\""), "notifier \"email\": field `url` does not go with type email"),
+            (
+                "type = \"webhook\"\nurl = \"http://h/\"\nto = [\"a@lan\"]".into(),
+                "notifier \"webhook\": field `to` does not go with type webhook",
+            ),
+        ];
+        for (section, said) in refused {
+            assert_eq!(with(&section), Err(format!("FILE: {said}")), "{section}");
+        }
     }
 
     #[test]

@@ -300,6 +300,30 @@ pub enum Problem {
     /// A duration that must be above 0.
     #[error("field `{field}` must be a duration above 0")]
     NotPositive { field: &'static str },
+    /// An email notifier's port that is none.
+    #[error("field `port` must be from 1 to 65535")]
+    PortRange,
+    /// An email notifier without recipients.
+    #[error("field `to`: give at least one address")]
+    NoRecipients,
+    /// A notifier without anywhere to send.
+    #[error("give `url` or `url_file`")]
+    NoUrl,
+    /// A field its kind needs.
+    #[error("field `{field}` is missing")]
+    Missing { field: &'static str },
+    /// A field its kind does not take.
+    #[error("field `{field}` does not go with type {kind}")]
+    NotWithKind { field: &'static str, kind: &'static str },
+    /// A notifier's `url_file` that holds no http:// or https:// URL.
+    #[error("field `url_file`: the file must hold an http:// or https:// URL")]
+    NotHttpUrlFile,
+    /// A file that holds nothing.
+    #[error("field `{field}`: the file is empty")]
+    EmptyFile { field: &'static str },
+    /// A notifier's `matchers` or `min_severity` that cannot be used.
+    #[error("field `{field}`: {why}")]
+    Routing { field: &'static str, why: String },
     /// A notifier's URL that is not http:// or https://.
     #[error("field `url` must be an http:// or https:// URL")]
     NotHttpUrl,

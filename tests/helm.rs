@@ -645,6 +645,16 @@ fn the_network_policy_lets_out_the_ports_of_the_urls_it_sends_to() {
     assert_eq!(
         egress(&[
             "--set",
+            "config.notifier[0].type=email,config.notifier[0].host=smtp.lan,config.notifier[1].type=email,\
+             config.notifier[1].host=smtp.lan,config.notifier[1].starttls=false,config.notifier[2].type=email,\
+             config.notifier[2].host=smtp.lan,config.notifier[2].port=2525",
+        ]),
+        [443, 6443, 587, 465, 2525],
+        "the SMTP ports of the email notifiers"
+    );
+    assert_eq!(
+        egress(&[
+            "--set",
             "mode=agent,agent.token=t,agent.servers[0]=http://dumbmonit.monitoring:8080,agent.servers[1]=https://d.example",
             "--set",
             "networkPolicy.egressPorts={8443}",

@@ -306,3 +306,21 @@ rules-for = held { $for }
 rules-escalate = warning after { $after }
 rules-every-alert = every alert
 rules-at-once = at once
+
+## The notifiers' page
+notifiers-title = Notifiers
+notifiers-none = No notifier: alerts are shown here and told to no one.
+col-notifier = Notifier
+col-type = Type
+col-where = Where
+col-told = Told
+col-sent = Sent
+col-failed = Failed
+col-refused = Refused
+notifiers-told-all = every alert (it routes them itself)
+notifiers-told-rest = what no notifier's matchers match
+notifiers-told-severity = { $severity } and above
+notifiers-test = Send a test notification
+notifiers-test-ok = { $name } took the test notification: { $answer }
+notifiers-test-failed = { $name } did not take the test notification: { $error }
+notifiers-no-such = No notifier is called { $name }.

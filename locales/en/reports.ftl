@@ -269,3 +269,14 @@ duration-words = { $unit ->
     [min] { $count } min
    *[s] { $count } s
 }
+
+## Messages to chat and pagers (Slack, PagerDuty): what changed, in a word or two.
+notify-firing = Firing
+notify-resolved = Resolved after { $duration }
+notify-escalated = Escalated to { $severity }
+notify-acknowledged = Acknowledged by { $who }
+notify-more = { $summary }, and { $count } more
+notify-runbook = Runbook
+notify-pages = { $cluster } on DumbMonit
+notify-test-summary = A test notification from DumbMonit, sent by { $who }
+notify-test-description = If you read this, the notifier { $notifier } reaches you.

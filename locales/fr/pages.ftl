@@ -312,3 +312,21 @@ rules-for = délai { $for }
 rules-escalate = avertissement après { $after }
 rules-every-alert = toutes les alertes
 rules-at-once = immédiat
+
+## La page des notificateurs
+notifiers-title = Notificateurs
+notifiers-none = Aucun notificateur : les alertes sont montrées ici et dites à personne.
+col-notifier = Notificateur
+col-type = Type
+col-where = Où
+col-told = Reçoit
+col-sent = Envoyées
+col-failed = Échouées
+col-refused = Refusées
+notifiers-told-all = toutes les alertes (il les aiguille lui-même)
+notifiers-told-rest = ce que les filtres d’aucun notificateur ne prennent
+notifiers-told-severity = { $severity } et au-delà
+notifiers-test = Envoyer une notification d’essai
+notifiers-test-ok = { $name } a pris la notification d’essai : { $answer }
+notifiers-test-failed = { $name } n’a pas pris la notification d’essai : { $error }
+notifiers-no-such = Aucun notificateur ne s’appelle { $name }.

@@ -278,3 +278,17 @@ duration-words = { $unit ->
     [min] { $count } min
    *[s] { $count } s
 }
+
+## Messages aux messageries et aux astreintes (Slack, PagerDuty) : ce qui a changé, en un mot ou deux.
+notify-firing = En alerte
+notify-resolved = Résolue après { $duration }
+notify-escalated = Passée en { $severity }
+notify-acknowledged = Prise en charge par { $who }
+notify-more = { $summary }, et { $count } { $count ->
+    [one] autre
+   *[other] autres
+}
+notify-runbook = Procédure
+notify-pages = { $cluster } sur DumbMonit
+notify-test-summary = Une notification d’essai de DumbMonit, envoyée par { $who }
+notify-test-description = Si vous lisez ceci, le notificateur { $notifier } vous atteint.

@@ -2,8 +2,12 @@
 //! cycle's state, delivered by a worker that never blocks a cycle, retried with backoff.
 
 pub mod alertmanager;
+pub mod email;
 pub mod events;
+pub mod pagerduty;
 pub mod payload;
+pub mod slack;
+pub mod teams;
 pub mod webhook;
 pub mod worker;
 
@@ -52,8 +56,22 @@ pub trait Sink: Send + Sync {
         voice: Voice<'_>,
     ) -> Vec<String>;
 
-    /// The heartbeat's body at `now`, sent every `every`: the `DumbMonitWatchdog` alert, firing.
-    fn heartbeat_body(&self, receiver: &str, now: jiff::Timestamp, every: Duration, lang: Lang) -> String;
+    /// The heartbeat's body at `now`, sent every `every`: the `DumbMonitWatchdog` alert, firing;
+    /// None for a kind that sends none ([`NotifierKind::beats`]).
+    fn heartbeat_body(&self, _receiver: &str, _now: jiff::Timestamp, _every: Duration, _lang: Lang) -> Option<String> {
+        None
+    }
+
+    /// Its URL is a secret whoever gives it (a Slack webhook's): the log shows its host alone.
+    fn secret_url(&self) -> bool {
+        false
+    }
+
+    /// The body as it is sent, from the body as it was queued, with `key` (a secret the kind
+    /// puts in its bodies: a PagerDuty routing key). The outbox never holds the key.
+    fn sent_as(&self, body: &str, _key: Option<&str>) -> String {
+        body.to_string()
+    }
 
     /// The firing alerts again, each with the time it holds until unless sent again
     /// ([`holds_until`]), for a receiver that expects active alerts re-sent; None: it does not.
@@ -79,6 +97,10 @@ pub fn sink(kind: NotifierKind) -> &'static dyn Sink {
     match kind {
         NotifierKind::Webhook => &webhook::Webhook,
         NotifierKind::Alertmanager => &alertmanager::Alertmanager,
+        NotifierKind::Slack => &slack::Slack,
+        NotifierKind::Teams => &teams::Teams,
+        NotifierKind::Email => &email::Email,
+        NotifierKind::Pagerduty => &pagerduty::Pagerduty,
         #[cfg(test)]
         NotifierKind::Echo => &echo::Echo,
     }
@@ -111,6 +133,78 @@ pub struct Notifier {
     pub lang: crate::lang::Lang,
     /// Where its alerts' runbooks are.
     pub runbooks: String,
+    /// The pages' address.
+    pub pages: String,
+    /// A secret of the kind's that goes in the body, added as it is sent (never queued): a
+    /// PagerDuty routing key.
+    key: Option<String>,
+    /// What it is told: see [`route`].
+    pub routing: Routing,
+    /// An email notifier's server and addresses.
+    smtp: Option<email::Smtp>,
+}
+
+/// Which alerts a notifier is told (`min_severity`, `matchers`); Alertmanager's is everything.
+#[derive(Debug, Default)]
+pub struct Routing {
+    pub min_severity: Option<crate::rules::Severity>,
+    pub matchers: Vec<crate::silence::Matcher>,
+}
+
+impl Routing {
+    fn from_config(c: &crate::config::NotifierConfig) -> Result<Routing, Problem> {
+        let min_severity = match &c.min_severity {
+            None => None,
+            Some(s) => Some(crate::rules::Severity::named(s).ok_or_else(|| Problem::Routing {
+                field: "min_severity",
+                why: format!("{s:?} is not a severity (notice, warning or critical)"),
+            })?),
+        };
+        let mut matchers = Vec::with_capacity(c.matchers.len());
+        for text in &c.matchers {
+            let m = crate::silence::Matcher::parse_any_label(text)
+                .map_err(|e| Problem::Routing { field: "matchers", why: e.to_string() })?;
+            matchers.push(m);
+        }
+        crate::silence::within_budget(&matchers)
+            .map_err(|e| Problem::Routing { field: "matchers", why: e.to_string() })?;
+        Ok(Routing { min_severity, matchers })
+    }
+
+    /// Its matchers all hold on these labels (and it has some).
+    fn claims(&self, labels: &std::collections::BTreeMap<String, String>) -> bool {
+        !self.matchers.is_empty() && self.matchers.iter().all(|m| m.matches(labels))
+    }
+
+    fn severe_enough(&self, a: &Alert) -> bool {
+        self.min_severity.is_none_or(|least| a.severity >= least)
+    }
+}
+
+/// The transitions each notifier is told, in the order of `notifiers`: a notifier that routes
+/// ([`NotifierKind::routed`]) is told an alert its matchers all match, or, when it has no
+/// matchers, an alert that no routed notifier's matchers match; in both cases only at its
+/// `min_severity` or above. Alertmanager is told everything.
+pub fn route<'t>(notifiers: &[Notifier], transitions: &'t [Transition]) -> Vec<Vec<&'t Transition>> {
+    let claimed: Vec<bool> = transitions
+        .iter()
+        .map(|t| notifiers.iter().any(|n| n.sink.kind().routed() && n.routing.claims(&t.alert.labels)))
+        .collect();
+    notifiers
+        .iter()
+        .map(|n| {
+            transitions
+                .iter()
+                .zip(&claimed)
+                .filter(|(t, claimed)| {
+                    let r = &n.routing;
+                    let leaf = if r.matchers.is_empty() { !**claimed } else { r.claims(&t.alert.labels) };
+                    !n.sink.kind().routed() || (r.severe_enough(&t.alert) && leaf)
+                })
+                .map(|(t, _)| t)
+                .collect()
+        })
+        .collect()
 }
 
 impl Notifier {
@@ -135,12 +229,63 @@ impl Notifier {
         // authentication, as curl and Go's HTTP client (Alertmanager's) do, unless the section
         // gives credentials of its own, which win; the URL requested is without them.
         let section = || Section::Notifier(name.clone());
-        let (url, from_url) = without_user_info(c.url.trim_end_matches('/'), &mut redactor);
+        let read = |path: &std::path::Path, field: &'static str| -> Result<String, ConfigError> {
+            let text = std::fs::read_to_string(path).map_err(|source| {
+                ConfigError::section(section(), Problem::Unreadable { field, path: path.to_path_buf(), source })
+            })?;
+            let text = text.trim().to_string();
+            if text.is_empty() {
+                return Err(ConfigError::section(section(), Problem::EmptyFile { field }));
+            }
+            crate::redact::know_secret(&text);
+            Ok(text)
+        };
+        // A URL from a file is a secret (a Slack webhook's is its token): kept out of the log,
+        // which shows its scheme and host alone.
+        let smtp = match c.kind.posts() {
+            true => None,
+            false => Some(
+                email::Smtp::from_config(c, credentials.as_ref().map(Credentials::secret), c.timeout.duration())
+                    .map_err(|p| ConfigError::section(section(), p))?,
+            ),
+        };
+        let (given_url, secret_url) = match (&c.url, &c.url_file, c.kind.default_url()) {
+            // An SMTP server, as the log shows it.
+            _ if smtp.is_some() => {
+                let port = c.port.unwrap_or(if c.starttls.unwrap_or(true) { 587 } else { 465 });
+                (format!("smtp://{}:{port}", c.host.as_deref().unwrap_or_default()), false)
+            }
+            (Some(u), ..) => (u.clone(), false),
+            (None, Some(f), _) => {
+                let u = read(f, "url_file")?;
+                if !crate::config::is_http_url(&u) {
+                    return Err(ConfigError::section(section(), Problem::NotHttpUrlFile));
+                }
+                redactor.add(&u);
+                (u, true)
+            }
+            (None, None, Some(d)) => (d.to_string(), false),
+            (None, None, None) => return Err(ConfigError::section(section(), Problem::NoUrl)),
+        };
+        let key = match &c.routing_key_file {
+            Some(f) => {
+                let k = read(f, "routing_key_file")?;
+                redactor.add(&k);
+                Some(k)
+            }
+            None => None,
+        };
+        let routing = Routing::from_config(c).map_err(|p| ConfigError::section(section(), p))?;
+        let (url, from_url) = without_user_info(given_url.trim_end_matches('/'), &mut redactor);
         let auth = auth.or(from_url);
         let sink = sink(c.kind);
         let url = sink.endpoint(&url);
         let endpoint: http::Uri = url.parse().map_err(|e| ConfigError::section(section(), Problem::Url(e)))?;
-        let shown = url.clone();
+        let shown = if secret_url || sink.secret_url() { shown_host(&endpoint) } else { url.clone() };
+        if sink.secret_url() {
+            redactor.add(&url);
+            crate::redact::know_secret(&url);
+        }
         // A dead man's switch URL may carry a secret of its own (user information, a key). It
         // is sent its own user and password, or the notifier's credentials when it is on the
         // notifier's own server (scheme, host and port), and none elsewhere: a dead man's switch
@@ -171,6 +316,10 @@ impl Notifier {
             redactor,
             lang: settings.language,
             runbooks: settings.runbooks.clone(),
+            pages: settings.pages.clone(),
+            key,
+            routing,
+            smtp,
         })
     }
 
@@ -180,13 +329,13 @@ impl Notifier {
         self.sink.bodies(&self.name, transitions, resent_every, self.voice())
     }
 
-    /// The heartbeat's body at `now`.
-    /// How it speaks: its language and its runbooks.
+    /// How it speaks: its language, its runbooks and the pages it links to.
     pub fn voice(&self) -> Voice<'_> {
-        Voice { lang: self.lang, runbooks: &self.runbooks }
+        Voice { lang: self.lang, runbooks: &self.runbooks, pages: &self.pages }
     }
 
-    pub fn heartbeat_body(&self, now: jiff::Timestamp, every: Duration) -> String {
+    /// The heartbeat's body at `now`; None for a kind without heartbeats.
+    pub fn heartbeat_body(&self, now: jiff::Timestamp, every: Duration) -> Option<String> {
         self.sink.heartbeat_body(&self.name, now, every, self.lang)
     }
 
@@ -202,13 +351,25 @@ impl Notifier {
     }
 }
 
-/// The (notifier, body) of each notification the transitions make, for each of `notifiers`;
-/// the firing alerts among them are sent again every `resent_every`.
+/// The (notifier, body) of each notification the transitions make, for each of `notifiers`
+/// as [`route`] tells it; the firing alerts among them are sent again every `resent_every`.
 pub fn bodies(notifiers: &[Notifier], transitions: &[Transition], resent_every: Duration) -> Vec<(String, String)> {
-    notifiers
-        .iter()
-        .flat_map(|n| n.bodies(transitions, resent_every).into_iter().map(|b| (n.name.clone(), b)))
-        .collect()
+    let routed = route(notifiers, transitions);
+    let mut out = Vec::new();
+    for (n, told) in notifiers.iter().zip(routed) {
+        if told.is_empty() {
+            continue;
+        }
+        let told: Vec<Transition> = told.into_iter().cloned().collect();
+        out.extend(n.bodies(&told, resent_every).into_iter().map(|b| (n.name.clone(), b)));
+    }
+    out
+}
+
+/// A secret URL as the log shows it: its scheme and host, the rest left out.
+fn shown_host(endpoint: &http::Uri) -> String {
+    let port = endpoint.port_u16().map(|p| format!(":{p}")).unwrap_or_default();
+    format!("{}://{}{port}/…", endpoint.scheme_str().unwrap_or("https"), endpoint.host().unwrap_or(""))
 }
 
 /// When an alert told firing at `at`, and sent again every `resent_every`, ends at a receiver
@@ -250,6 +411,9 @@ fn without_user_info(url: &str, redactor: &mut Redactor) -> (String, Option<Head
     (url.replacen(authority.as_str(), host, 1), header)
 }
 
+/// The alert of a test notification (`Client::send_test`).
+pub const TEST_ALERT: &str = "DumbMonitTest";
+
 /// Delivery is at least once: a monitor killed after the receiver accepted a notification but
 /// before it forgot it sends it again. The same notification always carries the same key, so a
 /// receiver can drop the repeat.
@@ -282,16 +446,25 @@ pub enum PostError {
     /// No answer within the notifier's timeout.
     #[error("no answer within {} s", .after.as_secs_f64())]
     Timeout { after: Duration },
+    /// The SMTP server did not take the message: `permanent` when it refused it for good (5xx).
+    #[error("{detail}")]
+    Mail { detail: String, permanent: bool },
 }
 
 impl PostError {
     /// A refusal that retrying cannot fix: a 4xx answer other than 408 (Request Timeout) and
-    /// 429 (Too Many Requests). The notification is dropped rather than tried again.
+    /// 429 (Too Many Requests), an SMTP server's 5xx (its 4xx is "try later"), a message that
+    /// cannot be made. The notification is dropped rather than tried again.
     pub fn is_permanent(&self) -> bool {
-        matches!(self, PostError::Refused { status, .. }
-            if status.is_client_error()
-                && *status != http::StatusCode::REQUEST_TIMEOUT
-                && *status != http::StatusCode::TOO_MANY_REQUESTS)
+        match self {
+            PostError::Refused { status, .. } => {
+                status.is_client_error()
+                    && *status != http::StatusCode::REQUEST_TIMEOUT
+                    && *status != http::StatusCode::TOO_MANY_REQUESTS
+            }
+            PostError::Mail { permanent, .. } => *permanent,
+            _ => false,
+        }
     }
 
     /// How long the receiver asked to wait before the next try, if it said.
@@ -302,6 +475,9 @@ impl PostError {
         }
     }
 }
+
+/// The most of a receiver's answer that is read (Alertmanager's silences list included).
+const ANSWER_MOST: usize = 4 << 20;
 
 /// The longest wait a receiver's `Retry-After` is followed for.
 const MOST_RETRY_AFTER: Duration = Duration::from_secs(3600);
@@ -342,18 +518,80 @@ impl Client {
         Client { inner: HyperClient::builder(TokioExecutor::new()).build(https) }
     }
 
-    /// POSTs a JSON body; Ok on a 2xx answer, else why (never the credentials).
+    /// POSTs a queued JSON body, as its kind sends it; Ok on a 2xx answer, else why (never the
+    /// credentials).
     pub async fn post(&self, n: &Notifier, body: &str) -> Result<(), PostError> {
-        self.exchange(n, http::Method::POST, n.endpoint.clone(), body, n.auth.as_ref()).await.map(drop)
+        self.deliver(n, body).await.map(drop)
+    }
+
+    /// Sends a queued body; what the receiver answered when it took it (`200 OK`, the SMTP
+    /// server's `250 …`).
+    async fn deliver(&self, n: &Notifier, body: &str) -> Result<String, PostError> {
+        if let Some(smtp) = &n.smtp {
+            return match tokio::time::timeout(n.timeout * 2, smtp.send(body)).await {
+                Ok(Ok(said)) => Ok(n.redactor.clean_owned(said)),
+                Ok(Err(e)) => Err(PostError::Mail { detail: n.redactor.clean_owned(e.detail), permanent: e.permanent }),
+                Err(_) => Err(PostError::Timeout { after: n.timeout * 2 }),
+            };
+        }
+        let sent = n.sink.sent_as(body, n.key.as_deref());
+        let key = idempotency_key(body);
+        let (status, _) =
+            self.exchange(n, http::Method::POST, n.endpoint.clone(), &sent, &key, n.auth.as_ref()).await?;
+        Ok(status.to_string())
+    }
+
+    /// Sends `n` a test notification now, apart from the outbox: the `DumbMonitTest` alert,
+    /// firing (then resolved, for PagerDuty), said to be sent by `who`. Gives what the receiver answered, or why it did not take it.
+    pub async fn send_test(&self, n: &Notifier, who: &str, now: jiff::Timestamp) -> Result<String, PostError> {
+        let mut labels = std::collections::BTreeMap::from([
+            ("alertname".to_string(), TEST_ALERT.to_string()),
+            ("severity".to_string(), "notice".to_string()),
+        ]);
+        labels.insert("notifier".into(), n.name.clone());
+        let alert = Alert {
+            alertname: TEST_ALERT.into(),
+            severity: crate::rules::Severity::Notice,
+            labels,
+            summary: n.lang.tr("notify-test-summary", &[("who", who.into())]),
+            description: n.lang.tr("notify-test-description", &[("notifier", (&n.name).into())]),
+            active_at: now,
+            fired_at: Some(now),
+            escalated_at: None,
+            untold: false,
+            acknowledged: None,
+            told_labels: None,
+            said: None,
+            said_description: None,
+        };
+        let firing =
+            Transition { time: now, state: crate::rules::TransitionState::Firing, alert, previous_labels: None };
+        // PagerDuty would keep the test's incident open: it is resolved at once. Alertmanager's
+        // test alert ends by itself four minutes later, once its receivers were told.
+        let mut told = vec![firing.clone()];
+        if n.sink.kind() == NotifierKind::Pagerduty {
+            told.push(Transition { state: crate::rules::TransitionState::Resolved, ..firing });
+        }
+        let mut answer = String::new();
+        for t in told {
+            for body in n.bodies(std::slice::from_ref(&t), Duration::from_secs(60)) {
+                answer = self.deliver(n, &body).await?;
+            }
+        }
+        Ok(answer)
     }
 
     /// POSTs the notifier's heartbeat, to its `heartbeat_url` when it has one.
     pub async fn post_heartbeat(&self, n: &Notifier, body: &str) -> Result<(), PostError> {
         match &n.heartbeat_endpoint {
             Some(to) => {
-                self.exchange(n, http::Method::POST, to.clone(), body, n.heartbeat_auth.as_ref()).await.map(drop)
+                let key = idempotency_key(body);
+                self.exchange(n, http::Method::POST, to.clone(), body, &key, n.heartbeat_auth.as_ref()).await.map(drop)
             }
-            None => self.exchange(n, http::Method::POST, n.endpoint.clone(), body, n.auth.as_ref()).await.map(drop),
+            None => {
+                let key = idempotency_key(body);
+                self.exchange(n, http::Method::POST, n.endpoint.clone(), body, &key, n.auth.as_ref()).await.map(drop)
+            }
         }
     }
 
@@ -361,7 +599,7 @@ impl Client {
     /// answer's body on a 2xx answer, else why (never the credentials).
     pub async fn call(&self, n: &Notifier, method: http::Method, path: &str, body: &str) -> Result<Bytes, PostError> {
         let uri = n.at(path).map_err(|e| PostError::Request { detail: n.redactor.clean_owned(e.to_string()) })?;
-        self.exchange(n, method, uri, body, n.auth.as_ref()).await
+        self.exchange(n, method, uri, body, &idempotency_key(body), n.auth.as_ref()).await.map(|(_, b)| b)
     }
 
     async fn exchange(
@@ -370,14 +608,15 @@ impl Client {
         method: http::Method,
         uri: http::Uri,
         body: &str,
+        idempotency: &str,
         auth: Option<&HeaderValue>,
-    ) -> Result<Bytes, PostError> {
+    ) -> Result<(http::StatusCode, Bytes), PostError> {
         let mut request = http::Request::builder()
             .method(method)
             .uri(uri)
             .header(CONTENT_TYPE, "application/json")
             .header(USER_AGENT, concat!("dumbmonit/", env!("CARGO_PKG_VERSION")))
-            .header(IDEMPOTENCY_KEY, idempotency_key(body));
+            .header(IDEMPOTENCY_KEY, idempotency);
         if let Some(a) = auth {
             request = request.header(AUTHORIZATION, a.clone());
         }
@@ -393,10 +632,14 @@ impl Client {
                 .map_err(|e| PostError::Unreachable { detail: clean(describe(&e)) })?;
             let status = response.status();
             let retry_after = retry_after(response.headers());
-            let text = response.into_body().collect().await.map(|b| b.to_bytes()).unwrap_or_default();
+            // A receiver's answer is read up to a bound: one that sends more is cut there.
+            let read = http_body_util::Limited::new(response.into_body(), ANSWER_MOST).collect().await;
             if status.is_success() {
-                Ok(text)
+                read.map(|b| (status, b.to_bytes())).map_err(|e| PostError::Unreachable {
+                    detail: clean(format!("{status}, but its answer could not be read whole: {e}")),
+                })
             } else {
+                let text = read.map(|b| b.to_bytes()).unwrap_or_default();
                 let text = String::from_utf8_lossy(&text);
                 let body = clean(crate::health::why::clean_line(&text, 200));
                 Err(PostError::Refused { status, body, retry_after })
@@ -424,6 +667,81 @@ pub fn describe(e: &(dyn std::error::Error + 'static)) -> String {
 mod tests {
     use super::*;
     use crate::config::NotifierConfig;
+
+    /// A notifier from a `[[notifier]]` section's keys (TOML), and what loading it says.
+    fn from_keys(keys: &str) -> Result<Notifier, String> {
+        let c: NotifierConfig = toml::from_str(keys).map_err(|e| e.to_string())?;
+        Notifier::from_config(&c.named("n", crate::lang::Lang::En)).map_err(|e| e.to_string())
+    }
+
+    #[test]
+    fn what_cannot_be_used_is_refused_at_load_with_the_field_named() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = |name: &str, text: &str| {
+            let p = dir.path().join(name);
+            std::fs::write(&p, text).unwrap();
+            p.display().to_string()
+        };
+        let slack = |url_file: &str| from_keys(&format!("type = \"slack\"\nurl_file = {url_file:?}"));
+        let said = |r: Result<Notifier, String>| r.err().unwrap_or_default();
+        assert!(said(slack("/nowhere/slack.url")).starts_with("notifier \"n\": field `url_file` /nowhere/slack.url: "));
+        assert_eq!(said(slack(&file("empty", "\n"))), "notifier \"n\": field `url_file`: the file is empty");
+        assert_eq!(
+            said(slack(&file("bare", "hooks.slack.com/services/x\n"))),
+            "notifier \"n\": field `url_file`: the file must hold an http:// or https:// URL"
+        );
+        let webhook = |extra: &str| from_keys(&format!("type = \"webhook\"\nurl = \"http://h/x\"\n{extra}"));
+        assert_eq!(
+            said(webhook("min_severity = \"urgent\"")),
+            "notifier \"n\": field `min_severity`: \"urgent\" is not a severity (notice, warning or critical)"
+        );
+        assert!(said(webhook("matchers = ['team=~\"(\"']")).starts_with("notifier \"n\": field `matchers`: "));
+        let ok = webhook("min_severity = \"warning\"\nmatchers = ['team=\"payments\"']").unwrap();
+        assert_eq!((ok.routing.min_severity, ok.routing.matchers.len()), (Some(crate::rules::Severity::Warning), 1));
+    }
+
+    #[test]
+    fn a_secret_url_shows_its_host_alone() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("url");
+        std::fs::write(&path, "https://hooks.slack.com/services/T1/B2/S3CR3T\n").unwrap();
+        let n = from_keys(&format!("type = \"slack\"\nurl_file = {:?}", path.display().to_string())).unwrap();
+        assert_eq!(n.shown, "https://hooks.slack.com/…");
+        assert_eq!(
+            n.redactor.clean_owned("posting https://hooks.slack.com/services/T1/B2/S3CR3T".into()),
+            "posting [redacted]"
+        );
+        // Given in the file itself, a Slack URL is as secret.
+        let n = from_keys("type = \"slack\"\nurl = \"https://hooks.slack.com/services/T1/B2/S3CR3T\"").unwrap();
+        assert_eq!(n.shown, "https://hooks.slack.com/…");
+    }
+
+    #[test]
+    fn a_team_is_told_what_its_matchers_match_and_the_rest_goes_to_the_others() {
+        use crate::rules::{Severity, TransitionState};
+        let team = from_keys("type = \"webhook\"\nurl = \"http://h/t\"\nmatchers = ['team=\"payments\"']").unwrap();
+        let all = from_keys("type = \"webhook\"\nurl = \"http://h/a\"").unwrap();
+        let loud = from_keys("type = \"webhook\"\nurl = \"http://h/l\"\nmin_severity = \"warning\"").unwrap();
+        let am = from_keys("type = \"alertmanager\"\nurl = \"http://am:9093\"").unwrap();
+        let t = |team: Option<&str>, severity: Severity| {
+            let mut a = crate::notify::payload::tests::alert();
+            a.severity = severity;
+            if let Some(team) = team {
+                a.labels.insert("team".into(), team.into());
+            }
+            Transition { time: a.active_at, state: TransitionState::Firing, alert: a, previous_labels: None }
+        };
+        let ts =
+            [t(Some("payments"), Severity::Warning), t(Some("search"), Severity::Notice), t(None, Severity::Critical)];
+        let routed = route(&[team, all, loud, am], &ts);
+        let which = |i: usize| -> Vec<usize> {
+            routed[i].iter().map(|x| ts.iter().position(|y| std::ptr::eq(*x, y)).unwrap()).collect()
+        };
+        assert_eq!(which(0), [0], "the team: its own");
+        assert_eq!(which(1), [1, 2], "the catch-all: what no team claims");
+        assert_eq!(which(2), [2], "warnings and above that no team claims");
+        assert_eq!(which(3), [0, 1, 2], "Alertmanager: everything");
+    }
 
     #[test]
     fn a_4xx_but_408_and_429_is_a_refusal_retrying_cannot_fix() {

@@ -7,7 +7,7 @@ use jiff::Timestamp;
 use serde_json::{Value, json};
 
 use crate::lang::Lang;
-use crate::rules::Alert;
+use crate::rules::{Alert, Transition, TransitionState};
 
 /// How a notifier speaks: its language, and where its alerts' runbooks are.
 #[derive(Clone, Copy, Debug)]
@@ -15,6 +15,8 @@ pub struct Voice<'a> {
     pub lang: Lang,
     /// `runbook_url` is this, `#`, the alert's name in lower case (`config::runbook_url`).
     pub runbooks: &'a str,
+    /// The pages' address (`external_url`), that a message links to.
+    pub pages: &'a str,
 }
 
 /// Alertmanager's zero time, for an alert that has not ended.
@@ -67,10 +69,58 @@ pub(super) fn starts_at(a: &Alert) -> Timestamp {
     a.fired_at.unwrap_or(a.active_at)
 }
 
+/// The cluster of a cycle's transitions and the one sentence a message about them starts
+/// with: `lab: Pod shop/x is crash-looping`, `…, and 4 more`; None when there are none.
+pub(super) fn headline(transitions: &[Transition], lang: Lang) -> Option<(&str, String)> {
+    let first = transitions.first()?;
+    let cluster = first.alert.labels.get("cluster").map(String::as_str).unwrap_or_default();
+    let summary = first.alert.summary_in(lang);
+    let sentence = match transitions.len() {
+        1 => summary,
+        n => lang.tr("notify-more", &[("summary", summary.into()), ("count", ((n - 1) as i64).into())]),
+    };
+    let title = if cluster.is_empty() { sentence } else { format!("{cluster}: {sentence}") };
+    Some((cluster, title))
+}
+
+/// What changed, in a word or two: firing, resolved after how long, escalated to what,
+/// acknowledged by whom.
+pub(super) fn changed(t: &Transition, lang: Lang) -> String {
+    let a = &t.alert;
+    match t.state {
+        TransitionState::Firing => lang.t("notify-firing"),
+        TransitionState::Resolved => {
+            let lasted = t.time.duration_since(starts_at(a));
+            lang.tr("notify-resolved", &[("duration", crate::clock::words(lasted).into())])
+        }
+        TransitionState::Escalated => {
+            let severity = lang.t(&format!("severity-{}", a.severity.as_str()));
+            lang.tr("notify-escalated", &[("severity", severity.into())])
+        }
+        TransitionState::Acknowledged => {
+            let who = a.acknowledged.as_ref().map(|ack| ack.by.as_str()).unwrap_or_default();
+            lang.tr("notify-acknowledged", &[("who", who.into())])
+        }
+    }
+}
+
+/// The cluster's page on the pages at `pages`.
+pub(super) fn cluster_page(pages: &str, cluster: &str) -> String {
+    let segment = percent_encoding::utf8_percent_encode(cluster, percent_encoding::NON_ALPHANUMERIC);
+    format!("{}/clusters/{segment}", pages.trim_end_matches('/'))
+}
+
 #[cfg(test)]
 pub(super) mod tests {
     use super::*;
     use crate::rules::Severity;
+
+    /// An English voice, its runbooks and pages at example addresses.
+    pub const EN: Voice<'static> = Voice {
+        lang: Lang::En,
+        runbooks: "https://dumbmonit.example.com/runbooks/en",
+        pages: "https://dm.example.com",
+    };
 
     /// A firing alert whose label and description need escaping.
     pub fn alert() -> Alert {

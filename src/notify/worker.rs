@@ -212,7 +212,7 @@ impl Delivery {
                 continue;
             }
             last.insert(n.name.clone(), std::time::Instant::now());
-            let body = n.heartbeat_body(Timestamp::now(), every);
+            let Some(body) = n.heartbeat_body(Timestamp::now(), every) else { continue };
             match self.client.post_heartbeat(n, &body).await {
                 Ok(()) => *self.counters.lock().expect("counters lock").sent.entry(n.name.clone()).or_default() += 1,
                 Err(e) => {

@@ -36,9 +36,11 @@ pub enum Said<'a> {
         shard: Option<(String, usize)>,
         pages: &'a str,
     },
-    /// A webhook notifier: replicas would each post.
-    WebhookWithoutDeduplication {
+    /// A notifier whose receiver keeps every notification (a webhook, a chat, email): replicas
+    /// would each send.
+    NotDeduplicated {
         notifier: &'a str,
+        kind: &'a str,
     },
     Reloaded {
         path: &'a Path,
@@ -161,10 +163,10 @@ impl fmt::Display for Said<'_> {
                 }
                 write!(f, "; pages on {pages}")
             }
-            Said::WebhookWithoutDeduplication { notifier } => write!(
+            Said::NotDeduplicated { notifier, kind } => write!(
                 f,
-                "notifier {notifier} posts to its webhook directly: replicas of serve would each post their own; \
-                 to run replicas, notify through Alertmanager, which deduplicates them"
+                "notifier {notifier} ({kind}) is sent every notification directly: replicas of serve would each \
+                 send their own; to run replicas, notify through Alertmanager or PagerDuty, which deduplicate them"
             ),
             Said::Reloaded { path } => write!(f, "configuration reloaded from {}", path.display()),
             Said::NotReloaded { error } => write!(f, "configuration not reloaded, the running one stays: {error}"),
@@ -242,7 +244,7 @@ impl Emit for Said<'_> {
                 late_seconds = late.map(|l| l.as_secs_f64()),
                 "{self}"
             ),
-            Said::WebhookWithoutDeduplication { notifier } => tracing::warn!(target: TARGET, notifier, "{self}"),
+            Said::NotDeduplicated { notifier, .. } => tracing::warn!(target: TARGET, notifier, "{self}"),
             Said::SilencesUnread { error } => tracing::warn!(target: TARGET, error, "{self}"),
             Said::SilencesRead { notifier } => tracing::info!(target: TARGET, notifier, "{self}"),
             Said::NeedsRestart { key, .. } => tracing::warn!(target: TARGET, key, "{self}"),

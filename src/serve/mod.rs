@@ -192,7 +192,7 @@ pub async fn run(config: Config, options: ServeOptions) -> Result<(), ServeError
     .emit();
     for n in board.notifiers().read().expect("notifiers lock").iter() {
         if !n.sink.deduplicates() {
-            Said::WebhookWithoutDeduplication { notifier: &n.name }.emit();
+            Said::NotDeduplicated { notifier: &n.name, kind: n.sink.kind().as_str() }.emit();
         }
     }
     if let Some(f) = options.on_listening {

@@ -121,16 +121,22 @@ impl Matcher {
     /// Reads one matcher as Alertmanager writes it: the value in double quotes (with `\"`, `\\`
     /// and `\n` escapes), or bare when it has no quote, comma, brace or space.
     pub fn parse(text: &str) -> Result<Matcher, MatcherError> {
-        Matcher::parse_with(text, Some(cost::PATTERN_LIMIT))
+        Matcher::parse_with(text, Some(cost::PATTERN_LIMIT), true)
+    }
+
+    /// As [`Matcher::parse`], on any label name, not only those DumbMonit's rules give: what a
+    /// notifier routes by, which may be a label a `[[rule]]` adds (`team`).
+    pub fn parse_any_label(text: &str) -> Result<Matcher, MatcherError> {
+        Matcher::parse_with(text, Some(cost::PATTERN_LIMIT), false)
     }
 
     /// As [`Matcher::parse`], its expression's syntax checked but not compiled (see
     /// [`Matcher::inert`]): what a form reads before the silence is made off its thread.
     pub fn parse_inert(text: &str) -> Result<Matcher, MatcherError> {
-        Matcher::parse_with(text, None)
+        Matcher::parse_with(text, None, true)
     }
 
-    fn parse_with(text: &str, limit: Option<usize>) -> Result<Matcher, MatcherError> {
+    fn parse_with(text: &str, limit: Option<usize>, known_labels: bool) -> Result<Matcher, MatcherError> {
         let syntax = || MatcherError::Syntax { text: text.to_string() };
         let t = text.trim();
         let at = t.find(['=', '!']).ok_or_else(syntax)?;
@@ -154,7 +160,7 @@ impl Matcher {
             return Err(syntax());
         }
         let value = unquoted(value.trim()).ok_or_else(syntax)?;
-        Matcher::checked(text, name, op, value, limit)
+        Matcher::checked(text, name, op, value, limit, known_labels)
     }
 
     /// A matcher from its parts, as Alertmanager's API gives them (`name`, `value`, `isRegex`,
@@ -167,7 +173,7 @@ impl Matcher {
     /// left of its silence's budget).
     pub fn within(name: &str, op: Op, value: &str, limit: usize) -> Result<Matcher, MatcherError> {
         let text = Matcher::text_of(name, op, value)?;
-        Matcher::checked(&text, name, op, value.to_string(), Some(limit))
+        Matcher::checked(&text, name, op, value.to_string(), Some(limit), true)
     }
 
     /// A matcher of an expired silence: checked (its expression's syntax too, which costs
@@ -175,7 +181,7 @@ impl Matcher {
     /// listed).
     pub fn inert(name: &str, op: Op, value: &str) -> Result<Matcher, MatcherError> {
         let text = Matcher::text_of(name, op, value)?;
-        Matcher::checked(&text, name, op, value.to_string(), None)
+        Matcher::checked(&text, name, op, value.to_string(), None, true)
     }
 
     fn text_of(name: &str, op: Op, value: &str) -> Result<String, MatcherError> {
@@ -189,8 +195,17 @@ impl Matcher {
         Ok(text)
     }
 
-    fn checked(text: &str, name: &str, op: Op, value: String, limit: Option<usize>) -> Result<Matcher, MatcherError> {
-        if !LABELS.contains(&name) {
+    /// Its regular expression checked (compiled within `limit` when given), its label one of
+    /// DumbMonit's when `known_labels`.
+    fn checked(
+        text: &str,
+        name: &str,
+        op: Op,
+        value: String,
+        limit: Option<usize>,
+        known_labels: bool,
+    ) -> Result<Matcher, MatcherError> {
+        if known_labels && !LABELS.contains(&name) {
             return Err(MatcherError::UnknownLabel { text: text.to_string(), name: name.to_string() });
         }
         let refused = |e| match e {

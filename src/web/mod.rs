@@ -178,6 +178,7 @@ pub fn router(board: Arc<Board>, https: bool, listen: SocketAddr) -> Router {
         )
         .route("/static/dumbmonit.css", get(stylesheet))
         .route("/audit", get(admin::audit))
+        .route("/notifiers", get(admin::notifiers::list))
         .merge(
             Router::new()
                 .route("/clusters/new", get(admin::new_form).post(admin::new_post))
@@ -191,6 +192,7 @@ pub fn router(board: Arc<Board>, https: bool, listen: SocketAddr) -> Router {
                 .route("/maintenance/new", get(admin::silences::new_window))
                 .route("/maintenance/{id}/end", post(admin::silences::end_window))
                 .route("/alerts/{fingerprint}/ack", get(admin::silences::ack_form).post(admin::silences::ack_post))
+                .route("/notifiers/{name}/test", post(admin::notifiers::test_post))
                 // A change must come from a page of this server: its Origin (or Sec-Fetch-Site)
                 // says so; the handlers check the session's CSRF token too.
                 .route_layer(tower_http::csrf::CsrfLayer::new())
@@ -206,6 +208,7 @@ pub fn router(board: Arc<Board>, https: bool, listen: SocketAddr) -> Router {
                 .route("/api/v1/maintenance", post(quiet::post_window))
                 .route("/api/v1/maintenance/{id}", delete(quiet::delete_window))
                 .route("/api/v1/alerts/{fingerprint}/ack", post(quiet::acknowledge))
+                .route("/api/v1/notifiers/{name}/test", post(admin::notifiers::api_test))
                 .route_layer(tower_http::csrf::CsrfLayer::new())
                 .route_layer(tower_http::limit::RequestBodyLimitLayer::new(MAX_FORM)),
         )
@@ -327,6 +330,11 @@ fn is_change(method: &Method, path: &str) -> bool {
                     .strip_prefix("/api/v1/alerts/")
                     .and_then(|rest| rest.strip_suffix("/ack"))
                     .is_some_and(|print| !print.is_empty() && !print.contains('/'))
+                || ["/notifiers/", "/api/v1/notifiers/"].iter().any(|base| {
+                    path.strip_prefix(base)
+                        .and_then(|rest| rest.strip_suffix("/test"))
+                        .is_some_and(|name| !name.is_empty() && !name.contains('/'))
+                })
         }
         Method::DELETE => api_item("/api/v1/silences/") || api_item("/api/v1/maintenance/"),
         _ => false,

@@ -147,7 +147,7 @@ pub fn overview(board: &Board, query: &super::Params) -> String {
         }
         p.actions {
             a href="/clusters/new" { (t("add-cluster")) } " · " a href="/silences" { (t("silences-link")) }
-            " · " a href="/audit" { (t("audit-title")) }
+            " · " a href="/notifiers" { (t("notifiers-title")) } " · " a href="/audit" { (t("audit-title")) }
         }
         @if pages > 1 {
             nav.pages {

@@ -69,7 +69,7 @@ impl From<AckError> for Refused {
 }
 
 /// Who asks, when it is an admin; else why not.
-fn admin(board: &Board, role: &Checked) -> Result<String, Refused> {
+pub(crate) fn admin(board: &Board, role: &Checked) -> Result<String, Refused> {
     if !board.protection().has_admins() {
         return Err(Refused::new(
             StatusCode::FORBIDDEN,
@@ -101,7 +101,7 @@ fn body<T: serde::de::DeserializeOwned>(headers: &HeaderMap, body: &[u8]) -> Res
 }
 
 /// Who asks and what the JSON body says, once the role and the body's type are checked.
-fn change<T: serde::de::DeserializeOwned>(
+pub(crate) fn change<T: serde::de::DeserializeOwned>(
     board: &Board,
     role: &Checked,
     headers: &HeaderMap,

@@ -12,6 +12,8 @@ use hyper_util::rt::TokioIo;
 #[derive(Clone, Debug)]
 pub struct Received {
     pub path: String,
+    /// The query string, without its `?`.
+    pub query: String,
     pub authorization: String,
     pub idempotency_key: String,
     pub body: String,
@@ -54,6 +56,7 @@ impl Receiver {
                         let (r, f, no, nos) = (r.clone(), f.clone(), no.clone(), nos.clone());
                         async move {
                             let path = req.uri().path().to_string();
+                            let query = req.uri().query().unwrap_or_default().to_string();
                             let header = |name: &str| {
                                 req.headers()
                                     .get(name)
@@ -64,7 +67,7 @@ impl Receiver {
                             let idempotency_key = header("idempotency-key");
                             let body = req.into_body().collect().await.map(|b| b.to_bytes()).unwrap_or_default();
                             let body = String::from_utf8_lossy(&body).into_owned();
-                            let received = Received { path, authorization, idempotency_key, body };
+                            let received = Received { path, query, authorization, idempotency_key, body };
                             let (status, answer) = if f.load(Ordering::SeqCst) {
                                 (503, "")
                             } else if no.fetch_update(Ordering::SeqCst, Ordering::SeqCst, |n| n.checked_sub(1)).is_ok()

@@ -48,8 +48,8 @@ impl Sink for Alertmanager {
 
     /// Alertmanager is told the watchdog ends three heartbeats later, so that it resolves by
     /// itself when the monitor stops.
-    fn heartbeat_body(&self, _receiver: &str, now: Timestamp, every: Duration, lang: Lang) -> String {
-        watchdog(now, every * 3, lang)
+    fn heartbeat_body(&self, _receiver: &str, now: Timestamp, every: Duration, lang: Lang) -> Option<String> {
+        Some(watchdog(now, every * 3, lang))
     }
 
     fn resend(&self, firing: &mut dyn Iterator<Item = (&Alert, Timestamp)>, voice: Voice<'_>) -> Option<String> {
@@ -129,7 +129,11 @@ pub fn cycle(transitions: &[Transition], resent_every: Duration, voice: Voice<'_
 mod tests {
     use super::*;
 
-    const EN: Voice<'static> = Voice { lang: Lang::En, runbooks: "https://dumbmonit.example.com/runbooks/en" };
+    const EN: Voice<'static> = Voice {
+        lang: Lang::En,
+        runbooks: "https://dumbmonit.example.com/runbooks/en",
+        pages: "https://dumbmonit.example.com",
+    };
     const MINUTE: Duration = Duration::from_secs(60);
     use crate::notify::payload::tests::{acknowledged, alert};
 

@@ -34,8 +34,14 @@ impl Sink for Echo {
         transitions.iter().map(|t| format!("{receiver}: {:?} {}", t.state, t.alert.summary_in(voice.lang))).collect()
     }
 
-    fn heartbeat_body(&self, receiver: &str, now: Timestamp, _every: std::time::Duration, _lang: Lang) -> String {
-        format!("{receiver}: alive at {now}")
+    fn heartbeat_body(
+        &self,
+        receiver: &str,
+        now: Timestamp,
+        _every: std::time::Duration,
+        _lang: Lang,
+    ) -> Option<String> {
+        Some(format!("{receiver}: alive at {now}"))
     }
 
     fn resend(&self, firing: &mut dyn Iterator<Item = (&Alert, Timestamp)>, _voice: Voice<'_>) -> Option<String> {
@@ -79,8 +85,8 @@ mod tests {
         };
         assert_eq!(n.bodies(&[t], std::time::Duration::from_secs(60)), ["echo: Firing Pod shop/x is crash-looping"]);
         assert_eq!(
-            n.heartbeat_body("2026-11-30T03:20:00Z".parse().unwrap(), std::time::Duration::from_secs(60)),
-            "echo: alive at 2026-11-30T03:20:00Z"
+            n.heartbeat_body("2026-11-30T03:20:00Z".parse().unwrap(), std::time::Duration::from_secs(60)).as_deref(),
+            Some("echo: alive at 2026-11-30T03:20:00Z")
         );
         assert_eq!(
             n.resend([alert()].iter().map(|a| (a, jiff::Timestamp::UNIX_EPOCH))).as_deref(),
@@ -97,6 +103,10 @@ mod tests {
         for kind in NotifierKind::ALL {
             assert_eq!(sink(*kind).kind(), *kind, "{}", kind.as_str());
         }
-        assert_eq!(NotifierKind::ALL.len(), 3, "webhook, alertmanager and the test-only echo");
+        assert_eq!(
+            NotifierKind::ALL.len(),
+            7,
+            "webhook, alertmanager, slack, teams, email, pagerduty and the test-only echo"
+        );
     }
 }

@@ -31,8 +31,14 @@ impl Sink for Webhook {
         transitions.iter().map(|t| payload(receiver, t, voice)).collect()
     }
 
-    fn heartbeat_body(&self, receiver: &str, now: Timestamp, _every: std::time::Duration, lang: Lang) -> String {
-        watchdog(receiver, now, lang)
+    fn heartbeat_body(
+        &self,
+        receiver: &str,
+        now: Timestamp,
+        _every: std::time::Duration,
+        lang: Lang,
+    ) -> Option<String> {
+        Some(watchdog(receiver, now, lang))
     }
 
     fn deduplicates(&self) -> bool {
@@ -102,7 +108,11 @@ pub fn payload(receiver: &str, t: &Transition, voice: Voice<'_>) -> String {
 mod tests {
     use super::*;
 
-    const EN: Voice<'static> = Voice { lang: Lang::En, runbooks: "https://dumbmonit.example.com/runbooks/en" };
+    const EN: Voice<'static> = Voice {
+        lang: Lang::En,
+        runbooks: "https://dumbmonit.example.com/runbooks/en",
+        pages: "https://dumbmonit.example.com",
+    };
     use crate::notify::payload::tests::{acknowledged, alert};
     use serde_json::Value;
 

@@ -22,6 +22,7 @@
 mod actions;
 mod form;
 mod guard;
+pub mod notifiers;
 mod refusal;
 pub mod silences;
 mod store;

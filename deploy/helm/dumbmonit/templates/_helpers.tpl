@@ -186,7 +186,8 @@ serve's integer fields (a port, seconds) refuse. A whole number is written as an
 {{- end -}}
 
 {{/* The TCP ports the pod must reach besides DNS: the API server's (443, 6443), the ports of the
-URLs it sends to (serve: the notifiers' and heartbeats'; the agent: the servers'), and
+URLs it sends to (serve: the notifiers' and heartbeats'; the agent: the servers'), the email
+notifiers' SMTP ports (587, or 465 with starttls = false, unless given), and
 networkPolicy.egressPorts. */}}
 {{- define "dumbmonit.egressPorts" -}}
 {{- $v := .Values -}}
@@ -206,6 +207,14 @@ networkPolicy.egressPorts. */}}
 {{- $port := regexFind "[0-9]+$" (regexFind ":[0-9]+$" $url.host) -}}
 {{- if $port -}}{{- $ports = append $ports (atoi $port) -}}
 {{- else if eq $url.scheme "http" -}}{{- $ports = append $ports 80 -}}
+{{- end -}}
+{{- end -}}
+{{- if and (eq $v.mode "serve") (not $v.existingConfigSecret) -}}
+{{- range $n := (default list $v.config.notifier) -}}
+{{- if eq (toString (get $n "type")) "email" -}}
+{{- $smtps := eq (toString (get $n "starttls")) "false" -}}
+{{- $ports = append $ports (int (default (ternary 465 587 $smtps) (get $n "port"))) -}}
+{{- end -}}
 {{- end -}}
 {{- end -}}
 {{- range $p := $v.networkPolicy.egressPorts -}}{{- $ports = append $ports (int $p) -}}{{- end -}}
