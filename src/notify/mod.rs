@@ -528,9 +528,11 @@ impl Client {
     /// server's `250 …`).
     async fn deliver(&self, n: &Notifier, body: &str) -> Result<String, PostError> {
         if let Some(smtp) = &n.smtp {
+            // What the server said, as a receiver's answer is: on one line, its start, no secret.
+            let said = |text: String| n.redactor.clean_owned(crate::health::why::clean_line(&text, 200));
             return match tokio::time::timeout(n.timeout * 2, smtp.send(body)).await {
-                Ok(Ok(said)) => Ok(n.redactor.clean_owned(said)),
-                Ok(Err(e)) => Err(PostError::Mail { detail: n.redactor.clean_owned(e.detail), permanent: e.permanent }),
+                Ok(Ok(answer)) => Ok(said(answer)),
+                Ok(Err(e)) => Err(PostError::Mail { detail: said(e.detail), permanent: e.permanent }),
                 Err(_) => Err(PostError::Timeout { after: n.timeout * 2 }),
             };
         }
