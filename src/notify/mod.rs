@@ -225,9 +225,6 @@ impl Notifier {
             }
             None => None,
         };
-        // A user and password in the URL (`https://user:pass@host/…`) are sent as basic
-        // authentication, as curl and Go's HTTP client (Alertmanager's) do, unless the section
-        // gives credentials of its own, which win; the URL requested is without them.
         let section = || Section::Notifier(name.clone());
         let read = |path: &std::path::Path, field: &'static str| -> Result<String, ConfigError> {
             let text = std::fs::read_to_string(path).map_err(|source| {
@@ -240,8 +237,6 @@ impl Notifier {
             crate::redact::know_secret(&text);
             Ok(text)
         };
-        // A URL from a file is a secret (a Slack webhook's is its token): kept out of the log,
-        // which shows its scheme and host alone.
         let smtp = match c.kind.posts() {
             true => None,
             false => Some(
@@ -249,6 +244,8 @@ impl Notifier {
                     .map_err(|p| ConfigError::section(section(), p))?,
             ),
         };
+        // A URL from a file is a secret (a Slack webhook's is its token): kept out of the log,
+        // which shows its scheme and host alone.
         let (given_url, secret_url) = match (&c.url, &c.url_file, c.kind.default_url()) {
             // An SMTP server, as the log shows it.
             _ if smtp.is_some() => {
@@ -276,6 +273,9 @@ impl Notifier {
             None => None,
         };
         let routing = Routing::from_config(c).map_err(|p| ConfigError::section(section(), p))?;
+        // A user and password in the URL (`https://user:pass@host/…`) are sent as basic
+        // authentication, as curl and Go's HTTP client (Alertmanager's) do, unless the section
+        // gives credentials of its own, which win; the URL requested is without them.
         let (url, from_url) = without_user_info(given_url.trim_end_matches('/'), &mut redactor);
         let auth = auth.or(from_url);
         let sink = sink(c.kind);
