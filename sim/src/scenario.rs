@@ -341,8 +341,11 @@ pub fn outages(now: Timestamp) -> Cluster {
     // The controller schedules on the hour (lastScheduleTime is a time the schedule gives).
     let on_the_hour = on_the_hour(now);
     c.cronjobs.push(cronjob("ops", "report", "0 * * * *", Some(on_the_hour), now));
-    c.jobs.push(job("ops", "report-29400000", Some("report"), Some(false), on_the_hour));
+    // The older run first: a real API server dates each Job when it is created, so the runs are
+    // created in the order of their times (the failed run created a second after the one that
+    // succeeded would look superseded by it).
     c.jobs.push(job("ops", "report-29399940", Some("report"), Some(true), on_the_hour - hour));
+    c.jobs.push(job("ops", "report-29400000", Some("report"), Some(false), on_the_hour));
     // backup's last run was three runs before the one due now.
     c.cronjobs.push(cronjob("ops", "backup", "0 * * * *", Some(on_the_hour - 3 * hour), now));
     c.jobs.push(job("ops", "backup-29399820", Some("backup"), Some(true), on_the_hour - 3 * hour));
