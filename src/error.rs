@@ -321,9 +321,10 @@ pub enum Problem {
     /// A file that holds nothing.
     #[error("field `{field}`: the file is empty")]
     EmptyFile { field: &'static str },
-    /// A notifier's `matchers` or `min_severity` that cannot be used.
+    /// A notifier's field that cannot be used (`matchers`, `min_severity`, an email address,
+    /// `ca_file`, `host`), and why.
     #[error("field `{field}`: {why}")]
-    Routing { field: &'static str, why: String },
+    Unusable { field: &'static str, why: String },
     /// A notifier's URL that is not http:// or https://.
     #[error("field `url` must be an http:// or https:// URL")]
     NotHttpUrl,

@@ -155,7 +155,7 @@ impl Routing {
     fn from_config(c: &crate::config::NotifierConfig) -> Result<Routing, Problem> {
         let min_severity = match &c.min_severity {
             None => None,
-            Some(s) => Some(crate::rules::Severity::named(s).ok_or_else(|| Problem::Routing {
+            Some(s) => Some(crate::rules::Severity::named(s).ok_or_else(|| Problem::Unusable {
                 field: "min_severity",
                 why: format!("{s:?} is not a severity (notice, warning or critical)"),
             })?),
@@ -163,11 +163,11 @@ impl Routing {
         let mut matchers = Vec::with_capacity(c.matchers.len());
         for text in &c.matchers {
             let m = crate::silence::Matcher::parse_any_label(text)
-                .map_err(|e| Problem::Routing { field: "matchers", why: e.to_string() })?;
+                .map_err(|e| Problem::Unusable { field: "matchers", why: e.to_string() })?;
             matchers.push(m);
         }
         crate::silence::within_budget(&matchers)
-            .map_err(|e| Problem::Routing { field: "matchers", why: e.to_string() })?;
+            .map_err(|e| Problem::Unusable { field: "matchers", why: e.to_string() })?;
         Ok(Routing { min_severity, matchers })
     }
 

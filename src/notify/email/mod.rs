@@ -126,7 +126,7 @@ impl Smtp {
     ) -> Result<Smtp, Problem> {
         let host = c.host.clone().unwrap_or_default();
         let address = |field: &'static str, text: &str| -> Result<Mailbox, Problem> {
-            text.parse::<Mailbox>().map_err(|e| Problem::Routing { field, why: format!("{text:?}: {e}") })
+            text.parse::<Mailbox>().map_err(|e| Problem::Unusable { field, why: format!("{text:?}: {e}") })
         };
         let from = address("from", c.from.as_deref().unwrap_or_default())?;
         let to = c.to.iter().map(|t| address("to", t)).collect::<Result<Vec<_>, _>>()?;
@@ -138,10 +138,10 @@ impl Smtp {
                 source,
             })?;
             let ca = Certificate::from_pem(&pem)
-                .map_err(|e| Problem::Routing { field: "ca_file", why: format!("not a PEM certificate: {e}") })?;
+                .map_err(|e| Problem::Unusable { field: "ca_file", why: format!("not a PEM certificate: {e}") })?;
             tls = tls.add_root_certificate(ca);
         }
-        let tls = tls.build_rustls().map_err(|e| Problem::Routing { field: "host", why: e.to_string() })?;
+        let tls = tls.build_rustls().map_err(|e| Problem::Unusable { field: "host", why: e.to_string() })?;
         let starttls = c.starttls.unwrap_or(true);
         let port = c.port.map(|p| p as u16).unwrap_or(if starttls { 587 } else { 465 });
         let mut builder = AsyncSmtpTransport::<Tokio1Executor>::builder_dangerous(host)
