@@ -62,7 +62,7 @@ impl Views {
             v.up = p.error.is_none();
             v.cycle_duration = p.duration;
             v.stats = p.stats;
-            v.alerts = p.alerts;
+            v.alerts = still_acknowledged(&v.alerts, p.alerts);
             v.own = p.own;
             if let Some(objects) = p.objects {
                 v.objects = objects;
@@ -203,5 +203,68 @@ impl Views {
             }
         }
         self.bump();
+    }
+}
+
+/// A cycle's alerts, with the acknowledgements the view shows kept on the alerts they were made
+/// for (same labels, same firing). A cycle takes the acknowledgements made before it began; one
+/// made while it ran is taken by the next, and until then the view, not the cycle, holds it.
+fn still_acknowledged(shown: &[Alert], cycled: Arc<Vec<Alert>>) -> Arc<Vec<Alert>> {
+    let acks: HashMap<String, (Timestamp, &Acknowledgement)> = shown
+        .iter()
+        .filter_map(|a| a.acknowledged.as_ref().map(|ack| (fingerprint(&a.labels), (a.active_at, ack))))
+        .collect();
+    if acks.is_empty() || cycled.iter().all(|a| a.acknowledged.is_some()) {
+        return cycled;
+    }
+    let mut alerts = Arc::unwrap_or_clone(cycled);
+    for a in alerts.iter_mut().filter(|a| a.acknowledged.is_none()) {
+        if let Some((active_at, ack)) = acks.get(&fingerprint(&a.labels))
+            && *active_at == a.active_at
+        {
+            a.acknowledged = Some((*ack).clone());
+        }
+    }
+    Arc::new(alerts)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::rules::Severity;
+
+    fn alert(pod: &str, active_at: Timestamp, ack: Option<&str>) -> Alert {
+        Alert {
+            alertname: "KubernetesPodCrashLooping".into(),
+            severity: Severity::Warning,
+            labels: [("alertname", "KubernetesPodCrashLooping"), ("pod", pod)]
+                .into_iter()
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect(),
+            summary: String::new(),
+            description: String::new(),
+            active_at,
+            fired_at: Some(active_at),
+            escalated_at: None,
+            untold: false,
+            acknowledged: ack.map(|by| Acknowledgement { by: by.into(), at: active_at, comment: "on it".into() }),
+            told_labels: None,
+            said: None,
+            said_description: None,
+        }
+    }
+
+    #[test]
+    fn an_acknowledgement_made_while_a_cycle_ran_stays_shown_on_its_firing_only() {
+        let (t0, t1) = (Timestamp::from_second(1_000).unwrap(), Timestamp::from_second(2_000).unwrap());
+        let shown = [alert("a", t0, Some("admin")), alert("b", t0, Some("ops")), alert("c", t0, None)];
+        // The cycle began before the acknowledgements: it has none. Pod b fired anew since.
+        let cycled = Arc::new(vec![alert("a", t0, None), alert("b", t1, None), alert("c", t0, None)]);
+        let kept = still_acknowledged(&shown, cycled);
+        let by: Vec<_> = kept.iter().map(|a| a.acknowledged.as_ref().map(|k| k.by.as_str())).collect();
+        assert_eq!(by, [Some("admin"), None, None]);
+        // What the cycle holds wins over what is shown.
+        let cycled = Arc::new(vec![alert("a", t0, Some("rules"))]);
+        assert_eq!(still_acknowledged(&shown, cycled)[0].acknowledged.as_ref().unwrap().by, "rules");
     }
 }
