@@ -179,6 +179,7 @@ fn parse_all(pages: &[(Resource, Vec<String>)]) -> (Duration, Duration) {
                 }
                 Resource::Services => views::<dumbmonit::collect::backends::Service>(bodies),
                 Resource::EndpointSlices => views::<dumbmonit::collect::backends::EndpointSlice>(bodies),
+                Resource::Namespaces => views::<dumbmonit::collect::kinds::namespace::Namespace>(bodies),
             };
         }
         std::hint::black_box(n);

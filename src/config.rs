@@ -2,6 +2,7 @@
 //! is checked at load, and an error names the file, the cluster or notifier, and the field.
 
 use std::path::{Path, PathBuf};
+use std::time::Duration;
 
 use serde::{Deserialize, Deserializer, Serialize};
 
@@ -401,6 +402,10 @@ crate::kube::connect_table! {
         /// Follow the cluster by list-then-watch instead of listing it every interval.
         #[serde(default)]
         pub watch: bool,
+        /// Labels of each alert's namespace copied onto the alert (`team`, `owner`), so that a
+        /// notifier's matchers reach the team that owns it (reads `namespaces`, optional).
+        #[serde(default)]
+        pub namespace_labels: Vec<String>,
     }
     /// A `[[cluster]]` table as the file holds it: the cluster's keys and its connection settings
     /// on one level, in this order (the error of an unknown key lists them so).
@@ -539,6 +544,16 @@ crate::config::credential_table! {
         /// alerts that match no notifier's matchers go to the notifiers without matchers.
         #[serde(default)]
         pub matchers: Vec<String>,
+        /// The labels its alerts are grouped by, one message per group (Alertmanager's
+        /// `group_by`; `["..."]`: every alert its own group); `["cluster"]` by default, and
+        /// for a webhook no grouping unless given.
+        pub group_by: Option<Vec<String>>,
+        /// How long a new group waits for more alerts before its first message (30 s).
+        pub group_wait: Option<Seconds>,
+        /// How long a group waits after a message before telling what changed since (5 m).
+        pub group_interval: Option<Seconds>,
+        /// How long before what still fires is told again (4 h); `"0"`: never.
+        pub repeat_interval: Option<Seconds>,
         /// `email`: the SMTP server.
         pub host: Option<String>,
         /// `email`: its port; 587 with STARTTLS, 465 with implicit TLS by default.
@@ -558,6 +573,85 @@ crate::config::credential_table! {
     #[serde(deny_unknown_fields)]
     struct NotifierTable;
 }
+
+/// How a notifier groups its alerts, checked (Alertmanager's meanings): one message per group
+/// of alerts with the same `by` labels, the first `wait` after the group's first change, then
+/// what changed at most every `interval`, and what still fires again every `repeat`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Grouping {
+    pub by: GroupBy,
+    pub wait: Duration,
+    pub interval: Duration,
+    /// None: no reminders (`repeat_interval = "0"`).
+    pub repeat: Option<Duration>,
+}
+
+/// What a group's alerts share.
+#[derive(Clone, Debug, PartialEq)]
+pub enum GroupBy {
+    /// These labels (an alert without one of them has it empty).
+    Labels(Vec<String>),
+    /// All of them (`["..."]`): each alert is its own group.
+    Each,
+}
+
+impl NotifierConfig {
+    /// Its grouping, checked; None for a notifier told each change alone: `alertmanager`
+    /// (which groups itself), and a `webhook` without `group_by`.
+    pub fn grouping(&self) -> Result<Option<Grouping>, Problem> {
+        let unusable = |field, why: String| Problem::Unusable { field, why };
+        if !self.kind.routed() || (self.kind == NotifierKind::Webhook && self.group_by.is_none()) {
+            if self.kind == NotifierKind::Webhook {
+                for (field, given) in [
+                    ("group_wait", self.group_wait.is_some()),
+                    ("group_interval", self.group_interval.is_some()),
+                    ("repeat_interval", self.repeat_interval.is_some()),
+                ] {
+                    if given {
+                        return Err(unusable(field, "a webhook groups only with `group_by`".into()));
+                    }
+                }
+            }
+            return Ok(None);
+        }
+        let by = match self.group_by.as_deref() {
+            None => GroupBy::Labels(vec!["cluster".into()]),
+            Some([all]) if all == "..." => GroupBy::Each,
+            Some(labels) => {
+                if let Some(bad) = labels.iter().find(|l| !crate::silence::is_label_name(l)) {
+                    let why = if bad == "..." {
+                        "\"...\" (every label) goes alone".to_string()
+                    } else {
+                        format!("{bad:?} is not a label name")
+                    };
+                    return Err(unusable("group_by", why));
+                }
+                let mut labels = labels.to_vec();
+                labels.sort();
+                labels.dedup();
+                GroupBy::Labels(labels)
+            }
+        };
+        let wait = self.group_wait.unwrap_or(Seconds(30.0)).duration();
+        let interval = self.group_interval.unwrap_or(Seconds(300.0)).duration();
+        if interval.is_zero() {
+            return Err(Problem::NotPositive { field: "group_interval" });
+        }
+        if interval < wait {
+            let why = format!("{}s is shorter than group_wait ({}s)", interval.as_secs_f64(), wait.as_secs_f64());
+            return Err(unusable("group_interval", why));
+        }
+        let repeat = self.repeat_interval.unwrap_or(Seconds(4.0 * 3600.0)).duration();
+        if !repeat.is_zero() && repeat < interval {
+            let why = format!("{}s is shorter than group_interval ({}s)", repeat.as_secs_f64(), interval.as_secs_f64());
+            return Err(unusable("repeat_interval", why));
+        }
+        Ok(Some(Grouping { by, wait, interval, repeat: (!repeat.is_zero()).then_some(repeat) }))
+    }
+}
+
+/// The labels every alert carries besides its object's.
+pub const OWN_LABELS: [&str; 3] = ["alertname", "severity", "cluster"];
 
 /// A notifier as the rest of the house sees it: checked, named (its `name`, or its type,
 /// numbered when there are several) and in its language (its own, or the file's).
@@ -687,6 +781,16 @@ impl Config {
             }
             if c.watch && c.record_dir.is_some() {
                 return err(at(), Problem::RecordWithWatch);
+            }
+            for label in &c.namespace_labels {
+                let why = if !crate::silence::is_label_name(label) {
+                    "is not a label name (letters, digits and '_', not starting with a digit or \"__\")"
+                } else if OWN_LABELS.contains(&label.as_str()) || label == "namespace" {
+                    "is DumbMonit's own: alertname, severity, cluster and namespace are set by DumbMonit"
+                } else {
+                    continue;
+                };
+                return err(at(), Problem::Unusable { field: "namespace_labels", why: format!("{label:?} {why}") });
             }
             if k.namespaces.len() > MAX_NAMESPACES {
                 return err(at(), Problem::TooManyNamespaces { count: k.namespaces.len(), most: MAX_NAMESPACES });
@@ -845,6 +949,18 @@ impl Config {
                 if !n.matchers.is_empty() {
                     return err(at(), Problem::NotWithKind { field: "matchers", kind });
                 }
+                let grouping = [
+                    ("group_by", n.group_by.is_some()),
+                    ("group_wait", n.group_wait.is_some()),
+                    ("group_interval", n.group_interval.is_some()),
+                    ("repeat_interval", n.repeat_interval.is_some()),
+                ];
+                if let Some((field, _)) = grouping.iter().find(|(_, given)| *given) {
+                    return err(at(), Problem::NotWithKind { field, kind });
+                }
+            }
+            if let Err(p) = n.grouping() {
+                return err(at(), p);
             }
             if let Err(e) = n.credentials.check(Purpose::Sending) {
                 return err(at(), e);
@@ -1061,6 +1177,7 @@ impl PageSettings {
             record_dir: None,
             record_retention: defaults::record_retention(),
             watch: self.watch && !agent,
+            namespace_labels: Vec::new(),
         }
     }
 }
@@ -1190,6 +1307,25 @@ url = "http://127.0.0.1:9093"
     }
 
     #[test]
+    fn namespace_labels_are_label_names_and_never_dumbmonits_own() {
+        let with = |keys: &str| load(&GOOD.replace("interval = \"30s\"", &format!("interval = \"30s\"\n{keys}")));
+        let c = with("namespace_labels = [\"team\", \"owner\"]").unwrap();
+        assert_eq!(c.clusters[0].namespace_labels, ["team", "owner"]);
+        assert!(load(GOOD).unwrap().clusters[0].namespace_labels.is_empty(), "none by default");
+        assert_eq!(
+            with("namespace_labels = [\"severity\"]").unwrap_err(),
+            "FILE: cluster \"k3s-lab\": field `namespace_labels`: \"severity\" is DumbMonit's own: alertname, \
+             severity, cluster and namespace are set by DumbMonit"
+        );
+        assert!(with("namespace_labels = [\"namespace\"]").unwrap_err().contains("is DumbMonit's own"));
+        assert_eq!(
+            with("namespace_labels = [\"example.com/team\"]").unwrap_err(),
+            "FILE: cluster \"k3s-lab\": field `namespace_labels`: \"example.com/team\" is not a label name \
+             (letters, digits and '_', not starting with a digit or \"__\")"
+        );
+    }
+
+    #[test]
     fn namespaced_access_is_read_checked_and_refused_beside_watch_and_recording() {
         let with = |keys: &str| load(&GOOD.replace("interval = \"30s\"", &format!("interval = \"30s\"\n{keys}")));
         let c = with("namespaces = [\"team-a\", \"team-b\"]").unwrap();
@@ -1278,7 +1414,7 @@ url = "http://127.0.0.1:9093"
             "FILE, line 10: unknown field `intervall`, expected one of `name`, `address`, `agent_token_file`, \
              `port`, `token`, `token_file`, `ca`, `ca_file`, `insecure_skip_tls_verify`, `kubeconfig`, `context`, \
              `in_cluster`, `timeout`, `interval`, `ignored_namespaces`, `namespaces`, `record_dir`, `record_retention`, \
-             `watch`"
+             `watch`, `namespace_labels`"
         );
         assert_eq!(
             load(&GOOD.replace("interval = \"30s\"", "port = \"x\"")).unwrap_err(),
@@ -1298,7 +1434,8 @@ url = "http://127.0.0.1:9093"
             load(&format!("{GOOD}password_hash = \"x\"\n")).unwrap_err(),
             "FILE, line 15: unknown field `password_hash`, expected one of `type`, `name`, `url`, `url_file`, `bearer_token`, \
              `bearer_token_file`, `username`, `password`, `password_file`, `timeout`, `heartbeat`, `heartbeat_url`, `language`, \
-             `routing_key_file`, `min_severity`, `matchers`, `host`, `port`, `starttls`, `from`, `to`, `ca_file`"
+             `routing_key_file`, `min_severity`, `matchers`, `group_by`, `group_wait`, `group_interval`, \
+             `repeat_interval`, `host`, `port`, `starttls`, `from`, `to`, `ca_file`"
         );
     }
 
@@ -1373,6 +1510,10 @@ url = "http://127.0.0.1:9093"
             (
                 "type = \"alertmanager\"\nname = \"am2\"\nurl = \"http://am:9093\"\nmin_severity = \"warning\"".into(),
                 "notifier \"am2\": field `min_severity` does not go with type alertmanager",
+            ),
+            (
+                "type = \"alertmanager\"\nname = \"am2\"\nurl = \"http://am:9093\"\ngroup_wait = \"1m\"".into(),
+                "notifier \"am2\": field `group_wait` does not go with type alertmanager",
             ),
             (format!("{email}\nport = 70000"), "notifier \"email\": field `port` must be from 1 to 65535"),
             (

@@ -124,6 +124,7 @@ async fn tour_in(args: &DemoArgs, dir: PathBuf) -> Result<(), DemoError> {
         record_dir: None,
         record_retention: Seconds(86400.0),
         watch: false,
+        namespace_labels: Vec::new(),
     };
     let config = Config {
         listen: listen_address(args),

@@ -1,7 +1,9 @@
 //! Namespaced access on the real control plane, whose RBAC decides: a ServiceAccount with Roles
 //! in team-a and team-b only, made by `dumbmonit rbac --namespace …` and `kubectl apply`, read by
 //! `check` and `serve` beside a cluster-wide read of the same cluster; then the simulator's
-//! answers to the same namespaced requests held to the real server's.
+//! answers to the same namespaced requests held to the real server's. And the owners of
+//! namespaces: alerts routed to a team by its namespace's label, once `rbac --optional` lets
+//! the namespaces be read.
 
 mod common;
 
@@ -307,4 +309,112 @@ async fn a_tenant_token_reads_its_namespaces_and_nothing_else() {
     let (sim_status, sim_body) = get(sim.sim.addr(), sim.sim.ca_pem(), sim.sim.token(), "/api/v1/namespaces/nope");
     assert_eq!((status, sim_status), (404, 404));
     assert_eq!(body, sim_body);
+}
+
+/// Namespaces that carry their owner, and one that does not.
+const OWNED: &str = r#"
+apiVersion: v1
+kind: Namespace
+metadata: {name: payments, labels: {team: payments}}
+---
+apiVersion: v1
+kind: Namespace
+metadata: {name: search, labels: {team: search, owner: ana}}
+---
+apiVersion: v1
+kind: Namespace
+metadata: {name: misc}
+"#;
+
+/// The crash-looping pods of webhook bodies: (namespace, its `team` label or "").
+fn crash_loops(r: &common::receiver::Receiver) -> Vec<(String, String)> {
+    let mut out: Vec<(String, String)> = r
+        .bodies()
+        .iter()
+        .flat_map(|b| b["alerts"].as_array().cloned().unwrap_or_default())
+        .filter(|a| a["labels"]["alertname"] == "KubernetesPodCrashLooping" && a["status"] == "firing")
+        .map(|a| {
+            let l = |k: &str| a["labels"][k].as_str().unwrap_or_default().to_string();
+            (l("namespace"), l("team"))
+        })
+        .collect();
+    out.sort();
+    out.dedup();
+    out
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn alerts_reach_the_team_their_namespace_is_labelled_with_once_namespaces_may_be_read() {
+    use dumbmonit_sim::fixtures::{Container, Pod};
+    let p = Plane::up(&["--no-kubelets", "--controllers", "serviceaccount-token"]);
+    let creds = p.guide_service_account();
+    p.apply(OWNED);
+    let now = jiff::Timestamp::now();
+    let mut cluster = Cluster::default();
+    for ns in ["payments", "search", "misc"] {
+        cluster.pods.push(Pod::new(ns, "worker").container(Container::crashlooping("app", "Error", 1, 9)).build(now));
+    }
+    p.load(&common::api_list(&cluster));
+
+    let serve = |dir: &std::path::Path, payments: &str, search: &str, everyone: &str| {
+        let extra = format!(
+            "namespace_labels = [\"team\"]\n\n\
+             [[notifier]]\ntype = \"webhook\"\nname = \"payments\"\nurl = \"{payments}/hook\"\nmatchers = ['team=\"payments\"']\n\n\
+             [[notifier]]\ntype = \"webhook\"\nname = \"search\"\nurl = \"{search}/hook\"\nmatchers = ['team=\"search\"']\n\n\
+             [[notifier]]\ntype = \"webhook\"\nname = \"everyone\"\nurl = \"{everyone}/hook\"\n"
+        );
+        p.serve(dir, &creds, &extra)
+    };
+    let wait = |what: &str, s: &common::web::Served, ok: &dyn Fn() -> bool| {
+        let deadline = Instant::now() + Duration::from_secs(60);
+        while !ok() {
+            assert!(Instant::now() < deadline, "waited in vain for {what}:\n{}", s.log());
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    };
+    let receivers = || async {
+        use common::receiver::Receiver;
+        (Receiver::start().await, Receiver::start().await, Receiver::start().await)
+    };
+
+    // The guide's role: the namespaces cannot be read, the page says so, and the alerts carry
+    // no owner: all go to the notifier without matchers.
+    let (payments, search, everyone) = receivers().await;
+    let dir = tempfile::tempdir().unwrap();
+    let s = serve(dir.path(), &payments.url(), &search.url(), &everyone.url());
+    wait("the three crash loops, to everyone", &s, &|| crash_loops(&everyone).len() == 3);
+    let page = s.get("/clusters/real").body;
+    let line = page.lines().find(|l| l.contains("Not granted to this service account")).unwrap_or_default();
+    assert!(line.contains("namespaces"), "{page}");
+    assert!(crash_loops(&everyone).iter().all(|(_, team)| team.is_empty()), "{:?}", crash_loops(&everyone));
+    assert!(crash_loops(&payments).is_empty() && crash_loops(&search).is_empty());
+    drop(s);
+
+    // `rbac --optional` lets the namespaces be read (get and list): each team is told its own,
+    // the rest goes to everyone.
+    let rbac = tempfile::tempdir().unwrap();
+    p.apply(&dumbmonit(&["rbac".into(), "--optional".into()], &[], rbac.path()).await.stdout);
+    let sa = "system:serviceaccount:kube-system:dumbmonit";
+    for (verb, yes) in [("list", "yes"), ("get", "yes"), ("watch", "no"), ("delete", "no")] {
+        let out = p.kubectl_in(&["auth", "can-i", verb, "namespaces", "--as", sa], "");
+        assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), yes, "{verb} namespaces");
+    }
+    let (payments, search, everyone) = receivers().await;
+    let dir = tempfile::tempdir().unwrap();
+    let s = serve(dir.path(), &payments.url(), &search.url(), &everyone.url());
+    wait("each crash loop to its team", &s, &|| {
+        !crash_loops(&payments).is_empty() && !crash_loops(&search).is_empty() && !crash_loops(&everyone).is_empty()
+    });
+    assert_eq!(crash_loops(&payments), [("payments".to_string(), "payments".to_string())]);
+    assert_eq!(crash_loops(&search), [("search".to_string(), "search".to_string())]);
+    assert_eq!(crash_loops(&everyone), [("misc".to_string(), String::new())]);
+    let alerts = s.get("/api/v1/alerts").json();
+    let search_alert = alerts.as_array().unwrap().iter().find(|a| a["labels"]["namespace"] == "search").unwrap();
+    assert!(search_alert["labels"]["owner"].is_null(), "only the labels asked for: {search_alert}");
+    let page = s.get("/clusters/real").body;
+    assert!(
+        !page.lines().any(|l| l.contains("Not granted to this service account") && l.contains("namespaces")),
+        "{page}"
+    );
+    assert_only_reads(&p, sa);
 }

@@ -356,6 +356,8 @@ fn the_rendered_configuration_is_one_serve_loads() {
         std::fs::create_dir_all(dir.path().join("secrets")).unwrap();
         std::fs::write(dir.path().join("admin/password"), "a-password\n").unwrap();
         std::fs::write(dir.path().join("secrets/lab.token"), "t\n").unwrap();
+        std::fs::write(dir.path().join("secrets/payments-slack.url"), "https://hooks.slack.com/services/T0/B0/x\n")
+            .unwrap();
         let file = dir.path().join("dumbmonit.toml");
         std::fs::write(&file, &local).unwrap();
         let out =
@@ -374,6 +376,7 @@ fn the_rendered_configuration_is_one_serve_loads() {
         ),
         "{ingress}"
     );
+    assert!(ingress.contains("namespace_labels = [\"team\"]"), "{ingress}");
     let namespaced = config_of(&rendered(&["--set", "rbac.namespaces[0]=team-a"]));
     assert!(namespaced.contains("namespaces = [\"team-a\"]"), "{namespaced}");
 }

@@ -666,3 +666,113 @@ async fn an_admin_sends_a_test_notification_from_the_page_or_the_api_and_is_told
     let audit = request(s.addr, "GET", "/audit", &[("Authorization", &admin)], b"").body;
     assert!(audit.contains("test notification sent to ops-hook: 200 OK"), "{audit}");
 }
+
+/// Each Slack message's sections: (what changed, the pod), from `*What changed* · severity` and
+/// the summary `Pod NS/NAME is crash-looping`.
+fn slack_sections(r: &Receiver) -> Vec<Vec<(String, String)>> {
+    received(r)
+        .iter()
+        .filter_map(|m| serde_json::from_str::<Value>(&m.body).ok())
+        .map(|m| {
+            m["blocks"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .filter(|b| b["type"] == "section")
+                .filter_map(|b| {
+                    let text = b["text"]["text"].as_str()?;
+                    let changed = text.strip_prefix('*')?.split('*').next()?.to_string();
+                    let pod = text.split("Pod shop/").nth(1)?.split(' ').next()?.to_string();
+                    Some((changed, pod))
+                })
+                .collect()
+        })
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn five_alerts_of_one_cycle_are_one_message_and_what_still_fires_is_told_again_unless_acknowledged_or_silenced() {
+    use dumbmonit_sim::fixtures::{Container, Pod};
+    let now = jiff::Timestamp::now();
+    let mut cluster = scenario::healthy(now);
+    for i in 1..=5 {
+        cluster.pods.push(
+            Pod::new("shop", &format!("worker-{i}"))
+                .container(Container::crashlooping("app", "Error", 1, 9))
+                .build(now),
+        );
+    }
+    let h = Harness::start(cluster).await;
+    let receiver = Receiver::start().await;
+    let dir = tempfile::tempdir().unwrap();
+    let url_file = dir.path().join("slack.url");
+    std::fs::write(&url_file, format!("{}/services/T0/B0/grouping-secret-5e1f\n", receiver.url())).unwrap();
+    register_secret("grouping-secret-5e1f");
+    // A cycle is a minute of rule time: the first message a cycle after the firing, reminders
+    // every ten cycles.
+    let notifier = format!(
+        "{}[[notifier]]\ntype = \"slack\"\nurl_file = {:?}\ngroup_wait = \"30s\"\ngroup_interval = \"1m\"\n\
+         repeat_interval = \"10m\"\n\n",
+        admin_section(),
+        common::path(&url_file)
+    );
+    let cfg = common::web::write_config(dir.path(), &notifier, &[("lab", &h, "200ms")]);
+    let s = Served::start(&cfg, &[("DUMBMONIT_TEST_CLOCK", &format!("{now}/60"))]);
+
+    wait_on(&s, "the first message", || !slack_sections(&receiver).is_empty());
+    let first = &slack_sections(&receiver)[0];
+    let pods: Vec<&str> = first.iter().map(|(_, p)| p.as_str()).collect();
+    assert_eq!(
+        pods,
+        ["worker-1", "worker-2", "worker-3", "worker-4", "worker-5"],
+        "five alerts, one message: {first:?}"
+    );
+    assert!(first.iter().all(|(changed, _)| changed == "Firing"), "{first:?}");
+
+    // Nothing changes: ten minutes after that message, the five are told again.
+    wait_on(&s, "the first reminder", || slack_sections(&receiver).len() >= 2);
+    let sections = slack_sections(&receiver);
+    assert_eq!(sections.len(), 2, "nothing between the message and its reminder: {sections:?}");
+    assert_eq!(sections[1].len(), 5);
+    let minutes = |changed: &str| -> i64 {
+        let m = changed.strip_prefix("Still firing, for ").and_then(|m| m.strip_suffix(" min"));
+        m.and_then(|m| m.parse().ok()).unwrap_or_else(|| panic!("not a reminder: {changed:?}"))
+    };
+    let lasted = minutes(&sections[1][0].0);
+    assert!(sections[1].iter().all(|(changed, _)| minutes(changed) == lasted), "{:?}", sections[1]);
+
+    // worker-1 acknowledged (told at once, alone), worker-2 silenced: the next reminder tells
+    // the three others.
+    let admin = format!("Bearer {ADMIN}");
+    let alerts = s.get_with("/api/v1/alerts", &admin).json();
+    let print = alerts
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|a| a["labels"]["pod"] == "worker-1")
+        .and_then(|a| a["fingerprint"].as_str())
+        .unwrap()
+        .to_string();
+    let json = [("Authorization", admin.as_str()), ("Content-Type", "application/json")];
+    let acked = request(s.addr, "POST", &format!("/api/v1/alerts/{print}/ack"), &json, br#"{"comment":"on it"}"#);
+    assert_eq!(acked.status, 200, "{}", acked.body);
+    let silence = json!({
+        "matchers": [{"name": "pod", "value": "worker-2", "isRegex": false, "isEqual": true}],
+        "endsAt": (now + jiff::SignedDuration::from_hours(24 * 365)).to_string(),
+        "comment": "rebuilt tomorrow",
+    });
+    let made = request(s.addr, "POST", "/api/v1/silences", &json, silence.to_string().as_bytes());
+    assert_eq!(made.status, 200, "{}", made.body);
+    wait_on(&s, "the second reminder", || {
+        slack_sections(&receiver).iter().filter(|m| m.iter().any(|(c, _)| c.starts_with("Still firing"))).count() >= 2
+    });
+    let sections = slack_sections(&receiver);
+    let acknowledged: Vec<_> =
+        sections.iter().filter(|m| m.iter().any(|(c, _)| c.starts_with("Acknowledged"))).collect();
+    assert_eq!(acknowledged.len(), 1, "{sections:?}");
+    assert_eq!(acknowledged[0].len(), 1, "the acknowledgement alone: {:?}", acknowledged[0]);
+    let reminder = sections.iter().rfind(|m| m.iter().any(|(c, _)| c.starts_with("Still firing"))).unwrap();
+    let pods: Vec<&str> = reminder.iter().map(|(_, p)| p.as_str()).collect();
+    assert_eq!(pods, ["worker-3", "worker-4", "worker-5"], "{reminder:?}");
+    assert!(reminder.iter().all(|(c, _)| minutes(c) == lasted + 10), "ten minutes later: {reminder:?}");
+}

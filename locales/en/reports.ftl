@@ -273,6 +273,7 @@ duration-words = { $unit ->
 ## Messages to chat and pagers (Slack, PagerDuty): what changed, in a word or two.
 notify-firing = Firing
 notify-resolved = Resolved after { $duration }
+notify-reminder = Still firing, for { $duration }
 notify-escalated = Escalated to { $severity }
 notify-acknowledged = Acknowledged by { $who }
 notify-more = { $summary }, and { $count } more

@@ -282,6 +282,7 @@ duration-words = { $unit ->
 ## Messages aux messageries et aux astreintes (Slack, PagerDuty) : ce qui a changé, en un mot ou deux.
 notify-firing = En alerte
 notify-resolved = Résolue après { $duration }
+notify-reminder = Toujours en alerte, depuis { $duration }
 notify-escalated = Passée en { $severity }
 notify-acknowledged = Prise en charge par { $who }
 notify-more = { $summary }, et { $count } { $count ->

@@ -38,10 +38,12 @@ pub enum Resource {
     /// `v1` and `discovery.k8s.io/v1`: the webhooks' Services and their endpoints.
     Services,
     EndpointSlices,
+    /// `v1`: the namespaces and their labels.
+    Namespaces,
 }
 
 impl Resource {
-    pub const ALL: [Resource; 21] = [
+    pub const ALL: [Resource; 22] = [
         Resource::Nodes,
         Resource::Pods,
         Resource::Deployments,
@@ -63,6 +65,7 @@ impl Resource {
         Resource::MutatingWebhookConfigurations,
         Resource::Services,
         Resource::EndpointSlices,
+        Resource::Namespaces,
     ];
 
     /// The plural resource name used in paths and in RBAC.
@@ -89,6 +92,7 @@ impl Resource {
             Resource::MutatingWebhookConfigurations => "mutatingwebhookconfigurations",
             Resource::Services => "services",
             Resource::EndpointSlices => "endpointslices",
+            Resource::Namespaces => "namespaces",
         }
     }
 
@@ -155,6 +159,7 @@ impl Resource {
             Resource::MutatingWebhookConfigurations => "MutatingWebhookConfiguration",
             Resource::Services => "Service",
             Resource::EndpointSlices => "EndpointSlice",
+            Resource::Namespaces => "Namespace",
         }
     }
 
@@ -167,6 +172,7 @@ impl Resource {
                 | Resource::PersistentVolumes
                 | Resource::ValidatingWebhookConfigurations
                 | Resource::MutatingWebhookConfigurations
+                | Resource::Namespaces
         )
     }
 
@@ -308,7 +314,7 @@ pub fn discovery(doc: &str, metrics_available: bool) -> String {
             }
             json!({"kind": "APIGroupList", "apiVersion": "v1", "groups": groups}).to_string()
         }
-        "/api/v1" => resources("v1", &[(Resource::Nodes, "no"), (Resource::Pods, "po"), (Resource::PersistentVolumeClaims, "pvc"), (Resource::Events, "ev"), (Resource::ResourceQuotas, "quota"), (Resource::PersistentVolumes, "pv"), (Resource::Services, "svc")]),
+        "/api/v1" => resources("v1", &[(Resource::Nodes, "no"), (Resource::Pods, "po"), (Resource::PersistentVolumeClaims, "pvc"), (Resource::Events, "ev"), (Resource::ResourceQuotas, "quota"), (Resource::PersistentVolumes, "pv"), (Resource::Services, "svc"), (Resource::Namespaces, "ns")]),
         "/apis/policy/v1" => resources("policy/v1", &[(Resource::PodDisruptionBudgets, "pdb")]),
         "/apis/coordination.k8s.io/v1" => resources("coordination.k8s.io/v1", &[(Resource::Leases, "")]),
         "/apis/admissionregistration.k8s.io/v1" => resources("admissionregistration.k8s.io/v1", &[(Resource::ValidatingWebhookConfigurations, ""), (Resource::MutatingWebhookConfigurations, "")]),

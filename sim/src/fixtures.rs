@@ -36,6 +36,8 @@ pub struct Cluster {
     pub mutating_webhooks: Vec<Value>,
     pub services: Vec<Value>,
     pub endpointslices: Vec<Value>,
+    /// Namespaces with labels (a Namespace's owner, `team`); those without any need none here.
+    pub namespaces: Vec<Value>,
 }
 
 impl Default for Cluster {
@@ -63,6 +65,7 @@ impl Default for Cluster {
             mutating_webhooks: vec![],
             services: vec![],
             endpointslices: vec![],
+            namespaces: vec![],
         }
     }
 }
@@ -92,6 +95,7 @@ impl Cluster {
             (Resource::MutatingWebhookConfigurations, self.mutating_webhooks),
             (Resource::Services, self.services),
             (Resource::EndpointSlices, self.endpointslices),
+            (Resource::Namespaces, self.namespaces),
         ]
     }
 }
@@ -1279,4 +1283,21 @@ pub fn deleting(mut pod: Value, grace: i64, past_end: SignedDuration, finalizers
         pod["metadata"]["finalizers"] = json!(finalizers);
     }
     pod
+}
+
+/// A Namespace with these labels.
+pub fn namespace(name: &str, labels: &[(&str, &str)], now: Timestamp) -> Value {
+    let labels: serde_json::Map<String, Value> =
+        labels.iter().map(|(k, v)| (k.to_string(), Value::String(v.to_string()))).collect();
+    json!({
+        "metadata": {
+            "name": name,
+            "uid": uid(&format!("namespace/{name}")),
+            "resourceVersion": "1",
+            "creationTimestamp": time(now),
+            "labels": labels,
+        },
+        "spec": {"finalizers": ["kubernetes"]},
+        "status": {"phase": "Active"},
+    })
 }

@@ -414,6 +414,7 @@ pub fn envelope(pods: usize, now: Timestamp) -> Cluster {
         Resource::MutatingWebhookConfigurations => c.mutating_webhooks.extend(items),
         Resource::Services => c.services.extend(items),
         Resource::EndpointSlices => c.endpointslices.extend(items),
+        Resource::Namespaces => c.namespaces.extend(items),
     });
     c
 }
@@ -590,7 +591,7 @@ fn envelope_coverage(
     now: Timestamp,
     sink: &mut dyn FnMut(Resource, Vec<serde_json::Value>),
 ) {
-    use crate::fixtures::{endpointslice, lease, pdb, pv, quota, service, webhook_configuration};
+    use crate::fixtures::{endpointslice, lease, namespace, pdb, pv, quota, service, webhook_configuration};
     let ns = |i: usize| format!("team-{:03}", i % 300);
     let per = (pods / deployments.max(1)) as i64;
     sink(
@@ -607,6 +608,10 @@ fn envelope_coverage(
                 quota(&ns(n), "compute", &limits, now)
             })
             .collect(),
+    );
+    sink(
+        Resource::Namespaces,
+        (0..namespaces).map(|n| namespace(&ns(n), &[("team", &format!("team-{}", n % 20))], now)).collect(),
     );
     for start in (0..claims).step_by(5000) {
         let volumes = (start..(start + 5000).min(claims))

@@ -231,6 +231,7 @@ fn empty_fields(resource: Resource) -> &'static str {
         Resource::ValidatingWebhookConfigurations | Resource::MutatingWebhookConfigurations => r#","webhooks":null"#,
         Resource::Services => r#","spec":{},"status":{}"#,
         Resource::EndpointSlices => r#","addressType":"IPv4","endpoints":null"#,
+        Resource::Namespaces => r#","spec":{},"status":{}"#,
         // The Metrics API serves no watch.
         Resource::NodeMetrics | Resource::PodMetrics => "",
     }

@@ -4,6 +4,7 @@
 pub mod alertmanager;
 pub mod email;
 pub mod events;
+pub mod group;
 pub mod pagerduty;
 pub mod payload;
 pub mod slack;
@@ -55,6 +56,18 @@ pub trait Sink: Send + Sync {
         resent_every: Duration,
         voice: Voice<'_>,
     ) -> Vec<String>;
+
+    /// The bodies of one message of a group ([`group`]): by default what [`Sink::bodies`]
+    /// makes of its transitions.
+    fn group_bodies(
+        &self,
+        receiver: &str,
+        told: &group::Told<'_>,
+        resent_every: Duration,
+        voice: Voice<'_>,
+    ) -> Vec<String> {
+        self.bodies(receiver, told.transitions, resent_every, voice)
+    }
 
     /// The heartbeat's body at `now`, sent every `every`: the `DumbMonitWatchdog` alert, firing;
     /// None for a kind that sends none ([`NotifierKind::beats`]).
@@ -142,6 +155,8 @@ pub struct Notifier {
     pub routing: Routing,
     /// An email notifier's server and addresses.
     smtp: Option<email::Smtp>,
+    /// How it groups its alerts; None: each change alone.
+    pub grouping: Option<crate::config::Grouping>,
 }
 
 /// Which alerts a notifier is told (`min_severity`, `matchers`); Alertmanager's is everything.
@@ -273,6 +288,7 @@ impl Notifier {
             None => None,
         };
         let routing = Routing::from_config(c).map_err(|p| ConfigError::section(section(), p))?;
+        let grouping = c.grouping().map_err(|p| ConfigError::section(section(), p))?;
         // A user and password in the URL (`https://user:pass@host/…`) are sent as basic
         // authentication, as curl and Go's HTTP client (Alertmanager's) do, unless the section
         // gives credentials of its own, which win; the URL requested is without them.
@@ -320,6 +336,7 @@ impl Notifier {
             key,
             routing,
             smtp,
+            grouping,
         })
     }
 
@@ -700,6 +717,33 @@ mod tests {
         assert!(said(webhook("matchers = ['team=~\"(\"']")).starts_with("notifier \"n\": field `matchers`: "));
         let ok = webhook("min_severity = \"warning\"\nmatchers = ['team=\"payments\"']").unwrap();
         assert_eq!((ok.routing.min_severity, ok.routing.matchers.len()), (Some(crate::rules::Severity::Warning), 1));
+        assert!(ok.grouping.is_none(), "a webhook without group_by is told each change alone");
+        // Grouping, as Alertmanager's keys say it.
+        assert_eq!(
+            said(webhook("group_by = [\"cluster\"]\ngroup_wait = \"5m\"\ngroup_interval = \"1m\"")),
+            "notifier \"n\": field `group_interval`: 60s is shorter than group_wait (300s)"
+        );
+        assert_eq!(
+            said(webhook("group_wait = \"1m\"")),
+            "notifier \"n\": field `group_wait`: a webhook groups only with `group_by`"
+        );
+        assert_eq!(
+            said(webhook("group_by = [\"team-name\"]")),
+            "notifier \"n\": field `group_by`: \"team-name\" is not a label name"
+        );
+        assert_eq!(
+            said(webhook("group_by = [\"...\", \"cluster\"]")),
+            "notifier \"n\": field `group_by`: \"...\" (every label) goes alone"
+        );
+        assert_eq!(
+            said(webhook("group_by = [\"cluster\"]\nrepeat_interval = \"1m\"")),
+            "notifier \"n\": field `repeat_interval`: 60s is shorter than group_interval (300s)"
+        );
+        let slack =
+            from_keys("type = \"slack\"\nurl = \"https://hooks.slack.com/services/x\"\nrepeat_interval = \"0\"");
+        let g = slack.unwrap().grouping.unwrap();
+        assert_eq!(g.by, crate::config::GroupBy::Labels(vec!["cluster".into()]));
+        assert_eq!((g.wait.as_secs(), g.interval.as_secs(), g.repeat), (30, 300, None), "\"0\": no reminders");
     }
 
     #[test]

@@ -97,6 +97,10 @@ pub(super) fn changed(t: &Transition, lang: Lang) -> String {
             let severity = lang.t(&format!("severity-{}", a.severity.as_str()));
             lang.tr("notify-escalated", &[("severity", severity.into())])
         }
+        TransitionState::Reminder => {
+            let lasted = t.time.duration_since(starts_at(a));
+            lang.tr("notify-reminder", &[("duration", crate::clock::words(lasted).into())])
+        }
         TransitionState::Acknowledged => {
             let who = a.acknowledged.as_ref().map(|ack| ack.by.as_str()).unwrap_or_default();
             lang.tr("notify-acknowledged", &[("who", who.into())])

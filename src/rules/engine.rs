@@ -109,6 +109,9 @@ pub enum TransitionState {
     Resolved,
     /// An admin acknowledged the firing alert: told once, so that the receivers know.
     Acknowledged,
+    /// Still firing, told again (`repeat_interval`): made by the notifiers' groups, never by
+    /// the rules.
+    Reminder,
 }
 
 /// A change worth telling: an alert fired, escalated or resolved.
@@ -172,7 +175,33 @@ pub struct RuleState {
     /// so that both move, are checkpointed and are restored together: handed to
     /// `health::assess_with` before the rules see the health.
     pub memory: crate::health::Memory,
+    /// The notifiers' groups of this cluster's alerts, by notifier and group key: kept with
+    /// the alerts, so that a restart neither tells a group twice nor forgets to tell it.
+    pub groups: NoticeGroups,
 }
+
+/// A group of a notifier's alerts (its `group_by` labels) and its timers, as Alertmanager's:
+/// what the notifier has not been told yet, when it may be, and when it was last told.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct NoticeGroup {
+    /// The group's labels (those of `group_by` the alerts carry).
+    pub labels: BTreeMap<String, String>,
+    /// When its first change came: its thread's start (email).
+    pub since: Timestamp,
+    /// What is not told yet goes at the first cycle from then on (`group_wait` after its first
+    /// change, `group_interval` after each message).
+    pub due: Timestamp,
+    /// When its last message went (a reminder goes `repeat_interval` after it); None before
+    /// the first.
+    #[serde(default)]
+    pub told_at: Option<Timestamp>,
+    /// The changes not told yet, in order.
+    #[serde(default)]
+    pub pending: Vec<Transition>,
+}
+
+/// Each notifier's groups, by its name, then by group key.
+pub type NoticeGroups = BTreeMap<String, BTreeMap<String, NoticeGroup>>;
 
 /// `alertname{k="v",…}` over the object's labels: an alert's identity, whatever its severity.
 pub fn alert_key(alertname: &str, object_labels: &BTreeMap<String, String>) -> String {

@@ -6,6 +6,7 @@
 
 pub mod builtin;
 pub mod engine;
+pub mod owners;
 pub mod prometheus;
 pub mod quiet;
 pub mod tune;
@@ -24,7 +25,7 @@ use crate::health::policy::{PdbHealth, PvHealth, QuotaCommitment, QuotaHealth};
 use crate::health::{Capacity, Expiring, Health, NodeHealth, PodHealth, PvcHealth, WorkloadHealth};
 use crate::lang::{Arg, Message};
 
-pub use engine::{Acknowledgement, Alert, RuleState, Transition, TransitionState};
+pub use engine::{Acknowledgement, Alert, NoticeGroup, NoticeGroups, RuleState, Transition, TransitionState};
 
 /// An alert's severity, as its `severity` label says it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]

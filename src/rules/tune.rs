@@ -13,8 +13,7 @@ use crate::config::RuleConfig;
 use crate::error::{ConfigError, Problem, Section};
 use crate::silence::Matcher;
 
-/// The labels every alert carries besides its object's.
-pub const OWN_LABELS: [&str; 3] = ["alertname", "severity", "cluster"];
+pub use crate::config::OWN_LABELS;
 
 /// One `[[rule]]`, checked.
 #[derive(Clone, Debug)]
@@ -110,14 +109,6 @@ fn duration(field: &'static str, text: &Option<String>) -> Result<Option<Duratio
         .transpose()
 }
 
-/// A Prometheus label name that is not reserved (`__…`).
-fn label_name(name: &str) -> bool {
-    let mut chars = name.chars();
-    chars.next().is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
-        && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')
-        && !name.starts_with("__")
-}
-
 fn checked(w: &RuleConfig) -> Result<Override, Problem> {
     let Some(rule) = RULES.iter().copied().find(|r| r.alertname == w.name) else {
         let known = RULES.iter().map(|r| r.alertname).collect();
@@ -130,7 +121,7 @@ fn checked(w: &RuleConfig) -> Result<Override, Problem> {
     let hold = duration("for", &w.hold)?;
     let escalate_after = duration("escalate_after", &w.escalate_after)?;
     for label in w.labels.keys() {
-        let why = if !label_name(label) {
+        let why = if !crate::silence::is_label_name(label) {
             Some("is not a label name (letters, digits and '_', not starting with a digit or \"__\")")
         } else if OWN_LABELS.contains(&label.as_str()) {
             Some("is the alert's own: alertname, severity and cluster are set by DumbMonit (set `severity` itself)")

@@ -142,6 +142,7 @@ fn verb(t: &Transition) -> &'static str {
         TransitionState::Escalated => "escalated",
         TransitionState::Resolved => "resolved",
         TransitionState::Acknowledged => "acknowledged",
+        TransitionState::Reminder => "still firing",
     }
 }
 

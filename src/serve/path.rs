@@ -121,6 +121,8 @@ pub struct Track {
     /// How far apart the cluster's cycles are on the cycles' clock: how often its firing alerts
     /// are sent again.
     period: Duration,
+    /// The labels of each alert's namespace copied onto it (`namespace_labels`).
+    namespace_labels: Arc<[String]>,
     shared: Arc<Shared>,
 }
 
@@ -138,7 +140,13 @@ impl Track {
         };
         let period = shared.clock.period(interval);
         board.views().restored(name, shown_alerts(&state), state.last_cycle, period);
-        Track { name: name.into(), state, period, shared: shared.clone() }
+        Track { name: name.into(), state, period, namespace_labels: Arc::new([]), shared: shared.clone() }
+    }
+
+    /// Its alerts take these labels of their namespace (`namespace_labels`).
+    pub fn with_namespace_labels(mut self, labels: &[String]) -> Track {
+        self.namespace_labels = labels.into();
+        self
     }
 
     /// Takes one cycle: derive → commit → publish. Returns its transitions.
@@ -146,11 +154,12 @@ impl Track {
         let name = self.name.clone();
         let shared = self.shared.clone();
         let period = self.period;
+        let wanted = self.namespace_labels.clone();
         let state = std::mem::take(&mut self.state);
         // Both steps take a while at scale: off the threads that serve pages.
         let (state, derived) = tokio::task::spawn_blocking(move || {
             let mut state = state;
-            let inputs = Inputs::gather(&shared.board, &state, period);
+            let inputs = Inputs::gather(&shared.board, &state, period, wanted);
             let derived = derive(&mut state, &name, arrival, inputs);
             #[cfg(test)]
             if let Some(n) = &shared.derived {
@@ -192,14 +201,17 @@ struct Inputs {
     tuning: Arc<crate::rules::tune::Tuning>,
     /// How often the cluster's firing alerts are sent again: its interval.
     resent_every: Duration,
+    /// The namespace labels its alerts take.
+    namespace_labels: Arc<[String]>,
 }
 
 impl Inputs {
     /// Takes the cluster's acknowledgements (they are its alerts' from now on) and what the
     /// quiet state and the notifiers are now.
-    fn gather(board: &Board, state: &RuleState, resent_every: Duration) -> Inputs {
+    fn gather(board: &Board, state: &RuleState, resent_every: Duration, namespace_labels: Arc<[String]>) -> Inputs {
         Inputs {
             resent_every,
+            namespace_labels,
             acknowledgements: board.quieting().take_acknowledgements(state.alerts.iter()),
             quiet: board.quieting().quiet(),
             notifiers: board.notifiers_now(),
@@ -220,8 +232,18 @@ fn derive(state: &mut RuleState, cluster: &str, arrival: Arrival, inputs: Inputs
     }
     let (mut transitions, health, failure) = match arrival.outcome {
         Ok(snapshot) => {
+            // Read before the health takes the snapshot; None when the namespaces were not.
+            let owners = match snapshot.extras.namespaces.read() {
+                Some(list) if !inputs.namespace_labels.is_empty() => {
+                    Some(collect::kinds::namespace::owners(list, &inputs.namespace_labels))
+                }
+                _ => None,
+            };
             let h = health::assess_with(snapshot, now, &mut state.memory);
-            let transitions = state.observe_tuned(now, cluster, &h, &inputs.tuning);
+            let mut transitions = state.observe_tuned(now, cluster, &h, &inputs.tuning);
+            if let Some(owners) = &owners {
+                state.label_owners(&mut transitions, owners);
+            }
             (transitions, Some(h), None)
         }
         Err(failure) => {
@@ -241,7 +263,15 @@ fn derive(state: &mut RuleState, cluster: &str, arrival: Arrival, inputs: Inputs
         None => told,
         Some(late) => told.into_iter().map(|t| late_note(t, late)).collect(),
     };
-    let notifications = crate::notify::bodies(&inputs.notifiers, &told, inputs.resent_every);
+    let notifications = crate::notify::group::bodies(
+        &inputs.notifiers,
+        &mut state.groups,
+        &told,
+        &state.alerts,
+        &inputs.quiet,
+        now,
+        inputs.resent_every,
+    );
     let series = crate::metrics::cycle_series(cluster, health.as_ref(), arrival.duration, &arrival.stats);
     let health = health.map(|mut h| {
         h.keep_problem_pods();
@@ -369,12 +399,12 @@ mod tests {
         );
         let mut state = RuleState::default();
         let t0 = Timestamp::from_second(1_800_000_000).unwrap();
-        let inputs = Inputs::gather(&board, &state, Duration::from_secs(60));
+        let inputs = Inputs::gather(&board, &state, Duration::from_secs(60), Arc::new([]));
         let interval = derive(&mut state, "c", Arrival::read(t0, Duration::ZERO, Vec::new(), Ok(nodes(2))), inputs);
         assert!(interval.point.is_some() && interval.health.is_some());
         let mut between = Arrival::read(t0, Duration::ZERO, Vec::new(), Ok(nodes(3)));
         between.between = true;
-        let inputs = Inputs::gather(&board, &state, Duration::from_secs(60));
+        let inputs = Inputs::gather(&board, &state, Duration::from_secs(60), Arc::new([]));
         let between = derive(&mut state, "c", between, inputs);
         assert!(between.point.is_none(), "no history point");
         assert_eq!(between.health.unwrap().counts.nodes, 3, "shown like any cycle");

@@ -340,6 +340,14 @@ pub enum MatchersError {
     OverBudget { index: usize },
 }
 
+/// A Prometheus label name that is not reserved (`__…`).
+pub fn is_label_name(name: &str) -> bool {
+    let mut chars = name.chars();
+    chars.next().is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+        && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')
+        && !name.starts_with("__")
+}
+
 /// A silence's matchers from their parts (name, how it compares, value), under the silence's
 /// budget: at most [`cost::MAX_MATCHERS`], counted before anything is compiled, and their
 /// regular expressions compiled in what is left of [`cost::SILENCE_BUDGET`] (an expression two

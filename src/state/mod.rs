@@ -45,6 +45,8 @@ pub enum Row {
     Pod { namespace: String, pod: String },
     /// When a queued notification is next tried, by its id.
     NextAttempt { id: i64 },
+    /// A cluster's notifiers' groups.
+    Groups,
 }
 
 impl std::fmt::Display for Row {
@@ -54,6 +56,7 @@ impl std::fmt::Display for Row {
             Row::Alert { key } => write!(f, "alert {key}"),
             Row::Pod { namespace, pod } => write!(f, "pod {namespace}/{pod}"),
             Row::NextAttempt { id } => write!(f, "outbox {id}: next_attempt"),
+            Row::Groups => write!(f, "notice_groups"),
         }
     }
 }
@@ -116,6 +119,10 @@ CREATE TABLE IF NOT EXISTS pods (
     pod TEXT NOT NULL,
     memory TEXT NOT NULL,
     PRIMARY KEY (cluster, namespace, pod)
+);
+CREATE TABLE IF NOT EXISTS notice_groups (
+    cluster TEXT PRIMARY KEY,
+    groups TEXT NOT NULL
 );
 CREATE TABLE IF NOT EXISTS outbox (
     id INTEGER PRIMARY KEY AUTOINCREMENT,
@@ -324,6 +331,14 @@ impl Store {
                 .map_err(|e| self.corrupt(Row::Pod { namespace: ns.clone(), pod: pod.clone() }, e))?;
             state.pods.insert((ns, pod), memory);
         }
+        let groups: Option<String> = self
+            .conn
+            .query_row("SELECT groups FROM notice_groups WHERE cluster = ?1", [cluster], |r| r.get(0))
+            .optional()
+            .map_err(|e| self.db(e))?;
+        if let Some(json) = groups {
+            state.groups = serde_json::from_str(&json).map_err(|e| self.corrupt(Row::Groups, e))?;
+        }
         self.written_pods.insert(cluster.to_string(), state.pods.clone());
         Ok(state)
     }
@@ -383,6 +398,16 @@ impl Store {
         )
         .map_err(db)?;
         tx.execute("DELETE FROM alerts WHERE cluster = ?1", [cluster]).map_err(db)?;
+        if state.groups.is_empty() {
+            tx.execute("DELETE FROM notice_groups WHERE cluster = ?1", [cluster]).map_err(db)?;
+        } else {
+            let json = serde_json::to_string(&state.groups).expect("groups serialize");
+            tx.execute(
+                "INSERT OR REPLACE INTO notice_groups (cluster, groups) VALUES (?1, ?2)",
+                params![cluster, json],
+            )
+            .map_err(db)?;
+        }
         {
             let mut insert = tx.prepare("INSERT INTO alerts (cluster, key, alert) VALUES (?1, ?2, ?3)").map_err(db)?;
             for (key, alert) in &state.alerts {

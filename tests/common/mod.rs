@@ -62,9 +62,9 @@ pub fn may_read(path: &str) -> bool {
     }
 }
 
-/// What DumbMonit may read: the eight collections, then the fourteen optional reads (the leases
+/// What DumbMonit may read: the eight collections, then the fifteen optional reads (the leases
 /// in kube-system only; the webhooks' Services and EndpointSlices in their namespaces only).
-pub const COLLECTION_PATHS: [&str; 22] = [
+pub const COLLECTION_PATHS: [&str; 23] = [
     "/version",
     "/api/v1/nodes",
     "/api/v1/pods",
@@ -87,6 +87,7 @@ pub const COLLECTION_PATHS: [&str; 22] = [
     "/apis/admissionregistration.k8s.io/v1/mutatingwebhookconfigurations",
     "/api/v1/services",
     "/apis/discovery.k8s.io/v1/endpointslices",
+    "/api/v1/namespaces",
 ];
 
 /// A simulator's fixture as one List for a real API server (items with their kind; the API
@@ -97,7 +98,8 @@ pub fn api_list(c: &Cluster) -> serde_json::Value {
     use dumbmonit_sim::api::Resource;
     let mut all = Vec::new();
     for (r, items) in c.clone().lists() {
-        if matches!(r, Resource::NodeMetrics | Resource::PodMetrics) {
+        // The loader makes the namespaces of the objects it loads; labelled ones are applied.
+        if matches!(r, Resource::NodeMetrics | Resource::PodMetrics | Resource::Namespaces) {
             continue;
         }
         for mut item in items {

@@ -13,6 +13,7 @@ pub mod cronjob;
 pub mod hpa;
 pub mod job;
 pub mod lease;
+pub mod namespace;
 pub mod pdb;
 pub mod pv;
 pub mod quota;
@@ -56,6 +57,7 @@ macro_rules! registry {
             leases: $crate::collect::kinds::lease::Lease,
             validatingwebhookconfigurations: $crate::collect::kinds::webhook::Validating,
             mutatingwebhookconfigurations: $crate::collect::kinds::webhook::Mutating,
+            namespaces: $crate::collect::kinds::namespace::Namespace,
             #[cfg(test)] widgets: $crate::collect::kinds::widget::Widget,
         }
     };

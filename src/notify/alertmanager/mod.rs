@@ -110,7 +110,7 @@ pub fn cycle(transitions: &[Transition], resent_every: Duration, voice: Voice<'_
         let holds = holds_until(t.time, resent_every);
         match t.state {
             // Acknowledged: the same alert again, its annotations saying who is on it.
-            TransitionState::Firing | TransitionState::Acknowledged => {
+            TransitionState::Firing | TransitionState::Acknowledged | TransitionState::Reminder => {
                 alerts.push(postable(&a.labels, a, a.escalated_at.unwrap_or(starts_at(a)), holds, voice))
             }
             TransitionState::Resolved => alerts.push(postable(&a.labels, a, starts_at(a), t.time, voice)),

@@ -1,9 +1,9 @@
 //! The email notifier: SMTP to `host` (STARTTLS by default, or TLS from the start), as `from`
 //! to each of `to`, authenticated by `username` and `password_file` when given. One message per
-//! transition, text and HTML (everything from the cluster escaped in the HTML), its
-//! `Message-ID` made of the alert's fingerprint, its start and what changed, and a resolution,
-//! an escalation or an acknowledgement `In-Reply-To` the firing's, so that mail clients thread
-//! them. SMTP and MIME are lettre's.
+//! group's message ([`super::group`]), text and HTML (everything from the cluster escaped in the
+//! HTML), its `Message-ID` made of the group's labels and start, and every later message of the
+//! group `In-Reply-To` its first, so that mail clients thread them. An acknowledgement, told at
+//! once and alone, is `In-Reply-To` the alert's own firing id. SMTP and MIME are lettre's.
 //!
 //! What is queued is the message's parts (subject, text, HTML, its ids' left-hand sides); the
 //! message itself is made as it is sent, with the notifier's addresses.
@@ -17,7 +17,8 @@ use lettre::{AsyncSmtpTransport, AsyncTransport, Message, Tokio1Executor};
 use serde::{Deserialize, Serialize};
 
 use super::Sink;
-use super::payload::{Voice, changed, cluster_page, fingerprint, starts_at};
+use super::group::Told;
+use super::payload::{Voice, changed, cluster_page, fingerprint, headline, starts_at};
 use crate::config::NotifierKind;
 use crate::error::Problem;
 use crate::rules::{Transition, TransitionState};
@@ -32,6 +33,10 @@ impl Sink for Email {
 
     fn bodies(&self, _receiver: &str, transitions: &[Transition], _: Duration, voice: Voice<'_>) -> Vec<String> {
         transitions.iter().map(|t| serde_json::to_string(&letter(t, voice)).expect("a letter serializes")).collect()
+    }
+
+    fn group_bodies(&self, _receiver: &str, g: &Told<'_>, _: Duration, voice: Voice<'_>) -> Vec<String> {
+        group_letter(g, voice).map(|l| serde_json::to_string(&l).expect("a letter serializes")).into_iter().collect()
     }
 
     fn deduplicates(&self) -> bool {
@@ -56,37 +61,10 @@ pub fn letter(t: &Transition, voice: Voice<'_>) -> Letter {
     let a = &t.alert;
     let lang = voice.lang;
     let cluster = a.labels.get("cluster").map(String::as_str).unwrap_or_default();
-    let changed = changed(t, lang);
-    let summary = a.summary_in(lang);
-    let why = a.description_in(lang);
-    let severity = lang.t(&format!("severity-{}", a.severity.as_str()));
-    let runbook = crate::config::runbook_url(voice.runbooks, &a.alertname);
-    let page = (!cluster.is_empty()).then(|| cluster_page(voice.pages, cluster));
-    let comment = a.acknowledged.as_ref().map(|ack| ack.comment.as_str()).filter(|c| !c.is_empty());
     let prefix = if cluster.is_empty() { String::new() } else { format!("[{cluster}] ") };
-    let subject = one_line(&format!("{prefix}{changed}: {summary}"));
-    let labels: Vec<String> = a.labels.iter().map(|(k, v)| format!("{k}={v}")).collect();
-    let mut text = format!("{changed} · {severity}\n\n{summary}\n\n{why}\n");
-    if let Some(c) = comment {
-        text.push_str(&format!("\n> {c}\n"));
-    }
-    text.push_str(&format!("\n{}\n{runbook}\n", lang.t("notify-runbook")));
-    if let Some(page) = &page {
-        text.push_str(&format!("{}\n{page}\n", lang.tr("notify-pages", &[("cluster", cluster.into())])));
-    }
-    text.push_str(&format!("\n{}\n", labels.join("\n")));
-    let html = maud::html! {
-        p { strong { (changed) } " · " (severity) }
-        p { strong { (summary) } }
-        p { (why) }
-        @if let Some(c) = comment { blockquote { (c) } }
-        p {
-            a href=(runbook) { (lang.t("notify-runbook")) }
-            @if let Some(page) = &page { " · " a href=(page) { (lang.tr("notify-pages", &[("cluster", cluster.into())])) } }
-        }
-        ul style="color:#555;font-family:monospace" { @for l in &labels { li { (l) } } }
-    }
-    .into_string();
+    let subject = one_line(&format!("{prefix}{}: {}", changed(t, lang), a.summary_in(lang)));
+    let (mut text, mut html) = told(t, voice);
+    pages_link(cluster, voice, &mut text, &mut html);
     // The firing's id names the alert and its start; what follows it names what changed too.
     let print = fingerprint(&a.labels);
     let started = starts_at(a).as_second();
@@ -98,8 +76,85 @@ pub fn letter(t: &Transition, voice: Voice<'_>) -> Letter {
         TransitionState::Acknowledged => {
             (format!("{print}.{started}.acknowledged.{}", t.time.as_second()), Some(firing))
         }
+        TransitionState::Reminder => (format!("{print}.{started}.reminder.{}", t.time.as_second()), Some(firing)),
     };
     Letter { subject, text, html, id, replies_to }
+}
+
+/// The message of a group ([`super::group`]): each of its alerts in turn, the subject the
+/// first's with how many more; its id names the group and its start, and every message after
+/// the group's first is `In-Reply-To` it, so that a group is one thread.
+pub fn group_letter(g: &Told<'_>, voice: Voice<'_>) -> Option<Letter> {
+    let first = g.transitions.first()?;
+    let mut letter = letter(first, voice);
+    if g.transitions.len() > 1 {
+        let lang = voice.lang;
+        let (cluster, _) = headline(g.transitions, lang)?;
+        let more = (g.transitions.len() - 1) as i64;
+        let sentence = format!("{}: {}", changed(first, lang), first.alert.summary_in(lang));
+        let sentence = lang.tr("notify-more", &[("summary", sentence.into()), ("count", more.into())]);
+        let prefix = if cluster.is_empty() { String::new() } else { format!("[{cluster}] ") };
+        letter.subject = one_line(&format!("{prefix}{sentence}"));
+        let (mut text, mut html) = (String::new(), String::new());
+        for (i, t) in g.transitions.iter().enumerate() {
+            let (t_text, t_html) = told(t, voice);
+            if i > 0 {
+                text.push_str("\n----\n\n");
+                html.push_str("<hr>");
+            }
+            text.push_str(&t_text);
+            html.push_str(&t_html);
+        }
+        pages_link(cluster, voice, &mut text, &mut html);
+        (letter.text, letter.html) = (text, html);
+    }
+    let thread = format!("{}.{}.group", fingerprint(g.labels), g.since.as_second());
+    (letter.id, letter.replies_to) = match g.first {
+        true => (thread, None),
+        false => (format!("{thread}.{}", g.at.as_second()), Some(thread)),
+    };
+    Some(letter)
+}
+
+/// One alert's part of a message, as text and as HTML (everything from the cluster escaped):
+/// what changed, its summary and why, who is on it, its runbook and its labels.
+fn told(t: &Transition, voice: Voice<'_>) -> (String, String) {
+    let a = &t.alert;
+    let lang = voice.lang;
+    let changed = changed(t, lang);
+    let summary = a.summary_in(lang);
+    let why = a.description_in(lang);
+    let severity = lang.t(&format!("severity-{}", a.severity.as_str()));
+    let runbook = crate::config::runbook_url(voice.runbooks, &a.alertname);
+    let comment = a.acknowledged.as_ref().map(|ack| ack.comment.as_str()).filter(|c| !c.is_empty());
+    let labels: Vec<String> = a.labels.iter().map(|(k, v)| format!("{k}={v}")).collect();
+    let mut text = format!("{changed} · {severity}\n\n{summary}\n\n{why}\n");
+    if let Some(c) = comment {
+        text.push_str(&format!("\n> {c}\n"));
+    }
+    text.push_str(&format!("\n{}\n{runbook}\n", lang.t("notify-runbook")));
+    text.push_str(&format!("\n{}\n", labels.join("\n")));
+    let html = maud::html! {
+        p { strong { (changed) } " · " (severity) }
+        p { strong { (summary) } }
+        p { (why) }
+        @if let Some(c) = comment { blockquote { (c) } }
+        p { a href=(runbook) { (lang.t("notify-runbook")) } }
+        ul style="color:#555;font-family:monospace" { @for l in &labels { li { (l) } } }
+    }
+    .into_string();
+    (text, html)
+}
+
+/// The link to the cluster's page, at the end of a message.
+fn pages_link(cluster: &str, voice: Voice<'_>, text: &mut String, html: &mut String) {
+    if cluster.is_empty() {
+        return;
+    }
+    let page = cluster_page(voice.pages, cluster);
+    let words = voice.lang.tr("notify-pages", &[("cluster", cluster.into())]);
+    text.push_str(&format!("\n{words}\n{page}\n"));
+    html.push_str(&maud::html! { p { a href=(page) { (words) } } }.into_string());
 }
 
 /// A header's text on one line: control characters (a line break from the cluster) as spaces.

@@ -63,7 +63,7 @@ pub fn events(t: &Transition, voice: Voice<'_>) -> Vec<Value> {
     let a = &t.alert;
     let key = fingerprint(&a.labels);
     match t.state {
-        TransitionState::Firing => vec![trigger(a, &key, t, voice)],
+        TransitionState::Firing | TransitionState::Reminder => vec![trigger(a, &key, t, voice)],
         TransitionState::Acknowledged => vec![json!({"event_action": "acknowledge", "dedup_key": key})],
         TransitionState::Resolved => vec![json!({"event_action": "resolve", "dedup_key": key})],
         TransitionState::Escalated => {

@@ -1,5 +1,5 @@
 //! The webhook notifier: an HTTP POST of the Alertmanager webhook payload (version 4) per
-//! transition, to `url`; its heartbeat may go to a dead man's switch of its own
+//! transition, to `url`, or with `group_by` one per group's message (`notify::group`); its heartbeat may go to a dead man's switch of its own
 //! (`heartbeat_url`). A webhook does not drop repeats: a replica's notification is its own.
 
 use jiff::Timestamp;
@@ -29,6 +29,17 @@ impl Sink for Webhook {
         voice: Voice<'_>,
     ) -> Vec<String> {
         transitions.iter().map(|t| payload(receiver, t, voice)).collect()
+    }
+
+    /// With `group_by`: one payload per group's message, as Alertmanager's webhook sends.
+    fn group_bodies(
+        &self,
+        receiver: &str,
+        g: &super::group::Told<'_>,
+        _: std::time::Duration,
+        voice: Voice<'_>,
+    ) -> Vec<String> {
+        grouped(receiver, g, voice).into_iter().collect()
     }
 
     fn heartbeat_body(
@@ -75,33 +86,76 @@ pub fn watchdog(receiver: &str, now: Timestamp, lang: Lang) -> String {
 /// One webhook payload for one transition.
 pub fn payload(receiver: &str, t: &Transition, voice: Voice<'_>) -> String {
     let a = &t.alert;
-    let (status, ends_at) = match t.state {
-        TransitionState::Firing | TransitionState::Escalated | TransitionState::Acknowledged => {
-            ("firing", ZERO_TIME.to_string())
-        }
-        TransitionState::Resolved => ("resolved", t.time.to_string()),
-    };
     json!({
         "version": "4",
         "groupKey": format!("{{}}:{{alertname={:?}}}", a.alertname),
         "truncatedAlerts": 0,
-        "status": status,
+        "status": status(t).0,
         "receiver": receiver,
         "groupLabels": {"alertname": a.alertname},
         "commonLabels": a.labels,
         "commonAnnotations": annotations(a, voice),
         "externalURL": "",
-        "alerts": [{
-            "status": status,
-            "labels": a.labels,
-            "annotations": annotations(a, voice),
-            "startsAt": starts_at(a).to_string(),
-            "endsAt": ends_at,
-            "generatorURL": "",
-            "fingerprint": fingerprint(&a.labels),
-        }],
+        "alerts": [posted(t, voice)],
     })
     .to_string()
+}
+
+/// The status and `endsAt` of a transition's alert.
+fn status(t: &Transition) -> (&'static str, String) {
+    match t.state {
+        TransitionState::Firing
+        | TransitionState::Escalated
+        | TransitionState::Acknowledged
+        | TransitionState::Reminder => ("firing", ZERO_TIME.to_string()),
+        TransitionState::Resolved => ("resolved", t.time.to_string()),
+    }
+}
+
+/// One alert of a payload's `alerts`.
+fn posted(t: &Transition, voice: Voice<'_>) -> serde_json::Value {
+    let a = &t.alert;
+    let (status, ends_at) = status(t);
+    json!({
+        "status": status,
+        "labels": a.labels,
+        "annotations": annotations(a, voice),
+        "startsAt": starts_at(a).to_string(),
+        "endsAt": ends_at,
+        "generatorURL": "",
+        "fingerprint": fingerprint(&a.labels),
+    })
+}
+
+/// The payload of a group's message: its key and labels, the labels and annotations all its
+/// alerts share, `firing` while one of them fires.
+pub fn grouped(receiver: &str, g: &super::group::Told<'_>, voice: Voice<'_>) -> Option<String> {
+    let first = g.transitions.first()?;
+    let mut common = first.alert.labels.clone();
+    let mut common_annotations = annotations(&first.alert, voice);
+    for t in &g.transitions[1..] {
+        common.retain(|k, v| t.alert.labels.get(k) == Some(v));
+        let theirs = annotations(&t.alert, voice);
+        if let Some(mine) = common_annotations.as_object_mut() {
+            mine.retain(|k, v| theirs.get(k) == Some(v));
+        }
+    }
+    let firing = g.transitions.iter().any(|t| status(t).0 == "firing");
+    Some(
+        json!({
+            "version": "4",
+            "groupKey": g.key,
+            "truncatedAlerts": 0,
+            "status": if firing { "firing" } else { "resolved" },
+            "receiver": receiver,
+            "groupLabels": g.labels,
+            "commonLabels": common,
+            "commonAnnotations": common_annotations,
+            "externalURL": voice.pages,
+            "alerts": g.transitions.iter().map(|t| posted(t, voice)).collect::<Vec<_>>(),
+        })
+        .to_string(),
+    )
 }
 
 #[cfg(test)]

@@ -167,6 +167,7 @@ workload template, so that nothing is rendered (nor installed) when one applies.
 {{- $local := dict "name" $v.inClusterName "in_cluster" true -}}
 {{- if $v.rbac.namespaces -}}{{- $_ := set $local "namespaces" $v.rbac.namespaces -}}{{- end -}}
 {{- if $v.rbac.watch -}}{{- $_ := set $local "watch" true -}}{{- end -}}
+{{- if $v.inClusterNamespaceLabels -}}{{- $_ := set $local "namespace_labels" $v.inClusterNamespaceLabels -}}{{- end -}}
 {{- $clusters := list $local -}}
 {{- $_ := set $c "cluster" (concat $clusters (default list (get $c "cluster"))) -}}
 {{- end -}}
