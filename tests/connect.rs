@@ -161,11 +161,11 @@ async fn only_gets_to_the_collections_across_every_output() {
         assert_eq!(r.code, 2, "{output}");
     }
     h.assert_only_reads();
-    // The eight collections, the twelve optional reads (the Metrics API is asked even though
+    // The eight collections, the thirteen optional reads (the Metrics API is asked even though
     // metrics-server is not installed here: only its APIService being down spares the request;
     // no webhook names a Service, so their backends are not asked), and the events that say what
     // the Pending claim waits for.
-    assert_eq!(h.sim.requests().len(), 3 * 21);
+    assert_eq!(h.sim.requests().len(), 3 * 22);
     let claims =
         h.sim.requests().iter().filter(|r| r.query.contains("involvedObject.kind%3DPersistentVolumeClaim")).count();
     assert_eq!(claims, 3, "{:?}", h.sim.requests());

@@ -126,7 +126,7 @@ async fn a_tenant_token_reads_its_namespaces_and_nothing_else() {
         "Nodes are not visible with this token (namespaced access): node health is not watched",
         "Not visible with this token (namespaced access): apiservices.apiregistration.k8s.io, persistentvolumes, \
          leases.coordination.k8s.io, validatingwebhookconfigurations.admissionregistration.k8s.io, \
-         mutatingwebhookconfigurations.admissionregistration.k8s.io, nodes.metrics.k8s.io",
+         mutatingwebhookconfigurations.admissionregistration.k8s.io, namespaces, nodes.metrics.k8s.io",
     ] {
         assert_eq!(lines.iter().filter(|l| **l == said).count(), 1, "said once: {said}\n{}", run.stdout);
     }

@@ -157,9 +157,9 @@ async fn server_errors_are_reported_and_never_retried() {
     assert!(line.starts_with("The API server answered 503 Service Unavailable"), "{line}");
     assert_eq!(
         h.sim.requests().len() - before,
-        // The eight collections and the twelve optional reads (the claims' events are asked only
+        // The eight collections and the thirteen optional reads (the claims' events are asked only
         // when the claims were read; no webhook was, so no backend).
-        20,
+        21,
         "one request per collection and per optional read: 503 is not retried behind the user's back"
     );
 }

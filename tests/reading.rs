@@ -47,8 +47,8 @@ async fn lists_are_read_in_pages_with_server_side_filters() {
     assert_eq!(claims[0].query, "fieldSelector=involvedObject.kind%3DPersistentVolumeClaim%2Ctype%3DNormal&limit=500");
     assert_eq!(
         requests.len(),
-        9 + 12 + 1,
-        "eight collections, one of them two pages, the twelve optional reads (no webhook: no backend) and the claim events"
+        9 + 13 + 1,
+        "eight collections, one of them two pages, the thirteen optional reads (no webhook: no backend) and the claim events"
     );
     h.assert_only_reads();
 }

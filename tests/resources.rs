@@ -268,7 +268,7 @@ async fn rbac_optional_adds_exactly_the_optional_reads() {
             "  - apiGroups: [\"policy\"]",
             "    resources: [\"poddisruptionbudgets\"]",
             // A second rule of the core group (its `apiGroups` line is the guide's rule's too).
-            "    resources: [\"resourcequotas\", \"persistentvolumes\"]",
+            "    resources: [\"resourcequotas\", \"persistentvolumes\", \"namespaces\"]",
             "  - apiGroups: [\"coordination.k8s.io\"]",
             "    resources: [\"leases\"]",
             "  - apiGroups: [\"admissionregistration.k8s.io\"]",

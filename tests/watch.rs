@@ -144,8 +144,8 @@ async fn serve_in_watch_mode_gets_through_each_failure_of_a_watch() {
     let s = serve(&h, dir.path(), "1s");
     let ready = |n: i64| move |r: &common::web::Response| r.status == 200 && r.json()["nodes_ready"] == n;
     s.wait_for("/api/v1/clusters/sim", "the first cycle", ready(3));
-    // Every followed collection: the core seven, APIServices and the nine kinds of the registry.
-    wait_until("every watch open", || h.sim.open_watches() == 17);
+    // Every followed collection: the core seven, APIServices and the ten kinds of the registry.
+    wait_until("every watch open", || h.sim.open_watches() == 18);
 
     // Streams cut: opened again, and the next change is seen.
     h.sim.break_watches();
@@ -206,8 +206,8 @@ async fn the_agent_follows_by_watch_and_reports_a_change_within_the_interval() {
     let _agent = common::agent::Agent::start(&site, &h, &url, &["--watch"], &[]);
     let ready = |n: i64| move |r: &common::web::Response| r.status == 200 && r.json()["nodes_ready"] == n;
     s.wait_for("/api/v1/clusters/edge", "the agent's first cycle", ready(3));
-    // Every followed collection: the core seven, APIServices and the nine kinds of the registry.
-    wait_until("every watch open", || h.sim.open_watches() == 17);
+    // Every followed collection: the core seven, APIServices and the ten kinds of the registry.
+    wait_until("every watch open", || h.sim.open_watches() == 18);
     h.sim.set_cluster(scenario::trouble(now));
     let shown = Instant::now();
     s.wait_for("/api/v1/clusters/edge", "the node lost, reported on the change", ready(2));
