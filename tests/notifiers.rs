@@ -614,6 +614,9 @@ async fn an_admin_sends_a_test_notification_from_the_page_or_the_api_and_is_told
     let page = request(s.addr, "GET", "/notifiers", &[("Authorization", &admin)], b"");
     assert_eq!(page.status, 200, "{}", page.body);
     assert!(page.body.contains("ops-hook") && page.body.contains("warning and above"), "{}", page.body);
+    // How each groups: the webhook each change alone, Slack by cluster with reminders.
+    assert!(page.body.contains("each change alone"), "{}", page.body);
+    assert!(page.body.contains("grouped by cluster, told again every 4 h"), "{}", page.body);
     assert!(
         page.body.contains("http://127.0.0.1:") && !page.body.contains("/services/T1/B2/c3"),
         "a Slack URL is its secret"

@@ -52,23 +52,6 @@ pub fn group_of(by: &GroupBy, labels: &BTreeMap<String, String>) -> (String, BTr
     (format!("{{}}:{{{}}}", inner.join(",")), shared)
 }
 
-/// Whether notifier `n` of `notifiers` is told an alert with these labels and severity (the
-/// rules of [`super::route`]).
-fn tells(notifiers: &[Notifier], n: &Notifier, a: &Alert) -> bool {
-    let r = &n.routing;
-    if !n.sink.kind().routed() {
-        return true;
-    }
-    if !r.severe_enough(a) {
-        return false;
-    }
-    if r.matchers.is_empty() {
-        !notifiers.iter().any(|o| o.sink.kind().routed() && o.routing.claims(&a.labels))
-    } else {
-        r.claims(&a.labels)
-    }
-}
-
 /// What a cycle's transitions (already told of silences and windows) make for every notifier:
 /// those that group see them join their groups, and are sent what their groups' timers let go
 /// at `now`; the others are sent each change as before. `alerts` are the cluster's, `quiet`
@@ -85,6 +68,13 @@ pub fn bodies(
 ) -> Vec<(String, String)> {
     groups.retain(|name, _| notifiers.iter().any(|n| &n.name == name && n.grouping.is_some()));
     let routed = super::route(notifiers, told);
+    // The alerts the notifiers were told and that still fire, each with whether a routed
+    // notifier's matchers claim it: what reminders are made of.
+    let still: Vec<(&Alert, bool)> = alerts
+        .values()
+        .filter(|a| a.firing() && !a.untold)
+        .map(|a| (a, super::claimed(notifiers, &a.labels)))
+        .collect();
     let mut out = Vec::new();
     for (n, mine) in notifiers.iter().zip(routed) {
         let Some(g) = &n.grouping else {
@@ -100,8 +90,7 @@ pub fn bodies(
             let acks: Vec<Transition> = acks.into_iter().cloned().collect();
             out.extend(n.bodies(&acks, period).into_iter().map(|b| (n.name.clone(), b)));
         }
-        let firing: Vec<&Alert> =
-            alerts.values().filter(|a| a.firing() && !a.untold && tells(notifiers, n, a)).collect();
+        let firing: Vec<&Alert> = still.iter().filter(|(a, claimed)| n.tells(a, *claimed)).map(|(a, _)| *a).collect();
         let groups = groups.entry(n.name.clone()).or_default();
         for body in step(g, groups, &changes, &firing, quiet, now, period)
             .iter()

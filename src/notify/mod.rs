@@ -201,25 +201,24 @@ impl Routing {
 /// matchers, an alert that no routed notifier's matchers match; in both cases only at its
 /// `min_severity` or above. Alertmanager is told everything.
 pub fn route<'t>(notifiers: &[Notifier], transitions: &'t [Transition]) -> Vec<Vec<&'t Transition>> {
-    let claimed: Vec<bool> = transitions
-        .iter()
-        .map(|t| notifiers.iter().any(|n| n.sink.kind().routed() && n.routing.claims(&t.alert.labels)))
-        .collect();
+    let claimed: Vec<bool> = transitions.iter().map(|t| claimed(notifiers, &t.alert.labels)).collect();
     notifiers
         .iter()
         .map(|n| {
             transitions
                 .iter()
                 .zip(&claimed)
-                .filter(|(t, claimed)| {
-                    let r = &n.routing;
-                    let leaf = if r.matchers.is_empty() { !**claimed } else { r.claims(&t.alert.labels) };
-                    !n.sink.kind().routed() || (r.severe_enough(&t.alert) && leaf)
-                })
+                .filter(|(t, claimed)| n.tells(&t.alert, **claimed))
                 .map(|(t, _)| t)
                 .collect()
         })
         .collect()
+}
+
+/// Whether a routed notifier's matchers all match these labels (then the notifiers without
+/// matchers are not told the alert).
+pub(crate) fn claimed(notifiers: &[Notifier], labels: &std::collections::BTreeMap<String, String>) -> bool {
+    notifiers.iter().any(|n| n.sink.kind().routed() && n.routing.claims(labels))
 }
 
 impl Notifier {
@@ -338,6 +337,14 @@ impl Notifier {
             smtp,
             grouping,
         })
+    }
+
+    /// Whether it is told alert `a` ([`route`]), given whether a routed notifier's matchers
+    /// claimed it ([`claimed`]).
+    pub(crate) fn tells(&self, a: &Alert, claimed: bool) -> bool {
+        let r = &self.routing;
+        let leaf = if r.matchers.is_empty() { !claimed } else { r.claims(&a.labels) };
+        !self.sink.kind().routed() || (r.severe_enough(a) && leaf)
     }
 
     /// The bodies to queue for a cycle's transitions, whose firing alerts are sent again every

@@ -48,6 +48,22 @@ fn told(n: &Notifier) -> String {
     if let Some(s) = n.routing.min_severity {
         parts.push(tr("notifiers-told-severity", &[("severity", t(&format!("severity-{}", s.as_str())).into())]));
     }
+    parts.push(match &n.grouping {
+        None => t("notifiers-each-change"),
+        Some(g) => {
+            let by = match &g.by {
+                crate::config::GroupBy::Labels(labels) => labels.join(", "),
+                crate::config::GroupBy::Each => "...".to_string(),
+            };
+            match g.repeat {
+                Some(every) => {
+                    let every = crate::clock::words(jiff::SignedDuration::try_from(every).unwrap_or_default());
+                    tr("notifiers-grouped", &[("labels", by.into()), ("every", every.into())])
+                }
+                None => tr("notifiers-grouped-once", &[("labels", by.into())]),
+            }
+        }
+    });
     parts.join(" · ")
 }
 
