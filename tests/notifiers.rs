@@ -779,3 +779,116 @@ async fn five_alerts_of_one_cycle_are_one_message_and_what_still_fires_is_told_a
     assert_eq!(pods, ["worker-3", "worker-4", "worker-5"], "{reminder:?}");
     assert!(reminder.iter().all(|(c, _)| minutes(c) == lasted + 10), "ten minutes later: {reminder:?}");
 }
+
+/// Whether `got` holds a whole HTTP request: its head, and as much body as it says.
+fn whole_request(got: &[u8]) -> bool {
+    let Some(end) = got.windows(4).position(|w| w == b"\r\n\r\n") else { return false };
+    let head = String::from_utf8_lossy(&got[..end]).to_ascii_lowercase();
+    let length = head
+        .lines()
+        .find_map(|l| l.strip_prefix("content-length:"))
+        .and_then(|v| v.trim().parse::<usize>().ok())
+        .unwrap_or(0);
+    got.len() >= end + 4 + length
+}
+
+/// A receiver that misbehaves, and how many requests it got: `Endless` answers 200 with a body
+/// that never ends, `Silent` never answers, `Garbage` answers with bytes that are not HTTP.
+#[derive(Clone, Copy)]
+enum Misbehaves {
+    Endless,
+    Silent,
+    Garbage,
+}
+
+async fn misbehaving(how: Misbehaves) -> (String, std::sync::Arc<std::sync::atomic::AtomicUsize>) {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}/hook", listener.local_addr().unwrap());
+    let count = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let seen = count.clone();
+    tokio::spawn(async move {
+        while let Ok((mut conn, _)) = listener.accept().await {
+            let seen = seen.clone();
+            tokio::spawn(async move {
+                let (mut buf, mut got) = (vec![0u8; 65536], Vec::new());
+                while !whole_request(&got) {
+                    match conn.read(&mut buf).await {
+                        Ok(n) if n > 0 => got.extend_from_slice(&buf[..n]),
+                        _ => return,
+                    }
+                }
+                seen.fetch_add(1, Ordering::SeqCst);
+                match how {
+                    Misbehaves::Endless => {
+                        let head =
+                            b"HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Length: 1000000000000\r\n\r\n";
+                        if conn.write_all(head).await.is_err() {
+                            return;
+                        }
+                        while conn.write_all(&[b'x'; 65536]).await.is_ok() {
+                            tokio::time::sleep(Duration::from_millis(5)).await;
+                        }
+                    }
+                    Misbehaves::Silent => tokio::time::sleep(Duration::from_secs(3600)).await,
+                    Misbehaves::Garbage => {
+                        let _ = conn.write_all(b"garbage!\r\n\r\n").await;
+                    }
+                }
+            });
+        }
+    });
+    (url, count)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_receiver_that_answers_slowly_endlessly_or_with_garbage_is_cut_off_and_holds_up_no_other() {
+    let now = jiff::Timestamp::now();
+    let h = Harness::start(scenario::trouble(now)).await;
+    let good = Receiver::start().await;
+    let (endless, endless_got) = misbehaving(Misbehaves::Endless).await;
+    let (silent, _) = misbehaving(Misbehaves::Silent).await;
+    let (garbage, _) = misbehaving(Misbehaves::Garbage).await;
+    let dir = tempfile::tempdir().unwrap();
+    let hook = |name: &str, url: &str| {
+        format!("[[notifier]]\ntype = \"webhook\"\nname = \"{name}\"\nurl = \"{url}\"\ntimeout = \"1s\"\n\n")
+    };
+    let notifiers = format!(
+        "{}{}{}{}",
+        hook("good", &format!("{}/hook", good.url())),
+        hook("endless", &endless),
+        hook("silent", &silent),
+        hook("garbage", &garbage)
+    );
+    let cfg = common::web::write_config(dir.path(), &notifiers, &[("lab", &h, "200ms")]);
+    let s = Served::start(&cfg, &[("DUMBMONIT_TEST_CLOCK", &format!("{now}/60"))]);
+    wait_on(&s, "the trouble's alerts", || told(&good).len() >= 3);
+    h.sim.set_cluster(scenario::healthy(now));
+    wait_on(&s, "their resolutions", || told(&good).iter().any(|a| a.0 == "resolved"));
+    let sent = |name: &str| {
+        let m = common::samples(&s.get("/metrics").body);
+        m.get(&format!(r#"dumbmonit_notifications_sent_total{{notifier="{name}"}}"#)).copied().unwrap_or(0.0)
+    };
+    let failed = |name: &str| {
+        let m = common::samples(&s.get("/metrics").body);
+        m.get(&format!(r#"dumbmonit_notifications_failed_total{{notifier="{name}",reason="error"}}"#))
+            .copied()
+            .unwrap_or(0.0)
+    };
+    // The endless answer's status is taken: each notification sent once, none again.
+    wait_on(&s, "every notification to the endless receiver, once", || {
+        let all = good.received.lock().unwrap().len();
+        sent("good") as usize == all && sent("endless") as usize == all && endless_got.load(Ordering::SeqCst) == all
+    });
+    assert_eq!(failed("endless"), 0.0, "its body is not waited for");
+    // The silent one is cut at its timeout, the garbage one at once; both are tried again, and
+    // neither holds up the others.
+    wait_on(&s, "the silent and the garbage receivers' failures", || {
+        failed("silent") >= 1.0 && failed("garbage") >= 1.0
+    });
+    assert_eq!((sent("silent"), sent("garbage")), (0.0, 0.0));
+    let log = s.log();
+    assert!(log.contains("no answer within 1 s"), "{log}");
+    // The pages still answer.
+    assert_eq!(s.get("/").status, 200);
+}

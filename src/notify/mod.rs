@@ -562,8 +562,9 @@ impl Client {
         }
         let sent = n.sink.sent_as(body, n.key.as_deref());
         let key = idempotency_key(body);
-        let (status, _) =
-            self.exchange(n, http::Method::POST, n.endpoint.clone(), &sent, &key, n.auth.as_ref()).await?;
+        let (status, _) = self
+            .exchange(n, http::Method::POST, n.endpoint.clone(), &sent, &key, n.auth.as_ref(), Answer::Status)
+            .await?;
         Ok(status.to_string())
     }
 
@@ -612,11 +613,15 @@ impl Client {
         match &n.heartbeat_endpoint {
             Some(to) => {
                 let key = idempotency_key(body);
-                self.exchange(n, http::Method::POST, to.clone(), body, &key, n.heartbeat_auth.as_ref()).await.map(drop)
+                self.exchange(n, http::Method::POST, to.clone(), body, &key, n.heartbeat_auth.as_ref(), Answer::Status)
+                    .await
+                    .map(drop)
             }
             None => {
                 let key = idempotency_key(body);
-                self.exchange(n, http::Method::POST, n.endpoint.clone(), body, &key, n.auth.as_ref()).await.map(drop)
+                self.exchange(n, http::Method::POST, n.endpoint.clone(), body, &key, n.auth.as_ref(), Answer::Status)
+                    .await
+                    .map(drop)
             }
         }
     }
@@ -625,9 +630,10 @@ impl Client {
     /// answer's body on a 2xx answer, else why (never the credentials).
     pub async fn call(&self, n: &Notifier, method: http::Method, path: &str, body: &str) -> Result<Bytes, PostError> {
         let uri = n.at(path).map_err(|e| PostError::Request { detail: n.redactor.clean_owned(e.to_string()) })?;
-        self.exchange(n, method, uri, body, &idempotency_key(body), n.auth.as_ref()).await.map(|(_, b)| b)
+        self.exchange(n, method, uri, body, &idempotency_key(body), n.auth.as_ref(), Answer::Body).await.map(|(_, b)| b)
     }
 
+    #[allow(clippy::too_many_arguments)] // a request's parts, each its own
     async fn exchange(
         &self,
         n: &Notifier,
@@ -636,6 +642,7 @@ impl Client {
         body: &str,
         idempotency: &str,
         auth: Option<&HeaderValue>,
+        wanted: Answer,
     ) -> Result<(http::StatusCode, Bytes), PostError> {
         let mut request = http::Request::builder()
             .method(method)
@@ -658,6 +665,12 @@ impl Client {
                 .map_err(|e| PostError::Unreachable { detail: clean(describe(&e)) })?;
             let status = response.status();
             let retry_after = retry_after(response.headers());
+            // A notification a receiver took is taken, whatever follows its status: its body is
+            // not read (one that never ends, or is huge, would make a delivery look failed and
+            // be sent again).
+            if status.is_success() && wanted == Answer::Status {
+                return Ok((status, Bytes::new()));
+            }
             // A receiver's answer is read up to a bound: one that sends more is cut there.
             let read = http_body_util::Limited::new(response.into_body(), ANSWER_MOST).collect().await;
             if status.is_success() {
@@ -676,6 +689,14 @@ impl Client {
             Err(_) => Err(PostError::Timeout { after: n.timeout }),
         }
     }
+}
+
+/// What of a receiver's answer a request needs: a delivery its status (and the body of a
+/// refusal, to say it), a read of Alertmanager's silences the body too.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Answer {
+    Status,
+    Body,
 }
 
 /// An error and its sources, in one line (a refused connection, a certificate problem).
