@@ -79,8 +79,10 @@ pub struct Config {
     /// Where the pages, the API and /metrics are served (loopback by default).
     #[serde(default = "defaults::listen")]
     pub listen: std::net::SocketAddr,
-    /// Where the SQLite state lives.
+    /// Where the SQLite state lives (and the secret key, by default).
     pub state_dir: PathBuf,
+    /// `[state]`: the state in PostgreSQL, shared by replicas; SQLite in `state_dir` without it.
+    pub state: Option<StateConfig>,
     /// Protection of the pages, the API and /metrics (none by default).
     #[serde(default)]
     pub auth: AuthConfig,
@@ -278,6 +280,134 @@ impl Shard {
             h = h.wrapping_mul(0x100000001b3);
         }
         h % self.count as u64 == self.index as u64
+    }
+}
+
+/// `[state]`: where replicas keep one shared state, PostgreSQL. As written; [`StateConfig::check`]
+/// checks it as the file loads.
+#[derive(Clone, Debug, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct StateConfig {
+    /// `postgres://USER@HOST:PORT/DATABASE`, without a password.
+    pub url: String,
+    /// The file holding the user's password (a Kubernetes Secret's key, mounted).
+    pub password_file: Option<PathBuf>,
+    /// As libpq spells it: `disable`, `prefer` (the default, as libpq's), `require`, `verify-ca`
+    /// or `verify-full`.
+    #[serde(default)]
+    pub sslmode: SslMode,
+    /// The certificate authorities (PEM) the server's certificate is checked against; the
+    /// system's without it.
+    pub ca_file: Option<PathBuf>,
+    /// How many connections each replica keeps at most (8).
+    pub pool: Option<u32>,
+    /// How long a connection may take to open (5s).
+    pub connect_timeout: Option<Seconds>,
+    /// How long a statement may run (10s): PostgreSQL's `statement_timeout`.
+    pub statement_timeout: Option<Seconds>,
+    /// How long a replica's clusters stay its own without it renewing them (30s).
+    pub lease: Option<Seconds>,
+    /// This replica's name among the others (the machine's name by default: a pod's).
+    pub replica: Option<String>,
+}
+
+/// libpq's `sslmode`, as DumbMonit applies it.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum SslMode {
+    /// No TLS.
+    Disable,
+    /// TLS when the server offers it, its certificate not checked.
+    #[default]
+    Prefer,
+    /// TLS always, its certificate not checked.
+    Require,
+    /// TLS, the certificate checked against the authorities, not the host name.
+    VerifyCa,
+    /// TLS, the certificate checked against the authorities and the host name.
+    VerifyFull,
+}
+
+impl StateConfig {
+    /// The lease, checked.
+    pub fn lease(&self) -> Duration {
+        self.lease.unwrap_or(Seconds(30.0)).duration()
+    }
+
+    pub fn connect_timeout(&self) -> Duration {
+        self.connect_timeout.unwrap_or(Seconds(5.0)).duration()
+    }
+
+    pub fn statement_timeout(&self) -> Duration {
+        self.statement_timeout.unwrap_or(Seconds(10.0)).duration()
+    }
+
+    pub fn pool(&self) -> u32 {
+        self.pool.unwrap_or(8)
+    }
+
+    /// This replica's name.
+    pub fn replica(&self) -> String {
+        self.replica.clone().unwrap_or_else(hostname)
+    }
+
+    /// The URL, parsed: a `postgres://` URL that names a host and no password (it would be shown
+    /// wherever the URL is), with no `sslmode` of its own (the field is the one).
+    pub fn parsed(&self) -> Result<tokio_postgres::Config, Problem> {
+        let unusable = |why: &str| Problem::Unusable { field: "url", why: why.to_string() };
+        let lower = self.url.to_ascii_lowercase();
+        if !(lower.starts_with("postgres://") || lower.starts_with("postgresql://")) {
+            return Err(unusable("must be a postgres:// URL (postgres://USER@HOST:PORT/DATABASE)"));
+        }
+        if lower.contains("sslmode=") || lower.contains("password=") {
+            return Err(unusable("sets sslmode or password itself: give them as `sslmode` and `password_file`"));
+        }
+        let parsed: tokio_postgres::Config = self.url.parse().map_err(|e| Problem::Unusable {
+            field: "url",
+            why: format!("does not parse: {e}"),
+        })?;
+        if parsed.get_password().is_some() {
+            return Err(unusable("carries a password: put it in the file `password_file` names"));
+        }
+        if parsed.get_hosts().is_empty() {
+            return Err(unusable("names no host"));
+        }
+        if parsed.get_user().is_none() {
+            return Err(unusable("names no user (postgres://USER@HOST/DATABASE)"));
+        }
+        Ok(parsed)
+    }
+
+    fn check(&self) -> Result<(), Problem> {
+        self.parsed()?;
+        for (field, path) in [("password_file", &self.password_file), ("ca_file", &self.ca_file)] {
+            if let Some(path) = path
+                && let Err(source) = std::fs::File::open(path)
+            {
+                return Err(Problem::Unreadable { field, path: path.clone(), source });
+            }
+        }
+        if self.ca_file.is_some() && matches!(self.sslmode, SslMode::Disable) {
+            return Err(Problem::Unusable { field: "ca_file", why: "is of no use with sslmode = \"disable\"".into() });
+        }
+        if !(1..=100).contains(&self.pool()) {
+            return Err(Problem::Unusable { field: "pool", why: format!("{} is not between 1 and 100", self.pool()) });
+        }
+        for (field, v) in
+            [("connect_timeout", self.connect_timeout), ("statement_timeout", self.statement_timeout), ("lease", self.lease)]
+        {
+            if let Some(v) = v
+                && !(v.0.is_finite() && v.0 >= 1.0)
+            {
+                return Err(Problem::Unusable { field, why: format!("{}s is shorter than a second", v.0) });
+            }
+        }
+        if let Some(r) = &self.replica
+            && (r.is_empty() || r.len() > 200 || r.chars().any(char::is_control))
+        {
+            return Err(Problem::Unusable { field: "replica", why: "must be a name of 1 to 200 characters".into() });
+        }
+        Ok(())
     }
 }
 
@@ -732,6 +862,11 @@ impl Config {
 
     fn check(&mut self, file: &Path) -> Result<(), ConfigError> {
         let err = |section: Section, problem: Problem| Err(ConfigError::in_file(file, section, problem));
+        if let Some(state) = &self.state
+            && let Err(problem) = state.check()
+        {
+            return err(Section::State, problem);
+        }
         if let Some(u) = &self.external_url {
             self.external_url = Some(base_url("external_url", u, file)?);
         }

@@ -129,6 +129,7 @@ async fn tour_in(args: &DemoArgs, dir: PathBuf) -> Result<(), DemoError> {
     let config = Config {
         listen: listen_address(args),
         state_dir: dir.join("state"),
+        state: None,
         auth: AuthConfig::default(),
         allowed_hosts: Vec::new(),
         clusters: vec![cluster],

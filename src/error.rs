@@ -202,6 +202,8 @@ pub enum Section {
     Maintenance(usize),
     /// The N-th `[[rule]]` (from 1), with the rule it names.
     Rule(usize, Box<str>),
+    /// `[state]`.
+    State,
 }
 
 impl fmt::Display for Section {
@@ -214,6 +216,7 @@ impl fmt::Display for Section {
             Section::Silence(n) => write!(f, "silence {n}"),
             Section::Maintenance(n) => write!(f, "maintenance {n}"),
             Section::Rule(n, name) => write!(f, "rule {n} ({name:?})"),
+            Section::State => f.write_str("state"),
         }
     }
 }

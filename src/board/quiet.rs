@@ -273,7 +273,7 @@ impl Quieting {
     pub fn load_kept_quiet(&self) {
         let now = self.now();
         let mut store = self.store.lock().expect("store lock");
-        let read = |kind| {
+        let mut read = |kind| {
             store.kept(kind).unwrap_or_else(|e| {
                 tracing::error!(target: TARGET, error = %e, "the silences and maintenance windows kept cannot be read: {e}");
                 Vec::new()

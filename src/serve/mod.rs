@@ -127,7 +127,7 @@ pub async fn run(config: Config, options: ServeOptions) -> Result<(), ServeError
     // A state directory that cannot be used (read-only, full, missing) does not stop the
     // monitoring: the state then lives in memory, and every page says so.
     let (store, reader, state_error) = match Store::open(&config.state_dir)
-        .and_then(|s| s.retry_all_now().map(|_| s))
+        .and_then(|mut s| s.retry_all_now().map(|_| s))
         .and_then(|s| Ok((s, Store::open(&config.state_dir)?)))
     {
         Ok((store, reader)) => (store, reader, None),

@@ -1,8 +1,7 @@
 //! The clusters added on the pages: stored with their token sealed by the secret key, found by
 //! name, and unsealed one at a time (only the one asked for).
 
-use rusqlite::{OptionalExtension, params};
-
+use super::db::args;
 use super::{AuditEntry, PageCluster, StateError, Store};
 use crate::config::PageSettings;
 use crate::secret::SecretKey;
@@ -38,21 +37,25 @@ impl Store {
     /// Every cluster added on the pages, by name, each unsealed; one whose settings cannot be
     /// read is its own error, so that the others are still given.
     pub fn stored_clusters(
-        &self,
+        &mut self,
         key: &SecretKey,
     ) -> Result<Vec<Result<StoredCluster, UnreadableSettings>>, StateError> {
         Ok(self.page_clusters()?.into_iter().map(|row| opened(row, key)).collect())
     }
 
     /// The cluster of the pages named so, the only token unsealed.
-    pub fn stored_cluster(&self, key: &SecretKey, name: &str) -> Result<Option<StoredCluster>, StateError> {
+    pub fn stored_cluster(&mut self, key: &SecretKey, name: &str) -> Result<Option<StoredCluster>, StateError> {
         let row = self
             .conn
-            .query_row("SELECT name, settings, sealed FROM page_clusters WHERE name = ?1", params![name], |r| {
-                Ok(PageCluster { name: r.get(0)?, settings: r.get(1)?, sealed: r.get(2)? })
-            })
-            .optional()
+            .query_one("SELECT name, settings, sealed FROM page_clusters WHERE name = ?1", args![name])
             .map_err(|e| self.db(e))?;
+        let row = match row {
+            Some(r) => Some(
+                (|| Ok(PageCluster { name: r.text(0)?, settings: r.text(1)?, sealed: r.bytes(2)? }))()
+                    .map_err(|e| self.db(e))?,
+            ),
+            None => None,
+        };
         Ok(row.and_then(|row| opened(row, key).ok()))
     }
 

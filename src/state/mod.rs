@@ -9,16 +9,21 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
 use jiff::Timestamp;
-use rusqlite::{Connection, OptionalExtension, params};
 
 mod clusters;
+pub mod db;
+mod owners;
+pub mod postgres;
 mod quiet;
+pub mod schema;
 
 pub use clusters::{StoredCluster, UnreadableSettings, Unsealed};
+pub use owners::{Beat, Replica, ReplicaSeen};
 pub use quiet::{Kept, QuietKind};
 
 use crate::rules::engine::{PodMemories, PodMemory};
 use crate::rules::{Alert, RuleState};
+use db::{Conn, DbError, Engine, args};
 
 /// The database file inside the state directory.
 pub const FILE: &str = "dumbmonit.db";
@@ -27,11 +32,36 @@ pub const FILE: &str = "dumbmonit.db";
 pub enum StateError {
     #[error("The state directory {dir} cannot be used: {source}")]
     Dir { dir: PathBuf, source: std::io::Error },
-    #[error("The state database {file} cannot be used: {source}")]
-    Db { file: PathBuf, source: rusqlite::Error },
+    /// `place`: the SQLite file, or the PostgreSQL address (never with a password).
+    #[error("The state database {place} cannot be used: {source}")]
+    Db { place: String, source: DbError },
     /// A row that the database holds cannot be read back.
-    #[error("The state database {file} holds something unreadable: {row}: {source}")]
-    Corrupt { file: PathBuf, row: Row, source: Undecodable },
+    #[error("The state database {place} holds something unreadable: {row}: {source}")]
+    Corrupt { place: String, row: Row, source: Undecodable },
+    /// A schema this binary cannot use (newer than it knows).
+    #[error("The state database {place} cannot be used: {source}")]
+    Schema { place: String, source: schema::SchemaError },
+    /// A cycle of a cluster this replica no longer owns (its lease ran out, another took it):
+    /// not written; the owner's cycles are.
+    #[error("cluster {cluster} is read by another replica now: this replica's cycle was not saved")]
+    NotOwner { cluster: String },
+}
+
+/// A statement's error inside a transaction, where it is said once the transaction ends.
+impl From<DbError> for StateError {
+    fn from(source: DbError) -> StateError {
+        StateError::Db { place: String::new(), source }
+    }
+}
+
+impl StateError {
+    /// Says where, for an error made without it.
+    fn at(self, place: &str) -> StateError {
+        match self {
+            StateError::Db { place: p, source } if p.is_empty() => StateError::Db { place: place.to_string(), source },
+            other => other,
+        }
+    }
 }
 
 /// Which stored value cannot be read back.
@@ -68,6 +98,8 @@ pub enum Undecodable {
     Time(#[from] jiff::Error),
     #[error(transparent)]
     Json(#[from] serde_json::Error),
+    #[error(transparent)]
+    Column(#[from] DbError),
 }
 
 /// A notification waiting to be delivered.
@@ -91,90 +123,31 @@ struct Wrote<'s> {
     gone: Vec<(String, String)>,
 }
 
-/// The state database of one monitor.
+/// The most notifications of a cluster kept in memory while its cycles cannot be saved (the
+/// database away): sent with the first cycle saved after.
+const UNSAVED_KEPT: usize = 1000;
+
+/// The state database of one monitor: SQLite, or PostgreSQL shared with other replicas.
 pub struct Store {
-    conn: Connection,
-    file: PathBuf,
+    conn: Conn,
+    /// Where it is, as said in errors: the SQLite file, or the PostgreSQL address.
+    place: String,
+    /// With PostgreSQL: this replica, whose cycles are saved only for the clusters it owns.
+    replica: Option<Replica>,
     /// What was last written of each cluster's pods, so that a cycle writes only what changed;
     /// none for a cluster whose rows are not known to match (never loaded, or its last commit
     /// failed): its next commit writes them all afresh.
     written_pods: HashMap<String, PodMemories>,
+    /// The notifications of cycles that could not be saved, by cluster: queued with the next
+    /// cycle that is (dropped if another replica owns the cluster by then).
+    unsaved: HashMap<String, Vec<(String, String)>>,
 }
 
-const SCHEMA: &str = "
-CREATE TABLE IF NOT EXISTS clusters (
-    cluster TEXT PRIMARY KEY,
-    failures INTEGER NOT NULL,
-    last_cycle TEXT
-);
-CREATE TABLE IF NOT EXISTS alerts (
-    cluster TEXT NOT NULL,
-    key TEXT NOT NULL,
-    alert TEXT NOT NULL,
-    PRIMARY KEY (cluster, key)
-);
-CREATE TABLE IF NOT EXISTS pods (
-    cluster TEXT NOT NULL,
-    namespace TEXT NOT NULL,
-    pod TEXT NOT NULL,
-    memory TEXT NOT NULL,
-    PRIMARY KEY (cluster, namespace, pod)
-);
-CREATE TABLE IF NOT EXISTS notice_groups (
-    cluster TEXT PRIMARY KEY,
-    groups TEXT NOT NULL
-);
-CREATE TABLE IF NOT EXISTS outbox (
-    id INTEGER PRIMARY KEY AUTOINCREMENT,
-    notifier TEXT NOT NULL,
-    body TEXT NOT NULL,
-    created TEXT NOT NULL,
-    attempts INTEGER NOT NULL DEFAULT 0,
-    next_attempt TEXT NOT NULL,
-    last_error TEXT
-);
-CREATE INDEX IF NOT EXISTS outbox_due ON outbox (next_attempt);
-CREATE TABLE IF NOT EXISTS history (
-    cluster TEXT NOT NULL,
-    time INTEGER NOT NULL,
-    nodes INTEGER NOT NULL,
-    nodes_ready INTEGER NOT NULL,
-    pods_running INTEGER NOT NULL,
-    pods_pending INTEGER NOT NULL,
-    pods_failed INTEGER NOT NULL,
-    pods_crashlooping INTEGER NOT NULL,
-    warning_events INTEGER NOT NULL,
-    PRIMARY KEY (cluster, time)
-);
-CREATE TABLE IF NOT EXISTS pod_restarts (
-    cluster TEXT NOT NULL,
-    namespace TEXT NOT NULL,
-    pod TEXT NOT NULL,
-    time INTEGER NOT NULL,
-    restarts INTEGER NOT NULL,
-    PRIMARY KEY (cluster, namespace, pod, time)
-);
-CREATE INDEX IF NOT EXISTS pod_restarts_age ON pod_restarts (cluster, time);
-CREATE TABLE IF NOT EXISTS page_clusters (
-    name TEXT PRIMARY KEY,
-    settings TEXT NOT NULL,
-    sealed BLOB NOT NULL,
-    updated INTEGER NOT NULL
-);
-CREATE TABLE IF NOT EXISTS quiet (
-    kind TEXT NOT NULL,
-    id TEXT NOT NULL,
-    body TEXT NOT NULL,
-    PRIMARY KEY (kind, id)
-);
-CREATE TABLE IF NOT EXISTS audit (
-    id INTEGER PRIMARY KEY AUTOINCREMENT,
-    time INTEGER NOT NULL,
-    who TEXT NOT NULL,
-    action TEXT NOT NULL,
-    cluster TEXT NOT NULL
-);
-";
+/// A cluster's rows as the store reads them, in one place for both engines.
+const UPSERT_CLUSTER: &str = "INSERT INTO clusters (cluster, failures, last_cycle) VALUES (?1, ?2, ?3)
+     ON CONFLICT (cluster) DO UPDATE SET failures = excluded.failures, last_cycle = excluded.last_cycle";
+const ENQUEUE: &str =
+    "INSERT INTO outbox (notifier, body, created, next_attempt, due) VALUES (?1, ?2, ?3, ?3, ?4)";
 
 /// A cluster added on the pages: its settings (JSON, no secret in them) and its token (the
 /// service account's, or the agent's), sealed with the secret key.
@@ -228,6 +201,11 @@ impl HistoryPoint {
     }
 }
 
+/// Now in Unix milliseconds, as the outbox compares times.
+fn millis(t: Timestamp) -> i64 {
+    t.as_millisecond()
+}
+
 impl Store {
     /// Opens (or creates) the database in `dir`.
     /// The directory is made (or kept) mode 0700 and the database's files 0600: the audit list,
@@ -239,7 +217,8 @@ impl Store {
         // A directory made before (or by someone else) is narrowed when it is ours to change.
         let _ = std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700));
         let file = dir.join(FILE);
-        let db = |source| StateError::Db { file: file.clone(), source };
+        let place = file.display().to_string();
+        let db = |source: rusqlite::Error| StateError::Db { place: place.clone(), source: source.into() };
         // SQLite gives the -wal and -shm files the mode of the database file.
         std::fs::OpenOptions::new()
             .write(true)
@@ -254,7 +233,7 @@ impl Store {
                 let _ = std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o600));
             }
         }
-        let conn = Connection::open(&file).map_err(db)?;
+        let conn = rusqlite::Connection::open(&file).map_err(db)?;
         conn.busy_timeout(std::time::Duration::from_secs(5)).map_err(db)?;
         // WAL: a reader (the delivery worker) never blocks the cycle's writer. synchronous=NORMAL:
         // in WAL mode a commit survives a killed process without waiting for an fsync (a power
@@ -263,80 +242,91 @@ impl Store {
         // where a kill makes it be sent again.
         conn.pragma_update(None, "journal_mode", "WAL").map_err(db)?;
         conn.pragma_update(None, "synchronous", "NORMAL").map_err(db)?;
-        conn.execute_batch(SCHEMA).map_err(db)?;
-        Ok(Store { conn, file, written_pods: HashMap::new() })
+        Store::with(Conn::Sqlite(conn), place, None)
     }
 
     /// A database in memory, shared by every connection opened with the same `name` in this
     /// process: what `serve` uses when its state directory cannot be used, so that it goes on
     /// monitoring (nothing then survives a restart).
     pub fn open_in_memory(name: &str) -> Result<Store, StateError> {
-        let file = PathBuf::from(format!("(in memory: {name})"));
-        let db = |source| StateError::Db { file: file.clone(), source };
+        let place = format!("(in memory: {name})");
+        let db = |source: rusqlite::Error| StateError::Db { place: place.clone(), source: source.into() };
         let flags = rusqlite::OpenFlags::SQLITE_OPEN_READ_WRITE
             | rusqlite::OpenFlags::SQLITE_OPEN_CREATE
             | rusqlite::OpenFlags::SQLITE_OPEN_URI
             | rusqlite::OpenFlags::SQLITE_OPEN_NO_MUTEX;
-        let conn = Connection::open_with_flags(format!("file:{name}?mode=memory&cache=shared"), flags).map_err(db)?;
+        let conn = rusqlite::Connection::open_with_flags(format!("file:{name}?mode=memory&cache=shared"), flags)
+            .map_err(db)?;
         conn.busy_timeout(std::time::Duration::from_secs(5)).map_err(db)?;
-        conn.execute_batch(SCHEMA).map_err(db)?;
-        Ok(Store { conn, file, written_pods: HashMap::new() })
+        Store::with(Conn::Sqlite(conn), place, None)
     }
 
-    fn db(&self, source: rusqlite::Error) -> StateError {
-        StateError::Db { file: self.file.clone(), source }
+    /// A store on an open connection, its schema brought up to date.
+    fn with(mut conn: Conn, place: String, replica: Option<Replica>) -> Result<Store, StateError> {
+        schema::migrate(&mut conn).map_err(|source| match source {
+            schema::SchemaError::Db(source) => StateError::Db { place: place.clone(), source },
+            source => StateError::Schema { place: place.clone(), source },
+        })?;
+        Ok(Store { conn, place, replica, written_pods: HashMap::new(), unsaved: HashMap::new() })
+    }
+
+    /// Which engine it is.
+    pub fn engine(&self) -> Engine {
+        self.conn.engine()
+    }
+
+    /// Where it is, as errors say it.
+    pub fn place(&self) -> &str {
+        &self.place
+    }
+
+    fn db(&self, source: DbError) -> StateError {
+        StateError::Db { place: self.place.clone(), source }
     }
 
     fn corrupt(&self, row: Row, source: impl Into<Undecodable>) -> StateError {
-        StateError::Corrupt { file: self.file.clone(), row, source: source.into() }
+        StateError::Corrupt { place: self.place.clone(), row, source: source.into() }
     }
 
     /// A cluster's rule state as last committed (empty for a new cluster).
     pub fn load(&mut self, cluster: &str) -> Result<RuleState, StateError> {
         let mut state = RuleState::default();
-        let row: Option<(u32, Option<String>)> = self
+        let row = self
             .conn
-            .query_row("SELECT failures, last_cycle FROM clusters WHERE cluster = ?1", [cluster], |r| {
-                Ok((r.get(0)?, r.get(1)?))
-            })
-            .optional()
+            .query_one("SELECT failures, last_cycle FROM clusters WHERE cluster = ?1", args![cluster])
             .map_err(|e| self.db(e))?;
-        if let Some((failures, last)) = row {
-            state.failures = failures;
-            state.last_cycle = match last {
+        if let Some(row) = row {
+            state.failures = row.int(0).map_err(|e| self.db(e))? as u32;
+            state.last_cycle = match row.maybe_text(1).map_err(|e| self.db(e))? {
                 Some(t) => Some(t.parse().map_err(|e: jiff::Error| self.corrupt(Row::LastCycle { value: t }, e))?),
                 None => None,
             };
         }
-        let mut stmt = self.conn.prepare("SELECT key, alert FROM alerts WHERE cluster = ?1").map_err(|e| self.db(e))?;
-        let rows: Vec<(String, String)> = stmt
-            .query_map([cluster], |r| Ok((r.get(0)?, r.get(1)?)))
-            .and_then(|rows| rows.collect())
-            .map_err(|e| self.db(e))?;
-        drop(stmt);
-        for (key, json) in rows {
+        let rows =
+            self.conn.query("SELECT key, alert FROM alerts WHERE cluster = ?1", args![cluster]).map_err(|e| self.db(e))?;
+        for row in rows {
+            let (key, json) = (row.text(0).map_err(|e| self.db(e))?, row.text(1).map_err(|e| self.db(e))?);
             let alert: Alert =
                 serde_json::from_str(&json).map_err(|e| self.corrupt(Row::Alert { key: key.clone() }, e))?;
             state.alerts.insert(key, alert);
         }
-        let mut stmt =
-            self.conn.prepare("SELECT namespace, pod, memory FROM pods WHERE cluster = ?1").map_err(|e| self.db(e))?;
-        let rows: Vec<(String, String, String)> = stmt
-            .query_map([cluster], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
-            .and_then(|rows| rows.collect())
+        let rows = self
+            .conn
+            .query("SELECT namespace, pod, memory FROM pods WHERE cluster = ?1", args![cluster])
             .map_err(|e| self.db(e))?;
-        drop(stmt);
-        for (ns, pod, json) in rows {
+        for row in rows {
+            let text = |i| row.text(i).map_err(|e| self.db(e));
+            let (ns, pod, json) = (text(0)?, text(1)?, text(2)?);
             let memory: PodMemory = serde_json::from_str(&json)
                 .map_err(|e| self.corrupt(Row::Pod { namespace: ns.clone(), pod: pod.clone() }, e))?;
             state.pods.insert((ns, pod), memory);
         }
-        let groups: Option<String> = self
+        let groups = self
             .conn
-            .query_row("SELECT groups FROM notice_groups WHERE cluster = ?1", [cluster], |r| r.get(0))
-            .optional()
+            .query_one("SELECT groups FROM notice_groups WHERE cluster = ?1", args![cluster])
             .map_err(|e| self.db(e))?;
-        if let Some(json) = groups {
+        if let Some(row) = groups {
+            let json = row.text(0).map_err(|e| self.db(e))?;
             state.groups = serde_json::from_str(&json).map_err(|e| self.corrupt(Row::Groups, e))?;
         }
         self.written_pods.insert(cluster.to_string(), state.pods.clone());
@@ -345,6 +335,10 @@ impl Store {
 
     /// Writes a cycle's outcome: the cluster's rule state and the notifications it causes
     /// (notifier name, body), in one transaction. The outbox runs on the wall clock.
+    ///
+    /// With PostgreSQL the cycle is written only while this replica owns the cluster
+    /// ([`StateError::NotOwner`] otherwise). A cycle that cannot be written keeps its
+    /// notifications, queued with the next one that is.
     pub fn commit_cycle(
         &mut self,
         cluster: &str,
@@ -353,7 +347,19 @@ impl Store {
         history: Option<HistoryPoint>,
     ) -> Result<(), StateError> {
         let written = self.written_pods.remove(cluster);
-        let wrote = self.write_cycle(cluster, state, notifications, history, written.as_ref())?;
+        let mut queued = self.unsaved.remove(cluster).unwrap_or_default();
+        queued.extend_from_slice(notifications);
+        let wrote = match self.write_cycle(cluster, state, &queued, history, written.as_ref()) {
+            Ok(wrote) => wrote,
+            Err(e) => {
+                if !matches!(e, StateError::NotOwner { .. }) {
+                    let keep = queued.len().saturating_sub(UNSAVED_KEPT);
+                    queued.drain(..keep);
+                    self.unsaved.insert(cluster.to_string(), queued);
+                }
+                return Err(e);
+            }
+        };
         // Only what was committed counts as written; after a failure everything is written again.
         // Updated in place: a cycle copies only the pods that changed, not all of them.
         let written = match written {
@@ -378,6 +384,11 @@ impl Store {
         Ok(())
     }
 
+    /// How many notifications wait in memory for a cycle to be saved.
+    pub fn unsaved(&self) -> usize {
+        self.unsaved.values().map(Vec::len).sum()
+    }
+
     fn write_cycle<'s>(
         &mut self,
         cluster: &str,
@@ -387,47 +398,49 @@ impl Store {
         written: Option<&PodMemories>,
     ) -> Result<Wrote<'s>, StateError> {
         let now = Timestamp::now();
-        let file = self.file.clone();
-        let db = |source| StateError::Db { file: file.clone(), source };
-        let mut wrote = Wrote { changed: Vec::new(), gone: Vec::new() };
-        let tx = self.conn.transaction().map_err(db)?;
-        tx.execute(
-            "INSERT INTO clusters (cluster, failures, last_cycle) VALUES (?1, ?2, ?3)
-             ON CONFLICT (cluster) DO UPDATE SET failures = excluded.failures, last_cycle = excluded.last_cycle",
-            params![cluster, state.failures, state.last_cycle.map(|t| t.to_string())],
-        )
-        .map_err(db)?;
-        tx.execute("DELETE FROM alerts WHERE cluster = ?1", [cluster]).map_err(db)?;
-        if state.groups.is_empty() {
-            tx.execute("DELETE FROM notice_groups WHERE cluster = ?1", [cluster]).map_err(db)?;
-        } else {
-            let json = serde_json::to_string(&state.groups).expect("groups serialize");
+        let place = self.place.clone();
+        let replica = self.replica.as_ref().map(|r| r.name.clone());
+        let fail = |source| StateError::Db { place: place.clone(), source };
+        let written_ok = self.conn.transaction(|tx| {
+            let mut wrote = Wrote { changed: Vec::new(), gone: Vec::new() };
+            if let Some(me) = &replica {
+                // The lease, held until the end of the transaction: a replica taking the cluster
+                // over waits for it, and a replica whose lease ran out writes nothing.
+                let owned = tx
+                    .query_one(
+                        "SELECT 1 FROM owners WHERE cluster = ?1 AND replica = ?2 AND expires > now() FOR UPDATE",
+                        args![cluster, me.as_str()],
+                    )
+                    .map_err(fail)?;
+                if owned.is_none() {
+                    return Err(StateError::NotOwner { cluster: cluster.to_string() });
+                }
+            }
             tx.execute(
-                "INSERT OR REPLACE INTO notice_groups (cluster, groups) VALUES (?1, ?2)",
-                params![cluster, json],
+                UPSERT_CLUSTER,
+                &[cluster.into(), i64::from(state.failures).into(), state.last_cycle.map(|t| t.to_string()).into()],
             )
-            .map_err(db)?;
-        }
-        {
-            let mut insert = tx.prepare("INSERT INTO alerts (cluster, key, alert) VALUES (?1, ?2, ?3)").map_err(db)?;
+            .map_err(fail)?;
+            tx.execute("DELETE FROM alerts WHERE cluster = ?1", args![cluster]).map_err(fail)?;
+            if state.groups.is_empty() {
+                tx.execute("DELETE FROM notice_groups WHERE cluster = ?1", args![cluster]).map_err(fail)?;
+            } else {
+                let json = serde_json::to_string(&state.groups).expect("groups serialize");
+                tx.execute(
+                    "INSERT INTO notice_groups (cluster, groups) VALUES (?1, ?2)
+                     ON CONFLICT (cluster) DO UPDATE SET groups = excluded.groups",
+                    args![cluster, json],
+                )
+                .map_err(fail)?;
+            }
             for (key, alert) in &state.alerts {
                 let json = serde_json::to_string(alert).expect("an alert serializes");
-                insert.execute(params![cluster, key, json]).map_err(db)?;
+                tx.execute("INSERT INTO alerts (cluster, key, alert) VALUES (?1, ?2, ?3)", args![cluster, key, json])
+                    .map_err(fail)?;
             }
-            let mut upsert = tx
-                .prepare(
-                    "INSERT INTO pods (cluster, namespace, pod, memory) VALUES (?1, ?2, ?3, ?4)
-                     ON CONFLICT (cluster, namespace, pod) DO UPDATE SET memory = excluded.memory",
-                )
-                .map_err(db)?;
-            let mut restarts = tx
-                .prepare(
-                    "INSERT OR REPLACE INTO pod_restarts (cluster, namespace, pod, time, restarts) VALUES (?1, ?2, ?3, ?4, ?5)",
-                )
-                .map_err(db)?;
             let cycle_time = state.last_cycle.map(|t| t.as_second()).unwrap_or(now.as_second());
             if written.is_none() {
-                tx.execute("DELETE FROM pods WHERE cluster = ?1", [cluster]).map_err(db)?;
+                tx.execute("DELETE FROM pods WHERE cluster = ?1", args![cluster]).map_err(fail)?;
             }
             // Each pod looked up once in what was written.
             let mut found = 0;
@@ -436,34 +449,47 @@ impl Store {
                 found += usize::from(before.is_some());
                 if before != Some(memory) {
                     let json = serde_json::to_string(memory).expect("a pod's memory serializes");
-                    upsert.execute(params![cluster, key.0, key.1, json]).map_err(db)?;
+                    tx.execute(
+                        "INSERT INTO pods (cluster, namespace, pod, memory) VALUES (?1, ?2, ?3, ?4)
+                         ON CONFLICT (cluster, namespace, pod) DO UPDATE SET memory = excluded.memory",
+                        args![cluster, &key.0, &key.1, json],
+                    )
+                    .map_err(fail)?;
                     wrote.changed.push(key);
                 }
                 // The restart history keeps the first count seen and every change.
                 if before.map(|b| b.restarts) != Some(memory.restarts) {
-                    restarts.execute(params![cluster, key.0, key.1, cycle_time, memory.restarts]).map_err(db)?;
+                    tx.execute(
+                        "INSERT INTO pod_restarts (cluster, namespace, pod, time, restarts) VALUES (?1, ?2, ?3, ?4, ?5)
+                         ON CONFLICT (cluster, namespace, pod, time) DO UPDATE SET restarts = excluded.restarts",
+                        args![cluster, &key.0, &key.1, cycle_time, i64::from(memory.restarts)],
+                    )
+                    .map_err(fail)?;
                 }
             }
             // A pod written before and not found now is gone.
             if let Some(written) = written.filter(|w| w.len() > found) {
-                let mut delete =
-                    tx.prepare("DELETE FROM pods WHERE cluster = ?1 AND namespace = ?2 AND pod = ?3").map_err(db)?;
                 for key in written.keys().filter(|k| !state.pods.contains_key(*k)) {
-                    delete.execute(params![cluster, key.0, key.1]).map_err(db)?;
+                    tx.execute(
+                        "DELETE FROM pods WHERE cluster = ?1 AND namespace = ?2 AND pod = ?3",
+                        args![cluster, &key.0, &key.1],
+                    )
+                    .map_err(fail)?;
                     wrote.gone.push(key.clone());
                 }
             }
-            let mut enqueue = tx
-                .prepare("INSERT INTO outbox (notifier, body, created, next_attempt) VALUES (?1, ?2, ?3, ?3)")
-                .map_err(db)?;
             for (notifier, body) in notifications {
-                enqueue.execute(params![notifier, body, now.to_string()]).map_err(db)?;
+                tx.execute(ENQUEUE, args![notifier, body, now.to_string(), millis(now)]).map_err(fail)?;
             }
             if let Some(h) = history {
                 tx.execute(
-                    "INSERT OR REPLACE INTO history (cluster, time, nodes, nodes_ready, pods_running, pods_pending,
-                     pods_failed, pods_crashlooping, warning_events) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
-                    params![
+                    "INSERT INTO history (cluster, time, nodes, nodes_ready, pods_running, pods_pending,
+                     pods_failed, pods_crashlooping, warning_events) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)
+                     ON CONFLICT (cluster, time) DO UPDATE SET nodes = excluded.nodes,
+                     nodes_ready = excluded.nodes_ready, pods_running = excluded.pods_running,
+                     pods_pending = excluded.pods_pending, pods_failed = excluded.pods_failed,
+                     pods_crashlooping = excluded.pods_crashlooping, warning_events = excluded.warning_events",
+                    args![
                         cluster,
                         h.time,
                         h.nodes,
@@ -475,171 +501,248 @@ impl Store {
                         h.warning_events
                     ],
                 )
-                .map_err(db)?;
+                .map_err(fail)?;
                 let cutoff = h.time - HISTORY_DAYS * 86400;
-                tx.execute("DELETE FROM history WHERE cluster = ?1 AND time < ?2", params![cluster, cutoff])
-                    .map_err(db)?;
-                tx.execute("DELETE FROM pod_restarts WHERE cluster = ?1 AND time < ?2", params![cluster, cutoff])
-                    .map_err(db)?;
+                tx.execute("DELETE FROM history WHERE cluster = ?1 AND time < ?2", args![cluster, cutoff])
+                    .map_err(fail)?;
+                tx.execute("DELETE FROM pod_restarts WHERE cluster = ?1 AND time < ?2", args![cluster, cutoff])
+                    .map_err(fail)?;
             }
-        }
-        tx.commit().map_err(db)?;
-        Ok(wrote)
+            Ok(wrote)
+        });
+        written_ok.map_err(|e: StateError| e.at(&place))
     }
 
     /// A cluster's history since `since` (Unix seconds), oldest first.
-    pub fn history(&self, cluster: &str, since: i64) -> Result<Vec<HistoryPoint>, StateError> {
-        let mut stmt = self
+    pub fn history(&mut self, cluster: &str, since: i64) -> Result<Vec<HistoryPoint>, StateError> {
+        let rows = self
             .conn
-            .prepare(
+            .query(
                 "SELECT time, nodes, nodes_ready, pods_running, pods_pending, pods_failed, pods_crashlooping,
                  warning_events FROM history WHERE cluster = ?1 AND time >= ?2 ORDER BY time",
+                args![cluster, since],
             )
             .map_err(|e| self.db(e))?;
-        stmt.query_map(params![cluster, since], |r| {
-            Ok(HistoryPoint {
-                time: r.get(0)?,
-                nodes: r.get(1)?,
-                nodes_ready: r.get(2)?,
-                pods_running: r.get(3)?,
-                pods_pending: r.get(4)?,
-                pods_failed: r.get(5)?,
-                pods_crashlooping: r.get(6)?,
-                warning_events: r.get(7)?,
+        rows.iter()
+            .map(|r| {
+                Ok(HistoryPoint {
+                    time: r.int(0)?,
+                    nodes: r.int(1)?,
+                    nodes_ready: r.int(2)?,
+                    pods_running: r.int(3)?,
+                    pods_pending: r.int(4)?,
+                    pods_failed: r.int(5)?,
+                    pods_crashlooping: r.int(6)?,
+                    warning_events: r.int(7)?,
+                })
             })
-        })
-        .and_then(|rows| rows.collect())
-        .map_err(|e| self.db(e))
+            .collect::<Result<_, DbError>>()
+            .map_err(|e| self.db(e))
     }
 
     /// A pod's restart counts since `since` (and the last one before, as the starting point).
     pub fn pod_restarts(
-        &self,
+        &mut self,
         cluster: &str,
         namespace: &str,
         pod: &str,
         since: i64,
     ) -> Result<Vec<(i64, i64)>, StateError> {
-        let mut stmt = self
+        let rows = self
             .conn
-            .prepare(
+            .query(
                 "SELECT time, restarts FROM pod_restarts WHERE cluster = ?1 AND namespace = ?2 AND pod = ?3
                  AND time >= (SELECT coalesce(max(time), 0) FROM pod_restarts
                               WHERE cluster = ?1 AND namespace = ?2 AND pod = ?3 AND time <= ?4)
                  ORDER BY time",
+                args![cluster, namespace, pod, since],
             )
             .map_err(|e| self.db(e))?;
-        stmt.query_map(params![cluster, namespace, pod, since], |r| Ok((r.get(0)?, r.get(1)?)))
-            .and_then(|rows| rows.collect())
+        rows.iter().map(|r| Ok((r.int(0)?, r.int(1)?))).collect::<Result<_, DbError>>().map_err(|e| self.db(e))
+    }
+
+    /// Claims the notifications due now, oldest first (at most `limit`), for `claimer` until
+    /// `until`: another replica does not send them meanwhile. A notifier's notification is not
+    /// claimed while an older one of it waits (for its retry, or with another replica), so that
+    /// each notifier's notifications go strictly in order.
+    pub fn claim(&mut self, claimer: &str, limit: usize, until: Timestamp) -> Result<Vec<Queued>, StateError> {
+        let now = millis(Timestamp::now());
+        let engine = self.engine();
+        let place = self.place.clone();
+        let rows = self
+            .conn
+            .transaction(|tx| {
+                // PostgreSQL: one claim at a time (a transaction-scoped advisory lock, released at
+                // its end), so that each sees the claims made before it; the rows themselves are
+                // taken FOR UPDATE SKIP LOCKED.
+                let lock = match engine {
+                    Engine::Postgres => {
+                        tx.query("SELECT pg_advisory_xact_lock(7410002)", &[])?;
+                        " FOR UPDATE SKIP LOCKED"
+                    }
+                    Engine::Sqlite => "",
+                };
+                let sql = format!(
+                    "UPDATE outbox SET claimed_by = ?1, claimed_until = ?2 WHERE id IN (
+                       SELECT o.id FROM outbox o WHERE o.due <= ?3 AND (o.claimed_until < ?3 OR o.claimed_by = ?1)
+                       AND NOT EXISTS (SELECT 1 FROM outbox e WHERE e.notifier = o.notifier AND e.id < o.id
+                                       AND (e.due > ?3 OR (e.claimed_until >= ?3 AND e.claimed_by <> ?1)))
+                       ORDER BY o.id LIMIT ?4{lock})
+                     RETURNING id, notifier, body, attempts, due"
+                );
+                tx.query(&sql, args![claimer, millis(until), now, limit as i64])
+            })
+            .map_err(|source| StateError::Db { place, source })?;
+        let mut queued = rows
+            .iter()
+            .map(|r| {
+                let id = r.int(0).map_err(|e| self.db(e))?;
+                let next_attempt = Timestamp::from_millisecond(r.int(4).map_err(|e| self.db(e))?)
+                    .map_err(|e| self.corrupt(Row::NextAttempt { id }, e))?;
+                Ok(Queued {
+                    id,
+                    notifier: r.text(1).map_err(|e| self.db(e))?,
+                    body: r.text(2).map_err(|e| self.db(e))?,
+                    attempts: r.int(3).map_err(|e| self.db(e))?,
+                    next_attempt,
+                })
+            })
+            .collect::<Result<Vec<_>, StateError>>()?;
+        queued.sort_by_key(|q| q.id);
+        Ok(queued)
+    }
+
+    /// Holds a claimed notification's claim until `until`, just before it is sent: false when
+    /// it is no longer this claimer's (its claim ran out and another replica took it).
+    pub fn reclaim(&mut self, claimer: &str, id: i64, until: Timestamp) -> Result<bool, StateError> {
+        self.conn
+            .execute(
+                "UPDATE outbox SET claimed_until = ?3 WHERE id = ?1 AND claimed_by = ?2",
+                args![id, claimer, millis(until)],
+            )
+            .map(|n| n == 1)
             .map_err(|e| self.db(e))
     }
 
-    /// Undelivered notifications, oldest first (at most `limit`).
-    pub fn queued(&self, limit: usize) -> Result<Vec<Queued>, StateError> {
-        let mut stmt = self
+    /// Lets go of every claim of `claimer` (what a delivery pass claimed and did not send).
+    pub fn unclaim(&mut self, claimer: &str) -> Result<(), StateError> {
+        self.conn
+            .execute("UPDATE outbox SET claimed_until = 0 WHERE claimed_by = ?1 AND claimed_until > 0", args![claimer])
+            .map(drop)
+            .map_err(|e| self.db(e))
+    }
+
+    /// Undelivered notifications, oldest first (at most `limit`), whoever claims them.
+    pub fn queued(&mut self, limit: usize) -> Result<Vec<Queued>, StateError> {
+        let rows = self
             .conn
-            .prepare("SELECT id, notifier, body, attempts, next_attempt FROM outbox ORDER BY id LIMIT ?1")
+            .query("SELECT id, notifier, body, attempts, due FROM outbox ORDER BY id LIMIT ?1", args![limit as i64])
             .map_err(|e| self.db(e))?;
-        let rows: Vec<(i64, String, String, i64, String)> = stmt
-            .query_map(params![limit as i64], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?)))
-            .and_then(|rows| rows.collect())
-            .map_err(|e| self.db(e))?;
-        rows.into_iter()
-            .map(|(id, notifier, body, attempts, next)| {
-                let next_attempt = next.parse().map_err(|e: jiff::Error| self.corrupt(Row::NextAttempt { id }, e))?;
-                Ok(Queued { id, notifier, body, attempts, next_attempt })
+        rows.iter()
+            .map(|r| {
+                let id = r.int(0).map_err(|e| self.db(e))?;
+                let next_attempt = Timestamp::from_millisecond(r.int(4).map_err(|e| self.db(e))?)
+                    .map_err(|e| self.corrupt(Row::NextAttempt { id }, e))?;
+                Ok(Queued {
+                    id,
+                    notifier: r.text(1).map_err(|e| self.db(e))?,
+                    body: r.text(2).map_err(|e| self.db(e))?,
+                    attempts: r.int(3).map_err(|e| self.db(e))?,
+                    next_attempt,
+                })
             })
             .collect()
     }
 
     /// How many notifications wait.
-    pub fn queued_count(&self) -> Result<u64, StateError> {
-        self.conn
-            .query_row("SELECT count(*) FROM outbox", [], |r| r.get::<_, i64>(0))
-            .map(|n| n as u64)
-            .map_err(|e| self.db(e))
+    pub fn queued_count(&mut self) -> Result<u64, StateError> {
+        let row = self.conn.query_one("SELECT count(*) FROM outbox", &[]).map_err(|e| self.db(e))?;
+        Ok(row.map(|r| r.int(0).unwrap_or(0)).unwrap_or(0) as u64)
     }
 
     /// Makes every queued notification due now (a monitor that starts tries at once).
-    pub fn retry_all_now(&self) -> Result<(), StateError> {
+    pub fn retry_all_now(&mut self) -> Result<(), StateError> {
+        let now = Timestamp::now();
         self.conn
-            .execute("UPDATE outbox SET next_attempt = ?1", [Timestamp::now().to_string()])
+            .execute("UPDATE outbox SET next_attempt = ?1, due = ?2", args![now.to_string(), millis(now)])
             .map(drop)
             .map_err(|e| self.db(e))
     }
 
     /// The clusters added on the pages, by name.
-    pub fn page_clusters(&self) -> Result<Vec<PageCluster>, StateError> {
-        let mut stmt = self
+    pub fn page_clusters(&mut self) -> Result<Vec<PageCluster>, StateError> {
+        let rows = self
             .conn
-            .prepare("SELECT name, settings, sealed FROM page_clusters ORDER BY name")
+            .query("SELECT name, settings, sealed FROM page_clusters ORDER BY name", &[])
             .map_err(|e| self.db(e))?;
-        let rows = stmt
-            .query_map([], |r| Ok(PageCluster { name: r.get(0)?, settings: r.get(1)?, sealed: r.get(2)? }))
-            .map_err(|e| self.db(e))?;
-        rows.collect::<Result<Vec<_>, _>>().map_err(|e| self.db(e))
+        rows.iter()
+            .map(|r| Ok(PageCluster { name: r.text(0)?, settings: r.text(1)?, sealed: r.bytes(2)? }))
+            .collect::<Result<_, DbError>>()
+            .map_err(|e| self.db(e))
     }
 
     /// Adds or replaces a cluster of the pages, and writes the change to the audit list, at once.
     pub fn save_page_cluster(&mut self, c: &PageCluster, entry: &AuditEntry) -> Result<(), StateError> {
-        let file = self.file.clone();
-        let db = |source| StateError::Db { file: file.clone(), source };
-        let tx = self.conn.transaction().map_err(db)?;
-        tx.execute(
-            "INSERT INTO page_clusters (name, settings, sealed, updated) VALUES (?1, ?2, ?3, ?4)
-             ON CONFLICT(name) DO UPDATE SET settings = ?2, sealed = ?3, updated = ?4",
-            params![c.name, c.settings, c.sealed, entry.time],
-        )
-        .and_then(|_| Self::audit_in(&tx, entry))
-        .and_then(|_| tx.commit())
-        .map_err(db)
+        let place = self.place.clone();
+        self.conn
+            .transaction(|tx| {
+                tx.execute(
+                    "INSERT INTO page_clusters (name, settings, sealed, updated) VALUES (?1, ?2, ?3, ?4)
+                     ON CONFLICT (name) DO UPDATE SET settings = excluded.settings, sealed = excluded.sealed,
+                     updated = excluded.updated",
+                    args![&c.name, &c.settings, c.sealed.as_slice(), entry.time],
+                )?;
+                Self::audit_in(tx, entry)
+            })
+            .map_err(|source| StateError::Db { place, source })
     }
 
     /// Removes a cluster of the pages (and says so in the audit list); false when none has
     /// that name.
     pub fn remove_page_cluster(&mut self, name: &str, entry: &AuditEntry) -> Result<bool, StateError> {
-        let file = self.file.clone();
-        let db = |source| StateError::Db { file: file.clone(), source };
-        let tx = self.conn.transaction().map_err(db)?;
-        let removed = tx.execute("DELETE FROM page_clusters WHERE name = ?1", [name]).map_err(db)?;
-        if removed > 0 {
-            Self::audit_in(&tx, entry).map_err(db)?;
-        }
-        tx.commit().map_err(db)?;
-        Ok(removed > 0)
+        let place = self.place.clone();
+        self.conn
+            .transaction(|tx| {
+                let removed = tx.execute("DELETE FROM page_clusters WHERE name = ?1", args![name])?;
+                if removed > 0 {
+                    Self::audit_in(tx, entry)?;
+                }
+                Ok(removed > 0)
+            })
+            .map_err(|source| StateError::Db { place, source })
     }
 
-    fn audit_in(tx: &rusqlite::Transaction<'_>, e: &AuditEntry) -> rusqlite::Result<()> {
+    fn audit_in(tx: &mut Conn, e: &AuditEntry) -> Result<(), DbError> {
         tx.execute(
             "INSERT INTO audit (time, who, action, cluster) VALUES (?1, ?2, ?3, ?4)",
-            params![e.time, e.who, e.action, e.cluster],
+            args![e.time, &e.who, &e.action, &e.cluster],
         )
         .map(drop)
     }
 
     /// The newest changes first.
-    pub fn audit(&self, limit: usize) -> Result<Vec<AuditEntry>, StateError> {
-        let mut stmt = self
+    pub fn audit(&mut self, limit: usize) -> Result<Vec<AuditEntry>, StateError> {
+        let rows = self
             .conn
-            .prepare("SELECT time, who, action, cluster FROM audit ORDER BY id DESC LIMIT ?1")
+            .query("SELECT time, who, action, cluster FROM audit ORDER BY id DESC LIMIT ?1", args![limit as i64])
             .map_err(|e| self.db(e))?;
-        let rows = stmt
-            .query_map([limit as i64], |r| {
-                Ok(AuditEntry { time: r.get(0)?, who: r.get(1)?, action: r.get(2)?, cluster: r.get(3)? })
-            })
-            .map_err(|e| self.db(e))?;
-        rows.collect::<Result<Vec<_>, _>>().map_err(|e| self.db(e))
+        rows.iter()
+            .map(|r| Ok(AuditEntry { time: r.int(0)?, who: r.text(1)?, action: r.text(2)?, cluster: r.text(3)? }))
+            .collect::<Result<_, DbError>>()
+            .map_err(|e| self.db(e))
     }
 
-    pub fn delivered(&self, id: i64) -> Result<(), StateError> {
-        self.conn.execute("DELETE FROM outbox WHERE id = ?1", [id]).map(drop).map_err(|e| self.db(e))
+    pub fn delivered(&mut self, id: i64) -> Result<(), StateError> {
+        self.conn.execute("DELETE FROM outbox WHERE id = ?1", args![id]).map(drop).map_err(|e| self.db(e))
     }
 
-    pub fn retry_later(&self, id: i64, next_attempt: Timestamp, error: &str) -> Result<(), StateError> {
+    /// A notification to try again at `next_attempt`, claimed by nobody until then.
+    pub fn retry_later(&mut self, id: i64, next_attempt: Timestamp, error: &str) -> Result<(), StateError> {
         self.conn
             .execute(
-                "UPDATE outbox SET attempts = attempts + 1, next_attempt = ?2, last_error = ?3 WHERE id = ?1",
-                params![id, next_attempt.to_string(), error],
+                "UPDATE outbox SET attempts = attempts + 1, next_attempt = ?2, due = ?3, last_error = ?4,
+                 claimed_until = 0 WHERE id = ?1",
+                args![id, next_attempt.to_string(), millis(next_attempt), error],
             )
             .map(drop)
             .map_err(|e| self.db(e))

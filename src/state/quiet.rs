@@ -1,9 +1,8 @@
 //! Silences and maintenance windows made through the API or the pages: kept as the JSON the API
 //! lists (the silence room reads it back), each change with its audit entry in one transaction.
 
-use rusqlite::params;
-
-use super::{AuditEntry, StateError, Store};
+use super::db::args;
+use super::{AuditEntry, ENQUEUE, StateError, Store, millis};
 
 /// What is kept.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -30,53 +29,57 @@ pub struct Kept {
 
 impl Store {
     /// Every kept silence, or window.
-    pub fn kept(&self, kind: QuietKind) -> Result<Vec<Kept>, StateError> {
-        let mut stmt =
-            self.conn.prepare("SELECT id, body FROM quiet WHERE kind = ?1 ORDER BY id").map_err(|e| self.db(e))?;
-        let rows =
-            stmt.query_map([kind.as_str()], |r| Ok(Kept { id: r.get(0)?, body: r.get(1)? })).map_err(|e| self.db(e))?;
-        rows.collect::<Result<Vec<_>, _>>().map_err(|e| self.db(e))
+    pub fn kept(&mut self, kind: QuietKind) -> Result<Vec<Kept>, StateError> {
+        let rows = self
+            .conn
+            .query("SELECT id, body FROM quiet WHERE kind = ?1 ORDER BY id", args![kind.as_str()])
+            .map_err(|e| self.db(e))?;
+        rows.iter()
+            .map(|r| Ok(Kept { id: r.text(0)?, body: r.text(1)? }))
+            .collect::<Result<_, super::db::DbError>>()
+            .map_err(|e| self.db(e))
     }
 
     /// Adds or replaces one, with its audit entry.
     pub fn keep(&mut self, kind: QuietKind, kept: &Kept, entry: &AuditEntry) -> Result<(), StateError> {
-        let tx = self.conn.transaction().map_err(|e| StateError::Db { file: self.file.clone(), source: e })?;
-        tx.execute(
-            "INSERT INTO quiet (kind, id, body) VALUES (?1, ?2, ?3) ON CONFLICT (kind, id) DO UPDATE SET body = ?3",
-            params![kind.as_str(), kept.id, kept.body],
-        )
-        .and_then(|_| Store::audit_in(&tx, entry))
-        .and_then(|_| tx.commit())
-        .map_err(|e| StateError::Db { file: self.file.clone(), source: e })
+        let place = self.place.clone();
+        self.conn
+            .transaction(|tx| {
+                tx.execute(
+                    "INSERT INTO quiet (kind, id, body) VALUES (?1, ?2, ?3)
+                     ON CONFLICT (kind, id) DO UPDATE SET body = excluded.body",
+                    args![kind.as_str(), &kept.id, &kept.body],
+                )?;
+                Store::audit_in(tx, entry)
+            })
+            .map_err(|source| StateError::Db { place, source })
     }
 
     /// Removes one, with its audit entry; false when there was none.
     pub fn unkeep(&mut self, kind: QuietKind, id: &str, entry: &AuditEntry) -> Result<bool, StateError> {
-        let tx = self.conn.transaction().map_err(|e| StateError::Db { file: self.file.clone(), source: e })?;
-        let removed = tx
-            .execute("DELETE FROM quiet WHERE kind = ?1 AND id = ?2", params![kind.as_str(), id])
-            .and_then(|n| Store::audit_in(&tx, entry).map(|_| n))
-            .and_then(|n| tx.commit().map(|_| n))
-            .map_err(|e| StateError::Db { file: self.file.clone(), source: e })?;
-        Ok(removed > 0)
+        let place = self.place.clone();
+        self.conn
+            .transaction(|tx| {
+                let removed = tx.execute("DELETE FROM quiet WHERE kind = ?1 AND id = ?2", args![kind.as_str(), id])?;
+                Store::audit_in(tx, entry)?;
+                Ok(removed > 0)
+            })
+            .map_err(|source| StateError::Db { place, source })
     }
 
     /// Queues notifications made outside a cycle (an acknowledgement's), with the audit entry
     /// of what made them, in one transaction.
     pub fn queue_with(&mut self, notifications: &[(String, String)], entry: &AuditEntry) -> Result<(), StateError> {
-        let file = self.file.clone();
-        let db = |source| StateError::Db { file: file.clone(), source };
-        let tx = self.conn.transaction().map_err(db)?;
-        {
-            let now = jiff::Timestamp::now().to_string();
-            let mut enqueue = tx
-                .prepare("INSERT INTO outbox (notifier, body, created, next_attempt) VALUES (?1, ?2, ?3, ?3)")
-                .map_err(db)?;
-            for (notifier, body) in notifications {
-                enqueue.execute(params![notifier, body, now]).map_err(db)?;
-            }
-        }
-        Store::audit_in(&tx, entry).and_then(|_| tx.commit()).map_err(db)
+        let place = self.place.clone();
+        let now = jiff::Timestamp::now();
+        self.conn
+            .transaction(|tx| {
+                for (notifier, body) in notifications {
+                    tx.execute(ENQUEUE, args![notifier, body, now.to_string(), millis(now)])?;
+                }
+                Store::audit_in(tx, entry)
+            })
+            .map_err(|source| StateError::Db { place, source })
     }
 
     /// Forgets these, without an audit entry (silences long expired: Alertmanager keeps them
@@ -84,7 +87,7 @@ impl Store {
     pub fn forget(&mut self, kind: QuietKind, ids: &[String]) -> Result<(), StateError> {
         for id in ids {
             self.conn
-                .execute("DELETE FROM quiet WHERE kind = ?1 AND id = ?2", params![kind.as_str(), id])
+                .execute("DELETE FROM quiet WHERE kind = ?1 AND id = ?2", args![kind.as_str(), id.as_str()])
                 .map_err(|e| self.db(e))?;
         }
         Ok(())

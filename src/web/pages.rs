@@ -304,7 +304,7 @@ fn problems(board: &Board, c: &ClusterView, h: &Health, now: Timestamp) -> Marku
         }
         @if !pods.is_empty() {
             (table(&tr("pods-title", &[("count", pods.len().into())]), &[&t("col-pod"), &t("col-state"), &t("col-restarts"), &t("col-why")], {
-                let store = board.reader();
+                let mut store = board.reader();
                 html! {
                     @for p in pods.iter().take(MAX_ROWS) {
                         @let history = store.pod_restarts(&c.name, &p.namespace, &p.name, day_ago).unwrap_or_default();
