@@ -362,10 +362,8 @@ impl StateConfig {
         if lower.contains("sslmode=") || lower.contains("password=") {
             return Err(unusable("sets sslmode or password itself: give them as `sslmode` and `password_file`"));
         }
-        let parsed: tokio_postgres::Config = self.url.parse().map_err(|e| Problem::Unusable {
-            field: "url",
-            why: format!("does not parse: {e}"),
-        })?;
+        let parsed: tokio_postgres::Config =
+            self.url.parse().map_err(|e| Problem::Unusable { field: "url", why: format!("does not parse: {e}") })?;
         if parsed.get_password().is_some() {
             return Err(unusable("carries a password: put it in the file `password_file` names"));
         }
@@ -393,9 +391,11 @@ impl StateConfig {
         if !(1..=100).contains(&self.pool()) {
             return Err(Problem::Unusable { field: "pool", why: format!("{} is not between 1 and 100", self.pool()) });
         }
-        for (field, v) in
-            [("connect_timeout", self.connect_timeout), ("statement_timeout", self.statement_timeout), ("lease", self.lease)]
-        {
+        for (field, v) in [
+            ("connect_timeout", self.connect_timeout),
+            ("statement_timeout", self.statement_timeout),
+            ("lease", self.lease),
+        ] {
             if let Some(v) = v
                 && !(v.0.is_finite() && v.0 >= 1.0)
             {

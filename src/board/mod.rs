@@ -185,6 +185,22 @@ pub struct Publication {
     pub agent: Option<(String, AgentView)>,
 }
 
+/// With a shared state: this replica and the others alive, as the last renewal of its leases
+/// found them.
+#[derive(Clone, Debug, Default)]
+pub struct Replicas {
+    /// This replica's name; empty without a shared state.
+    pub me: String,
+    pub alive: Vec<crate::state::ReplicaSeen>,
+}
+
+impl Replicas {
+    /// The replica that reads `cluster`, if one does.
+    pub fn owner(&self, cluster: &str) -> Option<&crate::state::ReplicaSeen> {
+        self.alive.iter().find(|r| r.owns.contains(cluster))
+    }
+}
+
 /// The state database as the board is given it.
 pub struct Persistence {
     /// The connection cycles are committed with, shared with the delivery worker.
@@ -212,6 +228,10 @@ pub struct Board {
     state_error: Option<String>,
     /// Why the last cycle could not be written (a full disk, say); None once one is.
     persist_error: Mutex<Option<String>>,
+    /// With a shared state: why PostgreSQL cannot be reached now; None while it can.
+    shared_away: Mutex<Option<String>>,
+    /// With a shared state: the replicas alive and what each reads, as last renewed.
+    replicas: Mutex<Replicas>,
     started: Instant,
     /// The delivery worker's counters.
     counters: Arc<Mutex<Counters>>,
@@ -279,6 +299,8 @@ impl Board {
             reader: Mutex::new(reader),
             state_error,
             persist_error: Mutex::new(None),
+            shared_away: Mutex::new(None),
+            replicas: Mutex::new(Replicas::default()),
             started: Instant::now(),
             counters,
             banner,
@@ -371,8 +393,27 @@ impl Board {
         point: Option<HistoryPoint>,
     ) -> Result<(), StateError> {
         let committed = self.store.lock().expect("store lock").commit_cycle(name, state, notifications, point);
-        *self.persist_error.lock().expect("persist lock") = committed.as_ref().err().map(|e| e.to_string());
+        // A cycle of a cluster another replica took over is not a failure to save: that
+        // replica saves its own.
+        if !matches!(committed, Err(StateError::NotOwner { .. })) {
+            *self.persist_error.lock().expect("persist lock") = committed.as_ref().err().map(|e| e.to_string());
+        }
         committed
+    }
+
+    /// With a shared state: why PostgreSQL cannot be reached (None once it can), said on every
+    /// page.
+    pub fn set_shared_away(&self, why: Option<String>) {
+        *self.shared_away.lock().expect("shared lock") = why;
+    }
+
+    /// With a shared state: the replicas alive, as the last renewal found them.
+    pub fn set_replicas(&self, replicas: Replicas) {
+        *self.replicas.lock().expect("replicas lock") = replicas;
+    }
+
+    pub fn replicas(&self) -> Replicas {
+        self.replicas.lock().expect("replicas lock").clone()
     }
 
     /// The notifiers as they are now.
@@ -391,6 +432,12 @@ impl Board {
 
     /// Why the state is not being saved, if it is not: said on every page.
     pub fn persistence_problem(&self) -> Option<String> {
+        if let Some(why) = self.shared_away.lock().expect("shared lock").clone() {
+            return Some(format!(
+                "The shared state cannot be reached: {why}. This replica goes on reading the clusters it owns; \
+                 what they notify is sent once it is back."
+            ));
+        }
         let now = self.persist_error.lock().expect("persist lock").clone();
         match (&self.state_error, now) {
             (Some(e), _) => Some(format!("{e}. The state is kept in memory only: a restart loses alerts and history.")),

@@ -71,6 +71,11 @@ pub struct Delivery {
     /// Each cluster's firing alerts, as of its last cycle, for re-sending to Alertmanager.
     pub firing: Arc<Mutex<Firing>>,
     pub counters: Arc<Mutex<Counters>>,
+    /// Who claims the notifications it sends: this replica's name with a shared state.
+    pub claimer: String,
+    /// How long a claim holds (a replica's lease): a notification claimed by a replica that
+    /// stopped is sent by another after it.
+    pub claim_for: Duration,
 }
 
 /// Each cluster's firing alerts as of its last cycle, and the clusters that had a cycle since the
@@ -120,7 +125,8 @@ impl Delivery {
     pub async fn pass(&self, resend: bool) -> bool {
         let now = Timestamp::now();
         let notifiers = self.notifiers.read().expect("notifiers lock").clone();
-        let queued = match self.store.lock().expect("store lock").queued(500) {
+        let claim = |now: Timestamp| now + SignedDuration::try_from(self.claim_for).expect("a lease fits");
+        let queued = match self.store.lock().expect("store lock").claim(&self.claimer, 500, claim(now)) {
             Ok(q) => q,
             Err(e) => {
                 OutboxUnreadable { error: &e }.emit();
@@ -141,6 +147,15 @@ impl Delivery {
                 let _ = self.store.lock().expect("store lock").delivered(q.id);
                 continue;
             };
+            // Its claim renewed just before it is sent: a claim that ran out (a pass slower than
+            // a lease) may be another replica's now, which sends it.
+            match self.store.lock().expect("store lock").reclaim(&self.claimer, q.id, claim(Timestamp::now())) {
+                Ok(true) => {}
+                Ok(false) | Err(_) => {
+                    held.insert(q.notifier);
+                    continue;
+                }
+            }
             match self.client.post(n, &q.body).await {
                 Ok(()) => {
                     self.counters.lock().expect("counters lock").sent(&n.name);
@@ -198,7 +213,9 @@ impl Delivery {
                 }
             }
         }
-        self.store.lock().expect("store lock").queued_count().map(|n| n == 0).unwrap_or(false)
+        let mut store = self.store.lock().expect("store lock");
+        let _ = store.unclaim(&self.claimer);
+        store.queued_count().map(|n| n == 0).unwrap_or(false)
     }
 
     /// Sends the heartbeat of each notifier that has one and whose last one is `every` old (on
@@ -232,6 +249,8 @@ impl Delivery {
             client: self.client.clone(),
             firing: self.firing.clone(),
             counters: self.counters.clone(),
+            claimer: self.claimer.clone(),
+            claim_for: self.claim_for,
         };
         let mut beats_stop = stop.clone();
         let beating = tokio::spawn(async move {

@@ -18,6 +18,19 @@ pub enum Said<'a> {
     StateInMemory {
         error: &'a dyn fmt::Display,
     },
+    /// The shared state (PostgreSQL) cannot be reached: the clusters owned are read on.
+    SharedStateAway {
+        error: &'a str,
+    },
+    /// It can again.
+    SharedStateBack {
+        place: &'a str,
+    },
+    /// This replica's share of the clusters changed.
+    Owns {
+        owned: usize,
+        known: usize,
+    },
     /// The secret key cannot be read or made.
     NoSecretKey {
         error: &'a dyn fmt::Display,
@@ -153,6 +166,18 @@ impl fmt::Display for Said<'_> {
             Said::NoSecretKey { error } => {
                 write!(f, "{error}; clusters cannot be added on the pages, and those added before are not watched")
             }
+            Said::SharedStateAway { error } => write!(
+                f,
+                "the shared state cannot be reached: {error}; the clusters this replica owns are read on, \
+                 what they notify is sent once it is back"
+            ),
+            Said::SharedStateBack { place } => write!(f, "the shared state {place} is reached again"),
+            Said::Owns { owned, known } => {
+                write!(
+                    f,
+                    "this replica reads {owned} of the {known} cluster(s) it knows; the other replicas read the rest"
+                )
+            }
             Said::SilencesUnread { error } => {
                 write!(f, "{error}; the silences last read from it stay in force")
             }
@@ -247,6 +272,9 @@ impl Emit for Said<'_> {
             ),
             Said::NotDeduplicated { notifier, .. } => tracing::warn!(target: TARGET, notifier, "{self}"),
             Said::SilencesUnread { error } => tracing::warn!(target: TARGET, error, "{self}"),
+            Said::SharedStateAway { error } => tracing::error!(target: TARGET, error, "{self}"),
+            Said::SharedStateBack { place } => tracing::info!(target: TARGET, place, "{self}"),
+            Said::Owns { owned, known } => tracing::info!(target: TARGET, owned, known, "{self}"),
             Said::SilencesRead { notifier } => tracing::info!(target: TARGET, notifier, "{self}"),
             Said::NeedsRestart { key, .. } => tracing::warn!(target: TARGET, key, "{self}"),
             Said::InFileAndOnPages { cluster } => tracing::warn!(target: TARGET, cluster, "{self}"),

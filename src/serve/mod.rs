@@ -20,9 +20,10 @@ mod agents;
 mod direct;
 mod events;
 mod home;
+mod owners;
 pub mod path;
 
-use std::collections::{HashMap, HashSet};
+use std::collections::{BTreeSet, HashMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::{Arc, Mutex, RwLock};
@@ -105,6 +106,13 @@ pub enum ServeError {
     Pages(#[from] PagesError),
     #[error("serve: nothing to serve the pages with")]
     NoPages,
+    /// `[state]` that cannot be used: settings, or a server that answers and refuses.
+    #[error("{0}")]
+    SharedState(#[from] crate::state::postgres::StartError),
+    #[error(
+        "serve: --shard splits the clusters of replicas that keep their own state; replicas sharing [state] split them themselves"
+    )]
+    ShardWithSharedState,
     /// SIGTERM or SIGHUP cannot be listened for.
     #[error("{0}")]
     Signals(std::io::Error),
@@ -124,19 +132,41 @@ pub async fn run(config: Config, options: ServeOptions) -> Result<(), ServeError
     let notifier_set: NotifierSet = Arc::new(RwLock::new(Arc::new(notifiers(&config)?)));
     let protection = config.protection()?;
     let tuning = Tuning::check(&config.rules, options.config_path.as_deref())?;
+    // With `[state]`, PostgreSQL, shared with the other replicas: settings or a server that
+    // cannot be used stop the start; a server that cannot be reached yet does not (the
+    // renewals reach it, and this replica reads no cluster until they do).
+    let shared_state = match &config.state {
+        None => None,
+        Some(settings) => {
+            if options.shard.or(config.shard).is_some() {
+                return Err(ServeError::ShardWithSharedState);
+            }
+            let shared = crate::state::postgres::open(settings)?;
+            if let Err(e) = shared.check() {
+                if !e.is_unreachable() {
+                    return Err(e.into());
+                }
+                Said::SharedStateAway { error: &e.to_string() }.emit();
+            }
+            Some(shared)
+        }
+    };
     // A state directory that cannot be used (read-only, full, missing) does not stop the
     // monitoring: the state then lives in memory, and every page says so.
-    let (store, reader, state_error) = match Store::open(&config.state_dir)
-        .and_then(|mut s| s.retry_all_now().map(|_| s))
-        .and_then(|s| Ok((s, Store::open(&config.state_dir)?)))
-    {
-        Ok((store, reader)) => (store, reader, None),
-        Err(e) => {
-            Said::StateInMemory { error: &e }.emit();
-            let name = format!("dumbmonit-{}", std::process::id());
-            let store = Store::open_in_memory(&name)?;
-            (store, Store::open_in_memory(&name)?, Some(e.to_string()))
-        }
+    let (store, reader, state_error) = match &shared_state {
+        Some(shared) => (shared.store()?, shared.store()?, None),
+        None => match Store::open(&config.state_dir)
+            .and_then(|mut s| s.retry_all_now().map(|_| s))
+            .and_then(|s| Ok((s, Store::open(&config.state_dir)?)))
+        {
+            Ok((store, reader)) => (store, reader, None),
+            Err(e) => {
+                Said::StateInMemory { error: &e }.emit();
+                let name = format!("dumbmonit-{}", std::process::id());
+                let store = Store::open_in_memory(&name)?;
+                (store, Store::open_in_memory(&name)?, Some(e.to_string()))
+            }
+        },
     };
     // The key that seals the tokens of clusters added on the pages. Without it those clusters
     // cannot be read, and the pages change nothing; the clusters of the file are watched anyway.
@@ -170,17 +200,33 @@ pub async fn run(config: Config, options: ServeOptions) -> Result<(), ServeError
         derived: None,
     });
     let (stop_tx, stop_rx) = watch::channel(false);
-    let delivery =
-        Delivery { store, notifiers: notifier_set, client: Client::new(), firing: shared.firing.clone(), counters };
+    let claimer = shared_state.as_ref().map(|s| s.replica.clone());
+    let delivery = Delivery {
+        store,
+        notifiers: notifier_set,
+        client: Client::new(),
+        firing: shared.firing.clone(),
+        counters,
+        claimer: claimer.as_ref().map(|r| r.name.clone()).unwrap_or_else(|| "local".into()),
+        claim_for: claimer.map(|r| r.lease).unwrap_or(Duration::from_secs(300)),
+    };
     let worker = tokio::spawn(delivery.run(shared.wake.clone(), stop_rx.clone()));
-    let home = tokio::spawn(home::follow(board.clone(), stop_rx));
+    let home = tokio::spawn(home::follow(board.clone(), stop_rx.clone()));
     let start = options.pages.ok_or(ServeError::NoPages)?;
     let pages = start(config.listen, config.tls.as_ref(), board.clone())?;
     let (scheme, address) = (pages.scheme, pages.address);
 
     let mut running: HashMap<String, Running> = HashMap::new();
     let shard = options.shard;
-    let mine = watched(&config, shard, &board);
+    // With a shared state, the clusters this replica owns (None until the first renewal says).
+    let known: owners::Known = Default::default();
+    let (owned_tx, mut owned) = watch::channel::<Option<BTreeSet<String>>>(None);
+    let renewals = shared_state.map(|s| {
+        let pages = config.external_url.clone().unwrap_or_else(|| format!("{scheme}://{address}"));
+        tokio::spawn(owners::follow(s, board.clone(), known.clone(), pages, owned_tx, stop_rx.clone()))
+    });
+    let sharing = renewals.is_some();
+    let mine = mine_of(&config, shard, &board, sharing.then(|| owned.borrow().clone()), &known);
     apply_clusters(&shared, &mut running, &mine).await;
     board.set_ready();
     let pages_at = format!("{scheme}://{address}");
@@ -210,8 +256,14 @@ pub async fn run(config: Config, options: ServeOptions) -> Result<(), ServeError
             _ = term.recv() => break,
             _ = hup.recv() => true,
             change = board.page_clusters().changed() => {
-                apply_clusters(&shared, &mut running, &watched(&current, shard, &board)).await;
+                let mine = mine_of(&current, shard, &board, sharing.then(|| owned.borrow().clone()), &known);
+                apply_clusters(&shared, &mut running, &mine).await;
                 board.page_clusters().applied_up_to(change);
+                continue;
+            }
+            Ok(()) = owned.changed(), if sharing => {
+                let now = owned.borrow_and_update().clone();
+                apply_clusters(&shared, &mut running, &mine_of(&current, shard, &board, Some(now), &known)).await;
                 continue;
             }
             _ = tokio::time::sleep(Duration::from_secs(2)) => {
@@ -228,7 +280,8 @@ pub async fn run(config: Config, options: ServeOptions) -> Result<(), ServeError
                 Err(e) => Said::NotReloaded { error: &e }.emit(),
                 Ok((new, tuning)) => {
                     shared.board.set_tuning(tuning);
-                    reload_into(&shared, &mut running, &current, &new, shard).await;
+                    let owned = sharing.then(|| owned.borrow().clone());
+                    reload_into(&shared, &mut running, &current, &new, shard, owned, &known).await;
                     current = new;
                     Said::Reloaded { path }.emit();
                 }
@@ -240,6 +293,9 @@ pub async fn run(config: Config, options: ServeOptions) -> Result<(), ServeError
     let _ = stop_tx.send(true);
     let _ = worker.await;
     let _ = home.await;
+    if let Some(r) = renewals {
+        let _ = r.await;
+    }
     drop(pages);
     Ok(())
 }
@@ -254,6 +310,8 @@ async fn reload_into(
     old: &Config,
     new: &Config,
     shard: Option<crate::config::Shard>,
+    owned: Option<Option<BTreeSet<String>>>,
+    known: &owners::Known,
 ) {
     if new.listen != old.listen {
         Said::NeedsRestart { key: "listen", stays: "the pages stay where they are" }.emit();
@@ -275,7 +333,27 @@ async fn reload_into(
         let now = new.shard.map(|s| s.to_string()).unwrap_or_else(|| "none".into());
         Said::ShardNow { shard: &now }.emit();
     }
-    apply_clusters(shared, running, &watched(new, shard, &shared.board)).await;
+    apply_clusters(shared, running, &mine_of(new, shard, &shared.board, owned, known)).await;
+}
+
+/// The clusters this process reads: with a shared state, those of [`watched`] it owns (none
+/// before the first renewal), the others being known to the renewals; else all of [`watched`].
+fn mine_of(
+    config: &Config,
+    flag: Option<crate::config::Shard>,
+    board: &Board,
+    owned: Option<Option<BTreeSet<String>>>,
+    known: &owners::Known,
+) -> Vec<ClusterConfig> {
+    let all = watched(config, flag, board);
+    match owned {
+        None => all,
+        Some(owned) => {
+            *known.lock().expect("known lock") = all.iter().map(|c| c.name.clone()).collect();
+            let owned = owned.unwrap_or_default();
+            all.into_iter().filter(|c| owned.contains(&c.name)).collect()
+        }
+    }
 }
 
 /// The clusters this instance watches: its share of the file's, then its share of those added

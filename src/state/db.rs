@@ -215,6 +215,7 @@ impl Clone for Postgres {
 }
 
 /// The connection a statement runs on: the transaction's, or one taken from the pool for it.
+#[allow(clippy::large_enum_variant)] // lives for one statement, on the stack
 enum Client<'a> {
     Held(&'a Object),
     Taken(Object),
@@ -256,14 +257,11 @@ fn dollars(sql: &str) -> String {
 }
 
 impl ToSql for Value {
-    fn to_sql(
-        &self,
-        ty: &Type,
-        out: &mut bytes::BytesMut,
-    ) -> Result<IsNull, Box<dyn std::error::Error + Sync + Send>> {
+    fn to_sql(&self, ty: &Type, out: &mut bytes::BytesMut) -> Result<IsNull, Box<dyn std::error::Error + Sync + Send>> {
         match self {
             Value::Int(v) if *ty == Type::INT4 => i32::try_from(*v)?.to_sql(ty, out),
             Value::Int(v) if *ty == Type::INT2 => i16::try_from(*v)?.to_sql(ty, out),
+            Value::Int(v) if *ty == Type::FLOAT8 => (*v as f64).to_sql(ty, out),
             Value::Int(v) => v.to_sql(ty, out),
             Value::Text(v) => v.as_str().to_sql(ty, out),
             Value::Bytes(v) => v.as_slice().to_sql(ty, out),
@@ -294,7 +292,9 @@ fn postgres_row(row: &tokio_postgres::Row) -> Result<Row, DbError> {
     let mut values = Vec::with_capacity(row.len());
     for (i, column) in row.columns().iter().enumerate() {
         let ty = column.type_();
-        let v = if *ty == Type::INT8 {
+        let v = if *ty == Type::VOID {
+            None
+        } else if *ty == Type::INT8 {
             row.try_get::<_, Option<i64>>(i)?.map(Value::Int)
         } else if *ty == Type::INT4 {
             row.try_get::<_, Option<i32>>(i)?.map(|v| Value::Int(v.into()))

@@ -34,13 +34,13 @@ pub enum StateError {
     Dir { dir: PathBuf, source: std::io::Error },
     /// `place`: the SQLite file, or the PostgreSQL address (never with a password).
     #[error("The state database {place} cannot be used: {source}")]
-    Db { place: String, source: DbError },
+    Db { place: String, source: Box<DbError> },
     /// A row that the database holds cannot be read back.
     #[error("The state database {place} holds something unreadable: {row}: {source}")]
-    Corrupt { place: String, row: Row, source: Undecodable },
+    Corrupt { place: String, row: Box<Row>, source: Box<Undecodable> },
     /// A schema this binary cannot use (newer than it knows).
     #[error("The state database {place} cannot be used: {source}")]
-    Schema { place: String, source: schema::SchemaError },
+    Schema { place: String, source: Box<schema::SchemaError> },
     /// A cycle of a cluster this replica no longer owns (its lease ran out, another took it):
     /// not written; the owner's cycles are.
     #[error("cluster {cluster} is read by another replica now: this replica's cycle was not saved")]
@@ -50,7 +50,7 @@ pub enum StateError {
 /// A statement's error inside a transaction, where it is said once the transaction ends.
 impl From<DbError> for StateError {
     fn from(source: DbError) -> StateError {
-        StateError::Db { place: String::new(), source }
+        StateError::Db { place: String::new(), source: Box::new(source) }
     }
 }
 
@@ -146,8 +146,7 @@ pub struct Store {
 /// A cluster's rows as the store reads them, in one place for both engines.
 const UPSERT_CLUSTER: &str = "INSERT INTO clusters (cluster, failures, last_cycle) VALUES (?1, ?2, ?3)
      ON CONFLICT (cluster) DO UPDATE SET failures = excluded.failures, last_cycle = excluded.last_cycle";
-const ENQUEUE: &str =
-    "INSERT INTO outbox (notifier, body, created, next_attempt, due) VALUES (?1, ?2, ?3, ?3, ?4)";
+const ENQUEUE: &str = "INSERT INTO outbox (notifier, body, created, next_attempt, due) VALUES (?1, ?2, ?3, ?3, ?4)";
 
 /// A cluster added on the pages: its settings (JSON, no secret in them) and its token (the
 /// service account's, or the agent's), sealed with the secret key.
@@ -218,7 +217,7 @@ impl Store {
         let _ = std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700));
         let file = dir.join(FILE);
         let place = file.display().to_string();
-        let db = |source: rusqlite::Error| StateError::Db { place: place.clone(), source: source.into() };
+        let db = |source: rusqlite::Error| StateError::Db { place: place.clone(), source: Box::new(source.into()) };
         // SQLite gives the -wal and -shm files the mode of the database file.
         std::fs::OpenOptions::new()
             .write(true)
@@ -250,7 +249,7 @@ impl Store {
     /// monitoring (nothing then survives a restart).
     pub fn open_in_memory(name: &str) -> Result<Store, StateError> {
         let place = format!("(in memory: {name})");
-        let db = |source: rusqlite::Error| StateError::Db { place: place.clone(), source: source.into() };
+        let db = |source: rusqlite::Error| StateError::Db { place: place.clone(), source: Box::new(source.into()) };
         let flags = rusqlite::OpenFlags::SQLITE_OPEN_READ_WRITE
             | rusqlite::OpenFlags::SQLITE_OPEN_CREATE
             | rusqlite::OpenFlags::SQLITE_OPEN_URI
@@ -264,8 +263,8 @@ impl Store {
     /// A store on an open connection, its schema brought up to date.
     fn with(mut conn: Conn, place: String, replica: Option<Replica>) -> Result<Store, StateError> {
         schema::migrate(&mut conn).map_err(|source| match source {
-            schema::SchemaError::Db(source) => StateError::Db { place: place.clone(), source },
-            source => StateError::Schema { place: place.clone(), source },
+            schema::SchemaError::Db(source) => StateError::Db { place: place.clone(), source: Box::new(source) },
+            source => StateError::Schema { place: place.clone(), source: Box::new(source) },
         })?;
         Ok(Store { conn, place, replica, written_pods: HashMap::new(), unsaved: HashMap::new() })
     }
@@ -281,11 +280,11 @@ impl Store {
     }
 
     fn db(&self, source: DbError) -> StateError {
-        StateError::Db { place: self.place.clone(), source }
+        StateError::Db { place: self.place.clone(), source: Box::new(source) }
     }
 
     fn corrupt(&self, row: Row, source: impl Into<Undecodable>) -> StateError {
-        StateError::Corrupt { place: self.place.clone(), row, source: source.into() }
+        StateError::Corrupt { place: self.place.clone(), row: Box::new(row), source: Box::new(source.into()) }
     }
 
     /// A cluster's rule state as last committed (empty for a new cluster).
@@ -302,8 +301,10 @@ impl Store {
                 None => None,
             };
         }
-        let rows =
-            self.conn.query("SELECT key, alert FROM alerts WHERE cluster = ?1", args![cluster]).map_err(|e| self.db(e))?;
+        let rows = self
+            .conn
+            .query("SELECT key, alert FROM alerts WHERE cluster = ?1", args![cluster])
+            .map_err(|e| self.db(e))?;
         for row in rows {
             let (key, json) = (row.text(0).map_err(|e| self.db(e))?, row.text(1).map_err(|e| self.db(e))?);
             let alert: Alert =
@@ -400,7 +401,7 @@ impl Store {
         let now = Timestamp::now();
         let place = self.place.clone();
         let replica = self.replica.as_ref().map(|r| r.name.clone());
-        let fail = |source| StateError::Db { place: place.clone(), source };
+        let fail = |source| StateError::Db { place: place.clone(), source: Box::new(source) };
         let written_ok = self.conn.transaction(|tx| {
             let mut wrote = Wrote { changed: Vec::new(), gone: Vec::new() };
             if let Some(me) = &replica {
@@ -462,7 +463,7 @@ impl Store {
                     tx.execute(
                         "INSERT INTO pod_restarts (cluster, namespace, pod, time, restarts) VALUES (?1, ?2, ?3, ?4, ?5)
                          ON CONFLICT (cluster, namespace, pod, time) DO UPDATE SET restarts = excluded.restarts",
-                        args![cluster, &key.0, &key.1, cycle_time, i64::from(memory.restarts)],
+                        args![cluster, &key.0, &key.1, cycle_time, memory.restarts],
                     )
                     .map_err(fail)?;
                 }
@@ -588,17 +589,20 @@ impl Store {
                        AND NOT EXISTS (SELECT 1 FROM outbox e WHERE e.notifier = o.notifier AND e.id < o.id
                                        AND (e.due > ?3 OR (e.claimed_until >= ?3 AND e.claimed_by <> ?1)))
                        ORDER BY o.id LIMIT ?4{lock})
-                     RETURNING id, notifier, body, attempts, due"
+                     RETURNING id, notifier, body, attempts, next_attempt"
                 );
                 tx.query(&sql, args![claimer, millis(until), now, limit as i64])
             })
-            .map_err(|source| StateError::Db { place, source })?;
+            .map_err(|source| StateError::Db { place, source: Box::new(source) })?;
         let mut queued = rows
             .iter()
             .map(|r| {
                 let id = r.int(0).map_err(|e| self.db(e))?;
-                let next_attempt = Timestamp::from_millisecond(r.int(4).map_err(|e| self.db(e))?)
-                    .map_err(|e| self.corrupt(Row::NextAttempt { id }, e))?;
+                let next_attempt = r
+                    .text(4)
+                    .map_err(|e| self.db(e))?
+                    .parse()
+                    .map_err(|e: jiff::Error| self.corrupt(Row::NextAttempt { id }, e))?;
                 Ok(Queued {
                     id,
                     notifier: r.text(1).map_err(|e| self.db(e))?,
@@ -636,13 +640,19 @@ impl Store {
     pub fn queued(&mut self, limit: usize) -> Result<Vec<Queued>, StateError> {
         let rows = self
             .conn
-            .query("SELECT id, notifier, body, attempts, due FROM outbox ORDER BY id LIMIT ?1", args![limit as i64])
+            .query(
+                "SELECT id, notifier, body, attempts, next_attempt FROM outbox ORDER BY id LIMIT ?1",
+                args![limit as i64],
+            )
             .map_err(|e| self.db(e))?;
         rows.iter()
             .map(|r| {
                 let id = r.int(0).map_err(|e| self.db(e))?;
-                let next_attempt = Timestamp::from_millisecond(r.int(4).map_err(|e| self.db(e))?)
-                    .map_err(|e| self.corrupt(Row::NextAttempt { id }, e))?;
+                let next_attempt = r
+                    .text(4)
+                    .map_err(|e| self.db(e))?
+                    .parse()
+                    .map_err(|e: jiff::Error| self.corrupt(Row::NextAttempt { id }, e))?;
                 Ok(Queued {
                     id,
                     notifier: r.text(1).map_err(|e| self.db(e))?,
@@ -694,7 +704,7 @@ impl Store {
                 )?;
                 Self::audit_in(tx, entry)
             })
-            .map_err(|source| StateError::Db { place, source })
+            .map_err(|source| StateError::Db { place, source: Box::new(source) })
     }
 
     /// Removes a cluster of the pages (and says so in the audit list); false when none has
@@ -709,7 +719,7 @@ impl Store {
                 }
                 Ok(removed > 0)
             })
-            .map_err(|source| StateError::Db { place, source })
+            .map_err(|source| StateError::Db { place, source: Box::new(source) })
     }
 
     fn audit_in(tx: &mut Conn, e: &AuditEntry) -> Result<(), DbError> {
@@ -860,8 +870,8 @@ mod tests {
         // as it was; the derivation's memory (Ready changes, updates without progress) never was
         // stored, and starts empty after a restart as it always did.
         let dir = tempfile::tempdir().unwrap();
-        let conn = Connection::open(dir.path().join(FILE)).unwrap();
-        conn.execute_batch(SCHEMA).unwrap();
+        let conn = rusqlite::Connection::open(dir.path().join(FILE)).unwrap();
+        conn.execute_batch(schema::SQLITE_V1).unwrap();
         conn.execute_batch(
             r#"INSERT INTO clusters (cluster, failures, last_cycle) VALUES ('lab', 1, '2026-09-21T14:14:20Z');
                INSERT INTO alerts (cluster, key, alert) VALUES ('lab', 'KubernetesNodeNotReady{node="n1"}',

@@ -60,7 +60,7 @@ impl Store {
         let beat = self.conn.transaction(|tx| {
             tx.execute(
                 "INSERT INTO replicas (replica, expires, pages, clusters)
-                 VALUES (?1, now() + ?2 * interval '1 millisecond', ?3, ?4)
+                 VALUES (?1, now() + ?2::bigint * interval '1 millisecond', ?3, ?4)
                  ON CONFLICT (replica) DO UPDATE SET expires = excluded.expires, pages = excluded.pages,
                  clusters = excluded.clusters",
                 args![me.name.as_str(), lease, pages, known.as_str()],
@@ -86,13 +86,15 @@ impl Store {
             owned.truncate(share);
             let kept = serde_json::to_string(&owned).expect("names serialize");
             tx.execute(
-                "UPDATE owners SET expires = now() + ?2 * interval '1 millisecond'
+                "UPDATE owners SET expires = now() + ?2::bigint * interval '1 millisecond'
                  WHERE replica = ?1 AND cluster IN (SELECT value FROM json_array_elements_text(?3::json))",
                 args![me.name.as_str(), lease, kept.as_str()],
             )?;
             if owned.len() < share {
-                let rows =
-                    tx.query("SELECT cluster FROM owners WHERE expires > now() AND replica <> ?1", args![me.name.as_str()])?;
+                let rows = tx.query(
+                    "SELECT cluster FROM owners WHERE expires > now() AND replica <> ?1",
+                    args![me.name.as_str()],
+                )?;
                 let taken: BTreeSet<String> = rows.iter().map(|r| r.text(0)).collect::<Result<_, _>>()?;
                 // In an order of its own, so that replicas starting together seldom reach for the
                 // same cluster first.
@@ -105,7 +107,7 @@ impl Store {
                     }
                     let took = tx.execute(
                         "INSERT INTO owners (cluster, replica, expires)
-                         VALUES (?1, ?2, now() + ?3 * interval '1 millisecond')
+                         VALUES (?1, ?2, now() + ?3::bigint * interval '1 millisecond')
                          ON CONFLICT (cluster) DO UPDATE SET replica = excluded.replica, expires = excluded.expires
                          WHERE owners.expires <= now() OR owners.replica = excluded.replica",
                         args![cluster.as_str(), me.name.as_str(), lease],
@@ -135,7 +137,7 @@ impl Store {
                 .collect::<Result<Vec<_>, super::db::DbError>>()?;
             Ok::<_, super::db::DbError>(Beat { owned: owned.into_iter().collect(), replicas })
         });
-        beat.map_err(|source| StateError::Db { place, source })
+        beat.map_err(|source| StateError::Db { place, source: Box::new(source) })
     }
 
     /// Lets go of every lease of this replica at once (it stops): the others take its clusters
@@ -143,8 +145,13 @@ impl Store {
     pub fn let_go(&mut self) -> Result<(), StateError> {
         let Some(me) = self.replica.clone() else { return Ok(()) };
         self.conn
-            .execute("UPDATE owners SET expires = now() WHERE replica = ?1 AND expires > now()", args![me.name.as_str()])
-            .and_then(|_| self.conn.execute("UPDATE replicas SET expires = now() WHERE replica = ?1", args![me.name.as_str()]))
+            .execute(
+                "UPDATE owners SET expires = now() WHERE replica = ?1 AND expires > now()",
+                args![me.name.as_str()],
+            )
+            .and_then(|_| {
+                self.conn.execute("UPDATE replicas SET expires = now() WHERE replica = ?1", args![me.name.as_str()])
+            })
             .map(drop)
             .map_err(|e| self.db(e))
     }

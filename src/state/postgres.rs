@@ -45,12 +45,19 @@ impl StartError {
 
 /// Connects, checks the server, and brings the schema up to date.
 pub fn connect(config: &StateConfig) -> Result<Shared, StartError> {
+    let shared = open(config)?;
+    shared.check()?;
+    Ok(shared)
+}
+
+/// The pool, made from the settings without reaching the server yet ([`Shared::check`] does).
+pub fn open(config: &StateConfig) -> Result<Shared, StartError> {
     let place = config.url.clone();
     let refused = |why: String| StartError::Refused(why);
     let mut pg = config.parsed().map_err(|e| refused(format!("url: {e}")))?;
     if let Some(path) = &config.password_file {
-        let password = std::fs::read_to_string(path)
-            .map_err(|e| refused(format!("password_file {}: {e}", path.display())))?;
+        let password =
+            std::fs::read_to_string(path).map_err(|e| refused(format!("password_file {}: {e}", path.display())))?;
         pg.password(password.trim_end_matches(['\n', '\r']));
     }
     pg.connect_timeout(config.connect_timeout());
@@ -74,24 +81,7 @@ pub fn connect(config: &StateConfig) -> Result<Shared, StartError> {
         .build()
         .map_err(|e| refused(format!("the connection pool: {e}")))?;
     let postgres = Postgres::new(pool, runtime);
-    let mut conn = Conn::Postgres(postgres.clone());
-    let version = match conn.query_one("SHOW server_version_num", &[]) {
-        Ok(row) => row.and_then(|r| r.text(0).ok()).and_then(|v| v.trim().parse::<i64>().ok()).unwrap_or(0),
-        Err(e) => return Err(classify(&place, e)),
-    };
-    if version < MIN_VERSION {
-        return Err(refused(format!(
-            "{place}: PostgreSQL {}.{} is too old: DumbMonit needs PostgreSQL 13 or later",
-            version / 10_000,
-            version % 10_000 / 100
-        )));
-    }
     let replica = Replica { name: config.replica(), lease: config.lease() };
-    // Made (and migrated) once here: the errors of a schema are said at start.
-    Store::with(conn, place.clone(), Some(replica.clone())).map_err(|e| match e {
-        StateError::Db { source, .. } => classify(&place, source),
-        other => refused(other.to_string()),
-    })?;
     Ok(Shared { postgres, place, replica })
 }
 
@@ -116,6 +106,27 @@ fn classify(place: &str, e: DbError) -> StartError {
 }
 
 impl Shared {
+    /// Reaches the server: checks its version and brings the schema up to date.
+    pub fn check(&self) -> Result<(), StartError> {
+        let place = &self.place;
+        let mut conn = Conn::Postgres(self.postgres.clone());
+        let version = match conn.query_one("SHOW server_version_num", &[]) {
+            Ok(row) => row.and_then(|r| r.text(0).ok()).and_then(|v| v.trim().parse::<i64>().ok()).unwrap_or(0),
+            Err(e) => return Err(classify(place, e)),
+        };
+        if version < MIN_VERSION {
+            return Err(StartError::Refused(format!(
+                "{place}: PostgreSQL {}.{} is too old: DumbMonit needs PostgreSQL 13 or later",
+                version / 10_000,
+                version % 10_000 / 100
+            )));
+        }
+        Store::with(conn, place.clone(), Some(self.replica.clone())).map(drop).map_err(|e| match e {
+            StateError::Db { source, .. } => classify(place, *source),
+            other => StartError::Refused(other.to_string()),
+        })
+    }
+
     /// A store on the shared pool.
     pub fn store(&self) -> Result<Store, StateError> {
         Ok(Store {

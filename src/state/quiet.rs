@@ -52,7 +52,7 @@ impl Store {
                 )?;
                 Store::audit_in(tx, entry)
             })
-            .map_err(|source| StateError::Db { place, source })
+            .map_err(|source| StateError::Db { place, source: Box::new(source) })
     }
 
     /// Removes one, with its audit entry; false when there was none.
@@ -64,7 +64,7 @@ impl Store {
                 Store::audit_in(tx, entry)?;
                 Ok(removed > 0)
             })
-            .map_err(|source| StateError::Db { place, source })
+            .map_err(|source| StateError::Db { place, source: Box::new(source) })
     }
 
     /// Queues notifications made outside a cycle (an acknowledgement's), with the audit entry
@@ -79,7 +79,7 @@ impl Store {
                 }
                 Store::audit_in(tx, entry)
             })
-            .map_err(|source| StateError::Db { place, source })
+            .map_err(|source| StateError::Db { place, source: Box::new(source) })
     }
 
     /// Forgets these, without an audit entry (silences long expired: Alertmanager keeps them

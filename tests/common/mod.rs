@@ -9,6 +9,7 @@ pub mod helm;
 pub mod manifests;
 pub mod plane;
 pub mod pod;
+pub mod postgres;
 pub mod receiver;
 pub mod watch;
 pub mod web;
