@@ -69,7 +69,7 @@ impl Engine {
                 let mut store = dumbmonit::state::postgres::connect(config).unwrap().store().unwrap();
                 // The one replica owns the test's clusters.
                 let mine = BTreeSet::from(["lab".to_string(), "other".to_string()]);
-                assert_eq!(store.beat(&mine, "http://a").unwrap().owned, mine);
+                assert_eq!(store.beat(&mine, "http://a", true).unwrap().owned, mine);
                 store
             }
         }
@@ -250,30 +250,32 @@ fn replicas_split_the_clusters_and_take_over_a_silent_ones_after_its_lease() {
     };
     let (mut a, mut b) = (replica("a"), replica("b"));
     let all: BTreeSet<String> = (0..10).map(|i| format!("c{i}")).collect();
-    let first = a.beat(&all, "http://a").unwrap();
+    let first = a.beat(&all, "http://a", true).unwrap();
     assert_eq!(first.owned, all, "alone, a takes every cluster");
     // b comes: a's share is now five, the other five run out, and b takes them.
-    let b_first = b.beat(&all, "http://b").unwrap();
+    let b_first = b.beat(&all, "http://b", true).unwrap();
     assert!(b_first.owned.is_empty(), "a's leases still run: {b_first:?}");
-    let a_now = a.beat(&all, "http://a").unwrap();
+    let a_now = a.beat(&all, "http://a", true).unwrap();
     assert_eq!(a_now.owned.len(), 5, "{a_now:?}");
     // a's cycle of a cluster it let go is not saved.
     let gone = all.difference(&a_now.owned).next().unwrap().clone();
     let kept = a_now.owned.iter().next().unwrap().clone();
     a.commit_cycle(&kept, &RuleState::default(), &[], None).unwrap();
     std::thread::sleep(Duration::from_millis(2100));
+    // A lease run out that no one took is still a's: its cycle is saved.
+    a.commit_cycle(&gone, &RuleState::default(), &[], None).unwrap();
+    // a renewed nothing for a lease: b takes its share, then a's share once a is gone.
+    let b_now = b.beat(&all, "http://b", true).unwrap();
+    assert_eq!(b_now.owned.len(), 10, "a's leases ran out, and a is not counted alive: {b_now:?}");
     let err = a.commit_cycle(&gone, &RuleState::default(), &[("hook".into(), "x".into())], None).unwrap_err();
     assert!(matches!(err, StateError::NotOwner { .. }), "{err}");
-    // a renewed nothing for a lease: b takes its share, then a's share once a is gone.
-    let b_now = b.beat(&all, "http://b").unwrap();
-    assert_eq!(b_now.owned.len(), 10, "a's leases ran out, and a is not counted alive: {b_now:?}");
-    let a_back = a.beat(&all, "http://a").unwrap();
+    let a_back = a.beat(&all, "http://a", true).unwrap();
     assert!(a_back.owned.is_empty(), "b holds them all now: {a_back:?}");
-    let b_after = b.beat(&all, "http://b").unwrap();
+    let b_after = b.beat(&all, "http://b", true).unwrap();
     assert_eq!(b_after.owned.len(), 5, "b lets its surplus run out for a: {b_after:?}");
     assert_eq!(b_after.replicas.iter().map(|r| r.name.as_str()).collect::<Vec<_>>(), ["a", "b"]);
     a.let_go().unwrap();
-    assert_eq!(b.beat(&all, "http://b").unwrap().replicas.len(), 1, "a said it stops");
+    assert_eq!(b.beat(&all, "http://b", true).unwrap().replicas.len(), 1, "a said it stops");
     // No notification of a's refused cycle was queued.
     assert_eq!(b.queued_count().unwrap(), 0);
 }

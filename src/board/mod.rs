@@ -192,6 +192,8 @@ pub struct Replicas {
     /// This replica's name; empty without a shared state.
     pub me: String,
     pub alive: Vec<crate::state::ReplicaSeen>,
+    /// How often the leases are renewed: how old what is said of the others may be.
+    pub renewed_every: Duration,
 }
 
 impl Replicas {

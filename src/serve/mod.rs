@@ -220,13 +220,13 @@ pub async fn run(config: Config, options: ServeOptions) -> Result<(), ServeError
     let shard = options.shard;
     // With a shared state, the clusters this replica owns (None until the first renewal says).
     let known: owners::Known = Default::default();
-    let (owned_tx, mut owned) = watch::channel::<Option<BTreeSet<String>>>(None);
+    let (owned_tx, mut owned) = watch::channel::<Option<owners::Owned>>(None);
     let renewals = shared_state.map(|s| {
         let pages = config.external_url.clone().unwrap_or_else(|| format!("{scheme}://{address}"));
         tokio::spawn(owners::follow(s, board.clone(), known.clone(), pages, owned_tx, stop_rx.clone()))
     });
     let sharing = renewals.is_some();
-    let mine = mine_of(&config, shard, &board, sharing.then(|| owned.borrow().clone()), &known);
+    let mine = mine_of(&config, shard, &board, sharing.then(|| owned_set(&owned)), &known);
     apply_clusters(&shared, &mut running, &mine).await;
     board.set_ready();
     let pages_at = format!("{scheme}://{address}");
@@ -256,13 +256,13 @@ pub async fn run(config: Config, options: ServeOptions) -> Result<(), ServeError
             _ = term.recv() => break,
             _ = hup.recv() => true,
             change = board.page_clusters().changed() => {
-                let mine = mine_of(&current, shard, &board, sharing.then(|| owned.borrow().clone()), &known);
+                let mine = mine_of(&current, shard, &board, sharing.then(|| owned_set(&owned)), &known);
                 apply_clusters(&shared, &mut running, &mine).await;
                 board.page_clusters().applied_up_to(change);
                 continue;
             }
             Ok(()) = owned.changed(), if sharing => {
-                let now = owned.borrow_and_update().clone();
+                let now = owned.borrow_and_update().clone().map(|o| o.clusters);
                 apply_clusters(&shared, &mut running, &mine_of(&current, shard, &board, Some(now), &known)).await;
                 continue;
             }
@@ -280,7 +280,7 @@ pub async fn run(config: Config, options: ServeOptions) -> Result<(), ServeError
                 Err(e) => Said::NotReloaded { error: &e }.emit(),
                 Ok((new, tuning)) => {
                     shared.board.set_tuning(tuning);
-                    let owned = sharing.then(|| owned.borrow().clone());
+                    let owned = sharing.then(|| owned_set(&owned));
                     reload_into(&shared, &mut running, &current, &new, shard, owned, &known).await;
                     current = new;
                     Said::Reloaded { path }.emit();
@@ -334,6 +334,11 @@ async fn reload_into(
         Said::ShardNow { shard: &now }.emit();
     }
     apply_clusters(shared, running, &mine_of(new, shard, &shared.board, owned, known)).await;
+}
+
+/// The clusters a renewal said this replica owns (None before the first).
+fn owned_set(owned: &watch::Receiver<Option<owners::Owned>>) -> Option<BTreeSet<String>> {
+    owned.borrow().as_ref().map(|o| o.clusters.clone())
 }
 
 /// The clusters this process reads: with a shared state, those of [`watched`] it owns (none

@@ -17,19 +17,30 @@ use crate::state::{Beat, Store};
 /// What the supervisor shares with the renewals: the clusters this replica knows.
 pub type Known = Arc<Mutex<BTreeSet<String>>>;
 
+/// What a renewal tells the supervisor: the clusters this replica owns, and a digest of the
+/// clusters added on the pages (of any replica), whose change the supervisor applies too.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Owned {
+    pub clusters: BTreeSet<String>,
+    pub page_clusters: u64,
+}
+
 /// Renews until `stop`, then lets go of every lease (the others take the clusters at once).
 pub async fn follow(
     shared: Shared,
     board: Arc<Board>,
     known: Known,
     pages: String,
-    owned: watch::Sender<Option<BTreeSet<String>>>,
+    owned: watch::Sender<Option<Owned>>,
     mut stop: watch::Receiver<bool>,
 ) {
     let every = shared.replica.lease / 3;
     let mut store: Option<Store> = None;
     let mut away = false;
+    // Since when the renewals succeed without a break.
+    let mut reached: Option<std::time::Instant> = None;
     loop {
+        let take_others = reached.is_some_and(|t| t.elapsed() >= shared.replica.lease);
         let mine = known.lock().expect("known lock").clone();
         let (kept, outcome) = {
             let shared = shared.clone();
@@ -44,31 +55,40 @@ pub async fn follow(
                         Err(e) => return (None, Err(e.to_string())),
                     },
                 };
-                let beat = store.beat(&mine, &pages).map_err(|e| e.to_string());
-                (Some(store), beat)
+                let beat = store.beat(&mine, &pages, take_others).map_err(|e| e.to_string());
+                let digest = store.page_clusters().map(|rows| digest(&rows)).unwrap_or_default();
+                (Some(store), beat.map(|b| (b, digest)))
             })
             .await
             .expect("a renewal does not panic")
         };
         store = kept;
         match outcome {
-            Ok(Beat { owned: now, replicas }) => {
+            Ok((Beat { owned: now, replicas }, page_clusters)) => {
+                reached.get_or_insert_with(std::time::Instant::now);
                 if away {
                     Said::SharedStateBack { place: &shared.place }.emit();
                     away = false;
                 }
                 board.set_shared_away(None);
-                board.set_replicas(Replicas { me: shared.replica.name.clone(), alive: replicas });
+                board.set_replicas(Replicas { me: shared.replica.name.clone(), alive: replicas, renewed_every: every });
+                // Silences and maintenance windows made on any replica's pages act here too.
+                let reload = board.clone();
+                let _ = tokio::task::spawn_blocking(move || reload.quieting().load_kept_quiet()).await;
+                let now = Owned { clusters: now, page_clusters };
                 owned.send_if_modified(|was| {
                     let changed = was.as_ref() != Some(&now);
                     if changed {
-                        Said::Owns { owned: now.len(), known: mine.len() }.emit();
+                        if was.as_ref().is_none_or(|w| w.clusters != now.clusters) {
+                            Said::Owns { owned: now.clusters.len(), known: mine.len() }.emit();
+                        }
                         *was = Some(now);
                     }
                     changed
                 });
             }
             Err(error) => {
+                reached = None;
                 if !away {
                     Said::SharedStateAway { error: &error }.emit();
                     away = true;
@@ -84,6 +104,16 @@ pub async fn follow(
     if let Some(mut store) = store {
         let _ = tokio::task::spawn_blocking(move || store.let_go()).await;
     }
+}
+
+/// A digest of the clusters added on the pages as stored: names, settings and sealed tokens.
+fn digest(rows: &[crate::state::PageCluster]) -> u64 {
+    use std::hash::{Hash, Hasher};
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    for r in rows {
+        (&r.name, &r.settings, &r.sealed).hash(&mut h);
+    }
+    h.finish()
 }
 
 fn refused(e: &crate::state::StateError) -> crate::state::postgres::StartError {

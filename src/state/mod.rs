@@ -405,11 +405,12 @@ impl Store {
         let written_ok = self.conn.transaction(|tx| {
             let mut wrote = Wrote { changed: Vec::new(), gone: Vec::new() };
             if let Some(me) = &replica {
-                // The lease, held until the end of the transaction: a replica taking the cluster
-                // over waits for it, and a replica whose lease ran out writes nothing.
+                // The owner's row, locked until the end of the transaction: a replica taking the
+                // cluster over waits for this cycle, and loads it. A lease that ran out with no
+                // one taking the cluster (the database was away) is still this replica's.
                 let owned = tx
                     .query_one(
-                        "SELECT 1 FROM owners WHERE cluster = ?1 AND replica = ?2 AND expires > now() FOR UPDATE",
+                        "SELECT 1 FROM owners WHERE cluster = ?1 AND replica = ?2 FOR UPDATE",
                         args![cluster, me.as_str()],
                     )
                     .map_err(fail)?;

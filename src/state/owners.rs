@@ -50,7 +50,11 @@ pub struct Beat {
 impl Store {
     /// Renews this replica and its leases, takes free clusters up to its share, and says what
     /// it owns. `mine`: the clusters it knows; `pages`: where its pages are.
-    pub fn beat(&mut self, mine: &BTreeSet<String>, pages: &str) -> Result<Beat, StateError> {
+    ///
+    /// `take_others`: whether clusters another replica owned and let run out may be taken. A
+    /// replica that has just reached the database (at start, or after it was away) waits one
+    /// lease before it does, so that the others, who were away too, renew theirs first.
+    pub fn beat(&mut self, mine: &BTreeSet<String>, pages: &str, take_others: bool) -> Result<Beat, StateError> {
         let Some(me) = self.replica.clone() else {
             return Ok(Beat { owned: mine.clone(), replicas: Vec::new() });
         };
@@ -73,11 +77,11 @@ impl Store {
                 .unwrap_or(1)
                 .max(1) as usize;
             let share = mine.len().div_ceil(alive);
-            // What it owns still, of what it knows; the rest of its rows are not renewed.
-            let rows = tx.query(
-                "SELECT cluster FROM owners WHERE replica = ?1 AND expires > now() ORDER BY cluster",
-                args![me.name.as_str()],
-            )?;
+            // What it owns still, of what it knows; the rest of its rows are not renewed. A row
+            // whose lease ran out and that no other replica took is still its own (the database
+            // was away, say): taken back as it was, not shuffled.
+            let rows =
+                tx.query("SELECT cluster FROM owners WHERE replica = ?1 ORDER BY cluster", args![me.name.as_str()])?;
             let mut owned: Vec<String> =
                 rows.iter().map(|r| r.text(0)).collect::<Result<Vec<_>, _>>()?.into_iter().collect();
             owned.retain(|c| mine.contains(c));
@@ -92,8 +96,8 @@ impl Store {
             )?;
             if owned.len() < share {
                 let rows = tx.query(
-                    "SELECT cluster FROM owners WHERE expires > now() AND replica <> ?1",
-                    args![me.name.as_str()],
+                    "SELECT cluster FROM owners WHERE replica <> ?1 AND (expires > now() OR ?2 = 0)",
+                    args![me.name.as_str(), i64::from(take_others)],
                 )?;
                 let taken: BTreeSet<String> = rows.iter().map(|r| r.text(0)).collect::<Result<_, _>>()?;
                 // In an order of its own, so that replicas starting together seldom reach for the

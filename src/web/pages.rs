@@ -156,8 +156,47 @@ pub fn overview(board: &Board, query: &super::Params) -> String {
                 @if page < pages { " · " a href=(q.link(q.status, page + 1)) rel="next" { (t("next")) } }
             }
         }
+        (replicas(board, total))
     };
     page_of("DumbMonit", board, body)
+}
+
+/// With a shared state: which replica reads which cluster, each other replica's clusters linked
+/// to its own pages, and the clusters only other replicas know.
+fn replicas(board: &Board, owned: usize) -> Markup {
+    let r = board.replicas();
+    if r.me.is_empty() {
+        return html! {};
+    }
+    let me = r.alive.iter().find(|s| s.name == r.me);
+    let known = me.map(|s| s.clusters.len()).unwrap_or(owned);
+    let unknown: Vec<&str> = r
+        .alive
+        .iter()
+        .flat_map(|s| s.clusters.iter())
+        .filter(|c| me.is_some_and(|m| !m.clusters.contains(*c)))
+        .map(String::as_str)
+        .collect::<std::collections::BTreeSet<_>>()
+        .into_iter()
+        .collect();
+    html! {
+        h2 { (t("replicas-title")) }
+        p.replica { (tr("replica-me", &[("name", r.me.as_str().into()), ("owned", owned.into()), ("known", known.into())])) }
+        @for other in r.alive.iter().filter(|s| s.name != r.me) {
+            p.replica {
+                (tr("replica-other", &[("name", other.name.as_str().into()), ("count", other.owns.len().into())]))
+                " "
+                @for (i, c) in other.owns.iter().enumerate() {
+                    @if i > 0 { ", " }
+                    a href={ (other.pages) "/clusters/" (path_segment(c)) } { (c) }
+                }
+            }
+        }
+        @if !unknown.is_empty() {
+            p.replica { (tr("replica-unknown", &[("names", unknown.join(", ").into())])) }
+        }
+        p.muted { (tr("replicas-freshness", &[("seconds", (r.renewed_every.as_secs_f64().ceil() as u64).into())])) }
+    }
 }
 
 pub(super) fn page_of(title: &str, board: &Board, body: Markup) -> String {

@@ -1,0 +1,372 @@
+//! Replicas sharing one state in a real PostgreSQL (Debian's, an unprivileged cluster in a
+//! temporary directory): three `serve` processes split sixty simulated clusters with no
+//! `--shard`, one is killed with SIGKILL and the others take its clusters over with their alert
+//! state, and a webhook receiver counts every notification exactly once across the whole test,
+//! including those the killed replica had queued.
+//!
+//! Each replica reads the clusters at its own simulator (three fleets with the same objects,
+//! cluster `cN` at member N of each), so that the API servers' request logs say which replica
+//! read which cluster.
+
+mod common;
+
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::sync::atomic::Ordering;
+use std::time::{Duration, Instant};
+
+use common::path;
+use common::postgres::Postgres;
+use common::receiver::Receiver;
+use common::web::Served;
+use dumbmonit_sim::{Sim, SimOptions, scenario};
+
+const CLUSTERS: usize = 60;
+
+fn wait_until(what: &str, limit: Duration, mut check: impl FnMut() -> bool) {
+    let deadline = Instant::now() + limit;
+    while !check() {
+        assert!(Instant::now() < deadline, "waited in vain for {what}");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+/// How many requests each cluster of a fleet has served.
+fn reads(fleet: &Sim) -> Vec<usize> {
+    (0..fleet.members()).map(|i| fleet.member_requests(i).len()).collect()
+}
+
+/// Which replicas read each cluster between two counts.
+fn readers(before: &[Vec<usize>], after: &[Vec<usize>]) -> Vec<Vec<usize>> {
+    (0..before[0].len()).map(|i| (0..before.len()).filter(|&r| after[r][i] > before[r][i]).collect()).collect()
+}
+
+/// The notifications received, as (cluster, status) → how many, with each alert's startsAt.
+fn told(receiver: &Receiver) -> (BTreeMap<(String, String), usize>, BTreeMap<String, Vec<String>>) {
+    let mut counts = BTreeMap::new();
+    let mut starts: BTreeMap<String, Vec<String>> = BTreeMap::new();
+    for body in receiver.bodies() {
+        for a in body["alerts"].as_array().cloned().unwrap_or_default() {
+            if a["labels"]["alertname"] != "KubernetesNodeNotReady" || a["labels"]["cluster"] == "paged" {
+                continue;
+            }
+            let cluster = a["labels"]["cluster"].as_str().unwrap_or("").to_string();
+            let status = a["status"].as_str().unwrap_or("").to_string();
+            *counts.entry((cluster.clone(), status)).or_default() += 1;
+            starts.entry(cluster).or_default().push(a["startsAt"].as_str().unwrap_or("").to_string());
+        }
+    }
+    (counts, starts)
+}
+
+fn config(dir: &Path, name: &str, pg: &Postgres, fleet: &Sim, webhook: &str) -> std::path::PathBuf {
+    config_of(dir, name, pg, "replicas", fleet, CLUSTERS, webhook, "")
+}
+
+/// A replica's file: its `[state]` in `database`, `count` clusters of `fleet`, and `extra`.
+#[allow(clippy::too_many_arguments)]
+fn config_of(
+    dir: &Path,
+    name: &str,
+    pg: &Postgres,
+    database: &str,
+    fleet: &Sim,
+    count: usize,
+    webhook: &str,
+    extra: &str,
+) -> std::path::PathBuf {
+    let replica = dir.join(name);
+    std::fs::create_dir_all(&replica).unwrap();
+    std::fs::write(replica.join("token"), fleet.token()).unwrap();
+    std::fs::write(replica.join("ca.crt"), fleet.ca_pem()).unwrap();
+    let mut text = format!(
+        "listen = \"127.0.0.1:0\"\nstate_dir = {:?}\n{extra}\n\n{}\n[[notifier]]\ntype = \"webhook\"\nurl = {webhook:?}\n\n\
+         [[rule]]\nname = \"KubernetesNodeNotReady\"\nfor = \"2s\"\n\n",
+        path(&replica.join("state")),
+        pg.section(&replica, database, &format!("lease = \"3s\"\nreplica = {name:?}\npool = 4")),
+    );
+    for i in 0..count {
+        text.push_str(&format!(
+            "[[cluster]]\nname = \"c{i:02}\"\naddress = {:?}\ntoken_file = {:?}\nca_file = {:?}\ninterval = \"1s\"\n\n",
+            fleet.member_url(i),
+            path(&replica.join("token")),
+            path(&replica.join("ca.crt")),
+        ));
+    }
+    let file = replica.join("dumbmonit.toml");
+    std::fs::write(&file, text).unwrap();
+    file
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn three_replicas_split_sixty_clusters_and_a_killed_ones_are_taken_over_without_a_repeated_page() {
+    let pg = Postgres::start();
+    pg.database("replicas");
+    let dir = tempfile::tempdir().unwrap();
+    let now = jiff::Timestamp::now();
+    let mut lost = scenario::healthy(now);
+    scenario::node_lost(&mut lost, now);
+    let mut fleets = Vec::new();
+    for _ in 0..3 {
+        fleets.push(Sim::start_fleet(SimOptions::default(), lost.clone(), CLUSTERS).await.unwrap());
+    }
+    let receiver = Receiver::start().await;
+    let webhook = format!("{}/hook", receiver.url());
+    let names = ["replica-a", "replica-b", "replica-c"];
+    let mut replicas: Vec<Option<Served>> = names
+        .iter()
+        .zip(&fleets)
+        .map(|(name, fleet)| Some(Served::start(&config(dir.path(), name, &pg, fleet, &webhook), &[])))
+        .collect();
+
+    // The share settles: each cluster read by exactly one replica over three seconds, twenty
+    // each.
+    let mut settled = Vec::new();
+    wait_until("the replicas to split the clusters", Duration::from_secs(60), || {
+        let before: Vec<_> = fleets.iter().map(reads).collect();
+        std::thread::sleep(Duration::from_secs(3));
+        let after: Vec<_> = fleets.iter().map(reads).collect();
+        settled = readers(&before, &after);
+        let each: Vec<usize> = (0..3).map(|r| settled.iter().filter(|w| w == &&vec![r]).count()).collect();
+        each == [20, 20, 20]
+    });
+    // Every cluster's node alert told once, whichever replica read it when it fired.
+    wait_until("sixty alerts told", Duration::from_secs(60), || told(&receiver).0.len() == CLUSTERS);
+
+    // The pages of each replica say how many it reads.
+    for (served, name) in replicas.iter().flatten().zip(names) {
+        served.wait_for_log("its share", |log| log.contains("this replica reads 20 of the 60 cluster(s) it knows"));
+        let home = served.get("/").body;
+        assert!(home.contains(name), "{name}'s pages name it:\n{home}");
+    }
+
+    // The receiver refuses for a while (503): the resolutions wait in the outbox, claimed and
+    // retried by the replica that queued them, when it is killed.
+    receiver.fail.store(true, Ordering::SeqCst);
+    for fleet in &fleets {
+        fleet.set_cluster(scenario::healthy(now));
+    }
+    let killed = replicas[0].as_ref().unwrap();
+    killed.wait_for_log("a resolution refused", |log| log.contains("503"));
+    let mut killed = replicas[0].take().unwrap();
+    killed.child.kill().unwrap();
+    killed.child.wait().unwrap();
+    // Requests under way when it died are logged by the simulator as they end.
+    std::thread::sleep(Duration::from_secs(1));
+    let before_kill = reads(&fleets[0]);
+    receiver.fail.store(false, Ordering::SeqCst);
+
+    // Within a lease (3 s) and a renewal, the survivors read all sixty, and the killed one's
+    // fleet sees no more reads.
+    wait_until("the survivors to take the killed replica's clusters", Duration::from_secs(30), || {
+        let before: Vec<_> = fleets.iter().map(reads).collect();
+        std::thread::sleep(Duration::from_secs(2));
+        let after: Vec<_> = fleets.iter().map(reads).collect();
+        readers(&before, &after).iter().all(|w| w.len() == 1 && w[0] != 0)
+    });
+    assert_eq!(reads(&fleets[0]), before_kill, "nothing reads through the killed replica");
+
+    // Every resolution told, by whichever replica: exactly once each, and never a firing again.
+    wait_until("sixty resolutions told", Duration::from_secs(60), || {
+        told(&receiver).0.keys().filter(|(_, s)| s == "resolved").count() == CLUSTERS
+    });
+    std::thread::sleep(Duration::from_secs(4));
+    let (counts, starts) = told(&receiver);
+    for i in 0..CLUSTERS {
+        let c = format!("c{i:02}");
+        assert_eq!(counts.get(&(c.clone(), "firing".into())), Some(&1), "{c} fired once: {counts:?}");
+        assert_eq!(counts.get(&(c.clone(), "resolved".into())), Some(&1), "{c} resolved once: {counts:?}");
+        let s = &starts[&c];
+        assert!(s.iter().all(|x| x == &s[0]), "{c}: startsAt unchanged across replicas: {s:?}");
+    }
+    for fleet in &fleets {
+        for i in 0..CLUSTERS {
+            assert!(fleet.member_requests(i).iter().all(|r| r.method == "GET"), "only GET reaches an API server");
+        }
+    }
+    drop(replicas);
+    drop(killed);
+}
+
+/// Which replica reads each cluster now (over two seconds), once each is read by exactly one.
+fn settled_readers(fleets: &[Sim], each: usize) -> Vec<usize> {
+    let mut found = Vec::new();
+    wait_until("the replicas to split the clusters", Duration::from_secs(60), || {
+        let before: Vec<_> = fleets.iter().map(reads).collect();
+        std::thread::sleep(Duration::from_secs(2));
+        let after: Vec<_> = fleets.iter().map(reads).collect();
+        let r = readers(&before, &after);
+        let split =
+            r.iter().all(|w| w.len() == 1) && (0..fleets.len()).all(|k| r.iter().filter(|w| w[0] == k).count() == each);
+        found = r.iter().map(|w| w.first().copied().unwrap_or(usize::MAX)).collect();
+        split
+    });
+    found
+}
+
+fn send(s: &Served, method: &str, path: &str, authorization: &str, body: &serde_json::Value) -> common::web::Response {
+    common::web::request(
+        s.addr,
+        method,
+        path,
+        &[("Authorization", authorization), ("Content-Type", "application/json")],
+        body.to_string().as_bytes(),
+    )
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_cluster_added_on_one_replica_is_read_by_the_other_and_what_is_made_on_one_quiets_the_other() {
+    let pg = Postgres::start();
+    pg.database("pages");
+    let dir = tempfile::tempdir().unwrap();
+    let now = jiff::Timestamp::now();
+    let healthy = scenario::healthy(now);
+    let fleets = [
+        Sim::start_fleet(SimOptions::default(), healthy.clone(), 4).await.unwrap(),
+        Sim::start_fleet(SimOptions::default(), healthy.clone(), 4).await.unwrap(),
+    ];
+    let receiver = Receiver::start().await;
+    let webhook = format!("{}/hook", receiver.url());
+    let admin_token = "admin-token-replicas-5b2e90c1";
+    common::register_secret(admin_token);
+    let admin = format!("Bearer {admin_token}");
+    // Every replica seals and unseals the pages' tokens with the same key.
+    let key = dir.path().join("secret.key");
+    let extra = format!("secret_key_file = {:?}\n[auth.admin]\nbearer_token = {admin_token:?}\n", path(&key));
+    let names = ["replica-a", "replica-b"];
+    let a = Served::start(&config_of(dir.path(), names[0], &pg, "pages", &fleets[0], 4, &webhook, &extra), &[]);
+    let b = Served::start(&config_of(dir.path(), names[1], &pg, "pages", &fleets[1], 4, &webhook, &extra), &[]);
+    let owner = settled_readers(&fleets, 2);
+    let of_a: Vec<String> = (0..4).filter(|i| owner[*i] == 0).map(|i| format!("c{i:02}")).collect();
+
+    // A cluster added on a's pages (its form, its CSRF token) is known to b, and read by one.
+    let paged = common::Harness::start(healthy.clone()).await;
+    let form = common::web::request(a.addr, "GET", "/clusters/new", &[("Authorization", admin.as_str())], b"");
+    assert_eq!(form.status, 200, "{}", form.body);
+    let cookie = form.header("set-cookie").unwrap().split(';').next().unwrap().to_string();
+    let at = form.body.find("name=\"csrf\" value=\"").unwrap() + "name=\"csrf\" value=\"".len();
+    let csrf = form.body[at..].split('"').next().unwrap().to_string();
+    let (url, ca, token) = (paged.sim.url(), paged.sim.ca_pem().to_string(), paged.sim.token().to_string());
+    let mut fields = form_urlencoded::Serializer::new(String::new());
+    for (k, v) in [
+        ("csrf", csrf.as_str()),
+        ("action", "save"),
+        ("name", "paged"),
+        ("address", url.as_str()),
+        ("ca", ca.as_str()),
+        ("token", token.as_str()),
+        ("interval", "1s"),
+    ] {
+        fields.append_pair(k, v);
+    }
+    let origin = format!("http://{}", a.addr);
+    let saved = common::web::request(
+        a.addr,
+        "POST",
+        "/clusters/new",
+        &[
+            ("Authorization", admin.as_str()),
+            ("Cookie", cookie.as_str()),
+            ("Origin", origin.as_str()),
+            ("Content-Type", "application/x-www-form-urlencoded"),
+        ],
+        fields.finish().as_bytes(),
+    );
+    assert_eq!(saved.status, 303, "{}", saved.body);
+    wait_until("the added cluster read", Duration::from_secs(30), || !paged.sim.requests().is_empty());
+    for s in [&a, &b] {
+        s.wait_for("/", "the added cluster on every replica's pages", |r| r.body.contains("/clusters/paged"));
+    }
+
+    // On b: a silence of one of a's clusters, and a maintenance window of the other.
+    let end = (jiff::Timestamp::now() + jiff::SignedDuration::from_hours(1)).to_string();
+    let silence = serde_json::json!({
+        "matchers": [{"name": "cluster", "value": of_a[0], "isRegex": false, "isEqual": true}],
+        "endsAt": end, "comment": "made on b"
+    });
+    let made = send(&b, "POST", "/api/v1/silences", &admin, &silence);
+    assert_eq!(made.status, 200, "{}", made.body);
+    let window = serde_json::json!({"cluster": of_a[1], "startsAt": jiff::Timestamp::now().to_string(), "endsAt": end, "comment": "made on b"});
+    let made = send(&b, "POST", "/api/v1/maintenance", &admin, &window);
+    assert_eq!(made.status, 200, "{}", made.body);
+    // a learns of both at its next renewal (a third of a lease).
+    a.wait_for("/api/v1/silences", "b's silence on a", |r| r.body.contains("made on b"));
+    a.wait_for("/api/v1/maintenance", "b's window on a", |r| r.body.contains("made on b"));
+
+    // Every node is lost: b's two clusters are told, a's two are not (silenced, in maintenance).
+    let mut lost = healthy.clone();
+    scenario::node_lost(&mut lost, now);
+    for fleet in &fleets {
+        fleet.set_cluster(lost.clone());
+    }
+    wait_until("b's clusters told", Duration::from_secs(30), || {
+        told(&receiver).0.keys().filter(|(c, s)| s == "firing" && !of_a.contains(c)).count() == 2
+    });
+    for c in &of_a {
+        a.wait_for(&format!("/api/v1/clusters/{c}"), "the node alert firing on a", |r| {
+            r.body.contains("KubernetesNodeNotReady") && r.body.contains("\"firing\"")
+        });
+    }
+    std::thread::sleep(Duration::from_secs(3));
+    let (counts, _) = told(&receiver);
+    assert!(of_a.iter().all(|c| !counts.keys().any(|(k, _)| k == c)), "a's clusters stay quiet: {counts:?}");
+    assert!(counts.values().all(|n| *n == 1), "each told once: {counts:?}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_database_away_for_a_minute_loses_and_doubles_nothing() {
+    let mut pg = Postgres::start();
+    pg.database("away");
+    let dir = tempfile::tempdir().unwrap();
+    let now = jiff::Timestamp::now();
+    let healthy = scenario::healthy(now);
+    let fleets = [
+        Sim::start_fleet(SimOptions::default(), healthy.clone(), 4).await.unwrap(),
+        Sim::start_fleet(SimOptions::default(), healthy.clone(), 4).await.unwrap(),
+    ];
+    let receiver = Receiver::start().await;
+    let webhook = format!("{}/hook", receiver.url());
+    let replicas = [
+        Served::start(&config_of(dir.path(), "replica-a", &pg, "away", &fleets[0], 4, &webhook, ""), &[]),
+        Served::start(&config_of(dir.path(), "replica-b", &pg, "away", &fleets[1], 4, &webhook, ""), &[]),
+    ];
+    let owner = settled_readers(&fleets, 2);
+
+    // The database stops: each replica says so in red, and reads on what it owns.
+    pg.stop();
+    let stopped = Instant::now();
+    let red = "The shared state cannot be reached";
+    for s in &replicas {
+        s.wait_for("/", "the red line", |r| r.body.contains(red));
+    }
+    let mut lost = healthy.clone();
+    scenario::node_lost(&mut lost, now);
+    for fleet in &fleets {
+        fleet.set_cluster(lost.clone());
+    }
+    for (i, reader) in owner.iter().enumerate() {
+        replicas[*reader].wait_for(&format!("/api/v1/clusters/c{i:02}"), "the node alert firing", |r| {
+            r.body.contains("KubernetesNodeNotReady") && r.body.contains("\"firing\"")
+        });
+    }
+    assert!(told(&receiver).0.is_empty(), "nothing can be queued while the database is away");
+    let before: Vec<_> = fleets.iter().map(reads).collect();
+    std::thread::sleep(Duration::from_secs(60).saturating_sub(stopped.elapsed()));
+    let after: Vec<_> = fleets.iter().map(reads).collect();
+    let during = readers(&before, &after);
+    assert!(
+        during.iter().enumerate().all(|(i, w)| w == &vec![owner[i]]),
+        "each replica read on what it owned, and only that: {during:?}"
+    );
+
+    // Back: the red line goes, each firing is told once, and each cluster stays with its owner.
+    pg.resume();
+    for s in &replicas {
+        s.wait_for("/", "the red line gone", |r| !r.body.contains(red));
+    }
+    wait_until("four firings told", Duration::from_secs(30), || told(&receiver).0.len() == 4);
+    std::thread::sleep(Duration::from_secs(4));
+    let (counts, _) = told(&receiver);
+    assert!(counts.values().all(|n| *n == 1) && counts.len() == 4, "each told once: {counts:?}");
+    assert_eq!(settled_readers(&fleets, 2), owner, "ownership taken back as it was");
+}
