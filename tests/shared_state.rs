@@ -41,8 +41,11 @@ fn readers(before: &[Vec<usize>], after: &[Vec<usize>]) -> Vec<Vec<usize>> {
     (0..before[0].len()).map(|i| (0..before.len()).filter(|&r| after[r][i] > before[r][i]).collect()).collect()
 }
 
-/// The notifications received, as (cluster, status) → how many, with each alert's startsAt.
-fn told(receiver: &Receiver) -> (BTreeMap<(String, String), usize>, BTreeMap<String, Vec<String>>) {
+/// How many notifications of each (cluster, status), and each cluster's alerts' startsAt.
+type Told = (BTreeMap<(String, String), usize>, BTreeMap<String, Vec<String>>);
+
+/// The node alerts' notifications received.
+fn told(receiver: &Receiver) -> Told {
     let mut counts = BTreeMap::new();
     let mut starts: BTreeMap<String, Vec<String>> = BTreeMap::new();
     for body in receiver.bodies() {
