@@ -54,6 +54,39 @@ pub enum Command {
     /// CPU and memory used, like kubectl top, from the Metrics API; when it is not available,
     /// why, and what the pods request and limit instead (exit status 1).
     Top(TopArgs),
+    /// The state of serve: carry a SQLite state directory into PostgreSQL.
+    #[command(subcommand)]
+    State(StateCommand),
+}
+
+#[derive(Subcommand, Debug)]
+pub enum StateCommand {
+    /// Carry a SQLite state (STATE_DIR) into PostgreSQL, for replicas that share it: clusters
+    /// added on the pages, silences, windows, alerts and what the rules remember, history, the
+    /// outbox and the audit list. Refused when the database already holds a state, unless --force.
+    Migrate(MigrateArgs),
+}
+
+#[derive(Args, Debug)]
+pub struct MigrateArgs {
+    /// The state directory of a `serve` that kept its state in SQLite (stopped first)
+    #[arg(long, value_name = "STATE_DIR")]
+    pub from: PathBuf,
+    /// The PostgreSQL database, as `[state] url`: postgres://USER@HOST:PORT/DATABASE
+    #[arg(long, value_name = "URL")]
+    pub to: String,
+    /// The file holding the user's password
+    #[arg(long, value_name = "FILE")]
+    pub password_file: Option<PathBuf>,
+    /// TLS as libpq spells it: disable, prefer, require, verify-ca, verify-full
+    #[arg(long, value_name = "MODE", default_value = "prefer")]
+    pub sslmode: String,
+    /// The certificate authorities (PEM) the server's certificate is checked against
+    #[arg(long, value_name = "FILE")]
+    pub ca_file: Option<PathBuf>,
+    /// Replace a state the database already holds
+    #[arg(long)]
+    pub force: bool,
 }
 
 #[derive(Args, Debug)]
@@ -451,6 +484,63 @@ fn emit(outcome: CheckOutcome) -> ExitCode {
 }
 
 /// The entry point of the binary.
+/// `dumbmonit state migrate`.
+fn migrate(args: &MigrateArgs) -> ExitCode {
+    let settings = format!(
+        "url = {:?}\nsslmode = {:?}\n{}{}",
+        args.to,
+        args.sslmode,
+        args.password_file
+            .as_ref()
+            .map(|p| format!("password_file = {:?}\n", p.display().to_string()))
+            .unwrap_or_default(),
+        args.ca_file.as_ref().map(|p| format!("ca_file = {:?}\n", p.display().to_string())).unwrap_or_default(),
+    );
+    let config: crate::config::StateConfig = match toml::from_str(&settings) {
+        Ok(c) => c,
+        Err(e) => {
+            eprintln!("state migrate: {}", e.message());
+            return ExitCode::from(EXIT_UNKNOWN);
+        }
+    };
+    if let Err(e) = config.checked() {
+        eprintln!("state migrate: --to: {e}");
+        return ExitCode::from(EXIT_UNKNOWN);
+    }
+    if !args.from.join(crate::state::FILE).is_file() {
+        eprintln!("state migrate: --from {}: no {} in it", args.from.display(), crate::state::FILE);
+        return ExitCode::from(EXIT_UNKNOWN);
+    }
+    let outcome = crate::state::Store::open(&args.from).map_err(crate::state::migrate::MigrateError::from).and_then(
+        |mut from| {
+            let shared = crate::state::postgres::connect(&config).map_err(|e| {
+                crate::state::migrate::MigrateError::State(crate::state::StateError::Start(e.to_string()))
+            })?;
+            let mut to = shared.store()?;
+            crate::state::migrate::carry(&mut from, &mut to, args.force)
+        },
+    );
+    match outcome {
+        Ok(carried) => {
+            let rows: Vec<String> = carried.iter().map(|(t, n)| format!("{t} {n}")).collect();
+            println!("Carried {} into {}: {}.", args.from.display(), args.to, rows.join(", "));
+            let pages = carried.iter().find(|(t, _)| *t == "page_clusters").map(|(_, n)| *n).unwrap_or(0);
+            if pages > 0 {
+                println!(
+                    "The tokens of the {pages} cluster(s) added on the pages are sealed with the secret key of the old serve \
+                     (secret_key_file, {} by default): give every replica that file as secret_key_file.",
+                    args.from.join("secret.key").display()
+                );
+            }
+            ExitCode::SUCCESS
+        }
+        Err(e) => {
+            eprintln!("state migrate: {e}");
+            ExitCode::from(EXIT_UNKNOWN)
+        }
+    }
+}
+
 pub fn main() -> ExitCode {
     // Exactly one crypto provider is compiled in; installing it makes that explicit.
     let _ = rustls::crypto::ring::default_provider().install_default();
@@ -530,6 +620,7 @@ pub fn main() -> ExitCode {
                 ExitCode::from(EXIT_UNKNOWN)
             }
         },
+        Command::State(StateCommand::Migrate(args)) => migrate(&args),
         Command::Rules(args) => {
             // With the file: its tuning, and its runbooks (`runbook_base_url`, else the pages').
             let tuning = match &args.config {

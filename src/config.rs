@@ -376,6 +376,11 @@ impl StateConfig {
         Ok(parsed)
     }
 
+    /// Checked as the file's `[state]` is, the field named.
+    pub fn checked(&self) -> Result<(), Problem> {
+        self.check()
+    }
+
     fn check(&self) -> Result<(), Problem> {
         self.parsed()?;
         for (field, path) in [("password_file", &self.password_file), ("ca_file", &self.ca_file)] {

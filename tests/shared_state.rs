@@ -373,3 +373,185 @@ async fn the_database_away_for_a_minute_loses_and_doubles_nothing() {
     assert!(counts.values().all(|n| *n == 1) && counts.len() == 4, "each told once: {counts:?}");
     assert_eq!(settled_readers(&fleets, 2), owner, "ownership taken back as it was");
 }
+
+/// The alerts of a cluster, as the API gives them.
+fn alerts(s: &Served, cluster: &str) -> Vec<serde_json::Value> {
+    s.get(&format!("/api/v1/clusters/{cluster}")).json()["alerts"].as_array().cloned().unwrap_or_default()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn state_migrate_carries_a_sqlite_state_and_the_migrated_replica_keeps_its_pending_timer() {
+    let pg = Postgres::start();
+    let url = pg.database("migrated");
+    let now = jiff::Timestamp::now();
+    let mut lost = scenario::healthy(now);
+    scenario::node_lost(&mut lost, now);
+    let h = common::Harness::start(lost).await;
+    let receiver = Receiver::start().await;
+    let dir = tempfile::tempdir().unwrap();
+    let notifier = format!(
+        "[[notifier]]\ntype = \"webhook\"\nurl = \"{}/hook\"\n\n[[rule]]\nname = \"KubernetesNodeNotReady\"\nfor = \"15s\"\n",
+        receiver.url()
+    );
+    let sqlite = common::web::write_config(dir.path(), &notifier, &[("lab", &h, "1s")]);
+    let served = Served::start(&sqlite, &[]);
+    let pending = served.wait_for("/api/v1/clusters/lab", "the node alert pending", |r| {
+        r.json()["alerts"].as_array().is_some_and(|a| a.iter().any(|a| a["state"] == "pending"))
+    });
+    let active_at = pending.json()["alerts"][0]["active_at"].as_str().unwrap().to_string();
+    drop(served);
+
+    let password = dir.path().join("pg-password");
+    std::fs::write(&password, common::postgres::PASSWORD).unwrap();
+    let migrate = |extra: &[&str]| {
+        let mut args = vec!["state", "migrate", "--from"];
+        let from = path(&dir.path().join("state"));
+        let password = path(&password);
+        args.extend([
+            from.as_str(),
+            "--to",
+            url.as_str(),
+            "--password-file",
+            password.as_str(),
+            "--sslmode",
+            "disable",
+        ]);
+        args.extend(extra);
+        std::process::Command::new(env!("CARGO_BIN_EXE_dumbmonit")).args(&args).output().unwrap()
+    };
+    let carried = migrate(&[]);
+    let said = String::from_utf8_lossy(&carried.stdout);
+    assert!(carried.status.success(), "{said}{}", String::from_utf8_lossy(&carried.stderr));
+    assert!(said.contains("clusters 1") && said.contains("alerts 1"), "{said}");
+    let again = migrate(&[]);
+    let error = String::from_utf8_lossy(&again.stderr);
+    assert_eq!(again.status.code(), Some(3), "{error}");
+    assert!(error.contains("already holds a state") && error.contains("--force"), "{error}");
+    assert!(migrate(&["--force"]).status.success(), "told, it replaces");
+
+    // The same cluster, now in PostgreSQL: the alert is still pending from the same moment, and
+    // fires 15 s after it, told once with that start.
+    let shared = dir.path().join("shared");
+    std::fs::create_dir_all(&shared).unwrap();
+    let section = pg.section(&shared, "migrated", "replica = \"only\"");
+    let config = common::web::write_config(&shared, &format!("{notifier}\n{section}"), &[("lab", &h, "1s")]);
+    let replica = Served::start(&config, &[]);
+    let first = replica.wait_for("/api/v1/clusters/lab", "the migrated alert", |r| {
+        r.json()["alerts"].as_array().is_some_and(|a| !a.is_empty())
+    });
+    assert_eq!(first.json()["alerts"][0]["active_at"], active_at.as_str(), "its timer went on");
+    wait_until("the node alert told", Duration::from_secs(40), || !told(&receiver).0.is_empty());
+    let (counts, starts) = told(&receiver);
+    assert_eq!(counts.values().sum::<usize>(), 1, "{counts:?}");
+    // Fired 15 s after the moment it became pending in SQLite (not after the move).
+    let fired: jiff::Timestamp = starts["lab"][0].parse().unwrap();
+    let held = fired.duration_since(active_at.parse().unwrap()).as_secs_f64();
+    assert!((15.0..18.0).contains(&held), "fired {held} s after it became pending");
+    assert!(alerts(&replica, "lab").iter().all(|a| a["active_at"] == active_at.as_str()));
+}
+
+/// `serve` with this `[state]` section; its exit status and what it said (it is stopped if it
+/// starts).
+fn start_with(dir: &Path, section: &str) -> (Option<i32>, String) {
+    let config = dir.join("bad.toml");
+    std::fs::write(
+        &config,
+        format!("listen = \"127.0.0.1:0\"\nstate_dir = {:?}\n{section}\n", path(&dir.join("state"))),
+    )
+    .unwrap();
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_dumbmonit"))
+        .args(["serve", "--config", &path(&config)])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::fs::File::create(dir.join("bad.log")).unwrap())
+        .spawn()
+        .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(20);
+    loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            return (status.code(), std::fs::read_to_string(dir.join("bad.log")).unwrap());
+        }
+        let log = std::fs::read_to_string(dir.join("bad.log")).unwrap_or_default();
+        if log.contains("pages on http://") && Instant::now() + Duration::from_secs(17) < deadline {
+            // Started: given a moment to say what it has to.
+        }
+        if log.contains("pages on http://") && log.contains("shared state") || Instant::now() > deadline {
+            let _ = child.kill();
+            let _ = child.wait();
+            return (None, log);
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+#[test]
+fn bad_state_settings_and_servers_are_refused_at_start_naming_the_setting() {
+    let pg = Postgres::start();
+    pg.database("refusing");
+    pg.database("newer");
+    pg.psql("postgres", "CREATE ROLE viewer LOGIN PASSWORD 'viewer-password-81'");
+    common::register_secret("viewer-password-81");
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    std::fs::write(d.join("password"), common::postgres::PASSWORD).unwrap();
+    std::fs::write(d.join("viewer"), "viewer-password-81\n").unwrap();
+    let password = path(&d.join("password"));
+    let port = pg.port;
+    let closed = common::free_port();
+    let not_postgres = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let not_postgres_port = not_postgres.local_addr().unwrap().port();
+    std::thread::spawn(move || {
+        use std::io::Write;
+        for stream in not_postgres.incoming().flatten() {
+            let mut stream = stream;
+            let _ = stream.write_all(b"HTTP/1.1 400 Bad Request\r\ncontent-length: 0\r\n\r\n");
+        }
+    });
+    let section = |url: &str, extra: &str| format!("[state]\nurl = {url:?}\nsslmode = \"disable\"\n{extra}");
+    let with_password = format!("password_file = {password:?}");
+    for (state, said) in [
+        (section("postgres://postgres:secret@127.0.0.1/x", ""), "state: field `url`: carries a password"),
+        (section("http://127.0.0.1/x", ""), "state: field `url`: must be a postgres:// URL"),
+        (
+            section(&format!("postgres://postgres@127.0.0.1:{port}/refusing"), "password_file = \"/nonexistent/pw\""),
+            "state: field `password_file` /nonexistent/pw",
+        ),
+        (
+            format!("[state]\nurl = \"postgres://postgres@127.0.0.1:{port}/refusing\"\nsslmode = \"allow\""),
+            "unknown variant `allow`, expected one of `disable`, `prefer`, `require`, `verify-ca`, `verify-full`",
+        ),
+        (
+            section(
+                &format!("postgres://postgres@127.0.0.1:{port}/refusing"),
+                &format!("password_file = {:?}", path(&d.join("viewer"))),
+            ),
+            "password authentication failed",
+        ),
+        (
+            section(
+                &format!("postgres://viewer@127.0.0.1:{port}/refusing"),
+                &format!("password_file = {:?}", path(&d.join("viewer"))),
+            ),
+            "permission denied",
+        ),
+        (
+            section(&format!("postgres://postgres@127.0.0.1:{not_postgres_port}/x"), &with_password),
+            "[state]: postgres://postgres@127.0.0.1",
+        ),
+    ] {
+        let (code, log) = start_with(d, &state);
+        assert_eq!(code, Some(3), "{state}\n{log}");
+        assert!(log.contains(said), "{state}: wanted {said:?} in:\n{log}");
+        assert!(!log.contains(common::postgres::PASSWORD) && !log.contains("viewer-password-81"), "{log}");
+    }
+    // A schema from a newer DumbMonit: both versions named.
+    let (code, _) = start_with(d, &section(&format!("postgres://postgres@127.0.0.1:{port}/newer"), &with_password));
+    assert_eq!(code, None, "a new database is taken");
+    pg.psql("newer", "UPDATE schema_version SET version = 7");
+    let (code, log) = start_with(d, &section(&format!("postgres://postgres@127.0.0.1:{port}/newer"), &with_password));
+    assert_eq!(code, Some(3), "{log}");
+    assert!(log.contains("schema is version 7, newer than this DumbMonit knows (version 2)"), "{log}");
+    // A server that cannot be reached (yet): serve starts, and says why on its pages.
+    let (code, log) = start_with(d, &section(&format!("postgres://postgres@127.0.0.1:{closed}/x"), &with_password));
+    assert_eq!(code, None, "{log}");
+    assert!(log.contains("the shared state cannot be reached"), "{log}");
+}

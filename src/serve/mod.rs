@@ -113,6 +113,13 @@ pub enum ServeError {
         "serve: --shard splits the clusters of replicas that keep their own state; replicas sharing [state] split them themselves"
     )]
     ShardWithSharedState,
+    #[error(
+        "[state]: the secret key {} cannot unseal the tokens of {} cluster(s) added on the pages ({}): every replica sharing the state needs the same secret_key_file; copy it from the replica that added them",
+        path.display(),
+        clusters.len(),
+        clusters.join(", ")
+    )]
+    KeyMismatch { path: PathBuf, clusters: Vec<String> },
     /// SIGTERM or SIGHUP cannot be listened for.
     #[error("{0}")]
     Signals(std::io::Error),
@@ -177,6 +184,17 @@ pub async fn run(config: Config, options: ServeOptions) -> Result<(), ServeError
             None
         }
     };
+    // Replicas share the clusters added on the pages, sealed with the key of the replica that
+    // added them: one whose key opens none of them would watch none, and say so one by one.
+    let mut reader = reader;
+    if let (Some(_), Some(key)) = (&shared_state, &secret_key)
+        && let Ok(stored) = reader.stored_clusters(key)
+    {
+        let sealed: Vec<String> = stored.into_iter().flatten().filter(|c| c.token.is_err()).map(|c| c.name).collect();
+        if !sealed.is_empty() {
+            return Err(ServeError::KeyMismatch { path: config.secret_key_path(), clusters: sealed });
+        }
+    }
     let store = Arc::new(Mutex::new(store));
     let counters = Arc::new(Mutex::new(Default::default()));
     let board = Arc::new(Board::new(

@@ -12,6 +12,7 @@ use jiff::Timestamp;
 
 mod clusters;
 pub mod db;
+pub mod migrate;
 mod owners;
 pub mod postgres;
 mod quiet;
@@ -41,6 +42,9 @@ pub enum StateError {
     /// A schema this binary cannot use (newer than it knows).
     #[error("The state database {place} cannot be used: {source}")]
     Schema { place: String, source: Box<schema::SchemaError> },
+    /// PostgreSQL could not be used at start (its sentence names `[state]`).
+    #[error("{0}")]
+    Start(String),
     /// A cycle of a cluster this replica no longer owns (its lease ran out, another took it):
     /// not written; the owner's cycles are.
     #[error("cluster {cluster} is read by another replica now: this replica's cycle was not saved")]

@@ -91,9 +91,25 @@ fn classify(place: &str, e: DbError) -> StartError {
     let said = format!("{place}: {e}");
     let away = match &e {
         DbError::Pool(_) => true,
+        // The network's answers: nothing listens, nothing answers in time, the way is cut. A
+        // server that answers what PostgreSQL would not ("bytes remaining on stream") is not
+        // away: it is not PostgreSQL.
         DbError::Postgres(p) => {
+            use std::io::ErrorKind::*;
             p.as_db_error().is_none()
-                && std::error::Error::source(p).is_some_and(|c| c.downcast_ref::<std::io::Error>().is_some())
+                && std::error::Error::source(p).and_then(|c| c.downcast_ref::<std::io::Error>()).is_some_and(|io| {
+                    matches!(
+                        io.kind(),
+                        ConnectionRefused
+                            | TimedOut
+                            | HostUnreachable
+                            | NetworkUnreachable
+                            | ConnectionAborted
+                            | ConnectionReset
+                            | NotConnected
+                            | AddrNotAvailable
+                    )
+                })
         }
         _ => false,
     };
