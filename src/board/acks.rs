@@ -10,7 +10,7 @@ use jiff::{SignedDuration, Timestamp};
 use super::Quieting;
 use crate::notify::payload::fingerprint;
 use crate::rules::{Acknowledgement, Alert, Transition, TransitionState};
-use crate::state::{AuditEntry, StateError};
+use crate::state::{AuditEntry, SharedAck, StateError};
 
 /// Acknowledgements made since the cycles of their clusters last took them: by the alert's
 /// fingerprint, with the `active_at` of the alert they are for (a new firing is a new problem).
@@ -41,7 +41,10 @@ impl Quieting {
         if comment.len() > crate::silence::MAX_COMMENT {
             return Err(AckError::CommentTooLong { len: comment.len(), most: crate::silence::MAX_COMMENT });
         }
-        let Some((cluster, alert, period)) = self.views.alert_and_period(print) else {
+        // An alert of a cluster another replica reads is found in what that replica saved.
+        let shared = self.store.lock().expect("store lock").engine() == crate::state::db::Engine::Postgres;
+        let found = self.views.alert_and_period(print).or_else(|| shared.then(|| self.saved_alert(print)).flatten());
+        let Some((cluster, alert, period)) = found else {
             return Err(AckError::NoAlert { fingerprint: print.to_string() });
         };
         if !alert.firing() {
@@ -67,7 +70,20 @@ impl Quieting {
             action: format!("alert {} {print} acknowledged: {comment}", alert.alertname),
             cluster: cluster.clone(),
         };
-        self.store.lock().expect("store lock").queue_with(&notifications, &entry)?;
+        {
+            let mut store = self.store.lock().expect("store lock");
+            store.queue_with(&notifications, &entry)?;
+            // For the replica that reads the cluster, whichever it is (this one too).
+            if shared {
+                let kept = SharedAck {
+                    fingerprint: print.to_string(),
+                    active_at: alert.active_at.to_string(),
+                    cluster: cluster.clone(),
+                    ack: serde_json::to_string(&ack).expect("an acknowledgement serializes"),
+                };
+                store.share_acknowledgement(&kept, now.as_second())?;
+            }
+        }
         {
             let mut pending = self.acks.lock().expect("acks lock");
             pending.retain(|_, (_, a)| now.duration_since(a.at) < WAITS);
@@ -76,6 +92,33 @@ impl Quieting {
         // Shown at once; the next cycle holds it with the alert.
         self.views.acknowledged(&cluster, print, &ack);
         Ok((cluster, ack))
+    }
+
+    /// A firing alert another replica saved, by its fingerprint: its cluster, the alert, and the
+    /// default interval as its period (this replica does not know the cluster's own).
+    fn saved_alert(&self, print: &str) -> Option<(String, Alert, std::time::Duration)> {
+        let saved = self.store.lock().expect("store lock").saved_alerts().ok()?;
+        saved
+            .into_iter()
+            .find(|(_, a)| fingerprint(&a.labels) == print)
+            .map(|(cluster, a)| (cluster, a, std::time::Duration::from_secs(60)))
+    }
+
+    /// With a shared state: takes the acknowledgements made on any replica (within the day they
+    /// wait) into those waiting for their cycles; a cycle of the replica that owns the alert's
+    /// cluster then holds it. Taken again at each renewal: holding one twice changes nothing.
+    pub fn take_shared_acknowledgements(&self) {
+        let since = self.now().as_second() - WAITS.as_secs();
+        let Ok(shared) = self.store.lock().expect("store lock").shared_acknowledgements(since) else { return };
+        let mut pending = self.acks.lock().expect("acks lock");
+        for a in shared {
+            let (Ok(active_at), Ok(ack)) =
+                (a.active_at.parse::<Timestamp>(), serde_json::from_str::<Acknowledgement>(&a.ack))
+            else {
+                continue;
+            };
+            pending.entry(a.fingerprint).or_insert((active_at, ack));
+        }
     }
 
     /// Takes the acknowledgements made since the last cycle for these alerts, given with their

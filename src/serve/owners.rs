@@ -74,7 +74,12 @@ pub async fn follow(
                 board.set_replicas(Replicas { me: shared.replica.name.clone(), alive: replicas, renewed_every: every });
                 // Silences and maintenance windows made on any replica's pages act here too.
                 let reload = board.clone();
-                let _ = tokio::task::spawn_blocking(move || reload.quieting().load_kept_quiet()).await;
+                // And acknowledgements, for this replica's cycles to hold.
+                let _ = tokio::task::spawn_blocking(move || {
+                    reload.quieting().load_kept_quiet();
+                    reload.quieting().take_shared_acknowledgements();
+                })
+                .await;
                 let now = Owned { clusters: now, page_clusters };
                 owned.send_if_modified(|was| {
                     let changed = was.as_ref() != Some(&now);

@@ -20,7 +20,7 @@ pub mod schema;
 
 pub use clusters::{StoredCluster, UnreadableSettings, Unsealed};
 pub use owners::{Beat, Replica, ReplicaSeen};
-pub use quiet::{Kept, QuietKind};
+pub use quiet::{Kept, QuietKind, SharedAck};
 
 use crate::rules::engine::{PodMemories, PodMemory};
 use crate::rules::{Alert, RuleState};

@@ -94,6 +94,62 @@ impl Store {
     }
 }
 
+/// An acknowledgement shared with the other replicas, as kept.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SharedAck {
+    pub fingerprint: String,
+    /// The start of the alert it was made for (RFC 3339).
+    pub active_at: String,
+    pub cluster: String,
+    /// The acknowledgement (JSON).
+    pub ack: String,
+}
+
+impl Store {
+    /// Keeps an acknowledgement for the replica that owns its cluster; `made`: Unix seconds.
+    pub fn share_acknowledgement(&mut self, a: &SharedAck, made: i64) -> Result<(), StateError> {
+        self.conn
+            .execute(
+                "INSERT INTO acknowledgements (fingerprint, active_at, cluster, ack, made) VALUES (?1, ?2, ?3, ?4, ?5)
+                 ON CONFLICT (fingerprint, active_at) DO UPDATE SET ack = excluded.ack, made = excluded.made",
+                args![&a.fingerprint, &a.active_at, &a.cluster, &a.ack, made],
+            )
+            .map(drop)
+            .map_err(|e| self.db(e))
+    }
+
+    /// The acknowledgements made since `since` (Unix seconds); older ones are forgotten.
+    pub fn shared_acknowledgements(&mut self, since: i64) -> Result<Vec<SharedAck>, StateError> {
+        self.conn.execute("DELETE FROM acknowledgements WHERE made < ?1", args![since]).map_err(|e| self.db(e))?;
+        let rows = self
+            .conn
+            .query("SELECT fingerprint, active_at, cluster, ack FROM acknowledgements ORDER BY made", &[])
+            .map_err(|e| self.db(e))?;
+        rows.iter()
+            .map(|r| {
+                Ok(SharedAck { fingerprint: r.text(0)?, active_at: r.text(1)?, cluster: r.text(2)?, ack: r.text(3)? })
+            })
+            .collect::<Result<_, super::db::DbError>>()
+            .map_err(|e| self.db(e))
+    }
+
+    /// Every cluster's active alerts as last saved, by cluster (the replicas' together).
+    pub fn saved_alerts(&mut self) -> Result<Vec<(String, crate::rules::Alert)>, StateError> {
+        let rows = self.conn.query("SELECT cluster, key, alert FROM alerts", &[]).map_err(|e| self.db(e))?;
+        rows.iter()
+            .map(|r| {
+                let (cluster, key, json) = (
+                    r.text(0).map_err(|e| self.db(e))?,
+                    r.text(1).map_err(|e| self.db(e))?,
+                    r.text(2).map_err(|e| self.db(e))?,
+                );
+                let alert = serde_json::from_str(&json).map_err(|e| self.corrupt(super::Row::Alert { key }, e))?;
+                Ok((cluster, alert))
+            })
+            .collect()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -15,7 +15,7 @@ struct Migration {
 }
 
 /// The newest version this binary knows.
-pub const LATEST: i64 = 2;
+pub const LATEST: i64 = 3;
 
 /// Version 1 in SQLite: the schema as it stood before versions were kept.
 pub const SQLITE_V1: &str = "
@@ -195,6 +195,31 @@ CREATE TABLE replicas (
     expires TIMESTAMPTZ NOT NULL,
     pages TEXT NOT NULL,
     clusters TEXT NOT NULL
+);
+",
+    },
+    // Version 3: acknowledgements made on one replica's pages, for the replica that owns the
+    // alert's cluster to take (by the alert's fingerprint and the start it was made for).
+    Migration {
+        version: 3,
+        sqlite: "
+CREATE TABLE acknowledgements (
+    fingerprint TEXT NOT NULL,
+    active_at TEXT NOT NULL,
+    cluster TEXT NOT NULL,
+    ack TEXT NOT NULL,
+    made INTEGER NOT NULL,
+    PRIMARY KEY (fingerprint, active_at)
+);
+",
+        postgres: "
+CREATE TABLE acknowledgements (
+    fingerprint TEXT NOT NULL,
+    active_at TEXT NOT NULL,
+    cluster TEXT NOT NULL,
+    ack TEXT NOT NULL,
+    made BIGINT NOT NULL,
+    PRIMARY KEY (fingerprint, active_at)
 );
 ",
     },
