@@ -43,7 +43,7 @@ fn the_charts_app_version_is_the_crates() {
 #[test]
 fn lint_strict_passes_with_the_defaults_and_with_every_ci_values_file() {
     let names: Vec<String> = ci_files().iter().map(|f| f.file_name().unwrap().to_string_lossy().into_owned()).collect();
-    for wanted in ["serve-ingress", "serve-namespaces", "agent", "replicas-alertmanager"] {
+    for wanted in ["serve-ingress", "serve-namespaces", "agent", "replicas-alertmanager", "replicas-postgres"] {
         assert!(names.contains(&format!("{wanted}-values.yaml")), "ci/{wanted}-values.yaml: {names:?}");
     }
     let mut runs = vec![vec![]];
@@ -99,6 +99,16 @@ fn bad_values_are_refused_with_their_path_and_nothing_is_rendered() {
             ],
             "replicaCount: 2 replicas would each post to the webhook notifier \"chat\": with replicas, notify through \
              Alertmanager only",
+        ),
+        (vec!["--set", "state.url=http://db/x"], "at '/state/url': 'http://db/x' does not match pattern"),
+        (
+            vec!["--set", "state.url=postgres://dumbmonit@db/x,config.secret_key_file=/k"],
+            "config.secret_key_file: with state.url the chart sets it",
+        ),
+        (vec!["--set", "state.url=postgres://dumbmonit@db/x,state.sslmode=allow"], "at '/state/sslmode'"),
+        (
+            vec!["--set", "state.url=postgres://dumbmonit@db/x,existingConfigSecret=mine"],
+            "state.url: the chart writes [state] into its configuration",
         ),
         (
             vec!["--set", "podDisruptionBudget.enabled=true,podDisruptionBudget.minAvailable=1"],
@@ -343,6 +353,7 @@ fn the_rendered_configuration_is_one_serve_loads() {
         vec!["-f".to_string(), chart().join("ci/serve-ingress-values.yaml").display().to_string()],
         vec!["-f".to_string(), chart().join("ci/serve-namespaces-values.yaml").display().to_string()],
         vec!["-f".to_string(), numbers.display().to_string()],
+        vec!["-f".to_string(), chart().join("ci/replicas-postgres-values.yaml").display().to_string()],
     ] {
         let args: Vec<&str> = args.iter().map(String::as_str).collect();
         let config = config_of(&rendered(&args));
@@ -356,6 +367,9 @@ fn the_rendered_configuration_is_one_serve_loads() {
         std::fs::create_dir_all(dir.path().join("secrets")).unwrap();
         std::fs::write(dir.path().join("admin/password"), "a-password\n").unwrap();
         std::fs::write(dir.path().join("secrets/lab.token"), "t\n").unwrap();
+        std::fs::create_dir_all(dir.path().join("state")).unwrap();
+        std::fs::write(dir.path().join("state/password"), "p\n").unwrap();
+        std::fs::write(dir.path().join("state/ca.crt"), "not read by `rules`\n").unwrap();
         std::fs::write(dir.path().join("secrets/payments-slack.url"), "https://hooks.slack.com/services/T0/B0/x\n")
             .unwrap();
         let file = dir.path().join("dumbmonit.toml");
@@ -377,6 +391,24 @@ fn the_rendered_configuration_is_one_serve_loads() {
         "{ingress}"
     );
     assert!(ingress.contains("namespace_labels = [\"team\"]"), "{ingress}");
+    // Replicas sharing PostgreSQL: [state] from state.*, and one key for all of them.
+    let shared = config_of(&rendered(&["-f", &chart().join("ci/replicas-postgres-values.yaml").display().to_string()]));
+    for line in [
+        "[state]",
+        "url = \"postgres://dumbmonit@postgres.databases.svc:5432/dumbmonit\"",
+        "password_file = \"/etc/dumbmonit/state/password\"",
+        "ca_file = \"/etc/dumbmonit/state/ca.crt\"",
+        "sslmode = \"verify-full\"",
+        "lease = \"30s\"",
+        "secret_key_file = \"/etc/dumbmonit/secret-key/secret.key\"",
+    ] {
+        assert!(shared.contains(line), "{line}: {shared}");
+    }
+    let docs = rendered(&["-f", &chart().join("ci/replicas-postgres-values.yaml").display().to_string()]);
+    assert!(by_kind(&docs, "PersistentVolumeClaim").is_empty(), "no volume with a shared state");
+    let key = by_kind(&docs, "Secret").into_iter().find(|s| s["metadata"]["name"] == "dumbmonit-secret-key").unwrap();
+    let key = base64::engine::general_purpose::STANDARD.decode(key["data"]["secret.key"].as_str().unwrap()).unwrap();
+    assert_eq!(String::from_utf8(key).unwrap().trim().len(), 64, "a key serve reads: 64 hexadecimal digits");
     let namespaced = config_of(&rendered(&["--set", "rbac.namespaces[0]=team-a"]));
     assert!(namespaced.contains("namespaces = [\"team-a\"]"), "{namespaced}");
 }
@@ -664,4 +696,10 @@ fn the_network_policy_lets_out_the_ports_of_the_urls_it_sends_to() {
         ]),
         [443, 6443, 8080, 8443]
     );
+    assert_eq!(
+        egress(&["--set", "state.url=postgres://dumbmonit@db.lan/dumbmonit"]),
+        [443, 6443, 5432],
+        "PostgreSQL's"
+    );
+    assert_eq!(egress(&["--set", "state.url=postgres://dumbmonit@db.lan:6432/dumbmonit"]), [443, 6443, 6432]);
 }

@@ -123,7 +123,16 @@ workload template, so that nothing is rendered (nor installed) when one applies.
 {{- fail (printf "config.%s: the chart sets it (the pod's port 8080 and its state volume); leave it out" $key) -}}
 {{- end -}}
 {{- end -}}
-{{- if gt (int $v.replicaCount) 1 -}}
+{{- if and $v.state.url $v.existingConfigSecret -}}
+{{- fail "state.url: the chart writes [state] into its configuration; with existingConfigSecret, write it in your file" -}}
+{{- end -}}
+{{- if and $v.state.url (hasKey $v.config "secret_key_file") -}}
+{{- fail "config.secret_key_file: with state.url the chart sets it (one key, shared by the replicas, in the Secret RELEASE-secret-key); leave it out" -}}
+{{- end -}}
+{{- if and $v.state.existingSecret.name (not $v.state.existingSecret.key) -}}
+{{- fail (printf "state.existingSecret.key: name the key of Secret %q that holds the password" $v.state.existingSecret.name) -}}
+{{- end -}}
+{{- if and (gt (int $v.replicaCount) 1) (not $v.state.url) -}}
 {{- $alertmanager := false -}}
 {{- range $n := (default list $v.config.notifier) -}}
 {{- if eq (toString (get $n "type")) "alertmanager" -}}{{- $alertmanager = true -}}{{- end -}}
@@ -163,6 +172,13 @@ workload template, so that nothing is rendered (nor installed) when one applies.
 {{- $fullname := include "dumbmonit.fullname" . -}}
 {{- $_ := set $c "listen" "0.0.0.0:8080" -}}
 {{- $_ := set $c "state_dir" "/var/lib/dumbmonit" -}}
+{{- if $v.state.url -}}
+{{- $state := dict "url" $v.state.url "sslmode" $v.state.sslmode "lease" $v.state.lease -}}
+{{- if $v.state.existingSecret.name -}}{{- $_ := set $state "password_file" "/etc/dumbmonit/state/password" -}}{{- end -}}
+{{- if $v.state.caSecret.name -}}{{- $_ := set $state "ca_file" "/etc/dumbmonit/state/ca.crt" -}}{{- end -}}
+{{- $_ := set $c "state" $state -}}
+{{- $_ := set $c "secret_key_file" "/etc/dumbmonit/secret-key/secret.key" -}}
+{{- end -}}
 {{- if $v.inCluster -}}
 {{- $local := dict "name" $v.inClusterName "in_cluster" true -}}
 {{- if $v.rbac.namespaces -}}{{- $_ := set $local "namespaces" $v.rbac.namespaces -}}{{- end -}}
@@ -217,6 +233,11 @@ networkPolicy.egressPorts. */}}
 {{- $ports = append $ports (int (default (ternary 465 587 $smtps) (get $n "port"))) -}}
 {{- end -}}
 {{- end -}}
+{{- end -}}
+{{- if and (eq $v.mode "serve") $v.state.url -}}
+{{- $db := urlParse $v.state.url -}}
+{{- $port := regexFind "[0-9]+$" (regexFind ":[0-9]+$" $db.host) -}}
+{{- $ports = append $ports (ternary (atoi $port) 5432 (ne $port "")) -}}
 {{- end -}}
 {{- range $p := $v.networkPolicy.egressPorts -}}{{- $ports = append $ports (int $p) -}}{{- end -}}
 {{- toJson (uniq $ports) -}}
