@@ -15,12 +15,22 @@
 //! over its last 60 s (steady state). The simulator offers HTTP/2, as kube-apiserver does: all
 //! the watches of a cluster share one connection (`BENCH_HTTP2=0`: HTTP/1.1 only).
 //!
+//! `BENCH_POSTGRES=1` adds, for each count, two `serve` replicas sharing one PostgreSQL (Debian's,
+//! started as an unprivileged cluster in a temporary directory, as the tests do) over the same
+//! simulated clusters, in list mode: their commit time per cycle (p50, p99, the worse replica's),
+//! the database's size at the end of the watch, PostgreSQL's CPU seconds per minute (the
+//! postmaster, every backend alive, and the backends it reaped), and each replica's CPU and RSS,
+//! in a second table beside the SQLite rows of the same count.
+//!
 //! Every figure is checked before its row is printed: an answer that does not parse (the JSON
 //! read as a client reads it, decompressed when it comes gzip), a figure missing from
 //! /api/v1/monitor, no cluster read, or a `serve` that ended stops the benchmark with an error
 //! naming it (exit status 1).
 
 mod common;
+#[path = "../tests/common/postgres.rs"]
+#[allow(dead_code)]
+mod pg;
 
 use std::path::Path;
 use std::process::{Command, Stdio};
@@ -42,6 +52,8 @@ struct Row {
     metrics_p95: Duration,
     /// The /metrics body as sent with gzip, and its plain size.
     metrics_size: (usize, usize),
+    /// The SQLite database's files at the end of the watch (with its write-ahead log).
+    state_size: f64,
 }
 
 fn measure(count: usize, dir: &Path, watch: Duration, watch_mode: bool) -> Measured<Row> {
@@ -154,8 +166,175 @@ fn measure(count: usize, dir: &Path, watch: Duration, watch_mode: bool) -> Measu
             above_zero("/metrics gzip size", gzipped as f64)? as usize,
             above_zero("/metrics plain size", plain.wire.len() as f64)? as usize,
         ),
+        state_size: above_zero("the state's size", sqlite_size(&dir.join("state")))?,
     };
     drop(serve);
+    drop(sim);
+    Ok(row)
+}
+
+/// The SQLite state's files, in bytes.
+fn sqlite_size(state: &Path) -> f64 {
+    ["", "-wal", "-shm"]
+        .iter()
+        .filter_map(|suffix| std::fs::metadata(state.join(format!("dumbmonit.db{suffix}"))).ok())
+        .map(|m| m.len() as f64)
+        .sum()
+}
+
+/// A free port on loopback (the PostgreSQL starter's).
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
+}
+
+fn path(p: &Path) -> String {
+    p.to_str().unwrap().to_string()
+}
+
+/// Two replicas sharing PostgreSQL, as the second table gives them.
+struct Shared {
+    clusters: usize,
+    read_in_first_interval: usize,
+    commit: (f64, f64),
+    db_size: f64,
+    pg_cpu: f64,
+    replica_cpu: (f64, f64),
+    replica_peak_mb: (f64, f64),
+    watched: Duration,
+}
+
+/// PostgreSQL's CPU seconds so far: the postmaster's, the children it reaped, and every child
+/// alive (its backends, the pool's connections among them).
+fn postgres_cpu(postmaster: u32) -> Measured<f64> {
+    let stat = std::fs::read_to_string(format!("/proc/{postmaster}/stat")).map_err(|e| format!("postmaster: {e}"))?;
+    let rest = stat.rsplit_once(')').map(|(_, r)| r).ok_or("postmaster: unreadable stat")?;
+    let f: Vec<&str> = rest.split_whitespace().collect();
+    // SAFETY: sysconf only reads a system constant.
+    let hz = unsafe { libc::sysconf(libc::_SC_CLK_TCK) } as f64;
+    // utime, stime, cutime, cstime: fields 14 to 17 of stat, 11 to 14 after the command.
+    let reaped: f64 = (11..15).map(|i| f.get(i).and_then(|v| v.parse::<f64>().ok()).unwrap_or(0.0)).sum::<f64>() / hz;
+    let mut alive = 0.0;
+    for entry in std::fs::read_dir("/proc").map_err(|e| format!("/proc: {e}"))?.flatten() {
+        let Some(pid) = entry.file_name().to_str().and_then(|n| n.parse::<u32>().ok()) else { continue };
+        let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else { continue };
+        let parent = stat.rsplit_once(')').and_then(|(_, r)| r.split_whitespace().nth(1)?.parse::<u32>().ok());
+        if parent == Some(postmaster) {
+            alive += common::cpu_seconds(pid).unwrap_or(0.0);
+        }
+    }
+    Ok(reaped + alive)
+}
+
+fn measure_shared(count: usize, dir: &Path, watch: Duration) -> Measured<Shared> {
+    let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(1).enable_all().build().unwrap();
+    let now = jiff::Timestamp::now();
+    let sim = rt
+        .block_on(Sim::start_fleet(
+            SimOptions { http2: true, ..SimOptions::default() },
+            scenario::envelope(100, now),
+            count,
+        ))
+        .map_err(|e| format!("the simulator did not start: {e}"))?;
+    let db = pg::Postgres::start();
+    db.database("bench");
+    std::fs::write(dir.join("token"), sim.token()).unwrap();
+    std::fs::write(dir.join("ca.crt"), sim.ca_pem()).unwrap();
+    let mut replicas = Vec::new();
+    for name in ["a", "b"] {
+        let own = dir.join(name);
+        std::fs::create_dir_all(&own).unwrap();
+        let port = free_port();
+        let mut config = format!(
+            "listen = \"127.0.0.1:{port}\"\nstate_dir = {:?}\n\n{}\n",
+            path(&own.join("state")),
+            db.section(&own, "bench", &format!("replica = {name:?}\npool = 8"))
+        );
+        for i in 0..count {
+            config.push_str(&format!(
+                "[[cluster]]\nname = \"c{i:05}\"\naddress = \"{}\"\ntoken_file = {:?}\nca_file = {:?}\ninterval = \"60s\"\n\n",
+                sim.member_url(i),
+                path(&dir.join("token")),
+                path(&dir.join("ca.crt"))
+            ));
+        }
+        std::fs::write(own.join("dumbmonit.toml"), config).unwrap();
+        let log = own.join("serve.log");
+        let child = Killed(
+            Command::new(env!("CARGO_BIN_EXE_dumbmonit"))
+                .args(["serve", "--config", &path(&own.join("dumbmonit.toml"))])
+                .stderr(std::fs::File::create(&log).unwrap())
+                .stdout(Stdio::null())
+                .spawn()
+                .map_err(|e| format!("serve did not start: {e}"))?,
+        );
+        replicas.push((format!("127.0.0.1:{port}"), child, log));
+    }
+    let started = Instant::now();
+    for (addr, child, log) in &mut replicas {
+        while get(addr, "/healthz", false).is_err() {
+            common::alive(&mut child.0, "serve", Some(log))?;
+            if started.elapsed() > Duration::from_secs(120) {
+                return Err(format!("a replica did not answer /healthz within 120 s at {count} clusters"));
+            }
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    }
+    let postmaster = db.pid().ok_or("PostgreSQL is not running")?;
+    let started = Instant::now();
+    let pg_at_start = postgres_cpu(postmaster)?;
+    let cpu_at_start: Vec<f64> =
+        replicas.iter().map(|(_, c, _)| common::cpu_seconds(c.0.id())).collect::<Measured<_>>()?;
+    let mut peaks = [0.0f64; 2];
+    let mut read_in_first_interval = None;
+    while started.elapsed() < watch {
+        let tick = Instant::now();
+        for (i, (_, child, log)) in replicas.iter_mut().enumerate() {
+            common::alive(&mut child.0, "serve", Some(log))?;
+            peaks[i] = peaks[i].max(common::memory_mb(child.0.id())?.1);
+        }
+        if read_in_first_interval.is_none() && started.elapsed() >= Duration::from_secs(62) {
+            let mut read = std::collections::BTreeSet::new();
+            for (addr, _, _) in &replicas {
+                let clusters =
+                    get(addr, "/api/v1/clusters", true)?.0.json().map_err(|e| format!("/api/v1/clusters: {e}"))?;
+                for c in clusters.as_array().ok_or("/api/v1/clusters is not a list")? {
+                    if c["last_good_cycle"].is_string() {
+                        read.insert(c["name"].as_str().unwrap_or_default().to_string());
+                    }
+                }
+            }
+            read_in_first_interval = Some(read.len());
+        }
+        std::thread::sleep(Duration::from_secs(1).saturating_sub(tick.elapsed()));
+    }
+    let minutes = started.elapsed().as_secs_f64() / 60.0;
+    let mut commit = (0.0f64, 0.0f64);
+    let mut cpu = Vec::new();
+    for ((addr, child, _), at_start) in replicas.iter().zip(&cpu_at_start) {
+        let monitor = get(addr, "/api/v1/monitor", true)?.0.json().map_err(|e| format!("/api/v1/monitor: {e}"))?;
+        let at = |p: &str| number("/api/v1/monitor", &monitor, &format!("/commit_seconds/{p}"));
+        commit = (commit.0.max(at("p50")?), commit.1.max(at("p99")?));
+        cpu.push((common::cpu_seconds(child.0.id())? - at_start) / minutes);
+    }
+    let pg_cpu = (postgres_cpu(postmaster)? - pg_at_start) / minutes;
+    let size: f64 = db
+        .psql("bench", "SELECT pg_database_size('bench')")
+        .trim()
+        .parse()
+        .map_err(|e| format!("pg_database_size: {e}"))?;
+    let row = Shared {
+        clusters: count,
+        read_in_first_interval: read_in_first_interval
+            .ok_or("the watch ended before the first interval did (BENCH_WATCH_SECONDS)")?,
+        commit,
+        db_size: above_zero("the database's size", size)?,
+        pg_cpu: above_zero("PostgreSQL's CPU", pg_cpu)?,
+        replica_cpu: (cpu[0], cpu[1]),
+        replica_peak_mb: (above_zero("replica a's RSS", peaks[0])?, above_zero("replica b's RSS", peaks[1])?),
+        watched: started.elapsed(),
+    };
+    drop(replicas);
+    drop(db);
     drop(sim);
     Ok(row)
 }
@@ -192,15 +371,16 @@ fn main() {
             })
             .collect::<Measured<Vec<bool>>>()?;
         println!(
-            "| clusters | mode | read in the first interval | start lag p50 / p99 | commit p50 / p99 | RSS peak (per cluster) | CPU s/min (whole / last minute) | overview p95 | /metrics p95 | /metrics gzip / plain |"
+            "| clusters | mode | read in the first interval | start lag p50 / p99 | commit p50 / p99 | RSS peak (per cluster) | CPU s/min (whole / last minute) | overview p95 | /metrics p95 | /metrics gzip / plain | SQLite size |"
         );
-        println!("|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|");
+        println!("|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
+        let counts_again = counts.clone();
         for count in counts {
             for &watch_mode in &modes {
                 let dir = tempfile::tempdir().unwrap();
                 let r = measure(count, dir.path(), Duration::from_secs(watch), watch_mode)?;
                 println!(
-                    "| {} | {} | {} | {:.3} / {:.3} s | {:.1} / {:.1} ms | {:.0} MB ({:.0} KB) | {:.1} / {:.1} | {:.0} ms | {:.0} ms | {:.1} / {:.1} MB |",
+                    "| {} | {} | {} | {:.3} / {:.3} s | {:.1} / {:.1} ms | {:.0} MB ({:.0} KB) | {:.1} / {:.1} | {:.0} ms | {:.0} ms | {:.1} / {:.1} MB | {:.1} MB |",
                     r.clusters,
                     if r.watch { "watch" } else { "list" },
                     r.read_in_first_interval,
@@ -215,7 +395,33 @@ fn main() {
                     r.overview_p95.as_secs_f64() * 1000.0,
                     r.metrics_p95.as_secs_f64() * 1000.0,
                     r.metrics_size.0 as f64 / 1e6,
-                    r.metrics_size.1 as f64 / 1e6
+                    r.metrics_size.1 as f64 / 1e6,
+                    r.state_size / 1e6
+                );
+            }
+        }
+        if std::env::var("BENCH_POSTGRES").is_ok_and(|v| v == "1") {
+            println!();
+            println!(
+                "| clusters | shape | read in the first interval | commit p50 / p99 | database size | PostgreSQL CPU s/min | replicas' CPU s/min | replicas' RSS peak | watched |"
+            );
+            println!("|---:|---|---:|---:|---:|---:|---:|---:|---:|");
+            for &count in &counts_again {
+                let dir = tempfile::tempdir().unwrap();
+                let r = measure_shared(count, dir.path(), Duration::from_secs(watch))?;
+                println!(
+                    "| {} | 2 replicas, PostgreSQL, list | {} | {:.1} / {:.1} ms | {:.1} MB | {:.1} | {:.1} + {:.1} | {:.0} + {:.0} MB | {:.0} s |",
+                    r.clusters,
+                    r.read_in_first_interval,
+                    r.commit.0 * 1000.0,
+                    r.commit.1 * 1000.0,
+                    r.db_size / 1e6,
+                    r.pg_cpu,
+                    r.replica_cpu.0,
+                    r.replica_cpu.1,
+                    r.replica_peak_mb.0,
+                    r.replica_peak_mb.1,
+                    r.watched.as_secs_f64()
                 );
             }
         }

@@ -344,7 +344,11 @@ async fn notifications_are_told_in_the_files_language() {
     let node_alert = |r: &Receiver| told(r, "KubernetesNodeNotReady");
     let crash = |r: &Receiver| told(r, "KubernetesPodCrashLooping");
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
-    while node_alert(&french).is_none() || node_alert(&english).is_none() || crash(&french).is_none() {
+    while node_alert(&french).is_none()
+        || node_alert(&english).is_none()
+        || crash(&french).is_none()
+        || crash(&english).is_none()
+    {
         assert!(std::time::Instant::now() < deadline, "the node and crash-loop alerts were never told");
         tokio::time::sleep(std::time::Duration::from_millis(100)).await;
     }

@@ -340,6 +340,22 @@ async fn a_cluster_added_on_one_replica_is_read_by_the_other_and_what_is_made_on
     let (counts, _) = told(&receiver);
     assert!(of_a[..2].iter().all(|c| !counts.keys().any(|(k, _)| k == c)), "a's quieted clusters: {counts:?}");
     assert!(counts.values().all(|n| *n == 1) && counts.len() == 4, "each told once: {counts:?}");
+
+    // A third replica with another secret key cannot unseal the added cluster's token: it does
+    // not start, and says why.
+    let other_key = format!("secret_key_file = {:?}\n", path(&dir.path().join("another.key")));
+    let third = config_of(dir.path(), "replica-c", &pg, "pages", &fleets[0], 6, &webhook, &other_key);
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_dumbmonit"))
+        .args(["serve", "--config", &path(&third)])
+        .output()
+        .unwrap();
+    let said = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(3), "{said}");
+    assert!(
+        said.contains("cannot unseal the tokens of 1 cluster(s) added on the pages (paged)")
+            && said.contains("every replica sharing the state needs the same secret_key_file"),
+        "{said}"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -525,11 +541,17 @@ fn bad_state_settings_and_servers_are_refused_at_start_naming_the_setting() {
     let closed = common::free_port();
     let not_postgres = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     let not_postgres_port = not_postgres.local_addr().unwrap().port();
+    // An HTTP server where PostgreSQL was expected: it reads what it is sent, answers HTTP, and
+    // closes only after the client (so that the client reads the answer, not a reset).
     std::thread::spawn(move || {
-        use std::io::Write;
+        use std::io::{Read, Write};
         for stream in not_postgres.incoming().flatten() {
             let mut stream = stream;
+            let mut first = [0u8; 512];
+            let _ = stream.read(&mut first);
             let _ = stream.write_all(b"HTTP/1.1 400 Bad Request\r\ncontent-length: 0\r\n\r\n");
+            let _ = stream.shutdown(std::net::Shutdown::Write);
+            let _ = stream.read_to_end(&mut Vec::new());
         }
     });
     let section = |url: &str, extra: &str| format!("[state]\nurl = {url:?}\nsslmode = \"disable\"\n{extra}");
@@ -569,6 +591,16 @@ fn bad_state_settings_and_servers_are_refused_at_start_naming_the_setting() {
         assert!(log.contains(said), "{state}: wanted {said:?} in:\n{log}");
         assert!(!log.contains(common::postgres::PASSWORD) && !log.contains("viewer-password-81"), "{log}");
     }
+    // --shard (or shard) with a shared state.
+    let (code, log) = start_with(
+        d,
+        &format!(
+            "shard = \"0/2\"\n{}",
+            section(&format!("postgres://postgres@127.0.0.1:{port}/refusing"), &with_password)
+        ),
+    );
+    assert_eq!(code, Some(3), "{log}");
+    assert!(log.contains("replicas sharing [state] split them themselves"), "{log}");
     // A schema from a newer DumbMonit: both versions named.
     let (code, _) = start_with(d, &section(&format!("postgres://postgres@127.0.0.1:{port}/newer"), &with_password));
     assert_eq!(code, None, "a new database is taken");

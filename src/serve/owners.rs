@@ -11,7 +11,7 @@ use tokio::sync::watch;
 use super::events::Said;
 use crate::board::{Board, Replicas};
 use crate::logs::Emit;
-use crate::state::postgres::Shared;
+use crate::state::postgres::Database;
 use crate::state::{Beat, Store};
 
 /// What the supervisor shares with the renewals: the clusters this replica knows.
@@ -27,7 +27,7 @@ pub struct Owned {
 
 /// Renews until `stop`, then lets go of every lease (the others take the clusters at once).
 pub async fn follow(
-    shared: Shared,
+    shared: Database,
     board: Arc<Board>,
     known: Known,
     pages: String,
@@ -39,6 +39,8 @@ pub async fn follow(
     let mut away = false;
     // Since when the renewals succeed without a break.
     let mut reached: Option<std::time::Instant> = None;
+    // The silences and windows kept, as last read (they were read at start).
+    let mut kept_quiet: u64 = 0;
     loop {
         let take_others = reached.is_some_and(|t| t.elapsed() >= shared.replica.lease);
         let mine = known.lock().expect("known lock").clone();
@@ -57,14 +59,15 @@ pub async fn follow(
                 };
                 let beat = store.beat(&mine, &pages, take_others).map_err(|e| e.to_string());
                 let digest = store.page_clusters().map(|rows| digest(&rows)).unwrap_or_default();
-                (Some(store), beat.map(|b| (b, digest)))
+                let quiet = kept_digest(&mut store);
+                (Some(store), beat.map(|b| (b, digest, quiet)))
             })
             .await
             .expect("a renewal does not panic")
         };
         store = kept;
         match outcome {
-            Ok((Beat { owned: now, replicas }, page_clusters)) => {
+            Ok((Beat { owned: now, replicas }, page_clusters, quiet)) => {
                 reached.get_or_insert_with(std::time::Instant::now);
                 if away {
                     Said::SharedStateBack { place: &shared.place }.emit();
@@ -72,11 +75,15 @@ pub async fn follow(
                 }
                 board.set_shared_away(None);
                 board.set_replicas(Replicas { me: shared.replica.name.clone(), alive: replicas, renewed_every: every });
-                // Silences and maintenance windows made on any replica's pages act here too.
+                // Silences and maintenance windows made on any replica's pages act here too (read
+                // again when they changed), and acknowledgements, for this replica's cycles to hold.
                 let reload = board.clone();
-                // And acknowledgements, for this replica's cycles to hold.
+                let quiet_changed = quiet != kept_quiet;
+                kept_quiet = quiet;
                 let _ = tokio::task::spawn_blocking(move || {
-                    reload.quieting().load_kept_quiet();
+                    if quiet_changed {
+                        reload.quieting().load_kept_quiet();
+                    }
                     reload.quieting().take_shared_acknowledgements();
                 })
                 .await;
@@ -117,6 +124,19 @@ fn digest(rows: &[crate::state::PageCluster]) -> u64 {
     let mut h = std::collections::hash_map::DefaultHasher::new();
     for r in rows {
         (&r.name, &r.settings, &r.sealed).hash(&mut h);
+    }
+    h.finish()
+}
+
+/// A digest of the silences and windows kept; 0 when they cannot be read.
+fn kept_digest(store: &mut Store) -> u64 {
+    use std::hash::{Hash, Hasher};
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    for kind in [crate::state::QuietKind::Silence, crate::state::QuietKind::Window] {
+        match store.kept(kind) {
+            Ok(rows) => rows.iter().for_each(|k| (&k.id, &k.body).hash(&mut h)),
+            Err(_) => return 0,
+        }
     }
     h.finish()
 }

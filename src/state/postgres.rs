@@ -18,7 +18,7 @@ pub const MIN_VERSION: i64 = 130_000;
 
 /// A replica's way to PostgreSQL: its stores are made from it.
 #[derive(Clone)]
-pub struct Shared {
+pub struct Database {
     postgres: Postgres,
     /// The address as said in errors and on the pages (there is never a password in it).
     pub place: String,
@@ -44,21 +44,24 @@ impl StartError {
 }
 
 /// Connects, checks the server, and brings the schema up to date.
-pub fn connect(config: &StateConfig) -> Result<Shared, StartError> {
+pub fn connect(config: &StateConfig) -> Result<Database, StartError> {
     let shared = open(config)?;
     shared.check()?;
     Ok(shared)
 }
 
-/// The pool, made from the settings without reaching the server yet ([`Shared::check`] does).
-pub fn open(config: &StateConfig) -> Result<Shared, StartError> {
+/// The pool, made from the settings without reaching the server yet ([`Database::check`] does).
+pub fn open(config: &StateConfig) -> Result<Database, StartError> {
     let place = config.url.clone();
     let refused = |why: String| StartError::Refused(why);
     let mut pg = config.parsed().map_err(|e| refused(format!("url: {e}")))?;
     if let Some(path) = &config.password_file {
         let password =
             std::fs::read_to_string(path).map_err(|e| refused(format!("password_file {}: {e}", path.display())))?;
-        pg.password(password.trim_end_matches(['\n', '\r']));
+        let password = password.trim_end_matches(['\n', '\r']);
+        // Kept out of every line the process writes, whatever says it.
+        crate::redact::know_secret(password);
+        pg.password(password);
     }
     pg.connect_timeout(config.connect_timeout());
     pg.application_name("dumbmonit");
@@ -82,7 +85,7 @@ pub fn open(config: &StateConfig) -> Result<Shared, StartError> {
         .map_err(|e| refused(format!("the connection pool: {e}")))?;
     let postgres = Postgres::new(pool, runtime);
     let replica = Replica { name: config.replica(), lease: config.lease() };
-    Ok(Shared { postgres, place, replica })
+    Ok(Database { postgres, place, replica })
 }
 
 /// A server that never answered is away (for now); one that answered and refused, or a name
@@ -121,7 +124,7 @@ fn classify(place: &str, e: DbError) -> StartError {
     }
 }
 
-impl Shared {
+impl Database {
     /// Reaches the server: checks its version and brings the schema up to date.
     pub fn check(&self) -> Result<(), StartError> {
         let place = &self.place;

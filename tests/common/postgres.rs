@@ -117,6 +117,11 @@ impl Postgres {
         }
     }
 
+    /// The postmaster's process id, while it runs.
+    pub fn pid(&self) -> Option<u32> {
+        self.server.as_ref().map(Child::id)
+    }
+
     pub fn log(&self) -> String {
         std::fs::read_to_string(self.dir.path().join("server.log")).unwrap_or_default()
     }
