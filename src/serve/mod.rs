@@ -239,12 +239,13 @@ pub async fn run(config: Config, options: ServeOptions) -> Result<(), ServeError
     // With a shared state, the clusters this replica owns (None until the first renewal says).
     let known: owners::Known = Default::default();
     let (owned_tx, mut owned) = watch::channel::<Option<owners::Owned>>(None);
+    let sharing = shared_state.is_some();
+    // Before the first renewal: what this replica knows (the renewals' list), and none read.
+    let mine = mine_of(&config, shard, &board, sharing.then(|| owned_set(&owned)), &known);
     let renewals = shared_state.map(|s| {
         let pages = config.external_url.clone().unwrap_or_else(|| format!("{scheme}://{address}"));
         tokio::spawn(owners::follow(s, board.clone(), known.clone(), pages, owned_tx, stop_rx.clone()))
     });
-    let sharing = renewals.is_some();
-    let mine = mine_of(&config, shard, &board, sharing.then(|| owned_set(&owned)), &known);
     apply_clusters(&shared, &mut running, &mine).await;
     board.set_ready();
     let pages_at = format!("{scheme}://{address}");
@@ -336,6 +337,9 @@ async fn reload_into(
     }
     if new.state_dir != old.state_dir {
         Said::NeedsRestart { key: "state_dir", stays: "the state stays where it is" }.emit();
+    }
+    if new.state != old.state {
+        Said::NeedsRestart { key: "state", stays: "the state stays where it is" }.emit();
     }
     match notifiers(new) {
         Ok(n) => *shared.board.notifiers().write().expect("notifiers lock") = Arc::new(n),
