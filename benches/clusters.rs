@@ -20,7 +20,9 @@
 //! simulated clusters, in list mode: their commit time per cycle (p50, p99, the worse replica's),
 //! the database's size at the end of the watch, PostgreSQL's CPU seconds per minute (the
 //! postmaster, every backend alive, and the backends it reaped), and each replica's CPU and RSS,
-//! in a second table beside the SQLite rows of the same count.
+//! in a second table beside the SQLite rows of the same count. `BENCH_POSTGRES_SECONDS` sets how
+//! long the replicas are watched (`BENCH_WATCH_SECONDS` by default; 3600 gives the database's size
+//! after an hour); the size is also read after the first ten minutes when the watch is longer.
 //!
 //! Every figure is checked before its row is printed: an answer that does not parse (the JSON
 //! read as a client reads it, decompressed when it comes gzip), a figure missing from
@@ -197,6 +199,8 @@ struct Shared {
     read_in_first_interval: usize,
     commit: (f64, f64),
     db_size: f64,
+    /// The database's size after ten minutes, when the watch lasted longer.
+    db_size_ten_minutes: Option<f64>,
     pg_cpu: f64,
     replica_cpu: (f64, f64),
     replica_peak_mb: (f64, f64),
@@ -286,8 +290,18 @@ fn measure_shared(count: usize, dir: &Path, watch: Duration) -> Measured<Shared>
         replicas.iter().map(|(_, c, _)| common::cpu_seconds(c.0.id())).collect::<Measured<_>>()?;
     let mut peaks = [0.0f64; 2];
     let mut read_in_first_interval = None;
+    let db_size = || -> Measured<f64> {
+        db.psql("bench", "SELECT pg_database_size('bench')")
+            .trim()
+            .parse()
+            .map_err(|e| format!("pg_database_size: {e}"))
+    };
+    let mut db_size_ten_minutes = None;
     while started.elapsed() < watch {
         let tick = Instant::now();
+        if db_size_ten_minutes.is_none() && started.elapsed() >= Duration::from_secs(600) {
+            db_size_ten_minutes = Some(above_zero("the database's size at ten minutes", db_size()?)?);
+        }
         for (i, (_, child, log)) in replicas.iter_mut().enumerate() {
             common::alive(&mut child.0, "serve", Some(log))?;
             peaks[i] = peaks[i].max(common::memory_mb(child.0.id())?.1);
@@ -317,17 +331,14 @@ fn measure_shared(count: usize, dir: &Path, watch: Duration) -> Measured<Shared>
         cpu.push((common::cpu_seconds(child.0.id())? - at_start) / minutes);
     }
     let pg_cpu = (postgres_cpu(postmaster)? - pg_at_start) / minutes;
-    let size: f64 = db
-        .psql("bench", "SELECT pg_database_size('bench')")
-        .trim()
-        .parse()
-        .map_err(|e| format!("pg_database_size: {e}"))?;
+    let size = db_size()?;
     let row = Shared {
         clusters: count,
         read_in_first_interval: read_in_first_interval
             .ok_or("the watch ended before the first interval did (BENCH_WATCH_SECONDS)")?,
         commit,
         db_size: above_zero("the database's size", size)?,
+        db_size_ten_minutes,
         pg_cpu: above_zero("PostgreSQL's CPU", pg_cpu)?,
         replica_cpu: (cpu[0], cpu[1]),
         replica_peak_mb: (above_zero("replica a's RSS", peaks[0])?, above_zero("replica b's RSS", peaks[1])?),
@@ -353,6 +364,15 @@ fn main() {
             Ok(s) => s.parse().map_err(|_| format!("BENCH_WATCH_SECONDS: {s:?} is not a number of seconds"))?,
             Err(_) => 130,
         };
+        let postgres_watch = match std::env::var("BENCH_POSTGRES_SECONDS") {
+            Ok(s) => s.parse().map_err(|_| format!("BENCH_POSTGRES_SECONDS: {s:?} is not a number of seconds"))?,
+            Err(_) => watch,
+        };
+        if postgres_watch < 63 {
+            return Err(format!(
+                "BENCH_POSTGRES_SECONDS={postgres_watch}: the watch must outlast the first interval (63 s or more)"
+            ));
+        }
         if watch < 63 {
             return Err(format!(
                 "BENCH_WATCH_SECONDS={watch}: the watch must outlast the first interval (63 s or more)"
@@ -403,14 +423,15 @@ fn main() {
         if std::env::var("BENCH_POSTGRES").is_ok_and(|v| v == "1") {
             println!();
             println!(
-                "| clusters | shape | read in the first interval | commit p50 / p99 | database size | PostgreSQL CPU s/min | replicas' CPU s/min | replicas' RSS peak | watched |"
+                "| clusters | shape | read in the first interval | commit p50 / p99 | database size (10 min / end) | PostgreSQL CPU s/min | replicas' CPU s/min | replicas' RSS peak | watched |"
             );
             println!("|---:|---|---:|---:|---:|---:|---:|---:|---:|");
             for &count in &counts_again {
                 let dir = tempfile::tempdir().unwrap();
-                let r = measure_shared(count, dir.path(), Duration::from_secs(watch))?;
+                let r = measure_shared(count, dir.path(), Duration::from_secs(postgres_watch))?;
+                let ten = r.db_size_ten_minutes.map_or("—".to_string(), |s| format!("{:.1} MB", s / 1e6));
                 println!(
-                    "| {} | 2 replicas, PostgreSQL, list | {} | {:.1} / {:.1} ms | {:.1} MB | {:.1} | {:.1} + {:.1} | {:.0} + {:.0} MB | {:.0} s |",
+                    "| {} | 2 replicas, PostgreSQL, list | {} | {:.1} / {:.1} ms | {ten} / {:.1} MB | {:.1} | {:.1} + {:.1} | {:.0} + {:.0} MB | {:.0} s |",
                     r.clusters,
                     r.read_in_first_interval,
                     r.commit.0 * 1000.0,
