@@ -279,3 +279,46 @@ fn replicas_split_the_clusters_and_take_over_a_silent_ones_after_its_lease() {
     // No notification of a's refused cycle was queued.
     assert_eq!(b.queued_count().unwrap(), 0);
 }
+
+#[test]
+fn a_replica_starting_while_another_makes_the_schema_waits_for_it() {
+    use std::io::{BufRead, Write};
+    let pg = server();
+    pg.database("together");
+    let dir = tempfile::tempdir().unwrap();
+    // Another replica is making the schema: it holds the migrations' lock and has created the
+    // version's table, not yet committed.
+    let mut other = pg.session("together");
+    let mut input = other.stdin.take().unwrap();
+    let mut output = std::io::BufReader::new(other.stdout.take().unwrap());
+    writeln!(
+        input,
+        "BEGIN; SELECT pg_advisory_xact_lock(7410001); CREATE TABLE schema_version (version BIGINT NOT NULL); SELECT 'held';"
+    )
+    .unwrap();
+    let mut line = String::new();
+    while line.trim() != "held" {
+        line.clear();
+        assert!(output.read_line(&mut line).unwrap() > 0, "psql ended before it held the lock");
+    }
+    let config = settings(pg, dir.path(), "together", "late", 30.0);
+    std::thread::scope(|s| {
+        let late = s.spawn(|| dumbmonit::state::postgres::connect(&config).map(drop).map_err(|e| e.to_string()));
+        // The late replica waits on the lock (before the migrations' lock covered the version's
+        // table, it waited on the uncommitted table instead, then failed on PostgreSQL's
+        // catalog: "duplicate key value violates unique constraint").
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+        let waiting = "SELECT count(*) FROM pg_stat_activity WHERE datname = 'together' AND wait_event_type = 'Lock'";
+        while pg.psql("together", waiting) != "1" {
+            assert!(!late.is_finished(), "the late replica did not wait for the other");
+            assert!(std::time::Instant::now() < deadline, "the late replica never waited");
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+        writeln!(input, "COMMIT;").unwrap();
+        drop(input);
+        assert_eq!(late.join().unwrap(), Ok(()), "the late replica starts once the other is done");
+    });
+    assert!(other.wait().unwrap().success());
+    let versions = pg.psql("together", "SELECT count(*) || ' ' || max(version) FROM schema_version");
+    assert_eq!(versions, format!("1 {}", dumbmonit::state::schema::LATEST), "one row, the latest version");
+}

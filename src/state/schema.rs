@@ -236,11 +236,25 @@ pub enum SchemaError {
     Db(#[from] DbError),
 }
 
-/// The version the database is at (0: none kept).
+/// The advisory lock replicas take on PostgreSQL around every schema change: two `CREATE TABLE
+/// IF NOT EXISTS` at once can both pass the test and one then fails on the catalog's unique index.
+const MIGRATION_LOCK: &str = "SELECT pg_advisory_xact_lock(7410001)";
+
+/// The version the database is at (0: none kept), its table made under the migrations' lock.
+/// (SQLite needs no lock for it, and takes none: a read-only state directory must still open.)
 pub fn version(conn: &mut Conn) -> Result<i64, DbError> {
-    conn.batch("CREATE TABLE IF NOT EXISTS schema_version (version BIGINT NOT NULL)")?;
-    let row = conn.query_one("SELECT max(version) FROM schema_version", &[])?;
-    Ok(row.map(|r| r.int(0).unwrap_or(0)).unwrap_or(0))
+    fn read(conn: &mut Conn) -> Result<i64, DbError> {
+        conn.batch("CREATE TABLE IF NOT EXISTS schema_version (version BIGINT NOT NULL)")?;
+        let row = conn.query_one("SELECT max(version) FROM schema_version", &[])?;
+        Ok(row.map(|r| r.int(0).unwrap_or(0)).unwrap_or(0))
+    }
+    match conn.engine() {
+        Engine::Sqlite => read(conn),
+        Engine::Postgres => conn.transaction(|tx| {
+            tx.query(MIGRATION_LOCK, &[])?;
+            read(tx)
+        }),
+    }
 }
 
 /// Applies every step the database lacks. Two replicas starting at once apply each step once:
@@ -254,7 +268,7 @@ pub fn migrate(conn: &mut Conn) -> Result<i64, SchemaError> {
     for m in MIGRATIONS.iter().filter(|m| m.version > found) {
         conn.transaction(|tx| {
             if engine == Engine::Postgres {
-                tx.query("SELECT pg_advisory_xact_lock(7410001)", &[])?;
+                tx.query(MIGRATION_LOCK, &[])?;
             }
             // Read again inside the lock: another replica may have applied it meanwhile.
             let now = tx.query_one("SELECT max(version) FROM schema_version", &[])?;

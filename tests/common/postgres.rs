@@ -150,6 +150,19 @@ impl Postgres {
         String::from_utf8_lossy(&out.stdout).trim().to_string()
     }
 
+    /// An interactive psql session as the superuser in `database`: SQL written to its standard
+    /// input runs as it comes, what it prints comes on its standard output (one value a line).
+    pub fn session(&self, database: &str) -> Child {
+        Command::new(self.bin.join("psql"))
+            .args(["-h"])
+            .arg(self.dir.path())
+            .args(["-p", &self.port.to_string(), "-U", "postgres", "-d", database, "-tAq", "-v", "ON_ERROR_STOP=1"])
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .spawn()
+            .expect("psql runs")
+    }
+
     /// A new empty database; its URL (the user `postgres`, no password in it).
     pub fn database(&self, name: &str) -> String {
         self.psql("postgres", &format!("CREATE DATABASE {name}"));
