@@ -2,7 +2,8 @@
 //! `BENCH_CLUSTERS=100,1000`, the time watched per count with `BENCH_WATCH_SECONDS`, 130 by
 //! default: two intervals and a little; `BENCH_CLOSE=1` makes the simulator close every
 //! connection after its answer, to show what idle kept-alive connections cost; `BENCH_MODES`,
-//! `list,watch` by default: each count in list mode, then in watch mode, `watch = true`). Prints
+//! `list,watch` by default: each count in list mode, then in watch mode, `watch = true`; empty:
+//! neither, for the PostgreSQL table alone). Prints
 //! a table.
 //!
 //! For each count, one simulated API server serves that many clusters under path prefixes
@@ -384,6 +385,7 @@ fn main() {
         let modes = std::env::var("BENCH_MODES")
             .unwrap_or_else(|_| "list,watch".into())
             .split(',')
+            .filter(|m| !m.trim().is_empty())
             .map(|m| match m.trim() {
                 "list" => Ok(false),
                 "watch" => Ok(true),

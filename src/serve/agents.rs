@@ -75,7 +75,7 @@ pub(super) async fn watch_agent(
 ) {
     let interval = c.interval.duration();
     let mut link = Link {
-        track: Track::load(&c.name, interval, &shared).with_namespace_labels(&c.namespace_labels),
+        track: Track::load(&c.name, interval, &shared).await.with_namespace_labels(&c.namespace_labels),
         held: Held::default(),
         ignored: c.connect.ignored_namespaces.clone(),
         interval,

@@ -23,7 +23,8 @@ pub(super) async fn read_cluster(
     offset: Duration,
     mut stop: watch::Receiver<bool>,
 ) {
-    let mut track = Track::load(&c.name, c.interval.duration(), &shared).with_namespace_labels(&c.namespace_labels);
+    let mut track =
+        Track::load(&c.name, c.interval.duration(), &shared).await.with_namespace_labels(&c.namespace_labels);
     let mut options = CycleOptions { record: c.record_dir.is_some(), ..CycleOptions::of(&c.connect) };
     let mut reader = Reader::new(c.connect_options()).await;
     if c.watch {

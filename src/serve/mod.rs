@@ -255,7 +255,9 @@ pub async fn run(config: Config, options: ServeOptions) -> Result<(), ServeError
         pages: &pages_at,
     }
     .emit();
-    for n in board.notifiers().read().expect("notifiers lock").iter() {
+    // Replicas sharing PostgreSQL share one outbox: each notification is sent once whatever
+    // the notifier, and there is nothing to warn of.
+    for n in board.notifiers().read().expect("notifiers lock").iter().filter(|_| !sharing) {
         if !n.sink.deduplicates() {
             Said::NotDeduplicated { notifier: &n.name, kind: n.sink.kind().as_str() }.emit();
         }

@@ -128,10 +128,16 @@ pub struct Track {
 
 impl Track {
     /// The cluster's saved state; the board shows its alerts until the first cycle. Its cycles
-    /// come every `interval`.
-    pub fn load(name: &str, interval: Duration, shared: &Arc<Shared>) -> Track {
+    /// come every `interval`. Read off the async threads: clusters taken over together (a
+    /// replica's share, at scale thousands) wait for the store one after another, and the
+    /// pages and the lease renewals must not wait with them.
+    pub async fn load(name: &str, interval: Duration, shared: &Arc<Shared>) -> Track {
+        let board = shared.board.clone();
+        let cluster = name.to_string();
+        let loaded =
+            tokio::task::spawn_blocking(move || board.load_state(&cluster)).await.expect("a load does not panic");
         let board = &shared.board;
-        let state: RuleState = match board.load_state(name) {
+        let state: RuleState = match loaded {
             Ok(s) => s,
             Err(e) => {
                 Said::StateNotLoaded { cluster: name, error: &e }.emit();
@@ -434,7 +440,7 @@ mod tests {
             clock: Clock::Wall,
             derived: Some(derived.clone()),
         });
-        let mut track = Track::load("c", Duration::from_secs(60), &shared);
+        let mut track = Track::load("c", Duration::from_secs(60), &shared).await;
         let t0 = Timestamp::from_second(1_800_000_000).unwrap();
         let first = Arrival::read(t0, Duration::from_millis(100), Vec::new(), Ok(nodes(1)));
         track.take(first).await;

@@ -448,31 +448,44 @@ impl Store {
             if written.is_none() {
                 tx.execute("DELETE FROM pods WHERE cluster = ?1", args![cluster]).map_err(fail)?;
             }
-            // Each pod looked up once in what was written.
+            // Each pod looked up once in what was written; what changed written a batch a
+            // statement (a cluster's first cycle writes every pod: one round trip, not a hundred).
             let mut found = 0;
+            let mut memories = Vec::new();
+            let mut restarts = Vec::new();
             for (key, memory) in &state.pods {
                 let before = written.and_then(|w| w.get(key));
                 found += usize::from(before.is_some());
                 if before != Some(memory) {
                     let json = serde_json::to_string(memory).expect("a pod's memory serializes");
-                    tx.execute(
-                        "INSERT INTO pods (cluster, namespace, pod, memory) VALUES (?1, ?2, ?3, ?4)
-                         ON CONFLICT (cluster, namespace, pod) DO UPDATE SET memory = excluded.memory",
-                        args![cluster, &key.0, &key.1, json],
-                    )
-                    .map_err(fail)?;
+                    memories.push([cluster.into(), (&key.0).into(), (&key.1).into(), json.into()]);
                     wrote.changed.push(key);
                 }
                 // The restart history keeps the first count seen and every change.
                 if before.map(|b| b.restarts) != Some(memory.restarts) {
-                    tx.execute(
-                        "INSERT INTO pod_restarts (cluster, namespace, pod, time, restarts) VALUES (?1, ?2, ?3, ?4, ?5)
-                         ON CONFLICT (cluster, namespace, pod, time) DO UPDATE SET restarts = excluded.restarts",
-                        args![cluster, &key.0, &key.1, cycle_time, memory.restarts],
-                    )
-                    .map_err(fail)?;
+                    restarts.push([
+                        cluster.into(),
+                        (&key.0).into(),
+                        (&key.1).into(),
+                        cycle_time.into(),
+                        memory.restarts.into(),
+                    ]);
                 }
             }
+            insert_rows(
+                tx,
+                "INSERT INTO pods (cluster, namespace, pod, memory)",
+                "ON CONFLICT (cluster, namespace, pod) DO UPDATE SET memory = excluded.memory",
+                &memories,
+            )
+            .map_err(fail)?;
+            insert_rows(
+                tx,
+                "INSERT INTO pod_restarts (cluster, namespace, pod, time, restarts)",
+                "ON CONFLICT (cluster, namespace, pod, time) DO UPDATE SET restarts = excluded.restarts",
+                &restarts,
+            )
+            .map_err(fail)?;
             // A pod written before and not found now is gone.
             if let Some(written) = written.filter(|w| w.len() > found) {
                 for key in written.keys().filter(|k| !state.pods.contains_key(*k)) {
@@ -762,6 +775,26 @@ impl Store {
             .map(drop)
             .map_err(|e| self.db(e))
     }
+}
+
+/// Rows inserted by `head VALUES (…), (…) tail`, a hundred a statement.
+fn insert_rows<const N: usize>(
+    tx: &mut db::Conn,
+    head: &str,
+    tail: &str,
+    rows: &[[db::Value; N]],
+) -> Result<(), db::DbError> {
+    for batch in rows.chunks(100) {
+        let values: Vec<String> = (0..batch.len())
+            .map(|r| {
+                let places: Vec<String> = (1..=N).map(|c| format!("?{}", r * N + c)).collect();
+                format!("({})", places.join(", "))
+            })
+            .collect();
+        let args: Vec<db::Value> = batch.iter().flat_map(|row| row.iter().cloned()).collect();
+        tx.execute(&format!("{head} VALUES {} {tail}", values.join(", ")), &args)?;
+    }
+    Ok(())
 }
 
 #[cfg(test)]

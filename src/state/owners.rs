@@ -62,6 +62,10 @@ impl Store {
         let place = self.place.clone();
         let known = serde_json::to_string(mine).expect("names serialize");
         let beat = self.conn.transaction(|tx| {
+            // One renewal at a time across replicas: two taking free clusters at once in their
+            // own orders would deadlock on each other's rows (and each renewal is a few
+            // statements, whatever the number of clusters).
+            tx.query("SELECT pg_advisory_xact_lock(7410002)", &[])?;
             tx.execute(
                 "INSERT INTO replicas (replica, expires, pages, clusters)
                  VALUES (?1, now() + ?2::bigint * interval '1 millisecond', ?3, ?4)
@@ -105,19 +109,26 @@ impl Store {
                 let mut free: Vec<&String> =
                     mine.iter().filter(|c| !taken.contains(*c) && !owned.contains(*c)).collect();
                 free.sort_by_key(|c| spread(&me.name, c));
-                for cluster in free {
-                    if owned.len() >= share {
+                // Taken in one statement a batch (a row another replica took meanwhile is not:
+                // its lease runs), until the share is reached or nothing is free.
+                let mut free = free.into_iter();
+                while owned.len() < share {
+                    let batch: Vec<&String> = free.by_ref().take(share - owned.len()).collect();
+                    if batch.is_empty() {
                         break;
                     }
-                    let took = tx.execute(
+                    let names = serde_json::to_string(&batch).expect("names serialize");
+                    let took = tx.query(
                         "INSERT INTO owners (cluster, replica, expires)
-                         VALUES (?1, ?2, now() + ?3::bigint * interval '1 millisecond')
+                         SELECT value, ?2, now() + ?3::bigint * interval '1 millisecond'
+                         FROM json_array_elements_text(?1::json)
                          ON CONFLICT (cluster) DO UPDATE SET replica = excluded.replica, expires = excluded.expires
-                         WHERE owners.expires <= now() OR owners.replica = excluded.replica",
-                        args![cluster.as_str(), me.name.as_str(), lease],
+                         WHERE owners.expires <= now() OR owners.replica = excluded.replica
+                         RETURNING cluster",
+                        args![names.as_str(), me.name.as_str(), lease],
                     )?;
-                    if took == 1 {
-                        owned.push(cluster.clone());
+                    for row in &took {
+                        owned.push(row.text(0)?);
                     }
                 }
             }
