@@ -428,6 +428,42 @@ async fn the_database_away_for_a_minute_loses_and_doubles_nothing() {
     assert_eq!(settled_readers(&fleets, 2), owner, "ownership taken back as it was");
 }
 
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn replicas_with_different_files_each_read_their_own_and_the_pages_say_who_knows_what() {
+    let pg = Postgres::start();
+    pg.database("files");
+    let dir = tempfile::tempdir().unwrap();
+    let healthy = scenario::healthy(jiff::Timestamp::now());
+    let fleets = [
+        Sim::start_fleet(SimOptions::default(), healthy.clone(), 5).await.unwrap(),
+        Sim::start_fleet(SimOptions::default(), healthy.clone(), 5).await.unwrap(),
+    ];
+    let receiver = Receiver::start().await;
+    let webhook = format!("{}/hook", receiver.url());
+    // a's file has c00 to c04, b's c00 to c03: a starts alone and takes all five, then shares
+    // the four common ones with b, and keeps c04, which b cannot read.
+    let a = Served::start(&config_of(dir.path(), "replica-a", &pg, "files", &fleets[0], 5, &webhook, ""), &[]);
+    a.wait_for("/", "a alone reading its five clusters", |r| r.body.contains("reads 5 of the 5 clusters"));
+    let b = Served::start(&config_of(dir.path(), "replica-b", &pg, "files", &fleets[1], 4, &webhook, ""), &[]);
+    let mut found = Vec::new();
+    wait_until("every cluster read by one replica, c04 by a", Duration::from_secs(60), || {
+        let before: Vec<_> = fleets.iter().map(reads).collect();
+        std::thread::sleep(Duration::from_secs(2));
+        let after: Vec<_> = fleets.iter().map(reads).collect();
+        found = readers(&before, &after);
+        found.iter().all(|w| w.len() == 1) && found[4] == [0] && found[..4].iter().any(|w| w == &[1])
+    });
+
+    // b's pages say that c04 is known to a only, and link it to a's pages; a's say nothing of
+    // the kind (b knows no cluster that a does not).
+    let page = b.wait_for("/", "c04 known only to a", |r| r.body.contains("c04 (replica-a)"));
+    assert!(page.body.contains("Known only to other replicas"), "{}", page.body);
+    assert!(page.body.contains(&format!("http://{}/clusters/c04", a.addr)), "{}", page.body);
+    let page = a.get("/");
+    assert!(!page.body.contains("Known only to other replicas"), "{}", page.body);
+    assert!(page.body.contains("replica-b reads"), "{}", page.body);
+}
+
 /// The alerts of a cluster, as the API gives them.
 fn alerts(s: &Served, cluster: &str) -> Vec<serde_json::Value> {
     s.get(&format!("/api/v1/clusters/{cluster}")).json()["alerts"].as_array().cloned().unwrap_or_default()

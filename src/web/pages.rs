@@ -170,15 +170,14 @@ fn replicas(board: &Board, owned: usize) -> Markup {
     }
     let me = r.alive.iter().find(|s| s.name == r.me);
     let known = me.map(|s| s.clusters.len()).unwrap_or(owned);
-    let unknown: Vec<&str> = r
-        .alive
-        .iter()
-        .flat_map(|s| s.clusters.iter())
-        .filter(|c| me.is_some_and(|m| !m.clusters.contains(*c)))
-        .map(String::as_str)
-        .collect::<std::collections::BTreeSet<_>>()
-        .into_iter()
-        .collect();
+    // Each cluster this replica's file does not hold, with the replicas that know it.
+    let mut unknown: std::collections::BTreeMap<&str, Vec<&str>> = Default::default();
+    for other in r.alive.iter().filter(|s| s.name != r.me) {
+        for c in other.clusters.iter().filter(|c| me.is_some_and(|m| !m.clusters.contains(*c))) {
+            unknown.entry(c.as_str()).or_default().push(other.name.as_str());
+        }
+    }
+    let unknown: Vec<String> = unknown.into_iter().map(|(c, by)| format!("{c} ({})", by.join(", "))).collect();
     html! {
         h2 { (t("replicas-title")) }
         p.replica { (tr("replica-me", &[("name", r.me.as_str().into()), ("owned", owned.into()), ("known", known.into())])) }
