@@ -41,6 +41,25 @@ fn readers(before: &[Vec<usize>], after: &[Vec<usize>]) -> Vec<Vec<usize>> {
     (0..before[0].len()).map(|i| (0..before.len()).filter(|&r| after[r][i] > before[r][i]).collect()).collect()
 }
 
+/// Which replicas read each cluster over `window`, watched again until `check` holds of it.
+fn readers_until(
+    fleets: &[Sim],
+    window: Duration,
+    what: &str,
+    limit: Duration,
+    check: impl Fn(&[Vec<usize>]) -> bool,
+) -> Vec<Vec<usize>> {
+    let mut found = Vec::new();
+    wait_until(what, limit, || {
+        let before: Vec<_> = fleets.iter().map(reads).collect();
+        std::thread::sleep(window);
+        let after: Vec<_> = fleets.iter().map(reads).collect();
+        found = readers(&before, &after);
+        check(&found)
+    });
+    found
+}
+
 /// How many notifications of each (cluster, status), and each cluster's alerts' startsAt.
 type Told = (BTreeMap<(String, String), usize>, BTreeMap<String, Vec<String>>);
 
@@ -128,15 +147,13 @@ async fn three_replicas_split_sixty_clusters_and_a_killed_ones_are_taken_over_wi
 
     // The share settles: each cluster read by exactly one replica over three seconds, twenty
     // each.
-    let mut settled = Vec::new();
-    wait_until("the replicas to split the clusters", Duration::from_secs(60), || {
-        let before: Vec<_> = fleets.iter().map(reads).collect();
-        std::thread::sleep(Duration::from_secs(3));
-        let after: Vec<_> = fleets.iter().map(reads).collect();
-        settled = readers(&before, &after);
-        let each: Vec<usize> = (0..3).map(|r| settled.iter().filter(|w| w == &&vec![r]).count()).collect();
-        each == [20, 20, 20]
-    });
+    readers_until(
+        &fleets,
+        Duration::from_secs(3),
+        "the replicas to split the clusters",
+        Duration::from_secs(60),
+        |settled| (0..3).map(|r| settled.iter().filter(|w| w == &&vec![r]).count()).all(|n| n == 20),
+    );
     // Every cluster's node alert told once, whichever replica read it when it fired.
     wait_until("sixty alerts told", Duration::from_secs(60), || told(&receiver).0.len() == CLUSTERS);
 
@@ -177,12 +194,13 @@ async fn three_replicas_split_sixty_clusters_and_a_killed_ones_are_taken_over_wi
 
     // Within a lease (3 s) and a renewal, the survivors read all sixty, and the killed one's
     // fleet sees no more reads.
-    wait_until("the survivors to take the killed replica's clusters", Duration::from_secs(30), || {
-        let before: Vec<_> = fleets.iter().map(reads).collect();
-        std::thread::sleep(Duration::from_secs(2));
-        let after: Vec<_> = fleets.iter().map(reads).collect();
-        readers(&before, &after).iter().all(|w| w.len() == 1 && w[0] != k)
-    });
+    readers_until(
+        &fleets,
+        Duration::from_secs(2),
+        "the survivors to take the killed replica's clusters",
+        Duration::from_secs(30),
+        |r| r.iter().all(|w| w.len() == 1 && w[0] != k),
+    );
     assert_eq!(reads(&fleets[k]), before_kill, "nothing reads through the killed replica");
 
     // Every resolution told, by whichever replica: exactly once each, and never a firing again.
@@ -220,18 +238,14 @@ fn acknowledged(receiver: &Receiver) -> Vec<String> {
 
 /// Which replica reads each cluster now (over two seconds), once each is read by exactly one.
 fn settled_readers(fleets: &[Sim], each: usize) -> Vec<usize> {
-    let mut found = Vec::new();
-    wait_until("the replicas to split the clusters", Duration::from_secs(60), || {
-        let before: Vec<_> = fleets.iter().map(reads).collect();
-        std::thread::sleep(Duration::from_secs(2));
-        let after: Vec<_> = fleets.iter().map(reads).collect();
-        let r = readers(&before, &after);
-        let split =
-            r.iter().all(|w| w.len() == 1) && (0..fleets.len()).all(|k| r.iter().filter(|w| w[0] == k).count() == each);
-        found = r.iter().map(|w| w.first().copied().unwrap_or(usize::MAX)).collect();
-        split
-    });
-    found
+    let r = readers_until(
+        fleets,
+        Duration::from_secs(2),
+        "the replicas to split the clusters",
+        Duration::from_secs(60),
+        |r| r.iter().all(|w| w.len() == 1) && (0..fleets.len()).all(|k| r.iter().filter(|w| w[0] == k).count() == each),
+    );
+    r.iter().map(|w| w[0]).collect()
 }
 
 fn send(s: &Served, method: &str, path: &str, authorization: &str, body: &serde_json::Value) -> common::web::Response {
@@ -445,14 +459,13 @@ async fn replicas_with_different_files_each_read_their_own_and_the_pages_say_who
     let a = Served::start(&config_of(dir.path(), "replica-a", &pg, "files", &fleets[0], 5, &webhook, ""), &[]);
     a.wait_for("/", "a alone reading its five clusters", |r| r.body.contains("reads 5 of the 5 clusters"));
     let b = Served::start(&config_of(dir.path(), "replica-b", &pg, "files", &fleets[1], 4, &webhook, ""), &[]);
-    let mut found = Vec::new();
-    wait_until("every cluster read by one replica, c04 by a", Duration::from_secs(60), || {
-        let before: Vec<_> = fleets.iter().map(reads).collect();
-        std::thread::sleep(Duration::from_secs(2));
-        let after: Vec<_> = fleets.iter().map(reads).collect();
-        found = readers(&before, &after);
-        found.iter().all(|w| w.len() == 1) && found[4] == [0] && found[..4].iter().any(|w| w == &[1])
-    });
+    readers_until(
+        &fleets,
+        Duration::from_secs(2),
+        "every cluster read by one replica, c04 by a",
+        Duration::from_secs(60),
+        |r| r.iter().all(|w| w.len() == 1) && r[4] == [0] && r[..4].iter().any(|w| w == &[1]),
+    );
 
     // b's pages say that c04 is known to a only, and link it to a's pages; a's say nothing of
     // the kind (b knows no cluster that a does not).

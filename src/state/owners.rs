@@ -189,7 +189,7 @@ impl Store {
 /// plain even share; with different files, every set of clusters has, among the replicas that
 /// know it, at least as many places as clusters. Clusters known to fewer replicas are kept and
 /// taken first, since fewer could read them.
-#[derive(Debug, PartialEq, Eq)]
+#[derive(Debug)]
 struct Split<'a> {
     /// Every cluster it knows, with how many replicas alive know it (1: this one alone).
     known: std::collections::BTreeMap<&'a str, usize>,
@@ -199,7 +199,7 @@ struct Split<'a> {
 
 /// The free clusters a replica would take: its own alone (all of them), and the common ones in
 /// the order it tries them, at most `limit` of those.
-#[derive(Debug, PartialEq, Eq)]
+#[derive(Debug)]
 struct Wanted<'a> {
     alone: Vec<&'a str>,
     common: Vec<&'a str>,
