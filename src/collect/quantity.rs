@@ -57,12 +57,14 @@ pub struct Resources {
 }
 
 impl Resources {
+    /// Each figure summed, held at the largest figure rather than overflowing: a quantity
+    /// comes from the cluster, and a huge one ("9e18") must not wrap a sum or panic.
     fn plus(self, o: Resources) -> Resources {
         Resources {
-            cpu_requests: self.cpu_requests + o.cpu_requests,
-            cpu_limits: self.cpu_limits + o.cpu_limits,
-            memory_requests: self.memory_requests + o.memory_requests,
-            memory_limits: self.memory_limits + o.memory_limits,
+            cpu_requests: self.cpu_requests.saturating_add(o.cpu_requests),
+            cpu_limits: self.cpu_limits.saturating_add(o.cpu_limits),
+            memory_requests: self.memory_requests.saturating_add(o.memory_requests),
+            memory_limits: self.memory_limits.saturating_add(o.memory_limits),
         }
     }
 
@@ -184,6 +186,14 @@ pub(crate) fn pod_demand(app: &[Demand], init: &[Demand], overhead: &Quantities)
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn huge_quantities_are_summed_without_overflowing() {
+        let huge = Resources { cpu_requests: bytes("9e18").unwrap(), memory_limits: i64::MAX, ..Resources::default() };
+        let mut sum = huge;
+        sum.add(huge);
+        assert_eq!((sum.cpu_requests, sum.memory_limits), (i64::MAX, i64::MAX));
+    }
 
     #[test]
     fn quantities() {
