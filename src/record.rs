@@ -12,6 +12,7 @@
 
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use jiff::Timestamp;
 use serde::Deserialize;
@@ -133,7 +134,7 @@ macro_rules! file {
             error: Option<String>,
             version: Option<version::Version>,
             nodes: Option<Items<Node>>,
-            pods: Option<Items<Pod>>,
+            pods: Option<Items<Arc<Pod>>>,
             deployments: Option<Items<workloads::Replicated>>,
             statefulsets: Option<Items<workloads::Replicated>>,
             daemonsets: Option<Items<workloads::Daemon>>,

@@ -19,6 +19,7 @@
 
 use std::collections::HashMap;
 use std::hash::Hasher;
+use std::sync::Arc;
 use std::time::Duration;
 
 use jiff::Timestamp;
@@ -215,7 +216,7 @@ macro_rules! lists {
     };
 }
 
-lists!(nodes: Node, pods: Pod, workloads: Workload, pvcs: Pvc, events: Event);
+lists!(nodes: Node, pods: Arc<Pod>, workloads: Workload, pvcs: Pvc, events: Event);
 
 fn is_unknown(c: &crate::collect::Certificates) -> bool {
     *c == crate::collect::Certificates::default()

@@ -18,6 +18,7 @@ pub mod version;
 pub mod workloads;
 
 use std::future::Future;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use futures_util::future::join_all;
@@ -55,8 +56,8 @@ pub struct Snapshot {
     /// `gitVersion` of /version.
     pub version: String,
     pub nodes: Vec<Node>,
-    /// Every pod but the Succeeded ones.
-    pub pods: Vec<Pod>,
+    /// Every pod but the Succeeded ones, shared with the store a watch keeps them in.
+    pub pods: Vec<Arc<Pod>>,
     pub workloads: Vec<Workload>,
     pub pvcs: Vec<Pvc>,
     /// Warning events.
@@ -73,7 +74,7 @@ pub struct Snapshot {
 pub struct Lists {
     pub version: version::Version,
     pub nodes: Vec<Node>,
-    pub pods: Vec<Pod>,
+    pub pods: Vec<Arc<Pod>>,
     pub deployments: Vec<workloads::Replicated>,
     pub statefulsets: Vec<workloads::Replicated>,
     pub daemonsets: Vec<workloads::Daemon>,
@@ -378,7 +379,7 @@ pub async fn run<S: Source>(source: &S, options: &CycleOptions, now: Timestamp) 
     let version = timed(Collection::VERSION, s.version(rec)).await;
     let (nodes, pods, deployments, statefulsets, daemonsets, pvcs, events, extras) = tokio::join!(
         timed(Collection::NODES, s.list::<Node>(Collection::NODES, None, rec)),
-        timed(Collection::PODS, list_in::<S, Pod>(s, sc, Collection::PODS, skip, rec)),
+        timed(Collection::PODS, list_in::<S, Arc<Pod>>(s, sc, Collection::PODS, skip, rec)),
         timed(Collection::DEPLOYMENTS, list_in::<S, workloads::Replicated>(s, sc, Collection::DEPLOYMENTS, skip, rec)),
         timed(
             Collection::STATEFULSETS,

@@ -1,5 +1,7 @@
 //! Pods: phase, readiness, what each container waits for or last died of, the claims they use.
 
+use std::sync::Arc;
+
 use serde::{Deserialize, Serialize};
 
 use super::quantity::{ContainerResources, Demand, Quantities, Resources, pod_demand};
@@ -418,7 +420,25 @@ impl super::FromApi for Pod {
     const PROTOBUF: Option<super::Decoder<Pod>> = Some(Pod::from_protobuf);
 }
 
+/// Cycles hold pods shared: a cycle taken from a watch's store points at the records the store
+/// keeps rather than copying them, and the derivation tells an unchanged pod by its pointer.
+impl From<RawPod> for Arc<Pod> {
+    fn from(raw: RawPod) -> Arc<Pod> {
+        Arc::new(Pod::from(raw))
+    }
+}
+
+impl super::FromApi for Arc<Pod> {
+    type Raw = RawPod;
+    const PROTOBUF: Option<super::Decoder<Arc<Pod>>> = Some(Pod::shared_from_protobuf);
+}
+
 impl Pod {
+    /// [`Pod::from_protobuf`], shared.
+    fn shared_from_protobuf(message: &[u8]) -> Result<Arc<Pod>, super::Undecoded> {
+        Pod::from_protobuf(message).map(Arc::new)
+    }
+
     /// Decodes its protobuf message into the compact record.
     pub fn from_protobuf(message: &[u8]) -> Result<Pod, super::Undecoded> {
         use prost::Message;

@@ -5,12 +5,14 @@
 pub mod admission;
 pub mod batch;
 pub mod extras;
+pub mod judged;
 pub mod memory;
 pub mod plane;
 pub mod policy;
 pub mod why;
 
 use std::collections::HashMap;
+use std::sync::Arc;
 
 use jiff::{SignedDuration, Timestamp};
 use serde::Serialize;
@@ -33,8 +35,8 @@ pub struct Health {
     pub counts: Counts,
     pub nodes: Vec<NodeHealth>,
     /// Every pod but the Succeeded ones: those with a problem first, each group by namespace
-    /// then name.
-    pub pods: Vec<PodHealth>,
+    /// then name. Shared with what a followed cluster keeps of its pods' judgements.
+    pub pods: Vec<Arc<PodHealth>>,
     pub workloads: Vec<WorkloadHealth>,
     pub pvcs: Vec<PvcHealth>,
     /// Warning events of the last hour per reason, highest count first (ties: reason ascending).
@@ -475,7 +477,20 @@ pub fn assess(s: Snapshot) -> Health {
 /// with what `memory` holds of the cycles before it, which it updates. It consumes the
 /// snapshot: each pod's strings move into its health record rather than being copied, which
 /// halves the memory of a large cluster.
-pub fn assess_with(mut s: Snapshot, now: Timestamp, memory: &mut Memory) -> Health {
+pub fn assess_with(s: Snapshot, now: Timestamp, memory: &mut Memory) -> Health {
+    assess_judged(s, now, memory, None)
+}
+
+/// [`assess_with`], taking again from `judged` the judgements of the pods that did not change
+/// since its last cycle and needed nothing but themselves (see [`judged`]): the same health,
+/// for the cost of the pods that changed. With `afresh`, every pod is judged again (the full
+/// derivation), and what needs nothing else is kept for the next cycle.
+pub fn assess_judged(
+    mut s: Snapshot,
+    now: Timestamp,
+    memory: &mut Memory,
+    judged: Option<(&mut judged::Judged, bool)>,
+) -> Health {
     let claim_users = claim_users(&s.pods);
     let (demand, demand_total) = demand(&s.pods);
     let raw_pods = std::mem::take(&mut s.pods);
@@ -486,7 +501,16 @@ pub fn assess_with(mut s: Snapshot, now: Timestamp, memory: &mut Memory) -> Heal
     let mut nodes = nodes(s, &demand, &events);
     let not_ready: std::collections::HashSet<&str> =
         nodes.iter().filter(|n| !n.ready).map(|n| n.name.as_str()).collect();
-    let mut pods: Vec<PodHealth> = raw_pods.into_iter().map(|p| pod_health(p, &events, s.time, &not_ready)).collect();
+    let judge = |p: Pod| pod_health(p, &events, s.time, &not_ready);
+    let mut pods: Vec<Arc<PodHealth>> = match judged {
+        None => raw_pods.into_iter().map(|p| Arc::new(judge(Arc::unwrap_or_clone(p)))).collect(),
+        Some((judged, afresh)) => {
+            judged.start(raw_pods.len(), afresh);
+            let pods = raw_pods.into_iter().map(|p| judged.judge(p, judge)).collect();
+            judged.finish();
+            pods
+        }
+    };
     pods.sort_by(|a, b| (!a.has_problem(), &a.namespace, &a.name).cmp(&(!b.has_problem(), &b.namespace, &b.name)));
     let mut workloads = workloads(s, &pods, &events);
     memory.nodes(now, &mut nodes);
@@ -524,7 +548,7 @@ pub fn assess_with(mut s: Snapshot, now: Timestamp, memory: &mut Memory) -> Heal
 }
 
 /// Who uses each claim (pods neither Succeeded, which are not here, nor Failed).
-fn claim_users(pods: &[Pod]) -> HashMap<(String, String), Vec<String>> {
+fn claim_users(pods: &[Arc<Pod>]) -> HashMap<(String, String), Vec<String>> {
     let mut users: HashMap<(String, String), Vec<String>> = HashMap::new();
     for p in pods.iter().filter(|p| p.phase != "Failed") {
         for claim in &p.claims {
@@ -536,7 +560,7 @@ fn claim_users(pods: &[Pod]) -> HashMap<(String, String), Vec<String>> {
 
 /// What the non-terminated pods on each node ask of it, and how many they are; and what every
 /// non-terminated pod asks, scheduled or not (Succeeded pods are not here).
-fn demand(pods: &[Pod]) -> (HashMap<String, (Resources, u64)>, Resources) {
+fn demand(pods: &[Arc<Pod>]) -> (HashMap<String, (Resources, u64)>, Resources) {
     let mut demand: HashMap<&str, (Resources, u64)> = HashMap::new();
     let mut total = Resources::default();
     for p in pods.iter().filter(|p| p.phase != "Failed") {
@@ -627,7 +651,7 @@ fn nodes(s: &Snapshot, demand: &HashMap<String, (Resources, u64)>, events: &Even
 
 /// Each Deployment, StatefulSet and DaemonSet: its missing replicas and why, from its pods in
 /// trouble (sorted first in `pods`) and its newest Warning event.
-fn workloads(s: &Snapshot, pods: &[PodHealth], events: &EventIndex) -> Vec<WorkloadHealth> {
+fn workloads(s: &Snapshot, pods: &[Arc<PodHealth>], events: &EventIndex) -> Vec<WorkloadHealth> {
     // One pass over the pods for what workloads need: never a scan per object.
     let mut problem_pods: HashMap<(&str, &str), Vec<&PodHealth>> = HashMap::new();
     for p in pods.iter().filter(|p| p.has_problem() && !p.workload.is_empty()) {
@@ -755,7 +779,7 @@ fn events_of_the_hour(s: &Snapshot) -> (u64, Vec<(String, u64)>) {
 impl Counts {
     fn of(
         nodes: &[NodeHealth],
-        pods: &[PodHealth],
+        pods: &[Arc<PodHealth>],
         workloads: &[WorkloadHealth],
         pvcs: &[PvcHealth],
         warning_events: u64,
@@ -1165,7 +1189,7 @@ pub fn days_when(days: i64) -> &'static str {
 
 impl Health {
     /// The pods with a problem: they come first.
-    pub fn problem_pods(&self) -> &[PodHealth] {
+    pub fn problem_pods(&self) -> &[Arc<PodHealth>] {
         &self.pods[..self.pods.partition_point(|p| p.has_problem())]
     }
 
@@ -1244,7 +1268,9 @@ mod tests {
             ..Default::default()
         });
         let s = Snapshot {
-            pods: vec![pod("b", "ok", "Running"), crash, pod("a", "ok", "Running"), pod("y", "wait", "Pending")],
+            pods: [pod("b", "ok", "Running"), crash, pod("a", "ok", "Running"), pod("y", "wait", "Pending")]
+                .map(Arc::new)
+                .into(),
             ..Default::default()
         };
         let h = assess(s);
@@ -1274,7 +1300,7 @@ mod tests {
             ..Default::default()
         });
         failed.containers.push(ContainerState { name: "sidecar".into(), failed_with: None, ..Default::default() });
-        let h = assess(Snapshot { pods: vec![failed], ..Default::default() });
+        let h = assess(Snapshot { pods: vec![Arc::new(failed)], ..Default::default() });
         assert_eq!(
             why::said(&h.pods[0].why, Lang::En),
             ["report: exit code 2 (Error): misuse of a shell command or bad arguments: \
@@ -1297,7 +1323,7 @@ mod tests {
                 allocatable_cpu: Some(2000),
                 allocatable_memory: Some(1 << 30),
             }],
-            pods: vec![pod("a", "p", "Running")],
+            pods: vec![Arc::new(pod("a", "p", "Running"))],
             pvcs: vec![Pvc { namespace: "a".into(), name: "wffc".into(), phase: "Pending".into() }],
             ..Default::default()
         };
@@ -1335,7 +1361,10 @@ mod tests {
                 on("p2", "Pending", "n1", 200, 400),
                 on("gone", "Failed", "n1", 5000, 5000),
                 on("waiting", "Pending", "", 700, 0),
-            ],
+            ]
+            .into_iter()
+            .map(Arc::new)
+            .collect(),
             ..Default::default()
         };
         let h = assess(s);

@@ -44,7 +44,7 @@ pub fn cluster_families(h: &Health) -> Vec<Family> {
     let mut out = Vec::new();
     apply(objects::CLUSTER, std::iter::once(h), &mut out);
     apply(objects::NODES, h.nodes.iter(), &mut out);
-    let pods = h.pods.iter().take(POD_SERIES_LIMIT);
+    let pods = h.pods.iter().take(POD_SERIES_LIMIT).map(|p| &**p);
     apply::<PodHealth>(objects::PODS, pods, &mut out);
     apply(objects::WORKLOADS, h.workloads.iter(), &mut out);
     apply(objects::PVCS, h.pvcs.iter(), &mut out);

@@ -66,7 +66,7 @@ pub fn render(address: &str, h: &Health, lang: Lang) -> String {
         table(&mut out, &lang.t("nodes-title"), &headers.map(|h| lang.t(h)), rows, more, lang);
     }
 
-    let pods: Vec<&PodHealth> = h.problem_pods().iter().collect();
+    let pods: Vec<&PodHealth> = h.problem_pods().iter().map(|p| &**p).collect();
     if !pods.is_empty() {
         let title = lang.tr("pods-title", &[("count", pods.len().into())]);
         let (rows, more) = capped(&pods, lang, |p| Row {

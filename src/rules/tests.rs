@@ -1,5 +1,7 @@
 //! Rule timing, cycle by cycle, with chosen timestamps.
 
+use std::sync::Arc;
+
 use jiff::{SignedDuration, Timestamp};
 
 use crate::collect::WorkloadKind;
@@ -218,7 +220,7 @@ fn a_flapping_crash_loop_fires_after_ten_minutes_and_resolves_ten_after_the_last
         let mut h = health(m);
         let mut p = pod("api-1", 3);
         p.crashlooping = m <= 20 && m % 2 == 0;
-        h.pods = vec![p];
+        h.pods = [p].into_iter().map(Arc::new).collect();
         Some(h)
     });
     assert_eq!(got, [fired("KubernetesPodCrashLooping", 10), resolved("KubernetesPodCrashLooping", 30)]);
@@ -228,7 +230,7 @@ fn a_flapping_crash_loop_fires_after_ten_minutes_and_resolves_ten_after_the_last
         let mut h = health(m);
         let mut p = pod("api-1", m.min(20));
         p.crashlooping = m <= 20 && m % 2 == 0;
-        h.pods = vec![p];
+        h.pods = [p].into_iter().map(Arc::new).collect();
         Some(h)
     });
     assert_eq!(
@@ -249,7 +251,7 @@ fn restarts_count_across_a_reset_and_yield_to_the_crash_loop_rule() {
     let mut fired_at = None;
     for (m, &r) in counts.iter().enumerate() {
         let mut h = health(m as i64);
-        h.pods = vec![pod("api-1", r)];
+        h.pods = [pod("api-1", r)].into_iter().map(Arc::new).collect();
         for tr in state.observe(t(m as i64), "lab", &h) {
             assert_eq!(tr.alert.alertname, "KubernetesPodRestarting");
             assert_eq!(tr.alert.summary, "Pod shop/api-1 restarted 6 times in the last hour");
@@ -260,7 +262,7 @@ fn restarts_count_across_a_reset_and_yield_to_the_crash_loop_rule() {
     // Five restarts are not more than five.
     let got = timeline(5, |m| {
         let mut h = health(m);
-        h.pods = vec![pod("api-1", m.min(1) * 5)];
+        h.pods = [pod("api-1", m.min(1) * 5)].into_iter().map(Arc::new).collect();
         Some(h)
     });
     assert_eq!(got, []);
@@ -269,14 +271,14 @@ fn restarts_count_across_a_reset_and_yield_to_the_crash_loop_rule() {
         let mut h = health(m);
         let mut p = pod("api-1", m * 4);
         p.crashlooping = m == 1;
-        h.pods = vec![p];
+        h.pods = [p].into_iter().map(Arc::new).collect();
         Some(h)
     });
     assert_eq!(got, []);
     // An hour later, old restarts no longer count: resolves when the window slides past them.
     let got = timeline(70, |m| {
         let mut h = health(m);
-        h.pods = vec![pod("api-1", if m == 0 { 0 } else { 6 })];
+        h.pods = [pod("api-1", if m == 0 { 0 } else { 6 })].into_iter().map(Arc::new).collect();
         Some(h)
     });
     assert_eq!(got, [fired("KubernetesPodRestarting", 1), resolved("KubernetesPodRestarting", 61)]);
@@ -287,7 +289,7 @@ fn a_pod_that_stays_is_remembered_and_one_that_is_gone_is_forgotten() {
     let mut state = RuleState::default();
     let mut cycle = |m: i64, pods: Vec<PodHealth>| {
         let mut h = health(m);
-        h.pods = pods;
+        h.pods = pods.into_iter().map(Arc::new).collect();
         let told = state.observe(t(m), "lab", &h);
         let mut remembered: Vec<String> = state.pods.keys().map(|(_, name)| name.clone()).collect();
         remembered.sort();
@@ -336,7 +338,7 @@ fn pending_pods_and_claims_fire_after_fifteen_minutes() {
         let mut h = health(m);
         let mut p = pod("api-1", 0);
         p.pending = true;
-        h.pods = vec![p];
+        h.pods = [p].into_iter().map(Arc::new).collect();
         h.pvcs = vec![PvcHealth {
             namespace: "shop".into(),
             name: "data".into(),
@@ -394,7 +396,7 @@ fn objects_that_disappear_resolve_their_alerts() {
         if m < 12 {
             let mut p = pod("api-1", 0);
             p.crashlooping = true;
-            h.pods = vec![p];
+            h.pods = [p].into_iter().map(Arc::new).collect();
         }
         Some(h)
     });
@@ -410,7 +412,7 @@ fn alerts_carry_object_labels_and_the_why() {
         let mut p = pod("api-7c9696d669-8tpp6", 14);
         p.crashlooping = true;
         p.why = vec!["app: last exit code 137 (OOMKilled): SIGKILL: out of memory".into()];
-        h.pods = vec![p];
+        h.pods = [p].into_iter().map(Arc::new).collect();
         tr = state.observe(t(m), "lab", &h);
     }
     let a = &tr[0].alert;
@@ -726,7 +728,7 @@ fn a_bare_pod_not_ready_fires_after_fifteen_minutes_and_a_workloads_pod_is_left_
         (crashing.workload, crashing.owner, crashing.ready, crashing.not_ready) =
             (String::new(), Owner::None, false, true);
         crashing.crashlooping = true;
-        h.pods = vec![bare, operated, deployed, job, crashing];
+        h.pods = [bare, operated, deployed, job, crashing].into_iter().map(Arc::new).collect();
         Some(h)
     });
     let not_ready: Vec<_> = got.iter().filter(|(_, name, _)| name == "KubernetesPodNotReady").collect();
@@ -771,7 +773,7 @@ fn core_capacity_and_controller_signals_fire_after_their_holds() {
         waiting.blocked = vec!["ImagePullBackOff".into()];
         let mut pending = pod("api-2", 0);
         (pending.blocked, pending.pending) = (vec!["ImagePullBackOff".into()], true);
-        h.pods = vec![waiting, pending];
+        h.pods = [waiting, pending].into_iter().map(Arc::new).collect();
         Some(h)
     });
     assert_eq!(
@@ -826,7 +828,7 @@ fn the_files_rules_retune_holds_severities_and_labels_and_turn_rules_off() {
         (prod.namespace, prod.pending) = ("prod-eu".into(), true);
         let mut dev = pod("web-2", 0);
         (dev.namespace, dev.pending) = ("dev".into(), true);
-        h.pods = vec![prod, dev];
+        h.pods = [prod, dev].into_iter().map(Arc::new).collect();
         h
     };
     let as_built = crate::rules::tune::Tuning::default();

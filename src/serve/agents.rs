@@ -125,6 +125,7 @@ impl Link {
             retracted: Vec::new(),
             agent: None,
             between: false,
+            followed: false,
         };
         self.track.take(arrival).await;
     }
@@ -189,6 +190,7 @@ impl Link {
             retracted,
             agent: Some((r.address, AgentView { last_report: Some(received), skew: self.skew, note: r.note })),
             between,
+            followed: false,
         };
         self.track.take(arrival).await;
         Reply::Taken

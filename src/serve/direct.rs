@@ -78,6 +78,7 @@ pub(super) async fn read_cluster(
         let (duration, stats, outcome) = reader::outcome(cycle, &reader.redactor);
         let mut arrival = Arrival::read(now, duration, stats, outcome);
         arrival.between = between;
+        arrival.followed = c.watch;
         // What a cycle costs: from the cycle to the board (not the read, which waits for the
         // first lists; from the stores it is the lesser part).
         let deriving = tokio::time::Instant::now();

@@ -120,6 +120,13 @@ pub enum Said<'a> {
         why: CycleWhy,
         seconds: f64,
     },
+    /// A cycle between intervals whose kept judgements of its pods differ from the full
+    /// derivation of the same cycle (looked for with `RUST_LOG=dumbmonit::serve=debug`): a
+    /// defect, said with the object it concerns.
+    JudgedDiffers {
+        cluster: &'a str,
+        object: &'a str,
+    },
     /// An alert fired, escalated or resolved (`late`: the cycle was heard of that late).
     Alert {
         cluster: &'a str,
@@ -146,6 +153,14 @@ impl CycleWhy {
             CycleWhy::Change => "change",
             CycleWhy::Quiet => "quiet",
         }
+    }
+}
+
+impl Said<'_> {
+    /// Whether cycles between intervals are derived both ways and compared: with serve's debug
+    /// log on (the comparison costs a full derivation).
+    pub fn comparing() -> bool {
+        tracing::enabled!(target: TARGET, tracing::Level::DEBUG)
     }
 }
 
@@ -231,6 +246,10 @@ impl fmt::Display for Said<'_> {
                 };
                 write!(f, "cluster {cluster}: a cycle {why}, on the board {:.1} ms after its read", seconds * 1000.0)
             }
+            Said::JudgedDiffers { cluster, object } => write!(
+                f,
+                "cluster {cluster}: the cycle derived from the pods that changed differs from its full derivation at {object}"
+            ),
             Said::Alert { cluster, transition: t, late } => {
                 write!(f, "cluster {cluster}: {} {} ({})", verb(t), t.alert.alertname, t.alert.severity.as_str())?;
                 if let Some(l) = late {
@@ -261,6 +280,7 @@ impl Emit for Said<'_> {
             Said::Cycled { cluster, why, seconds } => {
                 tracing::debug!(target: TARGET, cluster, why = why.as_str(), seconds, "{self}")
             }
+            Said::JudgedDiffers { cluster, .. } => tracing::warn!(target: TARGET, cluster, "{self}"),
             Said::Alert { cluster, transition: t, late } => tracing::info!(
                 target: TARGET,
                 cluster,

@@ -23,6 +23,7 @@ use crate::board::{AgentView, Board, Publication, Timings};
 use crate::clock::{Clock, words};
 use crate::collect::reader::{self, Unreadable};
 use crate::collect::{self, CollectionStat};
+use crate::health::judged::Judged;
 use crate::health::{self, Health};
 use crate::logs::Emit;
 use crate::metrics::exposition::Packed;
@@ -75,6 +76,10 @@ pub struct Arrival {
     /// Taken between two intervals, on a change a watch saw: shown and judged like any cycle,
     /// but not a point of the history (which keeps one point an interval).
     pub between: bool,
+    /// Read from a watch's stores, its pods the records the stores keep: a cycle between
+    /// intervals judges again only the pods that changed (an interval cycle, the full
+    /// derivation, judges them all).
+    pub followed: bool,
 }
 
 impl Arrival {
@@ -89,6 +94,7 @@ impl Arrival {
             retracted: Vec::new(),
             agent: None,
             between: false,
+            followed: false,
         }
     }
 }
@@ -123,6 +129,8 @@ pub struct Track {
     period: Duration,
     /// The labels of each alert's namespace copied onto it (`namespace_labels`).
     namespace_labels: Arc<[String]>,
+    /// What its last cycle judged of its pods from the pods alone (watch mode).
+    judged: Judged,
     shared: Arc<Shared>,
 }
 
@@ -146,7 +154,14 @@ impl Track {
         };
         let period = shared.clock.period(interval);
         board.views().restored(name, shown_alerts(&state), state.last_cycle, period);
-        Track { name: name.into(), state, period, namespace_labels: Arc::new([]), shared: shared.clone() }
+        Track {
+            name: name.into(),
+            state,
+            period,
+            namespace_labels: Arc::new([]),
+            judged: Judged::default(),
+            shared: shared.clone(),
+        }
     }
 
     /// Its alerts take these labels of their namespace (`namespace_labels`).
@@ -162,21 +177,24 @@ impl Track {
         let period = self.period;
         let wanted = self.namespace_labels.clone();
         let state = std::mem::take(&mut self.state);
+        let judged = std::mem::take(&mut self.judged);
         // Both steps take a while at scale: off the threads that serve pages.
-        let (state, derived) = tokio::task::spawn_blocking(move || {
+        let (state, judged, derived) = tokio::task::spawn_blocking(move || {
             let mut state = state;
+            let mut judged = judged;
             let inputs = Inputs::gather(&shared.board, &state, period, wanted);
-            let derived = derive(&mut state, &name, arrival, inputs);
+            let derived = derive(&mut state, &mut judged, &name, arrival, inputs);
             #[cfg(test)]
             if let Some(n) = &shared.derived {
                 n.notify_one();
             }
             commit(&shared, &name, &state, &derived);
-            (state, derived)
+            (state, judged, derived)
         })
         .await
         .expect("the derivation and the commit do not panic");
         self.state = state;
+        self.judged = judged;
         self.shared.wake.notify_one();
         let transitions = derived.transitions.clone();
         let late = derived.late;
@@ -228,7 +246,7 @@ impl Inputs {
 
 /// Step 1: the cycle's health, transitions, notifications, history point and series, from the
 /// arrival and the inputs alone. Changes only the rules' state.
-fn derive(state: &mut RuleState, cluster: &str, arrival: Arrival, inputs: Inputs) -> Derived {
+fn derive(state: &mut RuleState, judged: &mut Judged, cluster: &str, arrival: Arrival, inputs: Inputs) -> Derived {
     let now = arrival.time;
     // Acknowledgements made since the last cycle: held with their alerts from now on.
     for (key, ack) in inputs.acknowledgements {
@@ -245,7 +263,7 @@ fn derive(state: &mut RuleState, cluster: &str, arrival: Arrival, inputs: Inputs
                 }
                 _ => None,
             };
-            let h = health::assess_with(snapshot, now, &mut state.memory);
+            let h = assess(snapshot, now, state, judged, cluster, (arrival.followed, arrival.between));
             let mut transitions = state.observe_tuned(now, cluster, &h, &inputs.tuning);
             if let Some(owners) = &owners {
                 state.label_owners(&mut transitions, owners);
@@ -299,6 +317,39 @@ fn derive(state: &mut RuleState, cluster: &str, arrival: Arrival, inputs: Inputs
         late: arrival.late,
         agent: arrival.agent,
     }
+}
+
+/// A good cycle's health. Read from a watch's stores, between intervals, with the judgements
+/// of the pods that did not change taken again; at an interval, in full (the safety net),
+/// keeping them for the next. With `RUST_LOG=dumbmonit::serve=debug` (and in tests), a cycle
+/// between intervals is derived both ways and any difference is logged with its object.
+fn assess(
+    snapshot: collect::Snapshot,
+    now: Timestamp,
+    state: &mut RuleState,
+    judged: &mut Judged,
+    cluster: &str,
+    (followed, between): (bool, bool),
+) -> Health {
+    if !followed {
+        return health::assess_with(snapshot, now, &mut state.memory);
+    }
+    if !between {
+        return health::assess_judged(snapshot, now, &mut state.memory, Some((judged, true)));
+    }
+    let full = (cfg!(test) || Said::comparing()).then(|| (snapshot.clone(), state.memory.clone()));
+    let h = health::assess_judged(snapshot, now, &mut state.memory, Some((judged, false)));
+    if let Some((snapshot, mut memory)) = full {
+        let full = health::assess_with(snapshot, now, &mut memory);
+        let differs = health::judged::difference(&full, &h)
+            .or_else(|| (memory != state.memory).then(|| "what the derivation remembers".to_string()));
+        if let Some(object) = differs {
+            Said::JudgedDiffers { cluster, object: &object }.emit();
+            #[cfg(test)]
+            panic!("cluster {cluster}: kept judgements differ from the full derivation at {object}");
+        }
+    }
+    h
 }
 
 /// Step 2: the state, the notifications and the history point in one transaction.
@@ -355,6 +406,9 @@ fn shown_alerts(state: &RuleState) -> Arc<Vec<Alert>> {
 }
 
 #[cfg(test)]
+mod incremental;
+
+#[cfg(test)]
 mod tests {
     use std::sync::{Arc, Mutex, RwLock};
     use std::time::Duration;
@@ -406,12 +460,18 @@ mod tests {
         let mut state = RuleState::default();
         let t0 = Timestamp::from_second(1_800_000_000).unwrap();
         let inputs = Inputs::gather(&board, &state, Duration::from_secs(60), Arc::new([]));
-        let interval = derive(&mut state, "c", Arrival::read(t0, Duration::ZERO, Vec::new(), Ok(nodes(2))), inputs);
+        let interval = derive(
+            &mut state,
+            &mut Judged::default(),
+            "c",
+            Arrival::read(t0, Duration::ZERO, Vec::new(), Ok(nodes(2))),
+            inputs,
+        );
         assert!(interval.point.is_some() && interval.health.is_some());
         let mut between = Arrival::read(t0, Duration::ZERO, Vec::new(), Ok(nodes(3)));
         between.between = true;
         let inputs = Inputs::gather(&board, &state, Duration::from_secs(60), Arc::new([]));
-        let between = derive(&mut state, "c", between, inputs);
+        let between = derive(&mut state, &mut Judged::default(), "c", between, inputs);
         assert!(between.point.is_none(), "no history point");
         assert_eq!(between.health.unwrap().counts.nodes, 3, "shown like any cycle");
     }

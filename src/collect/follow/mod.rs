@@ -46,6 +46,10 @@ use crate::logs::Emit as _;
 use decode::{Head, decode};
 pub use decode::{Object, WatchEvent};
 use machine::{Action, Ended, Happened, Machine, is_forbidden};
+#[cfg(test)]
+pub(crate) use store::Records as TestRecords;
+#[cfg(test)]
+pub(crate) use store::Store as TestStore;
 use store::{AnyStore, Key, Records, Store, Uid, lock};
 
 /// What a store keeps of a collection: its compact record, `Clone` to be taken into a cycle,
@@ -179,7 +183,7 @@ impl Follower {
         // registry); `/version` and the Metrics API are not followed.
         let named: [(Collection, Spawn); 8] = [
             (Collection::NODES, Follower::spawn::<Node>),
-            (Collection::PODS, Follower::spawn::<Pod>),
+            (Collection::PODS, Follower::spawn::<Arc<Pod>>),
             (Collection::DEPLOYMENTS, Follower::spawn::<workloads::Replicated>),
             (Collection::STATEFULSETS, Follower::spawn::<workloads::Replicated>),
             (Collection::DAEMONSETS, Follower::spawn::<workloads::Daemon>),

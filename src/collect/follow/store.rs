@@ -222,6 +222,12 @@ impl<T: Followed> Store<T> {
         }
     }
 
+    /// The records as a cycle takes them, whatever the store's state (for tests).
+    #[cfg(test)]
+    pub fn records(&self) -> Vec<T> {
+        self.lock().items.values().map(|(_, r)| r.clone()).collect()
+    }
+
     /// What the last interval cycle read of a collection read every interval.
     pub fn last_read(&self) -> &Mutex<Option<Result<Vec<T>, ReadError>>> {
         &self.last_read

@@ -1,0 +1,447 @@
+//! The property a cycle between intervals keeps: derived from the judgements of the pods that
+//! did not change, it is the cycle derived in full from the same stores. Random sequences of
+//! watch events (added, modified, deleted, bookmarks, relists after a 410) over nodes, pods,
+//! workloads, claims and events are applied to the stores watch mode keeps; after each, one
+//! cluster takes the cycle as watch mode does and another as a full derivation, and every
+//! series of the exposition, every alert with its times, every transition, the health the
+//! pages show and `check --output json` must be the same.
+
+use std::io::Read;
+use std::sync::{Arc, Mutex, RwLock};
+use std::time::Duration;
+
+use jiff::{SignedDuration, Timestamp};
+use proptest::prelude::*;
+
+use super::*;
+use crate::board::Persistence;
+use crate::collect::follow::{TestRecords, TestStore};
+use crate::collect::nodes::Node;
+use crate::collect::pods::{ContainerState, Owner, Phase, PodDetail};
+use crate::collect::workloads::Replicated;
+use crate::collect::{Event, Pod, Pvc, Snapshot, WorkloadKind};
+use crate::state::Store;
+
+/// One watch event, or what happens between them.
+#[derive(Clone, Debug)]
+enum Step {
+    /// A pod added or modified into one of the shapes of [`shaped`].
+    Pod {
+        index: u8,
+        shape: u8,
+    },
+    PodDeleted {
+        index: u8,
+    },
+    /// The pod deleted and created again under the same name (a new uid).
+    PodRecreated {
+        index: u8,
+        shape: u8,
+    },
+    Node {
+        index: u8,
+        ready: bool,
+    },
+    NodeDeleted {
+        index: u8,
+    },
+    Workload {
+        index: u8,
+        ready: u8,
+    },
+    Claim {
+        index: u8,
+        bound: bool,
+    },
+    /// A Warning event about a pod.
+    Event {
+        pod: u8,
+        reason: u8,
+    },
+    EventDeleted {
+        pod: u8,
+    },
+    /// A bookmark: nothing changes.
+    Bookmark,
+    /// A collection listed afresh after a 410: every record new, most equal to the old.
+    Relisted {
+        kind: u8,
+    },
+    /// Time passes.
+    Tick {
+        seconds: u16,
+    },
+    /// The cycle is an interval's (the full derivation in watch mode too).
+    Interval,
+}
+
+fn step() -> impl Strategy<Value = Step> {
+    prop_oneof![
+        6 => (0..10u8, 0..10u8).prop_map(|(index, shape)| Step::Pod { index, shape }),
+        1 => (0..10u8).prop_map(|index| Step::PodDeleted { index }),
+        1 => (0..10u8, 0..10u8).prop_map(|(index, shape)| Step::PodRecreated { index, shape }),
+        2 => (0..3u8, any::<bool>()).prop_map(|(index, ready)| Step::Node { index, ready }),
+        1 => (0..3u8).prop_map(|index| Step::NodeDeleted { index }),
+        1 => (0..3u8, 0..4u8).prop_map(|(index, ready)| Step::Workload { index, ready }),
+        1 => (0..3u8, any::<bool>()).prop_map(|(index, bound)| Step::Claim { index, bound }),
+        2 => (0..10u8, 0..3u8).prop_map(|(pod, reason)| Step::Event { pod, reason }),
+        1 => (0..10u8).prop_map(|pod| Step::EventDeleted { pod }),
+        1 => Just(Step::Bookmark),
+        1 => (0..5u8).prop_map(|kind| Step::Relisted { kind }),
+        2 => (1..1200u16).prop_map(|seconds| Step::Tick { seconds }),
+        1 => Just(Step::Interval),
+    ]
+}
+
+fn t0() -> Timestamp {
+    Timestamp::from_second(1_800_000_000).unwrap()
+}
+
+fn key(namespace: &str, name: &str) -> (String, String) {
+    (namespace.to_string(), name.to_string())
+}
+
+fn pod_key(index: u8) -> (String, String) {
+    key(if index % 2 == 0 { "a" } else { "b" }, &format!("p{index}"))
+}
+
+/// Pod `index` in one of ten shapes: healthy or not, on a node or not, being deleted or not,
+/// a workload's or bare, with a claim or not.
+fn shaped(index: u8, shape: u8) -> Pod {
+    let (namespace, name) = pod_key(index);
+    let mut p = Pod {
+        namespace,
+        name,
+        workload: if index < 6 { format!("w{}", index % 3) } else { String::new() },
+        owner: if index < 6 { Owner::Deployment } else { Owner::None },
+        phase: Phase::from("Running"),
+        ready: true,
+        detail: None,
+        restarts: 0,
+        containers: Vec::new(),
+        claims: Vec::new(),
+        node: format!("n{}", index % 3),
+        resources: Default::default(),
+    };
+    let waiting = |reason: &str| ContainerState {
+        name: "app".into(),
+        init: false,
+        ready: false,
+        restarts: 7,
+        waiting: Some((reason.into(), Some("back-off".into()))),
+        last_terminated: Some(("Error".into(), 1)),
+        failed_with: None,
+    };
+    match shape {
+        0 => {}
+        1 => p.ready = false,
+        2 => {
+            p.phase = Phase::from("Pending");
+            p.ready = false;
+            p.node = String::new();
+            p.detail =
+                Some(Box::new(PodDetail { scheduling: Some("0/3 nodes are available".into()), ..Default::default() }));
+        }
+        3 => {
+            // Being deleted: its grace period ends ten minutes after the start.
+            p.detail = Some(Box::new(PodDetail {
+                deletion: Some(t0() + SignedDuration::from_mins(10)),
+                finalizers: vec!["example.com/hold".into()],
+                ..Default::default()
+            }));
+        }
+        4 => {
+            p.ready = false;
+            p.restarts = 7;
+            p.containers.push(waiting("CrashLoopBackOff"));
+        }
+        5 => {
+            p.phase = Phase::from("Failed");
+            p.ready = false;
+            p.containers.push(ContainerState {
+                failed_with: Some(("Error".into(), 2, Some("exited".into()))),
+                waiting: None,
+                ..waiting("")
+            });
+        }
+        6 => p.restarts = 3 + i64::from(index),
+        7 => p.claims = vec![format!("data-{}", index % 3)],
+        8 => {
+            p.ready = false;
+            p.containers.push(waiting("ImagePullBackOff"));
+        }
+        _ => p.resources.cpu_requests = 250 + i64::from(index),
+    }
+    p
+}
+
+fn node(index: u8, ready: bool) -> Node {
+    Node {
+        name: format!("n{index}"),
+        ready: Some(if ready { "True" } else { "False" }.into()),
+        ready_detail: None,
+        conditions: Vec::new(),
+        unschedulable: false,
+        kubelet_version: "v1.37.2".into(),
+        allocatable_cpu: Some(4000),
+        allocatable_memory: Some(8 << 30),
+        allocatable_pods: Some(110),
+        taints: Vec::new(),
+    }
+}
+
+/// Deployment `w{index}` of namespace `a`, as the API server sends it.
+fn workload(index: u8, ready: u8) -> Replicated {
+    let json = serde_json::json!({
+        "metadata": {"namespace": "a", "name": format!("w{index}"), "generation": 1},
+        "spec": {"replicas": 3},
+        "status": {"observedGeneration": 1, "readyReplicas": ready, "availableReplicas": ready, "updatedReplicas": 3},
+    });
+    crate::collect::from_api::<Replicated>(&json.to_string()).expect("a Deployment")
+}
+
+fn event(pod: u8, reason: u8, now: Timestamp) -> Event {
+    let (namespace, name) = pod_key(pod);
+    Event {
+        namespace: namespace.clone(),
+        kind: "Pod".into(),
+        object_namespace: Some(namespace),
+        object_name: name,
+        reason: ["BackOff", "FailedMount", "FailedScheduling"][usize::from(reason)].into(),
+        message: format!("something about it ({reason})"),
+        event_type: "Warning".into(),
+        last_seen: Some(now),
+        count: 1,
+    }
+}
+
+/// The stores of one followed cluster.
+struct Stores {
+    nodes: TestStore<Node>,
+    pods: TestStore<Arc<Pod>>,
+    workloads: TestStore<Replicated>,
+    pvcs: TestStore<Pvc>,
+    events: TestStore<Event>,
+    /// Each pod's uid, changed when it is created again.
+    generation: [u32; 10],
+}
+
+/// Everything listed afresh: new records (decoded again: a pod is a new allocation), equal to
+/// the old.
+fn relist<T: crate::collect::follow::Followed>(store: &TestStore<T>, fresh: impl Fn(&T) -> T) {
+    let items: TestRecords<T> = store.lock().items.iter().map(|(k, (u, r))| (k.clone(), (*u, fresh(r)))).collect();
+    store.replace(items);
+}
+
+impl Stores {
+    fn new() -> Stores {
+        let s = Stores {
+            nodes: TestStore::new(),
+            pods: TestStore::new(),
+            workloads: TestStore::new(),
+            pvcs: TestStore::new(),
+            events: TestStore::new(),
+            generation: [0; 10],
+        };
+        for i in 0..3 {
+            s.nodes.put(key("", &format!("n{i}")), &format!("node-{i}"), node(i, true));
+        }
+        for i in 0..10 {
+            s.pods.put(pod_key(i), &format!("pod-{i}-0"), Arc::new(shaped(i, 0)));
+        }
+        s
+    }
+
+    fn apply(&mut self, step: &Step, now: Timestamp) {
+        match *step {
+            Step::Pod { index, shape } => {
+                let uid = format!("pod-{index}-{}", self.generation[usize::from(index)]);
+                self.pods.put(pod_key(index), &uid, Arc::new(shaped(index, shape)));
+            }
+            Step::PodDeleted { index } => {
+                let uid = format!("pod-{index}-{}", self.generation[usize::from(index)]);
+                self.pods.delete(&pod_key(index), &uid);
+            }
+            Step::PodRecreated { index, shape } => {
+                self.generation[usize::from(index)] += 1;
+                let uid = format!("pod-{index}-{}", self.generation[usize::from(index)]);
+                self.pods.put(pod_key(index), &uid, Arc::new(shaped(index, shape)));
+            }
+            Step::Node { index, ready } => {
+                self.nodes.put(key("", &format!("n{index}")), &format!("node-{index}"), node(index, ready));
+            }
+            Step::NodeDeleted { index } => {
+                self.nodes.delete(&key("", &format!("n{index}")), "");
+            }
+            Step::Workload { index, ready } => {
+                self.workloads.put(key("a", &format!("w{index}")), &format!("w-{index}"), workload(index, ready));
+            }
+            Step::Claim { index, bound } => {
+                let name = format!("data-{index}");
+                let phase = if bound { "Bound" } else { "Pending" };
+                let claim = Pvc { namespace: "a".into(), name: name.clone(), phase: phase.into() };
+                self.pvcs.put(key("a", &name), &format!("pvc-{index}"), claim);
+            }
+            Step::Event { pod, reason } => {
+                self.events.put(key("e", &format!("e{pod}")), &format!("event-{pod}"), event(pod, reason, now));
+            }
+            Step::EventDeleted { pod } => {
+                self.events.delete(&key("e", &format!("e{pod}")), "");
+            }
+            Step::Bookmark | Step::Tick { .. } | Step::Interval => {}
+            Step::Relisted { kind } => match kind {
+                0 => relist(&self.nodes, Node::clone),
+                1 => relist(&self.pods, |p| Arc::new(Pod::clone(p))),
+                2 => relist(&self.workloads, Replicated::clone),
+                3 => relist(&self.pvcs, Pvc::clone),
+                _ => relist(&self.events, Event::clone),
+            },
+        }
+    }
+
+    /// A cycle taken from the stores, as a follower's cycle gives it.
+    fn snapshot(&self, now: Timestamp) -> Snapshot {
+        let mut s = Snapshot {
+            time: now,
+            version: "v1.37.2".into(),
+            nodes: self.nodes.records(),
+            pods: self.pods.records(),
+            workloads: self
+                .workloads
+                .records()
+                .into_iter()
+                .map(|d| d.into_workload(WorkloadKind::Deployment))
+                .collect(),
+            pvcs: self.pvcs.records(),
+            events: self.events.records(),
+            ..Default::default()
+        };
+        s.canonical_order();
+        s
+    }
+}
+
+fn board() -> Board {
+    let store = Arc::new(Mutex::new(Store::open_in_memory("incremental").unwrap()));
+    let reader = Store::open_in_memory("incremental").unwrap();
+    Board::new(
+        Persistence { store, reader, error: None },
+        None,
+        Default::default(),
+        Arc::new(RwLock::new(Arc::new(Vec::new()))),
+        None,
+        Arc::default(),
+    )
+}
+
+/// What a cycle shows and says, as text to compare.
+struct Shown {
+    exposition: String,
+    alerts: String,
+    transitions: String,
+    health: String,
+    json: String,
+}
+
+fn gunzip(bytes: &[u8]) -> String {
+    let mut text = String::new();
+    flate2::read::GzDecoder::new(bytes).read_to_string(&mut text).expect("gzip");
+    text
+}
+
+fn shown(state: &RuleState, d: &Derived, snapshot: Snapshot) -> Shown {
+    let objects = d.objects.as_deref().unwrap_or_default();
+    let health = d.health.as_ref().expect("a good cycle");
+    let cycle = crate::collect::Cycle {
+        time: d.time,
+        duration: Duration::ZERO,
+        stats: Vec::new(),
+        result: Ok(snapshot),
+        recording: None,
+    };
+    Shown {
+        exposition: gunzip(&crate::metrics::exposition::merge_gzip(&[objects])),
+        alerts: format!("{:#?}", state.alerts),
+        transitions: format!("{:#?}", d.transitions),
+        health: format!("{}\n{}\n{:#?}", health.summary(), health.counters(), health.pods),
+        json: crate::report::json::render("https://c", &cycle, Some(health), None),
+    }
+}
+
+/// Takes one cycle of the stores at `now` both ways and checks that they are the same.
+fn both_ways(
+    board: &Board,
+    full: &mut RuleState,
+    watched: &mut (RuleState, Judged),
+    stores: &Stores,
+    now: Timestamp,
+    between: bool,
+) -> Result<(), TestCaseError> {
+    let arrival = |followed: bool| {
+        let mut a = Arrival::read(now, Duration::ZERO, Vec::new(), Ok(stores.snapshot(now)));
+        a.between = between;
+        a.followed = followed;
+        a
+    };
+    let inputs = Inputs::gather(board, full, Duration::from_secs(60), Arc::new([]));
+    let f = derive(full, &mut Judged::default(), "c", arrival(false), inputs);
+    let (state, judged) = watched;
+    let inputs = Inputs::gather(board, state, Duration::from_secs(60), Arc::new([]));
+    let w = derive(state, judged, "c", arrival(true), inputs);
+    let (f, w) = (shown(full, &f, stores.snapshot(now)), shown(state, &w, stores.snapshot(now)));
+    prop_assert_eq!(f.exposition, w.exposition, "the exposition");
+    prop_assert_eq!(f.alerts, w.alerts, "the alerts and their times");
+    prop_assert_eq!(f.transitions, w.transitions, "the transitions");
+    prop_assert_eq!(f.health, w.health, "what the pages show");
+    prop_assert_eq!(f.json, w.json, "check --output json");
+    Ok(())
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 64, ..ProptestConfig::default() })]
+
+    #[test]
+    fn a_cycle_from_the_pods_that_changed_is_the_full_derivation(steps in proptest::collection::vec(step(), 1..40)) {
+        let board = board();
+        let mut stores = Stores::new();
+        let mut now = t0();
+        let mut full = RuleState::default();
+        let mut watched = (RuleState::default(), Judged::default());
+        // The first cycle, an interval's.
+        both_ways(&board, &mut full, &mut watched, &stores, now, false)?;
+        for step in &steps {
+            if let Step::Tick { seconds } = step {
+                now += SignedDuration::from_secs(i64::from(*seconds));
+            } else {
+                now += SignedDuration::from_secs(1);
+            }
+            stores.apply(step, now);
+            both_ways(&board, &mut full, &mut watched, &stores, now, !matches!(step, Step::Interval))?;
+        }
+    }
+}
+
+/// The kept judgements are taken again: a cycle after a change to one pod of ten judges that
+/// pod alone (the property above would hold as well if nothing were ever kept).
+#[test]
+fn a_change_to_one_pod_judges_that_pod_alone() {
+    let board = board();
+    let mut stores = Stores::new();
+    let mut full = RuleState::default();
+    let mut watched = (RuleState::default(), Judged::default());
+    both_ways(&board, &mut full, &mut watched, &stores, t0(), false).unwrap();
+    assert_eq!(watched.1.last, crate::health::judged::Tally { afresh: 10, again: 0 }, "an interval judges all");
+    let now = t0() + SignedDuration::from_secs(5);
+    stores.apply(&Step::Pod { index: 3, shape: 1 }, now);
+    both_ways(&board, &mut full, &mut watched, &stores, now, true).unwrap();
+    assert_eq!(watched.1.last, crate::health::judged::Tally { afresh: 1, again: 9 });
+    // Pod 3 is not ready now: judged again at each cycle, as a problem needs.
+    let now = now + SignedDuration::from_secs(5);
+    stores.apply(&Step::Bookmark, now);
+    both_ways(&board, &mut full, &mut watched, &stores, now, true).unwrap();
+    assert_eq!(watched.1.last, crate::health::judged::Tally { afresh: 1, again: 9 });
+    // A relist makes every record new.
+    stores.apply(&Step::Relisted { kind: 1 }, now);
+    both_ways(&board, &mut full, &mut watched, &stores, now, true).unwrap();
+    assert_eq!(watched.1.last, crate::health::judged::Tally { afresh: 10, again: 0 });
+}
