@@ -102,7 +102,7 @@ fn key(namespace: &str, name: &str) -> (String, String) {
 }
 
 fn pod_key(index: u8) -> (String, String) {
-    key(if index % 2 == 0 { "a" } else { "b" }, &format!("p{index}"))
+    key(if index.is_multiple_of(2) { "a" } else { "b" }, &format!("p{index}"))
 }
 
 /// Pod `index` in one of ten shapes: healthy or not, on a node or not, being deleted or not,
