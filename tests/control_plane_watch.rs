@@ -272,6 +272,8 @@ async fn serve_shows_a_change_before_the_next_interval_and_falls_back_when_watch
         .position(|l| l.contains("nodes node-1 MODIFIED at") && l.ends_with(": its record changed, a cycle follows"))
         .unwrap_or_else(|| panic!("node-1's change applied:\n{log}"));
     assert!(lines[changed..].iter().any(|l| l.contains("cluster real: a cycle on a change (watch mode)")), "{log}");
+    // At serve's debug level each cycle on a change is also derived in full: the same.
+    assert!(!log.contains("differs from its full derivation"), "{log}");
     // A cycle on a change does not move rule time: the node alert waits for its duration.
     let alerts = s.get("/api/v1/alerts").body;
     assert!(!alerts.contains("\"firing\""), "{alerts}");

@@ -132,7 +132,12 @@ fn serve(h: &Harness, dir: &std::path::Path, interval: &str) -> Served {
     let text = std::fs::read_to_string(&cfg).unwrap() + "watch = true\n";
     std::fs::write(&cfg, text).unwrap();
     let clock = format!("{}/60", jiff::Timestamp::now() - jiff::SignedDuration::from_hours(1));
-    Served::start(&cfg, &[("DUMBMONIT_TEST_CLOCK", &clock), ("DUMBMONIT_TEST_BOOKMARK_INTERVAL", "0.2")])
+    // At serve's debug level each cycle on a change is also derived in full and compared.
+    let log = "dumbmonit=info,dumbmonit::serve=debug";
+    Served::start(
+        &cfg,
+        &[("DUMBMONIT_TEST_CLOCK", &clock), ("DUMBMONIT_TEST_BOOKMARK_INTERVAL", "0.2"), ("RUST_LOG", log)],
+    )
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -192,6 +197,9 @@ async fn serve_in_watch_mode_gets_through_each_failure_of_a_watch() {
     assert!(listed.stdout.contains(&error) || listed.stderr.contains(&error), "{error}\n{listed:?}");
     h.sim.set_faults(Faults::default());
     s.wait_for("/api/v1/clusters/sim", "recovered", |r| r.json()["error"].is_null());
+    let log = s.log();
+    assert!(log.contains("a cycle on a change (watch mode)"), "{log}");
+    assert!(!log.contains("differs from its full derivation"), "{log}");
     drop(s);
     h.assert_only_reads();
 }
