@@ -110,3 +110,17 @@ pub fn difference(full: &super::Health, judged: &super::Health) -> Option<String
     ];
     parts.into_iter().find(|(_, f, j)| f != j).map(|(part, _, _)| part.to_string())
 }
+
+#[cfg(test)]
+mod tests {
+    /// What a pod costs a followed cluster, besides its strings: its record, shared by the store
+    /// and the cycles, and a healthy pod's kept judgement (docs/performance.md says these).
+    #[test]
+    fn a_pod_and_its_judgement_stay_small() {
+        let record = std::mem::size_of::<crate::collect::Pod>();
+        let judged = std::mem::size_of::<super::PodHealth>();
+        eprintln!("pod record {record} bytes, judgement {judged} bytes");
+        assert!(record <= 200, "a pod's record grew to {record} bytes");
+        assert!(judged <= 200, "a pod's judgement grew to {judged} bytes");
+    }
+}
