@@ -7,7 +7,7 @@ pub mod cache;
 pub mod exposition;
 mod objects;
 
-use exposition::{Family, MetricType, Packed, Sample, pack, prerender_led};
+use exposition::{Family, MetricType, Packed, Packer, Sample, pack, prerender_led};
 
 use crate::collect::{CollectionStat, Cycle};
 use crate::health::{Health, PodHealth};
@@ -109,21 +109,20 @@ pub struct CycleSeries {
 }
 
 /// The series of one cycle of `cluster`: its objects' when it was read (`health`), and its own.
+/// `packer` keeps the object families' fragments from the cluster's last cycle: those whose
+/// text did not change are not compressed again.
 pub fn cycle_series(
     cluster: &str,
     health: Option<&Health>,
     duration: std::time::Duration,
     stats: &[CollectionStat],
+    packer: &mut Packer,
 ) -> CycleSeries {
+    let lead = Some(("cluster", cluster));
     CycleSeries {
-        objects: health.map(|h| labelled(cluster, cluster_families(h))),
-        own: labelled(cluster, monitor_families(health.is_some(), duration, stats)),
+        objects: health.map(|h| packer.pack(prerender_led(&cluster_families(h), lead))),
+        own: pack(prerender_led(&monitor_families(health.is_some(), duration, stats), lead)),
     }
-}
-
-/// Families with the `cluster` label first, rendered and compressed.
-fn labelled(cluster: &str, families: Vec<Family>) -> Vec<Packed> {
-    pack(prerender_led(&families, Some(("cluster", cluster))))
 }
 
 /// The whole exposition of one cycle: the cluster's metrics when it succeeded, then the monitor's.

@@ -27,6 +27,7 @@ use crate::health::judged::Judged;
 use crate::health::{self, Health};
 use crate::logs::Emit;
 use crate::metrics::exposition::Packed;
+use crate::metrics::exposition::Packer;
 use crate::notify::worker::Firing;
 use crate::rules::{Alert, RuleState, Transition, TransitionState};
 use crate::state::HistoryPoint;
@@ -129,9 +130,18 @@ pub struct Track {
     period: Duration,
     /// The labels of each alert's namespace copied onto it (`namespace_labels`).
     namespace_labels: Arc<[String]>,
-    /// What its last cycle judged of its pods from the pods alone (watch mode).
-    judged: Judged,
+    /// What its last cycle left for the next to take again.
+    kept: Kept,
     shared: Arc<Shared>,
+}
+
+/// What a cluster's cycle keeps for the next, so that the next costs what changed.
+#[derive(Default)]
+pub struct Kept {
+    /// What the last cycle judged of its pods from the pods alone (watch mode).
+    judged: Judged,
+    /// The last cycle's compressed object series, by family.
+    packer: Packer,
 }
 
 impl Track {
@@ -159,7 +169,7 @@ impl Track {
             state,
             period,
             namespace_labels: Arc::new([]),
-            judged: Judged::default(),
+            kept: Kept::default(),
             shared: shared.clone(),
         }
     }
@@ -177,24 +187,24 @@ impl Track {
         let period = self.period;
         let wanted = self.namespace_labels.clone();
         let state = std::mem::take(&mut self.state);
-        let judged = std::mem::take(&mut self.judged);
+        let kept = std::mem::take(&mut self.kept);
         // Both steps take a while at scale: off the threads that serve pages.
-        let (state, judged, derived) = tokio::task::spawn_blocking(move || {
+        let (state, kept, derived) = tokio::task::spawn_blocking(move || {
             let mut state = state;
-            let mut judged = judged;
+            let mut kept = kept;
             let inputs = Inputs::gather(&shared.board, &state, period, wanted);
-            let derived = derive(&mut state, &mut judged, &name, arrival, inputs);
+            let derived = derive(&mut state, &mut kept, &name, arrival, inputs);
             #[cfg(test)]
             if let Some(n) = &shared.derived {
                 n.notify_one();
             }
             commit(&shared, &name, &state, &derived);
-            (state, judged, derived)
+            (state, kept, derived)
         })
         .await
         .expect("the derivation and the commit do not panic");
         self.state = state;
-        self.judged = judged;
+        self.kept = kept;
         self.shared.wake.notify_one();
         let transitions = derived.transitions.clone();
         let late = derived.late;
@@ -246,7 +256,7 @@ impl Inputs {
 
 /// Step 1: the cycle's health, transitions, notifications, history point and series, from the
 /// arrival and the inputs alone. Changes only the rules' state.
-fn derive(state: &mut RuleState, judged: &mut Judged, cluster: &str, arrival: Arrival, inputs: Inputs) -> Derived {
+fn derive(state: &mut RuleState, kept: &mut Kept, cluster: &str, arrival: Arrival, inputs: Inputs) -> Derived {
     let now = arrival.time;
     // Acknowledgements made since the last cycle: held with their alerts from now on.
     for (key, ack) in inputs.acknowledgements {
@@ -263,7 +273,7 @@ fn derive(state: &mut RuleState, judged: &mut Judged, cluster: &str, arrival: Ar
                 }
                 _ => None,
             };
-            let h = assess(snapshot, now, state, judged, cluster, (arrival.followed, arrival.between));
+            let h = assess(snapshot, now, state, &mut kept.judged, cluster, (arrival.followed, arrival.between));
             let mut transitions = state.observe_tuned(now, cluster, &h, &inputs.tuning);
             if let Some(owners) = &owners {
                 state.label_owners(&mut transitions, owners);
@@ -296,7 +306,8 @@ fn derive(state: &mut RuleState, judged: &mut Judged, cluster: &str, arrival: Ar
         now,
         inputs.resent_every,
     );
-    let series = crate::metrics::cycle_series(cluster, health.as_ref(), arrival.duration, &arrival.stats);
+    let series =
+        crate::metrics::cycle_series(cluster, health.as_ref(), arrival.duration, &arrival.stats, &mut kept.packer);
     let health = health.map(|mut h| {
         h.keep_problem_pods();
         h
@@ -462,7 +473,7 @@ mod tests {
         let inputs = Inputs::gather(&board, &state, Duration::from_secs(60), Arc::new([]));
         let interval = derive(
             &mut state,
-            &mut Judged::default(),
+            &mut Kept::default(),
             "c",
             Arrival::read(t0, Duration::ZERO, Vec::new(), Ok(nodes(2))),
             inputs,
@@ -471,7 +482,7 @@ mod tests {
         let mut between = Arrival::read(t0, Duration::ZERO, Vec::new(), Ok(nodes(3)));
         between.between = true;
         let inputs = Inputs::gather(&board, &state, Duration::from_secs(60), Arc::new([]));
-        let between = derive(&mut state, &mut Judged::default(), "c", between, inputs);
+        let between = derive(&mut state, &mut Kept::default(), "c", between, inputs);
         assert!(between.point.is_none(), "no history point");
         assert_eq!(between.health.unwrap().counts.nodes, 3, "shown like any cycle");
     }

@@ -5,7 +5,7 @@
 //! A cycle's whole outcome — rule state and the notifications it causes — is written in one
 //! transaction: a crash, even `kill -9`, keeps a cycle entirely or not at all.
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
 
 use jiff::Timestamp;
@@ -119,13 +119,20 @@ pub struct Queued {
     pub next_attempt: Timestamp,
 }
 
-/// What a commit wrote of a cluster's pods.
+/// What a commit wrote of a cluster's pods and alerts.
 struct Wrote<'s> {
     /// The pods whose memory was written (new or changed).
     changed: Vec<&'s (String, String)>,
     /// The pods written before that were gone, and deleted.
     gone: Vec<(String, String)>,
+    /// The alerts written (new or changed), by key.
+    alerts_changed: Vec<&'s String>,
+    /// The alerts written before that were gone, and deleted.
+    alerts_gone: Vec<String>,
 }
+
+/// What was last written of a cluster's alerts, by key.
+type WrittenAlerts = BTreeMap<String, Alert>;
 
 /// The most notifications of a cluster kept in memory while its cycles cannot be saved (the
 /// database away): sent with the first cycle saved after.
@@ -142,6 +149,9 @@ pub struct Store {
     /// none for a cluster whose rows are not known to match (never loaded, or its last commit
     /// failed): its next commit writes them all afresh.
     written_pods: HashMap<String, PodMemories>,
+    /// The same of each cluster's alerts: a cycle writes the alerts that changed, not all of
+    /// them (at thousands of alerts, the cycle's largest write).
+    written_alerts: HashMap<String, WrittenAlerts>,
     /// The notifications of cycles that could not be saved, by cluster: queued with the next
     /// cycle that is (dropped if another replica owns the cluster by then).
     unsaved: HashMap<String, Vec<(String, String)>>,
@@ -270,7 +280,14 @@ impl Store {
             schema::SchemaError::Db(source) => StateError::Db { place: place.clone(), source: Box::new(source) },
             source => StateError::Schema { place: place.clone(), source: Box::new(source) },
         })?;
-        Ok(Store { conn, place, replica, written_pods: HashMap::new(), unsaved: HashMap::new() })
+        Ok(Store {
+            conn,
+            place,
+            replica,
+            written_pods: HashMap::new(),
+            written_alerts: HashMap::new(),
+            unsaved: HashMap::new(),
+        })
     }
 
     /// Which engine it is.
@@ -335,6 +352,7 @@ impl Store {
             state.groups = serde_json::from_str(&json).map_err(|e| self.corrupt(Row::Groups, e))?;
         }
         self.written_pods.insert(cluster.to_string(), state.pods.clone());
+        self.written_alerts.insert(cluster.to_string(), state.alerts.clone());
         Ok(state)
     }
 
@@ -352,9 +370,11 @@ impl Store {
         history: Option<HistoryPoint>,
     ) -> Result<(), StateError> {
         let written = self.written_pods.remove(cluster);
+        let alerts_written = self.written_alerts.remove(cluster);
         let mut queued = self.unsaved.remove(cluster).unwrap_or_default();
         queued.extend_from_slice(notifications);
-        let wrote = match self.write_cycle(cluster, state, &queued, history, written.as_ref()) {
+        let wrote = match self.write_cycle(cluster, state, &queued, history, written.as_ref(), alerts_written.as_ref())
+        {
             Ok(wrote) => wrote,
             Err(e) => {
                 if !matches!(e, StateError::NotOwner { .. }) {
@@ -386,6 +406,19 @@ impl Store {
             None => state.pods.clone(),
         };
         self.written_pods.insert(cluster.to_string(), written);
+        let alerts_written = match alerts_written {
+            Some(mut written) => {
+                for key in &wrote.alerts_gone {
+                    written.remove(key);
+                }
+                for key in wrote.alerts_changed {
+                    written.insert(key.clone(), state.alerts[key].clone());
+                }
+                written
+            }
+            None => state.alerts.clone(),
+        };
+        self.written_alerts.insert(cluster.to_string(), alerts_written);
         Ok(())
     }
 
@@ -401,13 +434,15 @@ impl Store {
         notifications: &[(String, String)],
         history: Option<HistoryPoint>,
         written: Option<&PodMemories>,
+        alerts_written: Option<&WrittenAlerts>,
     ) -> Result<Wrote<'s>, StateError> {
         let now = Timestamp::now();
         let place = self.place.clone();
         let replica = self.replica.as_ref().map(|r| r.name.clone());
         let fail = |source| StateError::Db { place: place.clone(), source: Box::new(source) };
         let written_ok = self.conn.transaction(|tx| {
-            let mut wrote = Wrote { changed: Vec::new(), gone: Vec::new() };
+            let mut wrote =
+                Wrote { changed: Vec::new(), gone: Vec::new(), alerts_changed: Vec::new(), alerts_gone: Vec::new() };
             if let Some(me) = &replica {
                 // The owner's row, locked until the end of the transaction: a replica taking the
                 // cluster over waits for this cycle, and loads it. A lease that ran out with no
@@ -427,7 +462,6 @@ impl Store {
                 &[cluster.into(), i64::from(state.failures).into(), state.last_cycle.map(|t| t.to_string()).into()],
             )
             .map_err(fail)?;
-            tx.execute("DELETE FROM alerts WHERE cluster = ?1", args![cluster]).map_err(fail)?;
             if state.groups.is_empty() {
                 tx.execute("DELETE FROM notice_groups WHERE cluster = ?1", args![cluster]).map_err(fail)?;
             } else {
@@ -439,10 +473,27 @@ impl Store {
                 )
                 .map_err(fail)?;
             }
+            // The alerts that changed since the last commit (all of them when what was written
+            // is not known), and those gone.
+            if alerts_written.is_none() {
+                tx.execute("DELETE FROM alerts WHERE cluster = ?1", args![cluster]).map_err(fail)?;
+            }
             for (key, alert) in &state.alerts {
+                if alerts_written.is_some_and(|w| w.get(key) == Some(alert)) {
+                    continue;
+                }
                 let json = serde_json::to_string(alert).expect("an alert serializes");
-                tx.execute("INSERT INTO alerts (cluster, key, alert) VALUES (?1, ?2, ?3)", args![cluster, key, json])
-                    .map_err(fail)?;
+                tx.execute(
+                    "INSERT INTO alerts (cluster, key, alert) VALUES (?1, ?2, ?3)
+                     ON CONFLICT (cluster, key) DO UPDATE SET alert = excluded.alert",
+                    args![cluster, key, json],
+                )
+                .map_err(fail)?;
+                wrote.alerts_changed.push(key);
+            }
+            for key in alerts_written.iter().flat_map(|w| w.keys()).filter(|k| !state.alerts.contains_key(*k)) {
+                tx.execute("DELETE FROM alerts WHERE cluster = ?1 AND key = ?2", args![cluster, key]).map_err(fail)?;
+                wrote.alerts_gone.push(key.clone());
             }
             let cycle_time = state.last_cycle.map(|t| t.as_second()).unwrap_or(now.as_second());
             if written.is_none() {
@@ -900,6 +951,51 @@ mod tests {
         next.pods.extend([pod("e")]);
         other.commit_cycle("lab", &next, &[], None).unwrap();
         assert_eq!(Store::open(dir.path()).unwrap().load("lab").unwrap().pods, next.pods);
+    }
+
+    /// Alerts likewise: a store that has not read a cluster's rows writes them all afresh; one
+    /// that has writes the alerts that changed, deletes those gone, and leaves the others.
+    #[test]
+    fn alerts_are_written_when_they_change_and_afresh_unless_the_rows_are_known() {
+        let dir = tempfile::tempdir().unwrap();
+        let alert = |node: &str| {
+            let mut a = node_not_ready();
+            a.labels.insert("node".into(), node.into());
+            (format!("KubernetesNodeNotReady{{node=\"{node}\"}}"), a)
+        };
+        let mut state = RuleState::default();
+        state.alerts.extend([alert("a"), alert("b")]);
+        Store::open(dir.path()).unwrap().commit_cycle("lab", &state, &[], None).unwrap();
+
+        let mut other = Store::open(dir.path()).unwrap();
+        let mut later = RuleState::default();
+        later.alerts.extend([alert("c")]);
+        other.commit_cycle("lab", &later, &[], None).unwrap();
+        assert_eq!(Store::open(dir.path()).unwrap().load("lab").unwrap().alerts, later.alerts, "a and b deleted");
+
+        // Rows known: a changed alert is written, a gone one deleted, a new one added.
+        let mut next = later.clone();
+        next.alerts.values_mut().for_each(|a| a.fired_at = Some(t(120)));
+        next.alerts.extend([alert("d")]);
+        other.commit_cycle("lab", &next, &[], None).unwrap();
+        next.alerts.retain(|_, a| a.labels["node"] != "d");
+        next.alerts.extend([alert("e")]);
+        other.commit_cycle("lab", &next, &[], None).unwrap();
+        assert_eq!(Store::open(dir.path()).unwrap().load("lab").unwrap().alerts, next.alerts);
+
+        // An alert left as it was is not written again: a row changed behind the store's back
+        // stays as it is.
+        let c = "KubernetesNodeNotReady{node=\"c\"}";
+        let conn = rusqlite::Connection::open(dir.path().join(FILE)).unwrap();
+        let marked = conn
+            .execute("UPDATE alerts SET alert = replace(alert, '\"summary\":\"', '\"summary\":\"(row kept) ') WHERE key = ?1", [c])
+            .unwrap();
+        assert_eq!(marked, 1);
+        next.alerts.get_mut(&alert("e").0).unwrap().fired_at = Some(t(180));
+        other.commit_cycle("lab", &next, &[], None).unwrap();
+        let loaded = Store::open(dir.path()).unwrap().load("lab").unwrap().alerts;
+        assert!(loaded[c].summary.starts_with("(row kept) "), "{:?}", loaded[c]);
+        assert_eq!(loaded[&alert("e").0], next.alerts[&alert("e").0], "the changed one written");
     }
 
     #[test]

@@ -153,6 +153,7 @@ impl Database {
             place: self.place.clone(),
             replica: Some(self.replica.clone()),
             written_pods: Default::default(),
+            written_alerts: Default::default(),
             unsaved: Default::default(),
         })
     }

@@ -372,7 +372,7 @@ fn shown(state: &RuleState, d: &Derived, snapshot: Snapshot) -> Shown {
 fn both_ways(
     board: &Board,
     full: &mut RuleState,
-    watched: &mut (RuleState, Judged),
+    watched: &mut (RuleState, Kept),
     stores: &Stores,
     now: Timestamp,
     between: bool,
@@ -384,10 +384,10 @@ fn both_ways(
         a
     };
     let inputs = Inputs::gather(board, full, Duration::from_secs(60), Arc::new([]));
-    let f = derive(full, &mut Judged::default(), "c", arrival(false), inputs);
-    let (state, judged) = watched;
+    let f = derive(full, &mut Kept::default(), "c", arrival(false), inputs);
+    let (state, kept) = watched;
     let inputs = Inputs::gather(board, state, Duration::from_secs(60), Arc::new([]));
-    let w = derive(state, judged, "c", arrival(true), inputs);
+    let w = derive(state, kept, "c", arrival(true), inputs);
     let (f, w) = (shown(full, &f, stores.snapshot(now)), shown(state, &w, stores.snapshot(now)));
     prop_assert_eq!(f.exposition, w.exposition, "the exposition");
     prop_assert_eq!(f.alerts, w.alerts, "the alerts and their times");
@@ -406,7 +406,7 @@ proptest! {
         let mut stores = Stores::new();
         let mut now = t0();
         let mut full = RuleState::default();
-        let mut watched = (RuleState::default(), Judged::default());
+        let mut watched = (RuleState::default(), Kept::default());
         // The first cycle, an interval's.
         both_ways(&board, &mut full, &mut watched, &stores, now, false)?;
         for step in &steps {
@@ -428,20 +428,23 @@ fn a_change_to_one_pod_judges_that_pod_alone() {
     let board = board();
     let mut stores = Stores::new();
     let mut full = RuleState::default();
-    let mut watched = (RuleState::default(), Judged::default());
+    let mut watched = (RuleState::default(), Kept::default());
     both_ways(&board, &mut full, &mut watched, &stores, t0(), false).unwrap();
-    assert_eq!(watched.1.last, crate::health::judged::Tally { afresh: 10, again: 0 }, "an interval judges all");
+    assert_eq!(watched.1.judged.last, crate::health::judged::Tally { afresh: 10, again: 0 }, "an interval judges all");
     let now = t0() + SignedDuration::from_secs(5);
     stores.apply(&Step::Pod { index: 3, shape: 1 }, now);
     both_ways(&board, &mut full, &mut watched, &stores, now, true).unwrap();
-    assert_eq!(watched.1.last, crate::health::judged::Tally { afresh: 1, again: 9 });
+    assert_eq!(watched.1.judged.last, crate::health::judged::Tally { afresh: 1, again: 9 });
+    // The nodes' families, among others, are as they were: not compressed again.
+    let packer = &watched.1.packer;
+    assert!(packer.kept > 10 && packer.compressed > 0, "kept {}, compressed {}", packer.kept, packer.compressed);
     // Pod 3 is not ready now: judged again at each cycle, as a problem needs.
     let now = now + SignedDuration::from_secs(5);
     stores.apply(&Step::Bookmark, now);
     both_ways(&board, &mut full, &mut watched, &stores, now, true).unwrap();
-    assert_eq!(watched.1.last, crate::health::judged::Tally { afresh: 1, again: 9 });
+    assert_eq!(watched.1.judged.last, crate::health::judged::Tally { afresh: 1, again: 9 });
     // A relist makes every record new.
     stores.apply(&Step::Relisted { kind: 1 }, now);
     both_ways(&board, &mut full, &mut watched, &stores, now, true).unwrap();
-    assert_eq!(watched.1.last, crate::health::judged::Tally { afresh: 10, again: 0 });
+    assert_eq!(watched.1.judged.last, crate::health::judged::Tally { afresh: 10, again: 0 });
 }
