@@ -41,8 +41,14 @@ pub async fn agreed(
             let health = dumbmonit::health::assess(listed);
             let watched_health = dumbmonit::health::assess(watched);
             assert_eq!(health.summary(), watched_health.summary(), "{step}");
-            let a = dumbmonit::metrics::cycle_series("c", Some(&health), Duration::ZERO, &[]);
-            let b = dumbmonit::metrics::cycle_series("c", Some(&watched_health), Duration::ZERO, &[]);
+            let a = dumbmonit::metrics::cycle_series("c", Some(&health), Duration::ZERO, &[], &mut Default::default());
+            let b = dumbmonit::metrics::cycle_series(
+                "c",
+                Some(&watched_health),
+                Duration::ZERO,
+                &[],
+                &mut Default::default(),
+            );
             assert_eq!(format!("{:?}", a.objects), format!("{:?}", b.objects), "{step}: the metrics");
             rules.listed.observe(now, "c", &health);
             rules.watched.observe(now, "c", &watched_health);
