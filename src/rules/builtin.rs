@@ -4,6 +4,8 @@
 //! resolve only in a cycle that made that read.
 
 use std::collections::{BTreeMap, HashSet};
+use std::hash::BuildHasherDefault;
+use std::sync::Arc;
 
 use jiff::Timestamp;
 
@@ -1005,6 +1007,20 @@ impl RuleState {
 
     /// [`RuleState::observe`], the rules as the file's `[[rule]]` entries tune them.
     pub fn observe_tuned(&mut self, now: Timestamp, cluster: &str, h: &Health, tuning: &Tuning) -> Vec<Transition> {
+        self.observe_kept(now, cluster, h, tuning, None)
+    }
+
+    /// [`RuleState::observe_tuned`], passing over the pods `quiet` holds: those the last cycle
+    /// found nothing to say of or remember, whose judgement is the very one it looked at (see
+    /// [`QuietPods`]).
+    pub fn observe_kept(
+        &mut self,
+        now: Timestamp,
+        cluster: &str,
+        h: &Health,
+        tuning: &Tuning,
+        quiet: Option<&mut QuietPods>,
+    ) -> Vec<Transition> {
         let mut obs = Vec::new();
         let server = ApiServer { version: &h.version, time: h.time };
         for rule in RULES {
@@ -1031,7 +1047,7 @@ impl RuleState {
                 Reads::Nodes(_) | Reads::Capacity(_) | Reads::Pods(_) | Reads::Cycle => {}
             }
         }
-        self.observe_pods(now, h, &mut obs);
+        self.observe_pods(now, h, &mut obs, quiet);
         self.failures = 0;
         // A namespace not read this cycle resolves none of its alerts.
         let unread: &[String] = h.extras.namespaced.as_ref().map_or(&[], |n| &n.unread);
@@ -1048,7 +1064,7 @@ impl RuleState {
     /// The pod rules: each pod's memory updated where it is (one lookup, no key made again for
     /// a pod seen before: at 150,000 pods, rebuilding the table each cycle cost 300,000
     /// allocations), then every pod rule handed the pod and what its memory says.
-    fn observe_pods(&mut self, now: Timestamp, h: &Health, obs: &mut Seen) {
+    fn observe_pods(&mut self, now: Timestamp, h: &Health, obs: &mut Seen, mut quiet: Option<&mut QuietPods>) {
         let looks: Vec<_> = RULES
             .iter()
             .filter_map(|r| match r.reads {
@@ -1056,7 +1072,19 @@ impl RuleState {
                 _ => None,
             })
             .collect();
+        if let Some(q) = quiet.as_deref_mut() {
+            q.next = QuietMap::with_capacity_and_hasher(q.last.len(), Default::default());
+            q.passed = 0;
+        }
         for p in &h.pods {
+            let address = Arc::as_ptr(p) as usize;
+            if let Some(q) = quiet.as_deref_mut()
+                && let Some(held) = q.last.remove(&address)
+            {
+                q.next.insert(address, held);
+                q.passed += 1;
+                continue;
+            }
             let judge = |memory: &mut PodMemory| {
                 memory.increases.retain(|(t, _)| within(now, *t, RESTART_WINDOW));
                 PodJudged {
@@ -1080,9 +1108,23 @@ impl RuleState {
                     judged
                 }
             };
+            let before = obs.len();
             for look in &looks {
                 look(p, &judged, obs);
             }
+            // Nothing said, nothing to remember but the count it has: the same next cycle,
+            // while its judgement is the same (the window of a past crash loop only ever closes).
+            if let Some(q) = quiet.as_deref_mut()
+                && obs.len() == before
+                && judged.increase == 0
+                && !judged.crashlooped
+                && !p.crashlooping
+            {
+                q.next.insert(address, p.clone());
+            }
+        }
+        if let Some(q) = quiet {
+            q.last = std::mem::take(&mut q.next);
         }
         // Pods that are gone are forgotten, and their alerts resolve. Every pod of the cycle has
         // a memory now and a cycle's pods are distinct (its snapshot keeps one of each name), so
@@ -1120,6 +1162,21 @@ impl RuleState {
         };
         self.evaluate_where(now, cluster, obs, tuning, |_| true, |r| matches!(r.reads, Reads::Cycle))
     }
+}
+
+type QuietMap = std::collections::HashMap<usize, Arc<PodHealth>, BuildHasherDefault<rustc_hash::FxHasher>>;
+
+/// The pods of a followed cluster the rules had nothing to say of and nothing more to remember
+/// at its last cycle, by the address of their judgement (held, so that the address stays
+/// theirs). A pod whose judgement is the very same one the next cycle (see
+/// [`crate::health::judged`]) gives the rules what it gave them, and is passed over: its
+/// memory is not looked up, and no rule looks at it.
+#[derive(Default)]
+pub struct QuietPods {
+    last: QuietMap,
+    next: QuietMap,
+    /// The pods passed over by the last cycle.
+    pub passed: usize,
 }
 
 /// A pod seen again: counts its restarts (a decrease is a reset) and its crash loop.

@@ -29,6 +29,7 @@ use crate::logs::Emit;
 use crate::metrics::exposition::Packed;
 use crate::metrics::exposition::Packer;
 use crate::notify::worker::Firing;
+use crate::rules::builtin::QuietPods;
 use crate::rules::{Alert, RuleState, Transition, TransitionState};
 use crate::state::HistoryPoint;
 
@@ -140,6 +141,8 @@ pub struct Track {
 pub struct Kept {
     /// What the last cycle judged of its pods from the pods alone (watch mode).
     judged: Judged,
+    /// The pods the rules had nothing to say of at the last cycle (watch mode).
+    quiet: QuietPods,
     /// The last cycle's compressed object series, by family.
     packer: Packer,
 }
@@ -274,7 +277,7 @@ fn derive(state: &mut RuleState, kept: &mut Kept, cluster: &str, arrival: Arriva
                 _ => None,
             };
             let h = assess(snapshot, now, state, &mut kept.judged, cluster, (arrival.followed, arrival.between));
-            let mut transitions = state.observe_tuned(now, cluster, &h, &inputs.tuning);
+            let mut transitions = observe(state, &mut kept.quiet, now, cluster, &h, &inputs.tuning, arrival.followed);
             if let Some(owners) = &owners {
                 state.label_owners(&mut transitions, owners);
             }
@@ -361,6 +364,43 @@ fn assess(
         }
     }
     h
+}
+
+/// The rules' look at a good cycle. Read from a watch's stores, the pods they had nothing to
+/// say of, whose judgement is the one they looked at, are passed over; with serve's debug log
+/// (and in tests) the rules are also run over every pod and any difference is logged.
+fn observe(
+    state: &mut RuleState,
+    quiet: &mut QuietPods,
+    now: Timestamp,
+    cluster: &str,
+    h: &Health,
+    tuning: &crate::rules::tune::Tuning,
+    followed: bool,
+) -> Vec<Transition> {
+    if !followed {
+        return state.observe_tuned(now, cluster, h, tuning);
+    }
+    let mut full = (cfg!(test) || Said::comparing()).then(|| state.clone());
+    let transitions = state.observe_kept(now, cluster, h, tuning, Some(quiet));
+    if let Some(full) = &mut full {
+        let all = full.observe_tuned(now, cluster, h, tuning);
+        let differs = if all != transitions {
+            Some("the transitions")
+        } else if full.alerts != state.alerts {
+            Some("the alerts")
+        } else if full.pods != state.pods {
+            Some("what the rules remember of the pods")
+        } else {
+            None
+        };
+        if let Some(object) = differs {
+            Said::JudgedDiffers { cluster, object }.emit();
+            #[cfg(test)]
+            panic!("cluster {cluster}: the rules over the pods that changed differ from the full look at {object}");
+        }
+    }
+    transitions
 }
 
 /// Step 2: the state, the notifications and the history point in one transaction.

@@ -88,7 +88,7 @@ fn step() -> impl Strategy<Value = Step> {
         1 => (0..10u8).prop_map(|pod| Step::EventDeleted { pod }),
         1 => Just(Step::Bookmark),
         1 => (0..5u8).prop_map(|kind| Step::Relisted { kind }),
-        2 => (1..1200u16).prop_map(|seconds| Step::Tick { seconds }),
+        2 => (1..2400u16).prop_map(|seconds| Step::Tick { seconds }),
         1 => Just(Step::Interval),
     ]
 }
@@ -435,6 +435,8 @@ fn a_change_to_one_pod_judges_that_pod_alone() {
     stores.apply(&Step::Pod { index: 3, shape: 1 }, now);
     both_ways(&board, &mut full, &mut watched, &stores, now, true).unwrap();
     assert_eq!(watched.1.judged.last, crate::health::judged::Tally { afresh: 1, again: 9 });
+    // The nine pods the rules had nothing to say of are passed over.
+    assert_eq!(watched.1.quiet.passed, 9);
     // The nodes' families, among others, are as they were: not compressed again.
     let packer = &watched.1.packer;
     assert!(packer.kept > 10 && packer.compressed > 0, "kept {}, compressed {}", packer.kept, packer.compressed);
@@ -447,4 +449,26 @@ fn a_change_to_one_pod_judges_that_pod_alone() {
     stores.apply(&Step::Relisted { kind: 1 }, now);
     both_ways(&board, &mut full, &mut watched, &stores, now, true).unwrap();
     assert_eq!(watched.1.judged.last, crate::health::judged::Tally { afresh: 10, again: 0 });
+}
+
+/// A pod whose restarts rose stays looked at by the rules until the rise leaves the restart
+/// window, though its judgement is kept: what the rules remember of it is the full look's.
+#[test]
+fn a_rise_in_restarts_is_looked_at_until_its_window_ends() {
+    let board = board();
+    let mut stores = Stores::new();
+    let mut full = RuleState::default();
+    let mut watched = (RuleState::default(), Kept::default());
+    let mut now = t0();
+    both_ways(&board, &mut full, &mut watched, &stores, now, false).unwrap();
+    // Pod 1 restarted 4 times: under the threshold, nothing said.
+    now += SignedDuration::from_secs(5);
+    stores.apply(&Step::Pod { index: 1, shape: 6 }, now);
+    both_ways(&board, &mut full, &mut watched, &stores, now, true).unwrap();
+    for _ in 0..8 {
+        now += SignedDuration::from_mins(10);
+        both_ways(&board, &mut full, &mut watched, &stores, now, true).unwrap();
+    }
+    assert!(full.pods[&("b".to_string(), "p1".to_string())].increases.is_empty(), "the rise left the window");
+    assert_eq!(watched.1.quiet.passed, 10, "pod 1 passed over too once its rise is forgotten");
 }
