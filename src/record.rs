@@ -139,7 +139,7 @@ macro_rules! file {
             statefulsets: Option<Items<workloads::Replicated>>,
             daemonsets: Option<Items<workloads::Daemon>>,
             persistentvolumeclaims: Option<Items<Pvc>>,
-            events: Option<Items<Event>>,
+            events: Option<Items<Arc<Event>>>,
             apiservices: Option<OptionalItems<ApiService>>,
             node_metrics: Option<OptionalItems<Usage>>,
             pod_metrics: Option<OptionalItems<Usage>>,

@@ -216,7 +216,7 @@ macro_rules! lists {
     };
 }
 
-lists!(nodes: Node, pods: Arc<Pod>, workloads: Workload, pvcs: Pvc, events: Event);
+lists!(nodes: Node, pods: Arc<Pod>, workloads: Workload, pvcs: Pvc, events: Arc<Event>);
 
 fn is_unknown(c: &crate::collect::Certificates) -> bool {
     *c == crate::collect::Certificates::default()
@@ -669,7 +669,7 @@ mod tests {
             version: "v1.33.4+k3s1".into(),
             nodes,
             workloads,
-            events,
+            events: events.into_iter().map(Arc::new).collect(),
             ..Default::default()
         };
         s.canonical_order();

@@ -1,5 +1,7 @@
 //! Warning events: what they are about, why, and when they last happened.
 
+use std::sync::Arc;
+
 use jiff::Timestamp;
 use serde::{Deserialize, Serialize};
 
@@ -79,6 +81,19 @@ impl From<RawEvent> for Event {
 }
 
 impl super::FromApi for Event {
+    type Raw = RawEvent;
+}
+
+/// Cycles hold Warning events shared, as they do pods: a cycle taken from a watch's store
+/// points at the events the store keeps rather than copying them (at the envelope, 50,000
+/// events of six strings each).
+impl From<RawEvent> for Arc<Event> {
+    fn from(raw: RawEvent) -> Arc<Event> {
+        Arc::new(Event::from(raw))
+    }
+}
+
+impl super::FromApi for Arc<Event> {
     type Raw = RawEvent;
 }
 

@@ -60,8 +60,8 @@ pub struct Snapshot {
     pub pods: Vec<Arc<Pod>>,
     pub workloads: Vec<Workload>,
     pub pvcs: Vec<Pvc>,
-    /// Warning events.
-    pub events: Vec<Event>,
+    /// Warning events, shared with the store a watch keeps them in.
+    pub events: Vec<Arc<Event>>,
     /// What the optional reads found.
     pub extras: optional::Extras,
     /// When the certificates of the connection expire.
@@ -79,7 +79,7 @@ pub struct Lists {
     pub statefulsets: Vec<workloads::Replicated>,
     pub daemonsets: Vec<workloads::Daemon>,
     pub pvcs: Vec<Pvc>,
-    pub events: Vec<Event>,
+    pub events: Vec<Arc<Event>>,
     pub extras: optional::Extras,
     pub certificates: Certificates,
 }
@@ -388,7 +388,7 @@ pub async fn run<S: Source>(source: &S, options: &CycleOptions, now: Timestamp) 
         timed(Collection::DAEMONSETS, list_in::<S, workloads::Daemon>(s, sc, Collection::DAEMONSETS, skip, rec)),
         timed(Collection::PVCS, list_in::<S, Pvc>(s, sc, Collection::PVCS, skip, rec)),
         // Not filtered by namespace on the server: a Node's events may be recorded in an ignored one.
-        timed(Collection::EVENTS, list_in::<S, Event>(s, sc, Collection::EVENTS, Some("type=Warning"), rec)),
+        timed(Collection::EVENTS, list_in::<S, Arc<Event>>(s, sc, Collection::EVENTS, Some("type=Warning"), rec)),
         read_optional(s, sc, rec),
     );
     // What a Pending claim waits for: one List more, in a cycle that has one.

@@ -433,9 +433,9 @@ struct EventIndex<'a> {
 }
 
 impl<'a> EventIndex<'a> {
-    fn new(events: &'a [Event]) -> EventIndex<'a> {
+    fn new(events: &'a [Arc<Event>]) -> EventIndex<'a> {
         let mut newest: HashMap<(&str, &str, &str), &Event> = HashMap::new();
-        for e in events {
+        for e in events.iter().map(|e| &**e) {
             let key = (e.kind.as_str(), e.object_namespace.as_deref().unwrap_or(""), e.object_name.as_str());
             let entry = newest.entry(key).or_insert(e);
             if e.last_seen > entry.last_seen {

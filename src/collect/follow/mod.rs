@@ -188,7 +188,7 @@ impl Follower {
             (Collection::STATEFULSETS, Follower::spawn::<workloads::Replicated>),
             (Collection::DAEMONSETS, Follower::spawn::<workloads::Daemon>),
             (Collection::PVCS, Follower::spawn::<Pvc>),
-            (Collection::EVENTS, Follower::spawn::<Event>),
+            (Collection::EVENTS, Follower::spawn::<Arc<Event>>),
             (Collection::APISERVICES, Follower::spawn::<optional::ApiService>),
         ];
         for (c, spawn) in named {

@@ -221,7 +221,7 @@ struct Stores {
     pods: TestStore<Arc<Pod>>,
     workloads: TestStore<Replicated>,
     pvcs: TestStore<Pvc>,
-    events: TestStore<Event>,
+    events: TestStore<Arc<Event>>,
     /// Each pod's uid, changed when it is created again.
     generation: [u32; 10],
 }
@@ -283,7 +283,11 @@ impl Stores {
                 self.pvcs.put(key("a", &name), &format!("pvc-{index}"), claim);
             }
             Step::Event { pod, reason } => {
-                self.events.put(key("e", &format!("e{pod}")), &format!("event-{pod}"), event(pod, reason, now));
+                self.events.put(
+                    key("e", &format!("e{pod}")),
+                    &format!("event-{pod}"),
+                    Arc::new(event(pod, reason, now)),
+                );
             }
             Step::EventDeleted { pod } => {
                 self.events.delete(&key("e", &format!("e{pod}")), "");
@@ -294,7 +298,7 @@ impl Stores {
                 1 => relist(&self.pods, |p| Arc::new(Pod::clone(p))),
                 2 => relist(&self.workloads, Replicated::clone),
                 3 => relist(&self.pvcs, Pvc::clone),
-                _ => relist(&self.events, Event::clone),
+                _ => relist(&self.events, |e| Arc::new(Event::clone(e))),
             },
         }
     }
