@@ -192,37 +192,58 @@ pub fn pack(rendered: Vec<Rendered>) -> Vec<Packed> {
 pub struct Packer {
     keys: std::hash::RandomState,
     last: std::collections::HashMap<String, (usize, u64, Packed)>,
+    /// The last exposition's, while this one is made.
+    previous: std::collections::HashMap<String, (usize, u64, Packed)>,
     /// Families compressed and taken again by the last call, for the tests and benchmarks.
     pub compressed: usize,
     pub kept: usize,
 }
 
 impl Packer {
+    /// Compresses the families of one whole exposition: [`Packer::start`], [`Packer::pack`],
+    /// [`Packer::finish`] in one.
+    pub fn pack_all(&mut self, rendered: Vec<Rendered>) -> Vec<Packed> {
+        self.start();
+        let packed = self.pack(rendered);
+        self.finish();
+        packed
+    }
+
+    /// Starts an exposition, whose families then come in one or more calls to
+    /// [`Packer::pack`].
+    pub fn start(&mut self) {
+        self.previous = std::mem::take(&mut self.last);
+        (self.compressed, self.kept) = (0, 0);
+    }
+
+    /// Ends it: the families not given since the start are forgotten.
+    pub fn finish(&mut self) {
+        self.previous = Default::default();
+    }
+
+    /// Some families of the exposition started.
     pub fn pack(&mut self, rendered: Vec<Rendered>) -> Vec<Packed> {
         use std::hash::BuildHasher;
-        let mut last = std::mem::take(&mut self.last);
-        (self.compressed, self.kept) = (0, 0);
-        let packed: Vec<Packed> = rendered
-            .into_iter()
-            .map(|f| {
-                let (len, hash) = (f.samples.len(), self.keys.hash_one(f.samples.as_bytes()));
-                let same = last
-                    .remove(&f.name)
-                    .filter(|(l, h, p)| (*l, *h) == (len, hash) && p.help == f.help && p.kind == f.kind);
-                let p = match same {
-                    Some((_, _, p)) => {
-                        self.kept += 1;
-                        p
-                    }
-                    None => {
-                        self.compressed += 1;
-                        pack(vec![f]).pop().expect("one family")
-                    }
-                };
-                self.last.insert(p.name.clone(), (len, hash, p.clone()));
-                p
-            })
-            .collect();
+        let mut packed = Vec::with_capacity(rendered.len());
+        for f in rendered {
+            let (len, hash) = (f.samples.len(), self.keys.hash_one(f.samples.as_bytes()));
+            let same = self
+                .previous
+                .remove(&f.name)
+                .filter(|(l, h, p)| (*l, *h) == (len, hash) && p.help == f.help && p.kind == f.kind);
+            let p = match same {
+                Some((_, _, p)) => {
+                    self.kept += 1;
+                    p
+                }
+                None => {
+                    self.compressed += 1;
+                    pack(vec![f]).pop().expect("one family")
+                }
+            };
+            self.last.insert(p.name.clone(), (len, hash, p.clone()));
+            packed.push(p);
+        }
         packed
     }
 }
@@ -356,16 +377,16 @@ mod tests {
         };
         let mut packer = Packer::default();
         let first = [family("a", 1.0), family("b", 2.0)];
-        let packed = packer.pack(prerender(&first));
+        let packed = packer.pack_all(prerender(&first));
         assert_eq!((packer.compressed, packer.kept), (2, 0));
         assert_eq!(merge_gzip(&[&packed]), merge_gzip(&[&pack(prerender(&first))]));
         let second = [family("a", 1.0), family("b", 3.0)];
-        let packed = packer.pack(prerender(&second));
+        let packed = packer.pack_all(prerender(&second));
         assert_eq!((packer.compressed, packer.kept), (1, 1));
         assert_eq!(merge_gzip(&[&packed]), merge_gzip(&[&pack(prerender(&second))]));
         // A family gone is forgotten: back, it is compressed again.
-        packer.pack(prerender(&second[..1]));
-        packer.pack(prerender(&second));
+        packer.pack_all(prerender(&second[..1]));
+        packer.pack_all(prerender(&second));
         assert_eq!((packer.compressed, packer.kept), (1, 1));
     }
 

@@ -39,6 +39,98 @@ fn apply<'a, T: 'a>(gens: &[Generator<T>], objects: impl Iterator<Item = &'a T> 
     }
 }
 
+/// What a cluster's cycle keeps of its series for the next: the compressed fragment of each
+/// family (compressed again only when its text changed), and, for the kinds with many objects
+/// (nodes, workloads, claims, volumes), their objects as last rendered and their fragments,
+/// taken again whole while the objects are the same (no sample built, no text written).
+#[derive(Default)]
+pub struct SeriesKept {
+    packer: Packer,
+    nodes: KindSeries<crate::health::NodeHealth>,
+    workloads: KindSeries<crate::health::WorkloadHealth>,
+    pvcs: KindSeries<crate::health::PvcHealth>,
+    pvs: KindSeries<crate::health::policy::PvHealth>,
+}
+
+impl SeriesKept {
+    /// Families compressed, and taken again, by the last cycle (for tests and benchmarks).
+    pub fn last(&self) -> (usize, usize) {
+        (self.packer.compressed, self.packer.kept)
+    }
+}
+
+/// One kind's objects as last rendered, and their families' fragments.
+struct KindSeries<T> {
+    objects: Vec<T>,
+    packed: Vec<Packed>,
+    /// Whether `objects` and `packed` are of the last cycle.
+    valid: bool,
+}
+
+impl<T> Default for KindSeries<T> {
+    fn default() -> KindSeries<T> {
+        KindSeries { objects: Vec::new(), packed: Vec::new(), valid: false }
+    }
+}
+
+impl<T: Clone + PartialEq> KindSeries<T> {
+    /// The fragments of `objects`' families: the last ones when the objects are the same.
+    fn packed(&mut self, gens: &[Generator<T>], objects: &[T], lead: (&str, &str), packer: &mut Packer) -> Vec<Packed> {
+        if !(self.valid && self.objects == objects) {
+            let mut families = Vec::new();
+            apply(gens, objects.iter(), &mut families);
+            self.packed = packer.pack(prerender_led(&families, Some(lead)));
+            self.objects = objects.to_vec();
+            self.valid = true;
+        } else {
+            packer.kept += self.packed.len();
+        }
+        self.packed.clone()
+    }
+}
+
+/// The object series of a good cycle, with the `cluster` label first, compressed, taking again
+/// from `kept` what did not change since the last.
+fn object_series(cluster: &str, h: &Health, kept: &mut SeriesKept) -> Vec<Packed> {
+    let lead = ("cluster", cluster);
+    let SeriesKept { packer, nodes, workloads, pvcs, pvs } = kept;
+    packer.start();
+    let mut before = Vec::new();
+    apply(objects::CLUSTER, std::iter::once(h), &mut before);
+    let mut out = packer.pack(prerender_led(&before, Some(lead)));
+    out.extend(nodes.packed(objects::NODES, &h.nodes, lead, packer));
+    let mut middle = Vec::new();
+    apply::<PodHealth>(objects::PODS, h.pods.iter().take(POD_SERIES_LIMIT).map(|p| &**p), &mut middle);
+    out.extend(packer.pack(prerender_led(&middle, Some(lead))));
+    out.extend(workloads.packed(objects::WORKLOADS, &h.workloads, lead, packer));
+    out.extend(pvcs.packed(objects::PVCS, &h.pvcs, lead, packer));
+    let mut after = Vec::new();
+    apply(objects::APISERVICES, h.extras.apiservices.iter().flatten(), &mut after);
+    apply(objects::HPAS, h.extras.hpas.iter().flatten(), &mut after);
+    apply(objects::CRONJOBS, h.extras.cronjobs.iter().flatten(), &mut after);
+    apply(objects::RUNNING_JOBS, h.extras.running_jobs.iter().flatten(), &mut after);
+    apply(objects::PDBS, h.extras.pdbs.iter().flatten(), &mut after);
+    apply(objects::QUOTAS, h.extras.quotas.iter().flatten(), &mut after);
+    out.extend(packer.pack(prerender_led(&after, Some(lead))));
+    match &h.extras.pvs {
+        Some(list) => out.extend(pvs.packed(objects::PVS, list, lead, packer)),
+        None => {
+            // Not read: the families are there, empty (left out when rendered), as
+            // `cluster_families` gives them.
+            pvs.valid = false;
+            let mut none = Vec::new();
+            apply(objects::PVS, std::iter::empty(), &mut none);
+            out.extend(packer.pack(prerender_led(&none, Some(lead))));
+        }
+    }
+    let mut last = Vec::new();
+    apply(objects::CONTROL_PLANE, h.extras.control_plane.iter().flatten(), &mut last);
+    apply(objects::WEBHOOKS, h.extras.webhooks.iter().flatten(), &mut last);
+    out.extend(packer.pack(prerender_led(&last, Some(lead))));
+    packer.finish();
+    out
+}
+
 /// The cluster's metrics for a successful cycle.
 pub fn cluster_families(h: &Health) -> Vec<Family> {
     let mut out = Vec::new();
@@ -109,18 +201,17 @@ pub struct CycleSeries {
 }
 
 /// The series of one cycle of `cluster`: its objects' when it was read (`health`), and its own.
-/// `packer` keeps the object families' fragments from the cluster's last cycle: those whose
-/// text did not change are not compressed again.
+/// `kept` holds what the cluster's last cycle rendered: what did not change is taken again.
 pub fn cycle_series(
     cluster: &str,
     health: Option<&Health>,
     duration: std::time::Duration,
     stats: &[CollectionStat],
-    packer: &mut Packer,
+    kept: &mut SeriesKept,
 ) -> CycleSeries {
     let lead = Some(("cluster", cluster));
     CycleSeries {
-        objects: health.map(|h| packer.pack(prerender_led(&cluster_families(h), lead))),
+        objects: health.map(|h| object_series(cluster, h, kept)),
         own: pack(prerender_led(&monitor_families(health.is_some(), duration, stats), lead)),
     }
 }

@@ -26,8 +26,8 @@ use crate::collect::{self, CollectionStat};
 use crate::health::judged::Judged;
 use crate::health::{self, Health};
 use crate::logs::Emit;
+use crate::metrics::SeriesKept;
 use crate::metrics::exposition::Packed;
-use crate::metrics::exposition::Packer;
 use crate::notify::worker::Firing;
 use crate::rules::builtin::QuietPods;
 use crate::rules::{Alert, RuleState, Transition, TransitionState};
@@ -143,8 +143,8 @@ pub struct Kept {
     judged: Judged,
     /// The pods the rules had nothing to say of at the last cycle (watch mode).
     quiet: QuietPods,
-    /// The last cycle's compressed object series, by family.
-    packer: Packer,
+    /// What the last cycle rendered of its series.
+    series: SeriesKept,
 }
 
 impl Track {
@@ -310,7 +310,7 @@ fn derive(state: &mut RuleState, kept: &mut Kept, cluster: &str, arrival: Arriva
         inputs.resent_every,
     );
     let series =
-        crate::metrics::cycle_series(cluster, health.as_ref(), arrival.duration, &arrival.stats, &mut kept.packer);
+        crate::metrics::cycle_series(cluster, health.as_ref(), arrival.duration, &arrival.stats, &mut kept.series);
     let health = health.map(|mut h| {
         h.keep_problem_pods();
         h

@@ -393,7 +393,19 @@ fn both_ways(
     let inputs = Inputs::gather(board, state, Duration::from_secs(60), Arc::new([]));
     let w = derive(state, kept, "c", arrival(true), inputs);
     let (f, w) = (shown(full, &f, stores.snapshot(now)), shown(state, &w, stores.snapshot(now)));
-    prop_assert_eq!(f.exposition, w.exposition, "the exposition");
+    prop_assert_eq!(&f.exposition, &w.exposition, "the exposition");
+    // The series rendered by kinds, as a cycle renders them, are those of every family at once.
+    let h = crate::health::assess(stores.snapshot(now));
+    let by_kinds = crate::metrics::cycle_series("c", Some(&h), Duration::ZERO, &[], &mut Default::default());
+    let at_once = crate::metrics::exposition::pack(crate::metrics::exposition::prerender_led(
+        &crate::metrics::cluster_families(&h),
+        Some(("cluster", "c")),
+    ));
+    prop_assert_eq!(
+        gunzip(&crate::metrics::exposition::merge_gzip(&[by_kinds.objects.as_deref().unwrap()])),
+        gunzip(&crate::metrics::exposition::merge_gzip(&[&at_once])),
+        "the series by kinds"
+    );
     prop_assert_eq!(f.alerts, w.alerts, "the alerts and their times");
     prop_assert_eq!(f.transitions, w.transitions, "the transitions");
     prop_assert_eq!(f.health, w.health, "what the pages show");
@@ -442,8 +454,8 @@ fn a_change_to_one_pod_judges_that_pod_alone() {
     // The nine pods the rules had nothing to say of are passed over.
     assert_eq!(watched.1.quiet.passed, 9);
     // The nodes' families, among others, are as they were: not compressed again.
-    let packer = &watched.1.packer;
-    assert!(packer.kept > 10 && packer.compressed > 0, "kept {}, compressed {}", packer.kept, packer.compressed);
+    let (compressed, kept) = watched.1.series.last();
+    assert!(kept > 10 && compressed > 0, "kept {kept}, compressed {compressed}");
     // Pod 3 is not ready now: judged again at each cycle, as a problem needs.
     let now = now + SignedDuration::from_secs(5);
     stores.apply(&Step::Bookmark, now);
