@@ -165,7 +165,8 @@ pub struct Packed {
     pub name: String,
     pub help: &'static str,
     pub kind: MetricType,
-    deflated: Box<[u8]>,
+    /// Shared by the board's copy and what the cluster keeps for its next cycle.
+    deflated: std::sync::Arc<[u8]>,
     crc: crc32fast::Hasher,
 }
 
@@ -174,7 +175,7 @@ pub fn pack(rendered: Vec<Rendered>) -> Vec<Packed> {
     rendered
         .into_iter()
         .map(|f| Packed {
-            deflated: deflate_fragment(f.samples.as_bytes()).into_boxed_slice(),
+            deflated: deflate_fragment(f.samples.as_bytes()).into(),
             crc: crc_of(f.samples.as_bytes()),
             name: f.name,
             help: f.help,
