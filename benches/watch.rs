@@ -726,8 +726,8 @@ fn check(row: &Row) -> Measured<()> {
     for r in read_resources() {
         let counted = row.window.by_resource.get(r).map_or(0.0, |t| t.reads);
         let (sent, not_found) = row.requests.reads_by_resource.get(r).copied().unwrap_or_default();
-        // kube-apiserver's own repair loop of Service IPs lists the services every 3 minutes
-        // (a few objects, through its loopback client): more than DumbMonit's, never fewer.
+        // kube-apiserver lists the services itself now and then (its Service IP repair, through
+        // its loopback client; a few objects): more than DumbMonit's, never fewer.
         let apiserver_own = r == "services" && counted > sent as f64;
         if counted != sent as f64 && !(counted == 0.0 && sent == not_found) && !apiserver_own {
             return Err(format!(
