@@ -30,12 +30,12 @@ pub struct Judged {
     next: ByRecord,
     /// Pods judged afresh and taken again in the last cycle, for the debug log and the
     /// benchmarks.
-    pub last: Tally,
+    pub last: Judgements,
 }
 
 /// How a cycle's pods were judged.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct Tally {
+pub struct Judgements {
     pub afresh: usize,
     pub again: usize,
 }
@@ -48,7 +48,7 @@ impl Judged {
             self.kept = ByRecord::default();
         }
         self.next = HashMap::with_capacity_and_hasher(pods, Default::default());
-        self.last = Tally::default();
+        self.last = Judgements::default();
     }
 
     /// The judgement of `pod`: the one kept when it is the record judged last cycle and

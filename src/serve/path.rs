@@ -138,7 +138,7 @@ pub struct Track {
 
 /// What a cluster's cycle keeps for the next, so that the next costs what changed.
 #[derive(Default)]
-pub struct Kept {
+struct Kept {
     /// What the last cycle judged of its pods from the pods alone (watch mode).
     judged: Judged,
     /// The pods the rules had nothing to say of at the last cycle (watch mode).

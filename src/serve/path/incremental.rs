@@ -446,11 +446,11 @@ fn a_change_to_one_pod_judges_that_pod_alone() {
     let mut full = RuleState::default();
     let mut watched = (RuleState::default(), Kept::default());
     both_ways(&board, &mut full, &mut watched, &stores, t0(), false).unwrap();
-    assert_eq!(watched.1.judged.last, crate::health::judged::Tally { afresh: 10, again: 0 }, "an interval judges all");
+    assert_eq!(watched.1.judged.last, crate::health::judged::Judgements { afresh: 10, again: 0 }, "an interval judges all");
     let now = t0() + SignedDuration::from_secs(5);
     stores.apply(&Step::Pod { index: 3, shape: 1 }, now);
     both_ways(&board, &mut full, &mut watched, &stores, now, true).unwrap();
-    assert_eq!(watched.1.judged.last, crate::health::judged::Tally { afresh: 1, again: 9 });
+    assert_eq!(watched.1.judged.last, crate::health::judged::Judgements { afresh: 1, again: 9 });
     // The nine pods the rules had nothing to say of are passed over.
     assert_eq!(watched.1.quiet.passed, 9);
     // The nodes' families, among others, are as they were: not compressed again.
@@ -460,11 +460,11 @@ fn a_change_to_one_pod_judges_that_pod_alone() {
     let now = now + SignedDuration::from_secs(5);
     stores.apply(&Step::Bookmark, now);
     both_ways(&board, &mut full, &mut watched, &stores, now, true).unwrap();
-    assert_eq!(watched.1.judged.last, crate::health::judged::Tally { afresh: 1, again: 9 });
+    assert_eq!(watched.1.judged.last, crate::health::judged::Judgements { afresh: 1, again: 9 });
     // A relist makes every record new.
     stores.apply(&Step::Relisted { kind: 1 }, now);
     both_ways(&board, &mut full, &mut watched, &stores, now, true).unwrap();
-    assert_eq!(watched.1.judged.last, crate::health::judged::Tally { afresh: 10, again: 0 });
+    assert_eq!(watched.1.judged.last, crate::health::judged::Judgements { afresh: 10, again: 0 });
 }
 
 /// A pod whose restarts rose stays looked at by the rules until the rise leaves the restart
