@@ -446,7 +446,11 @@ fn a_change_to_one_pod_judges_that_pod_alone() {
     let mut full = RuleState::default();
     let mut watched = (RuleState::default(), Kept::default());
     both_ways(&board, &mut full, &mut watched, &stores, t0(), false).unwrap();
-    assert_eq!(watched.1.judged.last, crate::health::judged::Judgements { afresh: 10, again: 0 }, "an interval judges all");
+    assert_eq!(
+        watched.1.judged.last,
+        crate::health::judged::Judgements { afresh: 10, again: 0 },
+        "an interval judges all"
+    );
     let now = t0() + SignedDuration::from_secs(5);
     stores.apply(&Step::Pod { index: 3, shape: 1 }, now);
     both_ways(&board, &mut full, &mut watched, &stores, now, true).unwrap();
