@@ -76,15 +76,6 @@ impl Judged {
     pub(super) fn finish(&mut self) {
         self.kept = std::mem::take(&mut self.next);
     }
-
-    /// How many judgements are kept.
-    pub fn len(&self) -> usize {
-        self.kept.len()
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.kept.is_empty()
-    }
 }
 
 /// Where a health derived with kept judgements differs from the full derivation of the same

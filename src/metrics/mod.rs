@@ -45,6 +45,7 @@ fn apply<'a, T: 'a>(gens: &[Generator<T>], objects: impl Iterator<Item = &'a T> 
 /// taken again whole while the objects are the same (no sample built, no text written).
 #[derive(Default)]
 pub struct SeriesKept {
+    /// The families of the other kinds and of the cluster.
     packer: Packer,
     nodes: KindSeries<crate::health::NodeHealth>,
     workloads: KindSeries<crate::health::WorkloadHealth>,
@@ -55,78 +56,87 @@ pub struct SeriesKept {
 impl SeriesKept {
     /// Families compressed, and taken again, by the last cycle (for tests and benchmarks).
     pub fn last(&self) -> (usize, usize) {
-        (self.packer.compressed, self.packer.kept)
+        [&self.packer, &self.nodes.packer, &self.workloads.packer, &self.pvcs.packer, &self.pvs.packer]
+            .iter()
+            .fold((0, 0), |(c, k), p| (c + p.compressed, k + p.kept))
     }
 }
 
-/// One kind's objects as last rendered, and their families' fragments.
+/// One kind's objects as last rendered, and their families' fragments (kept by its own packer,
+/// so that a change to some of its objects compresses again only the families it changed).
 struct KindSeries<T> {
     objects: Vec<T>,
     packed: Vec<Packed>,
+    packer: Packer,
     /// Whether `objects` and `packed` are of the last cycle.
     valid: bool,
 }
 
 impl<T> Default for KindSeries<T> {
     fn default() -> KindSeries<T> {
-        KindSeries { objects: Vec::new(), packed: Vec::new(), valid: false }
+        KindSeries { objects: Vec::new(), packed: Vec::new(), packer: Packer::default(), valid: false }
     }
 }
 
 impl<T: Clone + PartialEq> KindSeries<T> {
     /// The fragments of `objects`' families: the last ones when the objects are the same.
-    fn packed(&mut self, gens: &[Generator<T>], objects: &[T], lead: (&str, &str), packer: &mut Packer) -> Vec<Packed> {
-        if !(self.valid && self.objects == objects) {
+    fn packed(&mut self, gens: &[Generator<T>], objects: &[T], lead: (&str, &str)) -> Vec<Packed> {
+        if self.valid && self.objects == objects {
+            (self.packer.compressed, self.packer.kept) = (0, self.packed.len());
+        } else {
             let mut families = Vec::new();
             apply(gens, objects.iter(), &mut families);
-            self.packed = packer.pack(prerender_led(&families, Some(lead)));
+            self.packed = self.packer.pack_all(prerender_led(&families, Some(lead)));
             self.objects = objects.to_vec();
             self.valid = true;
-        } else {
-            packer.kept += self.packed.len();
         }
         self.packed.clone()
     }
+
+    /// The kind was not read: nothing kept is of the last cycle.
+    fn unread(&mut self) -> Vec<Packed> {
+        self.valid = false;
+        Vec::new()
+    }
+}
+
+/// The fragments of the families `fill` makes.
+fn plain(packer: &mut Packer, lead: (&str, &str), fill: impl FnOnce(&mut Vec<Family>)) -> Vec<Packed> {
+    let mut families = Vec::new();
+    fill(&mut families);
+    packer.pack(prerender_led(&families, Some(lead)))
 }
 
 /// The object series of a good cycle, with the `cluster` label first, compressed, taking again
-/// from `kept` what did not change since the last.
+/// from `kept` what did not change since the last (in the order of [`cluster_families`]).
 fn object_series(cluster: &str, h: &Health, kept: &mut SeriesKept) -> Vec<Packed> {
     let lead = ("cluster", cluster);
     let SeriesKept { packer, nodes, workloads, pvcs, pvs } = kept;
     packer.start();
-    let mut before = Vec::new();
-    apply(objects::CLUSTER, std::iter::once(h), &mut before);
-    let mut out = packer.pack(prerender_led(&before, Some(lead)));
-    out.extend(nodes.packed(objects::NODES, &h.nodes, lead, packer));
-    let mut middle = Vec::new();
-    apply::<PodHealth>(objects::PODS, h.pods.iter().take(POD_SERIES_LIMIT).map(|p| &**p), &mut middle);
-    out.extend(packer.pack(prerender_led(&middle, Some(lead))));
-    out.extend(workloads.packed(objects::WORKLOADS, &h.workloads, lead, packer));
-    out.extend(pvcs.packed(objects::PVCS, &h.pvcs, lead, packer));
-    let mut after = Vec::new();
-    apply(objects::APISERVICES, h.extras.apiservices.iter().flatten(), &mut after);
-    apply(objects::HPAS, h.extras.hpas.iter().flatten(), &mut after);
-    apply(objects::CRONJOBS, h.extras.cronjobs.iter().flatten(), &mut after);
-    apply(objects::RUNNING_JOBS, h.extras.running_jobs.iter().flatten(), &mut after);
-    apply(objects::PDBS, h.extras.pdbs.iter().flatten(), &mut after);
-    apply(objects::QUOTAS, h.extras.quotas.iter().flatten(), &mut after);
-    out.extend(packer.pack(prerender_led(&after, Some(lead))));
-    match &h.extras.pvs {
-        Some(list) => out.extend(pvs.packed(objects::PVS, list, lead, packer)),
-        None => {
-            // Not read: the families are there, empty (left out when rendered), as
-            // `cluster_families` gives them.
-            pvs.valid = false;
-            let mut none = Vec::new();
-            apply(objects::PVS, std::iter::empty(), &mut none);
-            out.extend(packer.pack(prerender_led(&none, Some(lead))));
-        }
-    }
-    let mut last = Vec::new();
-    apply(objects::CONTROL_PLANE, h.extras.control_plane.iter().flatten(), &mut last);
-    apply(objects::WEBHOOKS, h.extras.webhooks.iter().flatten(), &mut last);
-    out.extend(packer.pack(prerender_led(&last, Some(lead))));
+    let mut out = plain(packer, lead, |f| apply(objects::CLUSTER, std::iter::once(h), f));
+    out.extend(nodes.packed(objects::NODES, &h.nodes, lead));
+    out.extend(plain(packer, lead, |f| {
+        apply::<PodHealth>(objects::PODS, h.pods.iter().take(POD_SERIES_LIMIT).map(|p| &**p), f)
+    }));
+    out.extend(workloads.packed(objects::WORKLOADS, &h.workloads, lead));
+    out.extend(pvcs.packed(objects::PVCS, &h.pvcs, lead));
+    out.extend(plain(packer, lead, |f| {
+        apply(objects::APISERVICES, h.extras.apiservices.iter().flatten(), f);
+        apply(objects::HPAS, h.extras.hpas.iter().flatten(), f);
+        apply(objects::CRONJOBS, h.extras.cronjobs.iter().flatten(), f);
+        apply(objects::RUNNING_JOBS, h.extras.running_jobs.iter().flatten(), f);
+        apply(objects::PDBS, h.extras.pdbs.iter().flatten(), f);
+        apply(objects::QUOTAS, h.extras.quotas.iter().flatten(), f);
+    }));
+    // Not read: no volume, and so no family (a family without samples is left out).
+    out.extend(match &h.extras.pvs {
+        Some(list) => pvs.packed(objects::PVS, list, lead),
+        None => pvs.unread(),
+    });
+    out.extend(plain(packer, lead, |f| {
+        apply(objects::CONTROL_PLANE, h.extras.control_plane.iter().flatten(), f);
+        apply(objects::WEBHOOKS, h.extras.webhooks.iter().flatten(), f);
+    }));
     packer.finish();
     out
 }

@@ -498,16 +498,7 @@ mod tests {
     /// point of the history.
     #[test]
     fn a_cycle_between_intervals_is_no_point_of_the_history() {
-        let store = Arc::new(Mutex::new(Store::open_in_memory("between").unwrap()));
-        let reader = Store::open_in_memory("between").unwrap();
-        let board = Board::new(
-            Persistence { store, reader, error: None },
-            None,
-            Default::default(),
-            Arc::new(RwLock::new(Arc::new(Vec::new()))),
-            None,
-            Arc::default(),
-        );
+        let board = super::incremental::board();
         let mut state = RuleState::default();
         let t0 = Timestamp::from_second(1_800_000_000).unwrap();
         let inputs = Inputs::gather(&board, &state, Duration::from_secs(60), Arc::new([]));

@@ -325,7 +325,8 @@ impl Stores {
     }
 }
 
-fn board() -> Board {
+/// A board on a state in memory, as the derivation's tests take it.
+pub(super) fn board() -> Board {
     let store = Arc::new(Mutex::new(Store::open_in_memory("incremental").unwrap()));
     let reader = Store::open_in_memory("incremental").unwrap();
     Board::new(
