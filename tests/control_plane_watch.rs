@@ -263,7 +263,8 @@ async fn serve_shows_a_change_before_the_next_interval_and_falls_back_when_watch
     s.wait_for("/api/v1/clusters/real", "the node not ready", |r| r.json()["nodes_ready"] == 2);
     let shown = written.elapsed();
     eprintln!("node not ready on the page {} ms after the API server had it", shown.as_millis());
-    assert!(shown < Duration::from_secs(20), "shown after {shown:?}: no earlier than the next interval");
+    // Within a second of the test seeing it on the API server (the interval is a minute).
+    assert!(shown < Duration::from_secs(1), "shown {shown:?} after the API server had it, not within a second");
     // The log has the event that changed the record, and a cycle on a change after it.
     let log = s.log();
     let lines: Vec<&str> = log.lines().collect();

@@ -491,17 +491,20 @@ pub fn assess_judged(
     memory: &mut Memory,
     judged: Option<(&mut judged::Judged, bool)>,
 ) -> Health {
-    let claim_users = claim_users(&s.pods);
-    let (demand, demand_total) = demand(&s.pods);
     let raw_pods = std::mem::take(&mut s.pods);
     let raw_extras = std::mem::take(&mut s.extras);
     let s = &s;
+    let claim_users = claim_users(&raw_pods);
+    let (demand, demand_total) = demand(&raw_pods, s.nodes.len());
     let events = EventIndex::new(&s.events);
 
     let mut nodes = nodes(s, &demand, &events);
+    let pvcs = claims(s, &claim_users, &events, &raw_extras.claim_events);
+    drop((demand, claim_users));
     let not_ready: std::collections::HashSet<&str> =
         nodes.iter().filter(|n| !n.ready).map(|n| n.name.as_str()).collect();
     let judge = |p: Pod| pod_health(p, &events, s.time, &not_ready);
+    let in_order = raw_pods.is_sorted_by(|a, b| (&a.namespace, &a.name) <= (&b.namespace, &b.name));
     let mut pods: Vec<Arc<PodHealth>> = match judged {
         None => raw_pods.into_iter().map(|p| Arc::new(judge(Arc::unwrap_or_clone(p)))).collect(),
         Some((judged, afresh)) => {
@@ -511,11 +514,16 @@ pub fn assess_judged(
             pods
         }
     };
-    pods.sort_by(|a, b| (!a.has_problem(), &a.namespace, &a.name).cmp(&(!b.has_problem(), &b.namespace, &b.name)));
+    // Problems first, then by namespace and name. Pods come in that second order from every
+    // snapshot (its canonical order): then a stable partition is enough, with no string compared.
+    if in_order {
+        pods.sort_by_key(|p| !p.has_problem());
+    } else {
+        pods.sort_by(|a, b| (!a.has_problem(), &a.namespace, &a.name).cmp(&(!b.has_problem(), &b.namespace, &b.name)));
+    }
     let mut workloads = workloads(s, &pods, &events);
     memory.nodes(now, &mut nodes);
     memory.rollouts(now, &mut workloads);
-    let pvcs = claims(s, &claim_users, &events, &raw_extras.claim_events);
     let (warning_events, events_by_reason) = events_of_the_hour(s);
     let counts = Counts::of(&nodes, &pods, &workloads, &pvcs, warning_events);
 
@@ -547,21 +555,26 @@ pub fn assess_judged(
     }
 }
 
-/// Who uses each claim (pods neither Succeeded, which are not here, nor Failed).
-fn claim_users(pods: &[Arc<Pod>]) -> HashMap<(String, String), Vec<String>> {
-    let mut users: HashMap<(String, String), Vec<String>> = HashMap::new();
-    for p in pods.iter().filter(|p| p.phase != "Failed") {
+/// Who uses each claim (pods neither Succeeded, which are not here, nor Failed), by the claim's
+/// namespace and name.
+type ClaimUsers<'p> = HashMap<(&'p str, &'p str), Vec<&'p str>>;
+
+/// Who uses each claim.
+fn claim_users(pods: &[Arc<Pod>]) -> ClaimUsers<'_> {
+    let mut users = ClaimUsers::new();
+    for p in pods.iter().filter(|p| !p.claims.is_empty() && p.phase != "Failed") {
         for claim in &p.claims {
-            users.entry((p.namespace.clone(), claim.clone())).or_default().push(p.name.clone());
+            users.entry((p.namespace.as_str(), claim.as_str())).or_default().push(p.name.as_str());
         }
     }
     users
 }
 
 /// What the non-terminated pods on each node ask of it, and how many they are; and what every
-/// non-terminated pod asks, scheduled or not (Succeeded pods are not here).
-fn demand(pods: &[Arc<Pod>]) -> (HashMap<String, (Resources, u64)>, Resources) {
-    let mut demand: HashMap<&str, (Resources, u64)> = HashMap::new();
+/// non-terminated pod asks, scheduled or not (Succeeded pods are not here). Sized for `nodes`
+/// nodes: it is not grown while the pods are added up.
+fn demand(pods: &[Arc<Pod>], nodes: usize) -> (HashMap<&str, (Resources, u64)>, Resources) {
+    let mut demand: HashMap<&str, (Resources, u64)> = HashMap::with_capacity(nodes);
     let mut total = Resources::default();
     for p in pods.iter().filter(|p| p.phase != "Failed") {
         total.add(p.resources);
@@ -572,11 +585,11 @@ fn demand(pods: &[Arc<Pod>]) -> (HashMap<String, (Resources, u64)>, Resources) {
         resources.add(p.resources);
         *count += 1;
     }
-    (demand.into_iter().map(|(k, v)| (k.to_string(), v)).collect(), total)
+    (demand, total)
 }
 
 /// Each node: ready or not and why, its pressure, its kubelet's skew, what its pods ask.
-fn nodes(s: &Snapshot, demand: &HashMap<String, (Resources, u64)>, events: &EventIndex) -> Vec<NodeHealth> {
+fn nodes(s: &Snapshot, demand: &HashMap<&str, (Resources, u64)>, events: &EventIndex) -> Vec<NodeHealth> {
     let server_minor = minor_version(&s.version);
     s.nodes
         .iter()
@@ -621,7 +634,7 @@ fn nodes(s: &Snapshot, demand: &HashMap<String, (Resources, u64)>, events: &Even
                     &[("kubelet", (&n.kubelet_version).into()), ("server", (&s.version).into())],
                 ));
             }
-            let (requested, pods) = demand.get(&n.name).copied().unwrap_or_default();
+            let (requested, pods) = demand.get(n.name.as_str()).copied().unwrap_or_default();
             NodeHealth {
                 name: n.name.clone(),
                 ready,
@@ -722,18 +735,13 @@ fn waiting_for(w: &crate::collect::pvcs::Waits) -> Message {
 /// Each PersistentVolumeClaim: stuck when Pending and either used by a live pod or named by a
 /// Warning event. A Pending one says what it waits for when the PersistentVolume controller
 /// said it.
-fn claims(
-    s: &Snapshot,
-    users: &HashMap<(String, String), Vec<String>>,
-    events: &EventIndex,
-    claim_events: &[Event],
-) -> Vec<PvcHealth> {
+fn claims(s: &Snapshot, users: &ClaimUsers, events: &EventIndex, claim_events: &[Event]) -> Vec<PvcHealth> {
     let waits = claim_waits(claim_events);
     s.pvcs
         .iter()
         .map(|c| {
-            let users: &[String] =
-                users.get(&(c.namespace.clone(), c.name.clone())).map(Vec::as_slice).unwrap_or_default();
+            let users: &[&str] =
+                users.get(&(c.namespace.as_str(), c.name.as_str())).map(Vec::as_slice).unwrap_or_default();
             let event = events.about("PersistentVolumeClaim", &c.namespace, &c.name);
             let stuck = c.phase == "Pending" && (!users.is_empty() || event.is_some());
             let mut why = Vec::new();
@@ -745,7 +753,7 @@ fn claims(
             if stuck {
                 push_unique(&mut why, events.why("PersistentVolumeClaim", &c.namespace, &c.name));
                 for u in users {
-                    why.push(ours("why-used-by", &[("pod", u.into())]));
+                    why.push(ours("why-used-by", &[("pod", (*u).into())]));
                 }
             }
             PvcHealth {
