@@ -118,7 +118,9 @@ impl Lists {
             certificates: self.certificates,
         };
         snapshot.leave_out(&options.ignored_namespaces);
-        snapshot.canonical_order();
+        // Nodes, pods, claims and workloads are in their canonical order already (above; what
+        // is left out keeps it): the events only are not.
+        snapshot.events.sort();
         snapshot
     }
 }

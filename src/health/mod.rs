@@ -504,7 +504,8 @@ pub fn assess_judged(
     let not_ready: std::collections::HashSet<&str> =
         nodes.iter().filter(|n| !n.ready).map(|n| n.name.as_str()).collect();
     let judge = |p: Pod| pod_health(p, &events, s.time, &not_ready);
-    let in_order = raw_pods.is_sorted_by(|a, b| (&a.namespace, &a.name) <= (&b.namespace, &b.name));
+    // A snapshot's pods are in their canonical order (`Snapshot::canonical_order`).
+    debug_assert!(raw_pods.is_sorted_by(|a, b| (&a.namespace, &a.name) <= (&b.namespace, &b.name)));
     let mut pods: Vec<Arc<PodHealth>> = match judged {
         None => raw_pods.into_iter().map(|p| Arc::new(judge(Arc::unwrap_or_clone(p)))).collect(),
         Some((judged, afresh)) => {
@@ -514,13 +515,9 @@ pub fn assess_judged(
             pods
         }
     };
-    // Problems first, then by namespace and name. Pods come in that second order from every
-    // snapshot (its canonical order): then a stable partition is enough, with no string compared.
-    if in_order {
-        pods.sort_by_key(|p| !p.has_problem());
-    } else {
-        pods.sort_by(|a, b| (!a.has_problem(), &a.namespace, &a.name).cmp(&(!b.has_problem(), &b.namespace, &b.name)));
-    }
+    // Problems first, then by namespace and name: the pods are in that second order, so a stable
+    // partition is enough, with no string compared.
+    pods.sort_by_key(|p| !p.has_problem());
     let mut workloads = workloads(s, &pods, &events);
     memory.nodes(now, &mut nodes);
     memory.rollouts(now, &mut workloads);
@@ -1275,12 +1272,14 @@ mod tests {
             restarts: 7,
             ..Default::default()
         });
-        let s = Snapshot {
+        let mut s = Snapshot {
             pods: [pod("b", "ok", "Running"), crash, pod("a", "ok", "Running"), pod("y", "wait", "Pending")]
                 .map(Arc::new)
                 .into(),
             ..Default::default()
         };
+        // As every snapshot is once read (the derivation takes the pods in this order).
+        s.canonical_order();
         let h = assess(s);
         let order: Vec<String> = h.pods.iter().map(|p| format!("{}/{}", p.namespace, p.name)).collect();
         assert_eq!(order, ["y/wait", "z/crash", "a/ok", "b/ok"]);
@@ -1362,7 +1361,7 @@ mod tests {
                 Resources { cpu_requests: cpu, cpu_limits: cpu_limit, memory_requests: 1 << 20, memory_limits: 0 };
             p
         };
-        let s = Snapshot {
+        let mut s = Snapshot {
             nodes: vec![node("n1"), node("n2")],
             pods: vec![
                 on("p1", "Running", "n1", 300, 800),
@@ -1375,6 +1374,7 @@ mod tests {
             .collect(),
             ..Default::default()
         };
+        s.canonical_order();
         let h = assess(s);
         let n1 = &h.nodes[0];
         assert_eq!(

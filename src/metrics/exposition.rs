@@ -265,17 +265,24 @@ fn crc_of(bytes: &[u8]) -> crc32fast::Hasher {
 /// `input` as raw deflate data ending in a sync flush.
 fn deflate_fragment(input: &[u8]) -> Vec<u8> {
     use flate2::{Compress, Compression, FlushCompress};
-    let mut c = Compress::new(Compression::fast(), false);
-    let mut out = Vec::with_capacity(input.len() / 8 + 64);
-    loop {
-        let consumed = c.total_in() as usize;
-        c.compress_vec(&input[consumed..], &mut out, FlushCompress::Sync).expect("deflating into memory");
-        // The flush is complete once every byte is taken and the output was not filled up.
-        if c.total_in() as usize == input.len() && out.len() < out.capacity() {
-            return out;
-        }
-        out.reserve(out.capacity().max(64));
+    thread_local! {
+        // One compressor a thread, reset for each fragment: a new one allocates and zeroes its
+        // tables (about 300 KB), which cost more than compressing a small family.
+        static COMPRESSOR: std::cell::RefCell<Compress> = std::cell::RefCell::new(Compress::new(Compression::fast(), false));
     }
+    COMPRESSOR.with_borrow_mut(|c| {
+        c.reset();
+        let mut out = Vec::with_capacity(input.len() / 8 + 64);
+        loop {
+            let consumed = c.total_in() as usize;
+            c.compress_vec(&input[consumed..], &mut out, FlushCompress::Sync).expect("deflating into memory");
+            // The flush is complete once every byte is taken and the output was not filled up.
+            if c.total_in() as usize == input.len() && out.len() < out.capacity() {
+                return out;
+            }
+            out.reserve(out.capacity().max(64));
+        }
+    })
 }
 
 /// [`merge`] of packed families, as one gzip member: the families' HELP and TYPE lines are
