@@ -1076,6 +1076,8 @@ impl RuleState {
             q.next = QuietMap::with_capacity_and_hasher(q.last.len(), Default::default());
             q.passed = 0;
         }
+        // A pod passed over keeps its memory as it was: not changed.
+        self.pods_changed.start();
         for p in &h.pods {
             let address = Arc::as_ptr(p) as usize;
             if let Some(q) = quiet.as_deref_mut()
@@ -1094,8 +1096,13 @@ impl RuleState {
             };
             let judged = match self.pods.get_mut(&PodRef(&p.namespace, &p.name)) {
                 Some(memory) => {
+                    let before = memory.clone();
                     *memory = remember(std::mem::take(memory), now, p);
-                    judge(memory)
+                    let judged = judge(memory);
+                    if *memory != before {
+                        self.pods_changed.keys.push((p.namespace.clone(), p.name.clone()));
+                    }
+                    judged
                 }
                 None => {
                     let mut memory = PodMemory {
@@ -1105,6 +1112,7 @@ impl RuleState {
                     };
                     let judged = judge(&mut memory);
                     self.pods.insert((p.namespace.clone(), p.name.clone()), memory);
+                    self.pods_changed.keys.push((p.namespace.clone(), p.name.clone()));
                     judged
                 }
             };
@@ -1132,7 +1140,14 @@ impl RuleState {
         if self.pods.len() != h.pods.len() {
             let present: HashSet<(&str, &str)> =
                 h.pods.iter().map(|p| (p.namespace.as_str(), p.name.as_str())).collect();
-            self.pods.retain(|(namespace, name), _| present.contains(&(namespace.as_str(), name.as_str())));
+            let changed = &mut self.pods_changed.keys;
+            self.pods.retain(|(namespace, name), _| {
+                let kept = present.contains(&(namespace.as_str(), name.as_str()));
+                if !kept {
+                    changed.push((namespace.clone(), name.clone()));
+                }
+                kept
+            });
         }
     }
 

@@ -178,6 +178,44 @@ pub struct RuleState {
     /// The notifiers' groups of this cluster's alerts, by notifier and group key: kept with
     /// the alerts, so that a restart neither tells a group twice nor forgets to tell it.
     pub groups: NoticeGroups,
+    /// The pods whose memory the rules' last look at the pods changed, for the store.
+    pub pods_changed: PodsChanged,
+}
+
+/// The pods whose memory one look at the pods changed (added, changed or forgotten), and which
+/// look that was: a store that wrote the memory as the look before left it writes these alone,
+/// instead of comparing every pod's (see `state::Store::commit_cycle`).
+///
+/// Bookkeeping, not state: two `PodsChanged` are always equal, so that two rule states are
+/// equal when their alerts and memories are.
+#[derive(Clone, Debug, Default)]
+pub struct PodsChanged {
+    /// This look's mark (unique in the process), and the look's before it on this state.
+    pub mark: Option<u64>,
+    pub after: Option<u64>,
+    /// By (namespace, pod).
+    pub keys: Vec<(String, String)>,
+}
+
+impl PodsChanged {
+    /// A new mark: for a look at the pods, or for a state as read from its store.
+    pub fn new_mark() -> u64 {
+        static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
+        NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+    }
+
+    /// Starts a look at the pods: it follows the last one.
+    pub fn start(&mut self) {
+        self.after = self.mark;
+        self.mark = Some(Self::new_mark());
+        self.keys.clear();
+    }
+}
+
+impl PartialEq for PodsChanged {
+    fn eq(&self, _: &Self) -> bool {
+        true
+    }
 }
 
 /// A group of a notifier's alerts (its `group_by` labels) and its timers, as Alertmanager's:

@@ -22,7 +22,7 @@ pub use clusters::{StoredCluster, UnreadableSettings, Unsealed};
 pub use owners::{Beat, Replica, ReplicaSeen};
 pub use quiet::{Kept, QuietKind, SharedAck};
 
-use crate::rules::engine::{PodMemories, PodMemory};
+use crate::rules::engine::{PodMemories, PodMemory, PodsChanged};
 use crate::rules::{Alert, RuleState};
 use db::{Conn, DbError, Engine, args};
 
@@ -119,6 +119,13 @@ pub struct Queued {
     pub next_attempt: Timestamp,
 }
 
+/// What a commit knows of a cluster's pods' rows: what was written (None: not known, all
+/// written afresh), and the pods to look at (None: every pod, compared with what was written).
+struct WrittenPods<'w, 's> {
+    written: Option<&'w PodMemories>,
+    changed: Option<&'s [(String, String)]>,
+}
+
 /// What a commit wrote of a cluster's pods and alerts.
 struct Wrote<'s> {
     /// The pods whose memory was written (new or changed).
@@ -147,8 +154,10 @@ pub struct Store {
     replica: Option<Replica>,
     /// What was last written of each cluster's pods, so that a cycle writes only what changed;
     /// none for a cluster whose rows are not known to match (never loaded, or its last commit
-    /// failed): its next commit writes them all afresh.
-    written_pods: HashMap<String, PodMemories>,
+    /// failed): its next commit writes them all afresh. With it, the mark of the rules' look at
+    /// the pods it is (`PodsChanged`): a cycle whose look follows that one writes the pods the
+    /// look says it changed, without comparing the others.
+    written_pods: HashMap<String, (PodMemories, Option<u64>)>,
     /// The same of each cluster's alerts: a cycle writes the alerts that changed, not all of
     /// them (at thousands of alerts, the cycle's largest write).
     written_alerts: HashMap<String, WrittenAlerts>,
@@ -351,7 +360,10 @@ impl Store {
             let json = row.text(0).map_err(|e| self.db(e))?;
             state.groups = serde_json::from_str(&json).map_err(|e| self.corrupt(Row::Groups, e))?;
         }
-        self.written_pods.insert(cluster.to_string(), state.pods.clone());
+        // The state as read is what is written: the first look at its pods follows this mark.
+        let mark = PodsChanged::new_mark();
+        state.pods_changed.mark = Some(mark);
+        self.written_pods.insert(cluster.to_string(), (state.pods.clone(), Some(mark)));
         self.written_alerts.insert(cluster.to_string(), state.alerts.clone());
         Ok(state)
     }
@@ -369,12 +381,15 @@ impl Store {
         notifications: &[(String, String)],
         history: Option<HistoryPoint>,
     ) -> Result<(), StateError> {
-        let written = self.written_pods.remove(cluster);
+        let (written, mark) = self.written_pods.remove(cluster).unzip();
+        // The pods' rows are as the last look left them: those it changed are all there is to write.
+        let changed = state.pods_changed.after.filter(|after| mark.flatten() == Some(*after) && written.is_some());
+        let changed = changed.map(|_| state.pods_changed.keys.as_slice());
         let alerts_written = self.written_alerts.remove(cluster);
         let mut queued = self.unsaved.remove(cluster).unwrap_or_default();
         queued.extend_from_slice(notifications);
-        let wrote = match self.write_cycle(cluster, state, &queued, history, written.as_ref(), alerts_written.as_ref())
-        {
+        let pods = WrittenPods { written: written.as_ref(), changed };
+        let wrote = match self.write_cycle(cluster, state, &queued, history, pods, alerts_written.as_ref()) {
             Ok(wrote) => wrote,
             Err(e) => {
                 if !matches!(e, StateError::NotOwner { .. }) {
@@ -405,7 +420,7 @@ impl Store {
             }
             None => state.pods.clone(),
         };
-        self.written_pods.insert(cluster.to_string(), written);
+        self.written_pods.insert(cluster.to_string(), (written, state.pods_changed.mark));
         let alerts_written = match alerts_written {
             Some(mut written) => {
                 for key in &wrote.alerts_gone {
@@ -433,9 +448,10 @@ impl Store {
         state: &'s RuleState,
         notifications: &[(String, String)],
         history: Option<HistoryPoint>,
-        written: Option<&PodMemories>,
+        pods: WrittenPods,
         alerts_written: Option<&WrittenAlerts>,
     ) -> Result<Wrote<'s>, StateError> {
+        let written = pods.written;
         let now = Timestamp::now();
         let place = self.place.clone();
         let replica = self.replica.as_ref().map(|r| r.name.clone());
@@ -504,7 +520,13 @@ impl Store {
             let mut found = 0;
             let mut memories = Vec::new();
             let mut restarts = Vec::new();
-            for (key, memory) in &state.pods {
+            // The pods the last look changed, when what was written is as the look before left
+            // it; otherwise every pod, compared with what was written.
+            let looked: Box<dyn Iterator<Item = (&'s (String, String), &'s PodMemory)>> = match pods.changed {
+                Some(keys) => Box::new(keys.iter().filter_map(|k| state.pods.get_key_value(k))),
+                None => Box::new(state.pods.iter()),
+            };
+            for (key, memory) in looked {
                 let before = written.and_then(|w| w.get(key));
                 found += usize::from(before.is_some());
                 if before != Some(memory) {
@@ -537,9 +559,19 @@ impl Store {
                 &restarts,
             )
             .map_err(fail)?;
-            // A pod written before and not found now is gone.
-            if let Some(written) = written.filter(|w| w.len() > found) {
-                for key in written.keys().filter(|k| !state.pods.contains_key(*k)) {
+            // A pod written before and not found now is gone: among those the look changed, or
+            // any when every pod was looked at.
+            let gone: Box<dyn Iterator<Item = &(String, String)>> = match (pods.changed, written) {
+                (Some(keys), Some(written)) => {
+                    Box::new(keys.iter().filter(|k| written.contains_key(*k) && !state.pods.contains_key(*k)))
+                }
+                (None, Some(written)) if written.len() > found => {
+                    Box::new(written.keys().filter(|k| !state.pods.contains_key(*k)))
+                }
+                _ => Box::new(std::iter::empty()),
+            };
+            {
+                for key in gone {
                     tx.execute(
                         "DELETE FROM pods WHERE cluster = ?1 AND namespace = ?2 AND pod = ?3",
                         args![cluster, &key.0, &key.1],
@@ -951,6 +983,47 @@ mod tests {
         next.pods.extend([pod("e")]);
         other.commit_cycle("lab", &next, &[], None).unwrap();
         assert_eq!(Store::open(dir.path()).unwrap().load("lab").unwrap().pods, next.pods);
+    }
+
+    /// A look at the pods that follows the one last written names the pods it changed: those
+    /// alone are written, the others not even compared. A look that follows one not written (a
+    /// commit missed) has every pod compared again.
+    #[test]
+    fn a_look_after_the_one_written_writes_the_pods_it_changed() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut store = Store::open(dir.path()).unwrap();
+        let mut state = store.load("lab").unwrap();
+        let key = |name: &str| ("shop".to_string(), name.to_string());
+        let look = |state: &mut RuleState, changes: &[(&str, Option<i64>)]| {
+            state.pods_changed.start();
+            for (name, restarts) in changes {
+                match restarts {
+                    Some(r) => state.pods.insert(key(name), PodMemory { restarts: *r, ..Default::default() }),
+                    None => state.pods.remove(&key(name)),
+                };
+                state.pods_changed.keys.push(key(name));
+            }
+        };
+        let restarts = |name: &str| {
+            let pods = Store::open(dir.path()).unwrap().load("lab").unwrap().pods;
+            pods.get(&key(name)).map(|m| m.restarts)
+        };
+        look(&mut state, &[("a", Some(1)), ("b", Some(1)), ("c", Some(1))]);
+        store.commit_cycle("lab", &state, &[], None).unwrap();
+        assert_eq!([restarts("a"), restarts("b"), restarts("c")], [Some(1); 3], "the first look after the load");
+
+        // The look's word is taken: b, changed without being named, is not written.
+        look(&mut state, &[("a", Some(2)), ("c", None)]);
+        state.pods.get_mut(&key("b")).unwrap().restarts = 5;
+        store.commit_cycle("lab", &state, &[], None).unwrap();
+        assert_eq!([restarts("a"), restarts("b"), restarts("c")], [Some(2), Some(1), None]);
+
+        // A look not committed: the next look does not follow the one written, every pod is
+        // compared with what was written.
+        look(&mut state, &[("a", Some(3))]);
+        look(&mut state, &[]);
+        store.commit_cycle("lab", &state, &[], None).unwrap();
+        assert_eq!([restarts("a"), restarts("b"), restarts("c")], [Some(3), Some(5), None]);
     }
 
     /// Alerts likewise: a store that has not read a cluster's rows writes them all afresh; one

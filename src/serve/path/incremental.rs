@@ -424,8 +424,20 @@ proptest! {
         let mut now = t0();
         let mut full = RuleState::default();
         let mut watched = (RuleState::default(), Kept::default());
+        // The watched cluster's state is committed each cycle (the pods the rules changed, when
+        // the rows are as their last look left them): its rows are what the full look remembers.
+        static CASE: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
+        let rows = format!("rows-{}", CASE.fetch_add(1, std::sync::atomic::Ordering::Relaxed));
+        let (mut store, mut reader) = (Store::open_in_memory(&rows).unwrap(), Store::open_in_memory(&rows).unwrap());
+        let mut committed = |state: &RuleState, full: &RuleState| {
+            store.commit_cycle("c", state, &[], None).unwrap();
+            let written = reader.load("c").unwrap().pods;
+            prop_assert_eq!(&written, &full.pods, "the pods' rows");
+            Ok(())
+        };
         // The first cycle, an interval's.
         both_ways(&board, &mut full, &mut watched, &stores, now, false)?;
+        committed(&watched.0, &full)?;
         for step in &steps {
             if let Step::Tick { seconds } = step {
                 now += SignedDuration::from_secs(i64::from(*seconds));
@@ -434,6 +446,7 @@ proptest! {
             }
             stores.apply(step, now);
             both_ways(&board, &mut full, &mut watched, &stores, now, !matches!(step, Step::Interval))?;
+            committed(&watched.0, &full)?;
         }
     }
 }
