@@ -9,25 +9,33 @@
 //! and its why names its node). Any other pod is judged afresh, as in a full derivation, and
 //! [`super::assess_with`] without a `Judged` is that full derivation: the two give the same
 //! health, which the tests and `RUST_LOG=dumbmonit::serve=debug` compare.
+//!
+//! The last cycle's pods are kept in the order a cycle has them (namespace, then name), so that
+//! finding a pod's prior is a walk beside them, not a lookup: an unchanged pod costs a compared
+//! address. The same walk finds the pods that came, went or changed, by which what the pods ask
+//! of each node ([`super::demand`]) is changed.
 
-use std::collections::HashMap;
-use std::hash::BuildHasherDefault;
 use std::sync::Arc;
 
-use rustc_hash::FxHasher;
-
 use super::PodHealth;
+use super::demand::Demand;
 use crate::collect::Pod;
 
-/// A pod's record by its address, with the judgement made of it.
-type ByRecord = HashMap<usize, (Arc<Pod>, Arc<PodHealth>), BuildHasherDefault<FxHasher>>;
+/// A pod of the last cycle: its record, and the judgement made of it when the next cycle may
+/// take it again.
+type Entry = (Arc<Pod>, Option<Arc<PodHealth>>);
 
-/// What the last cycle judged of each pod from the pod alone.
+/// What the last cycle judged of each pod from the pod alone, and what its pods ask of each
+/// node.
 #[derive(Default)]
 pub struct Judged {
-    kept: ByRecord,
-    /// What the cycle being derived judged so: the next cycle's `kept`.
-    next: ByRecord,
+    /// The last cycle's pods, in their canonical order (namespace, name).
+    pods: Vec<Entry>,
+    /// What the cycle being derived judged: the next cycle's `last`.
+    next: Vec<Entry>,
+    /// What the last cycle's pods ask of each node: changed by the pods that came, went or
+    /// changed.
+    pub(super) demand: Demand,
     /// Pods judged afresh and taken again in the last cycle, for the debug log and the
     /// benchmarks.
     pub last: Judgements,
@@ -40,41 +48,79 @@ pub struct Judgements {
     pub again: usize,
 }
 
+/// A pod's names, by which a cycle's pods are ordered.
+fn key(p: &Pod) -> (&str, &str) {
+    (p.namespace.as_str(), p.name.as_str())
+}
+
+/// A pod of the cycle as the last cycle had it: None for a pod whose record is not the very one
+/// of the last cycle (new, or changed).
+pub(super) type Prior = Option<Entry>;
+
 impl Judged {
-    /// Starts a cycle of `pods` pods; `afresh`: every pod judged again (a full derivation,
-    /// whose judgements the next cycle may take again).
-    pub(super) fn start(&mut self, pods: usize, afresh: bool) {
-        if afresh {
-            self.kept = ByRecord::default();
-        }
-        self.next = HashMap::with_capacity_and_hasher(pods, Default::default());
+    /// Starts a cycle of `pods`, in their canonical order: each pod's prior, found by walking the
+    /// last cycle's pods beside them (a record compared by its address, names only where the
+    /// records differ); and the demand changed by the pods that differ. `afresh`: every pod
+    /// judged again and added up again (a full derivation, whose judgements the next cycle may
+    /// take again).
+    pub(super) fn start(&mut self, pods: &[Arc<Pod>], afresh: bool) -> Vec<Prior> {
+        self.next = Vec::with_capacity(pods.len());
         self.last = Judgements::default();
+        let last = std::mem::take(&mut self.pods);
+        if afresh {
+            self.demand = Demand::of(pods);
+            return pods.iter().map(|_| None).collect();
+        }
+        let mut last = last.into_iter().peekable();
+        let mut priors = Vec::with_capacity(pods.len());
+        for p in pods {
+            // The last cycle's pods before this one are gone.
+            while last.peek().is_some_and(|(q, _)| !Arc::ptr_eq(q, p) && key(q) < key(p)) {
+                let (q, _) = last.next().expect("peeked");
+                self.demand.count(&q, -1);
+            }
+            match last.next_if(|(q, _)| Arc::ptr_eq(q, p)) {
+                Some(entry) => priors.push(Some(entry)),
+                None => {
+                    // Changed (the same names, another record) or new.
+                    if let Some((q, _)) = last.next_if(|(q, _)| key(q) == key(p)) {
+                        self.demand.count(&q, -1);
+                    }
+                    self.demand.count(p, 1);
+                    priors.push(None);
+                }
+            }
+        }
+        for (q, _) in last {
+            self.demand.count(&q, -1);
+        }
+        priors
     }
 
-    /// The judgement of `pod`: the one kept when it is the record judged last cycle and
-    /// needed nothing else; otherwise `judge`'s, kept for the next cycle when it needs nothing
-    /// else either.
-    pub(super) fn judge(&mut self, pod: Arc<Pod>, judge: impl FnOnce(Pod) -> PodHealth) -> Arc<PodHealth> {
-        let address = Arc::as_ptr(&pod) as usize;
-        if let Some((record, health)) = self.kept.remove(&address) {
+    /// The judgement of `pod`: the one kept when its prior has one; otherwise `judge`'s, kept for
+    /// the next cycle when it needed nothing but the pod.
+    pub(super) fn judge(
+        &mut self,
+        pod: Arc<Pod>,
+        prior: Prior,
+        judge: impl FnOnce(Pod) -> PodHealth,
+    ) -> Arc<PodHealth> {
+        if let Some((record, Some(health))) = prior {
             self.last.again += 1;
-            let health = health.clone();
-            self.next.insert(address, (record, health.clone()));
+            self.next.push((record, Some(health.clone())));
             return health;
         }
         self.last.afresh += 1;
         let alone = pod.deletion().is_none();
         let health = Arc::new(judge(Pod::clone(&pod)));
-        if alone && !health.has_problem() {
-            self.next.insert(address, (pod, health.clone()));
-        }
+        let keep = alone && !health.has_problem();
+        self.next.push((pod, keep.then(|| health.clone())));
         health
     }
 
-    /// Ends the cycle: what it judged from the pods alone is what the next one may take again
-    /// (the pods gone since are forgotten with the rest of `kept`).
+    /// Ends the cycle: its pods are the last cycle's of the next one.
     pub(super) fn finish(&mut self) {
-        self.kept = std::mem::take(&mut self.next);
+        self.pods = std::mem::take(&mut self.next);
     }
 }
 

@@ -4,6 +4,7 @@
 
 pub mod admission;
 pub mod batch;
+pub mod demand;
 pub mod extras;
 pub mod judged;
 pub mod memory;
@@ -495,22 +496,29 @@ pub fn assess_judged(
     let raw_extras = std::mem::take(&mut s.extras);
     let s = &s;
     let claim_users = claim_users(&raw_pods);
-    let (demand, demand_total) = demand(&raw_pods, s.nodes.len());
     let events = EventIndex::new(&s.events);
-
-    let mut nodes = nodes(s, &demand, &events);
+    // A snapshot's pods are in their canonical order (`Snapshot::canonical_order`).
+    debug_assert!(raw_pods.is_sorted_by(|a, b| (&a.namespace, &a.name) <= (&b.namespace, &b.name)));
+    // What the pods ask of each node: added up, or the last cycle's changed by what changed.
+    let (mut judged, whole) = match judged {
+        Some((judged, afresh)) => {
+            let priors = judged.start(&raw_pods, afresh);
+            (Some((judged, priors)), None)
+        }
+        None => (None, Some(demand::Demand::of(&raw_pods))),
+    };
+    let demand = judged.as_ref().map_or_else(|| whole.as_ref().expect("added up"), |(j, _)| &j.demand);
+    let demand_total = demand.total();
+    let mut nodes = nodes(s, demand, &events);
     let pvcs = claims(s, &claim_users, &events, &raw_extras.claim_events);
-    drop((demand, claim_users));
+    drop(claim_users);
     let not_ready: std::collections::HashSet<&str> =
         nodes.iter().filter(|n| !n.ready).map(|n| n.name.as_str()).collect();
     let judge = |p: Pod| pod_health(p, &events, s.time, &not_ready);
-    // A snapshot's pods are in their canonical order (`Snapshot::canonical_order`).
-    debug_assert!(raw_pods.is_sorted_by(|a, b| (&a.namespace, &a.name) <= (&b.namespace, &b.name)));
-    let mut pods: Vec<Arc<PodHealth>> = match judged {
+    let mut pods: Vec<Arc<PodHealth>> = match judged.take() {
         None => raw_pods.into_iter().map(|p| Arc::new(judge(Arc::unwrap_or_clone(p)))).collect(),
-        Some((judged, afresh)) => {
-            judged.start(raw_pods.len(), afresh);
-            let pods = raw_pods.into_iter().map(|p| judged.judge(p, judge)).collect();
+        Some((judged, priors)) => {
+            let pods = raw_pods.into_iter().zip(priors).map(|(p, prior)| judged.judge(p, prior, judge)).collect();
             judged.finish();
             pods
         }
@@ -567,26 +575,8 @@ fn claim_users(pods: &[Arc<Pod>]) -> ClaimUsers<'_> {
     users
 }
 
-/// What the non-terminated pods on each node ask of it, and how many they are; and what every
-/// non-terminated pod asks, scheduled or not (Succeeded pods are not here). Sized for `nodes`
-/// nodes: it is not grown while the pods are added up.
-fn demand(pods: &[Arc<Pod>], nodes: usize) -> (HashMap<&str, (Resources, u64)>, Resources) {
-    let mut demand: HashMap<&str, (Resources, u64)> = HashMap::with_capacity(nodes);
-    let mut total = Resources::default();
-    for p in pods.iter().filter(|p| p.phase != "Failed") {
-        total.add(p.resources);
-        if p.node.is_empty() {
-            continue;
-        }
-        let (resources, count) = demand.entry(p.node.as_str()).or_default();
-        resources.add(p.resources);
-        *count += 1;
-    }
-    (demand, total)
-}
-
 /// Each node: ready or not and why, its pressure, its kubelet's skew, what its pods ask.
-fn nodes(s: &Snapshot, demand: &HashMap<&str, (Resources, u64)>, events: &EventIndex) -> Vec<NodeHealth> {
+fn nodes(s: &Snapshot, demand: &demand::Demand, events: &EventIndex) -> Vec<NodeHealth> {
     let server_minor = minor_version(&s.version);
     s.nodes
         .iter()
@@ -631,7 +621,7 @@ fn nodes(s: &Snapshot, demand: &HashMap<&str, (Resources, u64)>, events: &EventI
                     &[("kubelet", (&n.kubelet_version).into()), ("server", (&s.version).into())],
                 ));
             }
-            let (requested, pods) = demand.get(n.name.as_str()).copied().unwrap_or_default();
+            let (requested, pods) = demand.on(&n.name);
             NodeHealth {
                 name: n.name.clone(),
                 ready,
