@@ -97,25 +97,26 @@ impl Judged {
         priors
     }
 
-    /// The judgement of `pod`: the one kept when its prior has one; otherwise `judge`'s, kept for
-    /// the next cycle when it needed nothing but the pod.
+    /// The judgement of `pod`, and whether it has a problem: the one kept when its prior has
+    /// one (it has none); otherwise `judge`'s, kept for the next cycle when it needed nothing but
+    /// the pod.
     pub(super) fn judge(
         &mut self,
         pod: Arc<Pod>,
         prior: Prior,
         judge: impl FnOnce(Pod) -> PodHealth,
-    ) -> Arc<PodHealth> {
+    ) -> (Arc<PodHealth>, bool) {
         if let Some((record, Some(health))) = prior {
             self.last.again += 1;
             self.next.push((record, Some(health.clone())));
-            return health;
+            return (health, false);
         }
         self.last.afresh += 1;
         let alone = pod.deletion().is_none();
         let health = Arc::new(judge(Pod::clone(&pod)));
-        let keep = alone && !health.has_problem();
-        self.next.push((pod, keep.then(|| health.clone())));
-        health
+        let problem = health.has_problem();
+        self.next.push((pod, (alone && !problem).then(|| health.clone())));
+        (health, problem)
     }
 
     /// Ends the cycle: its pods are the last cycle's of the next one.

@@ -515,18 +515,28 @@ pub fn assess_judged(
     let not_ready: std::collections::HashSet<&str> =
         nodes.iter().filter(|n| !n.ready).map(|n| n.name.as_str()).collect();
     let judge = |p: Pod| pod_health(p, &events, s.time, &not_ready);
-    let mut pods: Vec<Arc<PodHealth>> = match judged.take() {
-        None => raw_pods.into_iter().map(|p| Arc::new(judge(Arc::unwrap_or_clone(p)))).collect(),
+    // Problems first, then by namespace and name: the pods come in that second order, so each
+    // goes to its part as it is judged (a judgement taken again has no problem).
+    let mut pods: Vec<Arc<PodHealth>> = Vec::new();
+    let mut healthy: Vec<Arc<PodHealth>> = Vec::with_capacity(raw_pods.len());
+    let mut place = |h: Arc<PodHealth>, problem: bool| if problem { pods.push(h) } else { healthy.push(h) };
+    match judged.take() {
+        None => raw_pods.into_iter().for_each(|p| {
+            let h = Arc::new(judge(Arc::unwrap_or_clone(p)));
+            let problem = h.has_problem();
+            place(h, problem);
+        }),
         Some((judged, priors)) => {
-            let pods = raw_pods.into_iter().zip(priors).map(|(p, prior)| judged.judge(p, prior, judge)).collect();
+            raw_pods.into_iter().zip(priors).for_each(|(p, prior)| {
+                let (h, problem) = judged.judge(p, prior, judge);
+                place(h, problem);
+            });
             judged.finish();
-            pods
         }
-    };
-    // Problems first, then by namespace and name: the pods are in that second order, so a stable
-    // partition is enough, with no string compared.
-    pods.sort_by_key(|p| !p.has_problem());
-    let mut workloads = workloads(s, &pods, &events);
+    }
+    let problems = pods.len();
+    pods.append(&mut healthy);
+    let mut workloads = workloads(s, &pods[..problems], &events);
     memory.nodes(now, &mut nodes);
     memory.rollouts(now, &mut workloads);
     let (warning_events, events_by_reason) = events_of_the_hour(s);
@@ -651,10 +661,11 @@ fn nodes(s: &Snapshot, demand: &demand::Demand, events: &EventIndex) -> Vec<Node
 
 /// Each Deployment, StatefulSet and DaemonSet: its missing replicas and why, from its pods in
 /// trouble (sorted first in `pods`) and its newest Warning event.
-fn workloads(s: &Snapshot, pods: &[Arc<PodHealth>], events: &EventIndex) -> Vec<WorkloadHealth> {
+/// `problems`: the pods with a problem.
+fn workloads(s: &Snapshot, problems: &[Arc<PodHealth>], events: &EventIndex) -> Vec<WorkloadHealth> {
     // One pass over the pods for what workloads need: never a scan per object.
     let mut problem_pods: HashMap<(&str, &str), Vec<&PodHealth>> = HashMap::new();
-    for p in pods.iter().filter(|p| p.has_problem() && !p.workload.is_empty()) {
+    for p in problems.iter().filter(|p| p.has_problem() && !p.workload.is_empty()) {
         problem_pods.entry((p.namespace.as_str(), p.workload.as_str())).or_default().push(p);
     }
     s.workloads
@@ -779,7 +790,18 @@ impl Counts {
         pvcs: &[PvcHealth],
         warning_events: u64,
     ) -> Counts {
-        let count = |f: &dyn Fn(&PodHealth) -> bool| pods.iter().filter(|p| f(p)).count() as u64;
+        // One pass over the pods, not one a count.
+        let mut c = Counts::default();
+        for p in pods {
+            c.pods_running += u64::from(p.phase == crate::collect::pods::Phase::Running);
+            c.pods_pending += u64::from(p.pending);
+            c.pods_failed += u64::from(p.failed);
+            c.pods_crashlooping += u64::from(p.crashlooping);
+            c.pods_not_ready += u64::from(p.not_ready);
+            c.pods_only_not_ready += u64::from(p.only_not_ready());
+            c.pods_blocked += u64::from(!p.blocked.is_empty());
+            c.pods_stuck_terminating += u64::from(p.terminating.is_some());
+        }
         Counts {
             nodes: nodes.len() as u64,
             nodes_ready: nodes.iter().filter(|n| n.ready).count() as u64,
@@ -787,14 +809,6 @@ impl Counts {
             nodes_under_pressure: nodes.iter().filter(|n| n.under_pressure()).count() as u64,
             nodes_cordoned: nodes.iter().filter(|n| n.unschedulable).count() as u64,
             pods: pods.len() as u64,
-            pods_running: count(&|p| p.phase == "Running"),
-            pods_pending: count(&|p| p.pending),
-            pods_failed: count(&|p| p.failed),
-            pods_crashlooping: count(&|p| p.crashlooping),
-            pods_not_ready: count(&|p| p.not_ready),
-            pods_only_not_ready: count(&|p| p.only_not_ready()),
-            pods_blocked: count(&|p| !p.blocked.is_empty()),
-            pods_stuck_terminating: count(&|p| p.terminating.is_some()),
             workloads: workloads.len() as u64,
             workloads_missing_replicas: workloads.iter().filter(|w| w.unavailable > 0).count() as u64,
             rollouts_stuck: workloads.iter().filter(|w| w.rollout_stuck).count() as u64,
@@ -802,6 +816,7 @@ impl Counts {
             pvcs: pvcs.len() as u64,
             pvcs_pending: pvcs.iter().filter(|c| c.stuck).count() as u64,
             warning_events,
+            ..c
         }
     }
 }
