@@ -4,7 +4,6 @@
 //! resolve only in a cycle that made that read.
 
 use std::collections::{BTreeMap, HashSet};
-use std::hash::BuildHasherDefault;
 use std::sync::Arc;
 
 use jiff::Timestamp;
@@ -1072,20 +1071,25 @@ impl RuleState {
                 _ => None,
             })
             .collect();
-        if let Some(q) = quiet.as_deref_mut() {
-            q.next = QuietMap::with_capacity_and_hasher(q.last.len(), Default::default());
+        // The last cycle's quiet pods, walked beside this cycle's in the same order.
+        let mut last = quiet.as_deref_mut().map(|q| {
             q.passed = 0;
-        }
+            q.next = Vec::with_capacity(q.last.len());
+            std::mem::take(&mut q.last).into_iter().peekable()
+        });
         // A pod passed over keeps its memory as it was: not changed.
         self.pods_changed.start();
         for p in &h.pods {
-            let address = Arc::as_ptr(p) as usize;
-            if let Some(q) = quiet.as_deref_mut()
-                && let Some(held) = q.last.remove(&address)
-            {
-                q.next.insert(address, held);
-                q.passed += 1;
-                continue;
+            if let (Some(q), Some(last)) = (quiet.as_deref_mut(), last.as_mut()) {
+                // Those before it are gone, or not quiet now.
+                while last.peek().is_some_and(|held| !Arc::ptr_eq(held, p) && order(held) < order(p)) {
+                    last.next();
+                }
+                if let Some(held) = last.next_if(|held| Arc::ptr_eq(held, p)) {
+                    q.next.push(held);
+                    q.passed += 1;
+                    continue;
+                }
             }
             let judge = |memory: &mut PodMemory| {
                 memory.increases.retain(|(t, _)| within(now, *t, RESTART_WINDOW));
@@ -1128,7 +1132,7 @@ impl RuleState {
                 && !judged.crashlooped
                 && !p.crashlooping
             {
-                q.next.insert(address, p.clone());
+                q.next.push(p.clone());
             }
         }
         if let Some(q) = quiet {
@@ -1179,19 +1183,23 @@ impl RuleState {
     }
 }
 
-type QuietMap = std::collections::HashMap<usize, Arc<PodHealth>, BuildHasherDefault<rustc_hash::FxHasher>>;
-
 /// The pods of a followed cluster the rules had nothing to say of and nothing more to remember
-/// at its last cycle, by the address of their judgement (held, so that the address stays
-/// theirs). A pod whose judgement is the very same one the next cycle (see
-/// [`crate::health::judged`]) gives the rules what it gave them, and is passed over: its
-/// memory is not looked up, and no rule looks at it.
+/// at its last cycle: their judgements, held (so that each address stays theirs), in the
+/// cycle's order (problems first, then by namespace and name). A pod whose judgement is the very
+/// same one the next cycle (see [`crate::health::judged`]) gives the rules what it gave them,
+/// and is passed over: its memory is not looked up, and no rule looks at it. Finding it is a
+/// walk beside the cycle's pods, comparing addresses (names only where they differ).
 #[derive(Default)]
 pub struct QuietPods {
-    last: QuietMap,
-    next: QuietMap,
+    last: Vec<Arc<PodHealth>>,
+    next: Vec<Arc<PodHealth>>,
     /// The pods passed over by the last cycle.
     pub passed: usize,
+}
+
+/// Where a pod is in a cycle's order: problems first, then by namespace and name.
+fn order(p: &PodHealth) -> (bool, &str, &str) {
+    (!p.has_problem(), p.namespace.as_str(), p.name.as_str())
 }
 
 /// A pod seen again: counts its restarts (a decrease is a reset) and its crash loop.
