@@ -435,7 +435,8 @@ struct EventIndex<'a> {
 
 impl<'a> EventIndex<'a> {
     fn new(events: &'a [Arc<Event>]) -> EventIndex<'a> {
-        let mut newest: HashMap<(&str, &str, &str), &Event> = HashMap::new();
+        // Sized once: growing it as the events come cost more than filling it.
+        let mut newest: HashMap<(&str, &str, &str), &Event> = HashMap::with_capacity(events.len());
         for e in events.iter().map(|e| &**e) {
             let key = (e.kind.as_str(), e.object_namespace.as_deref().unwrap_or(""), e.object_name.as_str());
             let entry = newest.entry(key).or_insert(e);
