@@ -265,24 +265,29 @@ fn crc_of(bytes: &[u8]) -> crc32fast::Hasher {
 /// `input` as raw deflate data ending in a sync flush.
 fn deflate_fragment(input: &[u8]) -> Vec<u8> {
     use flate2::{Compress, Compression, FlushCompress};
-    thread_local! {
-        // One compressor a thread, reset for each fragment: a new one allocates and zeroes its
-        // tables (about 300 KB), which cost more than compressing a small family.
-        static COMPRESSOR: std::cell::RefCell<Compress> = std::cell::RefCell::new(Compress::new(Compression::fast(), false));
-    }
-    COMPRESSOR.with_borrow_mut(|c| {
-        c.reset();
-        let mut out = Vec::with_capacity(input.len() / 8 + 64);
-        loop {
-            let consumed = c.total_in() as usize;
-            c.compress_vec(&input[consumed..], &mut out, FlushCompress::Sync).expect("deflating into memory");
-            // The flush is complete once every byte is taken and the output was not filled up.
-            if c.total_in() as usize == input.len() && out.len() < out.capacity() {
-                return out;
-            }
-            out.reserve(out.capacity().max(64));
+    // A few compressors kept for the next fragments, reset for each: a new one allocates and
+    // zeroes its tables (about 300 KB), which cost more than compressing a small family. A few,
+    // not one a thread: at 5,000 clusters, many threads of the blocking pool compress.
+    const KEPT: usize = 4;
+    static SPARE: std::sync::Mutex<Vec<Compress>> = std::sync::Mutex::new(Vec::new());
+    let spare = || SPARE.lock().unwrap_or_else(|e| e.into_inner());
+    let mut c = spare().pop().unwrap_or_else(|| Compress::new(Compression::fast(), false));
+    c.reset();
+    let mut out = Vec::with_capacity(input.len() / 8 + 64);
+    loop {
+        let consumed = c.total_in() as usize;
+        c.compress_vec(&input[consumed..], &mut out, FlushCompress::Sync).expect("deflating into memory");
+        // The flush is complete once every byte is taken and the output was not filled up.
+        if c.total_in() as usize == input.len() && out.len() < out.capacity() {
+            break;
         }
-    })
+        out.reserve(out.capacity().max(64));
+    }
+    let mut kept = spare();
+    if kept.len() < KEPT {
+        kept.push(c);
+    }
+    out
 }
 
 /// [`merge`] of packed families, as one gzip member: the families' HELP and TYPE lines are
