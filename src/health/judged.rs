@@ -13,7 +13,9 @@
 //! The last cycle's pods are kept in the order a cycle has them (namespace, then name), so that
 //! finding a pod's prior is a walk beside them, not a lookup: an unchanged pod costs a compared
 //! address. The same walk finds the pods that came, went or changed, by which what the pods ask
-//! of each node ([`super::demand`]) is changed.
+//! of each node ([`super::demand`]) is changed. Pods in another order would still be judged
+//! and added up right (a record is taken again only when its address is met, and every record
+//! passed over is taken away from the demand as every new one is added), only at more cost.
 
 use std::sync::Arc;
 
@@ -31,7 +33,7 @@ type Entry = (Arc<Pod>, Option<Arc<PodHealth>>);
 pub struct Judged {
     /// The last cycle's pods, in their canonical order (namespace, name).
     pods: Vec<Entry>,
-    /// What the cycle being derived judged: the next cycle's `last`.
+    /// What the cycle being derived judged: the next cycle's `pods`.
     next: Vec<Entry>,
     /// What the last cycle's pods ask of each node: changed by the pods that came, went or
     /// changed.

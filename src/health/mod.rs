@@ -93,8 +93,10 @@ impl Capacity {
         };
         for n in nodes.iter().filter(|n| n.ready && !n.unschedulable) {
             let (cpu, memory) = (n.allocatable_cpu.unwrap_or(0), n.allocatable_memory.unwrap_or(0));
-            c.cpu_allocatable += cpu;
-            c.memory_allocatable += memory;
+            // Held at the largest figure: an allocatable comes from the cluster, and a huge one
+            // must not wrap the sum or panic.
+            c.cpu_allocatable = c.cpu_allocatable.saturating_add(cpu);
+            c.memory_allocatable = c.memory_allocatable.saturating_add(memory);
             c.cpu_largest = c.cpu_largest.max(cpu);
             c.memory_largest = c.memory_largest.max(memory);
             c.nodes += 1;
@@ -104,7 +106,7 @@ impl Capacity {
 
     /// What the requests must fit in: all of it with one node, else all but the largest node.
     fn room(&self, total: i64, largest: i64) -> i64 {
-        if self.nodes > 1 { total - largest } else { total }
+        if self.nodes > 1 { total.saturating_sub(largest) } else { total }
     }
 
     /// CPU requests past what the cluster holds without its largest node.
@@ -1344,6 +1346,27 @@ mod tests {
         assert!(!h.pvcs[0].stuck);
         assert_eq!(h.summary(), "Healthy: 1 node ready, 1 pod");
         assert_eq!(h.severity(), Grade::Ok);
+    }
+
+    /// Nodes whose allocatable is huge (a quantity from the cluster) are added up without
+    /// overflowing: the capacity is held at the largest figure.
+    #[test]
+    fn huge_allocatables_are_summed_without_overflowing() {
+        let node = |name: &str| Node {
+            allocatable_pods: None,
+            taints: vec![],
+            name: name.into(),
+            ready: Some("True".into()),
+            ready_detail: None,
+            conditions: vec![],
+            unschedulable: false,
+            kubelet_version: "v1".into(),
+            allocatable_cpu: Some(i64::MAX),
+            allocatable_memory: Some(i64::MAX),
+        };
+        let h = assess(Snapshot { nodes: vec![node("n1"), node("n2")], ..Default::default() });
+        assert_eq!((h.capacity.cpu_allocatable, h.capacity.memory_allocatable), (i64::MAX, i64::MAX));
+        assert!(!h.capacity.cpu_overcommitted() && h.capacity.overcommitted().is_empty());
     }
 
     #[test]

@@ -208,7 +208,8 @@ impl PodsChanged {
     pub fn start(&mut self) {
         self.after = self.mark;
         self.mark = Some(Self::new_mark());
-        self.keys.clear();
+        // Not cleared: a first look names every pod, and its room would be kept for good.
+        self.keys = Vec::new();
     }
 }
 
