@@ -1252,6 +1252,22 @@ mod tests {
     use crate::collect::pods::ContainerState;
     use crate::collect::{Node, Pvc};
 
+    /// A Ready, schedulable node of this allocatable (millicores, bytes).
+    fn ready_node(name: &str, cpu: i64, memory: i64) -> Node {
+        Node {
+            allocatable_pods: None,
+            taints: vec![],
+            name: name.into(),
+            ready: Some("True".into()),
+            ready_detail: None,
+            conditions: vec![],
+            unschedulable: false,
+            kubelet_version: "v1".into(),
+            allocatable_cpu: Some(cpu),
+            allocatable_memory: Some(memory),
+        }
+    }
+
     fn pod(ns: &str, name: &str, phase: &str) -> Pod {
         Pod {
             namespace: ns.into(),
@@ -1326,18 +1342,7 @@ mod tests {
     #[test]
     fn healthy_summary_and_claims_that_merely_wait() {
         let s = Snapshot {
-            nodes: vec![Node {
-                allocatable_pods: None,
-                taints: vec![],
-                name: "n".into(),
-                ready: Some("True".into()),
-                ready_detail: None,
-                conditions: vec![],
-                unschedulable: false,
-                kubelet_version: "v1".into(),
-                allocatable_cpu: Some(2000),
-                allocatable_memory: Some(1 << 30),
-            }],
+            nodes: vec![ready_node("n", 2000, 1 << 30)],
             pods: vec![Arc::new(pod("a", "p", "Running"))],
             pvcs: vec![Pvc { namespace: "a".into(), name: "wffc".into(), phase: "Pending".into() }],
             ..Default::default()
@@ -1352,18 +1357,7 @@ mod tests {
     /// overflowing: the capacity is held at the largest figure.
     #[test]
     fn huge_allocatables_are_summed_without_overflowing() {
-        let node = |name: &str| Node {
-            allocatable_pods: None,
-            taints: vec![],
-            name: name.into(),
-            ready: Some("True".into()),
-            ready_detail: None,
-            conditions: vec![],
-            unschedulable: false,
-            kubelet_version: "v1".into(),
-            allocatable_cpu: Some(i64::MAX),
-            allocatable_memory: Some(i64::MAX),
-        };
+        let node = |name: &str| ready_node(name, i64::MAX, i64::MAX);
         let h = assess(Snapshot { nodes: vec![node("n1"), node("n2")], ..Default::default() });
         assert_eq!((h.capacity.cpu_allocatable, h.capacity.memory_allocatable), (i64::MAX, i64::MAX));
         assert!(!h.capacity.cpu_overcommitted() && h.capacity.overcommitted().is_empty());
@@ -1371,18 +1365,7 @@ mod tests {
 
     #[test]
     fn each_node_sums_what_its_live_pods_ask() {
-        let node = |name: &str| Node {
-            allocatable_pods: None,
-            taints: vec![],
-            name: name.into(),
-            ready: Some("True".into()),
-            ready_detail: None,
-            conditions: vec![],
-            unschedulable: false,
-            kubelet_version: "v1".into(),
-            allocatable_cpu: Some(1000),
-            allocatable_memory: Some(1 << 30),
-        };
+        let node = |name: &str| ready_node(name, 1000, 1 << 30);
         let on = |name: &str, phase: &str, node: &str, cpu: i64, cpu_limit: i64| {
             let mut p = pod("a", name, phase);
             p.node = node.into();
