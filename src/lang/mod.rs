@@ -225,6 +225,25 @@ impl Message {
         self.id == VERBATIM
     }
 
+    /// The text of a verbatim message, as said in every language.
+    pub fn text(&self) -> Option<&str> {
+        if !self.is_verbatim() {
+            return None;
+        }
+        self.args.iter().find(|(k, _)| k == "text").map(|(_, v)| match v {
+            Arg::Text(t) => t.as_str(),
+            _ => "",
+        })
+    }
+
+    /// Whether this is the message that `Message::new` would make of the id `id` followed by
+    /// `attribute` and of `args`, without making it.
+    pub fn is(&self, id: &str, attribute: &str, args: &[(&str, Arg)]) -> bool {
+        self.id.strip_prefix(id) == Some(attribute)
+            && self.args.len() == args.len()
+            && self.args.iter().zip(args).all(|((k, v), (key, value))| k == key && v == value)
+    }
+
     /// `parts` said one after the other, `sep` between them; verbatim when they all are (as
     /// such a list was kept before lists were).
     pub fn list(parts: &[Message], sep: &str) -> Message {

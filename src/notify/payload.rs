@@ -115,7 +115,7 @@ pub(super) fn cluster_page(pages: &str, cluster: &str) -> String {
 }
 
 #[cfg(test)]
-pub(super) mod tests {
+pub(crate) mod tests {
     use super::*;
     use crate::rules::Severity;
 

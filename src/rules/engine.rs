@@ -180,6 +180,23 @@ pub struct RuleState {
     pub groups: NoticeGroups,
     /// The pods whose memory the rules' last look at the pods changed, for the store.
     pub pods_changed: PodsChanged,
+    /// Whether every alert's words were said by this process.
+    pub worded: Worded,
+}
+
+/// Whether every active alert's summary and description were said by this process from the
+/// messages it holds: an evaluation then says again only those a new observation words
+/// otherwise. A state read from its store is said again once in full, at the first evaluation
+/// that sees all its alerts (this version may word them otherwise).
+///
+/// Bookkeeping, not state: two `Worded` are always equal.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Worded(pub bool);
+
+impl PartialEq for Worded {
+    fn eq(&self, _: &Self) -> bool {
+        true
+    }
 }
 
 /// The pods whose memory one look at the pods changed (added, changed or forgotten), and which
@@ -294,6 +311,7 @@ impl RuleState {
     ) -> Vec<Transition> {
         let mut transitions = Vec::new();
         let mut seen = HashSet::new();
+        let worded = self.worded.0;
         for mut obs in observations {
             // An empty label is no label, as in Prometheus: a bare pod's alert has no `workload`.
             obs.labels.retain(|_, v| !v.is_empty());
@@ -353,13 +371,24 @@ impl RuleState {
                     said_description: None,
                 }
             });
-            let summary = Message::new(&format!("{}.summary", obs.rule.words), &obs.summary);
-            alert.summary = Lang::En.say(&summary);
-            alert.said = Some(summary);
-            let description = Lang::En.say(&obs.description);
-            if !description.is_empty() {
-                alert.description = description;
-                alert.said_description = (!obs.description.is_verbatim()).then_some(obs.description);
+            // Said again only when the words differ from those it holds (saying them is most
+            // of an evaluation's cost while nothing changes).
+            if !(worded && alert.said.as_ref().is_some_and(|m| m.is(obs.rule.words, ".summary", &obs.summary))) {
+                let summary = Message::new(&format!("{}.summary", obs.rule.words), &obs.summary);
+                alert.summary = Lang::En.say(&summary);
+                alert.said = Some(summary);
+            }
+            let same_description = if obs.description.is_verbatim() {
+                alert.said_description.is_none() && Some(alert.description.as_str()) == obs.description.text()
+            } else {
+                alert.said_description.as_ref() == Some(&obs.description)
+            };
+            if !(worded && same_description) {
+                let description = Lang::En.say(&obs.description);
+                if !description.is_empty() {
+                    alert.description = description;
+                    alert.said_description = (!obs.description.is_verbatim()).then_some(obs.description);
+                }
             }
             if alert.fired_at.is_none() && held(now, alert.active_at, hold) {
                 alert.fired_at = Some(now);
@@ -404,6 +433,10 @@ impl RuleState {
                     previous_labels: None,
                 });
             }
+        }
+        // Every alert left was seen, and so said, by this process.
+        if self.alerts.len() == seen.len() {
+            self.worded = Worded(true);
         }
         self.last_cycle = Some(now);
         transitions.sort_by(|a, b| {

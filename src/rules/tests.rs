@@ -424,6 +424,46 @@ fn alerts_carry_object_labels_and_the_why() {
     assert_eq!(a.fired_at, Some(t(10)));
 }
 
+/// An alert's words are said again when its object's words change, and when the state comes
+/// from its store (this version may word them otherwise); not while they stay the same.
+#[test]
+fn an_alerts_words_are_said_again_when_they_change_and_once_after_a_load() {
+    let crashing = |m: i64, restarts: i64, why: &str| {
+        let mut h = health(m);
+        let mut p = pod("api-1", restarts);
+        p.crashlooping = true;
+        p.why = vec![why.into()];
+        h.pods = [p].into_iter().map(Arc::new).collect();
+        h
+    };
+    let words = |s: &RuleState| {
+        let a = s.alerts.values().next().expect("the crash loop's alert");
+        (a.summary.clone(), a.description.clone())
+    };
+    let mut state = RuleState::default();
+    state.observe(t(0), "lab", &crashing(0, 3, "app: OOMKilled"));
+    assert_eq!(words(&state).1, "app: OOMKilled; restarts: 3");
+    // Words held but not said by this process (a store written by another version).
+    state.alerts.values_mut().for_each(|a| a.description = "worded by another version".into());
+    state.worded = crate::rules::engine::Worded(false);
+    state.observe(t(1), "lab", &crashing(1, 3, "app: OOMKilled"));
+    assert_eq!(words(&state).1, "app: OOMKilled; restarts: 3", "said again after a load");
+    // The same words are not said again (the text is left as this process said it)...
+    state.alerts.values_mut().for_each(|a| {
+        a.summary = "as said".into();
+        a.description = "as said".into();
+    });
+    state.observe(t(2), "lab", &crashing(2, 3, "app: OOMKilled"));
+    assert_eq!(words(&state), ("as said".into(), "as said".into()), "the same words are not said again");
+    // ...other words are, whichever part changed.
+    state.observe(t(3), "lab", &crashing(3, 4, "app: OOMKilled"));
+    assert_eq!(words(&state).1, "app: OOMKilled; restarts: 4");
+    state.alerts.values_mut().for_each(|a| a.description = "as said".into());
+    state.observe(t(4), "lab", &crashing(4, 4, "app: Error"));
+    assert_eq!(words(&state).1, "app: Error; restarts: 4");
+    assert_eq!(words(&state).0, "as said", "the summary's words did not change");
+}
+
 fn metrics_apiservice(available: bool) -> ApiServiceHealth {
     ApiServiceHealth {
         name: "v1beta1.metrics.k8s.io".into(),

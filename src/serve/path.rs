@@ -133,6 +133,8 @@ pub struct Track {
     namespace_labels: Arc<[String]>,
     /// What its last cycle left for the next to take again.
     kept: Kept,
+    /// Its alerts as the board last listed them.
+    shown: Shown,
     shared: Arc<Shared>,
 }
 
@@ -166,13 +168,15 @@ impl Track {
             }
         };
         let period = shared.clock.period(interval);
-        board.views().restored(name, shown_alerts(&state), state.last_cycle, period);
+        let mut shown = Shown::default();
+        board.views().restored(name, shown.of(&state), state.last_cycle, period);
         Track {
             name: name.into(),
             state,
             period,
             namespace_labels: Arc::new([]),
             kept: Kept::default(),
+            shown,
             shared: shared.clone(),
         }
     }
@@ -215,7 +219,8 @@ impl Track {
         if let (Some(failure), true) = (&derived.failure, transitions.is_empty()) {
             Said::CycleFailed { cluster: &self.name, error: failure }.emit();
         }
-        publish(&self.shared.board, &self.name, &self.state, derived);
+        let alerts = self.shown.of(&self.state);
+        publish(&self.shared.board, &self.name, alerts, derived);
         reader::release_free_memory_now_and_then();
         for t in &transitions {
             Said::Alert { cluster: &self.name, transition: t, late }.emit();
@@ -421,14 +426,14 @@ fn commit(shared: &Shared, name: &str, state: &RuleState, d: &Derived) {
 }
 
 /// Step 3: one write of the board.
-fn publish(board: &Board, name: &str, state: &RuleState, d: Derived) {
+fn publish(board: &Board, name: &str, alerts: Arc<Vec<Alert>>, d: Derived) {
     board.views().publish(
         name,
         Publication {
             time: d.time,
             duration: d.duration,
             stats: d.stats,
-            alerts: shown_alerts(state),
+            alerts,
             health: d.health.map(Arc::new),
             error: d.failure.map(|f| f.to_string()),
             objects: d.objects.map(Arc::new),
@@ -449,11 +454,34 @@ fn late_note(mut t: Transition, late: SignedDuration) -> Transition {
     t
 }
 
-/// The active alerts as the pages list them: firing first, then the most severe, then the oldest.
-fn shown_alerts(state: &RuleState) -> Arc<Vec<Alert>> {
-    let mut list: Vec<Alert> = state.alerts.values().cloned().collect();
-    list.sort_by_key(|a| (!a.firing(), std::cmp::Reverse(a.severity), a.active_at));
-    Arc::new(list)
+/// A cluster's active alerts as the pages list them (firing first, then the most severe, then
+/// the oldest), and where each of the state's alerts, in the order of their keys, is in that list.
+#[derive(Default)]
+struct Shown {
+    list: Arc<Vec<Alert>>,
+    at: Vec<usize>,
+}
+
+impl Shown {
+    /// The state's alerts as the pages list them: the list shown last when not one changed (a
+    /// comparison costs a fraction of a copy and a sort, with hundreds of alerts and a cycle a
+    /// second in watch mode).
+    fn of(&mut self, state: &RuleState) -> Arc<Vec<Alert>> {
+        let same = self.at.len() == state.alerts.len()
+            && state.alerts.values().zip(&self.at).all(|(alert, &at)| self.list[at] == *alert);
+        if !same {
+            let alerts: Vec<&Alert> = state.alerts.values().collect();
+            let mut order: Vec<usize> = (0..alerts.len()).collect();
+            order.sort_by_key(|&i| (!alerts[i].firing(), std::cmp::Reverse(alerts[i].severity), alerts[i].active_at));
+            let mut at = vec![0; order.len()];
+            for (place, &i) in order.iter().enumerate() {
+                at[i] = place;
+            }
+            self.list = Arc::new(order.iter().map(|&i| alerts[i].clone()).collect());
+            self.at = at;
+        }
+        self.list.clone()
+    }
 }
 
 #[cfg(test)]
@@ -492,6 +520,44 @@ mod tests {
 
     fn scrape(board: &Arc<Board>) -> String {
         String::from_utf8(crate::web::metrics::current(board).plain().to_vec()).unwrap()
+    }
+
+    /// The alerts are listed again when not one changed, and anew, in the pages' order, when
+    /// one did.
+    #[test]
+    fn the_alerts_are_listed_anew_only_when_one_changed() {
+        let alert = |key: &str, firing: bool, severity: crate::rules::Severity, minute: i64| {
+            let mut a = crate::notify::payload::tests::alert();
+            a.severity = severity;
+            a.active_at = Timestamp::from_second(1_800_000_000 + 60 * minute).unwrap();
+            a.fired_at = firing.then_some(a.active_at);
+            a.summary = key.into();
+            (key.to_string(), a)
+        };
+        use crate::rules::Severity::{Critical, Notice, Warning};
+        let mut state = RuleState::default();
+        state.alerts.extend([
+            alert("a", false, Critical, 0),
+            alert("b", true, Notice, 1),
+            alert("c", true, Warning, 3),
+            alert("d", true, Warning, 2),
+        ]);
+        let summaries = |list: &[Alert]| list.iter().map(|a| a.summary.clone()).collect::<Vec<_>>();
+        let mut shown = Shown::default();
+        let first = shown.of(&state);
+        assert_eq!(summaries(&first), ["d", "c", "b", "a"], "firing first, the most severe, the oldest");
+        assert!(Arc::ptr_eq(&first, &shown.of(&state)), "nothing changed: the same list");
+        // One alert changes: listed anew, in order.
+        state.alerts.get_mut("a").unwrap().fired_at = Some(Timestamp::from_second(1_800_000_600).unwrap());
+        let second = shown.of(&state);
+        assert!(!Arc::ptr_eq(&first, &second));
+        assert_eq!(summaries(&second), ["a", "d", "c", "b"]);
+        // One goes, one comes: the same number of alerts, not the same alerts.
+        state.alerts.remove("b");
+        state.alerts.extend([alert("e", false, Notice, 5)]);
+        assert_eq!(summaries(&shown.of(&state)), ["a", "d", "c", "e"]);
+        state.alerts.clear();
+        assert!(shown.of(&state).is_empty());
     }
 
     /// A cycle taken on a change (watch mode) is judged and shown like any cycle, but is no
