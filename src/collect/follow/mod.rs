@@ -115,6 +115,8 @@ pub struct Follower {
     /// What the last interval cycle read of `/version`, taken again by the cycles between
     /// intervals.
     version: Mutex<Option<Result<super::version::Version, ReadError>>>,
+    /// The collections whose last list came from their store: in the store's order.
+    from_stores: Mutex<std::collections::HashSet<Collection>>,
 }
 
 impl Drop for Follower {
@@ -177,6 +179,7 @@ impl Follower {
             tasks: Vec::new(),
             ignored: options.ignored_namespaces.clone(),
             version: Mutex::new(None),
+            from_stores: Mutex::default(),
         };
         let skip = field_selector(None, &options.ignored_namespaces);
         // The core and the APIServices, each with its record (the kinds follow from the
@@ -278,11 +281,22 @@ impl super::Source for Follower {
 
     async fn list<T: Followed>(&self, c: Collection, selector: Option<&str>, how: ReadOptions) -> ReadList<T> {
         let read = async { read::<T>(&self.shared.fetcher, c, selector, false).await.map(|(items, _)| items) };
+        let from_store = |yes: bool| {
+            let mut from = self.from_stores.lock().unwrap_or_else(|e| e.into_inner());
+            if yes { from.insert(c) } else { from.remove(&c) }
+        };
+        from_store(false);
         let Some(store) = self.store::<T>(c) else { return read.await.map(|items| (items, None)) };
         if let Some(taken) = store.take(self.shared.interval()).await {
+            from_store(taken.is_ok());
             return taken.map(|items| (items, None));
         }
         once_an_interval(store.last_read(), how, read).await.map(|items| (items, None))
+    }
+
+    /// A store keeps its records by namespace and name, each once (`store::Key`).
+    fn in_order(&self, c: Collection) -> bool {
+        self.from_stores.lock().unwrap_or_else(|e| e.into_inner()).contains(&c)
     }
 
     async fn version(&self, how: ReadOptions) -> Result<(super::version::Version, Option<Box<RawValue>>), ReadError> {
