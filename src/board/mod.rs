@@ -74,7 +74,7 @@ pub struct ClusterView {
     pub cycle_duration: Duration,
     pub stats: Vec<CollectionStat>,
     /// Active alerts, pending and firing: firing first, then the most severe, then the oldest.
-    pub alerts: Arc<Vec<Alert>>,
+    pub alerts: Alerts,
     /// The `dumbmonit_k8s_` object series of the last good cycle, rendered and compressed once
     /// for /metrics.
     pub objects: Arc<Vec<Packed>>,
@@ -167,13 +167,17 @@ pub enum NotStored {
     State(#[from] StateError),
 }
 
+/// A cluster's active alerts as the board shows them, each shared with the list before it while
+/// it does not change (a cycle that changes one alert of many copies none of the others).
+pub type Alerts = Arc<Vec<Arc<Alert>>>;
+
 /// One cycle of a cluster as the board shows it: written at once, so that the pages, the API
 /// and /metrics show either the last cycle or this one, never half of each.
 pub struct Publication {
     pub time: Timestamp,
     pub duration: Duration,
     pub stats: Vec<CollectionStat>,
-    pub alerts: Arc<Vec<Alert>>,
+    pub alerts: Alerts,
     /// A good cycle's health; None for a failed one (the last good health stays).
     pub health: Option<Arc<Health>>,
     /// Why a failed cycle failed.

@@ -47,7 +47,7 @@ impl Views {
     }
 
     /// A cluster's alerts and last cycle as saved, shown until its first cycle here.
-    pub fn restored(&self, name: &str, alerts: Arc<Vec<Alert>>, last_cycle: Option<Timestamp>, period: Duration) {
+    pub fn restored(&self, name: &str, alerts: super::Alerts, last_cycle: Option<Timestamp>, period: Duration) {
         self.update(name, |v| {
             v.alerts = alerts;
             v.last_cycle = v.last_cycle.or(last_cycle);
@@ -179,7 +179,10 @@ impl Views {
     pub(super) fn alert_and_period(&self, print: &str) -> Option<(String, Alert, Duration)> {
         let views = self.clusters.read().expect("board lock");
         views.iter().find_map(|c| {
-            c.alerts.iter().find(|a| fingerprint(&a.labels) == print).map(|a| (c.name.clone(), a.clone(), c.period))
+            c.alerts
+                .iter()
+                .find(|a| fingerprint(&a.labels) == print)
+                .map(|a| (c.name.clone(), Alert::clone(a), c.period))
         })
     }
 
@@ -194,7 +197,7 @@ impl Views {
                     .map(|a| {
                         let mut a = a.clone();
                         if fingerprint(&a.labels) == print {
-                            a.acknowledged = Some(ack.clone());
+                            Arc::make_mut(&mut a).acknowledged = Some(ack.clone());
                         }
                         a
                     })
@@ -209,7 +212,7 @@ impl Views {
 /// A cycle's alerts, with the acknowledgements the view shows kept on the alerts they were made
 /// for (same labels, same firing). A cycle takes the acknowledgements made before it began; one
 /// made while it ran is taken by the next, and until then the view, not the cycle, holds it.
-fn still_acknowledged(shown: &[Alert], cycled: Arc<Vec<Alert>>) -> Arc<Vec<Alert>> {
+fn still_acknowledged(shown: &[Arc<Alert>], cycled: super::Alerts) -> super::Alerts {
     let acks: HashMap<String, (Timestamp, &Acknowledgement)> = shown
         .iter()
         .filter_map(|a| a.acknowledged.as_ref().map(|ack| (fingerprint(&a.labels), (a.active_at, ack))))
@@ -222,7 +225,7 @@ fn still_acknowledged(shown: &[Alert], cycled: Arc<Vec<Alert>>) -> Arc<Vec<Alert
         if let Some((active_at, ack)) = acks.get(&fingerprint(&a.labels))
             && *active_at == a.active_at
         {
-            a.acknowledged = Some((*ack).clone());
+            Arc::make_mut(a).acknowledged = Some((*ack).clone());
         }
     }
     Arc::new(alerts)
@@ -257,14 +260,15 @@ mod tests {
     #[test]
     fn an_acknowledgement_made_while_a_cycle_ran_stays_shown_on_its_firing_only() {
         let (t0, t1) = (Timestamp::from_second(1_000).unwrap(), Timestamp::from_second(2_000).unwrap());
-        let shown = [alert("a", t0, Some("admin")), alert("b", t0, Some("ops")), alert("c", t0, None)];
+        let shown = [alert("a", t0, Some("admin")), alert("b", t0, Some("ops")), alert("c", t0, None)].map(Arc::new);
         // The cycle began before the acknowledgements: it has none. Pod b fired anew since.
-        let cycled = Arc::new(vec![alert("a", t0, None), alert("b", t1, None), alert("c", t0, None)]);
+        let cycled =
+            Arc::new([alert("a", t0, None), alert("b", t1, None), alert("c", t0, None)].map(Arc::new).to_vec());
         let kept = still_acknowledged(&shown, cycled);
         let by: Vec<_> = kept.iter().map(|a| a.acknowledged.as_ref().map(|k| k.by.as_str())).collect();
         assert_eq!(by, [Some("admin"), None, None]);
         // What the cycle holds wins over what is shown.
-        let cycled = Arc::new(vec![alert("a", t0, Some("rules"))]);
+        let cycled = Arc::new(vec![Arc::new(alert("a", t0, Some("rules")))]);
         assert_eq!(still_acknowledged(&shown, cycled)[0].acknowledged.as_ref().unwrap().by, "rules");
     }
 }
