@@ -101,6 +101,33 @@ async fn list_and_watch_agree_through_changes_relists_and_broken_streams() {
     follower.cycle(&cycle, now).await.result.unwrap();
     assert_eq!(versions(), before + 1, "read at the interval");
     assert_eq!(usage(), usage_before + 2, "nodes' and pods' usage read at the interval");
+
+    // Nor what the Pending claims wait for, nor the Services and EndpointSlices behind the
+    // webhooks: read at each interval, taken again between.
+    let mut c = scenario::coverage(now);
+    scenario::claim_waits(&mut c, now);
+    h.sim.set_cluster(c);
+    agreed("claims and webhooks", &connected, &follower, &cycle, &mut rules).await;
+    let claim_events = || {
+        let events = h.sim.requests().into_iter().filter(|r| r.path == "/api/v1/events");
+        events.filter(|r| r.query.contains("PersistentVolumeClaim")).count()
+    };
+    let backends = || {
+        let paths = h.sim.requests().into_iter().map(|r| r.path);
+        paths.filter(|p| p.ends_with("/services") || p.ends_with("/endpointslices")).count()
+    };
+    let interval = follower.cycle(&cycle, now).await.result.unwrap();
+    let (claims_before, backends_before) = (claim_events(), backends());
+    assert!(!interval.extras.claim_events.is_empty(), "what the claims wait for, read");
+    assert!(interval.extras.services.read().is_some_and(|s| !s.is_empty()), "{:?}", interval.extras.services);
+    let between = follower.cycle(&CycleOptions { between: true, ..cycle.clone() }, now).await.result.unwrap();
+    assert_eq!((claim_events(), backends()), (claims_before, backends_before), "nothing read between intervals");
+    assert_eq!(between.extras.claim_events, interval.extras.claim_events, "taken as the interval read them");
+    assert_eq!(between.extras.services, interval.extras.services);
+    assert_eq!(between.extras.endpointslices, interval.extras.endpointslices);
+    follower.cycle(&cycle, now).await.result.unwrap();
+    assert_eq!(claim_events(), claims_before + 1, "read again at the interval");
+    assert!(backends() > backends_before, "read again at the interval");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

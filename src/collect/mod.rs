@@ -230,6 +230,15 @@ pub struct Cycle {
     pub recording: Option<Recording>,
 }
 
+/// What a cycle reads of the server besides the collections, when it needs it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum ServerRead {
+    /// The events that say what the Pending claims wait for.
+    ClaimEvents,
+    /// The Services and EndpointSlices behind the admission webhooks.
+    Backends,
+}
+
 /// How a cycle reads each collection from its [`Source`].
 #[derive(Clone, Copy, Debug, Default)]
 pub struct ReadOptions {
@@ -334,6 +343,18 @@ pub trait Source: Sync {
         Vec::new()
     }
 
+    /// A read of the server itself beside the collections: by default `read`, at every cycle.
+    /// A watch's cycles between intervals take it as the last interval cycle made it, as they
+    /// take `/version`, so that a cycle on a change reads nothing of the server.
+    fn each_interval<T: Clone + Send + 'static>(
+        &self,
+        _what: ServerRead,
+        _how: ReadOptions,
+        read: impl Future<Output = T> + Send,
+    ) -> impl Future<Output = T> + Send {
+        read
+    }
+
     /// Whether the last list of `c` this source gave holds its objects in their canonical order
     /// (namespace, then name), each once: a cycle then does not check the order again (at
     /// 10,000 pods, that check was a tenth of a cycle taken from a watch's stores).
@@ -434,7 +455,13 @@ pub async fn run<S: Source>(source: &S, options: &CycleOptions, now: Timestamp) 
     );
     // What a Pending claim waits for: one List more, in a cycle that has one.
     let pending = pvcs.1.as_ref().is_ok_and(|(claims, _)| claims.iter().any(|c| c.phase == "Pending"));
-    let claim_events = if pending { read_claim_events(f, sc).await } else { Vec::new() };
+    let claim_events = async {
+        match pending {
+            true => read_claim_events(f, sc).await,
+            false => Vec::new(),
+        }
+    };
+    let claim_events = s.each_interval(ServerRead::ClaimEvents, rec, claim_events).await;
     // Whether the namespaces in which nothing at all was found exist (after the lists: only for
     // those, so that a namespace that has objects costs no request more).
     let not_found = match sc {
@@ -593,7 +620,10 @@ async fn read_optional<S: Source>(
         r.extend(read.recorded);
         (read.put)(&mut extras);
     }
-    read_backends(f, &mut extras, st).await;
+    let (services, endpointslices, backend_stats) =
+        s.each_interval(ServerRead::Backends, rec, read_backends(f, &extras)).await;
+    (extras.services, extras.endpointslices) = (services, endpointslices);
+    stats.extend(backend_stats);
     (extras, recorded, stats)
 }
 
@@ -618,20 +648,26 @@ async fn read_claim_events(f: &Fetcher, sc: Option<&scope::Scope>) -> Vec<Event>
 /// The webhooks' Services and EndpointSlices, listed in the namespaces those Services live in
 /// (each namespace's two Lists in parallel), once the webhooks are read; not asked when no
 /// webhook names a Service.
-async fn read_backends(f: &Fetcher, extras: &mut Extras, stats: &mut Vec<CollectionStat>) {
+async fn read_backends(f: &Fetcher, extras: &Extras) -> Backends {
     let validating = extras.validatingwebhookconfigurations.read().into_iter().flatten().map(|v| &v.0);
     let mutating = extras.mutatingwebhookconfigurations.read().into_iter().flatten().map(|m| &m.0);
     let namespaces = backends::namespaces(validating.chain(mutating));
     // Not filtered by the ignored namespaces: a webhook in one stops changes everywhere.
-    let Some(scope) = scope::Scope::new(&namespaces, &[]) else { return };
+    let Some(scope) = scope::Scope::new(&namespaces, &[]) else {
+        return (Optional::Skipped, Optional::Skipped, Vec::new());
+    };
     let (services, slices) = tokio::join!(
         timed(backends::SERVICES, scope.list::<backends::Service>(f, backends::SERVICES, None)),
         timed(backends::ENDPOINTSLICES, scope.list::<backends::EndpointSlice>(f, backends::ENDPOINTSLICES, None)),
     );
-    let mut none = Vec::new();
-    extras.services = kept_optional(backends::SERVICES, Some(services), stats, &mut none);
-    extras.endpointslices = kept_optional(backends::ENDPOINTSLICES, Some(slices), stats, &mut none);
+    let (mut none, mut stats) = (Vec::new(), Vec::new());
+    let services = kept_optional(backends::SERVICES, Some(services), &mut stats, &mut none);
+    let slices = kept_optional(backends::ENDPOINTSLICES, Some(slices), &mut stats, &mut none);
+    (services, slices, stats)
 }
+
+/// The webhooks' Services and EndpointSlices as read, and how their reads went.
+type Backends = (Optional<Vec<backends::Service>>, Optional<Vec<backends::EndpointSlice>>, Vec<CollectionStat>);
 
 /// What one of the registry's kinds read, ready to take its place in the cycle: its stat
 /// (when it has one), what to record of it, and its outcome to put into the extras.

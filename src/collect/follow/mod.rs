@@ -117,6 +117,9 @@ pub struct Follower {
     version: Mutex<Option<Result<super::version::Version, ReadError>>>,
     /// The collections whose last list came from their store: in the store's order.
     from_stores: Mutex<std::collections::HashSet<Collection>>,
+    /// What the last interval cycle read of the server besides the collections, taken again by
+    /// the cycles between intervals.
+    server_reads: Mutex<HashMap<super::ServerRead, Box<dyn std::any::Any + Send>>>,
 }
 
 impl Drop for Follower {
@@ -180,6 +183,7 @@ impl Follower {
             ignored: options.ignored_namespaces.clone(),
             version: Mutex::new(None),
             from_stores: Mutex::default(),
+            server_reads: Mutex::default(),
         };
         let skip = field_selector(None, &options.ignored_namespaces);
         // The core and the APIServices, each with its record (the kinds follow from the
@@ -292,6 +296,23 @@ impl super::Source for Follower {
             return taken.map(|items| (items, None));
         }
         once_an_interval(store.last_read(), how, read).await.map(|items| (items, None))
+    }
+
+    async fn each_interval<T: Clone + Send + 'static>(
+        &self,
+        what: super::ServerRead,
+        how: ReadOptions,
+        read: impl Future<Output = T> + Send,
+    ) -> T {
+        if how.between {
+            let kept = lock(&self.server_reads).get(&what).and_then(|k| k.downcast_ref::<T>()).cloned();
+            if let Some(kept) = kept {
+                return kept;
+            }
+        }
+        let read = read.await;
+        lock(&self.server_reads).insert(what, Box::new(read.clone()));
+        read
     }
 
     /// A store keeps its records by namespace and name, each once (`store::Key`).
