@@ -179,6 +179,7 @@ impl Snapshot {
 /// Orders objects by (namespace, name) and keeps one of each. A List never holds an object
 /// twice, but a misbehaving server or proxy that repeats items across pages would otherwise
 /// make one pod count twice.
+///
 /// A list its source gives `in_order` is left as it is (checked in debug builds).
 fn once_each<T>(items: &mut Vec<T>, in_order: bool, key: impl Fn(&T) -> (&str, &str)) {
     if in_order {
@@ -455,12 +456,7 @@ pub async fn run<S: Source>(source: &S, options: &CycleOptions, now: Timestamp) 
     );
     // What a Pending claim waits for: one List more, in a cycle that has one.
     let pending = pvcs.1.as_ref().is_ok_and(|(claims, _)| claims.iter().any(|c| c.phase == "Pending"));
-    let claim_events = async {
-        match pending {
-            true => read_claim_events(f, sc).await,
-            false => Vec::new(),
-        }
-    };
+    let claim_events = async { if pending { read_claim_events(f, sc).await } else { Vec::new() } };
     let claim_events = s.each_interval(ServerRead::ClaimEvents, rec, claim_events).await;
     // Whether the namespaces in which nothing at all was found exist (after the lists: only for
     // those, so that a namespace that has objects costs no request more).

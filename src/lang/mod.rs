@@ -85,11 +85,11 @@ impl Lang {
 
     /// A message kept for later (an alert's summary), in this language.
     pub fn say(self, m: &Message) -> String {
+        if let Some(text) = m.text() {
+            return text.to_string();
+        }
         if m.id == VERBATIM {
-            return m.args.iter().find(|(k, _)| k == "text").map_or_else(String::new, |(_, v)| match v {
-                Arg::Text(t) => t.clone(),
-                _ => String::new(),
-            });
+            return String::new();
         }
         if m.id == LIST {
             let sep = m.args.iter().find_map(|(k, v)| match v {

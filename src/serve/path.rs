@@ -19,7 +19,7 @@ use jiff::{SignedDuration, Timestamp};
 use tokio::sync::Notify;
 
 use super::events::Said;
-use crate::board::{AgentView, Board, Publication, Timings};
+use crate::board::{AgentView, Alerts, Board, Publication, Timings};
 use crate::clock::{Clock, words};
 use crate::collect::reader::{self, Unreadable};
 use crate::collect::{self, CollectionStat};
@@ -426,7 +426,7 @@ fn commit(shared: &Shared, name: &str, state: &RuleState, d: &Derived) {
 }
 
 /// Step 3: one write of the board.
-fn publish(board: &Board, name: &str, alerts: crate::board::Alerts, d: Derived) {
+fn publish(board: &Board, name: &str, alerts: Alerts, d: Derived) {
     board.views().publish(
         name,
         Publication {
@@ -461,13 +461,13 @@ fn late_note(mut t: Transition, late: SignedDuration) -> Transition {
 /// twentieth of a cycle).
 #[derive(Default)]
 struct Shown {
-    list: crate::board::Alerts,
+    list: Alerts,
     by_key: Vec<(String, Arc<Alert>)>,
 }
 
 impl Shown {
     /// The state's alerts as the pages list them.
-    fn of(&mut self, state: &RuleState) -> crate::board::Alerts {
+    fn of(&mut self, state: &RuleState) -> Alerts {
         let mut last = std::mem::take(&mut self.by_key).into_iter().peekable();
         let mut changed = false;
         let mut by_key = Vec::with_capacity(state.alerts.len());

@@ -286,7 +286,7 @@ impl super::Source for Follower {
     async fn list<T: Followed>(&self, c: Collection, selector: Option<&str>, how: ReadOptions) -> ReadList<T> {
         let read = async { read::<T>(&self.shared.fetcher, c, selector, false).await.map(|(items, _)| items) };
         let from_store = |yes: bool| {
-            let mut from = self.from_stores.lock().unwrap_or_else(|e| e.into_inner());
+            let mut from = lock(&self.from_stores);
             if yes { from.insert(c) } else { from.remove(&c) }
         };
         from_store(false);
@@ -317,7 +317,7 @@ impl super::Source for Follower {
 
     /// A store keeps its records by namespace and name, each once (`store::Key`).
     fn in_order(&self, c: Collection) -> bool {
-        self.from_stores.lock().unwrap_or_else(|e| e.into_inner()).contains(&c)
+        lock(&self.from_stores).contains(&c)
     }
 
     async fn version(&self, how: ReadOptions) -> Result<(super::version::Version, Option<Box<RawValue>>), ReadError> {
