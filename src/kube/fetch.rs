@@ -377,6 +377,14 @@ impl Watch {
             if let Some(frame) = self.split_frame()? {
                 return Ok(Some(frame));
             }
+            // A watch waits long between events; a burst (a streaming list's first events) grew
+            // its buffer, which a stream then held as long as it stayed open (thousands of
+            // clusters, each with some ten watches).
+            // Emptied by split events, it still holds that burst's allocation, whatever its
+            // capacity says: let it go.
+            if self.buffer.is_empty() {
+                self.buffer = bytes::BytesMut::new();
+            }
             match self.body.frame().await {
                 None if self.protobuf && self.buffer.is_empty() => return Ok(None),
                 None if self.protobuf => return Ok(Some(Frame::Protobuf(std::mem::take(&mut self.buffer).freeze()))),
@@ -569,6 +577,26 @@ where
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A burst of events (a streaming list's first) grows a watch's buffer; once they are all
+    /// taken, the watch waits for the next with a small one.
+    #[tokio::test]
+    async fn a_watch_waits_for_its_next_event_without_the_buffer_of_a_burst() {
+        let line = format!("{{\"type\":\"ADDED\",\"object\":{{\"pad\":\"{}\"}}}}\n", "x".repeat(1000));
+        let mut watch = Watch {
+            body: kube::client::Body::from(line.repeat(100).into_bytes()),
+            buffer: bytes::BytesMut::new(),
+            host: "h".into(),
+            protobuf: false,
+        };
+        for _ in 0..100 {
+            assert!(matches!(watch.next_frame().await, Ok(Some(Frame::Json(f))) if f.len() == line.len() - 1));
+        }
+        // Every event taken, the burst's allocation was the buffer's alone, which could take the
+        // next events into it, and kept it while the stream stayed open.
+        assert!(watch.next_frame().await.unwrap().is_none());
+        assert!(!watch.buffer.try_reclaim(50_000), "a waiting watch holds no burst's buffer");
+    }
 
     #[test]
     fn status_bodies_become_failures() {
