@@ -380,11 +380,10 @@ impl Watch {
             if let Some(frame) = self.split_frame()? {
                 return Ok(Some(frame));
             }
-            // A watch waits long between events; a burst (a streaming list's first events) grew
-            // its buffer, which a stream then held as long as it stayed open (thousands of
-            // clusters, each with some ten watches).
-            // Emptied by split events, it still holds that burst's allocation, whatever its
-            // capacity says: let it go.
+            // Every event taken, the buffer goes before the wait for more: emptied by the events
+            // split off it, it still holds the allocation a burst grew (a streaming list's first
+            // events), whatever its capacity says, and a watch waits long (some ten of them a
+            // cluster, for as long as each stream stays open).
             if self.buffer.is_empty() {
                 self.buffer = bytes::BytesMut::new();
             }

@@ -66,19 +66,21 @@ impl SeriesKept {
 
 /// About how many pods a piece of the pods' families holds.
 const PIECE_PODS: u64 = 32;
-/// Up to this many pods, the pods' families are one piece: compressed whole, a fragment each,
-/// as a small cluster's always were (in pieces, 5,000 clusters of 100 pods held a seventh more
-/// of compressed series, and their /metrics took longer to join).
+/// Up to this many pods, the pods' families are written whole and compressed a fragment each
+/// when their text changed, as a small cluster's always were, and no pod is kept for the next
+/// cycle: in pieces, 5,000 clusters of 100 pods held a seventh more of compressed series and
+/// their /metrics took longer to join, and in list mode each cluster would keep its healthy pods'
+/// judgements from one cycle to the next only for this.
 const ONE_PIECE: usize = 128;
 
 /// The pods' families in pieces of some tens of pods, each piece compressed on its own and kept
 /// while its pods are the same: a cycle in which one pod of 500 changed renders and compresses
 /// the piece that pod is in, not every pod's series (on the real API server at 10,000 pods, that
-/// was a fifth of a cycle on a change). A piece ends after a pod whose names hash to the last of
+/// was a fifth of a cycle on a change). A piece ends after a pod whose names hash to one of
 /// [`PIECE_PODS`] values, so where pieces end depends on the pods listed, not on where the list
 /// starts: a pod that comes, goes or changes changes the piece it is in (or the two it cuts),
 /// not the others. The text is the same however the pods are cut: a family's pieces follow one
-/// another.
+/// another. Up to [`ONE_PIECE`] pods, the families are written whole by the cluster's packer.
 #[derive(Default)]
 struct PodSeries {
     /// The hash that cuts the pods: keyed by this process, so a cluster cannot name its pods to
@@ -100,15 +102,19 @@ struct Piece {
 
 impl PodSeries {
     /// The fragments of the pods' families over `pods`, family after family, each family's in
-    /// the pods' order.
-    fn packed(&mut self, pods: &[std::sync::Arc<PodHealth>], lead: (&str, &str)) -> Vec<Packed> {
+    /// the pods' order; up to [`ONE_PIECE`] pods, written whole by `packer` (started).
+    fn packed(&mut self, packer: &mut Packer, pods: &[std::sync::Arc<PodHealth>], lead: (&str, &str)) -> Vec<Packed> {
         use std::hash::BuildHasher;
         (self.compressed, self.kept) = (0, 0);
+        if pods.len() <= ONE_PIECE {
+            self.last = Default::default();
+            return plain(packer, lead, |f| apply::<PodHealth>(objects::PODS, pods.iter().map(|p| &**p), f));
+        }
         let mut last = std::mem::take(&mut self.last);
         let mut pieces = Vec::new();
         let mut start = 0;
         for (i, p) in pods.iter().enumerate() {
-            let ends = pods.len() > ONE_PIECE && self.keys.hash_one((&p.namespace, &p.name)) % PIECE_PODS == 0;
+            let ends = self.keys.hash_one((&p.namespace, &p.name)) % PIECE_PODS == 0;
             if ends || i + 1 == pods.len() {
                 let these = &pods[start..=i];
                 let key = (these[0].namespace.clone(), these[0].name.clone());
@@ -203,7 +209,7 @@ fn object_series(cluster: &str, h: &Health, kept: &mut SeriesKept) -> Vec<Packed
     packer.start();
     let mut out = plain(packer, lead, |f| apply(objects::CLUSTER, std::iter::once(h), f));
     out.extend(nodes.packed(objects::NODES, &h.nodes, lead));
-    out.extend(pods.packed(&h.pods[..h.pods.len().min(POD_SERIES_LIMIT)], lead));
+    out.extend(pods.packed(packer, &h.pods[..h.pods.len().min(POD_SERIES_LIMIT)], lead));
     out.extend(workloads.packed(objects::WORKLOADS, &h.workloads, lead));
     out.extend(pvcs.packed(objects::PVCS, &h.pvcs, lead));
     out.extend(plain(packer, lead, |f| {
@@ -371,7 +377,7 @@ mod tests {
     fn a_change_to_one_pod_compresses_its_piece_of_the_pods_series_alone() {
         let mut series = PodSeries::default();
         let mut listed = pods(500);
-        let first = series.packed(&listed, ("cluster", "c"));
+        let first = series.packed(&mut Packer::default(), &listed, ("cluster", "c"));
         assert_eq!(gunzip(&first), at_once(&listed), "pieces write the families' text");
         // Four families have a sample of every pod; a piece without a pod being deleted has no
         // `pod_terminating_seconds`, and no pod is blocked.
@@ -382,7 +388,7 @@ mod tests {
 
         // Unchanged: every piece taken again, equal records or the same ones.
         listed[10] = std::sync::Arc::new((*listed[10]).clone());
-        let again = series.packed(&listed, ("cluster", "c"));
+        let again = series.packed(&mut Packer::default(), &listed, ("cluster", "c"));
         assert_eq!((series.compressed, series.kept), (0, fragments));
         assert_eq!(gunzip(&again), at_once(&listed));
 
@@ -390,7 +396,7 @@ mod tests {
         let mut changed = (*listed[250]).clone();
         changed.ready = false;
         listed[250] = std::sync::Arc::new(changed);
-        let one = series.packed(&listed, ("cluster", "c"));
+        let one = series.packed(&mut Packer::default(), &listed, ("cluster", "c"));
         assert!((families - 1..=families).contains(&series.compressed), "one piece: {}", series.compressed);
         assert_eq!(series.compressed + series.kept, fragments);
         assert_eq!(gunzip(&one), at_once(&listed));
@@ -401,19 +407,25 @@ mod tests {
         let mut new = (*listed[300]).clone();
         new.name = "api-0300a".into();
         listed.insert(301, std::sync::Arc::new(new));
-        let moved = series.packed(&listed, ("cluster", "c"));
+        let moved = series.packed(&mut Packer::default(), &listed, ("cluster", "c"));
         assert!(series.compressed <= 3 * families, "at most three pieces: {}", series.compressed);
         assert!(series.kept + 3 * families >= fragments, "kept {} of {fragments}", series.kept);
         assert_eq!(gunzip(&moved), at_once(&listed));
 
-        // A small cluster's pods are one piece: a fragment a family.
-        let mut small = PodSeries::default();
+        // A small cluster's pods are written whole by its packer, a fragment a family, and none
+        // of them is kept; the same text again is not compressed again.
         let few = pods(ONE_PIECE);
-        assert_eq!(gunzip(&small.packed(&few, ("cluster", "c"))), at_once(&few));
-        assert_eq!(small.compressed, families);
+        let mut packer = Packer::default();
+        for compressed in [families, 0] {
+            packer.start();
+            assert_eq!(gunzip(&series.packed(&mut packer, &few, ("cluster", "c"))), at_once(&few));
+            packer.finish();
+            assert_eq!((packer.compressed, series.compressed), (compressed, 0));
+            assert!(series.last.is_empty(), "no pod kept");
+        }
 
         // No pod: no family.
-        assert!(series.packed(&[], ("cluster", "c")).is_empty());
+        assert!(series.packed(&mut packer, &[], ("cluster", "c")).is_empty());
     }
 
     #[test]
