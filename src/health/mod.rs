@@ -319,6 +319,29 @@ pub struct PodHealth {
     pub why: Vec<Message>,
 }
 
+#[cfg(test)]
+impl PodHealth {
+    /// A Deployment's pod in `shop`, running and ready, for the tests of the rooms that read it.
+    pub fn running(name: &str) -> PodHealth {
+        PodHealth {
+            namespace: "shop".into(),
+            name: name.into(),
+            workload: "api".into(),
+            owner: crate::collect::pods::Owner::Deployment,
+            phase: "Running".into(),
+            ready: true,
+            crashlooping: false,
+            pending: false,
+            failed: false,
+            not_ready: false,
+            blocked: vec![],
+            restarts: 0,
+            terminating: None,
+            why: vec![],
+        }
+    }
+}
+
 impl PodHealth {
     /// Not ready (Running without its Ready condition, or of phase Unknown), with no other rule
     /// to say it: not a workload's pod (its workload's missing replicas say it), not a Job's,

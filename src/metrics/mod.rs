@@ -347,20 +347,8 @@ mod tests {
         (0..n)
             .map(|i| {
                 std::sync::Arc::new(PodHealth {
-                    namespace: "shop".into(),
-                    name: format!("api-{i:04}"),
-                    workload: "api".into(),
-                    owner: crate::collect::pods::Owner::Deployment,
-                    phase: "Running".into(),
-                    ready: true,
-                    crashlooping: false,
-                    pending: false,
-                    failed: false,
-                    not_ready: false,
-                    blocked: vec![],
-                    restarts: 0,
                     terminating: (i % 7 == 0).then_some(i as i64),
-                    why: vec![],
+                    ..PodHealth::running(&format!("api-{i:04}"))
                 })
             })
             .collect()

@@ -30,22 +30,7 @@ fn health(minute: i64) -> Health {
 }
 
 fn pod(name: &str, restarts: i64) -> PodHealth {
-    PodHealth {
-        namespace: "shop".into(),
-        name: name.into(),
-        workload: "api".into(),
-        owner: crate::collect::pods::Owner::Deployment,
-        phase: "Running".into(),
-        ready: true,
-        crashlooping: false,
-        pending: false,
-        failed: false,
-        not_ready: false,
-        blocked: vec![],
-        restarts,
-        terminating: None,
-        why: vec![],
-    }
+    PodHealth { restarts, ..PodHealth::running(name) }
 }
 
 fn node(name: &str, ready: bool) -> NodeHealth {
