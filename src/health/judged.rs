@@ -4,31 +4,45 @@
 //! A cycle taken from a watch's stores holds each pod as the record the store keeps (shared,
 //! not copied): a pod whose record is the very one of the cycle before (the same allocation,
 //! which the store replaces on any change) is unchanged. Its judgement is taken again when it
-//! needed nothing but the pod itself: no problem (a problem's why reads the events, and its
-//! ages the clock) and no deletion under way (a pod being deleted becomes stuck by the clock,
-//! and its why names its node). Any other pod is judged afresh, as in a full derivation, and
-//! [`super::assess_with`] without a `Judged` is that full derivation: the two give the same
-//! health, which the tests and `RUST_LOG=dumbmonit::serve=debug` compare.
+//! needed nothing but the pod and the newest event about it, and that event is the very one it
+//! was judged with (or there was none and is none): a pod with no deletion under way (a pod
+//! being deleted becomes stuck by the clock, and its why names its node). A healthy pod's
+//! judgement reads no event; a problem's why says the newest event about the pod (and a pending
+//! pod's says how it is scheduled only when there is none), and nothing else but the pod. Any
+//! other pod is judged afresh, as in a full derivation, and [`super::assess_with`] without a
+//! `Judged` is that full derivation: the two give the same health, which the tests and
+//! `RUST_LOG=dumbmonit::serve=debug` compare.
 //!
 //! The last cycle's pods are kept in the order a cycle has them (namespace, then name), so that
 //! finding a pod's prior is a walk beside them, not a lookup: an unchanged pod costs a compared
-//! address. The same walk finds the pods that came, went or changed, by which what the pods ask
-//! of each node ([`super::demand`]) is changed. Pods in another order would still be judged
-//! and added up right (a record is taken again only when its address is met, and every record
-//! passed over is taken away from the demand as every new one is added), only at more cost.
+//! address (and, with a problem, a looked-up event). The same walk finds the pods that came,
+//! went or changed, by which what the pods ask of each node ([`super::demand`]) is changed. Pods
+//! in another order would still be judged and added up right (a record is taken again only
+//! when its address is met, and every record passed over is taken away from the demand as every
+//! new one is added), only at more cost.
 
 use std::sync::Arc;
 
 use super::PodHealth;
 use super::demand::Demand;
-use crate::collect::Pod;
+use crate::collect::{Event, Pod};
 
 /// A pod of the last cycle: its record, and the judgement made of it when the next cycle may
 /// take it again.
-type Entry = (Arc<Pod>, Option<Arc<PodHealth>>);
+pub(super) type Entry = (Arc<Pod>, Option<Kept>);
 
-/// What the last cycle judged of each pod from the pod alone, and what its pods ask of each
-/// node.
+/// A judgement the next cycle may take again, with what it was made from besides the pod.
+#[derive(Clone)]
+pub(super) struct Kept {
+    health: Arc<PodHealth>,
+    problem: bool,
+    /// The newest event about the pod when it was judged (kept, so that its address is not
+    /// another event's while it is compared).
+    event: Option<Arc<Event>>,
+}
+
+/// What the last cycle judged of each pod from the pod and its newest event, and what its pods
+/// ask of each node.
 #[derive(Default)]
 pub struct Judged {
     /// The last cycle's pods, in their canonical order (namespace, name).
@@ -41,6 +55,15 @@ pub struct Judged {
     /// Pods judged afresh and taken again in the last cycle, for the debug log and the
     /// benchmarks.
     pub last: Judgements,
+}
+
+/// Whether the newest event about a pod is the one its judgement was made with.
+fn same_event(then: Option<&Arc<Event>>, now: Option<&Arc<Event>>) -> bool {
+    match (then, now) {
+        (None, None) => true,
+        (Some(a), Some(b)) => Arc::ptr_eq(a, b),
+        _ => false,
+    }
 }
 
 /// How a cycle's pods were judged.
@@ -100,24 +123,36 @@ impl Judged {
     }
 
     /// The judgement of `pod`, and whether it has a problem: the one kept when its prior has
-    /// one (it has none); otherwise `judge`'s, kept for the next cycle when it needed nothing but
-    /// the pod.
-    pub(super) fn judge(
+    /// one and the newest event about the pod (`newest`) is the one it was judged with;
+    /// otherwise `judge`'s, kept for the next cycle when it needed nothing but the pod and that
+    /// event.
+    pub(super) fn judge<'e>(
         &mut self,
         pod: Arc<Pod>,
         prior: Prior,
+        newest: impl Fn(&Pod) -> Option<&'e Arc<Event>>,
         judge: impl FnOnce(Pod) -> PodHealth,
     ) -> (Arc<PodHealth>, bool) {
-        if let Some((record, Some(health))) = prior {
-            self.last.again += 1;
-            self.next.push((record, Some(health.clone())));
-            return (health, false);
+        if let Some((record, Some(kept))) = prior {
+            // A healthy pod's judgement read no event: nothing to look up.
+            let same = !kept.problem || same_event(kept.event.as_ref(), newest(&record));
+            if same {
+                self.last.again += 1;
+                let taken = (kept.health.clone(), kept.problem);
+                self.next.push((record, Some(kept)));
+                return taken;
+            }
         }
         self.last.afresh += 1;
         let alone = pod.deletion().is_none();
         let health = Arc::new(judge(Pod::clone(&pod)));
         let problem = health.has_problem();
-        self.next.push((pod, (alone && !problem).then(|| health.clone())));
+        let kept = alone.then(|| Kept {
+            health: health.clone(),
+            problem,
+            event: if problem { newest(&pod).cloned() } else { None },
+        });
+        self.next.push((pod, kept));
         (health, problem)
     }
 

@@ -455,14 +455,16 @@ pub enum Grade {
 
 /// The newest Warning event about each object.
 struct EventIndex<'a> {
-    newest: HashMap<(&'a str, &'a str, &'a str), &'a Event>,
+    /// The newest event about each object, as the snapshot shares it (a followed cluster's
+    /// store keeps an event's record until the event changes).
+    newest: HashMap<(&'a str, &'a str, &'a str), &'a Arc<Event>>,
 }
 
 impl<'a> EventIndex<'a> {
     fn new(events: &'a [Arc<Event>]) -> EventIndex<'a> {
         // Sized once: growing it as the events come cost more than filling it.
-        let mut newest: HashMap<(&str, &str, &str), &Event> = HashMap::with_capacity(events.len());
-        for e in events.iter().map(|e| &**e) {
+        let mut newest: HashMap<(&str, &str, &str), &Arc<Event>> = HashMap::with_capacity(events.len());
+        for e in events {
             let key = (e.kind.as_str(), e.object_namespace.as_deref().unwrap_or(""), e.object_name.as_str());
             let entry = newest.entry(key).or_insert(e);
             if e.last_seen > entry.last_seen {
@@ -472,8 +474,13 @@ impl<'a> EventIndex<'a> {
         EventIndex { newest }
     }
 
-    fn about(&self, kind: &str, namespace: &str, name: &str) -> Option<&'a Event> {
+    /// The newest event about the object, as shared.
+    fn newest(&self, kind: &str, namespace: &str, name: &str) -> Option<&'a Arc<Event>> {
         self.newest.get(&(kind, namespace, name)).copied()
+    }
+
+    fn about(&self, kind: &str, namespace: &str, name: &str) -> Option<&'a Event> {
+        self.newest(kind, namespace, name).map(|e| &**e)
     }
 
     /// `Reason: message` of the newest Warning event about the object.
@@ -542,7 +549,7 @@ pub fn assess_judged(
         nodes.iter().filter(|n| !n.ready).map(|n| n.name.as_str()).collect();
     let judge = |p: Pod| pod_health(p, &events, s.time, &not_ready);
     // Problems first, then by namespace and name: the pods come in that second order, so each
-    // goes to its part as it is judged (a judgement taken again has no problem).
+    // goes to its part as it is judged.
     let mut pods: Vec<Arc<PodHealth>> = Vec::new();
     let mut healthy: Vec<Arc<PodHealth>> = Vec::with_capacity(raw_pods.len());
     let mut place = |h: Arc<PodHealth>, problem: bool| if problem { pods.push(h) } else { healthy.push(h) };
@@ -553,8 +560,9 @@ pub fn assess_judged(
             place(h, problem);
         }),
         Some((judged, priors)) => {
+            let newest = |p: &Pod| events.newest("Pod", &p.namespace, &p.name);
             raw_pods.into_iter().zip(priors).for_each(|(p, prior)| {
-                let (h, problem) = judged.judge(p, prior, judge);
+                let (h, problem) = judged.judge(p, prior, newest, judge);
                 place(h, problem);
             });
             judged.finish();

@@ -474,11 +474,38 @@ fn a_change_to_one_pod_judges_that_pod_alone() {
     // The nodes' families, among others, are as they were: not compressed again.
     let (compressed, kept) = watched.1.series.last();
     assert!(kept > 10 && compressed > 0, "kept {kept}, compressed {compressed}");
-    // Pod 3 is not ready now: judged again at each cycle, as a problem needs.
+    // Pod 3 is not ready now: a problem, whose judgement is kept while its record and the
+    // newest event about it are the same.
     let now = now + SignedDuration::from_secs(5);
     stores.apply(&Step::Bookmark, now);
     both_ways(&board, &mut full, &mut watched, &stores, now, true).unwrap();
+    assert_eq!(watched.1.judged.last, crate::health::judged::Judgements { afresh: 0, again: 10 });
+    // What the pages say of pod 3 (the same both ways: `both_ways` compares them).
+    let why = |stores: &Stores, now| {
+        let h = crate::health::assess(stores.snapshot(now));
+        let pod = h.pods.iter().find(|p| p.name == "p3").expect("pod 3").clone();
+        pod.why.iter().map(|m| crate::lang::Lang::En.say(m)).collect::<Vec<_>>().join("; ")
+    };
+    // An event about it: judged again, its why the event's.
+    let now = now + SignedDuration::from_secs(5);
+    stores.apply(&Step::Event { pod: 3, reason: 1 }, now);
+    both_ways(&board, &mut full, &mut watched, &stores, now, true).unwrap();
     assert_eq!(watched.1.judged.last, crate::health::judged::Judgements { afresh: 1, again: 9 });
+    assert!(why(&stores, now).contains("FailedMount: something about it (1)"), "{}", why(&stores, now));
+    // Another event about it, newer: judged again.
+    let now = now + SignedDuration::from_secs(5);
+    stores.apply(&Step::Event { pod: 3, reason: 2 }, now);
+    both_ways(&board, &mut full, &mut watched, &stores, now, true).unwrap();
+    assert_eq!(watched.1.judged.last, crate::health::judged::Judgements { afresh: 1, again: 9 });
+    assert!(why(&stores, now).contains("FailedScheduling: something about it (2)"), "{}", why(&stores, now));
+    // Kept again while nothing changes; judged again when the event goes.
+    stores.apply(&Step::Bookmark, now);
+    both_ways(&board, &mut full, &mut watched, &stores, now, true).unwrap();
+    assert_eq!(watched.1.judged.last, crate::health::judged::Judgements { afresh: 0, again: 10 });
+    stores.apply(&Step::EventDeleted { pod: 3 }, now);
+    both_ways(&board, &mut full, &mut watched, &stores, now, true).unwrap();
+    assert_eq!(watched.1.judged.last, crate::health::judged::Judgements { afresh: 1, again: 9 });
+    assert!(!why(&stores, now).contains("something about it"), "{}", why(&stores, now));
     // A relist makes every record new.
     stores.apply(&Step::Relisted { kind: 1 }, now);
     both_ways(&board, &mut full, &mut watched, &stores, now, true).unwrap();
