@@ -2,6 +2,7 @@
 //! there), usage per node and pod, HPAs that cannot scale.
 
 use std::collections::HashMap;
+use std::sync::Arc;
 
 use serde::Serialize;
 
@@ -206,7 +207,7 @@ fn unavailable_diagnosis(a: &ApiServiceHealth) -> String {
 /// in a replay); `memory` carries the leases' renewals and the HPAs' counts across cycles.
 pub fn assess(
     extras: Extras,
-    nodes: &mut [NodeHealth],
+    nodes: &mut [Arc<NodeHealth>],
     time: jiff::Timestamp,
     now: jiff::Timestamp,
     memory: &mut super::Memory,
@@ -280,12 +281,20 @@ pub fn assess(
         }
     }
 
-    if let Optional::Read(usage) = &extras.node_metrics {
-        for n in nodes.iter_mut() {
-            if let Some(u) = usage.iter().find(|u| u.name == n.name) {
-                n.usage_cpu = Some(u.cpu);
-                n.usage_memory = Some(u.memory);
-            }
+    // Each node's usage, or none (a node taken again from the last cycle may hold one): set
+    // on a copy of a node shared with the last cycle, and only where it differs.
+    let mut usage: HashMap<&str, &Usage> = HashMap::new();
+    if let Optional::Read(read) = &extras.node_metrics {
+        // The first of a name, should the API give it twice.
+        read.iter().for_each(|u| {
+            usage.entry(u.name.as_str()).or_insert(u);
+        });
+    }
+    for n in nodes.iter_mut() {
+        let (cpu, memory) = usage.get(n.name.as_str()).map_or((None, None), |u| (Some(u.cpu), Some(u.memory)));
+        if (n.usage_cpu, n.usage_memory) != (cpu, memory) {
+            let n = Arc::make_mut(n);
+            (n.usage_cpu, n.usage_memory) = (cpu, memory);
         }
     }
     if let Optional::Read(pods) = extras.pod_metrics {

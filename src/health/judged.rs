@@ -23,9 +23,10 @@
 
 use std::sync::Arc;
 
-use super::PodHealth;
 use super::demand::Demand;
-use crate::collect::{Event, Pod};
+use super::{EventIndex, NodeHealth, PodHealth};
+use crate::collect::quantity::Resources;
+use crate::collect::{Event, Node, Pod, Snapshot};
 
 /// A pod of the last cycle: its record, and the judgement made of it when the next cycle may
 /// take it again.
@@ -55,6 +56,23 @@ pub struct Judged {
     /// Pods judged afresh and taken again in the last cycle, for the debug log and the
     /// benchmarks.
     pub last: Judgements,
+    /// Whether the cycle being derived judges everything afresh.
+    afresh: bool,
+    /// The last cycle's nodes, by name, and the server's version they were judged with.
+    nodes: Vec<NodeKept>,
+    version: String,
+    /// Nodes judged afresh and taken again in the last cycle.
+    pub last_nodes: Judgements,
+}
+
+/// A node of the last cycle: its record and the rest of what its judgement read, and the
+/// judgement as the cycle left it (with its Ready changes and its usage).
+struct NodeKept {
+    record: Node,
+    /// What the pods ask of it, and how many they are.
+    asks: (Resources, u64),
+    event: Option<Arc<Event>>,
+    health: Arc<NodeHealth>,
 }
 
 /// Whether the newest event about a pod is the one its judgement was made with.
@@ -91,6 +109,7 @@ impl Judged {
     pub(super) fn start(&mut self, pods: &[Arc<Pod>], afresh: bool) -> Vec<Prior> {
         self.next = Vec::with_capacity(pods.len());
         self.last = Judgements::default();
+        self.afresh = afresh;
         let last = std::mem::take(&mut self.pods);
         if afresh {
             self.demand = Demand::of(pods);
@@ -156,9 +175,49 @@ impl Judged {
         (health, problem)
     }
 
-    /// Ends the cycle: its pods are the last cycle's of the next one.
-    pub(super) fn finish(&mut self) {
+    /// The cycle's nodes, after [`Judged::start`] (which changed what the pods ask of each):
+    /// each node's judgement taken again when its record, what its pods ask of it, the newest
+    /// event about it and the server's version are those it was judged with; otherwise judged
+    /// afresh. Ready changes and usage are set on them after (shared: changed on a copy).
+    pub(super) fn nodes(&mut self, s: &Snapshot, events: &EventIndex) -> Vec<Arc<NodeHealth>> {
+        self.last_nodes = Judgements::default();
+        let same_version = !self.afresh && self.version == s.version;
+        let mut last = std::mem::take(&mut self.nodes).into_iter().peekable();
+        let mut judged = Vec::with_capacity(s.nodes.len());
+        for n in &s.nodes {
+            // Nodes in name order (a snapshot's): those before it are gone.
+            while last.next_if(|k| k.record.name < n.name).is_some() {}
+            let asks = self.demand.on(&n.name);
+            let event = events.newest("Node", "", &n.name);
+            let prior = last
+                .next_if(|k| k.record.name == n.name)
+                .filter(|k| same_version && k.record == *n && k.asks == asks && same_event(k.event.as_ref(), event));
+            let kept = match prior {
+                Some(k) => {
+                    self.last_nodes.again += 1;
+                    k
+                }
+                None => {
+                    self.last_nodes.afresh += 1;
+                    let health = Arc::new(super::node_health(s, n, &self.demand, events));
+                    NodeKept { record: n.clone(), asks, event: event.cloned(), health }
+                }
+            };
+            judged.push(kept);
+        }
+        let healths = judged.iter().map(|k| k.health.clone()).collect();
+        self.nodes = judged;
+        self.version.clone_from(&s.version);
+        healths
+    }
+
+    /// Ends the cycle: its pods are the last cycle's of the next one, and its nodes' judgements
+    /// as it leaves them (with their Ready changes and usage) are taken again by the next.
+    pub(super) fn finish(&mut self, nodes: &[Arc<NodeHealth>]) {
         self.pods = std::mem::take(&mut self.next);
+        for (k, n) in self.nodes.iter_mut().zip(nodes) {
+            k.health = n.clone();
+        }
     }
 }
 

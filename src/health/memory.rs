@@ -5,6 +5,7 @@
 //! [`super::assess_with`] so that the health they get is final.
 
 use std::collections::HashMap;
+use std::sync::Arc;
 use std::time::Duration;
 
 use jiff::{SignedDuration, Timestamp};
@@ -38,20 +39,30 @@ pub fn within(now: Timestamp, t: Timestamp, window: Duration) -> bool {
 }
 
 impl Memory {
-    /// Counts each node's Ready changes within the flapping window into `ready_transitions`;
-    /// nodes that are gone are forgotten.
-    pub(super) fn nodes(&mut self, now: Timestamp, nodes: &mut [NodeHealth]) {
-        let mut readiness = HashMap::with_capacity(nodes.len());
-        for n in nodes {
-            let (last, mut changes) = self.readiness.remove(&n.name).unwrap_or((n.ready, Vec::new()));
-            if last != n.ready {
+    /// Counts each node's Ready changes within the flapping window into `ready_transitions`
+    /// (a node shared with the last cycle is changed on a copy, and only when its count
+    /// changes); nodes that are gone are forgotten.
+    pub(super) fn nodes(&mut self, now: Timestamp, nodes: &mut [Arc<NodeHealth>]) {
+        for n in nodes.iter_mut() {
+            let (last, changes) = match self.readiness.get_mut(&n.name) {
+                Some(seen) => seen,
+                None => self.readiness.entry(n.name.clone()).or_insert((n.ready, Vec::new())),
+            };
+            if *last != n.ready {
                 changes.push(now);
+                *last = n.ready;
             }
             changes.retain(|t| within(now, *t, FLAPPING_WINDOW));
-            n.ready_transitions = changes.len() as u32;
-            readiness.insert(n.name.clone(), (n.ready, changes));
+            let transitions = changes.len() as u32;
+            if n.ready_transitions != transitions {
+                Arc::make_mut(n).ready_transitions = transitions;
+            }
         }
-        self.readiness = readiness;
+        // A snapshot holds each node once: as many as it has, unless some are gone.
+        if self.readiness.len() != nodes.len() {
+            let present: std::collections::HashSet<&str> = nodes.iter().map(|n| n.name.as_str()).collect();
+            self.readiness.retain(|name, _| present.contains(name.as_str()));
+        }
     }
 
     /// Marks `rollout_stuck` (and says why, first) the StatefulSets and DaemonSets whose update

@@ -20,7 +20,7 @@ use serde::Serialize;
 
 use crate::collect::nodes::PRESSURE_CONDITIONS;
 use crate::collect::quantity::Resources;
-use crate::collect::{Event, Pod, Snapshot, WorkloadKind};
+use crate::collect::{Event, Node, Pod, Snapshot, WorkloadKind};
 use crate::lang::{Lang, Message};
 pub use memory::Memory;
 use why::{clean_line, exit_meaning, ours};
@@ -34,7 +34,8 @@ pub struct Health {
     pub time: Timestamp,
     pub version: String,
     pub counts: Counts,
-    pub nodes: Vec<NodeHealth>,
+    /// Shared with what a followed cluster keeps of its nodes' judgements.
+    pub nodes: Vec<Arc<NodeHealth>>,
     /// Every pod but the Succeeded ones: those with a problem first, each group by namespace
     /// then name. Shared with what a followed cluster keeps of its pods' judgements.
     pub pods: Vec<Arc<PodHealth>>,
@@ -85,7 +86,7 @@ pub struct Capacity {
 }
 
 impl Capacity {
-    fn of(nodes: &[NodeHealth], requested: &Resources) -> Capacity {
+    fn of(nodes: &[Arc<NodeHealth>], requested: &Resources) -> Capacity {
         let mut c = Capacity {
             cpu_requests: requested.cpu_requests,
             memory_requests: requested.memory_requests,
@@ -202,7 +203,7 @@ pub struct Counts {
     pub warning_events: u64,
 }
 
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct NodeHealth {
     pub name: String,
     pub ready: bool,
@@ -238,7 +239,7 @@ pub struct NodeHealth {
 }
 
 /// A taint that keeps pods off a node (`NoSchedule`) or evicts them (`NoExecute`).
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct NodeTaint {
     pub key: String,
     pub effect: String,
@@ -540,9 +541,15 @@ pub fn assess_judged(
         }
         None => (None, Some(demand::Demand::of(&raw_pods))),
     };
-    let demand = judged.as_ref().map_or_else(|| whole.as_ref().expect("added up"), |(j, _)| &j.demand);
-    let demand_total = demand.total();
-    let mut nodes = nodes(s, demand, &events);
+    let demand_total = judged.as_ref().map_or_else(|| whole.as_ref().expect("added up"), |(j, _)| &j.demand).total();
+    // Each node judged afresh, or (kept judgements) taken again when all it reads is the same.
+    let mut nodes: Vec<Arc<NodeHealth>> = match judged.as_mut() {
+        Some((judged, _)) => judged.nodes(s, &events),
+        None => {
+            let demand = whole.as_ref().expect("added up");
+            s.nodes.iter().map(|n| Arc::new(node_health(s, n, demand, &events))).collect()
+        }
+    };
     let pvcs = claims(s, &claim_users, &events, &raw_extras.claim_events);
     drop(claim_users);
     let not_ready: std::collections::HashSet<&str> =
@@ -553,6 +560,7 @@ pub fn assess_judged(
     let mut pods: Vec<Arc<PodHealth>> = Vec::new();
     let mut healthy: Vec<Arc<PodHealth>> = Vec::with_capacity(raw_pods.len());
     let mut place = |h: Arc<PodHealth>, problem: bool| if problem { pods.push(h) } else { healthy.push(h) };
+    let mut kept = None;
     match judged.take() {
         None => raw_pods.into_iter().for_each(|p| {
             let h = Arc::new(judge(Arc::unwrap_or_clone(p)));
@@ -565,7 +573,7 @@ pub fn assess_judged(
                 let (h, problem) = judged.judge(p, prior, newest, judge);
                 place(h, problem);
             });
-            judged.finish();
+            kept = Some(judged);
         }
     }
     let problems = pods.len();
@@ -577,6 +585,9 @@ pub fn assess_judged(
     let counts = Counts::of(&nodes, &pods, &workloads, &pvcs, warning_events);
 
     let extras = extras::assess(raw_extras, &mut nodes, s.time, now, memory);
+    if let Some(judged) = kept {
+        judged.finish(&nodes);
+    }
     let manager_stopped = extras.control_plane.iter().flatten().any(|c| c.down && c.component == plane::COMPONENTS[0]);
     if manager_stopped {
         workloads.iter_mut().for_each(|w| w.controller_stopped = true);
@@ -619,78 +630,69 @@ fn claim_users(pods: &[Arc<Pod>]) -> ClaimUsers<'_> {
     users
 }
 
-/// Each node: ready or not and why, its pressure, its kubelet's skew, what its pods ask.
-fn nodes(s: &Snapshot, demand: &demand::Demand, events: &EventIndex) -> Vec<NodeHealth> {
+/// A node: ready or not and why, its pressure, its kubelet's skew, what its pods ask. It reads
+/// the node, the server's version, what the pods ask of the node and the newest event about it.
+fn node_health(s: &Snapshot, n: &Node, demand: &demand::Demand, events: &EventIndex) -> NodeHealth {
     let server_minor = minor_version(&s.version);
-    s.nodes
+    let ready = n.ready.as_deref() == Some("True");
+    let pressure: Vec<(String, bool)> = PRESSURE_CONDITIONS
         .iter()
-        .map(|n| {
-            let ready = n.ready.as_deref() == Some("True");
-            let pressure: Vec<(String, bool)> = PRESSURE_CONDITIONS
-                .iter()
-                .filter_map(|(kind, label)| {
-                    n.conditions.iter().find(|(k, _)| k == kind).map(|(_, st)| (label.to_string(), st == "True"))
-                })
-                .collect();
-            let mut why = Vec::new();
-            if !ready {
-                push_unique(
-                    &mut why,
-                    Some(
-                        n.ready_detail.as_deref().map_or_else(
-                            || ours("why-node-no-ready", &[]),
-                            |d| Message::verbatim(clean_line(d, WHY_MAX)),
-                        ),
-                    ),
-                );
-            }
-            for (kind, status) in &n.conditions {
-                if status == "True" {
-                    push_unique(&mut why, Some(ours("why-condition-true", &[("condition", kind.into())])));
-                }
-            }
-            if !why.is_empty() {
-                push_unique(&mut why, events.why("Node", "", &n.name));
-            }
-            // A cordon's own taint is said by the scheduling column.
-            for (key, effect) in n.taints.iter().filter(|(key, _)| key != "node.kubernetes.io/unschedulable") {
-                let lost = if key == UNREACHABLE_TAINT { "yes" } else { "no" };
-                let taint = format!("{key}:{effect}");
-                push_unique(&mut why, Some(ours("why-tainted", &[("taint", taint.into()), ("lost", lost.into())])));
-            }
-            let kubelet_skew = outside_skew(server_minor, minor_version(&n.kubelet_version));
-            if kubelet_skew {
-                why.push(ours(
-                    "why-kubelet-skew",
-                    &[("kubelet", (&n.kubelet_version).into()), ("server", (&s.version).into())],
-                ));
-            }
-            let (requested, pods) = demand.on(&n.name);
-            NodeHealth {
-                name: n.name.clone(),
-                ready,
-                ready_status: n.ready.clone().unwrap_or_else(|| "missing".into()),
-                pressure,
-                unschedulable: n.unschedulable,
-                kubelet_version: n.kubelet_version.clone(),
-                why,
-                allocatable_cpu: n.allocatable_cpu,
-                allocatable_memory: n.allocatable_memory,
-                requested,
-                pods,
-                pods_capacity: n.allocatable_pods,
-                taints: n
-                    .taints
-                    .iter()
-                    .map(|(key, effect)| NodeTaint { key: key.clone(), effect: effect.clone() })
-                    .collect(),
-                usage_cpu: None,
-                usage_memory: None,
-                kubelet_skew,
-                ready_transitions: 0,
-            }
+        .filter_map(|(kind, label)| {
+            n.conditions.iter().find(|(k, _)| k == kind).map(|(_, st)| (label.to_string(), st == "True"))
         })
-        .collect()
+        .collect();
+    let mut why = Vec::new();
+    if !ready {
+        push_unique(
+            &mut why,
+            Some(
+                n.ready_detail
+                    .as_deref()
+                    .map_or_else(|| ours("why-node-no-ready", &[]), |d| Message::verbatim(clean_line(d, WHY_MAX))),
+            ),
+        );
+    }
+    for (kind, status) in &n.conditions {
+        if status == "True" {
+            push_unique(&mut why, Some(ours("why-condition-true", &[("condition", kind.into())])));
+        }
+    }
+    if !why.is_empty() {
+        push_unique(&mut why, events.why("Node", "", &n.name));
+    }
+    // A cordon's own taint is said by the scheduling column.
+    for (key, effect) in n.taints.iter().filter(|(key, _)| key != "node.kubernetes.io/unschedulable") {
+        let lost = if key == UNREACHABLE_TAINT { "yes" } else { "no" };
+        let taint = format!("{key}:{effect}");
+        push_unique(&mut why, Some(ours("why-tainted", &[("taint", taint.into()), ("lost", lost.into())])));
+    }
+    let kubelet_skew = outside_skew(server_minor, minor_version(&n.kubelet_version));
+    if kubelet_skew {
+        why.push(ours(
+            "why-kubelet-skew",
+            &[("kubelet", (&n.kubelet_version).into()), ("server", (&s.version).into())],
+        ));
+    }
+    let (requested, pods) = demand.on(&n.name);
+    NodeHealth {
+        name: n.name.clone(),
+        ready,
+        ready_status: n.ready.clone().unwrap_or_else(|| "missing".into()),
+        pressure,
+        unschedulable: n.unschedulable,
+        kubelet_version: n.kubelet_version.clone(),
+        why,
+        allocatable_cpu: n.allocatable_cpu,
+        allocatable_memory: n.allocatable_memory,
+        requested,
+        pods,
+        pods_capacity: n.allocatable_pods,
+        taints: n.taints.iter().map(|(key, effect)| NodeTaint { key: key.clone(), effect: effect.clone() }).collect(),
+        usage_cpu: None,
+        usage_memory: None,
+        kubelet_skew,
+        ready_transitions: 0,
+    }
 }
 
 /// Each Deployment, StatefulSet and DaemonSet: its missing replicas and why, from its pods in
@@ -818,7 +820,7 @@ fn events_of_the_hour(s: &Snapshot) -> (u64, Vec<(String, u64)>) {
 
 impl Counts {
     fn of(
-        nodes: &[NodeHealth],
+        nodes: &[Arc<NodeHealth>],
         pods: &[Arc<PodHealth>],
         workloads: &[WorkloadHealth],
         pvcs: &[PvcHealth],

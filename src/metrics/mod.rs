@@ -49,7 +49,7 @@ pub struct SeriesKept {
     /// The families of the other kinds and of the cluster.
     packer: Packer,
     pods: PodSeries,
-    nodes: KindSeries<crate::health::NodeHealth>,
+    nodes: KindSeries<std::sync::Arc<crate::health::NodeHealth>>,
     workloads: KindSeries<crate::health::WorkloadHealth>,
     pvcs: KindSeries<crate::health::PvcHealth>,
     pvs: KindSeries<crate::health::policy::PvHealth>,
@@ -157,7 +157,9 @@ fn same_pods(kept: &[std::sync::Arc<PodHealth>], now: &[std::sync::Arc<PodHealth
 }
 
 /// One kind's objects as last rendered, and their families' fragments (kept by its own packer,
-/// so that a change to some of its objects compresses again only the families it changed).
+/// so that a change to some of its objects compresses again only the families it changed). The
+/// objects are kept as the health holds them (the nodes shared: compared by their address
+/// first).
 struct KindSeries<T> {
     objects: Vec<T>,
     packed: Vec<Packed>,
@@ -174,12 +176,15 @@ impl<T> Default for KindSeries<T> {
 
 impl<T: Clone + PartialEq> KindSeries<T> {
     /// The fragments of `objects`' families: the last ones when the objects are the same.
-    fn packed(&mut self, gens: &[Generator<T>], objects: &[T], lead: (&str, &str)) -> Vec<Packed> {
+    fn packed<O>(&mut self, gens: &[Generator<O>], objects: &[T], lead: (&str, &str)) -> Vec<Packed>
+    where
+        T: std::borrow::Borrow<O>,
+    {
         if self.valid && self.objects == objects {
             (self.packer.compressed, self.packer.kept) = (0, self.packed.len());
         } else {
             let mut families = Vec::new();
-            apply(gens, objects.iter(), &mut families);
+            apply(gens, objects.iter().map(|o| o.borrow()), &mut families);
             self.packed = self.packer.pack_all(prerender_led(&families, Some(lead)));
             self.objects = objects.to_vec();
             self.valid = true;
@@ -237,7 +242,7 @@ fn object_series(cluster: &str, h: &Health, kept: &mut SeriesKept) -> Vec<Packed
 pub fn cluster_families(h: &Health) -> Vec<Family> {
     let mut out = Vec::new();
     apply(objects::CLUSTER, std::iter::once(h), &mut out);
-    apply(objects::NODES, h.nodes.iter(), &mut out);
+    apply(objects::NODES, h.nodes.iter().map(|n| &**n), &mut out);
     let pods = h.pods.iter().take(POD_SERIES_LIMIT).map(|p| &**p);
     apply::<PodHealth>(objects::PODS, pods, &mut out);
     apply(objects::WORKLOADS, h.workloads.iter(), &mut out);

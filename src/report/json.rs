@@ -17,7 +17,7 @@ struct Document<'a> {
     #[serde(skip_serializing_if = "Option::is_none")]
     counts: Option<&'a Counts>,
     #[serde(skip_serializing_if = "Option::is_none")]
-    nodes: Option<&'a [NodeHealth]>,
+    nodes: Option<&'a [std::sync::Arc<NodeHealth>]>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pods: Option<Vec<Pod<'a>>>,
     #[serde(skip_serializing_if = "Option::is_none")]

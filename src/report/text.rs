@@ -28,7 +28,7 @@ pub fn render(address: &str, h: &Health, lang: Lang) -> String {
         return out;
     }
 
-    let attention = |n: &&crate::health::NodeHealth| {
+    let attention = |n: &&std::sync::Arc<crate::health::NodeHealth>| {
         !n.ready
             || n.under_pressure()
             || n.unschedulable

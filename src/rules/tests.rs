@@ -108,7 +108,7 @@ fn resolved(name: &str, m: i64) -> (i64, String, TransitionState) {
 fn a_node_not_ready_fires_after_five_minutes_not_one_earlier() {
     let got = timeline(12, |m| {
         let mut h = health(m);
-        h.nodes = vec![node("n1", !(1..=8).contains(&m))];
+        h.nodes = vec![node("n1", !(1..=8).contains(&m)).into()];
         Some(h)
     });
     assert_eq!(got, [fired("KubernetesNodeNotReady", 6), resolved("KubernetesNodeNotReady", 9)]);
@@ -128,7 +128,7 @@ fn nodes_not_visible_with_namespaced_access_neither_fire_nor_resolve_a_node_rule
                 ..Default::default()
             });
         } else {
-            h.nodes = vec![node("n1", m >= 12)];
+            h.nodes = vec![node("n1", m >= 12).into()];
         }
         Some(h)
     });
@@ -165,7 +165,7 @@ fn pressure_fires_per_node_and_condition() {
         let mut h = health(m);
         let mut n = node("n1", true);
         n.pressure = vec![("memory".into(), true), ("disk".into(), true), ("network".into(), true)];
-        h.nodes = vec![n];
+        h.nodes = vec![n.into()];
         let tr = state.observe(t(m), "lab", &h);
         if m < 5 {
             assert!(tr.is_empty(), "minute {m}");
@@ -344,7 +344,7 @@ fn a_failed_cycle_resolves_nothing_and_two_make_the_monitor_unreachable() {
             return None;
         }
         let mut h = health(m);
-        h.nodes = vec![node("n1", false)];
+        h.nodes = vec![node("n1", false).into()];
         Some(h)
     });
     assert_eq!(
@@ -785,7 +785,7 @@ fn core_capacity_and_controller_signals_fire_after_their_holds() {
         };
         let mut full = node("n1", true);
         (full.pods, full.pods_capacity) = (if m < 40 { 105 } else { 50 }, Some(110));
-        h.nodes = vec![full];
+        h.nodes = vec![full.into()];
         let mut ds = workload(0);
         (ds.kind, ds.name, ds.misscheduled) = (WorkloadKind::DaemonSet, "agent".into(), 1);
         let mut lagging = workload(0);
@@ -929,7 +929,7 @@ fn told(
 
 fn nodes(m: i64, ready: &[(&str, bool)]) -> Health {
     let mut h = health(m);
-    h.nodes = ready.iter().map(|(n, r)| node(n, *r)).collect();
+    h.nodes = ready.iter().map(|(n, r)| node(n, *r).into()).collect();
     h
 }
 

@@ -310,9 +310,9 @@ pub fn cluster(board: &Board, name: &str, query: &super::Params) -> Option<Strin
 
 fn problems(board: &Board, c: &ClusterView, h: &Health, now: Timestamp) -> Markup {
     let mut nodes: Vec<&NodeHealth> = if h.nodes.len() <= ALL_NODES_UP_TO {
-        h.nodes.iter().collect()
+        h.nodes.iter().map(|n| &**n).collect()
     } else {
-        h.nodes.iter().filter(|n| node_needs_attention(n)).collect()
+        h.nodes.iter().map(|n| &**n).filter(|n| node_needs_attention(n)).collect()
     };
     // Not ready first, then under pressure, then cordoned, then the rest.
     nodes.sort_by_key(|n| (n.ready, !n.under_pressure(), !n.unschedulable));
@@ -577,9 +577,9 @@ fn capacity(h: &Health) -> Markup {
             || share(n.requested.memory_requests, n.allocatable_memory).is_some_and(|s| s >= 0.9)
     };
     let mut nodes: Vec<&NodeHealth> = if h.nodes.len() <= ALL_NODES_UP_TO {
-        h.nodes.iter().collect()
+        h.nodes.iter().map(|n| &**n).collect()
     } else {
-        h.nodes.iter().filter(|n| busy(n)).collect()
+        h.nodes.iter().map(|n| &**n).filter(|n| busy(n)).collect()
     };
     if nodes.is_empty() {
         return html! {};

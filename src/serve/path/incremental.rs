@@ -61,6 +61,11 @@ enum Step {
     EventDeleted {
         pod: u8,
     },
+    /// A Warning event about a node.
+    NodeEvent {
+        node: u8,
+        reason: u8,
+    },
     /// A bookmark: nothing changes.
     Bookmark,
     /// A collection listed afresh after a 410: every record new, most equal to the old.
@@ -86,6 +91,7 @@ fn step() -> impl Strategy<Value = Step> {
         1 => (0..3u8, any::<bool>()).prop_map(|(index, bound)| Step::Claim { index, bound }),
         2 => (0..10u8, 0..3u8).prop_map(|(pod, reason)| Step::Event { pod, reason }),
         1 => (0..10u8).prop_map(|pod| Step::EventDeleted { pod }),
+        1 => (0..3u8, 0..3u8).prop_map(|(node, reason)| Step::NodeEvent { node, reason }),
         1 => Just(Step::Bookmark),
         1 => (0..5u8).prop_map(|kind| Step::Relisted { kind }),
         2 => (1..2400u16).prop_map(|seconds| Step::Tick { seconds }),
@@ -288,6 +294,11 @@ impl Stores {
                     &format!("event-{pod}"),
                     Arc::new(event(pod, reason, now)),
                 );
+            }
+            Step::NodeEvent { node, reason } => {
+                let mut e = event(0, reason, now);
+                (e.kind, e.object_namespace, e.object_name) = ("Node".into(), None, format!("n{node}"));
+                self.events.put(key("e", &format!("node-e{node}")), &format!("node-event-{node}"), Arc::new(e));
             }
             Step::EventDeleted { pod } => {
                 self.events.delete(&key("e", &format!("e{pod}")), "");
@@ -510,6 +521,40 @@ fn a_change_to_one_pod_judges_that_pod_alone() {
     stores.apply(&Step::Relisted { kind: 1 }, now);
     both_ways(&board, &mut full, &mut watched, &stores, now, true).unwrap();
     assert_eq!(watched.1.judged.last, crate::health::judged::Judgements { afresh: 10, again: 0 });
+}
+
+/// The nodes' judgements are taken again while what each reads is the same: its record, what
+/// its pods ask of it, the newest event about it.
+#[test]
+fn a_node_is_judged_again_only_when_what_it_reads_changed() {
+    use crate::health::judged::Judgements;
+    let board = board();
+    let mut stores = Stores::new();
+    let mut full = RuleState::default();
+    let mut watched = (RuleState::default(), Kept::default());
+    let mut now = t0();
+    both_ways(&board, &mut full, &mut watched, &stores, now, false).unwrap();
+    assert_eq!(watched.1.judged.last_nodes, Judgements { afresh: 3, again: 0 }, "an interval judges all");
+    let mut step = |step: Step, nodes: Judgements| {
+        now += SignedDuration::from_secs(5);
+        stores.apply(&step, now);
+        both_ways(&board, &mut full, &mut watched, &stores, now, true).unwrap();
+        assert_eq!(watched.1.judged.last_nodes, nodes, "after {step:?}");
+        crate::health::assess(stores.snapshot(now))
+    };
+    // Pod 3 (on n0) not ready: its node's pods ask the same.
+    step(Step::Pod { index: 3, shape: 1 }, Judgements { afresh: 0, again: 3 });
+    // Pod 3 pending, on no node: n0 has a pod less.
+    step(Step::Pod { index: 3, shape: 2 }, Judgements { afresh: 1, again: 2 });
+    // Node n1 not ready, then an event about it, which its why says.
+    step(Step::Node { index: 1, ready: false }, Judgements { afresh: 1, again: 2 });
+    let h = step(Step::NodeEvent { node: 1, reason: 0 }, Judgements { afresh: 1, again: 2 });
+    let n1 = h.nodes.iter().find(|n| n.name == "n1").expect("n1");
+    assert!(n1.why.iter().any(|m| crate::lang::Lang::En.say(m).contains("BackOff")), "{n1:?}");
+    step(Step::Bookmark, Judgements { afresh: 0, again: 3 });
+    // Every node record new, equal to the old: compared, not judged again.
+    step(Step::Relisted { kind: 0 }, Judgements { afresh: 0, again: 3 });
+    step(Step::NodeDeleted { index: 2 }, Judgements { afresh: 0, again: 2 });
 }
 
 /// A pod whose restarts rose stays looked at by the rules until the rise leaves the restart
