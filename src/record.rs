@@ -133,7 +133,7 @@ macro_rules! file {
             time: Timestamp,
             error: Option<String>,
             version: Option<version::Version>,
-            nodes: Option<Items<Node>>,
+            nodes: Option<Items<Arc<Node>>>,
             pods: Option<Items<Arc<Pod>>>,
             deployments: Option<Items<workloads::Replicated>>,
             statefulsets: Option<Items<workloads::Replicated>>,

@@ -216,7 +216,7 @@ macro_rules! lists {
     };
 }
 
-lists!(nodes: Node, pods: Arc<Pod>, workloads: Workload, pvcs: Pvc, events: Arc<Event>);
+lists!(nodes: Arc<Node>, pods: Arc<Pod>, workloads: Workload, pvcs: Pvc, events: Arc<Event>);
 
 fn is_unknown(c: &crate::collect::Certificates) -> bool {
     *c == crate::collect::Certificates::default()
@@ -667,7 +667,7 @@ mod tests {
         let mut s = Snapshot {
             time: t.parse().unwrap(),
             version: "v1.33.4+k3s1".into(),
-            nodes,
+            nodes: nodes.into_iter().map(Arc::new).collect(),
             workloads,
             events: events.into_iter().map(Arc::new).collect(),
             ..Default::default()

@@ -55,7 +55,8 @@ pub struct Snapshot {
     pub time: Timestamp,
     /// `gitVersion` of /version.
     pub version: String,
-    pub nodes: Vec<Node>,
+    /// Shared with the store a watch keeps them in.
+    pub nodes: Vec<Arc<Node>>,
     /// Every pod but the Succeeded ones, shared with the store a watch keeps them in.
     pub pods: Vec<Arc<Pod>>,
     pub workloads: Vec<Workload>,
@@ -73,7 +74,7 @@ pub struct Snapshot {
 #[derive(Debug, Default)]
 pub struct Lists {
     pub version: version::Version,
-    pub nodes: Vec<Node>,
+    pub nodes: Vec<Arc<Node>>,
     pub pods: Vec<Arc<Pod>>,
     pub deployments: Vec<workloads::Replicated>,
     pub statefulsets: Vec<workloads::Replicated>,
@@ -441,7 +442,7 @@ pub async fn run<S: Source>(source: &S, options: &CycleOptions, now: Timestamp) 
     // and made its own, a TLS handshake each (up to 13 a cycle) for one connection kept.
     let version = timed(Collection::VERSION, s.version(rec)).await;
     let (nodes, pods, deployments, statefulsets, daemonsets, pvcs, events, extras) = tokio::join!(
-        timed(Collection::NODES, s.list::<Node>(Collection::NODES, None, rec)),
+        timed(Collection::NODES, s.list::<Arc<Node>>(Collection::NODES, None, rec)),
         timed(Collection::PODS, list_in::<S, Arc<Pod>>(s, sc, Collection::PODS, skip, rec)),
         timed(Collection::DEPLOYMENTS, list_in::<S, workloads::Replicated>(s, sc, Collection::DEPLOYMENTS, skip, rec)),
         timed(

@@ -131,7 +131,26 @@ impl super::FromApi for Node {
     const PROTOBUF: Option<super::Decoder<Node>> = Some(Node::from_protobuf);
 }
 
+/// Cycles hold nodes shared, as they do pods: a cycle taken from a watch's store points at the
+/// records the store keeps rather than copying them, and a node whose record is the very one of
+/// the last cycle is unchanged.
+impl From<RawNode> for std::sync::Arc<Node> {
+    fn from(raw: RawNode) -> std::sync::Arc<Node> {
+        std::sync::Arc::new(Node::from(raw))
+    }
+}
+
+impl super::FromApi for std::sync::Arc<Node> {
+    type Raw = RawNode;
+    const PROTOBUF: Option<super::Decoder<std::sync::Arc<Node>>> = Some(Node::shared_from_protobuf);
+}
+
 impl Node {
+    /// [`Node::from_protobuf`], shared.
+    fn shared_from_protobuf(message: &[u8]) -> Result<std::sync::Arc<Node>, super::Undecoded> {
+        Node::from_protobuf(message).map(std::sync::Arc::new)
+    }
+
     /// Decodes its protobuf message into the compact record.
     pub fn from_protobuf(message: &[u8]) -> Result<Node, super::Undecoded> {
         use prost::Message;

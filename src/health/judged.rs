@@ -68,7 +68,7 @@ pub struct Judged {
 /// A node of the last cycle: its record and the rest of what its judgement read, and the
 /// judgement as the cycle left it (with its Ready changes and its usage).
 struct NodeKept {
-    record: Node,
+    record: Arc<Node>,
     /// What the pods ask of it, and how many they are.
     asks: (Resources, u64),
     event: Option<Arc<Event>>,

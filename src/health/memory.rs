@@ -139,7 +139,7 @@ mod tests {
     fn at(minute: i64, ready: bool, updated: i64) -> Snapshot {
         Snapshot {
             time: t(minute),
-            nodes: vec![node(ready)],
+            nodes: vec![node(ready).into()],
             workloads: vec![statefulset(updated)],
             ..Default::default()
         }

@@ -1375,7 +1375,7 @@ mod tests {
     #[test]
     fn healthy_summary_and_claims_that_merely_wait() {
         let s = Snapshot {
-            nodes: vec![ready_node("n", 2000, 1 << 30)],
+            nodes: vec![ready_node("n", 2000, 1 << 30).into()],
             pods: vec![Arc::new(pod("a", "p", "Running"))],
             pvcs: vec![Pvc { namespace: "a".into(), name: "wffc".into(), phase: "Pending".into() }],
             ..Default::default()
@@ -1391,7 +1391,7 @@ mod tests {
     #[test]
     fn huge_allocatables_are_summed_without_overflowing() {
         let node = |name: &str| ready_node(name, i64::MAX, i64::MAX);
-        let h = assess(Snapshot { nodes: vec![node("n1"), node("n2")], ..Default::default() });
+        let h = assess(Snapshot { nodes: vec![node("n1").into(), node("n2").into()], ..Default::default() });
         assert_eq!((h.capacity.cpu_allocatable, h.capacity.memory_allocatable), (i64::MAX, i64::MAX));
         assert!(!h.capacity.cpu_overcommitted() && h.capacity.overcommitted().is_empty());
     }
@@ -1407,7 +1407,7 @@ mod tests {
             p
         };
         let mut s = Snapshot {
-            nodes: vec![node("n1"), node("n2")],
+            nodes: vec![node("n1").into(), node("n2").into()],
             pods: vec![
                 on("p1", "Running", "n1", 300, 800),
                 on("p2", "Pending", "n1", 200, 400),

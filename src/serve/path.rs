@@ -525,6 +525,7 @@ mod tests {
                 allocatable_cpu: None,
                 allocatable_memory: None,
             })
+            .map(Arc::new)
             .collect();
         Snapshot { nodes, ..Default::default() }
     }

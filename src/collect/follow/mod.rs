@@ -189,7 +189,7 @@ impl Follower {
         // The core and the APIServices, each with its record (the kinds follow from the
         // registry); `/version` and the Metrics API are not followed.
         let named: [(Collection, Spawn); 8] = [
-            (Collection::NODES, Follower::spawn::<Node>),
+            (Collection::NODES, Follower::spawn::<Arc<Node>>),
             (Collection::PODS, Follower::spawn::<Arc<Pod>>),
             (Collection::DEPLOYMENTS, Follower::spawn::<workloads::Replicated>),
             (Collection::STATEFULSETS, Follower::spawn::<workloads::Replicated>),

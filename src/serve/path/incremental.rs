@@ -223,7 +223,7 @@ fn event(pod: u8, reason: u8, now: Timestamp) -> Event {
 
 /// The stores of one followed cluster.
 struct Stores {
-    nodes: TestStore<Node>,
+    nodes: TestStore<Arc<Node>>,
     pods: TestStore<Arc<Pod>>,
     workloads: TestStore<Replicated>,
     pvcs: TestStore<Pvc>,
@@ -250,7 +250,7 @@ impl Stores {
             generation: [0; 10],
         };
         for i in 0..3 {
-            s.nodes.put(key("", &format!("n{i}")), &format!("node-{i}"), node(i, true));
+            s.nodes.put(key("", &format!("n{i}")), &format!("node-{i}"), Arc::new(node(i, true)));
         }
         for i in 0..10 {
             s.pods.put(pod_key(i), &format!("pod-{i}-0"), Arc::new(shaped(i, 0)));
@@ -274,7 +274,7 @@ impl Stores {
                 self.pods.put(pod_key(index), &uid, Arc::new(shaped(index, shape)));
             }
             Step::Node { index, ready } => {
-                self.nodes.put(key("", &format!("n{index}")), &format!("node-{index}"), node(index, ready));
+                self.nodes.put(key("", &format!("n{index}")), &format!("node-{index}"), Arc::new(node(index, ready)));
             }
             Step::NodeDeleted { index } => {
                 self.nodes.delete(&key("", &format!("n{index}")), "");
@@ -305,7 +305,7 @@ impl Stores {
             }
             Step::Bookmark | Step::Tick { .. } | Step::Interval => {}
             Step::Relisted { kind } => match kind {
-                0 => relist(&self.nodes, Node::clone),
+                0 => relist(&self.nodes, |n| Arc::new(Node::clone(n))),
                 1 => relist(&self.pods, |p| Arc::new(Pod::clone(p))),
                 2 => relist(&self.workloads, Replicated::clone),
                 3 => relist(&self.pvcs, Pvc::clone),
