@@ -5,7 +5,7 @@ use serde::{Deserialize, Serialize};
 use super::{Meta, nullable};
 
 /// The compact record of a Node.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Node {
     pub name: String,
     /// The Ready condition's status (`True`, `False`, `Unknown`), `None` when the node lists none.

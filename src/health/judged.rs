@@ -24,9 +24,9 @@
 use std::sync::Arc;
 
 use super::demand::Demand;
-use super::{EventIndex, NodeHealth, PodHealth};
+use super::{EventIndex, NodeHealth, PodHealth, PvcHealth, WorkloadHealth};
 use crate::collect::quantity::Resources;
-use crate::collect::{Event, Node, Pod, Snapshot};
+use crate::collect::{Event, Node, Pod, Pvc, Snapshot, Workload};
 
 /// A pod of the last cycle: its record, and the judgement made of it when the next cycle may
 /// take it again.
@@ -58,21 +58,101 @@ pub struct Judged {
     pub last: Judgements,
     /// Whether the cycle being derived judges everything afresh.
     afresh: bool,
-    /// The last cycle's nodes, by name, and the server's version they were judged with.
-    nodes: Vec<NodeKept>,
+    /// The last cycle's nodes, each with what its pods ask of it and the newest event about
+    /// it, and the server's version they were judged with.
+    pub nodes: Objects<Arc<Node>, NodeReads, NodeHealth>,
     version: String,
-    /// Nodes judged afresh and taken again in the last cycle.
-    pub last_nodes: Judgements,
+    /// The last cycle's claims.
+    pub claims: Objects<Pvc, (), PvcHealth>,
+    /// The last cycle's Deployments, StatefulSets and DaemonSets.
+    pub workloads: Objects<Workload, (), WorkloadHealth>,
 }
 
-/// A node of the last cycle: its record and the rest of what its judgement read, and the
-/// judgement as the cycle left it (with its Ready changes and its usage).
-struct NodeKept {
-    record: Arc<Node>,
-    /// What the pods ask of it, and how many they are.
+/// What a node's judgement reads besides its record: what its pods ask of it and how many they
+/// are, and the newest event about it (kept, so that its address is not another event's while
+/// it is compared).
+#[derive(PartialEq)]
+pub struct NodeReads {
     asks: (Resources, u64),
-    event: Option<Arc<Event>>,
-    health: Arc<NodeHealth>,
+    event: Option<ByAddress<Event>>,
+}
+
+/// A shared record compared by its address.
+pub struct ByAddress<T>(Arc<T>);
+
+impl<T> PartialEq for ByAddress<T> {
+    fn eq(&self, other: &ByAddress<T>) -> bool {
+        Arc::ptr_eq(&self.0, &other.0)
+    }
+}
+
+/// The last cycle's objects of one kind, in the cycle's order, each with what else its
+/// judgement read and the judgement as the cycle left it: an object whose record and reads are
+/// those of the last cycle, and whose judgement reads nothing else, takes it again.
+pub struct Objects<T, R, H> {
+    last: Vec<Object<T, R, H>>,
+    /// Objects judged afresh and taken again in the last cycle.
+    pub judged: Judgements,
+}
+
+struct Object<T, R, H> {
+    record: T,
+    reads: R,
+    health: Arc<H>,
+}
+
+impl<T, R, H> Default for Objects<T, R, H> {
+    fn default() -> Self {
+        Objects { last: Vec::new(), judged: Judgements::default() }
+    }
+}
+
+impl<T: Clone + PartialEq, R: PartialEq, H> Objects<T, R, H> {
+    /// Each of `objects`' judgement (in their order, `order`'s): the last cycle's when the
+    /// object's record and `reads` are the same, `alone` says its judgement reads nothing else,
+    /// and the cycle is not judged `afresh`; otherwise `judge`'s.
+    pub(super) fn judge(
+        &mut self,
+        objects: &[T],
+        afresh: bool,
+        order: impl Fn(&T, &T) -> std::cmp::Ordering,
+        reads: impl Fn(&T) -> R,
+        alone: impl Fn(&T) -> bool,
+        mut judge: impl FnMut(&T) -> H,
+    ) -> Vec<Arc<H>> {
+        use std::cmp::Ordering::{Equal, Less};
+        self.judged = Judgements::default();
+        let mut last = std::mem::take(&mut self.last).into_iter().peekable();
+        let mut kept = Vec::with_capacity(objects.len());
+        for o in objects {
+            // Those before it are gone (or out of order: judged afresh, at more cost).
+            while last.next_if(|k| order(&k.record, o) == Less).is_some() {}
+            let reads = reads(o);
+            let prior = last
+                .next_if(|k| order(&k.record, o) == Equal)
+                .filter(|k| !afresh && alone(o) && k.record == *o && k.reads == reads);
+            kept.push(match prior {
+                Some(k) => {
+                    self.judged.again += 1;
+                    k
+                }
+                None => {
+                    self.judged.afresh += 1;
+                    Object { record: o.clone(), reads, health: Arc::new(judge(o)) }
+                }
+            });
+        }
+        let healths = kept.iter().map(|k| k.health.clone()).collect();
+        self.last = kept;
+        healths
+    }
+
+    /// The judgements as the cycle left them (changed after `judge`), for the next to take.
+    pub(super) fn finish(&mut self, healths: &[Arc<H>]) {
+        for (k, h) in self.last.iter_mut().zip(healths) {
+            k.health = h.clone();
+        }
+    }
 }
 
 /// Whether the newest event about a pod is the one its judgement was made with.
@@ -180,44 +260,34 @@ impl Judged {
     /// event about it and the server's version are those it was judged with; otherwise judged
     /// afresh. Ready changes and usage are set on them after (shared: changed on a copy).
     pub(super) fn nodes(&mut self, s: &Snapshot, events: &EventIndex) -> Vec<Arc<NodeHealth>> {
-        self.last_nodes = Judgements::default();
-        let same_version = !self.afresh && self.version == s.version;
-        let mut last = std::mem::take(&mut self.nodes).into_iter().peekable();
-        let mut judged = Vec::with_capacity(s.nodes.len());
-        for n in &s.nodes {
-            // Nodes in name order (a snapshot's): those before it are gone.
-            while last.next_if(|k| k.record.name < n.name).is_some() {}
-            let asks = self.demand.on(&n.name);
-            let event = events.newest("Node", "", &n.name);
-            let prior = last
-                .next_if(|k| k.record.name == n.name)
-                .filter(|k| same_version && k.record == *n && k.asks == asks && same_event(k.event.as_ref(), event));
-            let kept = match prior {
-                Some(k) => {
-                    self.last_nodes.again += 1;
-                    k
-                }
-                None => {
-                    self.last_nodes.afresh += 1;
-                    let health = Arc::new(super::node_health(s, n, &self.demand, events));
-                    NodeKept { record: n.clone(), asks, event: event.cloned(), health }
-                }
-            };
-            judged.push(kept);
-        }
-        let healths = judged.iter().map(|k| k.health.clone()).collect();
-        self.nodes = judged;
+        let afresh = self.afresh || self.version != s.version;
         self.version.clone_from(&s.version);
-        healths
+        let demand = &self.demand;
+        self.nodes.judge(
+            &s.nodes,
+            afresh,
+            |a, b| a.name.cmp(&b.name),
+            |n| NodeReads {
+                asks: demand.on(&n.name),
+                event: events.newest("Node", "", &n.name).cloned().map(ByAddress),
+            },
+            |_| true,
+            |n| super::node_health(s, n, demand, events),
+        )
     }
 
-    /// Ends the cycle: its pods are the last cycle's of the next one, and its nodes' judgements
-    /// as it leaves them (with their Ready changes and usage) are taken again by the next.
-    pub(super) fn finish(&mut self, nodes: &[Arc<NodeHealth>]) {
+    /// Whether the cycle being derived judges everything afresh.
+    pub(super) fn afresh(&self) -> bool {
+        self.afresh
+    }
+
+    /// Ends the cycle: its pods are the last cycle's of the next one, and its nodes' and
+    /// workloads' judgements as it leaves them (with their Ready changes, usage, stuck rollouts
+    /// and stopped controller) are taken again by the next.
+    pub(super) fn finish(&mut self, nodes: &[Arc<NodeHealth>], workloads: &[Arc<WorkloadHealth>]) {
         self.pods = std::mem::take(&mut self.next);
-        for (k, n) in self.nodes.iter_mut().zip(nodes) {
-            k.health = n.clone();
-        }
+        self.nodes.finish(nodes);
+        self.workloads.finish(workloads);
     }
 }
 

@@ -67,7 +67,7 @@ impl Memory {
 
     /// Marks `rollout_stuck` (and says why, first) the StatefulSets and DaemonSets whose update
     /// made no progress for [`ROLLOUT_PATIENCE`]; updates that ended are forgotten.
-    pub(super) fn rollouts(&mut self, now: Timestamp, workloads: &mut [WorkloadHealth]) {
+    pub(super) fn rollouts(&mut self, now: Timestamp, workloads: &mut [Arc<WorkloadHealth>]) {
         let mut rollouts = HashMap::new();
         for w in workloads.iter_mut().filter(|w| w.kind != WorkloadKind::Deployment && w.updating) {
             let key = (w.kind.as_str().to_string(), w.namespace.clone(), w.name.clone());
@@ -76,6 +76,8 @@ impl Memory {
                 _ => (w.updated, now),
             };
             if !within(now, since, ROLLOUT_PATIENCE) {
+                // A workload under update is judged afresh each cycle: not shared.
+                let w = Arc::make_mut(w);
                 w.rollout_stuck = true;
                 w.why.insert(
                     0,

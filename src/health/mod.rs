@@ -20,7 +20,7 @@ use serde::Serialize;
 
 use crate::collect::nodes::PRESSURE_CONDITIONS;
 use crate::collect::quantity::Resources;
-use crate::collect::{Event, Node, Pod, Snapshot, WorkloadKind};
+use crate::collect::{Event, Node, Pod, Pvc, Snapshot, Workload, WorkloadKind};
 use crate::lang::{Lang, Message};
 pub use memory::Memory;
 use why::{clean_line, exit_meaning, ours};
@@ -39,8 +39,10 @@ pub struct Health {
     /// Every pod but the Succeeded ones: those with a problem first, each group by namespace
     /// then name. Shared with what a followed cluster keeps of its pods' judgements.
     pub pods: Vec<Arc<PodHealth>>,
-    pub workloads: Vec<WorkloadHealth>,
-    pub pvcs: Vec<PvcHealth>,
+    /// Shared with what a followed cluster keeps of its workloads' judgements.
+    pub workloads: Vec<Arc<WorkloadHealth>>,
+    /// Shared with what a followed cluster keeps of its claims' judgements.
+    pub pvcs: Vec<Arc<PvcHealth>>,
     /// Warning events of the last hour per reason, highest count first (ties: reason ascending).
     pub events_by_reason: Vec<(String, u64)>,
     /// What the optional reads found.
@@ -405,7 +407,7 @@ impl PodHealth {
     }
 }
 
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct WorkloadHealth {
     pub kind: WorkloadKind,
     pub namespace: String,
@@ -431,7 +433,7 @@ pub struct WorkloadHealth {
     pub why: Vec<Message>,
 }
 
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct PvcHealth {
     pub namespace: String,
     pub name: String,
@@ -550,7 +552,18 @@ pub fn assess_judged(
             s.nodes.iter().map(|n| Arc::new(node_health(s, n, demand, &events))).collect()
         }
     };
-    let pvcs = claims(s, &claim_users, &events, &raw_extras.claim_events);
+    // A claim not Pending reads nothing but itself.
+    let waits = claim_waits(&raw_extras.claim_events);
+    let claim = |c: &Pvc| claim_health(c, &claim_users, &events, &waits);
+    let pvcs: Vec<Arc<PvcHealth>> = match judged.as_mut() {
+        Some((judged, _)) => {
+            let (afresh, by_names) =
+                (judged.afresh(), |a: &Pvc, b: &Pvc| (&a.namespace, &a.name).cmp(&(&b.namespace, &b.name)));
+            judged.claims.judge(&s.pvcs, afresh, by_names, |_| (), |c| c.phase != "Pending", claim)
+        }
+        None => s.pvcs.iter().map(|c| Arc::new(claim(c))).collect(),
+    };
+    drop(waits);
     drop(claim_users);
     let not_ready: std::collections::HashSet<&str> =
         nodes.iter().filter(|n| !n.ready).map(|n| n.name.as_str()).collect();
@@ -578,19 +591,39 @@ pub fn assess_judged(
     }
     let problems = pods.len();
     pods.append(&mut healthy);
-    let mut workloads = workloads(s, &pods[..problems], &events);
+    // A workload with every replica available and no update under way reads nothing but itself.
+    let problem_pods = problem_pods(&pods[..problems]);
+    let workload = |w: &Workload| workload_health(w, &problem_pods, &events);
+    let mut workloads: Vec<Arc<WorkloadHealth>> = match kept.as_deref_mut() {
+        Some(judged) => {
+            let afresh = judged.afresh();
+            let by_names =
+                |a: &Workload, b: &Workload| (a.kind, &a.namespace, &a.name).cmp(&(b.kind, &b.namespace, &b.name));
+            judged.workloads.judge(
+                &s.workloads,
+                afresh,
+                by_names,
+                |_| (),
+                |w| w.unavailable() == 0 && !w.updating,
+                workload,
+            )
+        }
+        None => s.workloads.iter().map(|w| Arc::new(workload(w))).collect(),
+    };
+    drop(problem_pods);
     memory.nodes(now, &mut nodes);
     memory.rollouts(now, &mut workloads);
     let (warning_events, events_by_reason) = events_of_the_hour(s);
     let counts = Counts::of(&nodes, &pods, &workloads, &pvcs, warning_events);
 
     let extras = extras::assess(raw_extras, &mut nodes, s.time, now, memory);
-    if let Some(judged) = kept {
-        judged.finish(&nodes);
-    }
     let manager_stopped = extras.control_plane.iter().flatten().any(|c| c.down && c.component == plane::COMPONENTS[0]);
-    if manager_stopped {
-        workloads.iter_mut().for_each(|w| w.controller_stopped = true);
+    // Set on a copy of a workload shared with the last cycle, and only where it differs.
+    for w in workloads.iter_mut().filter(|w| w.controller_stopped != manager_stopped) {
+        Arc::make_mut(w).controller_stopped = manager_stopped;
+    }
+    if let Some(judged) = kept {
+        judged.finish(&nodes, &workloads);
     }
     let capacity = Capacity::of(&nodes, &demand_total);
     let mut extras = extras;
@@ -695,47 +728,48 @@ fn node_health(s: &Snapshot, n: &Node, demand: &demand::Demand, events: &EventIn
     }
 }
 
-/// Each Deployment, StatefulSet and DaemonSet: its missing replicas and why, from its pods in
-/// trouble (sorted first in `pods`) and its newest Warning event.
-/// `problems`: the pods with a problem.
-fn workloads(s: &Snapshot, problems: &[Arc<PodHealth>], events: &EventIndex) -> Vec<WorkloadHealth> {
-    // One pass over the pods for what workloads need: never a scan per object.
-    let mut problem_pods: HashMap<(&str, &str), Vec<&PodHealth>> = HashMap::new();
+/// The pods with a problem by their namespace and workload: one pass over them for what the
+/// workloads need, never a scan per workload.
+type ProblemPods<'p> = HashMap<(&'p str, &'p str), Vec<&'p PodHealth>>;
+
+fn problem_pods(problems: &[Arc<PodHealth>]) -> ProblemPods<'_> {
+    let mut by_workload = ProblemPods::new();
     for p in problems.iter().filter(|p| p.has_problem() && !p.workload.is_empty()) {
-        problem_pods.entry((p.namespace.as_str(), p.workload.as_str())).or_default().push(p);
+        by_workload.entry((p.namespace.as_str(), p.workload.as_str())).or_default().push(p);
     }
-    s.workloads
-        .iter()
-        .map(|w| {
-            let unavailable = w.unavailable();
-            let mut why = Vec::new();
-            if let Some(message) = &w.deadline_exceeded {
-                why.push(Message::verbatim(clean_line(&format!("ProgressDeadlineExceeded: {message}"), WHY_MAX)));
-            }
-            if unavailable > 0 {
-                for p in problem_pods.get(&(w.namespace.as_str(), w.name.as_str())).into_iter().flatten() {
-                    let problems = Message::list(&p.problem_messages(), ", ");
-                    why.push(ours("why-pod-is", &[("pod", (&p.name).into()), ("problems", problems.into())]));
-                }
-                push_unique(&mut why, events.why(w.kind.as_str(), &w.namespace, &w.name));
-            }
-            WorkloadHealth {
-                kind: w.kind,
-                namespace: w.namespace.clone(),
-                name: w.name.clone(),
-                desired: w.desired,
-                ready: w.ready,
-                unavailable,
-                updated: w.updated,
-                updating: w.updating,
-                rollout_stuck: w.deadline_exceeded.is_some(),
-                generation_lag: w.generation_lag,
-                misscheduled: w.misscheduled,
-                controller_stopped: false,
-                why,
-            }
-        })
-        .collect()
+    by_workload
+}
+
+/// A Deployment, StatefulSet or DaemonSet: its missing replicas and why, from its pods in
+/// trouble and its newest Warning event (read only when replicas are missing).
+fn workload_health(w: &Workload, problem_pods: &ProblemPods, events: &EventIndex) -> WorkloadHealth {
+    let unavailable = w.unavailable();
+    let mut why = Vec::new();
+    if let Some(message) = &w.deadline_exceeded {
+        why.push(Message::verbatim(clean_line(&format!("ProgressDeadlineExceeded: {message}"), WHY_MAX)));
+    }
+    if unavailable > 0 {
+        for p in problem_pods.get(&(w.namespace.as_str(), w.name.as_str())).into_iter().flatten() {
+            let problems = Message::list(&p.problem_messages(), ", ");
+            why.push(ours("why-pod-is", &[("pod", (&p.name).into()), ("problems", problems.into())]));
+        }
+        push_unique(&mut why, events.why(w.kind.as_str(), &w.namespace, &w.name));
+    }
+    WorkloadHealth {
+        kind: w.kind,
+        namespace: w.namespace.clone(),
+        name: w.name.clone(),
+        desired: w.desired,
+        ready: w.ready,
+        unavailable,
+        updated: w.updated,
+        updating: w.updating,
+        rollout_stuck: w.deadline_exceeded.is_some(),
+        generation_lag: w.generation_lag,
+        misscheduled: w.misscheduled,
+        controller_stopped: false,
+        why,
+    }
 }
 
 /// What each Pending claim waits for, from the newest of the PersistentVolume controller's
@@ -766,40 +800,38 @@ fn waiting_for(w: &crate::collect::pvcs::Waits) -> Message {
     }
 }
 
-/// Each PersistentVolumeClaim: stuck when Pending and either used by a live pod or named by a
+/// A PersistentVolumeClaim: stuck when Pending and either used by a live pod or named by a
 /// Warning event. A Pending one says what it waits for when the PersistentVolume controller
-/// said it.
-fn claims(s: &Snapshot, users: &ClaimUsers, events: &EventIndex, claim_events: &[Event]) -> Vec<PvcHealth> {
-    let waits = claim_waits(claim_events);
-    s.pvcs
-        .iter()
-        .map(|c| {
-            let users: &[&str] =
-                users.get(&(c.namespace.as_str(), c.name.as_str())).map(Vec::as_slice).unwrap_or_default();
-            let event = events.about("PersistentVolumeClaim", &c.namespace, &c.name);
-            let stuck = c.phase == "Pending" && (!users.is_empty() || event.is_some());
-            let mut why = Vec::new();
-            if c.phase == "Pending"
-                && let Some(w) = waits.get(&(c.namespace.as_str(), c.name.as_str()))
-            {
-                why.push(waiting_for(w));
-            }
-            if stuck {
-                push_unique(&mut why, events.why("PersistentVolumeClaim", &c.namespace, &c.name));
-                for u in users {
-                    why.push(ours("why-used-by", &[("pod", (*u).into())]));
-                }
-            }
-            PvcHealth {
-                namespace: c.namespace.clone(),
-                name: c.name.clone(),
-                phase: c.phase.clone(),
-                bound: c.phase == "Bound",
-                stuck,
-                why,
-            }
-        })
-        .collect()
+/// said it. A claim not Pending reads nothing but itself.
+fn claim_health(
+    c: &Pvc,
+    users: &ClaimUsers,
+    events: &EventIndex,
+    waits: &HashMap<(&str, &str), crate::collect::pvcs::Waits>,
+) -> PvcHealth {
+    let users: &[&str] = users.get(&(c.namespace.as_str(), c.name.as_str())).map(Vec::as_slice).unwrap_or_default();
+    let event = events.about("PersistentVolumeClaim", &c.namespace, &c.name);
+    let stuck = c.phase == "Pending" && (!users.is_empty() || event.is_some());
+    let mut why = Vec::new();
+    if c.phase == "Pending"
+        && let Some(w) = waits.get(&(c.namespace.as_str(), c.name.as_str()))
+    {
+        why.push(waiting_for(w));
+    }
+    if stuck {
+        push_unique(&mut why, events.why("PersistentVolumeClaim", &c.namespace, &c.name));
+        for u in users {
+            why.push(ours("why-used-by", &[("pod", (*u).into())]));
+        }
+    }
+    PvcHealth {
+        namespace: c.namespace.clone(),
+        name: c.name.clone(),
+        phase: c.phase.clone(),
+        bound: c.phase == "Bound",
+        stuck,
+        why,
+    }
 }
 
 /// The Warning events of the last hour: how many, and how many of each reason, most first.
@@ -822,8 +854,8 @@ impl Counts {
     fn of(
         nodes: &[Arc<NodeHealth>],
         pods: &[Arc<PodHealth>],
-        workloads: &[WorkloadHealth],
-        pvcs: &[PvcHealth],
+        workloads: &[Arc<WorkloadHealth>],
+        pvcs: &[Arc<PvcHealth>],
         warning_events: u64,
     ) -> Counts {
         // One pass over the pods, not one a count.

@@ -50,8 +50,8 @@ pub struct SeriesKept {
     packer: Packer,
     pods: PodSeries,
     nodes: KindSeries<std::sync::Arc<crate::health::NodeHealth>>,
-    workloads: KindSeries<crate::health::WorkloadHealth>,
-    pvcs: KindSeries<crate::health::PvcHealth>,
+    workloads: KindSeries<std::sync::Arc<crate::health::WorkloadHealth>>,
+    pvcs: KindSeries<std::sync::Arc<crate::health::PvcHealth>>,
     pvs: KindSeries<crate::health::policy::PvHealth>,
 }
 
@@ -245,8 +245,8 @@ pub fn cluster_families(h: &Health) -> Vec<Family> {
     apply(objects::NODES, h.nodes.iter().map(|n| &**n), &mut out);
     let pods = h.pods.iter().take(POD_SERIES_LIMIT).map(|p| &**p);
     apply::<PodHealth>(objects::PODS, pods, &mut out);
-    apply(objects::WORKLOADS, h.workloads.iter(), &mut out);
-    apply(objects::PVCS, h.pvcs.iter(), &mut out);
+    apply(objects::WORKLOADS, h.workloads.iter().map(|w| &**w), &mut out);
+    apply(objects::PVCS, h.pvcs.iter().map(|c| &**c), &mut out);
     apply(objects::APISERVICES, h.extras.apiservices.iter().flatten(), &mut out);
     apply(objects::HPAS, h.extras.hpas.iter().flatten(), &mut out);
     apply(objects::CRONJOBS, h.extras.cronjobs.iter().flatten(), &mut out);

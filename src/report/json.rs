@@ -113,10 +113,11 @@ pub fn render(address: &str, cycle: &Cycle, health: Option<&Health>, message: Op
                 workloads: Some(
                     h.workloads
                         .iter()
+                        .map(|w| &**w)
                         .filter(|w| w.unavailable > 0 || w.rollout_stuck || w.misscheduled > 0 || w.generation_lag > 0)
                         .collect(),
                 ),
-                claims: Some(h.pvcs.iter().filter(|c| c.stuck).collect()),
+                claims: Some(h.pvcs.iter().map(|c| &**c).filter(|c| c.stuck).collect()),
                 warning_events_by_reason: Some(
                     h.events_by_reason.iter().map(|(r, n)| Reason { reason: r, count: *n }).collect(),
                 ),

@@ -148,7 +148,7 @@ fn a_namespace_not_read_resolves_none_of_its_alerts() {
                 ..Default::default()
             });
         } else if m < 15 {
-            h.workloads = vec![workload(1)];
+            h.workloads = vec![workload(1).into()];
         }
         Some(h)
     });
@@ -182,14 +182,14 @@ fn pressure_fires_per_node_and_condition() {
 fn a_nine_minute_rolling_update_stays_silent() {
     let got = timeline(30, |m| {
         let mut h = health(m);
-        h.workloads = vec![workload(if m < 9 { 1 } else { 0 })];
+        h.workloads = vec![workload(if m < 9 { 1 } else { 0 }).into()];
         Some(h)
     });
     assert_eq!(got, []);
     // Ten minutes missing fire.
     let got = timeline(30, |m| {
         let mut h = health(m);
-        h.workloads = vec![workload(if m < 11 { 1 } else { 0 })];
+        h.workloads = vec![workload(if m < 11 { 1 } else { 0 }).into()];
         Some(h)
     });
     assert_eq!(
@@ -303,7 +303,7 @@ fn missing_replicas_escalate_after_an_hour_of_firing() {
     let mut seen = Vec::new();
     for m in 0..=75 {
         let mut h = health(m);
-        h.workloads = vec![workload(1)];
+        h.workloads = vec![workload(1).into()];
         for tr in state.observe(t(m), "lab", &h) {
             seen.push((m, tr.state, tr.alert.severity, tr.previous_labels.map(|l| l["severity"].clone())));
         }
@@ -324,14 +324,14 @@ fn pending_pods_and_claims_fire_after_fifteen_minutes() {
         let mut p = pod("api-1", 0);
         p.pending = true;
         h.pods = [p].into_iter().map(Arc::new).collect();
-        h.pvcs = vec![PvcHealth {
+        h.pvcs = vec![Arc::new(PvcHealth {
             namespace: "shop".into(),
             name: "data".into(),
             phase: "Pending".into(),
             bound: false,
             stuck: true,
             why: vec!["ProvisioningFailed: no class".into()],
-        }];
+        })];
         Some(h)
     });
     assert_eq!(got, [fired("KubernetesPVCPending", 15), fired("KubernetesPodPending", 15)]);
@@ -790,7 +790,7 @@ fn core_capacity_and_controller_signals_fire_after_their_holds() {
         (ds.kind, ds.name, ds.misscheduled) = (WorkloadKind::DaemonSet, "agent".into(), 1);
         let mut lagging = workload(0);
         lagging.generation_lag = i64::from(m < 20);
-        h.workloads = vec![ds, lagging];
+        h.workloads = vec![ds.into(), lagging.into()];
         let seconds = 12 * 3600 + if m >= 60 { 1 } else { -1 };
         h.extras.running_jobs =
             Some(vec![RunningJob { namespace: "shop".into(), name: "backfill".into(), owner: String::new(), seconds }]);
@@ -958,7 +958,7 @@ fn an_untold_alert_that_escalates_is_told_once_as_firing() {
         let mut got = Vec::new();
         for m in 0..80 {
             let mut h = health(m);
-            h.workloads = vec![workload(1)];
+            h.workloads = vec![workload(1).into()];
             let transitions = state.observe(t(m), "lab", &h);
             let silences = if m < silence_ends { vec![silence(r#"namespace="shop""#)] } else { vec![] };
             let quiet = crate::silence::Quiet { silences, windows: Vec::new() };
@@ -1027,7 +1027,7 @@ fn an_escalation_inside_a_window_is_told_when_it_ends_and_the_old_labels_are_kep
     let mut got = Vec::new();
     for m in 0..100 {
         let mut h = health(m);
-        h.workloads = vec![workload(1)];
+        h.workloads = vec![workload(1).into()];
         let transitions = state.observe(t(m), "lab", &h);
         for tr in state.told(t(m), &transitions, &quiet) {
             let previous = tr.previous_labels.as_ref().map(|l| l["severity"].clone());

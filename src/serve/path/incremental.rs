@@ -534,12 +534,12 @@ fn a_node_is_judged_again_only_when_what_it_reads_changed() {
     let mut watched = (RuleState::default(), Kept::default());
     let mut now = t0();
     both_ways(&board, &mut full, &mut watched, &stores, now, false).unwrap();
-    assert_eq!(watched.1.judged.last_nodes, Judgements { afresh: 3, again: 0 }, "an interval judges all");
+    assert_eq!(watched.1.judged.nodes.judged, Judgements { afresh: 3, again: 0 }, "an interval judges all");
     let mut step = |step: Step, nodes: Judgements| {
         now += SignedDuration::from_secs(5);
         stores.apply(&step, now);
         both_ways(&board, &mut full, &mut watched, &stores, now, true).unwrap();
-        assert_eq!(watched.1.judged.last_nodes, nodes, "after {step:?}");
+        assert_eq!(watched.1.judged.nodes.judged, nodes, "after {step:?}");
         crate::health::assess(stores.snapshot(now))
     };
     // Pod 3 (on n0) not ready: its node's pods ask the same.
@@ -577,4 +577,41 @@ fn a_rise_in_restarts_is_looked_at_until_its_window_ends() {
     }
     assert!(full.pods[&("b".to_string(), "p1".to_string())].increases.is_empty(), "the rise left the window");
     assert_eq!(watched.1.quiet.passed, 10, "pod 1 passed over too once its rise is forgotten");
+}
+
+/// A claim not Pending, and a workload with every replica available and no update under way,
+/// take their judgement again while their record is the same; the others are judged afresh.
+#[test]
+fn a_settled_claim_or_workload_is_judged_again_only_when_it_changed() {
+    use crate::health::judged::Judgements;
+    let board = board();
+    let mut stores = Stores::new();
+    let mut full = RuleState::default();
+    let mut watched = (RuleState::default(), Kept::default());
+    let mut now = t0();
+    both_ways(&board, &mut full, &mut watched, &stores, now, false).unwrap();
+    let mut step = |step: Step, claims: Judgements, workloads: Judgements| {
+        now += SignedDuration::from_secs(5);
+        stores.apply(&step, now);
+        both_ways(&board, &mut full, &mut watched, &stores, now, true).unwrap();
+        let judged = &watched.1.judged;
+        assert_eq!((judged.claims.judged, judged.workloads.judged), (claims, workloads), "after {step:?}");
+    };
+    let none = Judgements::default();
+    let (one_afresh, one_again) = (Judgements { afresh: 1, again: 0 }, Judgements { afresh: 0, again: 1 });
+    step(Step::Claim { index: 0, bound: true }, one_afresh, none);
+    step(Step::Bookmark, one_again, none);
+    // A Pending claim reads the pods and the events: judged at each cycle.
+    step(Step::Claim { index: 1, bound: false }, Judgements { afresh: 1, again: 1 }, none);
+    step(Step::Bookmark, Judgements { afresh: 1, again: 1 }, none);
+    // Every claim record new, equal to the old: compared, not judged again (but the Pending one).
+    step(Step::Relisted { kind: 3 }, Judgements { afresh: 1, again: 1 }, none);
+    let claims = Judgements { afresh: 1, again: 1 };
+    step(Step::Workload { index: 0, ready: 3 }, claims, one_afresh);
+    step(Step::Bookmark, claims, one_again);
+    // Replicas missing: its why reads its pods and events, judged at each cycle.
+    step(Step::Workload { index: 1, ready: 1 }, claims, Judgements { afresh: 1, again: 1 });
+    step(Step::Bookmark, claims, Judgements { afresh: 1, again: 1 });
+    step(Step::Workload { index: 1, ready: 3 }, claims, Judgements { afresh: 1, again: 1 });
+    step(Step::Bookmark, claims, Judgements { afresh: 0, again: 2 });
 }
