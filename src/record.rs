@@ -138,7 +138,7 @@ macro_rules! file {
             deployments: Option<Items<workloads::Replicated>>,
             statefulsets: Option<Items<workloads::Replicated>>,
             daemonsets: Option<Items<workloads::Daemon>>,
-            persistentvolumeclaims: Option<Items<Pvc>>,
+            persistentvolumeclaims: Option<Items<Arc<Pvc>>>,
             events: Option<Items<Arc<Event>>>,
             apiservices: Option<OptionalItems<ApiService>>,
             node_metrics: Option<OptionalItems<Usage>>,

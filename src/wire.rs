@@ -216,7 +216,7 @@ macro_rules! lists {
     };
 }
 
-lists!(nodes: Arc<Node>, pods: Arc<Pod>, workloads: Workload, pvcs: Pvc, events: Arc<Event>);
+lists!(nodes: Arc<Node>, pods: Arc<Pod>, workloads: Workload, pvcs: Arc<Pvc>, events: Arc<Event>);
 
 fn is_unknown(c: &crate::collect::Certificates) -> bool {
     *c == crate::collect::Certificates::default()

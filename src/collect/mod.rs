@@ -60,7 +60,7 @@ pub struct Snapshot {
     /// Every pod but the Succeeded ones, shared with the store a watch keeps them in.
     pub pods: Vec<Arc<Pod>>,
     pub workloads: Vec<Workload>,
-    pub pvcs: Vec<Pvc>,
+    pub pvcs: Vec<Arc<Pvc>>,
     /// Warning events, shared with the store a watch keeps them in.
     pub events: Vec<Arc<Event>>,
     /// What the optional reads found.
@@ -79,7 +79,7 @@ pub struct Lists {
     pub deployments: Vec<workloads::Replicated>,
     pub statefulsets: Vec<workloads::Replicated>,
     pub daemonsets: Vec<workloads::Daemon>,
-    pub pvcs: Vec<Pvc>,
+    pub pvcs: Vec<Arc<Pvc>>,
     pub events: Vec<Arc<Event>>,
     pub extras: optional::Extras,
     pub certificates: Certificates,
@@ -450,7 +450,7 @@ pub async fn run<S: Source>(source: &S, options: &CycleOptions, now: Timestamp) 
             list_in::<S, workloads::Replicated>(s, sc, Collection::STATEFULSETS, skip, rec)
         ),
         timed(Collection::DAEMONSETS, list_in::<S, workloads::Daemon>(s, sc, Collection::DAEMONSETS, skip, rec)),
-        timed(Collection::PVCS, list_in::<S, Pvc>(s, sc, Collection::PVCS, skip, rec)),
+        timed(Collection::PVCS, list_in::<S, Arc<Pvc>>(s, sc, Collection::PVCS, skip, rec)),
         // Not filtered by namespace on the server: a Node's events may be recorded in an ignored one.
         timed(Collection::EVENTS, list_in::<S, Arc<Event>>(s, sc, Collection::EVENTS, Some("type=Warning"), rec)),
         read_optional(s, sc, rec),

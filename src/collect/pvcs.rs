@@ -12,7 +12,7 @@ use serde::{Deserialize, Serialize};
 use super::Meta;
 
 /// The compact record of a claim.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Pvc {
     pub namespace: String,
     pub name: String,
@@ -43,6 +43,18 @@ impl From<RawPvc> for Pvc {
 }
 
 impl super::FromApi for Pvc {
+    type Raw = RawPvc;
+}
+
+/// Cycles hold claims shared, as they do nodes and pods: a cycle taken from a watch's store
+/// points at the records the store keeps rather than copying them (at the envelope, 20,000).
+impl From<RawPvc> for std::sync::Arc<Pvc> {
+    fn from(raw: RawPvc) -> std::sync::Arc<Pvc> {
+        std::sync::Arc::new(Pvc::from(raw))
+    }
+}
+
+impl super::FromApi for std::sync::Arc<Pvc> {
     type Raw = RawPvc;
 }
 

@@ -63,7 +63,7 @@ pub struct Judged {
     pub nodes: Objects<Arc<Node>, NodeReads, NodeHealth>,
     version: String,
     /// The last cycle's claims.
-    pub claims: Objects<Pvc, (), PvcHealth>,
+    pub claims: Objects<Arc<Pvc>, (), PvcHealth>,
     /// The last cycle's Deployments, StatefulSets and DaemonSets.
     pub workloads: Objects<Workload, (), WorkloadHealth>,
 }

@@ -554,11 +554,11 @@ pub fn assess_judged(
     };
     // A claim not Pending reads nothing but itself.
     let waits = claim_waits(&raw_extras.claim_events);
-    let claim = |c: &Pvc| claim_health(c, &claim_users, &events, &waits);
+    let claim = |c: &Arc<Pvc>| claim_health(c, &claim_users, &events, &waits);
     let pvcs: Vec<Arc<PvcHealth>> = match judged.as_mut() {
         Some((judged, _)) => {
             let (afresh, by_names) =
-                (judged.afresh(), |a: &Pvc, b: &Pvc| (&a.namespace, &a.name).cmp(&(&b.namespace, &b.name)));
+                (judged.afresh(), |a: &Arc<Pvc>, b: &Arc<Pvc>| (&a.namespace, &a.name).cmp(&(&b.namespace, &b.name)));
             judged.claims.judge(&s.pvcs, afresh, by_names, |_| (), |c| c.phase != "Pending", claim)
         }
         None => s.pvcs.iter().map(|c| Arc::new(claim(c))).collect(),
@@ -1409,7 +1409,7 @@ mod tests {
         let s = Snapshot {
             nodes: vec![ready_node("n", 2000, 1 << 30).into()],
             pods: vec![Arc::new(pod("a", "p", "Running"))],
-            pvcs: vec![Pvc { namespace: "a".into(), name: "wffc".into(), phase: "Pending".into() }],
+            pvcs: vec![Arc::new(Pvc { namespace: "a".into(), name: "wffc".into(), phase: "Pending".into() })],
             ..Default::default()
         };
         let h = assess(s);

@@ -194,7 +194,7 @@ impl Follower {
             (Collection::DEPLOYMENTS, Follower::spawn::<workloads::Replicated>),
             (Collection::STATEFULSETS, Follower::spawn::<workloads::Replicated>),
             (Collection::DAEMONSETS, Follower::spawn::<workloads::Daemon>),
-            (Collection::PVCS, Follower::spawn::<Pvc>),
+            (Collection::PVCS, Follower::spawn::<Arc<Pvc>>),
             (Collection::EVENTS, Follower::spawn::<Arc<Event>>),
             (Collection::APISERVICES, Follower::spawn::<optional::ApiService>),
         ];

@@ -226,7 +226,7 @@ struct Stores {
     nodes: TestStore<Arc<Node>>,
     pods: TestStore<Arc<Pod>>,
     workloads: TestStore<Replicated>,
-    pvcs: TestStore<Pvc>,
+    pvcs: TestStore<Arc<Pvc>>,
     events: TestStore<Arc<Event>>,
     /// Each pod's uid, changed when it is created again.
     generation: [u32; 10],
@@ -286,7 +286,7 @@ impl Stores {
                 let name = format!("data-{index}");
                 let phase = if bound { "Bound" } else { "Pending" };
                 let claim = Pvc { namespace: "a".into(), name: name.clone(), phase: phase.into() };
-                self.pvcs.put(key("a", &name), &format!("pvc-{index}"), claim);
+                self.pvcs.put(key("a", &name), &format!("pvc-{index}"), Arc::new(claim));
             }
             Step::Event { pod, reason } => {
                 self.events.put(
@@ -308,7 +308,7 @@ impl Stores {
                 0 => relist(&self.nodes, |n| Arc::new(Node::clone(n))),
                 1 => relist(&self.pods, |p| Arc::new(Pod::clone(p))),
                 2 => relist(&self.workloads, Replicated::clone),
-                3 => relist(&self.pvcs, Pvc::clone),
+                3 => relist(&self.pvcs, |c| Arc::new(Pvc::clone(c))),
                 _ => relist(&self.events, |e| Arc::new(Event::clone(e))),
             },
         }
