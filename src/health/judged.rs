@@ -20,6 +20,16 @@
 //! in another order would still be judged and added up right (a record is taken again only
 //! when its address is met, and every record passed over is taken away from the demand as every
 //! new one is added), only at more cost.
+//!
+//! The other kinds a cycle judges object by object keep their judgements the same way, by one
+//! mechanism ([`Objects`]): an object whose record is the last cycle's (the same allocation, or
+//! an equal record), whose other reads are the same, and whose judgement reads nothing else,
+//! takes its judgement again. A node reads what its pods ask of it, the newest event about it
+//! and the server's version; a claim not Pending, and a workload with every replica available
+//! and no update under way, read nothing but themselves (the others are judged afresh: their
+//! why names their pods and events). What a cycle sets on a judgement after (a node's Ready
+//! changes and usage, a workload's stopped controller) is set on a copy, only where it differs,
+//! and the judgement as the cycle left it is the one the next takes again.
 
 use std::sync::Arc;
 
