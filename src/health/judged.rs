@@ -47,9 +47,8 @@ pub(super) type Entry = (Arc<Pod>, Option<Kept>);
 pub(super) struct Kept {
     health: Arc<PodHealth>,
     problem: bool,
-    /// The newest event about the pod when it was judged (kept, so that its address is not
-    /// another event's while it is compared).
-    event: Option<Arc<Event>>,
+    /// The newest event about the pod when it was judged (a problem's judgement reads it).
+    event: Option<ByAddress<Event>>,
 }
 
 /// What the last cycle judged of each pod from the pod and its newest event, and what its pods
@@ -87,12 +86,30 @@ pub struct NodeReads {
     event: Option<ByAddress<Event>>,
 }
 
-/// A shared record compared by its address.
+/// A shared record compared by its address: kept, so that the address is not another
+/// record's while it is compared.
 pub struct ByAddress<T>(Arc<T>);
 
 impl<T> PartialEq for ByAddress<T> {
     fn eq(&self, other: &ByAddress<T>) -> bool {
         Arc::ptr_eq(&self.0, &other.0)
+    }
+}
+
+impl<T> Clone for ByAddress<T> {
+    fn clone(&self) -> ByAddress<T> {
+        ByAddress(self.0.clone())
+    }
+}
+
+impl<T> ByAddress<T> {
+    /// Whether `kept` is the very record `now` is, or both are none.
+    fn same(kept: Option<&ByAddress<T>>, now: Option<&Arc<T>>) -> bool {
+        match (kept, now) {
+            (None, None) => true,
+            (Some(k), Some(n)) => Arc::ptr_eq(&k.0, n),
+            _ => false,
+        }
     }
 }
 
@@ -165,16 +182,7 @@ impl<T: Clone + PartialEq, R: PartialEq, H> Objects<T, R, H> {
     }
 }
 
-/// Whether the newest event about a pod is the one its judgement was made with.
-fn same_event(then: Option<&Arc<Event>>, now: Option<&Arc<Event>>) -> bool {
-    match (then, now) {
-        (None, None) => true,
-        (Some(a), Some(b)) => Arc::ptr_eq(a, b),
-        _ => false,
-    }
-}
-
-/// How a cycle's pods were judged.
+/// How a cycle's objects of a kind were judged: afresh, or their judgement taken again.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Judgements {
     pub afresh: usize,
@@ -244,7 +252,7 @@ impl Judged {
     ) -> (Arc<PodHealth>, bool) {
         if let Some((record, Some(kept))) = prior {
             // A healthy pod's judgement read no event: nothing to look up.
-            let same = !kept.problem || same_event(kept.event.as_ref(), newest(&record));
+            let same = !kept.problem || ByAddress::same(kept.event.as_ref(), newest(&record));
             if same {
                 self.last.again += 1;
                 let taken = (kept.health.clone(), kept.problem);
@@ -259,7 +267,7 @@ impl Judged {
         let kept = alone.then(|| Kept {
             health: health.clone(),
             problem,
-            event: if problem { newest(&pod).cloned() } else { None },
+            event: if problem { newest(&pod).cloned().map(ByAddress) } else { None },
         });
         self.next.push((pod, kept));
         (health, problem)
