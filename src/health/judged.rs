@@ -46,7 +46,6 @@ pub(super) type Entry = (Arc<Pod>, Option<Kept>);
 #[derive(Clone)]
 pub(super) struct Kept {
     health: Arc<PodHealth>,
-    problem: bool,
     /// The newest event about the pod when it was judged (a problem's judgement reads it).
     event: Option<ByAddress<Event>>,
 }
@@ -252,10 +251,10 @@ impl Judged {
     ) -> (Arc<PodHealth>, bool) {
         if let Some((record, Some(kept))) = prior {
             // A healthy pod's judgement read no event: nothing to look up.
-            let same = !kept.problem || ByAddress::same(kept.event.as_ref(), newest(&record));
-            if same {
+            let problem = kept.health.has_problem();
+            if !problem || ByAddress::same(kept.event.as_ref(), newest(&record)) {
                 self.last.again += 1;
-                let taken = (kept.health.clone(), kept.problem);
+                let taken = (kept.health.clone(), problem);
                 self.next.push((record, Some(kept)));
                 return taken;
             }
@@ -266,7 +265,6 @@ impl Judged {
         let problem = health.has_problem();
         let kept = alone.then(|| Kept {
             health: health.clone(),
-            problem,
             event: if problem { newest(&pod).cloned().map(ByAddress) } else { None },
         });
         self.next.push((pod, kept));
@@ -294,9 +292,25 @@ impl Judged {
         )
     }
 
-    /// Whether the cycle being derived judges everything afresh.
-    pub(super) fn afresh(&self) -> bool {
-        self.afresh
+    /// The cycle's claims: a claim not Pending reads nothing but itself (a Pending one names the
+    /// pods that use it and the events about it: judged afresh).
+    pub(super) fn claims(&mut self, s: &Snapshot, judge: impl FnMut(&Arc<Pvc>) -> PvcHealth) -> Vec<Arc<PvcHealth>> {
+        let by_names = |a: &Arc<Pvc>, b: &Arc<Pvc>| (&a.namespace, &a.name).cmp(&(&b.namespace, &b.name));
+        self.claims.judge(&s.pvcs, self.afresh, by_names, |_| (), |c| c.phase != "Pending", judge)
+    }
+
+    /// The cycle's workloads, after its pods: one with every replica available and no update
+    /// under way reads nothing but itself (the others name their pods with a problem and the
+    /// events about them, or how long their update has made no progress: judged afresh).
+    pub(super) fn workloads(
+        &mut self,
+        s: &Snapshot,
+        judge: impl FnMut(&Workload) -> WorkloadHealth,
+    ) -> Vec<Arc<WorkloadHealth>> {
+        let by_names =
+            |a: &Workload, b: &Workload| (a.kind, &a.namespace, &a.name).cmp(&(b.kind, &b.namespace, &b.name));
+        let settled = |w: &Workload| w.unavailable() == 0 && !w.updating;
+        self.workloads.judge(&s.workloads, self.afresh, by_names, |_| (), settled, judge)
     }
 
     /// Ends the cycle: its pods are the last cycle's of the next one, and its nodes' and

@@ -297,7 +297,7 @@ impl NodeHealth {
     }
 }
 
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct PodHealth {
     pub namespace: String,
     pub name: String,
@@ -536,31 +536,26 @@ pub fn assess_judged(
     // A snapshot's pods are in their canonical order (`Snapshot::canonical_order`).
     debug_assert!(raw_pods.is_sorted_by(|a, b| (&a.namespace, &a.name) <= (&b.namespace, &b.name)));
     // What the pods ask of each node: added up, or the last cycle's changed by what changed.
-    let (mut judged, whole) = match judged {
+    let (mut kept, priors, whole) = match judged {
         Some((judged, afresh)) => {
             let priors = judged.start(&raw_pods, afresh);
-            (Some((judged, priors)), None)
+            (Some(judged), priors, None)
         }
-        None => (None, Some(demand::Demand::of(&raw_pods))),
+        None => (None, Vec::new(), Some(demand::Demand::of(&raw_pods))),
     };
-    let demand_total = judged.as_ref().map_or_else(|| whole.as_ref().expect("added up"), |(j, _)| &j.demand).total();
-    // Each node judged afresh, or (kept judgements) taken again when all it reads is the same.
-    let mut nodes: Vec<Arc<NodeHealth>> = match judged.as_mut() {
-        Some((judged, _)) => judged.nodes(s, &events),
+    let demand_total = kept.as_ref().map_or_else(|| whole.as_ref().expect("added up"), |j| &j.demand).total();
+    // Each object judged afresh, or (kept judgements) taken again when all it reads is the same.
+    let mut nodes: Vec<Arc<NodeHealth>> = match kept.as_deref_mut() {
+        Some(judged) => judged.nodes(s, &events),
         None => {
             let demand = whole.as_ref().expect("added up");
             s.nodes.iter().map(|n| Arc::new(node_health(s, n, demand, &events))).collect()
         }
     };
-    // A claim not Pending reads nothing but itself.
     let waits = claim_waits(&raw_extras.claim_events);
     let claim = |c: &Arc<Pvc>| claim_health(c, &claim_users, &events, &waits);
-    let pvcs: Vec<Arc<PvcHealth>> = match judged.as_mut() {
-        Some((judged, _)) => {
-            let (afresh, by_names) =
-                (judged.afresh(), |a: &Arc<Pvc>, b: &Arc<Pvc>| (&a.namespace, &a.name).cmp(&(&b.namespace, &b.name)));
-            judged.claims.judge(&s.pvcs, afresh, by_names, |_| (), |c| c.phase != "Pending", claim)
-        }
+    let pvcs: Vec<Arc<PvcHealth>> = match kept.as_deref_mut() {
+        Some(judged) => judged.claims(s, claim),
         None => s.pvcs.iter().map(|c| Arc::new(claim(c))).collect(),
     };
     drop(waits);
@@ -573,41 +568,26 @@ pub fn assess_judged(
     let mut pods: Vec<Arc<PodHealth>> = Vec::new();
     let mut healthy: Vec<Arc<PodHealth>> = Vec::with_capacity(raw_pods.len());
     let mut place = |h: Arc<PodHealth>, problem: bool| if problem { pods.push(h) } else { healthy.push(h) };
-    let mut kept = None;
-    match judged.take() {
+    match kept.as_deref_mut() {
         None => raw_pods.into_iter().for_each(|p| {
             let h = Arc::new(judge(Arc::unwrap_or_clone(p)));
             let problem = h.has_problem();
             place(h, problem);
         }),
-        Some((judged, priors)) => {
+        Some(judged) => {
             let newest = |p: &Pod| events.newest("Pod", &p.namespace, &p.name);
             raw_pods.into_iter().zip(priors).for_each(|(p, prior)| {
                 let (h, problem) = judged.judge(p, prior, newest, judge);
                 place(h, problem);
             });
-            kept = Some(judged);
         }
     }
     let problems = pods.len();
     pods.append(&mut healthy);
-    // A workload with every replica available and no update under way reads nothing but itself.
     let problem_pods = problem_pods(&pods[..problems]);
     let workload = |w: &Workload| workload_health(w, &problem_pods, &events);
     let mut workloads: Vec<Arc<WorkloadHealth>> = match kept.as_deref_mut() {
-        Some(judged) => {
-            let afresh = judged.afresh();
-            let by_names =
-                |a: &Workload, b: &Workload| (a.kind, &a.namespace, &a.name).cmp(&(b.kind, &b.namespace, &b.name));
-            judged.workloads.judge(
-                &s.workloads,
-                afresh,
-                by_names,
-                |_| (),
-                |w| w.unavailable() == 0 && !w.updating,
-                workload,
-            )
-        }
+        Some(judged) => judged.workloads(s, workload),
         None => s.workloads.iter().map(|w| Arc::new(workload(w))).collect(),
     };
     drop(problem_pods);

@@ -118,7 +118,9 @@ impl PodSeries {
             if ends || i + 1 == pods.len() {
                 let these = &pods[start..=i];
                 let key = (these[0].namespace.clone(), these[0].name.clone());
-                let piece = match last.remove(&key).filter(|kept| same_pods(&kept.pods, these)) {
+                // The same pods in the same order, each the same record or an equal one (`Arc` of an
+                // `Eq` type: compared by address first).
+                let piece = match last.remove(&key).filter(|kept| kept.pods[..] == *these) {
                     Some(mut kept) => {
                         self.kept += kept.families.iter().flatten().count();
                         // This cycle's records: the last ones are let go.
@@ -151,15 +153,10 @@ impl PodSeries {
     }
 }
 
-/// The same pods, in the same order, each the same record or an equal one.
-fn same_pods(kept: &[std::sync::Arc<PodHealth>], now: &[std::sync::Arc<PodHealth>]) -> bool {
-    kept.len() == now.len() && kept.iter().zip(now).all(|(k, n)| std::sync::Arc::ptr_eq(k, n) || k == n)
-}
-
 /// One kind's objects as last rendered, and their families' fragments (kept by its own packer,
 /// so that a change to some of its objects compresses again only the families it changed). The
-/// objects are kept as the health holds them (the nodes shared: compared by their address
-/// first).
+/// objects are kept as the health holds them (nodes, workloads and claims shared: compared by
+/// their address first).
 struct KindSeries<T> {
     objects: Vec<T>,
     packed: Vec<Packed>,

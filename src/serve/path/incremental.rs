@@ -462,65 +462,90 @@ proptest! {
     }
 }
 
+/// One cluster followed from `stores`, taken both ways (as watch mode does and in full) at
+/// each step; its first cycle an interval's.
+struct Followed {
+    board: Board,
+    stores: Stores,
+    full: RuleState,
+    watched: (RuleState, Kept),
+    now: Timestamp,
+}
+
+impl Followed {
+    fn new() -> Followed {
+        let mut f = Followed {
+            board: board(),
+            stores: Stores::new(),
+            full: RuleState::default(),
+            watched: (RuleState::default(), Kept::default()),
+            now: t0(),
+        };
+        both_ways(&f.board, &mut f.full, &mut f.watched, &f.stores, f.now, false).unwrap();
+        f
+    }
+
+    /// `step` applied `after` the last one, and the cycle between intervals it brings.
+    fn step(&mut self, step: &Step, after: SignedDuration) {
+        self.now += after;
+        self.stores.apply(step, self.now);
+        both_ways(&self.board, &mut self.full, &mut self.watched, &self.stores, self.now, true).unwrap();
+    }
+
+    /// How the last cycle's kept judgements were taken.
+    fn judged(&self) -> &crate::health::judged::Judged {
+        &self.watched.1.judged
+    }
+
+    /// The health of the stores now, as a full derivation gives it (the same both ways:
+    /// `both_ways` compares them).
+    fn health(&self) -> crate::health::Health {
+        crate::health::assess(self.stores.snapshot(self.now))
+    }
+}
+
 /// The kept judgements are taken again: a cycle after a change to one pod of ten judges that
 /// pod alone (the property above would hold as well if nothing were ever kept).
 #[test]
 fn a_change_to_one_pod_judges_that_pod_alone() {
-    let board = board();
-    let mut stores = Stores::new();
-    let mut full = RuleState::default();
-    let mut watched = (RuleState::default(), Kept::default());
-    both_ways(&board, &mut full, &mut watched, &stores, t0(), false).unwrap();
-    assert_eq!(
-        watched.1.judged.last,
-        crate::health::judged::Judgements { afresh: 10, again: 0 },
-        "an interval judges all"
-    );
-    let now = t0() + SignedDuration::from_secs(5);
-    stores.apply(&Step::Pod { index: 3, shape: 1 }, now);
-    both_ways(&board, &mut full, &mut watched, &stores, now, true).unwrap();
-    assert_eq!(watched.1.judged.last, crate::health::judged::Judgements { afresh: 1, again: 9 });
+    use crate::health::judged::Judgements;
+    let mut f = Followed::new();
+    assert_eq!(f.judged().last, Judgements { afresh: 10, again: 0 }, "an interval judges all");
+    let five = SignedDuration::from_secs(5);
+    f.step(&Step::Pod { index: 3, shape: 1 }, five);
+    assert_eq!(f.judged().last, Judgements { afresh: 1, again: 9 });
     // The nine pods the rules had nothing to say of are passed over.
-    assert_eq!(watched.1.quiet.passed, 9);
+    assert_eq!(f.watched.1.quiet.passed, 9);
     // The nodes' families, among others, are as they were: not compressed again.
-    let (compressed, kept) = watched.1.series.last();
+    let (compressed, kept) = f.watched.1.series.last();
     assert!(kept > 10 && compressed > 0, "kept {kept}, compressed {compressed}");
     // Pod 3 is not ready now: a problem, whose judgement is kept while its record and the
     // newest event about it are the same.
-    let now = now + SignedDuration::from_secs(5);
-    stores.apply(&Step::Bookmark, now);
-    both_ways(&board, &mut full, &mut watched, &stores, now, true).unwrap();
-    assert_eq!(watched.1.judged.last, crate::health::judged::Judgements { afresh: 0, again: 10 });
-    // What the pages say of pod 3 (the same both ways: `both_ways` compares them).
-    let why = |stores: &Stores, now| {
-        let h = crate::health::assess(stores.snapshot(now));
+    f.step(&Step::Bookmark, five);
+    assert_eq!(f.judged().last, Judgements { afresh: 0, again: 10 });
+    // What the pages say of pod 3.
+    let why = |f: &Followed| {
+        let h = f.health();
         let pod = h.pods.iter().find(|p| p.name == "p3").expect("pod 3").clone();
         pod.why.iter().map(|m| crate::lang::Lang::En.say(m)).collect::<Vec<_>>().join("; ")
     };
     // An event about it: judged again, its why the event's.
-    let now = now + SignedDuration::from_secs(5);
-    stores.apply(&Step::Event { pod: 3, reason: 1 }, now);
-    both_ways(&board, &mut full, &mut watched, &stores, now, true).unwrap();
-    assert_eq!(watched.1.judged.last, crate::health::judged::Judgements { afresh: 1, again: 9 });
-    assert!(why(&stores, now).contains("FailedMount: something about it (1)"), "{}", why(&stores, now));
+    f.step(&Step::Event { pod: 3, reason: 1 }, five);
+    assert_eq!(f.judged().last, Judgements { afresh: 1, again: 9 });
+    assert!(why(&f).contains("FailedMount: something about it (1)"), "{}", why(&f));
     // Another event about it, newer: judged again.
-    let now = now + SignedDuration::from_secs(5);
-    stores.apply(&Step::Event { pod: 3, reason: 2 }, now);
-    both_ways(&board, &mut full, &mut watched, &stores, now, true).unwrap();
-    assert_eq!(watched.1.judged.last, crate::health::judged::Judgements { afresh: 1, again: 9 });
-    assert!(why(&stores, now).contains("FailedScheduling: something about it (2)"), "{}", why(&stores, now));
+    f.step(&Step::Event { pod: 3, reason: 2 }, five);
+    assert_eq!(f.judged().last, Judgements { afresh: 1, again: 9 });
+    assert!(why(&f).contains("FailedScheduling: something about it (2)"), "{}", why(&f));
     // Kept again while nothing changes; judged again when the event goes.
-    stores.apply(&Step::Bookmark, now);
-    both_ways(&board, &mut full, &mut watched, &stores, now, true).unwrap();
-    assert_eq!(watched.1.judged.last, crate::health::judged::Judgements { afresh: 0, again: 10 });
-    stores.apply(&Step::EventDeleted { pod: 3 }, now);
-    both_ways(&board, &mut full, &mut watched, &stores, now, true).unwrap();
-    assert_eq!(watched.1.judged.last, crate::health::judged::Judgements { afresh: 1, again: 9 });
-    assert!(!why(&stores, now).contains("something about it"), "{}", why(&stores, now));
+    f.step(&Step::Bookmark, SignedDuration::ZERO);
+    assert_eq!(f.judged().last, Judgements { afresh: 0, again: 10 });
+    f.step(&Step::EventDeleted { pod: 3 }, SignedDuration::ZERO);
+    assert_eq!(f.judged().last, Judgements { afresh: 1, again: 9 });
+    assert!(!why(&f).contains("something about it"), "{}", why(&f));
     // A relist makes every record new.
-    stores.apply(&Step::Relisted { kind: 1 }, now);
-    both_ways(&board, &mut full, &mut watched, &stores, now, true).unwrap();
-    assert_eq!(watched.1.judged.last, crate::health::judged::Judgements { afresh: 10, again: 0 });
+    f.step(&Step::Relisted { kind: 1 }, SignedDuration::ZERO);
+    assert_eq!(f.judged().last, Judgements { afresh: 10, again: 0 });
 }
 
 /// The nodes' judgements are taken again while what each reads is the same: its record, what
@@ -528,19 +553,12 @@ fn a_change_to_one_pod_judges_that_pod_alone() {
 #[test]
 fn a_node_is_judged_again_only_when_what_it_reads_changed() {
     use crate::health::judged::Judgements;
-    let board = board();
-    let mut stores = Stores::new();
-    let mut full = RuleState::default();
-    let mut watched = (RuleState::default(), Kept::default());
-    let mut now = t0();
-    both_ways(&board, &mut full, &mut watched, &stores, now, false).unwrap();
-    assert_eq!(watched.1.judged.nodes.judged, Judgements { afresh: 3, again: 0 }, "an interval judges all");
+    let mut f = Followed::new();
+    assert_eq!(f.judged().nodes.judged, Judgements { afresh: 3, again: 0 }, "an interval judges all");
     let mut step = |step: Step, nodes: Judgements| {
-        now += SignedDuration::from_secs(5);
-        stores.apply(&step, now);
-        both_ways(&board, &mut full, &mut watched, &stores, now, true).unwrap();
-        assert_eq!(watched.1.judged.nodes.judged, nodes, "after {step:?}");
-        crate::health::assess(stores.snapshot(now))
+        f.step(&step, SignedDuration::from_secs(5));
+        assert_eq!(f.judged().nodes.judged, nodes, "after {step:?}");
+        f.health()
     };
     // Pod 3 (on n0) not ready: its node's pods ask the same.
     step(Step::Pod { index: 3, shape: 1 }, Judgements { afresh: 0, again: 3 });
@@ -561,22 +579,14 @@ fn a_node_is_judged_again_only_when_what_it_reads_changed() {
 /// window, though its judgement is kept: what the rules remember of it is the full look's.
 #[test]
 fn a_rise_in_restarts_is_looked_at_until_its_window_ends() {
-    let board = board();
-    let mut stores = Stores::new();
-    let mut full = RuleState::default();
-    let mut watched = (RuleState::default(), Kept::default());
-    let mut now = t0();
-    both_ways(&board, &mut full, &mut watched, &stores, now, false).unwrap();
+    let mut f = Followed::new();
     // Pod 1 restarted 4 times: under the threshold, nothing said.
-    now += SignedDuration::from_secs(5);
-    stores.apply(&Step::Pod { index: 1, shape: 6 }, now);
-    both_ways(&board, &mut full, &mut watched, &stores, now, true).unwrap();
+    f.step(&Step::Pod { index: 1, shape: 6 }, SignedDuration::from_secs(5));
     for _ in 0..8 {
-        now += SignedDuration::from_mins(10);
-        both_ways(&board, &mut full, &mut watched, &stores, now, true).unwrap();
+        f.step(&Step::Tick { seconds: 600 }, SignedDuration::from_mins(10));
     }
-    assert!(full.pods[&("b".to_string(), "p1".to_string())].increases.is_empty(), "the rise left the window");
-    assert_eq!(watched.1.quiet.passed, 10, "pod 1 passed over too once its rise is forgotten");
+    assert!(f.full.pods[&("b".to_string(), "p1".to_string())].increases.is_empty(), "the rise left the window");
+    assert_eq!(f.watched.1.quiet.passed, 10, "pod 1 passed over too once its rise is forgotten");
 }
 
 /// A claim not Pending, and a workload with every replica available and no update under way,
@@ -584,17 +594,10 @@ fn a_rise_in_restarts_is_looked_at_until_its_window_ends() {
 #[test]
 fn a_settled_claim_or_workload_is_judged_again_only_when_it_changed() {
     use crate::health::judged::Judgements;
-    let board = board();
-    let mut stores = Stores::new();
-    let mut full = RuleState::default();
-    let mut watched = (RuleState::default(), Kept::default());
-    let mut now = t0();
-    both_ways(&board, &mut full, &mut watched, &stores, now, false).unwrap();
+    let mut f = Followed::new();
     let mut step = |step: Step, claims: Judgements, workloads: Judgements| {
-        now += SignedDuration::from_secs(5);
-        stores.apply(&step, now);
-        both_ways(&board, &mut full, &mut watched, &stores, now, true).unwrap();
-        let judged = &watched.1.judged;
+        f.step(&step, SignedDuration::from_secs(5));
+        let judged = f.judged();
         assert_eq!((judged.claims.judged, judged.workloads.judged), (claims, workloads), "after {step:?}");
     };
     let none = Judgements::default();
