@@ -99,7 +99,7 @@ fn node_not_ready() -> Alert {
 }
 
 fn crashed(restarts: i64) -> PodMemory {
-    PodMemory { restarts, increases: vec![(t(30), restarts)], crashloop_seen: Some(t(60)) }
+    PodMemory { restarts, increases: vec![(t(30), restarts)], crashloop_seen: Some(t(60)), crashlooping: false }
 }
 
 fn entry(action: &str) -> AuditEntry {

@@ -1079,6 +1079,8 @@ impl RuleState {
         });
         // A pod passed over keeps its memory as it was: not changed.
         self.pods_changed.start();
+        let last_look = self.pods_looked.or(self.last_cycle);
+        self.pods_looked = Some(now);
         for p in &h.pods {
             if let (Some(q), Some(last)) = (quiet.as_deref_mut(), last.as_mut()) {
                 // Those before it are gone, or not quiet now.
@@ -1094,14 +1096,15 @@ impl RuleState {
             let judge = |memory: &mut PodMemory| {
                 memory.increases.retain(|(t, _)| within(now, *t, RESTART_WINDOW));
                 PodJudged {
-                    crashlooped: memory.crashloop_seen.is_some_and(|t| within(now, t, CRASHLOOP_WINDOW)),
+                    crashlooped: memory.crashlooping
+                        || memory.crashloop_seen.is_some_and(|t| within(now, t, CRASHLOOP_WINDOW)),
                     increase: memory.increases.iter().map(|(_, n)| n).sum::<i64>(),
                 }
             };
             let judged = match self.pods.get_mut(&PodRef(&p.namespace, &p.name)) {
                 Some(memory) => {
                     let before = memory.clone();
-                    *memory = remember(std::mem::take(memory), now, p);
+                    *memory = remember(std::mem::take(memory), now, last_look, p);
                     let judged = judge(memory);
                     if *memory != before {
                         self.pods_changed.keys.push((p.namespace.clone(), p.name.clone()));
@@ -1113,6 +1116,7 @@ impl RuleState {
                         restarts: p.restarts,
                         increases: Vec::new(),
                         crashloop_seen: p.crashlooping.then_some(now),
+                        crashlooping: p.crashlooping,
                     };
                     let judged = judge(&mut memory);
                     self.pods.insert((p.namespace.clone(), p.name.clone()), memory);
@@ -1202,15 +1206,19 @@ fn order(p: &PodHealth) -> (bool, &str, &str) {
     (!p.has_problem(), p.namespace.as_str(), p.name.as_str())
 }
 
-/// A pod seen again: counts its restarts (a decrease is a reset) and its crash loop.
-fn remember(mut m: PodMemory, now: Timestamp, p: &PodHealth) -> PodMemory {
+/// A pod seen again: counts its restarts (a decrease is a reset) and its crash loop: when it
+/// begins, and when it ends (last seen at the look before this one, `last_look`).
+fn remember(mut m: PodMemory, now: Timestamp, last_look: Option<Timestamp>, p: &PodHealth) -> PodMemory {
     let increase = if p.restarts >= m.restarts { p.restarts - m.restarts } else { p.restarts };
     if increase > 0 {
         m.increases.push((now, increase));
     }
     m.restarts = p.restarts;
-    if p.crashlooping {
-        m.crashloop_seen = Some(now);
+    match (m.crashlooping, p.crashlooping) {
+        (false, true) => m.crashloop_seen = Some(now),
+        (true, false) => m.crashloop_seen = last_look.or(m.crashloop_seen),
+        _ => {}
     }
+    m.crashlooping = p.crashlooping;
     m
 }

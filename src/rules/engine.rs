@@ -132,8 +132,15 @@ pub struct PodMemory {
     pub restarts: i64,
     /// Increases of `pod_restarts` within the restart window: (when seen, by how much).
     pub increases: Vec<(Timestamp, i64)>,
-    /// The last cycle that saw the pod crash-looping.
+    /// The last look that saw the pod crash-looping; while `crashlooping`, when the loop under
+    /// way was first seen.
     pub crashloop_seen: Option<Timestamp>,
+    /// Whether the last look saw the pod crash-looping: the loop counts as seen at every look
+    /// since `crashloop_seen`, and when a look no longer sees it, `crashloop_seen` becomes the
+    /// look before. So a crash-looping pod's memory (and its row in the state) changes when the
+    /// loop begins and ends, not at every cycle. Absent from rows written before it: false.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub crashlooping: bool,
 }
 
 /// The rules' memory of each pod, by (namespace, pod). A cycle finds each pod's by [`PodRef`],
@@ -171,6 +178,9 @@ pub struct RuleState {
     pub failures: u32,
     /// The last cycle evaluated, successful or not.
     pub last_cycle: Option<Timestamp>,
+    /// The last look at the pods (a cycle that read the cluster). Not stored: in a state read
+    /// from its store, the last cycle stands for it.
+    pub pods_looked: Option<Timestamp>,
     /// What the derivation remembers of the cluster between cycles, kept beside the rules' state
     /// so that both move, are checkpointed and are restored together: handed to
     /// `health::assess_with` before the rules see the health.

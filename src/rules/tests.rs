@@ -228,6 +228,65 @@ fn a_flapping_crash_loop_fires_after_ten_minutes_and_resolves_ten_after_the_last
     );
 }
 
+/// A crash loop is remembered when it begins and when it ends, not at every cycle (each change
+/// is a row written to the state); its ten minutes still run from the last cycle that saw it,
+/// not from a failed cycle after it, nor from the first cycle after a restart.
+#[test]
+fn a_crash_loop_is_remembered_when_it_begins_and_ends_and_its_window_runs_from_the_last_look() {
+    // Crash-looping from minute 0 to 5 (restarts unchanged), a failed cycle at 6, healthy after.
+    let at = |m: i64| {
+        (m != 6).then(|| {
+            let mut h = health(m);
+            let mut p = pod("api-1", 3);
+            p.crashlooping = m <= 5;
+            h.pods = [p].into_iter().map(Arc::new).collect();
+            h
+        })
+    };
+    assert_eq!(
+        timeline(20, at),
+        [fired("KubernetesPodCrashLooping", 10), resolved("KubernetesPodCrashLooping", 15)],
+        "ten minutes after minute 5, the last cycle that saw it"
+    );
+    let key = ("shop".to_string(), "api-1".to_string());
+    let mut state = RuleState::default();
+    let mut changed = Vec::new();
+    for m in 0..9 {
+        match at(m) {
+            Some(h) => {
+                state.observe(t(m), "lab", &h);
+                if state.pods_changed.keys.contains(&key) {
+                    changed.push(m);
+                }
+            }
+            None => {
+                state.observe_failure(t(m), "lab", "refused");
+            }
+        }
+    }
+    assert_eq!(changed, [0, 7], "first seen (crash-looping), then the loop's end");
+    let memory = &state.pods[&key];
+    assert_eq!((memory.crashloop_seen, memory.crashlooping), (Some(t(5)), false));
+
+    // A state read from its store, its pod crash-looping at the last cycle (minute 5): the first
+    // cycle after the restart that no longer sees the loop dates its end from that cycle.
+    let mut state = RuleState { last_cycle: Some(t(5)), ..Default::default() };
+    let memory = crate::rules::engine::PodMemory {
+        restarts: 3,
+        increases: Vec::new(),
+        crashloop_seen: Some(t(0)),
+        crashlooping: true,
+    };
+    state.pods.insert(key.clone(), memory);
+    for m in 9..17 {
+        state.observe(t(m), "lab", &at(m).unwrap());
+        let crashlooped = state.alerts.keys().any(|k| k.starts_with("KubernetesPodCrashLooping"));
+        assert_eq!(crashlooped, m < 15, "minute {m}: pending until ten minutes after minute 5");
+        assert_eq!(state.pods_changed.keys.contains(&key), m == 9, "minute {m}: the loop's end alone");
+    }
+    assert_eq!(state.pods[&key].crashloop_seen, Some(t(5)));
+}
+
 #[test]
 fn restarts_count_across_a_reset_and_yield_to_the_crash_loop_rule() {
     // 0 → 3 → reset to 1 → 3: increases 3 + 1 + 2 = 6 > 5 at minute 3.

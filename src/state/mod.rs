@@ -911,7 +911,7 @@ mod tests {
 
     /// The pod memory the stored states hold.
     fn crashed_three_times() -> PodMemory {
-        PodMemory { restarts: 3, increases: vec![(t(30), 3)], crashloop_seen: Some(t(60)) }
+        PodMemory { restarts: 3, increases: vec![(t(30), 3)], crashloop_seen: Some(t(60)), crashlooping: false }
     }
 
     #[test]
@@ -924,6 +924,8 @@ mod tests {
         state.last_cycle = Some(t(60));
         state.alerts.insert("KubernetesNodeNotReady{node=\"n1\"}".into(), node_not_ready());
         state.pods.insert(("shop".into(), "api".into()), crashed_three_times());
+        // A crash loop under way is stored as such.
+        state.pods.insert(("shop".into(), "web".into()), PodMemory { crashlooping: true, ..crashed_three_times() });
         let point = HistoryPoint { time: 1_790_000_060, nodes: 3, nodes_ready: 2, ..Default::default() };
         store
             .commit_cycle(
