@@ -87,6 +87,34 @@ pub struct ClusterView {
     /// How far apart its cycles are on the cycles' clock (how often its firing alerts are sent
     /// again).
     pub period: Duration,
+    /// The API's words for `health`, made at the first request that asks after each cycle.
+    pub health_json: HealthMemo,
+}
+
+/// Text made from a cluster's health, kept while the health is the one it was made from: a
+/// cluster's JSON is made once a cycle, not at every request (a client polling the API would
+/// otherwise pay the whole document, every pod with a problem, at each request).
+#[derive(Clone, Debug, Default)]
+pub struct HealthMemo(Arc<Mutex<Option<Made>>>);
+
+/// The text, and the health it was made from.
+type Made = (std::sync::Weak<Health>, Arc<str>);
+
+impl HealthMemo {
+    /// The text made from `health`, made now unless it was made from this very health. Held
+    /// by a weak reference, the health's allocation cannot be another's while it is kept: its
+    /// address tells it.
+    pub fn get_or_make(&self, health: &Arc<Health>, make: impl FnOnce(&Health) -> String) -> Arc<str> {
+        let mut kept = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some((of, text)) = kept.as_ref()
+            && std::ptr::eq(of.as_ptr(), Arc::as_ptr(health))
+        {
+            return text.clone();
+        }
+        let text: Arc<str> = make(health).into();
+        *kept = Some((Arc::downgrade(health), text.clone()));
+        text
+    }
 }
 
 /// What the server knows of a cluster's agent.
@@ -118,6 +146,7 @@ impl ClusterView {
             agent: None,
             from_pages: false,
             period: Duration::from_secs(60),
+            health_json: HealthMemo::default(),
         }
     }
 

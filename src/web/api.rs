@@ -66,27 +66,45 @@ pub fn clusters(board: &Board) -> String {
 pub fn cluster(board: &Board, name: &str) -> Option<String> {
     let c = board.views().cluster(name)?;
     let mut doc = summary(&c);
-    if let Some(h) = &c.health {
-        doc["counts"] = json!(h.counts);
-        doc["nodes_detail"] = json!(h.nodes);
-        doc["pods_needing_attention"] = Value::Array(
-            h.problem_pods()
-                .iter()
-                .map(|p| {
-                    let mut v = json!(p);
-                    v["problems"] = json!(p.problems());
-                    v
-                })
-                .collect(),
-        );
-        doc["workloads_missing_replicas"] = json!(h.workloads.iter().filter(|w| w.unavailable > 0).collect::<Vec<_>>());
-        doc["stuck_claims"] = json!(h.pvcs.iter().filter(|p| p.stuck).collect::<Vec<_>>());
-        doc["warning_events_by_reason"] =
-            Value::Array(h.events_by_reason.iter().map(|(r, n)| json!({"reason": r, "count": n})).collect());
-    }
     let (quiet, now) = (board.quieting().quiet(), board.now());
     doc["alerts"] = Value::Array(c.alerts.iter().map(|a| alert(&c.name, a, &quiet, now)).collect());
-    Some(doc.to_string())
+    let mut text = doc.to_string();
+    // The health's fields, made once a cycle, join the object's others: `text` is an object
+    // with members (the summary's), and the health's names are not among them.
+    if let Some(h) = &c.health {
+        let fields = c.health_json.get_or_make(h, health_fields);
+        text.pop();
+        text.push(',');
+        text.push_str(&fields);
+        text.push('}');
+    }
+    Some(text)
+}
+
+/// A cluster's health as the API gives it: the members of a JSON object, without its braces.
+fn health_fields(h: &crate::health::Health) -> String {
+    let fields = json!({
+        "counts": h.counts,
+        "nodes_detail": h.nodes,
+        "pods_needing_attention": h
+            .problem_pods()
+            .iter()
+            .map(|p| {
+                let mut v = json!(p);
+                v["problems"] = json!(p.problems());
+                v
+            })
+            .collect::<Vec<_>>(),
+        "workloads_missing_replicas": h.workloads.iter().filter(|w| w.unavailable > 0).collect::<Vec<_>>(),
+        "stuck_claims": h.pvcs.iter().filter(|p| p.stuck).collect::<Vec<_>>(),
+        "warning_events_by_reason": h
+            .events_by_reason
+            .iter()
+            .map(|(r, n)| json!({"reason": r, "count": n}))
+            .collect::<Vec<_>>(),
+    })
+    .to_string();
+    fields[1..fields.len() - 1].to_string()
 }
 
 pub fn alerts(board: &Board) -> String {
@@ -134,4 +152,113 @@ pub fn monitor(board: &Board) -> String {
         "notifications_refused": board.refusals(),
     })
     .to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::{Arc, Mutex, RwLock};
+    use std::time::Duration;
+
+    use super::*;
+    use crate::board::{Arranged, Persistence, Publication};
+    use crate::health::{Health, PodHealth};
+    use crate::state::Store;
+
+    fn board() -> Board {
+        let store = Arc::new(Mutex::new(Store::open_in_memory("api").unwrap()));
+        let reader = Store::open_in_memory("api").unwrap();
+        let board = Board::new(
+            Persistence { store, reader, error: None },
+            None,
+            Default::default(),
+            Arc::new(RwLock::new(Arc::new(Vec::new()))),
+            None,
+            Arc::default(),
+        );
+        let lab =
+            Arranged { name: "lab".into(), address: "https://k3s.lan:6443".into(), agent: false, from_pages: false };
+        board.views().arrange(&[lab]);
+        board
+    }
+
+    /// A good cycle's health whose one pod, `crashing`, crash-loops.
+    fn crash_loop(crashing: &str) -> Arc<Health> {
+        let pod = PodHealth { crashlooping: true, ..PodHealth::running(crashing) };
+        Arc::new(Health {
+            capacity: Default::default(),
+            time: jiff::Timestamp::now(),
+            version: "v1.31.0".into(),
+            counts: crate::health::Counts { pods: 1, pods_crashlooping: 1, ..Default::default() },
+            nodes: vec![],
+            pods: vec![Arc::new(pod)],
+            workloads: vec![],
+            pvcs: vec![],
+            events_by_reason: vec![],
+            extras: Default::default(),
+            certificates: Default::default(),
+        })
+    }
+
+    fn publish(board: &Board, health: Option<Arc<Health>>) {
+        let error = health.is_none().then(|| "refused".to_string());
+        let p = Publication {
+            time: jiff::Timestamp::now(),
+            duration: Duration::ZERO,
+            stats: Vec::new(),
+            alerts: Arc::default(),
+            health,
+            error,
+            objects: None,
+            own: Arc::default(),
+            agent: None,
+        };
+        board.views().publish("lab", p);
+    }
+
+    fn document(board: &Board) -> Value {
+        serde_json::from_str(&cluster(board, "lab").expect("lab")).expect("a JSON object")
+    }
+
+    fn crashing(doc: &Value) -> Vec<&str> {
+        doc["pods_needing_attention"].as_array().unwrap().iter().map(|p| p["name"].as_str().unwrap()).collect()
+    }
+
+    /// The health's members are made once a cycle: the same text while the health is the same,
+    /// the new health's as soon as it is published, and the last good one's after a failed
+    /// cycle, beside the summary's members.
+    #[test]
+    fn a_clusters_document_says_its_last_good_health_once_made_per_cycle() {
+        let board = board();
+        let doc = document(&board);
+        assert_eq!((doc["name"].as_str(), doc["status"].as_str()), (Some("lab"), Some("waiting")));
+        assert!(doc.get("counts").is_none(), "no health yet: {doc}");
+
+        publish(&board, Some(crash_loop("api-1")));
+        let first = cluster(&board, "lab").unwrap();
+        let doc = document(&board);
+        assert_eq!(crashing(&doc), ["api-1"]);
+        assert_eq!(doc["pods_needing_attention"][0]["problems"][0], "crash-looping");
+        assert_eq!((doc["counts"]["pods"].as_u64(), doc["status"].as_str()), (Some(1), Some("critical")));
+        for member in ["nodes_detail", "workloads_missing_replicas", "stuck_claims", "warning_events_by_reason"] {
+            assert!(doc[member].is_array(), "{member}: {doc}");
+        }
+        assert!(doc["alerts"].is_array());
+        let made = board.views().cluster("lab").unwrap().health_json;
+        let kept = |made: &crate::board::HealthMemo, h: &Arc<Health>| made.get_or_make(h, |_| "made again".into());
+        let health = board.views().cluster("lab").unwrap().health.unwrap();
+        assert_ne!(&*kept(&made, &health), "made again", "made at the first request, kept for the next");
+        assert_eq!(cluster(&board, "lab").unwrap(), first);
+
+        // A new cycle, its health equal or not: made from it.
+        let again = crash_loop("api-1");
+        assert_eq!(&*kept(&made, &again), "made again", "another cycle's health, however equal");
+        publish(&board, Some(crash_loop("api-2")));
+        assert_eq!(crashing(&document(&board)), ["api-2"]);
+
+        // A failed cycle: its error, and the last good health.
+        publish(&board, None);
+        let doc = document(&board);
+        assert_eq!((doc["status"].as_str(), doc["error"].as_str()), (Some("unreachable"), Some("refused")));
+        assert_eq!(crashing(&doc), ["api-2"]);
+    }
 }
