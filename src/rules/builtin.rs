@@ -8,7 +8,7 @@ use std::sync::Arc;
 
 use jiff::Timestamp;
 
-use super::engine::{PodMemory, PodRef, RuleState, Transition};
+use super::engine::{Held, Looked, PodMemory, PodRef, RuleState, Transition};
 use super::tune::Tuning;
 
 #[cfg(test)]
@@ -1046,24 +1046,42 @@ impl RuleState {
                 Reads::Nodes(_) | Reads::Capacity(_) | Reads::Pods(_) | Reads::Cycle => {}
             }
         }
-        self.observe_pods(now, h, &mut obs, quiet);
+        let mut quiet = quiet;
+        self.observe_pods(now, h, &mut obs, quiet.as_deref_mut(), tuning);
         self.failures = 0;
         // A namespace not read this cycle resolves none of its alerts.
         let unread: &[String] = h.extras.namespaced.as_ref().map_or(&[], |n| &n.unread);
-        self.evaluate_where(
+        let mut made = Vec::new();
+        let looked = Looked {
+            observations: obs,
+            held: quiet.as_deref().map(QuietPods::held).unwrap_or_default(),
+            made: quiet.is_some().then_some(&mut made),
+        };
+        let transitions = self.evaluate_looked(
             now,
             cluster,
-            obs,
+            looked,
             tuning,
             |alert| !alert.labels.get("namespace").is_some_and(|ns| unread.contains(ns)),
             |rule| rule.reads.made(h),
-        )
+        );
+        if let Some(q) = quiet {
+            q.settle(made);
+        }
+        transitions
     }
 
     /// The pod rules: each pod's memory updated where it is (one lookup, no key made again for
     /// a pod seen before: at 150,000 pods, rebuilding the table each cycle cost 300,000
     /// allocations), then every pod rule handed the pod and what its memory says.
-    fn observe_pods(&mut self, now: Timestamp, h: &Health, obs: &mut Seen, mut quiet: Option<&mut QuietPods>) {
+    fn observe_pods(
+        &mut self,
+        now: Timestamp,
+        h: &Health,
+        obs: &mut Seen,
+        mut quiet: Option<&mut QuietPods>,
+        tuning: &Tuning,
+    ) {
         let looks: Vec<_> = RULES
             .iter()
             .filter_map(|r| match r.reads {
@@ -1076,6 +1094,18 @@ impl RuleState {
             q.passed = 0;
             q.next = Vec::with_capacity(q.last.len());
             std::mem::take(&mut q.last).into_iter().peekable()
+        });
+        // The last cycle's pods with something to say, walked the same way: their observations
+        // hold while the rules are tuned as they were and every alert's words are this process's.
+        let mut said = quiet.as_deref_mut().map(|q| {
+            q.steady = 0;
+            let last = std::mem::take(&mut q.said);
+            q.said_next = Vec::with_capacity(last.len());
+            let holds = q.tuning == *tuning && self.worded.0;
+            if q.tuning != *tuning {
+                q.tuning = tuning.clone();
+            }
+            if holds { last } else { Vec::new() }.into_iter().peekable()
         });
         // A pod passed over keeps its memory as it was: not changed.
         self.pods_changed.start();
@@ -1124,19 +1154,32 @@ impl RuleState {
                     judged
                 }
             };
+            // Judged as it was, its memory saying what it said: its observations would be
+            // those the last cycle made, and its alerts are evaluated again from what they made.
+            if let (Some(q), Some(said)) = (quiet.as_deref_mut(), said.as_mut()) {
+                while said.peek().is_some_and(|s| !Arc::ptr_eq(&s.pod, p) && order(&s.pod) < order(p)) {
+                    said.next();
+                }
+                if let Some(s) = said.next_if(|s| Arc::ptr_eq(&s.pod, p))
+                    && s.judged == judged
+                    && s.held.iter().all(|held| self.alerts.contains_key(&held.key))
+                {
+                    q.said_next.push(s);
+                    q.steady += 1;
+                    continue;
+                }
+            }
             let before = obs.len();
             for look in &looks {
                 look(p, &judged, obs);
             }
+            let Some(q) = quiet.as_deref_mut() else { continue };
             // Nothing said, nothing to remember but the count it has: the same next cycle,
             // while its judgement is the same (the window of a past crash loop only ever closes).
-            if let Some(q) = quiet.as_deref_mut()
-                && obs.len() == before
-                && judged.increase == 0
-                && !judged.crashlooped
-                && !p.crashlooping
-            {
+            if obs.len() == before && judged.increase == 0 && !judged.crashlooped && !p.crashlooping {
                 q.next.push(p.clone());
+            } else {
+                q.said_next.push(Said { pod: p.clone(), judged, held: Vec::new(), observed: Some(before..obs.len()) });
             }
         }
         if let Some(q) = quiet {
@@ -1193,12 +1236,51 @@ impl RuleState {
 /// same one the next cycle (see [`crate::health::judged`]) gives the rules what it gave them,
 /// and is passed over: its memory is not looked up, and no rule looks at it. Finding it is a
 /// walk beside the cycle's pods, comparing addresses (names only where they differ).
+///
+/// The other pods, those the last cycle had something to say of or remember, are kept too
+/// ([`Said`]): one whose judgement is the very same, whose memory says the same at this cycle
+/// and whose alerts are all there would be observed the same, so its alerts are evaluated
+/// again from what its observations made (their keys and timers: only the clock moves them),
+/// while the rules are tuned as they were and every alert's words were said by this process.
 #[derive(Default)]
 pub struct QuietPods {
     last: Vec<Arc<PodHealth>>,
     next: Vec<Arc<PodHealth>>,
     /// The pods passed over by the last cycle.
     pub passed: usize,
+    said: Vec<Said>,
+    said_next: Vec<Said>,
+    /// The rules as tuned when `said` was evaluated.
+    tuning: Tuning,
+    /// The pods whose alerts the last cycle evaluated again from what they made.
+    pub steady: usize,
+}
+
+/// A pod the rules had something to say of or remember: its judgement, what its memory said,
+/// and what its observations made.
+struct Said {
+    pod: Arc<PodHealth>,
+    judged: PodJudged,
+    held: Vec<Held>,
+    /// Observed at this cycle: where its observations are among the cycle's, until evaluated.
+    observed: Option<std::ops::Range<usize>>,
+}
+
+impl QuietPods {
+    /// The alerts of the pods observed as they were, for the evaluation.
+    fn held(&self) -> Vec<&Held> {
+        self.said_next.iter().filter(|s| s.observed.is_none()).flat_map(|s| &s.held).collect()
+    }
+
+    /// Takes what the evaluation made of the pods observed at this cycle: the next cycle's.
+    fn settle(&mut self, mut made: Vec<Option<Held>>) {
+        for s in &mut self.said_next {
+            if let Some(observed) = s.observed.take() {
+                s.held = made[observed].iter_mut().filter_map(Option::take).collect();
+            }
+        }
+        self.said = std::mem::take(&mut self.said_next);
+    }
 }
 
 /// Where a pod is in a cycle's order: problems first, then by namespace and name.

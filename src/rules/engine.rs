@@ -2,6 +2,7 @@
 //! its condition holds (activeAt), fires at the first evaluation where now − activeAt ≥ for,
 //! resolves at the first evaluation where the condition no longer holds.
 
+use std::borrow::Cow;
 use std::collections::{BTreeMap, HashSet};
 
 use jiff::{SignedDuration, Timestamp};
@@ -296,6 +297,65 @@ fn held(now: Timestamp, since: Timestamp, d: std::time::Duration) -> bool {
     now.duration_since(since) >= SignedDuration::try_from(d).unwrap_or(SignedDuration::MAX)
 }
 
+/// What the clock does to an alert seen again: it fires once held long enough (urgent: as a
+/// Warning), and a firing one escalates when its rule says so.
+fn timers(
+    alert: &mut Alert,
+    now: Timestamp,
+    hold: std::time::Duration,
+    escalate_after: Option<std::time::Duration>,
+    urgent: bool,
+    transitions: &mut Vec<Transition>,
+) {
+    if alert.fired_at.is_none() && held(now, alert.active_at, hold) {
+        alert.fired_at = Some(now);
+        if urgent && alert.severity < Severity::Warning {
+            // Urgent when first told: it fires as a Warning.
+            alert.escalate(now);
+        }
+        transitions.push(Transition {
+            time: now,
+            state: TransitionState::Firing,
+            alert: alert.clone(),
+            previous_labels: None,
+        });
+    } else if let (Some(fired), None, None) = (alert.fired_at, alert.escalated_at, &alert.acknowledged)
+        && alert.severity < Severity::Warning
+        && (urgent || escalate_after.is_some_and(|after| held(now, fired, after)))
+    {
+        let previous = alert.labels.clone();
+        alert.escalate(now);
+        transitions.push(Transition {
+            time: now,
+            state: TransitionState::Escalated,
+            alert: alert.clone(),
+            previous_labels: Some(previous),
+        });
+    }
+}
+
+/// What an evaluated observation made: its alert's key, and the timers its rule as tuned gives
+/// the alert. The same observation made again (the same object, judged the same, the rules
+/// tuned the same, the alert's words said by this process) would make the same alert with the
+/// same words: evaluated again from this, only the clock moves it.
+#[derive(Clone, Debug)]
+pub struct Held {
+    pub(super) key: String,
+    hold: std::time::Duration,
+    escalate_after: Option<std::time::Duration>,
+    urgent: bool,
+}
+
+/// What a look at a cycle hands the evaluation.
+pub(super) struct Looked<'h> {
+    /// Made at this look.
+    pub observations: Vec<Observation>,
+    /// Observed again as they were: their alerts' keys and timers.
+    pub held: Vec<&'h Held>,
+    /// Filled with what each of `observations` makes, in their order (None: turned off).
+    pub made: Option<&'h mut Vec<Option<Held>>>,
+}
+
 impl RuleState {
     /// Evaluates `observations` at `now`. Only alerts whose rule is `in_scope` can resolve:
     /// a failed cycle evaluates the unreachable rule alone and leaves the others as they are.
@@ -319,9 +379,33 @@ impl RuleState {
         may_resolve: impl Fn(&Alert) -> bool,
         in_scope: impl Fn(&Rule) -> bool,
     ) -> Vec<Transition> {
+        let looked = Looked { observations, held: Vec::new(), made: None };
+        self.evaluate_looked(now, cluster, looked, tuning, may_resolve, in_scope)
+    }
+
+    /// [`RuleState::evaluate_where`], with the alerts of observations made again (`held`),
+    /// and what each observation makes kept in `made` when asked.
+    pub(super) fn evaluate_looked(
+        &mut self,
+        now: Timestamp,
+        cluster: &str,
+        looked: Looked,
+        tuning: &Tuning,
+        may_resolve: impl Fn(&Alert) -> bool,
+        in_scope: impl Fn(&Rule) -> bool,
+    ) -> Vec<Transition> {
+        let Looked { observations, held, mut made } = looked;
         let mut transitions = Vec::new();
-        let mut seen = HashSet::new();
+        let mut seen: HashSet<Cow<'_, str>> = HashSet::with_capacity(held.len());
         let worded = self.worded.0;
+        // Observed as they were when these were made: the alert is there, its words the same
+        // (see `Held`), and only the clock moves it.
+        for h in held {
+            if let Some(alert) = self.alerts.get_mut(h.key.as_str()) {
+                timers(alert, now, h.hold, h.escalate_after, h.urgent, &mut transitions);
+                seen.insert(Cow::Borrowed(h.key.as_str()));
+            }
+        }
         for mut obs in observations {
             // An empty label is no label, as in Prometheus: a bare pod's alert has no `workload`.
             obs.labels.retain(|_, v| !v.is_empty());
@@ -341,11 +425,17 @@ impl RuleState {
                 })
                 .flatten();
             if tuned.is_some_and(|o| !o.enabled) {
+                if let Some(made) = made.as_deref_mut() {
+                    made.push(None);
+                }
                 continue;
             }
             let hold = tuned.map_or(obs.rule.hold, Override::hold);
             let severity = tuned.and_then(|o| o.severity).unwrap_or(own);
             let escalate_after = tuned.map_or(obs.rule.escalate_after, Override::escalate_after);
+            if let Some(made) = made.as_deref_mut() {
+                made.push(Some(Held { key: key.clone(), hold, escalate_after, urgent }));
+            }
             let added = tuned.map(|o| &o.labels);
             let labelled = |severity: Severity| {
                 let mut labels = obs.labels.clone();
@@ -400,37 +490,13 @@ impl RuleState {
                     alert.said_description = (!obs.description.is_verbatim()).then_some(obs.description);
                 }
             }
-            if alert.fired_at.is_none() && held(now, alert.active_at, hold) {
-                alert.fired_at = Some(now);
-                if urgent && alert.severity < Severity::Warning {
-                    // Urgent when first told: it fires as a Warning.
-                    alert.escalate(now);
-                }
-                transitions.push(Transition {
-                    time: now,
-                    state: TransitionState::Firing,
-                    alert: alert.clone(),
-                    previous_labels: None,
-                });
-            } else if let (Some(fired), None, None) = (alert.fired_at, alert.escalated_at, &alert.acknowledged)
-                && alert.severity < Severity::Warning
-                && (urgent || escalate_after.is_some_and(|after| held(now, fired, after)))
-            {
-                let previous = alert.labels.clone();
-                alert.escalate(now);
-                transitions.push(Transition {
-                    time: now,
-                    state: TransitionState::Escalated,
-                    alert: alert.clone(),
-                    previous_labels: Some(previous),
-                });
-            }
-            seen.insert(key);
+            timers(alert, now, hold, escalate_after, urgent, &mut transitions);
+            seen.insert(Cow::Owned(key));
         }
         let gone: Vec<String> = self
             .alerts
             .iter()
-            .filter(|(k, a)| !seen.contains(*k) && in_scope(rule_of(&a.alertname)) && may_resolve(a))
+            .filter(|(k, a)| !seen.contains(k.as_str()) && in_scope(rule_of(&a.alertname)) && may_resolve(a))
             .map(|(k, _)| k.clone())
             .collect();
         for key in gone {

@@ -189,6 +189,7 @@ pub struct ApiServer<'a> {
 }
 
 /// What the rules' memory of a pod says at this cycle.
+#[derive(Clone, Debug, PartialEq)]
 pub struct PodJudged {
     /// It was seen crash-looping within [`CRASHLOOP_WINDOW`].
     pub crashlooped: bool,

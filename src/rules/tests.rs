@@ -1296,3 +1296,43 @@ fn a_silence_may_name_every_label_a_rules_alerts_carry() {
         }
     }
 }
+
+/// A pod judged as it was, its memory saying the same, has its alerts evaluated again from what
+/// its observations made (only the clock moves them), while the rules are tuned the same: a
+/// retuned rule has every pod observed afresh.
+#[test]
+fn a_pod_observed_as_it_was_is_evaluated_afresh_once_the_rules_are_retuned() {
+    let mut state = RuleState::default();
+    let mut quiet = super::QuietPods::default();
+    let mut crashing = pod("api-1", 3);
+    crashing.crashlooping = true;
+    // The very same judgement at each cycle.
+    let crashing = Arc::new(crashing);
+    let at = |m: i64| Health { pods: vec![crashing.clone()], ..health(m) };
+    let looked = |state: &mut RuleState, quiet: &mut super::QuietPods, m: i64, tuning| {
+        let transitions = state.observe_kept(t(m), "lab", &at(m), tuning, Some(quiet));
+        transitions.iter().map(|tr| (m, tr.alert.alertname.clone(), tr.state)).collect::<Vec<_>>()
+    };
+    let as_built = crate::rules::tune::Tuning::default();
+    for m in 0..3 {
+        assert_eq!(looked(&mut state, &mut quiet, m, &as_built), []);
+        assert_eq!(quiet.steady, usize::from(m > 0), "minute {m}");
+    }
+    // Alerts worded elsewhere (a state read from its store, another replica's): said again.
+    state.alerts.values_mut().for_each(|a| a.summary = "worded by another version".into());
+    state.worded = crate::rules::engine::Worded(false);
+    assert_eq!(looked(&mut state, &mut quiet, 3, &as_built), []);
+    assert_eq!(quiet.steady, 0, "observed afresh");
+    assert!(state.alerts.values().all(|a| a.summary == "Pod shop/api-1 is crash-looping"), "{:?}", state.alerts);
+    // Held two minutes rather than ten: it fires at once.
+    let two = tuned(&["name = \"KubernetesPodCrashLooping\"\nfor = \"2m\""]);
+    assert_eq!(looked(&mut state, &mut quiet, 4, &two), [fired("KubernetesPodCrashLooping", 4)]);
+    assert_eq!(quiet.steady, 0, "observed afresh");
+    assert_eq!(looked(&mut state, &mut quiet, 5, &two), []);
+    assert_eq!(quiet.steady, 1);
+    // Turned off: it resolves.
+    let off = tuned(&["name = \"KubernetesPodCrashLooping\"\nenabled = false"]);
+    assert_eq!(looked(&mut state, &mut quiet, 6, &off), [resolved("KubernetesPodCrashLooping", 6)]);
+    assert_eq!(looked(&mut state, &mut quiet, 7, &off), []);
+    assert!(state.alerts.is_empty());
+}

@@ -589,6 +589,39 @@ fn a_rise_in_restarts_is_looked_at_until_its_window_ends() {
     assert_eq!(f.watched.1.quiet.passed, 10, "pod 1 passed over too once its rise is forgotten");
 }
 
+/// A pod with an alert, judged as it was and its memory saying the same, has its alert
+/// evaluated again from what its observation made: the clock still fires it; a new why (an
+/// event about it) is observed afresh.
+#[test]
+fn a_pod_with_an_alert_is_evaluated_again_from_what_its_observation_made() {
+    let mut f = Followed::new();
+    let crash_loop = |f: &Followed| {
+        let alert = f.watched.0.alerts.values().find(|a| a.alertname == "KubernetesPodCrashLooping");
+        alert.map(|a| (a.fired_at.is_some(), a.description.clone()))
+    };
+    // Pod 3 crash-loops: observed afresh.
+    f.step(&Step::Pod { index: 3, shape: 4 }, SignedDuration::from_secs(5));
+    assert_eq!(f.watched.1.quiet.steady, 0);
+    assert_eq!(crash_loop(&f).map(|(fired, _)| fired), Some(false), "pending for ten minutes");
+    f.step(&Step::Bookmark, SignedDuration::from_secs(5));
+    assert_eq!((f.watched.1.quiet.steady, f.watched.1.quiet.passed), (1, 9));
+    // Ten minutes on: fired by the clock, from what the observation made.
+    f.step(&Step::Tick { seconds: 600 }, SignedDuration::from_mins(10));
+    assert_eq!(f.watched.1.quiet.steady, 1);
+    assert_eq!(crash_loop(&f).map(|(fired, _)| fired), Some(true));
+    // An event about it: its why changes, observed afresh, its description the event's.
+    f.step(&Step::Event { pod: 3, reason: 1 }, SignedDuration::from_secs(5));
+    assert_eq!(f.watched.1.quiet.steady, 0);
+    let (_, description) = crash_loop(&f).unwrap();
+    assert!(description.contains("something about it (1)"), "{description}");
+    f.step(&Step::Bookmark, SignedDuration::from_secs(5));
+    assert_eq!(f.watched.1.quiet.steady, 1);
+    // Healthy again: resolved once the crash-loop window closes, as the full look has it.
+    f.step(&Step::Pod { index: 3, shape: 0 }, SignedDuration::from_secs(5));
+    f.step(&Step::Tick { seconds: 600 }, SignedDuration::from_mins(10));
+    assert_eq!(crash_loop(&f), None);
+}
+
 /// A claim not Pending, and a workload with every replica available and no update under way,
 /// take their judgement again while their record is the same; the others are judged afresh.
 #[test]
