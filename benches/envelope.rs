@@ -15,7 +15,7 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use common::{Killed, Measured, above_zero};
-use dumbmonit::collect::workloads::{Daemon, Replicated};
+use dumbmonit::collect::workloads::{DaemonSetRecord, DeploymentRecord};
 use dumbmonit::collect::{Event, Node, Pod, Pvc};
 use dumbmonit_sim::api::Resource;
 use dumbmonit_sim::{Sim, SimOptions, scenario};
@@ -158,8 +158,8 @@ fn parse_all(pages: &[(Resource, Vec<String>)]) -> (Duration, Duration) {
             n += match resource {
                 Resource::Nodes => views::<Node>(bodies),
                 Resource::Pods => views::<Pod>(bodies),
-                Resource::Deployments | Resource::StatefulSets => views::<Replicated>(bodies),
-                Resource::DaemonSets => views::<Daemon>(bodies),
+                Resource::Deployments | Resource::StatefulSets => views::<DeploymentRecord>(bodies),
+                Resource::DaemonSets => views::<DaemonSetRecord>(bodies),
                 Resource::PersistentVolumeClaims => views::<Pvc>(bodies),
                 Resource::Events => views::<Event>(bodies),
                 Resource::ApiServices => views::<dumbmonit::collect::optional::ApiService>(bodies),

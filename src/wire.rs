@@ -216,7 +216,7 @@ macro_rules! lists {
     };
 }
 
-lists!(nodes: Arc<Node>, pods: Arc<Pod>, workloads: Workload, pvcs: Arc<Pvc>, events: Arc<Event>);
+lists!(nodes: Arc<Node>, pods: Arc<Pod>, workloads: Arc<Workload>, pvcs: Arc<Pvc>, events: Arc<Event>);
 
 fn is_unknown(c: &crate::collect::Certificates) -> bool {
     *c == crate::collect::Certificates::default()
@@ -668,7 +668,7 @@ mod tests {
             time: t.parse().unwrap(),
             version: "v1.33.4+k3s1".into(),
             nodes: nodes.into_iter().map(Arc::new).collect(),
-            workloads,
+            workloads: workloads.into_iter().map(Arc::new).collect(),
             events: events.into_iter().map(Arc::new).collect(),
             ..Default::default()
         };

@@ -59,7 +59,8 @@ pub struct Snapshot {
     pub nodes: Vec<Arc<Node>>,
     /// Every pod but the Succeeded ones, shared with the store a watch keeps them in.
     pub pods: Vec<Arc<Pod>>,
-    pub workloads: Vec<Workload>,
+    /// Shared with the store a watch keeps them in.
+    pub workloads: Vec<Arc<Workload>>,
     pub pvcs: Vec<Arc<Pvc>>,
     /// Warning events, shared with the store a watch keeps them in.
     pub events: Vec<Arc<Event>>,
@@ -76,9 +77,9 @@ pub struct Lists {
     pub version: version::Version,
     pub nodes: Vec<Arc<Node>>,
     pub pods: Vec<Arc<Pod>>,
-    pub deployments: Vec<workloads::Replicated>,
-    pub statefulsets: Vec<workloads::Replicated>,
-    pub daemonsets: Vec<workloads::Daemon>,
+    pub deployments: Vec<workloads::DeploymentRecord>,
+    pub statefulsets: Vec<workloads::StatefulSetRecord>,
+    pub daemonsets: Vec<workloads::DaemonSetRecord>,
     pub pvcs: Vec<Arc<Pvc>>,
     pub events: Vec<Arc<Event>>,
     pub extras: optional::Extras,
@@ -107,12 +108,12 @@ impl Lists {
         let mut pods = self.pods;
         pods.retain(|p| p.phase != "Succeeded");
         once_each(&mut pods, ordered.pods, |p| (&p.namespace, &p.name));
-        let mut workloads: Vec<Workload> = self
+        let mut workloads: Vec<Arc<Workload>> = self
             .deployments
             .into_iter()
-            .map(|d| d.into_workload(WorkloadKind::Deployment))
-            .chain(self.statefulsets.into_iter().map(|s| s.into_workload(WorkloadKind::StatefulSet)))
-            .chain(self.daemonsets.into_iter().map(workloads::Daemon::into_workload))
+            .map(|d| d.0)
+            .chain(self.statefulsets.into_iter().map(|s| s.0))
+            .chain(self.daemonsets.into_iter().map(|d| d.0))
             .collect();
         // A Deployment and a StatefulSet may share a name: one of each per kind. Each kind's list
         // in order, they come in order, by kind first.
@@ -444,12 +445,18 @@ pub async fn run<S: Source>(source: &S, options: &CycleOptions, now: Timestamp) 
     let (nodes, pods, deployments, statefulsets, daemonsets, pvcs, events, extras) = tokio::join!(
         timed(Collection::NODES, s.list::<Arc<Node>>(Collection::NODES, None, rec)),
         timed(Collection::PODS, list_in::<S, Arc<Pod>>(s, sc, Collection::PODS, skip, rec)),
-        timed(Collection::DEPLOYMENTS, list_in::<S, workloads::Replicated>(s, sc, Collection::DEPLOYMENTS, skip, rec)),
+        timed(
+            Collection::DEPLOYMENTS,
+            list_in::<S, workloads::DeploymentRecord>(s, sc, Collection::DEPLOYMENTS, skip, rec)
+        ),
         timed(
             Collection::STATEFULSETS,
-            list_in::<S, workloads::Replicated>(s, sc, Collection::STATEFULSETS, skip, rec)
+            list_in::<S, workloads::StatefulSetRecord>(s, sc, Collection::STATEFULSETS, skip, rec)
         ),
-        timed(Collection::DAEMONSETS, list_in::<S, workloads::Daemon>(s, sc, Collection::DAEMONSETS, skip, rec)),
+        timed(
+            Collection::DAEMONSETS,
+            list_in::<S, workloads::DaemonSetRecord>(s, sc, Collection::DAEMONSETS, skip, rec)
+        ),
         timed(Collection::PVCS, list_in::<S, Arc<Pvc>>(s, sc, Collection::PVCS, skip, rec)),
         // Not filtered by namespace on the server: a Node's events may be recorded in an ignored one.
         timed(Collection::EVENTS, list_in::<S, Arc<Event>>(s, sc, Collection::EVENTS, Some("type=Warning"), rec)),

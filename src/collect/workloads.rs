@@ -1,5 +1,7 @@
 //! Deployments, StatefulSets and DaemonSets: desired against ready and available replicas.
 
+use std::sync::Arc;
+
 use serde::{Deserialize, Serialize};
 
 use super::{GenerationMeta, nullable};
@@ -38,16 +40,51 @@ impl<'de> Deserialize<'de> for WorkloadKind {
     }
 }
 
-impl super::FromApi for Replicated {
-    type Raw = Replicated;
+/// A Deployment, a StatefulSet or a DaemonSet as a cycle takes it: its workload, made once
+/// when the object is read, and shared (a watch's store hands it to each cycle without a copy,
+/// and a cycle on a change tells an unchanged one by its address). The object's other fields
+/// (its conditions but a stalled rollout's, its revisions) are not kept: an event that changes
+/// only those changes nothing a cycle derives.
+macro_rules! record {
+    ($(#[$m:meta])* $record:ident, $raw:ty, $make:expr) => {
+        $(#[$m])*
+        #[derive(Clone, Debug, PartialEq, Eq)]
+        pub struct $record(pub Arc<Workload>);
+
+        impl super::FromApi for $record {
+            type Raw = $raw;
+        }
+
+        impl From<$raw> for $record {
+            fn from(raw: $raw) -> $record {
+                let make: fn($raw) -> Workload = $make;
+                $record(Arc::new(make(raw)))
+            }
+        }
+    };
 }
 
-impl super::FromApi for Daemon {
-    type Raw = Daemon;
-}
+record!(
+    /// A Deployment's workload.
+    DeploymentRecord,
+    Replicated,
+    |d| d.into_workload(WorkloadKind::Deployment)
+);
+record!(
+    /// A StatefulSet's workload.
+    StatefulSetRecord,
+    Replicated,
+    |s| s.into_workload(WorkloadKind::StatefulSet)
+);
+record!(
+    /// A DaemonSet's workload.
+    DaemonSetRecord,
+    Daemon,
+    Daemon::into_workload
+);
 
 /// The compact record of a workload.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Workload {
     pub kind: WorkloadKind,
     pub namespace: String,
@@ -238,6 +275,33 @@ impl Daemon {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A store keeps a workload as a cycle derives it: an event that changes only what the
+    /// derivation does not read (a Deployment's revisions, an Available condition's message)
+    /// leaves the record as it was, so it takes no cycle; one that changes a replica count does.
+    #[test]
+    fn a_workloads_record_is_what_a_cycle_derives_of_it() {
+        let deployment = |ready: i64, revision: &str, message: &str| {
+            let json = serde_json::json!({
+                "metadata": {"namespace": "shop", "name": "api", "generation": 2},
+                "spec": {"replicas": 3},
+                "status": {
+                    "observedGeneration": 2, "readyReplicas": ready, "availableReplicas": ready,
+                    "updatedReplicas": 3, "currentRevision": revision, "updateRevision": revision,
+                    "conditions": [{"type": "Available", "status": "True", "message": message}],
+                },
+            });
+            super::super::from_api::<DeploymentRecord>(&json.to_string()).unwrap()
+        };
+        let first = deployment(3, "api-7c9696d669", "Deployment has minimum availability.");
+        assert_eq!((first.0.kind, first.0.ready, first.0.unavailable()), (WorkloadKind::Deployment, 3, 0));
+        assert_eq!(first, deployment(3, "api-5d8f7b9c4", "has minimum availability"), "nothing it derives changed");
+        assert_ne!(first, deployment(2, "api-7c9696d669", "Deployment has minimum availability."));
+        let statefulset = super::super::from_api::<StatefulSetRecord>(r#"{"metadata":{"name":"db"}}"#).unwrap();
+        assert_eq!(statefulset.0.kind, WorkloadKind::StatefulSet);
+        let daemonset = super::super::from_api::<DaemonSetRecord>(r#"{"metadata":{"name":"agent"}}"#).unwrap();
+        assert_eq!(daemonset.0.kind, WorkloadKind::DaemonSet);
+    }
 
     #[test]
     fn absent_replicas_default_like_the_api() {

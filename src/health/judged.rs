@@ -73,7 +73,7 @@ pub struct Judged {
     /// The last cycle's claims.
     pub claims: Objects<Arc<Pvc>, (), PvcHealth>,
     /// The last cycle's Deployments, StatefulSets and DaemonSets.
-    pub workloads: Objects<Workload, (), WorkloadHealth>,
+    pub workloads: Objects<Arc<Workload>, (), WorkloadHealth>,
 }
 
 /// What a node's judgement reads besides its record: what its pods ask of it and how many they
@@ -305,11 +305,12 @@ impl Judged {
     pub(super) fn workloads(
         &mut self,
         s: &Snapshot,
-        judge: impl FnMut(&Workload) -> WorkloadHealth,
+        judge: impl FnMut(&Arc<Workload>) -> WorkloadHealth,
     ) -> Vec<Arc<WorkloadHealth>> {
-        let by_names =
-            |a: &Workload, b: &Workload| (a.kind, &a.namespace, &a.name).cmp(&(b.kind, &b.namespace, &b.name));
-        let settled = |w: &Workload| w.unavailable() == 0 && !w.updating;
+        let by_names = |a: &Arc<Workload>, b: &Arc<Workload>| {
+            (a.kind, &a.namespace, &a.name).cmp(&(b.kind, &b.namespace, &b.name))
+        };
+        let settled = |w: &Arc<Workload>| w.unavailable() == 0 && !w.updating;
         self.workloads.judge(&s.workloads, self.afresh, by_names, |_| (), settled, judge)
     }
 

@@ -142,7 +142,7 @@ mod tests {
         Snapshot {
             time: t(minute),
             nodes: vec![node(ready).into()],
-            workloads: vec![statefulset(updated)],
+            workloads: vec![statefulset(updated).into()],
             ..Default::default()
         }
     }

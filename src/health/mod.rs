@@ -585,7 +585,7 @@ pub fn assess_judged(
     let problems = pods.len();
     pods.append(&mut healthy);
     let problem_pods = problem_pods(&pods[..problems]);
-    let workload = |w: &Workload| workload_health(w, &problem_pods, &events);
+    let workload = |w: &Arc<Workload>| workload_health(w, &problem_pods, &events);
     let mut workloads: Vec<Arc<WorkloadHealth>> = match kept.as_deref_mut() {
         Some(judged) => judged.workloads(s, workload),
         None => s.workloads.iter().map(|w| Arc::new(workload(w))).collect(),

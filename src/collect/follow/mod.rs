@@ -191,9 +191,9 @@ impl Follower {
         let named: [(Collection, Spawn); 8] = [
             (Collection::NODES, Follower::spawn::<Arc<Node>>),
             (Collection::PODS, Follower::spawn::<Arc<Pod>>),
-            (Collection::DEPLOYMENTS, Follower::spawn::<workloads::Replicated>),
-            (Collection::STATEFULSETS, Follower::spawn::<workloads::Replicated>),
-            (Collection::DAEMONSETS, Follower::spawn::<workloads::Daemon>),
+            (Collection::DEPLOYMENTS, Follower::spawn::<workloads::DeploymentRecord>),
+            (Collection::STATEFULSETS, Follower::spawn::<workloads::StatefulSetRecord>),
+            (Collection::DAEMONSETS, Follower::spawn::<workloads::DaemonSetRecord>),
             (Collection::PVCS, Follower::spawn::<Arc<Pvc>>),
             (Collection::EVENTS, Follower::spawn::<Arc<Event>>),
             (Collection::APISERVICES, Follower::spawn::<optional::ApiService>),

@@ -18,8 +18,8 @@ use crate::board::Persistence;
 use crate::collect::follow::{TestRecords, TestStore};
 use crate::collect::nodes::Node;
 use crate::collect::pods::{ContainerState, Owner, Phase, PodDetail};
-use crate::collect::workloads::Replicated;
-use crate::collect::{Event, Pod, Pvc, Snapshot, WorkloadKind};
+use crate::collect::workloads::{DeploymentRecord, Workload};
+use crate::collect::{Event, Pod, Pvc, Snapshot};
 use crate::state::Store;
 
 /// One watch event, or what happens between them.
@@ -197,13 +197,13 @@ fn node(index: u8, ready: bool) -> Node {
 }
 
 /// Deployment `w{index}` of namespace `a`, as the API server sends it.
-fn workload(index: u8, ready: u8) -> Replicated {
+fn workload(index: u8, ready: u8) -> DeploymentRecord {
     let json = serde_json::json!({
         "metadata": {"namespace": "a", "name": format!("w{index}"), "generation": 1},
         "spec": {"replicas": 3},
         "status": {"observedGeneration": 1, "readyReplicas": ready, "availableReplicas": ready, "updatedReplicas": 3},
     });
-    crate::collect::from_api::<Replicated>(&json.to_string()).expect("a Deployment")
+    crate::collect::from_api::<DeploymentRecord>(&json.to_string()).expect("a Deployment")
 }
 
 fn event(pod: u8, reason: u8, now: Timestamp) -> Event {
@@ -225,7 +225,7 @@ fn event(pod: u8, reason: u8, now: Timestamp) -> Event {
 struct Stores {
     nodes: TestStore<Arc<Node>>,
     pods: TestStore<Arc<Pod>>,
-    workloads: TestStore<Replicated>,
+    workloads: TestStore<DeploymentRecord>,
     pvcs: TestStore<Arc<Pvc>>,
     events: TestStore<Arc<Event>>,
     /// Each pod's uid, changed when it is created again.
@@ -307,7 +307,7 @@ impl Stores {
             Step::Relisted { kind } => match kind {
                 0 => relist(&self.nodes, |n| Arc::new(Node::clone(n))),
                 1 => relist(&self.pods, |p| Arc::new(Pod::clone(p))),
-                2 => relist(&self.workloads, Replicated::clone),
+                2 => relist(&self.workloads, |w| DeploymentRecord(Arc::new(Workload::clone(&w.0)))),
                 3 => relist(&self.pvcs, |c| Arc::new(Pvc::clone(c))),
                 _ => relist(&self.events, |e| Arc::new(Event::clone(e))),
             },
@@ -321,12 +321,7 @@ impl Stores {
             version: "v1.37.2".into(),
             nodes: self.nodes.records(),
             pods: self.pods.records(),
-            workloads: self
-                .workloads
-                .records()
-                .into_iter()
-                .map(|d| d.into_workload(WorkloadKind::Deployment))
-                .collect(),
+            workloads: self.workloads.records().into_iter().map(|d| d.0).collect(),
             pvcs: self.pvcs.records(),
             events: self.events.records(),
             ..Default::default()
