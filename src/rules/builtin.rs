@@ -1018,7 +1018,7 @@ impl RuleState {
         cluster: &str,
         h: &Health,
         tuning: &Tuning,
-        quiet: Option<&mut QuietPods>,
+        mut quiet: Option<&mut QuietPods>,
     ) -> Vec<Transition> {
         let mut obs = Vec::new();
         let server = ApiServer { version: &h.version, time: h.time };
@@ -1046,7 +1046,6 @@ impl RuleState {
                 Reads::Nodes(_) | Reads::Capacity(_) | Reads::Pods(_) | Reads::Cycle => {}
             }
         }
-        let mut quiet = quiet;
         self.observe_pods(now, h, &mut obs, quiet.as_deref_mut(), tuning);
         self.failures = 0;
         // A namespace not read this cycle resolves none of its alerts.
