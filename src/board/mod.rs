@@ -315,6 +315,17 @@ impl Timings {
 }
 
 impl Board {
+    /// An empty board on a state of its own in memory (`name` tells the state apart), without
+    /// notifiers, as the tests take it; with `secret_key`, the pages can store tokens.
+    #[cfg(test)]
+    pub fn in_memory(name: &str, secret_key: Option<Arc<crate::secret::SecretKey>>) -> Board {
+        let store = Arc::new(Mutex::new(Store::open_in_memory(name).expect("a state in memory")));
+        let reader = Store::open_in_memory(name).expect("a state in memory");
+        let notifiers = Arc::new(RwLock::new(Arc::new(Vec::new())));
+        let persistence = Persistence { store, reader, error: None };
+        Board::new(persistence, None, Default::default(), notifiers, secret_key, Arc::default())
+    }
+
     /// An empty board: no cluster yet, not ready. The store and `counters` are shared with the
     /// delivery worker.
     pub fn new(

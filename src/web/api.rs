@@ -156,25 +156,15 @@ pub fn monitor(board: &Board) -> String {
 
 #[cfg(test)]
 mod tests {
-    use std::sync::{Arc, Mutex, RwLock};
+    use std::sync::Arc;
     use std::time::Duration;
 
     use super::*;
-    use crate::board::{Arranged, Persistence, Publication};
+    use crate::board::{Arranged, Publication};
     use crate::health::{Health, PodHealth};
-    use crate::state::Store;
 
     fn board() -> Board {
-        let store = Arc::new(Mutex::new(Store::open_in_memory("api").unwrap()));
-        let reader = Store::open_in_memory("api").unwrap();
-        let board = Board::new(
-            Persistence { store, reader, error: None },
-            None,
-            Default::default(),
-            Arc::new(RwLock::new(Arc::new(Vec::new()))),
-            None,
-            Arc::default(),
-        );
+        let board = Board::in_memory("api", None);
         let lab =
             Arranged { name: "lab".into(), address: "https://k3s.lan:6443".into(), agent: false, from_pages: false };
         board.views().arrange(&[lab]);

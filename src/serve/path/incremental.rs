@@ -7,14 +7,13 @@
 //! pages show and `check --output json` must be the same.
 
 use std::io::Read;
-use std::sync::{Arc, Mutex, RwLock};
+use std::sync::Arc;
 use std::time::Duration;
 
 use jiff::{SignedDuration, Timestamp};
 use proptest::prelude::*;
 
 use super::*;
-use crate::board::Persistence;
 use crate::collect::follow::{TestRecords, TestStore};
 use crate::collect::nodes::Node;
 use crate::collect::pods::{ContainerState, Owner, Phase, PodDetail};
@@ -333,16 +332,7 @@ impl Stores {
 
 /// A board on a state in memory, as the derivation's tests take it.
 pub(super) fn board() -> Board {
-    let store = Arc::new(Mutex::new(Store::open_in_memory("incremental").unwrap()));
-    let reader = Store::open_in_memory("incremental").unwrap();
-    Board::new(
-        Persistence { store, reader, error: None },
-        None,
-        Default::default(),
-        Arc::new(RwLock::new(Arc::new(Vec::new()))),
-        None,
-        Arc::default(),
-    )
+    Board::in_memory("incremental", None)
 }
 
 /// What a cycle shows and says, as text to compare.

@@ -247,24 +247,14 @@ pub(super) fn form_page(
 
 #[cfg(test)]
 mod tests {
-    use std::sync::{Arc, Mutex, RwLock};
+    use std::sync::Arc;
 
     use super::*;
-    use crate::board::Persistence;
-    use crate::state::{AuditEntry, Store};
+    use crate::state::AuditEntry;
 
     /// A board on a state of its own in memory, with a secret key: what the pages store to.
     fn board(name: &str) -> Board {
-        let store = Arc::new(Mutex::new(Store::open_in_memory(name).unwrap()));
-        let reader = Store::open_in_memory(name).unwrap();
-        Board::new(
-            Persistence { store, reader, error: None },
-            None,
-            Default::default(),
-            Arc::new(RwLock::new(Arc::new(Vec::new()))),
-            Some(Arc::new(crate::secret::SecretKey::random())),
-            Arc::default(),
-        )
+        Board::in_memory(name, Some(Arc::new(crate::secret::SecretKey::random())))
     }
 
     /// What a browser sends.
