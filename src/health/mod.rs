@@ -567,18 +567,28 @@ pub fn assess_judged(
     // goes to its part as it is judged.
     let mut pods: Vec<Arc<PodHealth>> = Vec::new();
     let mut healthy: Vec<Arc<PodHealth>> = Vec::with_capacity(raw_pods.len());
-    let mut place = |h: Arc<PodHealth>, problem: bool| if problem { pods.push(h) } else { healthy.push(h) };
+    // The healthy pods that run: counted as they are placed, from what a kept judgement says
+    // of itself (the counts then read the pods with a problem only).
+    let mut healthy_running = 0;
+    let mut place = |h: Arc<PodHealth>, looks: judged::Looks| {
+        if looks.problem {
+            pods.push(h);
+        } else {
+            healthy_running += u64::from(looks.running);
+            healthy.push(h);
+        }
+    };
     match kept.as_deref_mut() {
         None => raw_pods.into_iter().for_each(|p| {
             let h = Arc::new(judge(Arc::unwrap_or_clone(p)));
-            let problem = h.has_problem();
-            place(h, problem);
+            let looks = judged::Looks::of(&h);
+            place(h, looks);
         }),
         Some(judged) => {
             let newest = |p: &Pod| events.newest("Pod", &p.namespace, &p.name);
             raw_pods.into_iter().zip(priors).for_each(|(p, prior)| {
-                let (h, problem) = judged.judge(p, prior, newest, judge);
-                place(h, problem);
+                let (h, looks) = judged.judge(p, prior, newest, judge);
+                place(h, looks);
             });
         }
     }
@@ -594,7 +604,8 @@ pub fn assess_judged(
     memory.nodes(now, &mut nodes);
     memory.rollouts(now, &mut workloads);
     let (warning_events, events_by_reason) = events_of_the_hour(s);
-    let counts = Counts::of(&nodes, &pods, &workloads, &pvcs, warning_events);
+    let pod_counts = PodCounts { problems: &pods[..problems], all: pods.len(), healthy_running };
+    let counts = Counts::of(&nodes, pod_counts, &workloads, &pvcs, warning_events);
 
     let extras = extras::assess(raw_extras, &mut nodes, s.time, now, memory);
     let manager_stopped = extras.control_plane.iter().flatten().any(|c| c.down && c.component == plane::COMPONENTS[0]);
@@ -830,17 +841,26 @@ fn events_of_the_hour(s: &Snapshot) -> (u64, Vec<(String, u64)>) {
     (warning_events, events_by_reason)
 }
 
+/// What the counts read of a cycle's pods: those with a problem (every count but the running
+/// pods' is of problems), how many pods there are, and how many of the others run.
+struct PodCounts<'p> {
+    problems: &'p [Arc<PodHealth>],
+    all: usize,
+    healthy_running: u64,
+}
+
 impl Counts {
     fn of(
         nodes: &[Arc<NodeHealth>],
-        pods: &[Arc<PodHealth>],
+        pods: PodCounts,
         workloads: &[Arc<WorkloadHealth>],
         pvcs: &[Arc<PvcHealth>],
         warning_events: u64,
     ) -> Counts {
-        // One pass over the pods, not one a count.
-        let mut c = Counts::default();
-        for p in pods {
+        // One pass over the pods with a problem, not one a count; a healthy pod counts only as
+        // running (or not), which was told as it was placed.
+        let mut c = Counts { pods_running: pods.healthy_running, ..Counts::default() };
+        for p in pods.problems {
             c.pods_running += u64::from(p.phase == crate::collect::pods::Phase::Running);
             c.pods_pending += u64::from(p.pending);
             c.pods_failed += u64::from(p.failed);
@@ -856,7 +876,7 @@ impl Counts {
             nodes_not_ready: nodes.iter().filter(|n| !n.ready).count() as u64,
             nodes_under_pressure: nodes.iter().filter(|n| n.under_pressure()).count() as u64,
             nodes_cordoned: nodes.iter().filter(|n| n.unschedulable).count() as u64,
-            pods: pods.len() as u64,
+            pods: pods.all as u64,
             workloads: workloads.len() as u64,
             workloads_missing_replicas: workloads.iter().filter(|w| w.unavailable > 0).count() as u64,
             rollouts_stuck: workloads.iter().filter(|w| w.rollout_stuck).count() as u64,
@@ -1296,6 +1316,45 @@ mod tests {
     use super::*;
     use crate::collect::pods::ContainerState;
     use crate::collect::{Node, Pvc};
+
+    /// The counts read the pods with a problem alone, and the healthy pods only as running or
+    /// not: for every pod whatever its flags and phase, a count it adds to but the running
+    /// pods' is one of a problem.
+    #[test]
+    fn the_counts_of_the_pods_with_a_problem_and_the_healthy_that_run_are_every_pods() {
+        let mut every = Vec::new();
+        for flags in 0..64u32 {
+            for phase in ["Running", "Pending", "Failed", "Unknown", ""] {
+                every.push(Arc::new(PodHealth {
+                    phase: phase.into(),
+                    crashlooping: flags & 1 != 0,
+                    pending: flags & 2 != 0,
+                    failed: flags & 4 != 0,
+                    not_ready: flags & 8 != 0,
+                    blocked: if flags & 16 != 0 { vec!["ImagePullBackOff".into()] } else { vec![] },
+                    terminating: (flags & 32 != 0).then_some(30),
+                    ..PodHealth::running(&format!("p-{flags}-{phase}"))
+                }));
+            }
+        }
+        // Counted one pod at a time, as the counts did before they read only the problems.
+        let mut one_by_one = Counts { pods: every.len() as u64, ..Counts::default() };
+        for p in &every {
+            one_by_one.pods_running += u64::from(p.phase == crate::collect::pods::Phase::Running);
+            one_by_one.pods_pending += u64::from(p.pending);
+            one_by_one.pods_failed += u64::from(p.failed);
+            one_by_one.pods_crashlooping += u64::from(p.crashlooping);
+            one_by_one.pods_not_ready += u64::from(p.not_ready);
+            one_by_one.pods_only_not_ready += u64::from(p.only_not_ready());
+            one_by_one.pods_blocked += u64::from(!p.blocked.is_empty());
+            one_by_one.pods_stuck_terminating += u64::from(p.terminating.is_some());
+        }
+        let (problems, healthy): (Vec<_>, Vec<_>) = every.iter().cloned().partition(|p| p.has_problem());
+        let healthy_running = healthy.iter().filter(|p| judged::Looks::of(p).running).count() as u64;
+        assert_eq!(healthy.len(), 5, "one healthy pod a phase");
+        let pods = PodCounts { problems: &problems, all: every.len(), healthy_running };
+        assert_eq!(Counts::of(&[], pods, &[], &[], 0), one_by_one);
+    }
 
     /// A Ready, schedulable node of this allocatable (millicores, bytes).
     fn ready_node(name: &str, cpu: i64, memory: i64) -> Node {
