@@ -167,6 +167,13 @@ impl Reader {
         self.changed.clone()
     }
 
+    /// Watch mode: gives the follower back the list of pods its last cycle took, once judged.
+    pub fn shelve_pods(&self, pods: Vec<std::sync::Arc<super::Pod>>) {
+        if let Some((_, Some(follower))) = &self.watch {
+            follower.shelve_pods(pods);
+        }
+    }
+
     /// Reads one cycle (after setting the connection up again if the token file changed), or
     /// says why the connection cannot be set up.
     pub async fn cycle(&mut self, options: &CycleOptions, now: Timestamp) -> Result<Cycle, Unreadable> {

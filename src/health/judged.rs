@@ -91,6 +91,10 @@ pub struct Judged {
     pub claims: Objects<Arc<Pvc>, (), PvcHealth>,
     /// The last cycle's Deployments, StatefulSets and DaemonSets.
     pub workloads: Objects<Arc<Workload>, (), WorkloadHealth>,
+    /// The last cycle's list of pods as its snapshot had it, for the follower to take back
+    /// ([`Judged::shelf`]): judged in place, not taken apart, so that an unchanged pod's record
+    /// is neither copied into the cycle nor let go by it.
+    shelf: Option<Vec<Arc<Pod>>>,
 }
 
 /// What a node's judgement reads besides its record: what its pods ask of it and how many they
@@ -261,7 +265,7 @@ impl Judged {
     /// event.
     pub(super) fn judge<'e>(
         &mut self,
-        pod: Arc<Pod>,
+        pod: &Arc<Pod>,
         prior: Prior,
         newest: impl Fn(&Pod) -> Option<&'e Arc<Event>>,
         judge: impl FnOnce(Pod) -> PodHealth,
@@ -277,15 +281,26 @@ impl Judged {
         }
         self.last.afresh += 1;
         let alone = pod.deletion().is_none();
-        let health = Arc::new(judge(Pod::clone(&pod)));
+        let health = Arc::new(judge(Pod::clone(pod)));
         let looks = Looks::of(&health);
         let kept = alone.then(|| Kept {
             health: health.clone(),
             looks,
-            event: if looks.problem { newest(&pod).cloned().map(ByAddress) } else { None },
+            event: if looks.problem { newest(pod).cloned().map(ByAddress) } else { None },
         });
-        self.next.push((pod, kept));
+        self.next.push((pod.clone(), kept));
         (health, looks)
+    }
+
+    /// Keeps the cycle's list of pods, judged, for the follower to take back.
+    pub(super) fn keep_list(&mut self, pods: Vec<Arc<Pod>>) {
+        self.shelf = Some(pods);
+    }
+
+    /// The last cycle's list of pods, as its snapshot had it: a follower's store changes it into
+    /// the next cycle's where pods changed (`Store::shelve`).
+    pub fn shelf(&mut self) -> Option<Vec<Arc<Pod>>> {
+        self.shelf.take()
     }
 
     /// The cycle's nodes, after [`Judged::start`] (which changed what the pods ask of each):

@@ -586,10 +586,11 @@ pub fn assess_judged(
         }),
         Some(judged) => {
             let newest = |p: &Pod| events.newest("Pod", &p.namespace, &p.name);
-            raw_pods.into_iter().zip(priors).for_each(|(p, prior)| {
+            raw_pods.iter().zip(priors).for_each(|(p, prior)| {
                 let (h, looks) = judged.judge(p, prior, newest, judge);
                 place(h, looks);
             });
+            judged.keep_list(raw_pods);
         }
     }
     let problems = pods.len();

@@ -83,6 +83,9 @@ pub(super) async fn read_cluster(
         // first lists; from the stores it is the lesser part).
         let deriving = tokio::time::Instant::now();
         track.take(arrival).await;
+        if let Some(pods) = track.pods_list() {
+            reader.shelve_pods(pods);
+        }
         last_taken = tokio::time::Instant::now();
         last_cost = last_taken - deriving;
         Said::Cycled { cluster: &c.name, why, seconds: last_cost.as_secs_f64() }.emit();

@@ -187,6 +187,12 @@ impl Track {
         self
     }
 
+    /// The list of pods the last cycle judged, as its snapshot had it (watch mode), for the
+    /// follower to change into the next cycle's.
+    pub fn pods_list(&mut self) -> Option<Vec<Arc<crate::collect::Pod>>> {
+        self.kept.judged.shelf()
+    }
+
     /// Takes one cycle: derive → commit → publish. Returns its transitions.
     pub async fn take(&mut self, arrival: Arrival) -> Vec<Transition> {
         let name = self.name.clone();

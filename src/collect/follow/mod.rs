@@ -216,6 +216,18 @@ impl Follower {
         self.tasks.push(tokio::spawn(follow(self.shared.clone(), c, selector, store)));
     }
 
+    /// The list of pods the last cycle took from the pods' store, given back once judged: the
+    /// next cycle's is that list changed where pods changed (`Store::shelve`). A list the last
+    /// cycle did not take from the store is let go.
+    pub fn shelve_pods(&self, pods: Vec<Arc<Pod>>) {
+        if !lock(&self.from_stores).contains(&Collection::PODS) {
+            return;
+        }
+        if let Some(store) = self.store::<Arc<Pod>>(Collection::PODS) {
+            store.shelve(pods, |p| (p.namespace.as_str(), p.name.as_str()));
+        }
+    }
+
     /// The fetcher the follower reads with.
     pub fn fetcher(&self) -> &Fetcher {
         &self.shared.fetcher

@@ -77,6 +77,84 @@ pub struct Kept<T> {
     /// taken in a hash map's order was a tenth of a cycle's CPU).
     pub items: Records<T>,
     pub sync: InSync,
+    /// The list last handed to a cycle, when the cycle gives it back, and the keys changed
+    /// since it was handed out.
+    lent: Lent<T>,
+}
+
+/// What a store knows of the list it last handed to a cycle. A cycle that gives its list back
+/// ([`Store::shelve`]) lets the next take change that list where objects changed, rather than
+/// copy every record out of the store again: each record of the store is shared (`Arc`), and
+/// copying one is a write to its count, which at 150,000 pods is a cache miss a pod at each
+/// cycle, and another when the cycle lets it go.
+enum Lent<T> {
+    /// Nothing to change: no list handed out, or it cannot be changed into the store's (the
+    /// store was replaced, or too many objects changed).
+    None,
+    /// Handed out, not given back yet: the keys changed since.
+    Out { changed: Vec<Key> },
+    /// Given back: the list as the cycle left it, how to read a record's key, and the keys
+    /// changed since it was handed out.
+    Back { list: Vec<T>, key: KeyOf<T>, changed: Vec<Key> },
+}
+
+/// A record's namespace and name, in a list given back (not every record holds its own: an
+/// event's names are those of the object it is about).
+pub type KeyOf<T> = fn(&T) -> (&str, &str);
+
+/// Past this many changed keys a list handed out is made again, not changed: changing it
+/// costs a search a key, making it a copy a record.
+fn changes_past(items: usize) -> usize {
+    64 + items / 16
+}
+
+impl<T> Lent<T> {
+    /// One more key changed.
+    fn changed(&mut self, key: &Key, items: usize) {
+        let changed = match self {
+            Lent::None => return,
+            Lent::Out { changed } | Lent::Back { changed, .. } => changed,
+        };
+        if changed.len() >= changes_past(items) {
+            *self = Lent::None;
+        } else {
+            changed.push(key.clone());
+        }
+    }
+}
+
+/// The list a cycle gave back, changed where `changed` says into what `items` hold: the records
+/// of the keys changed found by halving the list (which is in key order), taken out and put in
+/// as the store now has them; the others moved, not copied. The list may have left records out
+/// (a Succeeded pod, an ignored namespace): those not changed stay out, and a cycle leaves out
+/// again those changed, as it does every record of a list made afresh.
+fn patched<T: Clone>(list: Vec<T>, key: KeyOf<T>, mut changed: Vec<Key>, items: &Records<T>) -> Vec<T> {
+    changed.sort_unstable();
+    changed.dedup();
+    let places: Vec<(usize, bool)> = changed
+        .iter()
+        .map(|(namespace, name)| {
+            let wanted = (namespace.as_str(), name.as_str());
+            let at = list.partition_point(|r| key(r) < wanted);
+            (at, list.get(at).is_some_and(|r| key(r) == wanted))
+        })
+        .collect();
+    let mut out = Vec::with_capacity(list.len() + changed.len());
+    let mut old = list.into_iter();
+    let mut next = 0;
+    for ((at, there), k) in places.into_iter().zip(&changed) {
+        out.extend(old.by_ref().take(at - next));
+        next = at;
+        if there {
+            old.next();
+            next += 1;
+        }
+        if let Some((_, record)) = items.get(k) {
+            out.push(record.clone());
+        }
+    }
+    out.extend(old);
+    out
 }
 
 /// A store whatever its records: what a follower asks of each.
@@ -117,7 +195,7 @@ impl<T: Followed> Store<T> {
 
     fn in_sync(sync: InSync) -> Store<T> {
         Store {
-            state: Mutex::new(Kept { items: BTreeMap::new(), sync }),
+            state: Mutex::new(Kept { items: BTreeMap::new(), sync, lent: Lent::None }),
             settled: Notify::new(),
             protobuf: Default::default(),
             last_read: Mutex::new(None),
@@ -148,13 +226,18 @@ impl<T: Followed> Store<T> {
     pub fn replace(&self, items: Records<T>) {
         let mut k = self.lock();
         k.items = items;
+        k.lent = Lent::None;
         k.sync = InSync::Following;
         drop(k);
         self.settled.notify_waiters();
     }
 
     pub fn set(&self, sync: InSync) {
-        self.lock().sync = sync;
+        let mut k = self.lock();
+        k.sync = sync;
+        // Its cycles read the server now: a list given back would not be the store's.
+        k.lent = Lent::None;
+        drop(k);
         self.settled.notify_waiters();
     }
 
@@ -185,6 +268,8 @@ impl<T: Followed> Store<T> {
         if k.items.get(&key).is_some_and(|(u, r)| *u == uid && *r == record) {
             return false;
         }
+        let items = k.items.len();
+        k.lent.changed(&key, items);
         k.items.insert(key, (uid, record));
         true
     }
@@ -197,8 +282,31 @@ impl<T: Followed> Store<T> {
         let ours = k.items.get(key).is_some_and(|(u, _)| uid == Uid::NONE || *u == uid);
         if ours {
             k.items.remove(key);
+            let items = k.items.len();
+            k.lent.changed(key, items);
         }
         ours
+    }
+
+    /// The list of records a cycle took, given back once the cycle is done with it (in key
+    /// order, as taken, though it may have left records out): the next take changes it where
+    /// objects changed since. A list of another take than the last is let go.
+    pub fn shelve(&self, list: Vec<T>, key: KeyOf<T>) {
+        let mut k = self.lock();
+        if let Lent::Out { changed } = std::mem::replace(&mut k.lent, Lent::None) {
+            k.lent = Lent::Back { list, key, changed };
+        }
+    }
+
+    /// The records as a cycle takes them: the list given back changed where objects changed,
+    /// or every record copied out. Either way the list is out until given back.
+    fn hand_out(k: &mut Kept<T>) -> Vec<T> {
+        let list = match std::mem::replace(&mut k.lent, Lent::None) {
+            Lent::Back { list, key, changed } => patched(list, key, changed, &k.items),
+            Lent::None | Lent::Out { .. } => k.items.values().map(|(_, r)| r.clone()).collect(),
+        };
+        k.lent = Lent::Out { changed: Vec::new() };
+        list
     }
 
     /// The records, or why the store cannot be taken; None: read it now, every interval.
@@ -208,12 +316,12 @@ impl<T: Followed> Store<T> {
             tokio::pin!(settled);
             settled.as_mut().enable();
             {
-                let k = self.lock();
+                let mut k = self.lock();
                 match &k.sync {
                     InSync::Starting => {}
-                    InSync::Following => return Some(Ok(k.items.values().map(|(_, r)| r.clone()).collect())),
+                    InSync::Following => return Some(Ok(Store::hand_out(&mut k))),
                     InSync::Broken { since, error } if since.elapsed() > interval => return Some(Err(error.clone())),
-                    InSync::Broken { .. } => return Some(Ok(k.items.values().map(|(_, r)| r.clone()).collect())),
+                    InSync::Broken { .. } => return Some(Ok(Store::hand_out(&mut k))),
                     InSync::Failed(e) => return Some(Err(e.clone())),
                     InSync::EveryInterval | InSync::NotFollowed => return None,
                 }
@@ -228,6 +336,12 @@ impl<T: Followed> Store<T> {
         self.lock().items.values().map(|(_, r)| r.clone()).collect()
     }
 
+    /// The records as a followed cycle takes them, changing the list given back (for tests).
+    #[cfg(test)]
+    pub fn taken(&self) -> Vec<T> {
+        Store::hand_out(&mut self.lock())
+    }
+
     /// What the last interval cycle read of a collection read every interval.
     pub fn last_read(&self) -> &Mutex<Option<Result<Vec<T>, ReadError>>> {
         &self.last_read
@@ -240,6 +354,7 @@ mod tests {
     use crate::collect::Pvc;
     use crate::collection::Collection;
     use crate::error::ReadErrorKind;
+    use std::sync::Arc;
 
     fn claim(namespace: &str, name: &str, phase: &str) -> Pvc {
         Pvc { namespace: namespace.into(), name: name.into(), phase: phase.into() }
@@ -275,6 +390,57 @@ mod tests {
         assert_eq!(store.lock().items[&key()].0, Uid::of("u2"));
         assert_ne!(Uid::of("u1"), Uid::of("u2"));
         assert_ne!(Uid::of("u2"), Uid::NONE);
+    }
+
+    #[test]
+    fn a_list_given_back_is_changed_where_objects_changed_and_moved_elsewhere() {
+        let store = Store::<Arc<Pvc>>::new();
+        store.replace(BTreeMap::new());
+        let by_names: KeyOf<Arc<Pvc>> = |c| (c.namespace.as_str(), c.name.as_str());
+        let put =
+            |name: &str, phase: &str| store.put(("a".into(), name.into()), name, Arc::new(claim("a", name, phase)));
+        for name in ["b", "d", "f", "h"] {
+            put(name, "Bound");
+        }
+        let first = store.taken();
+        assert_eq!(first.len(), 4, "none given back: every record");
+        // The cycle left `f` out (as one leaves out a Succeeded pod) and gives the list back.
+        let given: Vec<Arc<Pvc>> = first.iter().filter(|c| c.name != "f").cloned().collect();
+        store.shelve(given, by_names);
+        put("a", "Bound"); // before every other
+        put("d", "Pending"); // changed
+        put("e", "Bound"); // between two
+        put("z", "Bound"); // after every other
+        assert!(store.delete(&("a".into(), "h".into()), "h"));
+        put("e", "Lost"); // changed twice
+        let taken = store.taken();
+        let names: Vec<(&str, &str)> = taken.iter().map(|c| (c.name.as_str(), c.phase.as_str())).collect();
+        assert_eq!(names, [("a", "Bound"), ("b", "Bound"), ("d", "Pending"), ("e", "Lost"), ("z", "Bound")]);
+        assert!(Arc::ptr_eq(&taken[1], &first[0]), "an unchanged record is the very one, moved");
+        let e = store.lock().items[&("a".to_string(), "e".to_string())].1.clone();
+        assert!(Arc::ptr_eq(&taken[3], &e), "a changed record is the store's");
+
+        // Not given back: the next take copies every record again (`f` too).
+        let again = store.taken();
+        assert_eq!(again, store.records());
+        // Given back, then the store listed afresh: every record.
+        store.shelve(again, by_names);
+        let items = store.lock().items.clone();
+        store.replace(items);
+        assert_eq!(store.taken(), store.records());
+        // Given back, then more changes than are worth a search each: every record.
+        let records = store.records();
+        store.shelve(records, by_names);
+        for i in 0..200 {
+            put(&format!("m{i:03}"), "Bound");
+        }
+        assert!(changes_past(store.lock().items.len()) < 200);
+        assert!(matches!(store.lock().lent, Lent::None));
+        assert_eq!(store.taken(), store.records());
+        // Given back after its cycles were told to read the server: let go.
+        store.set(InSync::EveryInterval);
+        store.shelve(Vec::new(), by_names);
+        assert!(matches!(store.lock().lent, Lent::None));
     }
 
     #[tokio::test]

@@ -313,7 +313,22 @@ impl Stores {
         }
     }
 
-    /// A cycle taken from the stores, as a follower's cycle gives it.
+    /// A cycle taken from the stores as a follower takes it: the pods, the list the last cycle
+    /// gave back changed where pods changed since (or every record, when none was given back).
+    fn followed(&self, now: Timestamp) -> Snapshot {
+        let mut s = self.snapshot(now);
+        s.pods = self.pods.taken();
+        s
+    }
+
+    /// The cycle's list of pods, given back to their store once judged.
+    fn give_back(&self, kept: &mut Kept) {
+        if let Some(list) = kept.judged.shelf() {
+            self.pods.shelve(list, |p| (p.namespace.as_str(), p.name.as_str()));
+        }
+    }
+
+    /// A cycle taken from the stores, every record copied out.
     fn snapshot(&self, now: Timestamp) -> Snapshot {
         let mut s = Snapshot {
             time: now,
@@ -379,7 +394,8 @@ fn both_ways(
     between: bool,
 ) -> Result<(), TestCaseError> {
     let arrival = |followed: bool| {
-        let mut a = Arrival::read(now, Duration::ZERO, Vec::new(), Ok(stores.snapshot(now)));
+        let snapshot = if followed { stores.followed(now) } else { stores.snapshot(now) };
+        let mut a = Arrival::read(now, Duration::ZERO, Vec::new(), Ok(snapshot));
         a.between = between;
         a.followed = followed;
         a
@@ -389,6 +405,7 @@ fn both_ways(
     let (state, kept) = watched;
     let inputs = Inputs::gather(board, state, Duration::from_secs(60), Arc::new([]));
     let w = derive(state, kept, "c", arrival(true), inputs);
+    stores.give_back(kept);
     let (f, w) = (shown(full, &f, stores.snapshot(now)), shown(state, &w, stores.snapshot(now)));
     prop_assert_eq!(&f.exposition, &w.exposition, "the exposition");
     // The series rendered by kinds, as a cycle renders them, are those of every family at once.
