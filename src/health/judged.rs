@@ -95,6 +95,14 @@ pub struct Judged {
     /// ([`Judged::shelf`]): judged in place, not taken apart, so that an unchanged pod's record
     /// is neither copied into the cycle nor let go by it.
     shelf: Option<Vec<Arc<Pod>>>,
+    /// The last cycle's healthy pods' judgements, as its health listed them, given back once the
+    /// cycle's rules and series have read them ([`Judged::keep_healthy`]): a healthy pod's kept
+    /// judgement is taken from here, moved, rather than copied from its entry (a write to its
+    /// count, and another when the cycle lets its copy go).
+    healthy: std::vec::IntoIter<Arc<PodHealth>>,
+    /// Healthy pods' judgements taken again in the last cycle by a copy, their list not given
+    /// back (for the tests).
+    pub copied: usize,
 }
 
 /// What a node's judgement reads besides its record: what its pods ask of it and how many they
@@ -227,6 +235,7 @@ impl Judged {
     pub(super) fn start(&mut self, pods: &[Arc<Pod>], afresh: bool) -> Vec<Prior> {
         self.next = Vec::with_capacity(pods.len());
         self.last = Judgements::default();
+        self.copied = 0;
         self.afresh = afresh;
         let last = std::mem::take(&mut self.pods);
         if afresh {
@@ -274,7 +283,8 @@ impl Judged {
             // A healthy pod's judgement read no event: nothing to look up.
             if !kept.looks.problem || ByAddress::same(kept.event.as_ref(), newest(&record)) {
                 self.last.again += 1;
-                let taken = (kept.health.clone(), kept.looks);
+                let health = if kept.looks.problem { kept.health.clone() } else { self.healthy(&kept.health) };
+                let taken = (health, kept.looks);
                 self.next.push((record, Some(kept)));
                 return taken;
             }
@@ -290,6 +300,23 @@ impl Judged {
         });
         self.next.push((pod.clone(), kept));
         (health, looks)
+    }
+
+    /// A healthy pod's kept judgement, as the last cycle's health listed it: the healthy pods
+    /// are listed in the order the cycle judges them, so it is found by walking them beside the
+    /// cycle, those passed over (pods that changed or went) let go. Copied from the entry when
+    /// the list was not given back.
+    fn healthy(&mut self, kept: &Arc<PodHealth>) -> Arc<PodHealth> {
+        self.healthy.by_ref().find(|h| Arc::ptr_eq(h, kept)).unwrap_or_else(|| {
+            self.copied += 1;
+            kept.clone()
+        })
+    }
+
+    /// The healthy pods' judgements of the cycle just derived, once its rules and series have
+    /// read them: the next cycle takes them from here.
+    pub fn keep_healthy(&mut self, healthy: Vec<Arc<PodHealth>>) {
+        self.healthy = healthy.into_iter();
     }
 
     /// Keeps the cycle's list of pods, judged, for the follower to take back.
@@ -351,6 +378,8 @@ impl Judged {
     /// and stopped controller) are taken again by the next.
     pub(super) fn finish(&mut self, nodes: &[Arc<NodeHealth>], workloads: &[Arc<WorkloadHealth>]) {
         self.pods = std::mem::take(&mut self.next);
+        // What is left of the last cycle's healthy pods changed or went.
+        self.healthy = Vec::new().into_iter();
         self.nodes.finish(nodes);
         self.workloads.finish(workloads);
     }

@@ -323,7 +323,11 @@ fn derive(state: &mut RuleState, kept: &mut Kept, cluster: &str, arrival: Arriva
     let series =
         crate::metrics::cycle_series(cluster, health.as_ref(), arrival.duration, &arrival.stats, &mut kept.series);
     let health = health.map(|mut h| {
-        h.keep_problem_pods();
+        // The healthy pods' judgements, read: a followed cluster's next cycle takes them again.
+        let healthy = h.healthy_pods();
+        if arrival.followed {
+            kept.judged.keep_healthy(healthy);
+        }
         h
     });
     let point = health.as_ref().filter(|_| !arrival.between).map(|h| HistoryPoint::of(now, &h.counts));

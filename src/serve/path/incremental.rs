@@ -525,6 +525,8 @@ fn a_change_to_one_pod_judges_that_pod_alone() {
     // newest event about it are the same.
     f.step(&Step::Bookmark, five);
     assert_eq!(f.judged().last, Judgements { afresh: 0, again: 10 });
+    // The nine healthy pods' judgements are those the last cycle's health gave back, moved.
+    assert_eq!(f.judged().copied, 0, "the healthy pods' judgements taken from the list given back");
     // What the pages say of pod 3.
     let why = |f: &Followed| {
         let h = f.health();
