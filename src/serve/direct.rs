@@ -34,8 +34,7 @@ pub(super) async fn read_cluster(
     let mut quiet_changes = shared.board.quieting().quiet_changes();
     let mut ticker = tokio::time::interval_at(tokio::time::Instant::now() + offset, c.interval.duration());
     ticker.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
-    let mut last_taken = tokio::time::Instant::now();
-    let mut last_cost = Duration::ZERO;
+    let mut pace = Pace::new(tokio::time::Instant::now());
     loop {
         let why = tokio::select! {
             // A stop wins over a tick that is due at the same moment.
@@ -47,7 +46,7 @@ pub(super) async fn read_cluster(
             }
             // Watch mode: a change is shown within a second (changes that come together, once).
             _ = changed.notified(), if c.watch => {
-                let settle = (last_taken + between_spacing(last_cost)).max(tokio::time::Instant::now() + DEBOUNCE);
+                let settle = pace.settle(tokio::time::Instant::now());
                 tokio::select! {
                     biased;
                     _ = stop.changed() => return,
@@ -86,9 +85,9 @@ pub(super) async fn read_cluster(
         if let Some(pods) = track.pods_list() {
             reader.shelve_pods(pods);
         }
-        last_taken = tokio::time::Instant::now();
-        last_cost = last_taken - deriving;
-        Said::Cycled { cluster: &c.name, why, seconds: last_cost.as_secs_f64() }.emit();
+        let taken = tokio::time::Instant::now();
+        pace.taken(between, deriving, taken);
+        Said::Cycled { cluster: &c.name, why, seconds: (taken - deriving).as_secs_f64() }.emit();
     }
 }
 
@@ -98,6 +97,36 @@ pub(super) async fn read_cluster(
 /// 150,000 simulated pods a cycle from the stores takes about 0.15 s: one every 3 s).
 pub(crate) fn between_spacing(last_cost: Duration) -> Duration {
     MIN_BETWEEN.max(last_cost * 20)
+}
+
+/// Watch mode: when a cycle on a change may be taken.
+struct Pace {
+    /// When the last cycle, of any kind, was on the board.
+    last_taken: tokio::time::Instant,
+    /// What the last cycle between intervals cost. An interval's cycle, the full derivation
+    /// (the safety net), costs many times more: spaced by it, the changes after each interval
+    /// waited twenty times its cost (at 150,000 simulated pods, 26 s with no change shown).
+    last_cost: Duration,
+}
+
+impl Pace {
+    fn new(now: tokio::time::Instant) -> Pace {
+        Pace { last_taken: now, last_cost: Duration::ZERO }
+    }
+
+    /// When a change seen at `now` is shown: once changes that come with it came, and spaced
+    /// from the last cycle.
+    fn settle(&self, now: tokio::time::Instant) -> tokio::time::Instant {
+        (self.last_taken + between_spacing(self.last_cost)).max(now + DEBOUNCE)
+    }
+
+    /// A cycle was derived from `started` and on the board at `ended`.
+    fn taken(&mut self, between: bool, started: tokio::time::Instant, ended: tokio::time::Instant) {
+        self.last_taken = ended;
+        if between {
+            self.last_cost = ended - started;
+        }
+    }
 }
 
 /// Watch mode: how long changes are let come together before a cycle shows them.
@@ -130,5 +159,27 @@ fn record(cluster: &str, dir: &Path, cycle: &collect::Cycle, redactor: &Redactor
         if name.starts_with("cycle-") && name.ends_with(".json.gz") && old {
             let _ = std::fs::remove_file(e.path());
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_changes_after_an_interval_are_spaced_by_what_a_cycle_on_a_change_costs() {
+        let ms = Duration::from_millis;
+        let t0 = tokio::time::Instant::now();
+        let mut pace = Pace::new(t0);
+        assert_eq!(pace.settle(t0), t0 + MIN_BETWEEN, "a small cluster: at most twice a second");
+        // A cycle on a change that took 0.1 s: the next is 2 s after it.
+        pace.taken(true, t0, t0 + ms(100));
+        assert_eq!(pace.settle(t0 + ms(100)), t0 + ms(2_100));
+        // A change seen long after is shown once the changes with it came.
+        assert_eq!(pace.settle(t0 + ms(9_000)), t0 + ms(9_000) + DEBOUNCE);
+        // An interval's full derivation that took 1.3 s: the changes after it are still spaced
+        // by 2 s from its end, not by 26 s.
+        pace.taken(false, t0 + ms(10_000), t0 + ms(11_300));
+        assert_eq!(pace.settle(t0 + ms(11_300)), t0 + ms(13_300));
     }
 }
