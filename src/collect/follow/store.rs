@@ -80,6 +80,9 @@ pub struct Kept<T> {
     /// The list last handed to a cycle, when the cycle gives it back, and the keys changed
     /// since it was handed out.
     lent: Lent<T>,
+    /// Whether its cycles give their lists back (the pods'): only then are the keys changed
+    /// kept.
+    lends: bool,
 }
 
 /// What a store knows of the list it last handed to a cycle. A cycle that gives its list back
@@ -195,7 +198,7 @@ impl<T: Followed> Store<T> {
 
     fn in_sync(sync: InSync) -> Store<T> {
         Store {
-            state: Mutex::new(Kept { items: BTreeMap::new(), sync, lent: Lent::None }),
+            state: Mutex::new(Kept { items: BTreeMap::new(), sync, lent: Lent::None, lends: false }),
             settled: Notify::new(),
             protobuf: Default::default(),
             last_read: Mutex::new(None),
@@ -293,6 +296,7 @@ impl<T: Followed> Store<T> {
     /// objects changed since. A list of another take than the last is let go.
     pub fn shelve(&self, list: Vec<T>, key: KeyOf<T>) {
         let mut k = self.lock();
+        k.lends = true;
         if let Lent::Out { changed } = std::mem::replace(&mut k.lent, Lent::None) {
             k.lent = Lent::Back { list, key, changed };
         }
@@ -305,7 +309,9 @@ impl<T: Followed> Store<T> {
             Lent::Back { list, key, changed } => patched(list, key, changed, &k.items),
             Lent::None | Lent::Out { .. } => k.items.values().map(|(_, r)| r.clone()).collect(),
         };
-        k.lent = Lent::Out { changed: Vec::new() };
+        if k.lends {
+            k.lent = Lent::Out { changed: Vec::new() };
+        }
         list
     }
 
@@ -402,11 +408,20 @@ mod tests {
         for name in ["b", "d", "f", "h"] {
             put(name, "Bound");
         }
+        // Until a cycle gave a list back, the store keeps no changed key: its lists may never
+        // come back (only the pods' do).
+        let zeroth = store.taken();
+        put("b", "Lost");
+        assert!(matches!(store.lock().lent, Lent::None));
+        store.shelve(zeroth, by_names);
+        assert!(matches!(store.lock().lent, Lent::None), "given back before its store lends: let go");
+        put("b", "Bound");
         let first = store.taken();
         assert_eq!(first.len(), 4, "none given back: every record");
         // The cycle left `f` out (as one leaves out a Succeeded pod) and gives the list back.
         let given: Vec<Arc<Pvc>> = first.iter().filter(|c| c.name != "f").cloned().collect();
         store.shelve(given, by_names);
+        assert!(matches!(store.lock().lent, Lent::Back { .. }));
         put("a", "Bound"); // before every other
         put("d", "Pending"); // changed
         put("e", "Bound"); // between two
