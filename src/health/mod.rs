@@ -842,6 +842,20 @@ fn events_of_the_hour(s: &Snapshot) -> (u64, Vec<(String, u64)>) {
     (warning_events, events_by_reason)
 }
 
+impl Counts {
+    /// Adds what `p` counts for to the pods' counts.
+    fn count_pod(&mut self, p: &PodHealth) {
+        self.pods_running += u64::from(p.phase == crate::collect::pods::Phase::Running);
+        self.pods_pending += u64::from(p.pending);
+        self.pods_failed += u64::from(p.failed);
+        self.pods_crashlooping += u64::from(p.crashlooping);
+        self.pods_not_ready += u64::from(p.not_ready);
+        self.pods_only_not_ready += u64::from(p.only_not_ready());
+        self.pods_blocked += u64::from(!p.blocked.is_empty());
+        self.pods_stuck_terminating += u64::from(p.terminating.is_some());
+    }
+}
+
 /// What the counts read of a cycle's pods: those with a problem (every count but the running
 /// pods' is of problems), how many pods there are, and how many of the others run.
 struct PodCounts<'p> {
@@ -862,14 +876,7 @@ impl Counts {
         // running (or not), which was told as it was placed.
         let mut c = Counts { pods_running: pods.healthy_running, ..Counts::default() };
         for p in pods.problems {
-            c.pods_running += u64::from(p.phase == crate::collect::pods::Phase::Running);
-            c.pods_pending += u64::from(p.pending);
-            c.pods_failed += u64::from(p.failed);
-            c.pods_crashlooping += u64::from(p.crashlooping);
-            c.pods_not_ready += u64::from(p.not_ready);
-            c.pods_only_not_ready += u64::from(p.only_not_ready());
-            c.pods_blocked += u64::from(!p.blocked.is_empty());
-            c.pods_stuck_terminating += u64::from(p.terminating.is_some());
+            c.count_pod(p);
         }
         Counts {
             nodes: nodes.len() as u64,
@@ -1340,17 +1347,10 @@ mod tests {
                 }));
             }
         }
-        // Counted one pod at a time, as the counts did before they read only the problems.
+        // Every pod counted, as the counts did before they read only the problems.
         let mut one_by_one = Counts { pods: every.len() as u64, ..Counts::default() };
         for p in &every {
-            one_by_one.pods_running += u64::from(p.phase == crate::collect::pods::Phase::Running);
-            one_by_one.pods_pending += u64::from(p.pending);
-            one_by_one.pods_failed += u64::from(p.failed);
-            one_by_one.pods_crashlooping += u64::from(p.crashlooping);
-            one_by_one.pods_not_ready += u64::from(p.not_ready);
-            one_by_one.pods_only_not_ready += u64::from(p.only_not_ready());
-            one_by_one.pods_blocked += u64::from(!p.blocked.is_empty());
-            one_by_one.pods_stuck_terminating += u64::from(p.terminating.is_some());
+            one_by_one.count_pod(p);
         }
         let (problems, healthy): (Vec<_>, Vec<_>) = every.iter().cloned().partition(|p| p.has_problem());
         let healthy_running = healthy.iter().filter(|p| judged::Looks::of(p).running).count() as u64;

@@ -92,10 +92,10 @@ pub(super) async fn read_cluster(
 }
 
 /// The least time between two cycles taken on changes: half a second, or twenty times what the
-/// last cycle on a change took (from the stores, through the rules, to the board), so that a cluster whose
-/// pods change all the time costs at most a twentieth of a core in cycles between intervals (at
-/// 150,000 simulated pods a cycle on a change takes about 0.1 s: one about every 2 s). An
-/// interval's cycle, the full derivation, does not set it ([`Pace`]).
+/// last cycle on a change took (from the stores, through the rules, to the board), so that a
+/// cluster whose pods change all the time costs at most a twentieth of a core in cycles between
+/// intervals (at 150,000 simulated pods a cycle on a change takes about 0.1 s: one about every
+/// 2 s). An interval's cycle, the full derivation, does not set it ([`Pace`]).
 pub(crate) fn between_spacing(last_cost: Duration) -> Duration {
     MIN_BETWEEN.max(last_cost * 20)
 }
