@@ -78,6 +78,9 @@ pub struct Judged {
     /// What the last cycle's pods ask of each node: changed by the pods that came, went or
     /// changed.
     pub(super) demand: Demand,
+    /// The last cycle's pods that name a claim, by namespace and name: changed as the demand
+    /// is, so that who uses each claim is found without reading every pod.
+    claimants: std::collections::BTreeMap<(String, String), Arc<Pod>>,
     /// Pods judged afresh and taken again in the last cycle, for the debug log and the
     /// benchmarks.
     pub last: Judgements,
@@ -222,6 +225,11 @@ fn key(p: &Pod) -> (&str, &str) {
     (p.namespace.as_str(), p.name.as_str())
 }
 
+/// A pod that names a claim, as [`Judged`] keeps it.
+fn claimant(p: &Pod) -> (String, String) {
+    (p.namespace.clone(), p.name.clone())
+}
+
 /// A pod of the cycle as the last cycle had it: None for a pod whose record is not the very one
 /// of the last cycle (new, or changed).
 pub(super) type Prior = Option<Entry>;
@@ -240,6 +248,7 @@ impl Judged {
         let last = std::mem::take(&mut self.pods);
         if afresh {
             self.demand = Demand::of(pods);
+            self.claimants = pods.iter().filter(|p| !p.claims.is_empty()).map(|p| (claimant(p), p.clone())).collect();
             return pods.iter().map(|_| None).collect();
         }
         let mut last = last.into_iter().peekable();
@@ -248,24 +257,36 @@ impl Judged {
             // The last cycle's pods before this one are gone.
             while last.peek().is_some_and(|(q, _)| !Arc::ptr_eq(q, p) && key(q) < key(p)) {
                 let (q, _) = last.next().expect("peeked");
-                self.demand.count(&q, -1);
+                self.gone(&q);
             }
             match last.next_if(|(q, _)| Arc::ptr_eq(q, p)) {
                 Some(entry) => priors.push(Some(entry)),
                 None => {
                     // Changed (the same names, another record) or new.
                     if let Some((q, _)) = last.next_if(|(q, _)| key(q) == key(p)) {
-                        self.demand.count(&q, -1);
+                        self.gone(&q);
                     }
                     self.demand.count(p, 1);
+                    if !p.claims.is_empty() {
+                        self.claimants.insert(claimant(p), p.clone());
+                    }
                     priors.push(None);
                 }
             }
         }
         for (q, _) in last {
-            self.demand.count(&q, -1);
+            self.gone(&q);
         }
         priors
+    }
+
+    /// A pod of the last cycle that went, or whose record changed: taken away from the demand
+    /// and the claims' users.
+    fn gone(&mut self, q: &Pod) {
+        self.demand.count(q, -1);
+        if !q.claims.is_empty() {
+            self.claimants.remove(&(q.namespace.clone(), q.name.clone()));
+        }
     }
 
     /// The judgement of `pod`, and what a cycle reads of it: the one kept when its prior has
@@ -351,11 +372,17 @@ impl Judged {
         )
     }
 
-    /// The cycle's claims: a claim not Pending reads nothing but itself (a Pending one names the
-    /// pods that use it and the events about it: judged afresh).
-    pub(super) fn claims(&mut self, s: &Snapshot, judge: impl FnMut(&Arc<Pvc>) -> PvcHealth) -> Vec<Arc<PvcHealth>> {
+    /// The cycle's claims, after [`Judged::start`] (which changed the pods that name a claim):
+    /// a claim not Pending reads nothing but itself (a Pending one names the pods that use it
+    /// and the events about it: judged afresh, with who uses each claim).
+    pub(super) fn claims(
+        &mut self,
+        s: &Snapshot,
+        mut judge: impl FnMut(&Arc<Pvc>, &super::ClaimUsers) -> PvcHealth,
+    ) -> Vec<Arc<PvcHealth>> {
         let by_names = |a: &Arc<Pvc>, b: &Arc<Pvc>| (&a.namespace, &a.name).cmp(&(&b.namespace, &b.name));
-        self.claims.judge(&s.pvcs, self.afresh, by_names, |_| (), |c| c.phase != "Pending", judge)
+        let users = super::claim_users(self.claimants.values());
+        self.claims.judge(&s.pvcs, self.afresh, by_names, |_| (), |c| c.phase != "Pending", |c| judge(c, &users))
     }
 
     /// The cycle's workloads, after its pods: one with every replica available and no update

@@ -531,7 +531,6 @@ pub fn assess_judged(
     let raw_pods = std::mem::take(&mut s.pods);
     let raw_extras = std::mem::take(&mut s.extras);
     let s = &s;
-    let claim_users = claim_users(&raw_pods);
     let events = EventIndex::new(&s.events);
     // A snapshot's pods are in their canonical order (`Snapshot::canonical_order`).
     debug_assert!(raw_pods.is_sorted_by(|a, b| (&a.namespace, &a.name) <= (&b.namespace, &b.name)));
@@ -553,13 +552,17 @@ pub fn assess_judged(
         }
     };
     let waits = claim_waits(&raw_extras.claim_events);
-    let claim = |c: &Arc<Pvc>| claim_health(c, &claim_users, &events, &waits);
+    let claim = |c: &Arc<Pvc>, users: &ClaimUsers| claim_health(c, users, &events, &waits);
+    // Who uses each claim: of every pod, or (kept judgements) of the pods that name a claim,
+    // kept by the same walk that changes the demand.
     let pvcs: Vec<Arc<PvcHealth>> = match kept.as_deref_mut() {
         Some(judged) => judged.claims(s, claim),
-        None => s.pvcs.iter().map(|c| Arc::new(claim(c))).collect(),
+        None => {
+            let users = claim_users(raw_pods.iter());
+            s.pvcs.iter().map(|c| Arc::new(claim(c, &users))).collect()
+        }
     };
     drop(waits);
-    drop(claim_users);
     let not_ready: std::collections::HashSet<&str> =
         nodes.iter().filter(|n| !n.ready).map(|n| n.name.as_str()).collect();
     let judge = |p: Pod| pod_health(p, &events, s.time, &not_ready);
@@ -644,10 +647,11 @@ pub fn assess_judged(
 /// namespace and name.
 type ClaimUsers<'p> = HashMap<(&'p str, &'p str), Vec<&'p str>>;
 
-/// Who uses each claim.
-fn claim_users(pods: &[Arc<Pod>]) -> ClaimUsers<'_> {
+/// Who uses each claim, of `pods` in their canonical order (every pod, or those that name a
+/// claim).
+fn claim_users<'p>(pods: impl Iterator<Item = &'p Arc<Pod>>) -> ClaimUsers<'p> {
     let mut users = ClaimUsers::new();
-    for p in pods.iter().filter(|p| !p.claims.is_empty() && p.phase != "Failed") {
+    for p in pods.filter(|p| !p.claims.is_empty() && p.phase != "Failed") {
         for claim in &p.claims {
             users.entry((p.namespace.as_str(), claim.as_str())).or_default().push(p.name.as_str());
         }

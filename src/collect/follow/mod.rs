@@ -332,6 +332,14 @@ impl super::Source for Follower {
         lock(&self.from_stores).contains(&c)
     }
 
+    /// The pods' store changes the list the last cycle gave back (`Store::shelve`).
+    fn put_at(&self, c: Collection) -> Option<Vec<usize>> {
+        if !self.in_order(c) {
+            return None;
+        }
+        self.stores.get(&c).and_then(|s| s.put_at())
+    }
+
     async fn version(&self, how: ReadOptions) -> Result<(super::version::Version, Option<Box<RawValue>>), ReadError> {
         let read = async { super::read_version(&self.shared.fetcher, false).await.map(|(v, _)| v) };
         once_an_interval(&self.version, how, read).await.map(|v| (v, None))

@@ -83,6 +83,10 @@ pub struct Kept<T> {
     /// Whether its cycles give their lists back (the pods'): only then are the keys changed
     /// kept.
     lends: bool,
+    /// Where the last take put the records of the keys changed, when it changed a list given
+    /// back (in increasing order); None when it copied every record. The rest of that list is
+    /// as the last cycle left it.
+    put_at: Option<Vec<usize>>,
 }
 
 /// What a store knows of the list it last handed to a cycle. A cycle that gives its list back
@@ -130,8 +134,9 @@ impl<T> Lent<T> {
 /// of the keys changed found by halving the list (which is in key order), taken out and put in
 /// as the store now has them; the others moved, not copied. The list may have left records out
 /// (a Succeeded pod, an ignored namespace): those not changed stay out, and a cycle leaves out
-/// again those changed, as it does every record of a list made afresh.
-fn patched<T: Clone>(list: Vec<T>, key: KeyOf<T>, mut changed: Vec<Key>, items: &Records<T>) -> Vec<T> {
+/// again those changed, as it does every record of a list made afresh. Also says where it put
+/// the records of the keys changed, in increasing order: the rest is as the cycle left it.
+fn patched<T: Clone>(list: Vec<T>, key: KeyOf<T>, mut changed: Vec<Key>, items: &Records<T>) -> (Vec<T>, Vec<usize>) {
     changed.sort_unstable();
     changed.dedup();
     let places: Vec<(usize, bool)> = changed
@@ -143,6 +148,7 @@ fn patched<T: Clone>(list: Vec<T>, key: KeyOf<T>, mut changed: Vec<Key>, items: 
         })
         .collect();
     let mut out = Vec::with_capacity(list.len() + changed.len());
+    let mut put_at = Vec::with_capacity(changed.len());
     let mut old = list.into_iter();
     let mut next = 0;
     for ((at, there), k) in places.into_iter().zip(&changed) {
@@ -153,11 +159,12 @@ fn patched<T: Clone>(list: Vec<T>, key: KeyOf<T>, mut changed: Vec<Key>, items: 
             next += 1;
         }
         if let Some((_, record)) = items.get(k) {
+            put_at.push(out.len());
             out.push(record.clone());
         }
     }
     out.extend(old);
-    out
+    (out, put_at)
 }
 
 /// A store whatever its records: what a follower asks of each.
@@ -165,6 +172,10 @@ pub trait AnyStore: Send + Sync {
     fn as_any(&self) -> &dyn Any;
     fn every_interval(&self) -> bool;
     fn protobuf(&self) -> bool;
+    /// Where the last take put the records of the keys changed into the list given back (in
+    /// increasing order), the rest being as the last cycle left it; None when it copied every
+    /// record.
+    fn put_at(&self) -> Option<Vec<usize>>;
 }
 
 impl<T: Followed> AnyStore for Store<T> {
@@ -178,6 +189,10 @@ impl<T: Followed> AnyStore for Store<T> {
 
     fn protobuf(&self) -> bool {
         self.protobuf.load(Ordering::Relaxed)
+    }
+
+    fn put_at(&self) -> Option<Vec<usize>> {
+        Store::put_at(self)
     }
 }
 
@@ -198,7 +213,7 @@ impl<T: Followed> Store<T> {
 
     fn in_sync(sync: InSync) -> Store<T> {
         Store {
-            state: Mutex::new(Kept { items: BTreeMap::new(), sync, lent: Lent::None, lends: false }),
+            state: Mutex::new(Kept { items: BTreeMap::new(), sync, lent: Lent::None, lends: false, put_at: None }),
             settled: Notify::new(),
             protobuf: Default::default(),
             last_read: Mutex::new(None),
@@ -306,13 +321,27 @@ impl<T: Followed> Store<T> {
     /// or every record copied out. Either way the list is out until given back.
     fn hand_out(k: &mut Kept<T>) -> Vec<T> {
         let list = match std::mem::replace(&mut k.lent, Lent::None) {
-            Lent::Back { list, key, changed } => patched(list, key, changed, &k.items),
-            Lent::None | Lent::Out { .. } => k.items.values().map(|(_, r)| r.clone()).collect(),
+            Lent::Back { list, key, changed } => {
+                let (list, put_at) = patched(list, key, changed, &k.items);
+                k.put_at = Some(put_at);
+                list
+            }
+            Lent::None | Lent::Out { .. } => {
+                k.put_at = None;
+                k.items.values().map(|(_, r)| r.clone()).collect()
+            }
         };
         if k.lends {
             k.lent = Lent::Out { changed: Vec::new() };
         }
         list
+    }
+
+    /// Where the last take put the records of the keys changed into the list given back (in
+    /// increasing order), the rest being as the last cycle left it; None when it copied every
+    /// record.
+    pub fn put_at(&self) -> Option<Vec<usize>> {
+        self.lock().put_at.clone()
     }
 
     /// The records, or why the store cannot be taken; None: read it now, every interval.
@@ -434,10 +463,12 @@ mod tests {
         assert!(Arc::ptr_eq(&taken[1], &first[0]), "an unchanged record is the very one, moved");
         let e = store.lock().items[&("a".to_string(), "e".to_string())].1.clone();
         assert!(Arc::ptr_eq(&taken[3], &e), "a changed record is the store's");
+        assert_eq!(store.put_at(), Some(vec![0, 2, 3, 4]), "where the changed records were put");
 
         // Not given back: the next take copies every record again (`f` too).
         let again = store.taken();
         assert_eq!(again, store.records());
+        assert_eq!(store.put_at(), None, "every record copied");
         // Given back, then the store listed afresh: every record.
         store.shelve(again, by_names);
         let items = store.lock().items.clone();

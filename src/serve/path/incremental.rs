@@ -81,9 +81,9 @@ enum Step {
 
 fn step() -> impl Strategy<Value = Step> {
     prop_oneof![
-        6 => (0..10u8, 0..10u8).prop_map(|(index, shape)| Step::Pod { index, shape }),
+        6 => (0..10u8, 0..11u8).prop_map(|(index, shape)| Step::Pod { index, shape }),
         1 => (0..10u8).prop_map(|index| Step::PodDeleted { index }),
-        1 => (0..10u8, 0..10u8).prop_map(|(index, shape)| Step::PodRecreated { index, shape }),
+        1 => (0..10u8, 0..11u8).prop_map(|(index, shape)| Step::PodRecreated { index, shape }),
         2 => (0..3u8, any::<bool>()).prop_map(|(index, ready)| Step::Node { index, ready }),
         1 => (0..3u8).prop_map(|index| Step::NodeDeleted { index }),
         1 => (0..3u8, 0..4u8).prop_map(|(index, ready)| Step::Workload { index, ready }),
@@ -110,8 +110,8 @@ fn pod_key(index: u8) -> (String, String) {
     key(if index.is_multiple_of(2) { "a" } else { "b" }, &format!("p{index}"))
 }
 
-/// Pod `index` in one of ten shapes: healthy or not, on a node or not, being deleted or not,
-/// a workload's or bare, with a claim or not.
+/// Pod `index` in one of eleven shapes: healthy or not, on a node or not, being deleted or not,
+/// a workload's or bare, with a claim or not, Succeeded (left out of a cycle).
 fn shaped(index: u8, shape: u8) -> Pod {
     let (namespace, name) = pod_key(index);
     let mut p = Pod {
@@ -171,6 +171,11 @@ fn shaped(index: u8, shape: u8) -> Pod {
         }
         6 => p.restarts = 3 + i64::from(index),
         7 => p.claims = vec![format!("data-{}", index % 3)],
+        10 => {
+            p.phase = Phase::from("Succeeded");
+            p.ready = false;
+            p.claims = vec![format!("data-{}", index % 3)];
+        }
         8 => {
             p.ready = false;
             p.containers.push(waiting("ImagePullBackOff"));
@@ -317,7 +322,14 @@ impl Stores {
     /// gave back changed where pods changed since (or every record, when none was given back).
     fn followed(&self, now: Timestamp) -> Snapshot {
         let mut s = self.snapshot(now);
-        s.pods = self.pods.taken();
+        // Left out as a cycle leaves them out of a list from a store: only where pods changed.
+        let pods = crate::collect::Lists {
+            pods: self.pods.taken(),
+            pods_put_at: self.pods.put_at(),
+            in_order: crate::collect::InOrder { pods: true, ..Default::default() },
+            ..Default::default()
+        };
+        s.pods = pods.into_snapshot(now, &Default::default()).pods;
         s
     }
 
@@ -340,6 +352,7 @@ impl Stores {
             events: self.events.records(),
             ..Default::default()
         };
+        s.pods.retain(|p| p.phase != Phase::Succeeded);
         s.canonical_order();
         s
     }
