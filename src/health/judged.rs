@@ -81,6 +81,8 @@ pub struct Judged {
     /// The last cycle's pods that name a claim, by namespace and name: changed as the demand
     /// is, so that who uses each claim is found without reading every pod.
     claimants: std::collections::BTreeMap<(String, String), Arc<Pod>>,
+    /// The room of the last cycle's priors, empty ([`Judged::give_back_priors`]).
+    spare_priors: Vec<Prior>,
     /// Pods judged afresh and taken again in the last cycle, for the debug log and the
     /// benchmarks.
     pub last: Judgements,
@@ -240,30 +242,40 @@ impl Judged {
     /// records differ); and the demand changed by the pods that differ. `afresh`: every pod
     /// judged again and added up again (a full derivation, whose judgements the next cycle may
     /// take again).
+    ///
+    /// The room of the last cycle's list is the next's, and the priors' list is the one given
+    /// back ([`Judged::give_back_priors`]): at 150,000 pods each is some megabytes, which a
+    /// cycle allocated afresh and the system gave it again page by page, zeroed, after each
+    /// interval's cycle gave the memory back.
     pub(super) fn start(&mut self, pods: &[Arc<Pod>], afresh: bool) -> Vec<Prior> {
-        self.next = Vec::with_capacity(pods.len());
         self.last = Judgements::default();
         self.copied = 0;
         self.afresh = afresh;
-        let last = std::mem::take(&mut self.pods);
+        let mut last = std::mem::take(&mut self.pods);
+        let mut priors = std::mem::take(&mut self.spare_priors);
+        priors.clear();
+        priors.reserve(pods.len());
         if afresh {
             self.demand = Demand::of(pods);
             self.claimants = pods.iter().filter(|p| !p.claims.is_empty()).map(|p| (claimant(p), p.clone())).collect();
-            return pods.iter().map(|_| None).collect();
+            last.clear();
+            last.reserve(pods.len());
+            self.next = last;
+            priors.extend(pods.iter().map(|_| None));
+            return priors;
         }
-        let mut last = last.into_iter().peekable();
-        let mut priors = Vec::with_capacity(pods.len());
+        let mut walk = last.drain(..).peekable();
         for p in pods {
             // The last cycle's pods before this one are gone.
-            while last.peek().is_some_and(|(q, _)| !Arc::ptr_eq(q, p) && key(q) < key(p)) {
-                let (q, _) = last.next().expect("peeked");
+            while walk.peek().is_some_and(|(q, _)| !Arc::ptr_eq(q, p) && key(q) < key(p)) {
+                let (q, _) = walk.next().expect("peeked");
                 self.gone(&q);
             }
-            match last.next_if(|(q, _)| Arc::ptr_eq(q, p)) {
+            match walk.next_if(|(q, _)| Arc::ptr_eq(q, p)) {
                 Some(entry) => priors.push(Some(entry)),
                 None => {
                     // Changed (the same names, another record) or new.
-                    if let Some((q, _)) = last.next_if(|(q, _)| key(q) == key(p)) {
+                    if let Some((q, _)) = walk.next_if(|(q, _)| key(q) == key(p)) {
                         self.gone(&q);
                     }
                     self.demand.count(p, 1);
@@ -274,10 +286,18 @@ impl Judged {
                 }
             }
         }
-        for (q, _) in last {
+        for (q, _) in walk {
             self.gone(&q);
         }
+        last.reserve(pods.len());
+        self.next = last;
         priors
+    }
+
+    /// The priors [`Judged::start`] gave, once taken: their room serves the next cycle's.
+    pub(super) fn give_back_priors(&mut self, priors: Vec<Prior>) {
+        debug_assert!(priors.is_empty(), "every prior taken");
+        self.spare_priors = priors;
     }
 
     /// A pod of the last cycle that went, or whose record changed: taken away from the demand

@@ -535,7 +535,7 @@ pub fn assess_judged(
     // A snapshot's pods are in their canonical order (`Snapshot::canonical_order`).
     debug_assert!(raw_pods.is_sorted_by(|a, b| (&a.namespace, &a.name) <= (&b.namespace, &b.name)));
     // What the pods ask of each node: added up, or the last cycle's changed by what changed.
-    let (mut kept, priors, whole) = match judged {
+    let (mut kept, mut priors, whole) = match judged {
         Some((judged, afresh)) => {
             let priors = judged.start(&raw_pods, afresh);
             (Some(judged), priors, None)
@@ -589,10 +589,11 @@ pub fn assess_judged(
         }),
         Some(judged) => {
             let newest = |p: &Pod| events.newest("Pod", &p.namespace, &p.name);
-            raw_pods.iter().zip(priors).for_each(|(p, prior)| {
+            raw_pods.iter().zip(priors.drain(..)).for_each(|(p, prior)| {
                 let (h, looks) = judged.judge(p, prior, newest, judge);
                 place(h, looks);
             });
+            judged.give_back_priors(priors);
             judged.keep_list(raw_pods);
         }
     }
