@@ -88,8 +88,8 @@ pub struct Lists {
     pub in_order: InOrder,
     /// When the pods are the list the last cycle left (Succeeded pods and ignored namespaces
     /// already out) changed by a watch's store: where the store put the pods that changed, the
-    /// only ones to leave out or keep again (at 150,000 pods, reading every pod's phase was two
-    /// cache misses a pod at each cycle on a change).
+    /// only ones to leave out or keep again (at 150,000 pods, reading every pod's phase was a
+    /// cache miss a pod at each cycle on a change).
     pub pods_put_at: Option<Vec<usize>>,
 }
 
