@@ -196,10 +196,6 @@ impl Snapshot {
     }
 }
 
-/// Orders objects by (namespace, name) and keeps one of each. A List never holds an object
-/// twice, but a misbehaving server or proxy that repeats items across pages would otherwise
-/// make one pod count twice.
-///
 /// Leaves out the items at `at` (in increasing order) that `keep` does not keep; every other
 /// item is kept unread.
 fn retain_at<T>(items: &mut Vec<T>, at: &[usize], keep: impl Fn(&T) -> bool) {
@@ -214,6 +210,10 @@ fn retain_at<T>(items: &mut Vec<T>, at: &[usize], keep: impl Fn(&T) -> bool) {
     });
 }
 
+/// Orders objects by (namespace, name) and keeps one of each. A List never holds an object
+/// twice, but a misbehaving server or proxy that repeats items across pages would otherwise
+/// make one pod count twice.
+///
 /// A list its source gives `in_order` is left as it is (checked in debug builds).
 fn once_each<T>(items: &mut Vec<T>, in_order: bool, key: impl Fn(&T) -> (&str, &str)) {
     if in_order {

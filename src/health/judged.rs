@@ -394,15 +394,18 @@ impl Judged {
 
     /// The cycle's claims, after [`Judged::start`] (which changed the pods that name a claim):
     /// a claim not Pending reads nothing but itself (a Pending one names the pods that use it
-    /// and the events about it: judged afresh, with who uses each claim).
+    /// and the events about it: judged afresh, with who uses each claim, found from those pods
+    /// when a claim is first judged).
     pub(super) fn claims(
         &mut self,
         s: &Snapshot,
         mut judge: impl FnMut(&Arc<Pvc>, &super::ClaimUsers) -> PvcHealth,
     ) -> Vec<Arc<PvcHealth>> {
         let by_names = |a: &Arc<Pvc>, b: &Arc<Pvc>| (&a.namespace, &a.name).cmp(&(&b.namespace, &b.name));
-        let users = super::claim_users(self.claimants.values());
-        self.claims.judge(&s.pvcs, self.afresh, by_names, |_| (), |c| c.phase != "Pending", |c| judge(c, &users))
+        let claimants = &self.claimants;
+        let users = std::cell::OnceCell::new();
+        let judge = |c: &Arc<Pvc>| judge(c, users.get_or_init(|| super::claim_users(claimants.values())));
+        self.claims.judge(&s.pvcs, self.afresh, by_names, |_| (), |c| c.phase != "Pending", judge)
     }
 
     /// The cycle's workloads, after its pods: one with every replica available and no update
