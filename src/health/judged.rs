@@ -305,7 +305,7 @@ impl Judged {
     fn gone(&mut self, q: &Pod) {
         self.demand.count(q, -1);
         if !q.claims.is_empty() {
-            self.claimants.remove(&(q.namespace.clone(), q.name.clone()));
+            self.claimants.remove(&claimant(q));
         }
     }
 
