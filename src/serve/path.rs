@@ -120,6 +120,8 @@ struct Derived {
     own: Vec<Packed>,
     late: Option<SignedDuration>,
     agent: Option<(String, AgentView)>,
+    /// Taken between two intervals, on a change a watch saw.
+    between: bool,
 }
 
 /// A cluster's rules' state and the path its cycles take.
@@ -218,7 +220,13 @@ impl Track {
         .expect("the derivation and the commit do not panic");
         self.state = state;
         self.kept = kept;
-        self.shared.wake.notify_one();
+        // The delivery worker sends what the commit queued and re-sends the firing alerts to
+        // Alertmanager: after an interval's cycle, and after a cycle on a change only when it
+        // changed an alert (a hundred changes a minute woke it to read the outbox and re-send
+        // the same alerts a hundred times; Prometheus re-sends an unchanged alert once a minute).
+        if wakes(&derived) {
+            self.shared.wake.notify_one();
+        }
         let transitions = derived.transitions.clone();
         let late = derived.late;
         // A failure that changes no alert is said here (one that does is said by its alert).
@@ -345,6 +353,7 @@ fn derive(state: &mut RuleState, kept: &mut Kept, cluster: &str, arrival: Arriva
         own: series.own,
         late: arrival.late,
         agent: arrival.agent,
+        between: arrival.between,
     }
 }
 
@@ -433,6 +442,13 @@ fn commit(shared: &Shared, name: &str, state: &RuleState, d: &Derived) {
     if let Err(e) = &committed {
         Said::NotPersisted { cluster: name, error: e }.emit();
     }
+}
+
+/// Whether a cycle wakes the delivery worker: an interval's cycle (its firing alerts re-sent to
+/// Alertmanager), or one with a transition (an alert that fired, escalated or resolved) or a
+/// notification to send. Between them, an alert whose words changed is re-sent with the next.
+fn wakes(d: &Derived) -> bool {
+    !d.between || !d.transitions.is_empty() || !d.notifications.is_empty()
 }
 
 /// Step 3: one write of the board.
@@ -606,6 +622,43 @@ mod tests {
         let between = derive(&mut state, &mut Kept::default(), "c", between, inputs);
         assert!(between.point.is_none(), "no history point");
         assert_eq!(between.health.unwrap().counts.nodes, 3, "shown like any cycle");
+    }
+
+    /// The delivery worker is woken by an interval's cycle, and by a cycle on a change only when
+    /// an alert fired, escalated or resolved in it (or it queued a notification).
+    #[tokio::test]
+    async fn a_cycle_on_a_change_wakes_the_delivery_worker_only_when_what_fires_changed() {
+        use futures_util::FutureExt;
+        let board = Arc::new(Board::in_memory("wakes", None));
+        board.views().arrange(&[Arranged { name: "c".into(), address: "a".into(), agent: false, from_pages: false }]);
+        let wake = Arc::new(Notify::new());
+        let shared =
+            Arc::new(Shared { board, firing: Arc::default(), wake: wake.clone(), clock: Clock::Wall, derived: None });
+        let mut track = Track::load("c", Duration::from_secs(60), &shared).await;
+        let woken = || wake.notified().now_or_never().is_some();
+        let t0 = Timestamp::from_second(1_800_000_000).unwrap();
+        let cycle = |second: i64, between: bool, outcome: Result<Snapshot, Failure>| {
+            let mut a = Arrival::read(t0 + SignedDuration::from_secs(second), Duration::ZERO, Vec::new(), Ok(nodes(0)));
+            (a.outcome, a.between) = (outcome, between);
+            a
+        };
+        assert!(track.take(cycle(0, false, Ok(nodes(1)))).await.is_empty());
+        assert!(woken(), "an interval's cycle wakes it, to re-send what fires");
+        assert!(track.take(cycle(1, true, Ok(nodes(2)))).await.is_empty());
+        assert!(!woken(), "a cycle on a change that changed nothing that fires does not");
+        let failed = || Err(Failure::AgentReports("no route".into()));
+        // The monitor-unreachable rule fires at the second failed cycle in a row.
+        assert!(track.take(cycle(2, true, failed())).await.is_empty());
+        assert!(!woken(), "a first failure fires nothing");
+        let fired = track.take(cycle(3, true, failed())).await;
+        assert!(fired.iter().any(|t| t.state == TransitionState::Firing), "{fired:?}");
+        assert!(woken(), "a cycle on a change whose alert fires wakes it");
+        assert!(track.take(cycle(4, true, failed())).await.is_empty());
+        assert!(!woken(), "the same alert firing again: nothing new to send");
+        assert!(!track.take(cycle(5, true, Ok(nodes(2)))).await.is_empty());
+        assert!(woken(), "the alert resolved by a cycle on a change wakes it");
+        assert!(track.take(cycle(60, false, Ok(nodes(2)))).await.is_empty());
+        assert!(woken(), "every interval's cycle wakes it");
     }
 
     /// A scrape taken while a cycle is derived but not yet committed shows the previous cycle
