@@ -83,11 +83,12 @@ const ONE_PIECE: usize = 128;
 /// another. Up to [`ONE_PIECE`] pods, the families are written whole by the cluster's packer.
 #[derive(Default)]
 struct PodSeries {
-    /// The hash that cuts the pods: keyed by this process, so a cluster cannot name its pods to
-    /// make one piece of them all (it would only cost more).
-    keys: std::hash::RandomState,
+    /// The hash that cuts the pods: seeded at random, so a cluster cannot name its pods to make
+    /// one piece of them all (it would only cost more). foldhash, not SipHash: every pod's names
+    /// are hashed at every cycle.
+    keys: foldhash::fast::RandomState,
     /// The last cycle's pieces, by their first pod's namespace and name.
-    last: std::collections::HashMap<(String, String), Piece>,
+    last: std::collections::HashMap<(String, String), Piece, foldhash::fast::RandomState>,
     /// Families compressed, and taken again, by the last cycle.
     compressed: usize,
     kept: usize,
