@@ -456,9 +456,9 @@ pub enum Grade {
 }
 
 /// A map a cycle makes of the cluster's names and lets go at its end: hashed with foldhash, seeded
-/// at random for each map (as hashbrown's own maps are), not SipHash. At 150,000 pods, hashing the
-/// 50,000 events' three names into the events' index was a tenth of a cycle on a change with
-/// SipHash. The names come from the cluster: the seed keeps a cluster from choosing names that
+/// at random for each map (as hashbrown's own maps are), not SipHash. At 150,000 pods, SipHash was
+/// about a ninth of watch mode's CPU, most of it the events' index (three names for each of 50,000
+/// events). The names come from the cluster: the seed keeps a cluster from choosing names that
 /// collide, and no order of these maps is shown.
 type Names<K, V> = std::collections::HashMap<K, V, foldhash::fast::RandomState>;
 
