@@ -79,8 +79,10 @@ pub struct Delivery {
 }
 
 /// Each cluster's firing alerts as of its last cycle, and the clusters that had a cycle since the
-/// last re-send: a cluster's firing alerts are re-sent after each of its cycles, not after
-/// every cluster's (with thousands of clusters that would be every alert many times a second).
+/// last re-send: at each wake of the worker (after an interval's cycle, or a cycle on a change in
+/// which an alert fired, escalated or resolved), the firing alerts of the clusters that had a
+/// cycle since the last re-send are re-sent, not every cluster's (with thousands of clusters that
+/// would be every alert many times a second).
 #[derive(Debug, Default)]
 pub struct Firing {
     /// Each cluster's firing alerts, and when they end unless sent again.
