@@ -460,7 +460,10 @@ pub enum Grade {
 /// about a ninth of watch mode's CPU, most of it the events' index (three names for each of 50,000
 /// events). The names come from the cluster: the seed keeps a cluster from choosing names that
 /// collide, and no order of these maps is shown.
-type Names<K, V> = std::collections::HashMap<K, V, foldhash::fast::RandomState>;
+pub(crate) type Names<K, V> = std::collections::HashMap<K, V, NamesHasher>;
+
+/// The hasher of [`Names`], for what hashes the cluster's names at every cycle outside a map.
+pub(crate) type NamesHasher = foldhash::fast::RandomState;
 
 /// The newest Warning event about each object.
 struct EventIndex<'a> {

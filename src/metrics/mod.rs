@@ -84,11 +84,11 @@ const ONE_PIECE: usize = 128;
 #[derive(Default)]
 struct PodSeries {
     /// The hash that cuts the pods: seeded at random, so a cluster cannot name its pods to make
-    /// one piece of them all (it would only cost more). foldhash, not SipHash: every pod's names
-    /// are hashed at every cycle.
-    keys: foldhash::fast::RandomState,
+    /// one piece of them all (it would only cost more). Every pod's names are hashed at every
+    /// cycle: the health's hasher of names, not SipHash.
+    keys: crate::health::NamesHasher,
     /// The last cycle's pieces, by their first pod's namespace and name.
-    last: std::collections::HashMap<(String, String), Piece, foldhash::fast::RandomState>,
+    last: crate::health::Names<(String, String), Piece>,
     /// Families compressed, and taken again, by the last cycle.
     compressed: usize,
     kept: usize,
