@@ -15,6 +15,8 @@
 //! seconds per minute over the whole watch (the first interval's reads and lists included) and
 //! over its last 60 s (steady state). The simulator offers HTTP/2, as kube-apiserver does: all
 //! the watches of a cluster share one connection (`BENCH_HTTP2=0`: HTTP/1.1 only).
+//! `BENCH_WRAP` runs `serve` under another command, a heap profiler (`BENCH_WRAP="heaptrack -o
+//! /tmp/serve"`): the memory and CPU columns are then the wrapper's, not serve's.
 //!
 //! `BENCH_POSTGRES=1` adds, for each count, two `serve` replicas sharing one PostgreSQL (Debian's,
 //! started as an unprivileged cluster in a temporary directory, as the tests do) over the same
@@ -59,6 +61,19 @@ struct Row {
     state_size: f64,
 }
 
+/// `program`, or the command `BENCH_WRAP` names (split at spaces) with `program` after it.
+fn wrapped(program: &str) -> Command {
+    match std::env::var("BENCH_WRAP") {
+        Ok(wrap) if !wrap.trim().is_empty() => {
+            let mut words = wrap.split_whitespace();
+            let mut command = Command::new(words.next().unwrap());
+            command.args(words).arg(program);
+            command
+        }
+        _ => Command::new(program),
+    }
+}
+
 fn measure(count: usize, dir: &Path, watch: Duration, watch_mode: bool) -> Measured<Row> {
     let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(1).enable_all().build().unwrap();
     let now = jiff::Timestamp::now();
@@ -87,7 +102,7 @@ fn measure(count: usize, dir: &Path, watch: Duration, watch_mode: bool) -> Measu
     std::fs::write(dir.join("dumbmonit.toml"), config).unwrap();
     let log = dir.join("serve.log");
     let mut serve = Killed(
-        Command::new(env!("CARGO_BIN_EXE_dumbmonit"))
+        wrapped(env!("CARGO_BIN_EXE_dumbmonit"))
             .args(["serve", "--config", &p("dumbmonit.toml")])
             .stderr(std::fs::File::create(&log).unwrap())
             .stdout(Stdio::null())

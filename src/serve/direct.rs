@@ -77,7 +77,9 @@ pub(super) async fn read_cluster(
         let (duration, stats, outcome) = reader::outcome(cycle, &reader.redactor);
         let mut arrival = Arrival::read(now, duration, stats, outcome);
         arrival.between = between;
-        arrival.followed = c.watch;
+        if c.watch {
+            arrival = arrival.from_stores(super::path::KEEPS_JUDGEMENTS_FROM);
+        }
         // What a cycle costs: from the cycle to the board (not the read, which waits for the
         // first lists; from the stores it is the lesser part).
         let deriving = tokio::time::Instant::now();

@@ -78,13 +78,26 @@ pub struct Arrival {
     /// Taken between two intervals, on a change a watch saw: shown and judged like any cycle,
     /// but not a point of the history (which keeps one point an interval).
     pub between: bool,
-    /// Read from a watch's stores, its pods the records the stores keep: a cycle between
-    /// intervals judges again only the pods that changed (an interval cycle, the full
-    /// derivation, judges them all).
+    /// Read from a watch's stores, its pods the records the stores keep, and the cluster large
+    /// enough to keep its judgements ([`Arrival::followed`]): a cycle between intervals judges
+    /// again only the pods that changed (an interval cycle, the full derivation, judges them all).
     pub followed: bool,
 }
 
+/// How many pods a followed cluster has at least for its cycles to keep their judgements from
+/// one to the next. Below, a cycle judges every pod, as in list mode, and keeps none: at 100
+/// pods that costs about as much as taking the kept judgements again, and the judgements kept
+/// were about 40 KB a cluster (200 MB at 5,000 clusters).
+pub const KEEPS_JUDGEMENTS_FROM: usize = 1_000;
+
 impl Arrival {
+    /// Read from a watch's stores: `followed` when the snapshot has [`KEEPS_JUDGEMENTS_FROM`]
+    /// pods or more (a failed cycle keeps what was kept).
+    pub fn from_stores(mut self, threshold: usize) -> Arrival {
+        self.followed = self.outcome.as_ref().is_ok_and(|s| s.pods.len() >= threshold);
+        self
+    }
+
     /// A cycle read by `serve` itself.
     pub fn read(time: Timestamp, duration: Duration, stats: Vec<CollectionStat>, outcome: reader::Outcome) -> Arrival {
         Arrival {
@@ -295,6 +308,12 @@ fn derive(state: &mut RuleState, kept: &mut Kept, cluster: &str, arrival: Arriva
                 }
                 _ => None,
             };
+            if !arrival.followed {
+                // A cluster read every interval, or too small to keep its judgements (it may
+                // have been larger): nothing kept.
+                kept.judged = Judged::default();
+                kept.quiet = QuietPods::default();
+            }
             let h = assess(snapshot, now, state, &mut kept.judged, cluster, (arrival.followed, arrival.between));
             let mut transitions = observe(state, &mut kept.quiet, now, cluster, &h, &inputs.tuning, arrival.followed);
             if let Some(owners) = &owners {

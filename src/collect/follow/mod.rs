@@ -380,7 +380,10 @@ fn is_unsupported(e: &ReadError) -> bool {
 }
 
 /// One collection followed until the follower is dropped: each step the machine says carried
-/// out, and what it came to told back.
+/// out, and what it came to told back. The lists and the opening of a watch are boxed: a task
+/// holds its future's largest state for its whole life, and a followed collection spends it
+/// reading its stream (about 260 bytes), not listing (about 1,700): at 5,000 clusters of 18
+/// collections, the difference is 130 MB (`the_followed_collections_task_is_small_while_it_reads`).
 async fn follow<T: Followed>(shared: Arc<Shared>, c: Collection, selector: Option<String>, store: Arc<Store<T>>) {
     let selector = selector.as_deref();
     let mut machine = Machine::new();
@@ -390,7 +393,7 @@ async fn follow<T: Followed>(shared: Arc<Shared>, c: Collection, selector: Optio
     let mut stream: Option<Watch> = None;
     loop {
         let outcome = match action {
-            Action::List => match first_list::<T>(&shared, c, selector).await {
+            Action::List => match Box::pin(first_list::<T>(&shared, c, selector)).await {
                 Ok(l) => {
                     listed = Some(l.items);
                     let streaming = l.stream.is_some();
@@ -400,7 +403,7 @@ async fn follow<T: Followed>(shared: Arc<Shared>, c: Collection, selector: Optio
                 Err(Refused::Watch(e)) => Happened::WatchRefused(e),
                 Err(Refused::Read(e)) => Happened::ListFailed(e),
             },
-            Action::ListWithoutWatch => match paginated::<T>(&shared, c, selector).await {
+            Action::ListWithoutWatch => match Box::pin(paginated::<T>(&shared, c, selector)).await {
                 Ok(l) => {
                     listed = Some(l.items);
                     Happened::ListedWithoutWatch(Ok(()))
@@ -410,7 +413,7 @@ async fn follow<T: Followed>(shared: Arc<Shared>, c: Collection, selector: Optio
             Action::Open => {
                 let uri =
                     watch_uri(c.path(), selector, WatchFrom::Version(machine.resource_version()), spread_timeout());
-                match shared.fetcher.watch(c, &uri, T::PROTOBUF.is_some()).await {
+                match Box::pin(shared.fetcher.watch(c, &uri, T::PROTOBUF.is_some())).await {
                     Ok(w) => {
                         stream = Some(w);
                         Happened::Opened
@@ -562,6 +565,39 @@ async fn consume<T: Followed>(
         machine.step(Happened::Seen { resource_version: rv }, Instant::now(), interval);
         if changed && starts_cycles(c) {
             shared.changed.notify_one();
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The size of what an async fn of four arguments returns.
+    fn future_size<A, B, C, D, F>(_: fn(A, B, C, D) -> F) -> usize {
+        std::mem::size_of::<F>()
+    }
+
+    /// The size of what an async fn of five arguments returns.
+    fn future_size_5<A, B, C, D, E, F>(_: fn(A, B, C, D, E) -> F) -> usize {
+        std::mem::size_of::<F>()
+    }
+
+    #[test]
+    fn the_followed_collections_task_is_small_while_it_reads() {
+        // A task holds its future's largest state for its life: what it holds while it reads
+        // its stream, plus the machine, the list waiting for the store and the stream itself.
+        let reading = future_size_5(consume::<Arc<Pod>>);
+        for (kind, size) in [
+            ("pods", future_size(follow::<Arc<Pod>>)),
+            ("deployments", future_size(follow::<workloads::DeploymentRecord>)),
+            ("jobs", future_size(follow::<crate::collect::kinds::job::Job>)),
+        ] {
+            assert!(
+                size <= reading + 640,
+                "following {kind} holds {size} bytes, reading a stream {reading}: is a list or a watch's opening \
+                 no longer boxed?"
+            );
         }
     }
 }
