@@ -22,7 +22,7 @@ mod decode;
 pub mod machine;
 mod store;
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::HashMap;
 use std::future::Future;
 use std::hash::{BuildHasher, Hasher};
 use std::sync::atomic::{AtomicU8, AtomicU64, Ordering};
@@ -461,7 +461,8 @@ async fn first_list<T: Followed>(shared: &Shared, c: Collection, selector: Optio
         probe.take();
         match opened {
             Ok(mut watch) => {
-                let mut items = BTreeMap::new();
+                // Gathered, then put in the map at once (`packed`).
+                let mut items = Vec::new();
                 loop {
                     let frame = match tokio::time::timeout(shared.bookmark * 2, watch.next_frame()).await {
                         Err(_) => {
@@ -477,11 +478,11 @@ async fn first_list<T: Followed>(shared: &Shared, c: Collection, selector: Optio
                     };
                     match decode::<T>(&frame).map_err(|d| Refused::Read(shared.invalid(c, d.0)))? {
                         WatchEvent::Added(o) | WatchEvent::Modified(o) => {
-                            items.insert(o.key, (Uid::of(&o.uid), o.record));
+                            items.push((o.key, (Uid::of(&o.uid), o.record)));
                         }
                         WatchEvent::Deleted(_) => {}
                         WatchEvent::Bookmark { resource_version, initial_events_end: true } => {
-                            return Ok(Listed { items, resource_version, stream: Some(watch) });
+                            return Ok(Listed { items: packed(items), resource_version, stream: Some(watch) });
                         }
                         WatchEvent::Bookmark { .. } => {}
                         WatchEvent::Error { code, message } => {
@@ -502,19 +503,27 @@ async fn first_list<T: Followed>(shared: &Shared, c: Collection, selector: Optio
 /// The paginated LIST of list mode, each item kept with its key and uid.
 async fn paginated<T: Followed>(shared: &Shared, c: Collection, selector: Option<&str>) -> Result<Listed<T>, Refused> {
     let listed = shared.fetcher.list::<Box<RawValue>>(c, c.path(), selector).await.map_err(Refused::Read)?;
-    let mut items = BTreeMap::new();
+    let mut items = Vec::with_capacity(listed.items.len());
     for raw in &listed.items {
         let head: Head = serde_json::from_str(raw.get())
             .map_err(|e| Refused::Read(shared.invalid(c, format!("invalid item: {e}"))))?;
         let record =
             from_api::<T>(raw.get()).map_err(|e| Refused::Read(shared.invalid(c, format!("invalid item: {e}"))))?;
         let m = head.metadata;
-        items.insert(
+        items.push((
             (m.namespace.unwrap_or_default(), m.name.unwrap_or_default()),
             (Uid::of(m.uid.as_deref().unwrap_or("")), record),
-        );
+        ));
     }
-    Ok(Listed { items, resource_version: listed.resource_version, stream: None })
+    Ok(Listed { items: packed(items), resource_version: listed.resource_version, stream: None })
+}
+
+/// A list's records put in a store's map at once: its nodes filled (eleven records each), where
+/// inserting them one by one in key order leaves each node split at six, and the map takes
+/// nearly twice the room (at 150,000 pods, about 8 MB more). An object listed twice keeps its
+/// last record, as inserting does.
+fn packed<T>(items: Vec<(Key, (Uid, T))>) -> Records<T> {
+    items.into_iter().collect()
 }
 
 /// Applies a stream's events to the store until it ends; each event's resourceVersion is told
@@ -581,6 +590,15 @@ mod tests {
     /// The size of what an async fn of five arguments returns.
     fn future_size_5<A, B, C, D, E, F>(_: fn(A, B, C, D, E) -> F) -> usize {
         std::mem::size_of::<F>()
+    }
+
+    #[test]
+    fn a_list_packed_into_a_store_keeps_each_objects_last_record() {
+        let key = |name: &str| ("team-a".to_string(), name.to_string());
+        let items = vec![(key("b"), (Uid::of("1"), 1)), (key("a"), (Uid::of("2"), 2)), (key("b"), (Uid::of("3"), 3))];
+        let records = packed(items);
+        let kept: Vec<_> = records.iter().map(|((_, name), (uid, r))| (name.as_str(), *uid, *r)).collect();
+        assert_eq!(kept, [("a", Uid::of("2"), 2), ("b", Uid::of("3"), 3)]);
     }
 
     #[test]
