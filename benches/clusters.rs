@@ -16,7 +16,8 @@
 //! over its last 60 s (steady state). The simulator offers HTTP/2, as kube-apiserver does: all
 //! the watches of a cluster share one connection (`BENCH_HTTP2=0`: HTTP/1.1 only).
 //! `BENCH_WRAP` runs `serve` under another command, a heap profiler (`BENCH_WRAP="heaptrack -o
-//! /tmp/serve"`): the memory and CPU columns are then the wrapper's, not serve's.
+//! /tmp/serve"`): the memory and CPU columns are then the wrapper's, not serve's, and serve is
+//! killed with the wrapper's process group at the end of each row.
 //!
 //! `BENCH_POSTGRES=1` adds, for each count, two `serve` replicas sharing one PostgreSQL (Debian's,
 //! started as an unprivileged cluster in a temporary directory, as the tests do) over the same
@@ -61,16 +62,29 @@ struct Row {
     state_size: f64,
 }
 
-/// `program`, or the command `BENCH_WRAP` names (split at spaces) with `program` after it.
+/// `program`, or the command `BENCH_WRAP` names (split at spaces) with `program` after it, in a
+/// process group of its own ([`Group`] ends it whole: a wrapper may run `program` as its child).
 fn wrapped(program: &str) -> Command {
+    use std::os::unix::process::CommandExt;
     match std::env::var("BENCH_WRAP") {
         Ok(wrap) if !wrap.trim().is_empty() => {
             let mut words = wrap.split_whitespace();
             let mut command = Command::new(words.next().unwrap());
-            command.args(words).arg(program);
+            command.args(words).arg(program).process_group(0);
             command
         }
         _ => Command::new(program),
+    }
+}
+
+/// A wrapped `serve`'s process group, killed when dropped (before the wrapper itself is).
+struct Group(Option<u32>);
+
+impl Drop for Group {
+    fn drop(&mut self) {
+        if let Some(pid) = self.0 {
+            let _ = Command::new("kill").args(["-KILL", "--", &format!("-{pid}")]).status();
+        }
     }
 }
 
@@ -110,6 +124,7 @@ fn measure(count: usize, dir: &Path, watch: Duration, watch_mode: bool) -> Measu
             .map_err(|e| format!("serve did not start: {e}"))?,
     );
     let pid = serve.0.id();
+    let group = Group(std::env::var("BENCH_WRAP").is_ok_and(|w| !w.trim().is_empty()).then_some(pid));
     let started = Instant::now();
     while get(&addr, "/healthz", false).is_err() {
         common::alive(&mut serve.0, "serve", Some(&log))?;
@@ -186,6 +201,7 @@ fn measure(count: usize, dir: &Path, watch: Duration, watch_mode: bool) -> Measu
         ),
         state_size: above_zero("the state's size", sqlite_size(&dir.join("state")))?,
     };
+    drop(group);
     drop(serve);
     drop(sim);
     Ok(row)

@@ -199,9 +199,14 @@ fn serve(p: &Plane, dir: &std::path::Path, creds: &common::plane::Credentials, i
     );
     std::fs::write(&cfg, text).unwrap();
     let clock = format!("{}/60", jiff::Timestamp::now());
-    // The stores' events and the cycles, at debug level: the log says which take a cycle.
+    // The stores' events and the cycles, at debug level: the log says which take a cycle, and
+    // each cycle on a change is compared with the full derivation (the cluster keeps its
+    // judgements though it is far under the 1,000 pods that do).
     let log = "dumbmonit=info,dumbmonit::collect=debug,dumbmonit::serve=debug";
-    common::web::Served::start(&cfg, &[("DUMBMONIT_TEST_CLOCK", &clock), ("RUST_LOG", log)])
+    common::web::Served::start(
+        &cfg,
+        &[("DUMBMONIT_TEST_CLOCK", &clock), ("DUMBMONIT_TEST_KEEPS_JUDGEMENTS_FROM", "0"), ("RUST_LOG", log)],
+    )
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -35,6 +35,7 @@ pub(super) async fn read_cluster(
     let mut ticker = tokio::time::interval_at(tokio::time::Instant::now() + offset, c.interval.duration());
     ticker.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     let mut pace = Pace::new(tokio::time::Instant::now());
+    let keeps_from = super::path::keeps_judgements_from();
     loop {
         let why = tokio::select! {
             // A stop wins over a tick that is due at the same moment.
@@ -78,7 +79,7 @@ pub(super) async fn read_cluster(
         let mut arrival = Arrival::read(now, duration, stats, outcome);
         arrival.between = between;
         if c.watch {
-            arrival = arrival.from_stores(super::path::KEEPS_JUDGEMENTS_FROM);
+            arrival = arrival.from_stores(keeps_from);
         }
         // What a cycle costs: from the cycle to the board (not the read, which waits for the
         // first lists; from the stores it is the lesser part).

@@ -79,8 +79,9 @@ pub struct Arrival {
     /// but not a point of the history (which keeps one point an interval).
     pub between: bool,
     /// Read from a watch's stores, its pods the records the stores keep, and the cluster large
-    /// enough to keep its judgements ([`Arrival::followed`]): a cycle between intervals judges
-    /// again only the pods that changed (an interval cycle, the full derivation, judges them all).
+    /// enough to keep its judgements ([`Arrival::from_stores`], [`KEEPS_JUDGEMENTS_FROM`]): a
+    /// cycle between intervals judges again only the pods that changed (an interval cycle, the
+    /// full derivation, judges them all).
     pub followed: bool,
 }
 
@@ -89,6 +90,15 @@ pub struct Arrival {
 /// pods that costs about as much as taking the kept judgements again, and the judgements kept
 /// were about 40 KB a cluster (200 MB at 5,000 clusters).
 pub const KEEPS_JUDGEMENTS_FROM: usize = 1_000;
+
+/// Sets [`KEEPS_JUDGEMENTS_FROM`], for tests whose small clusters must take the path of the kept
+/// judgements (and its comparison with the full derivation at serve's debug level).
+pub const TEST_KEEPS_JUDGEMENTS_ENV: &str = "DUMBMONIT_TEST_KEEPS_JUDGEMENTS_FROM";
+
+/// [`KEEPS_JUDGEMENTS_FROM`], or what [`TEST_KEEPS_JUDGEMENTS_ENV`] sets.
+pub fn keeps_judgements_from() -> usize {
+    std::env::var(TEST_KEEPS_JUDGEMENTS_ENV).ok().and_then(|v| v.parse().ok()).unwrap_or(KEEPS_JUDGEMENTS_FROM)
+}
 
 impl Arrival {
     /// Read from a watch's stores: `followed` when the snapshot has [`KEEPS_JUDGEMENTS_FROM`]

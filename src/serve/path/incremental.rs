@@ -567,33 +567,44 @@ fn a_change_to_one_pod_judges_that_pod_alone() {
 
 /// A followed cluster with fewer pods than the threshold judges every pod at every cycle, as
 /// list mode does, and keeps no judgement between cycles; one that shrinks below it lets go of
-/// what it kept.
+/// what it kept, and one that grows past it again starts keeping them from nothing.
 #[test]
 fn a_cluster_under_the_threshold_keeps_no_judgements() {
     use crate::health::judged::Judgements;
     let mut f = Followed::new();
-    assert_eq!(f.judged().last, Judgements { afresh: 10, again: 0 }, "kept at the threshold");
-    let arrival = |f: &Followed, threshold: usize| {
-        let mut a = Arrival::read(f.now, Duration::ZERO, Vec::new(), Ok(f.stores.followed(f.now)));
-        a.between = true;
-        a.from_stores(threshold)
+    let five = SignedDuration::from_secs(5);
+    f.step(&Step::Bookmark, five);
+    assert_eq!(f.judged().last, Judgements { afresh: 0, again: 10 }, "kept while followed");
+    assert_eq!(f.watched.1.quiet.passed, 10, "every pod passed over by the rules");
+    // The threshold read against the snapshot's pods (a read that takes nothing from the stores).
+    let probe = |f: &Followed, threshold: usize| {
+        Arrival::read(f.now, Duration::ZERO, Vec::new(), Ok(f.stores.snapshot(f.now))).from_stores(threshold).followed
     };
-    assert!(arrival(&f, 10).followed, "ten pods, a threshold of ten");
-    assert!(!arrival(&f, 11).followed, "ten pods, a threshold of eleven");
-    f.now += SignedDuration::from_secs(5);
+    assert!(probe(&f, 10), "ten pods, a threshold of ten");
+    assert!(!probe(&f, 11), "ten pods, a threshold of eleven");
+    // A change, taken as watch mode takes it (the list given back, changed where pods changed),
+    // with a threshold of eleven.
+    f.now += five;
     f.stores.apply(&Step::Pod { index: 3, shape: 1 }, f.now);
+    let mut a = Arrival::read(f.now, Duration::ZERO, Vec::new(), Ok(f.stores.followed(f.now))).from_stores(11);
+    a.between = true;
     let inputs = Inputs::gather(&f.board, &f.watched.0, Duration::from_secs(60), Arc::new([]));
-    let a = arrival(&f, 11);
     let d = derive(&mut f.watched.0, &mut f.watched.1, "c", a, inputs);
+    f.stores.give_back(&mut f.watched.1);
     assert_eq!(f.judged().last, Judgements::default(), "nothing judged by the kept judgements");
     assert_eq!(f.watched.1.quiet.passed, 0, "no pod passed over by the rules");
-    assert!(f.watched.1.judged.shelf().is_none(), "no list of pods kept for the follower");
     let h = d.health.expect("a good cycle");
     let full = f.health();
     assert_eq!((h.summary(), h.counters()), (full.summary(), full.counters()), "the full derivation's");
     let problems: Vec<_> = full.pods.iter().filter(|p| p.has_problem()).collect();
     assert_eq!(format!("{:?}", h.pods.iter().collect::<Vec<_>>()), format!("{problems:?}"), "its pods with a problem");
     assert_eq!(h.pods.len(), 1, "pod 3, not ready");
+    // Past the threshold again, on a change: judged from nothing kept, and the same as in full
+    // (`step` compares them).
+    f.step(&Step::Pod { index: 3, shape: 0 }, five);
+    assert_eq!(f.judged().last, Judgements { afresh: 10, again: 0 }, "every pod judged, nothing kept before");
+    f.step(&Step::Bookmark, five);
+    assert_eq!(f.judged().last, Judgements { afresh: 0, again: 10 }, "kept again");
 }
 
 /// The nodes' judgements are taken again while what each reads is the same: its record, what
