@@ -63,17 +63,18 @@ struct Row {
 }
 
 /// `program`, or the command `BENCH_WRAP` names (split at spaces) with `program` after it, in a
-/// process group of its own ([`Group`] ends it whole: a wrapper may run `program` as its child).
-fn wrapped(program: &str) -> Command {
+/// process group of its own ([`Group`] ends it whole: a wrapper may run `program` as its child);
+/// and whether it is wrapped.
+fn wrapped(program: &str) -> (Command, bool) {
     use std::os::unix::process::CommandExt;
     match std::env::var("BENCH_WRAP") {
         Ok(wrap) if !wrap.trim().is_empty() => {
             let mut words = wrap.split_whitespace();
             let mut command = Command::new(words.next().unwrap());
             command.args(words).arg(program).process_group(0);
-            command
+            (command, true)
         }
-        _ => Command::new(program),
+        _ => (Command::new(program), false),
     }
 }
 
@@ -115,8 +116,9 @@ fn measure(count: usize, dir: &Path, watch: Duration, watch_mode: bool) -> Measu
     }
     std::fs::write(dir.join("dumbmonit.toml"), config).unwrap();
     let log = dir.join("serve.log");
+    let (mut command, is_wrapped) = wrapped(env!("CARGO_BIN_EXE_dumbmonit"));
     let mut serve = Killed(
-        wrapped(env!("CARGO_BIN_EXE_dumbmonit"))
+        command
             .args(["serve", "--config", &p("dumbmonit.toml")])
             .stderr(std::fs::File::create(&log).unwrap())
             .stdout(Stdio::null())
@@ -124,7 +126,7 @@ fn measure(count: usize, dir: &Path, watch: Duration, watch_mode: bool) -> Measu
             .map_err(|e| format!("serve did not start: {e}"))?,
     );
     let pid = serve.0.id();
-    let group = Group(std::env::var("BENCH_WRAP").is_ok_and(|w| !w.trim().is_empty()).then_some(pid));
+    let group = Group(is_wrapped.then_some(pid));
     let started = Instant::now();
     while get(&addr, "/healthz", false).is_err() {
         common::alive(&mut serve.0, "serve", Some(&log))?;

@@ -101,8 +101,8 @@ pub fn keeps_judgements_from() -> usize {
 }
 
 impl Arrival {
-    /// Read from a watch's stores: `followed` when the snapshot has [`KEEPS_JUDGEMENTS_FROM`]
-    /// pods or more (a failed cycle keeps what was kept).
+    /// Read from a watch's stores: `followed` when the snapshot has `threshold` pods or more
+    /// (serve's: [`keeps_judgements_from`]); a failed cycle keeps what was kept.
     pub fn from_stores(mut self, threshold: usize) -> Arrival {
         self.followed = self.outcome.as_ref().is_ok_and(|s| s.pods.len() >= threshold);
         self
