@@ -215,6 +215,26 @@ fn the_outbox_is_claimed_in_order_by_one_claimer_at_a_time_on_both_engines() {
     }
 }
 
+/// The delivery worker claims once a second and after each cycle that changes an alert: a
+/// pass that finds nothing due does not take SQLite's write lock, which the cycles' commits
+/// wait for.
+#[test]
+fn a_claim_with_nothing_due_does_not_take_the_write_lock() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut store = Store::open(dir.path()).unwrap();
+    let n = |notifier: &str, body: &str| (notifier.to_string(), body.to_string());
+    store.commit_cycle("lab", &RuleState::default(), &[n("hook", "1")], None).unwrap();
+    let later = Timestamp::now() + jiff::SignedDuration::from_secs(60);
+    assert_eq!(store.claim("a", 10, later).unwrap().len(), 1, "due, and claimed by a");
+    // Another writer holds the lock: the claim of b, which finds nothing it may take, reads
+    // and answers; taking the lock, it would wait for the busy timeout and fail.
+    let writer = rusqlite::Connection::open(dir.path().join(dumbmonit::state::FILE)).unwrap();
+    writer.execute_batch("BEGIN IMMEDIATE").unwrap();
+    assert!(store.claim("b", 10, later).expect("answered without the lock").is_empty(), "a's until later");
+    writer.execute_batch("ROLLBACK").unwrap();
+    assert_eq!(store.claim("a", 10, later).unwrap().len(), 1, "still a's to send");
+}
+
 #[test]
 fn a_schema_newer_than_the_binary_is_refused_with_both_versions_on_both_engines() {
     for engine in Engine::both("newer") {

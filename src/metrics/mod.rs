@@ -53,14 +53,31 @@ pub struct SeriesKept {
     workloads: KindSeries<std::sync::Arc<crate::health::WorkloadHealth>>,
     pvcs: KindSeries<std::sync::Arc<crate::health::PvcHealth>>,
     pvs: KindSeries<crate::health::policy::PvHealth>,
+    /// The optional kinds whose health holds no age (the others' ages move at every cycle).
+    apiservices: KindSeries<crate::health::extras::ApiServiceHealth>,
+    hpas: KindSeries<crate::health::extras::HpaHealth>,
+    pdbs: KindSeries<crate::health::policy::PdbHealth>,
+    quotas: KindSeries<crate::health::policy::QuotaHealth>,
+    webhooks: KindSeries<crate::health::admission::WebhookHealth>,
 }
 
 impl SeriesKept {
     /// Families compressed, and taken again, by the last cycle (for tests and benchmarks).
     pub fn last(&self) -> (usize, usize) {
-        [&self.packer, &self.nodes.packer, &self.workloads.packer, &self.pvcs.packer, &self.pvs.packer]
-            .iter()
-            .fold((self.pods.compressed, self.pods.kept), |(c, k), p| (c + p.compressed, k + p.kept))
+        [
+            &self.packer,
+            &self.nodes.packer,
+            &self.workloads.packer,
+            &self.pvcs.packer,
+            &self.pvs.packer,
+            &self.apiservices.packer,
+            &self.hpas.packer,
+            &self.pdbs.packer,
+            &self.quotas.packer,
+            &self.webhooks.packer,
+        ]
+        .iter()
+        .fold((self.pods.compressed, self.pods.kept), |(c, k), p| (c + p.compressed, k + p.kept))
     }
 }
 
@@ -164,11 +181,14 @@ struct KindSeries<T> {
     packer: Packer,
     /// Whether `objects` and `packed` are of the last cycle.
     valid: bool,
+    /// How many times its families were written (for tests: a family whose text is the same is
+    /// not compressed again, whether written or taken again).
+    written: usize,
 }
 
 impl<T> Default for KindSeries<T> {
     fn default() -> KindSeries<T> {
-        KindSeries { objects: Vec::new(), packed: Vec::new(), packer: Packer::default(), valid: false }
+        KindSeries { objects: Vec::new(), packed: Vec::new(), packer: Packer::default(), valid: false, written: 0 }
     }
 }
 
@@ -183,6 +203,7 @@ impl<T: Clone + PartialEq> KindSeries<T> {
         } else {
             let mut families = Vec::new();
             apply(gens, objects.iter().map(|o| o.borrow()), &mut families);
+            self.written += 1;
             self.packed = self.packer.pack_all(prerender_led(&families, Some(lead)));
             self.objects = objects.to_vec();
             self.valid = true;
@@ -208,30 +229,30 @@ fn plain(packer: &mut Packer, lead: (&str, &str), fill: impl FnOnce(&mut Vec<Fam
 /// from `kept` what did not change since the last (in the order of [`cluster_families`]).
 fn object_series(cluster: &str, h: &Health, kept: &mut SeriesKept) -> Vec<Packed> {
     let lead = ("cluster", cluster);
-    let SeriesKept { packer, pods, nodes, workloads, pvcs, pvs } = kept;
+    let SeriesKept { packer, pods, nodes, workloads, pvcs, pvs, apiservices, hpas, pdbs, quotas, webhooks } = kept;
+    let e = &h.extras;
     packer.start();
     let mut out = plain(packer, lead, |f| apply(objects::CLUSTER, std::iter::once(h), f));
     out.extend(nodes.packed(objects::NODES, &h.nodes, lead));
     out.extend(pods.packed(packer, &h.pods[..h.pods.len().min(POD_SERIES_LIMIT)], lead));
     out.extend(workloads.packed(objects::WORKLOADS, &h.workloads, lead));
     out.extend(pvcs.packed(objects::PVCS, &h.pvcs, lead));
+    // An optional kind not read has no family (a family without samples is left out), as one
+    // read with no object.
+    out.extend(apiservices.packed(objects::APISERVICES, e.apiservices.as_deref().unwrap_or_default(), lead));
+    out.extend(hpas.packed(objects::HPAS, e.hpas.as_deref().unwrap_or_default(), lead));
     out.extend(plain(packer, lead, |f| {
-        apply(objects::APISERVICES, h.extras.apiservices.iter().flatten(), f);
-        apply(objects::HPAS, h.extras.hpas.iter().flatten(), f);
-        apply(objects::CRONJOBS, h.extras.cronjobs.iter().flatten(), f);
-        apply(objects::RUNNING_JOBS, h.extras.running_jobs.iter().flatten(), f);
-        apply(objects::PDBS, h.extras.pdbs.iter().flatten(), f);
-        apply(objects::QUOTAS, h.extras.quotas.iter().flatten(), f);
+        apply(objects::CRONJOBS, e.cronjobs.iter().flatten(), f);
+        apply(objects::RUNNING_JOBS, e.running_jobs.iter().flatten(), f);
     }));
-    // Not read: no volume, and so no family (a family without samples is left out).
-    out.extend(match &h.extras.pvs {
+    out.extend(pdbs.packed(objects::PDBS, e.pdbs.as_deref().unwrap_or_default(), lead));
+    out.extend(quotas.packed(objects::QUOTAS, e.quotas.as_deref().unwrap_or_default(), lead));
+    out.extend(match &e.pvs {
         Some(list) => pvs.packed(objects::PVS, list, lead),
         None => pvs.unread(),
     });
-    out.extend(plain(packer, lead, |f| {
-        apply(objects::CONTROL_PLANE, h.extras.control_plane.iter().flatten(), f);
-        apply(objects::WEBHOOKS, h.extras.webhooks.iter().flatten(), f);
-    }));
+    out.extend(plain(packer, lead, |f| apply(objects::CONTROL_PLANE, e.control_plane.iter().flatten(), f)));
+    out.extend(webhooks.packed(objects::WEBHOOKS, e.webhooks.as_deref().unwrap_or_default(), lead));
     packer.finish();
     out
 }
@@ -417,6 +438,74 @@ mod tests {
 
         // No pod: no family.
         assert!(series.packed(&mut packer, &[], ("cluster", "c")).is_empty());
+    }
+
+    /// A cycle's series, as `object_series` gives them, and the families the full
+    /// derivation writes for the same health.
+    fn both(h: &Health, kept: &mut SeriesKept) -> (String, String) {
+        let full = exposition::join(prerender_led(&cluster_families(h), Some(("cluster", "c"))));
+        (gunzip(&object_series("c", h, kept)), full)
+    }
+
+    #[test]
+    fn the_optional_kinds_series_are_taken_again_while_their_health_is_the_same() {
+        use crate::health::policy::{PdbHealth, QuotaHealth};
+        let quota = |used: f64| QuotaHealth {
+            namespace: "team".into(),
+            quota: "compute".into(),
+            resource: "pods".into(),
+            hard: 10.0,
+            used,
+            fullness: None,
+        };
+        let pdb = PdbHealth {
+            namespace: "team".into(),
+            name: "api".into(),
+            current_healthy: 2,
+            desired_healthy: 2,
+            disruptions_allowed: 0,
+            expected_pods: 2,
+            short: false,
+        };
+        let mut h = Health {
+            capacity: Default::default(),
+            time: jiff::Timestamp::UNIX_EPOCH,
+            version: "v1".into(),
+            counts: Default::default(),
+            nodes: vec![],
+            pods: vec![],
+            workloads: vec![],
+            pvcs: vec![],
+            events_by_reason: vec![],
+            extras: Default::default(),
+            certificates: Default::default(),
+        };
+        h.extras.quotas = Some(vec![quota(3.0)]);
+        h.extras.pdbs = Some(vec![pdb]);
+        let mut kept = SeriesKept::default();
+        let (series, full) = both(&h, &mut kept);
+        assert_eq!(series, full);
+        assert!(series.contains("dumbmonit_k8s_resourcequota{cluster=\"c\",namespace=\"team\""), "{series}");
+        assert_eq!((kept.quotas.written, kept.pdbs.written), (1, 1));
+        assert!(kept.quotas.packer.compressed > 0 && kept.pdbs.packer.compressed > 0);
+
+        // The same health: neither kind written again.
+        assert_eq!(both(&h, &mut kept), (series.clone(), full));
+        assert_eq!((kept.quotas.written, kept.pdbs.written), (1, 1));
+
+        // One more pod in the quota: its families written and compressed again, the budgets'
+        // taken as they were.
+        h.extras.quotas = Some(vec![quota(4.0)]);
+        let (series, full) = both(&h, &mut kept);
+        assert_eq!(series, full);
+        assert_eq!((kept.quotas.written, kept.pdbs.written), (2, 1));
+        assert!(kept.quotas.packer.compressed > 0);
+
+        // Quotas no longer read: no family, as the full derivation.
+        h.extras.quotas = None;
+        let (series, full) = both(&h, &mut kept);
+        assert_eq!(series, full);
+        assert!(!series.contains("resourcequota"), "{series}");
     }
 
     #[test]

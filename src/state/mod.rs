@@ -669,6 +669,20 @@ impl Store {
     /// each notifier's notifications go strictly in order.
     pub fn claim(&mut self, claimer: &str, limit: usize, until: Timestamp) -> Result<Vec<Queued>, StateError> {
         let now = millis(Timestamp::now());
+        // Most passes find nothing due: a read says so without the write lock (SQLite) or the
+        // advisory lock (PostgreSQL) the claim takes, which cost a watched cluster's cycles on
+        // changes a twentieth of their CPU at 10,000 pods. A row queued after this read is
+        // claimed by the next pass, as one queued just after the claim would be.
+        let due = self
+            .conn
+            .query(
+                "SELECT 1 FROM outbox WHERE due <= ?1 AND (claimed_until < ?1 OR claimed_by = ?2) LIMIT 1",
+                args![now, claimer],
+            )
+            .map_err(|e| self.db(e))?;
+        if due.is_empty() {
+            return Ok(Vec::new());
+        }
         let engine = self.engine();
         let place = self.place.clone();
         let rows = self

@@ -358,9 +358,12 @@ impl Stores {
     }
 }
 
-/// A board on a state in memory, as the derivation's tests take it.
+/// A board on a state in memory of its own, as the derivation's tests take it: tests run
+/// side by side, and two boards of one name would share a database (and its table locks).
 pub(super) fn board() -> Board {
-    Board::in_memory("incremental", None)
+    static BOARDS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    let n = BOARDS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    Board::in_memory(&format!("incremental-{n}"), None)
 }
 
 /// What a cycle shows and says, as text to compare.
