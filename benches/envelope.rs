@@ -477,9 +477,11 @@ fn serve_section(size: usize, sim: &Sim, dir: &std::path::Path, exe: &str) -> Me
 }
 
 /// `serve` in list mode, then in watch mode, at the guide's 60 s interval, while 100 pods a
-/// minute change (turn ready or stop being ready, evenly spread): CPU seconds a minute and
-/// resident memory over `BENCH_STEADY_MINUTES` (2 by default) once the first cycle is on the
-/// page.
+/// minute change, evenly spread (nine in ten turn ready or stop being ready; one in ten is a pod
+/// made, or the one made deleted): CPU seconds a minute and resident memory over
+/// `BENCH_STEADY_MINUTES` (2 by default) once the first cycle is on the page, and in watch mode
+/// each timed change's delay to the page (the cluster list, polled every 50 ms in both modes,
+/// counting the pods it made or deleted).
 fn steady_section(
     size: usize,
     sim: &Sim,
@@ -503,9 +505,9 @@ fn steady_section(
     );
     println!();
     println!(
-        "| mode | first cycle on the page s | CPU s/min | cycles shown /min | RSS at end MB | RSS peak MB | MB read from the API server /min |"
+        "| mode | first cycle on the page s | CPU s/min | cycles shown /min | a change on the page p50 / p99 / max (timed) | RSS at end MB | RSS peak MB | MB read from the API server /min |"
     );
-    println!("|---|---:|---:|---:|---:|---:|---:|");
+    println!("|---|---:|---:|---:|---:|---:|---:|---:|");
     let mut rows = Vec::new();
     // The pods as last written, and how many changes were written: kept from one mode to the
     // next, so that every write changes what DumbMonit keeps of the pod (a write that leaves
@@ -547,28 +549,41 @@ fn steady_section(
         let first = started.elapsed();
         let (cpu0, bytes0, t0) = (common::cpu_seconds(pid)?, sim.bytes_sent(), Instant::now());
         let window = Duration::from_secs_f64(minutes * 60.0);
+        let poller = Poller::start(addr.clone());
         let mut n = 0u64;
-        // The cycles shown in the window: the distinct `last_good_cycle` of the cluster, polled
-        // between two changes.
-        let mut cycles = std::collections::HashSet::new();
+        // One change in ten is a pod made, or the pod so made deleted: timed by the pods
+        // counted on the cluster list (the others change no count).
+        let mut timed = Vec::new();
+        let mut made: Option<String> = None;
         while t0.elapsed() < window {
             common::alive(&mut serve.0, "serve", Some(&log))?;
-            // The list of clusters, not the cluster's own answer: at 150,000 pods that one
-            // carries thousands of alerts, and rendering it 100 times a minute cost serve more
-            // CPU than its cycles.
-            if let Ok((answer, _)) = common::get(&addr, "/api/v1/clusters", false)
-                && let Ok(v) = answer.json()
-                && let Some(at) = v[0]["last_good_cycle"].as_str()
-            {
-                cycles.insert(at.to_string());
+            if n % 10 == 5 {
+                let at = Instant::now();
+                match made.take() {
+                    None => {
+                        let mut pod = current[0].clone();
+                        let name = format!("bench-timed-{written}");
+                        pod["metadata"]["name"] = serde_json::Value::String(name.clone());
+                        pod["metadata"]["uid"] = serde_json::Value::String(format!("bench-timed-uid-{written}"));
+                        sim.upsert(Resource::Pods, pod);
+                        made = Some(name);
+                        timed.push((at, 1i64));
+                    }
+                    Some(name) => {
+                        let namespace = current[0]["metadata"]["namespace"].as_str().unwrap_or_default().to_string();
+                        sim.delete(Resource::Pods, &namespace, &name);
+                        timed.push((at, -1));
+                    }
+                }
+            } else {
+                // A pod that turns ready, or stops being ready: what it was last written with,
+                // flipped (as the real API server's benchmark patches pods' status).
+                let pod = &mut current[written as usize % pods.len()];
+                flip_ready(pod);
+                pod["metadata"]["labels"]["bench-change"] = serde_json::Value::String(written.to_string());
+                sim.upsert(Resource::Pods, pod.clone());
+                written += 1;
             }
-            // A pod that turns ready, or stops being ready: what it was last written with,
-            // flipped (as the real API server's benchmark patches pods' status).
-            let pod = &mut current[written as usize % pods.len()];
-            flip_ready(pod);
-            pod["metadata"]["labels"]["bench-change"] = serde_json::Value::String(written.to_string());
-            sim.upsert(Resource::Pods, pod.clone());
-            written += 1;
             n += 1;
             // 100 a minute.
             let next = t0 + Duration::from_millis(600 * n);
@@ -578,10 +593,21 @@ fn steady_section(
         let cpu = (common::cpu_seconds(pid)? - cpu0) / elapsed_min;
         let (peak, end) = common::memory_mb(pid)?;
         let mb = (sim.bytes_sent() - bytes0) as f64 / 1e6 / elapsed_min;
+        // The last timed change is given the time a change is timed apart from the next.
+        std::thread::sleep(Duration::from_secs(6));
+        let seen = poller.stop()?;
+        if let Some(name) = made {
+            let namespace = current[0]["metadata"]["namespace"].as_str().unwrap_or_default().to_string();
+            sim.delete(Resource::Pods, &namespace, &name);
+        }
+        let cycles: std::collections::HashSet<&str> =
+            seen.iter().filter(|s| s.at >= t0).filter_map(|s| s.cycle.as_deref()).collect();
+        let delays = if watch { Some(delays(&seen, &timed)?) } else { None };
         println!(
-            "| {mode} | {:.1} | {cpu:.2} | {:.1} | {:.0} | {:.0} | {mb:.2} |",
+            "| {mode} | {:.1} | {cpu:.2} | {:.1} | {} | {:.0} | {:.0} | {mb:.2} |",
             first.as_secs_f64(),
             cycles.len().saturating_sub(1) as f64 / elapsed_min,
+            delays.as_ref().map_or("–".to_string(), Delays::row),
             above_zero("RSS at end", end)?,
             above_zero("RSS peak", peak)?
         );
@@ -612,6 +638,100 @@ fn steady_section(
         list.1
     );
     Ok(())
+}
+
+/// What the cluster list said at one poll: the pods counted and the last good cycle.
+struct Seen {
+    at: Instant,
+    pods: Option<u64>,
+    cycle: Option<String>,
+}
+
+/// Polls serve's `/api/v1/clusters` every 50 ms on a thread of its own (the list, not the
+/// cluster's answer: at 150,000 pods that one carries thousands of alerts).
+struct Poller {
+    stop: std::sync::Arc<std::sync::atomic::AtomicBool>,
+    thread: std::thread::JoinHandle<Vec<Seen>>,
+}
+
+impl Poller {
+    fn start(addr: String) -> Poller {
+        let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let stopped = stop.clone();
+        let thread = std::thread::spawn(move || {
+            let mut seen = Vec::new();
+            while !stopped.load(std::sync::atomic::Ordering::Relaxed) {
+                let at = Instant::now();
+                if let Ok((answer, _)) = common::get(&addr, "/api/v1/clusters", false)
+                    && let Ok(v) = answer.json()
+                {
+                    let cycle = v[0]["last_good_cycle"].as_str().map(str::to_string);
+                    seen.push(Seen { at, pods: v[0]["pods"].as_u64(), cycle });
+                }
+                std::thread::sleep((at + Duration::from_millis(50)).saturating_duration_since(Instant::now()));
+            }
+            seen
+        });
+        Poller { stop, thread }
+    }
+
+    fn stop(self) -> Measured<Vec<Seen>> {
+        self.stop.store(true, std::sync::atomic::Ordering::Relaxed);
+        let seen = self.thread.join().map_err(|_| "the poller of serve panicked".to_string())?;
+        if seen.is_empty() {
+            return Err("serve's /api/v1/clusters never answered while polled".into());
+        }
+        Ok(seen)
+    }
+}
+
+/// Each timed change's delay: from just before it was written to the first poll that counts
+/// the pods it made or deleted, before the next timed change is written (6 s later). None for a
+/// change not shown by then, or whose count could not be told apart (the one before it not
+/// shown either).
+struct Delays {
+    shown: Vec<Duration>,
+    timed: usize,
+}
+
+impl Delays {
+    fn row(&self) -> String {
+        let missed = self.timed - self.shown.len();
+        if self.shown.is_empty() {
+            return format!("none of {} shown within 6 s", self.timed);
+        }
+        let mut v = self.shown.clone();
+        v.sort();
+        let at = |q: f64| v[((v.len() as f64 * q).ceil() as usize).clamp(1, v.len()) - 1].as_secs_f64();
+        let p99 = if missed * 100 > self.timed { "> 6".to_string() } else { format!("{:.2}", at(0.99)) };
+        let max = if missed > 0 { "> 6".to_string() } else { format!("{:.2}", at(1.0)) };
+        format!("{:.2} / {p99} / {max} s ({} timed, {missed} not within 6 s)", at(0.5), self.timed)
+    }
+}
+
+fn delays(seen: &[Seen], timed: &[(Instant, i64)]) -> Measured<Delays> {
+    let mut shown = Vec::new();
+    let mut expected: Option<u64> = None;
+    for (i, (at, change)) in timed.iter().enumerate() {
+        let until = timed.get(i + 1).map(|(next, _)| *next);
+        let before = seen.iter().rev().find(|s| s.at < *at).and_then(|s| s.pods);
+        let Some(before) = before else { return Err("no pods counted before a timed change".into()) };
+        // The last timed change not shown yet: this one cannot be told apart.
+        if expected.is_some_and(|e| e != before) {
+            expected = before.checked_add_signed(*change);
+            continue;
+        }
+        let after = before.checked_add_signed(*change);
+        expected = after;
+        let first = seen
+            .iter()
+            .filter(|s| s.at > *at && until.is_none_or(|u| s.at < u))
+            .find(|s| s.pods.is_some() && s.pods == after);
+        if let Some(s) = first {
+            shown.push(s.at - *at);
+        }
+    }
+    Ok(Delays { shown, timed: timed.len() })
 }
 
 /// Sets the pod's Ready condition to the other status (`True` when it has none).
