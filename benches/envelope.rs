@@ -550,6 +550,10 @@ fn steady_section(
         let (cpu0, bytes0, t0) = (common::cpu_seconds(pid)?, sim.bytes_sent(), Instant::now());
         let window = Duration::from_secs_f64(minutes * 60.0);
         let poller = Poller::start(addr.clone());
+        // The cluster list read once between two changes (the cycles shown), and in watch mode
+        // every 50 ms while a timed change is not shown (its delay).
+        let mut seen = Vec::new();
+        let base = look(&addr).and_then(|s| s.pods).ok_or("serve's cluster list counts no pods")?;
         let mut n = 0u64;
         // One change in ten is a pod made, or the pod so made deleted: timed by the pods
         // counted on the cluster list (the others change no count).
@@ -557,8 +561,12 @@ fn steady_section(
         let mut made: Option<String> = None;
         while t0.elapsed() < window {
             common::alive(&mut serve.0, "serve", Some(&log))?;
+            seen.extend(look(&addr));
             if n % 10 == 5 {
                 let at = Instant::now();
+                if watch {
+                    poller.wait_for(if made.is_none() { base + 1 } else { base });
+                }
                 match made.take() {
                     None => {
                         let mut pod = current[0].clone();
@@ -595,7 +603,10 @@ fn steady_section(
         let mb = (sim.bytes_sent() - bytes0) as f64 / 1e6 / elapsed_min;
         // The last timed change is given the time a change is timed apart from the next.
         std::thread::sleep(Duration::from_secs(6));
-        let seen = poller.stop()?;
+        let waiting = poller.stop()?;
+        let polled = waiting.len();
+        seen.extend(waiting);
+        seen.sort_by_key(|s| s.at);
         if let Some(name) = made {
             let namespace = current[0]["metadata"]["namespace"].as_str().unwrap_or_default().to_string();
             sim.delete(Resource::Pods, &namespace, &name);
@@ -607,7 +618,7 @@ fn steady_section(
             "| {mode} | {:.1} | {cpu:.2} | {:.1} | {} | {:.0} | {:.0} | {mb:.2} |",
             first.as_secs_f64(),
             cycles.len().saturating_sub(1) as f64 / elapsed_min,
-            delays.as_ref().map_or("–".to_string(), Delays::row),
+            delays.as_ref().map_or("–".to_string(), |d| d.row(polled)),
             above_zero("RSS at end", end)?,
             above_zero("RSS peak", peak)?
         );
@@ -647,9 +658,21 @@ struct Seen {
     cycle: Option<String>,
 }
 
-/// Polls serve's `/api/v1/clusters` every 50 ms on a thread of its own (the list, not the
-/// cluster's answer: at 150,000 pods that one carries thousands of alerts).
+/// One read of serve's `/api/v1/clusters` (the list, not the cluster's answer: at 150,000 pods
+/// that one carries thousands of alerts).
+fn look(addr: &str) -> Option<Seen> {
+    let at = Instant::now();
+    let (answer, _) = common::get(addr, "/api/v1/clusters", false).ok()?;
+    let v = answer.json().ok()?;
+    Some(Seen { at, pods: v[0]["pods"].as_u64(), cycle: v[0]["last_good_cycle"].as_str().map(str::to_string) })
+}
+
+/// Polls serve's cluster list every 50 ms on a thread of its own while a timed change is not
+/// shown yet: until the list counts the pods it is told to wait for.
 struct Poller {
+    /// The pods the list should count once the last timed change is shown; None: nothing to
+    /// wait for.
+    target: std::sync::Arc<std::sync::Mutex<Option<u64>>>,
     stop: std::sync::Arc<std::sync::atomic::AtomicBool>,
     thread: std::thread::JoinHandle<Vec<Seen>>,
 }
@@ -657,31 +680,40 @@ struct Poller {
 impl Poller {
     fn start(addr: String) -> Poller {
         let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
-        let stopped = stop.clone();
+        let target = std::sync::Arc::new(std::sync::Mutex::new(None));
+        let (stopped, waited) = (stop.clone(), target.clone());
         let thread = std::thread::spawn(move || {
             let mut seen = Vec::new();
             while !stopped.load(std::sync::atomic::Ordering::Relaxed) {
                 let at = Instant::now();
-                if let Ok((answer, _)) = common::get(&addr, "/api/v1/clusters", false)
-                    && let Ok(v) = answer.json()
+                let wanted = *waited.lock().unwrap();
+                if let Some(wanted) = wanted
+                    && let Some(s) = look(&addr)
                 {
-                    let cycle = v[0]["last_good_cycle"].as_str().map(str::to_string);
-                    seen.push(Seen { at, pods: v[0]["pods"].as_u64(), cycle });
+                    if s.pods == Some(wanted) {
+                        let mut w = waited.lock().unwrap();
+                        if *w == Some(wanted) {
+                            *w = None;
+                        }
+                    }
+                    seen.push(s);
                 }
-                std::thread::sleep((at + Duration::from_millis(50)).saturating_duration_since(Instant::now()));
+                let every = if wanted.is_some() { 50 } else { 5 };
+                std::thread::sleep((at + Duration::from_millis(every)).saturating_duration_since(Instant::now()));
             }
             seen
         });
-        Poller { stop, thread }
+        Poller { target, stop, thread }
+    }
+
+    /// From now on, waits for the list to count `pods`.
+    fn wait_for(&self, pods: u64) {
+        *self.target.lock().unwrap() = Some(pods);
     }
 
     fn stop(self) -> Measured<Vec<Seen>> {
         self.stop.store(true, std::sync::atomic::Ordering::Relaxed);
-        let seen = self.thread.join().map_err(|_| "the poller of serve panicked".to_string())?;
-        if seen.is_empty() {
-            return Err("serve's /api/v1/clusters never answered while polled".into());
-        }
-        Ok(seen)
+        self.thread.join().map_err(|_| "the poller of serve panicked".to_string())
     }
 }
 
@@ -695,17 +727,18 @@ struct Delays {
 }
 
 impl Delays {
-    fn row(&self) -> String {
+    /// p50 / p99 / max, and how many changes were timed by how many polls.
+    fn row(&self, polls: usize) -> String {
         let missed = self.timed - self.shown.len();
         if self.shown.is_empty() {
-            return format!("none of {} shown within 6 s", self.timed);
+            return format!("none of {} shown within 6 s ({polls} polls)", self.timed);
         }
         let mut v = self.shown.clone();
         v.sort();
         let at = |q: f64| v[((v.len() as f64 * q).ceil() as usize).clamp(1, v.len()) - 1].as_secs_f64();
         let p99 = if missed * 100 > self.timed { "> 6".to_string() } else { format!("{:.2}", at(0.99)) };
         let max = if missed > 0 { "> 6".to_string() } else { format!("{:.2}", at(1.0)) };
-        format!("{:.2} / {p99} / {max} s ({} timed, {missed} not within 6 s)", at(0.5), self.timed)
+        format!("{:.2} / {p99} / {max} s ({} timed, {missed} not within 6 s; {polls} polls)", at(0.5), self.timed)
     }
 }
 
