@@ -113,7 +113,7 @@ fn a_cycle_round_trips_on_both_engines() {
         let mut store = engine.open();
         assert_eq!(store.load("lab").unwrap(), RuleState::default(), "{e}");
         let mut state = RuleState { failures: 2, last_cycle: Some(t(60)), ..Default::default() };
-        state.alerts.insert("KubernetesNodeNotReady{node=\"n1\"}".into(), node_not_ready());
+        state.alerts.insert("KubernetesNodeNotReady{node=\"n1\"}".into(), std::sync::Arc::new(node_not_ready()));
         state.pods.insert(("shop".into(), "api".into()), crashed(3));
         let point = HistoryPoint { time: 1_790_000_060, nodes: 3, nodes_ready: 2, ..Default::default() };
         store.commit_cycle("lab", &state, &[("hook".into(), "{\"a\":1}".into())], Some(point)).unwrap();

@@ -61,7 +61,7 @@ pub fn bodies(
     notifiers: &[Notifier],
     groups: &mut NoticeGroups,
     told: &[Transition],
-    alerts: &BTreeMap<String, Alert>,
+    alerts: &BTreeMap<String, std::sync::Arc<Alert>>,
     quiet: &Quiet,
     now: Timestamp,
     period: Duration,
@@ -73,7 +73,7 @@ pub fn bodies(
     let still: Vec<(&Alert, bool)> = alerts
         .values()
         .filter(|a| a.firing() && !a.untold)
-        .map(|a| (a, super::claimed(notifiers, &a.labels)))
+        .map(|a| (&**a, super::claimed(notifiers, &a.labels)))
         .collect();
     let mut out = Vec::new();
     for (n, mine) in notifiers.iter().zip(routed) {

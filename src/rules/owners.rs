@@ -18,6 +18,13 @@ impl RuleState {
         if owners.is_empty() {
             return;
         }
+        // The labels an alert lacks: none once given (an alert is changed only when it lacks one).
+        let lacks = |a: &Alert| {
+            a.labels
+                .get("namespace")
+                .and_then(|ns| owners.get(ns))
+                .is_some_and(|theirs| theirs.keys().any(|k| !a.labels.contains_key(k)))
+        };
         let give = |a: &mut Alert| {
             if let Some(theirs) = a.labels.get("namespace").and_then(|ns| owners.get(ns)) {
                 for (k, v) in theirs {
@@ -25,13 +32,13 @@ impl RuleState {
                 }
             }
         };
-        for a in self.alerts.values_mut().filter(|a| !a.firing()) {
-            give(a);
+        for a in self.alerts.values_mut().filter(|a| !a.firing() && lacks(a)) {
+            give(std::sync::Arc::make_mut(a));
         }
         for t in transitions.iter_mut().filter(|t| t.state == TransitionState::Firing) {
             give(&mut t.alert);
-            if let Some(a) = self.alerts.get_mut(&key_of(&t.alert)) {
-                give(a);
+            if let Some(a) = self.alerts.get_mut(&key_of(&t.alert)).filter(|a| lacks(a)) {
+                give(std::sync::Arc::make_mut(a));
             }
         }
     }
@@ -80,7 +87,7 @@ mod tests {
         let pending = crash_loop_alert("shop", "api-3", false);
         let elsewhere = crash_loop_alert("dev", "api-4", false);
         for a in [&firing, &told_before, &pending, &elsewhere] {
-            state.alerts.insert(key_of(a), a.clone());
+            state.alerts.insert(key_of(a), std::sync::Arc::new(a.clone()));
         }
         let mut transitions = vec![Transition {
             time: firing.active_at,

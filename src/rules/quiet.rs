@@ -27,7 +27,7 @@ impl RuleState {
                 TransitionState::Acknowledged if t.alert.untold || muted(&t.alert.labels) => {}
                 TransitionState::Firing if muted(&t.alert.labels) => {
                     if let Some(a) = held {
-                        a.untold = true;
+                        std::sync::Arc::make_mut(a).untold = true;
                     }
                 }
                 // An escalation of a muted alert is not told; the notifiers keep its old labels
@@ -37,12 +37,12 @@ impl RuleState {
                         && !a.untold
                         && a.told_labels.is_none()
                     {
-                        a.told_labels = t.previous_labels.clone();
+                        std::sync::Arc::make_mut(a).told_labels = t.previous_labels.clone();
                     }
                 }
                 // The first the notifiers hear of an alert whose firing went untold: its firing.
                 TransitionState::Escalated if held.as_ref().is_some_and(|a| a.untold) => {
-                    let a = held.expect("just seen");
+                    let a = std::sync::Arc::make_mut(held.expect("just seen"));
                     a.untold = false;
                     told.push(Transition {
                         state: TransitionState::Firing,
@@ -61,7 +61,7 @@ impl RuleState {
             .map(|(k, _)| k.clone())
             .collect();
         for key in now_heard {
-            let a = self.alerts.get_mut(&key).expect("listed above");
+            let a = std::sync::Arc::make_mut(self.alerts.get_mut(&key).expect("listed above"));
             let (state, previous_labels) = if a.untold {
                 (TransitionState::Firing, None)
             } else {

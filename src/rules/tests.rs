@@ -468,6 +468,44 @@ fn alerts_carry_object_labels_and_the_why() {
     assert_eq!(a.fired_at, Some(t(10)));
 }
 
+/// An alert seen again as it was is the very alert the state held (shared, not copied), so that
+/// the store and the pages, which hold it too, know it unchanged without comparing it; one the
+/// clock or its object changes is a copy, and what held the old one still holds it as it was.
+#[test]
+fn an_alert_seen_again_unchanged_is_the_same_alert() {
+    let crashing = |m: i64, restarts: i64| {
+        let mut h = health(m);
+        let mut p = pod("api-1", restarts);
+        p.crashlooping = true;
+        p.why = vec!["app: OOMKilled".into()];
+        h.pods = [p].into_iter().map(Arc::new).collect();
+        h
+    };
+    let alert = |s: &RuleState| s.alerts.values().next().expect("the crash loop's alert").clone();
+    let mut state = RuleState::default();
+    state.observe(t(0), "lab", &crashing(0, 3));
+    let pending = alert(&state);
+    assert!(!pending.firing());
+    state.observe(t(1), "lab", &crashing(1, 3));
+    assert!(Arc::ptr_eq(&pending, &alert(&state)), "seen again, pending, the same words: the same alert");
+    // Held long enough, it fires: a copy, the one held before left pending.
+    let mut m = 2;
+    while !alert(&state).firing() {
+        state.observe(t(m), "lab", &crashing(m, 3));
+        m += 1;
+        assert!(m < 60, "the crash loop fires within the hour");
+    }
+    let firing = alert(&state);
+    assert!(!Arc::ptr_eq(&pending, &firing) && !pending.firing());
+    state.observe(t(m), "lab", &crashing(m, 3));
+    assert!(Arc::ptr_eq(&firing, &alert(&state)), "firing, seen again as it was");
+    // Its object's words change: a copy with the new words.
+    state.observe(t(m + 1), "lab", &crashing(m + 1, 4));
+    let reworded = alert(&state);
+    assert!(!Arc::ptr_eq(&firing, &reworded));
+    assert!(reworded.description.contains("restarts: 4") && firing.description.contains("restarts: 3"));
+}
+
 /// An alert's words are said again when its object's words change, and when the state comes
 /// from its store (this version may word them otherwise); not while they stay the same.
 #[test]
@@ -488,12 +526,16 @@ fn an_alerts_words_are_said_again_when_they_change_and_once_after_a_load() {
     state.observe(t(0), "lab", &crashing(0, 3, "app: OOMKilled"));
     assert_eq!(words(&state).1, "app: OOMKilled; restarts: 3");
     // Words held but not said by this process (a store written by another version).
-    state.alerts.values_mut().for_each(|a| a.description = "worded by another version".into());
+    state
+        .alerts
+        .values_mut()
+        .for_each(|a| std::sync::Arc::make_mut(a).description = "worded by another version".into());
     state.worded = crate::rules::engine::Worded(false);
     state.observe(t(1), "lab", &crashing(1, 3, "app: OOMKilled"));
     assert_eq!(words(&state).1, "app: OOMKilled; restarts: 3", "said again after a load");
     // The same words are not said again (the text is left as this process said it)...
     state.alerts.values_mut().for_each(|a| {
+        let a = std::sync::Arc::make_mut(a);
         a.summary = "as said".into();
         a.description = "as said".into();
     });
@@ -502,7 +544,7 @@ fn an_alerts_words_are_said_again_when_they_change_and_once_after_a_load() {
     // ...other words are, whichever part changed.
     state.observe(t(3), "lab", &crashing(3, 4, "app: OOMKilled"));
     assert_eq!(words(&state).1, "app: OOMKilled; restarts: 4");
-    state.alerts.values_mut().for_each(|a| a.description = "as said".into());
+    state.alerts.values_mut().for_each(|a| std::sync::Arc::make_mut(a).description = "as said".into());
     state.observe(t(4), "lab", &crashing(4, 4, "app: Error"));
     assert_eq!(words(&state).1, "app: Error; restarts: 4");
     assert_eq!(words(&state).0, "as said", "the summary's words did not change");
@@ -1319,7 +1361,7 @@ fn a_pod_observed_as_it_was_is_evaluated_afresh_once_the_rules_are_retuned() {
         assert_eq!(quiet.steady, usize::from(m > 0), "minute {m}");
     }
     // Alerts worded elsewhere (a state read from its store, another replica's): said again.
-    state.alerts.values_mut().for_each(|a| a.summary = "worded by another version".into());
+    state.alerts.values_mut().for_each(|a| std::sync::Arc::make_mut(a).summary = "worded by another version".into());
     state.worded = crate::rules::engine::Worded(false);
     assert_eq!(looked(&mut state, &mut quiet, 3, &as_built), []);
     assert_eq!(quiet.steady, 0, "observed afresh");

@@ -174,7 +174,7 @@ impl Link {
         if from_silence {
             let before = self.checkpoint.take().expect("checked above");
             let provisional = std::mem::replace(&mut self.track.state, before);
-            retracted = provisional.alerts.into_values().filter(|a| a.firing()).collect();
+            retracted = provisional.alerts.into_values().filter(|a| a.firing()).map(Arc::unwrap_or_clone).collect();
             Said::KeptCyclesArrive { cluster: &name, from: r.time }.emit();
         }
         self.checkpoint = None;

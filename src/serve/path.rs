@@ -291,7 +291,7 @@ impl Inputs {
         Inputs {
             resent_every,
             namespace_labels,
-            acknowledgements: board.quieting().take_acknowledgements(state.alerts.iter()),
+            acknowledgements: board.quieting().take_acknowledgements(state.alerts.iter().map(|(k, a)| (k, &**a))),
             quiet: board.quieting().quiet(),
             notifiers: board.notifiers_now(),
             tuning: board.tuning_now(),
@@ -306,7 +306,7 @@ fn derive(state: &mut RuleState, kept: &mut Kept, cluster: &str, arrival: Arriva
     // Acknowledgements made since the last cycle: held with their alerts from now on.
     for (key, ack) in inputs.acknowledgements {
         if let Some(a) = state.alerts.get_mut(&key) {
-            a.acknowledged = Some(ack);
+            Arc::make_mut(a).acknowledged = Some(ack);
         }
     }
     let (mut transitions, health, failure) = match arrival.outcome {
@@ -463,7 +463,7 @@ fn commit(shared: &Shared, name: &str, state: &RuleState, d: &Derived) {
     // An alert whose firing went untold is not re-sent either (Alertmanager would tell its
     // receivers); one told before its silence is, so that Alertmanager does not end it.
     // An alert whose escalation went untold is re-sent as the notifiers know it.
-    let firing = state.alerts.values().filter(|a| a.firing() && !a.untold).map(Alert::as_told).collect();
+    let firing = state.alerts.values().filter(|a| a.firing() && !a.untold).map(|a| a.as_told()).collect();
     shared.firing.lock().expect("firing lock").cycled(name, firing, d.holds_until);
     let saving = std::time::Instant::now();
     let committed = shared.board.commit_cycle(name, state, &d.notifications, d.point);
@@ -531,12 +531,14 @@ impl Shown {
             while last.next_if(|(k, _)| k < key).is_some() {
                 changed = true;
             }
-            let same = last.next_if(|(k, a)| k == key && **a == *alert);
+            // The very alert the last cycle showed, or an equal one (`Arc` of an `Eq` type:
+            // compared by address first).
+            let same = last.next_if(|(k, a)| k == key && a == alert);
             by_key.push(same.unwrap_or_else(|| {
                 changed = true;
                 // Changed: its last copy is let go.
                 last.next_if(|(k, _)| k == key);
-                (key.clone(), Arc::new(alert.clone()))
+                (key.clone(), alert.clone())
             }));
         }
         changed |= last.next().is_some();
@@ -599,7 +601,7 @@ mod tests {
             a.active_at = Timestamp::from_second(1_800_000_000 + 60 * minute).unwrap();
             a.fired_at = firing.then_some(a.active_at);
             a.summary = key.into();
-            (key.to_string(), a)
+            (key.to_string(), Arc::new(a))
         };
         use crate::rules::Severity::{Critical, Notice, Warning};
         let mut state = RuleState::default();
@@ -615,7 +617,8 @@ mod tests {
         assert_eq!(summaries(&first), ["d", "c", "b", "a"], "firing first, the most severe, the oldest");
         assert!(Arc::ptr_eq(&first, &shown.of(&state)), "nothing changed: the same list");
         // One alert changes: listed anew, in order.
-        state.alerts.get_mut("a").unwrap().fired_at = Some(Timestamp::from_second(1_800_000_600).unwrap());
+        Arc::make_mut(state.alerts.get_mut("a").unwrap()).fired_at =
+            Some(Timestamp::from_second(1_800_000_600).unwrap());
         let second = shown.of(&state);
         assert!(!Arc::ptr_eq(&first, &second));
         assert_eq!(summaries(&second), ["a", "d", "c", "b"]);

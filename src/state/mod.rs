@@ -138,8 +138,9 @@ struct Wrote<'s> {
     alerts_gone: Vec<String>,
 }
 
-/// What was last written of a cluster's alerts, by key.
-type WrittenAlerts = BTreeMap<String, Alert>;
+/// What was last written of a cluster's alerts, by key: shared with the rules' state, so that an
+/// alert that is the very one written is unchanged without comparing it.
+type WrittenAlerts = BTreeMap<String, std::sync::Arc<Alert>>;
 
 /// The most notifications of a cluster kept in memory while its cycles cannot be saved (the
 /// database away): sent with the first cycle saved after.
@@ -339,7 +340,7 @@ impl Store {
             let (key, json) = (row.text(0).map_err(|e| self.db(e))?, row.text(1).map_err(|e| self.db(e))?);
             let alert: Alert =
                 serde_json::from_str(&json).map_err(|e| self.corrupt(Row::Alert { key: key.clone() }, e))?;
-            state.alerts.insert(key, alert);
+            state.alerts.insert(key, std::sync::Arc::new(alert));
         }
         let rows = self
             .conn
@@ -498,7 +499,7 @@ impl Store {
                 if alerts_written.is_some_and(|w| w.get(key) == Some(alert)) {
                     continue;
                 }
-                let json = serde_json::to_string(alert).expect("an alert serializes");
+                let json = serde_json::to_string(&**alert).expect("an alert serializes");
                 tx.execute(
                     "INSERT INTO alerts (cluster, key, alert) VALUES (?1, ?2, ?3)
                      ON CONFLICT (cluster, key) DO UPDATE SET alert = excluded.alert",
@@ -936,7 +937,7 @@ mod tests {
         assert_eq!(state, RuleState::default());
         state.failures = 1;
         state.last_cycle = Some(t(60));
-        state.alerts.insert("KubernetesNodeNotReady{node=\"n1\"}".into(), node_not_ready());
+        state.alerts.insert("KubernetesNodeNotReady{node=\"n1\"}".into(), std::sync::Arc::new(node_not_ready()));
         state.pods.insert(("shop".into(), "api".into()), crashed_three_times());
         // A crash loop under way is stored as such.
         state.pods.insert(("shop".into(), "web".into()), PodMemory { crashlooping: true, ..crashed_three_times() });
@@ -1050,7 +1051,7 @@ mod tests {
         let alert = |node: &str| {
             let mut a = node_not_ready();
             a.labels.insert("node".into(), node.into());
-            (format!("KubernetesNodeNotReady{{node=\"{node}\"}}"), a)
+            (format!("KubernetesNodeNotReady{{node=\"{node}\"}}"), std::sync::Arc::new(a))
         };
         let mut state = RuleState::default();
         state.alerts.extend([alert("a"), alert("b")]);
@@ -1064,7 +1065,7 @@ mod tests {
 
         // Rows known: a changed alert is written, a gone one deleted, a new one added.
         let mut next = later.clone();
-        next.alerts.values_mut().for_each(|a| a.fired_at = Some(t(120)));
+        next.alerts.values_mut().for_each(|a| std::sync::Arc::make_mut(a).fired_at = Some(t(120)));
         next.alerts.extend([alert("d")]);
         other.commit_cycle("lab", &next, &[], None).unwrap();
         next.alerts.retain(|_, a| a.labels["node"] != "d");
@@ -1080,7 +1081,7 @@ mod tests {
             .execute("UPDATE alerts SET alert = replace(alert, '\"summary\":\"', '\"summary\":\"(row kept) ') WHERE key = ?1", [c])
             .unwrap();
         assert_eq!(marked, 1);
-        next.alerts.get_mut(&alert("e").0).unwrap().fired_at = Some(t(180));
+        std::sync::Arc::make_mut(next.alerts.get_mut(&alert("e").0).unwrap()).fired_at = Some(t(180));
         other.commit_cycle("lab", &next, &[], None).unwrap();
         let loaded = Store::open(dir.path()).unwrap().load("lab").unwrap().alerts;
         assert!(loaded[c].summary.starts_with("(row kept) "), "{:?}", loaded[c]);
@@ -1106,7 +1107,7 @@ mod tests {
         drop(conn);
         let state = Store::open(dir.path()).unwrap().load("lab").unwrap();
         let mut expected = RuleState { failures: 1, last_cycle: Some(t(60)), ..Default::default() };
-        expected.alerts.insert("KubernetesNodeNotReady{node=\"n1\"}".into(), node_not_ready());
+        expected.alerts.insert("KubernetesNodeNotReady{node=\"n1\"}".into(), std::sync::Arc::new(node_not_ready()));
         expected.pods.insert(("shop".into(), "api".into()), crashed_three_times());
         assert_eq!(state, expected);
         assert_eq!(state.memory, crate::health::Memory::default());
