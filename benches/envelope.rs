@@ -14,7 +14,7 @@ mod common;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use common::{Killed, Measured, above_zero};
+use common::{Killed, Measured, Seen, above_zero, delays};
 use dumbmonit::collect::workloads::{DaemonSetRecord, DeploymentRecord};
 use dumbmonit::collect::{Event, Node, Pod, Pvc};
 use dumbmonit_sim::api::Resource;
@@ -651,13 +651,6 @@ fn steady_section(
     Ok(())
 }
 
-/// What the cluster list said at one poll: the pods counted and the last good cycle.
-struct Seen {
-    at: Instant,
-    pods: Option<u64>,
-    cycle: Option<String>,
-}
-
 /// One read of serve's `/api/v1/clusters` (the list, not the cluster's answer: at 150,000 pods
 /// that one carries thousands of alerts).
 fn look(addr: &str) -> Option<Seen> {
@@ -715,56 +708,6 @@ impl Poller {
         self.stop.store(true, std::sync::atomic::Ordering::Relaxed);
         self.thread.join().map_err(|_| "the poller of serve panicked".to_string())
     }
-}
-
-/// Each timed change's delay: from just before it was written to the first poll that counts
-/// the pods it made or deleted, before the next timed change is written (6 s later). None for a
-/// change not shown by then, or whose count could not be told apart (the one before it not
-/// shown either).
-struct Delays {
-    shown: Vec<Duration>,
-    timed: usize,
-}
-
-impl Delays {
-    /// p50 / p99 / max, and how many changes were timed by how many polls.
-    fn row(&self, polls: usize) -> String {
-        let missed = self.timed - self.shown.len();
-        if self.shown.is_empty() {
-            return format!("none of {} shown within 6 s ({polls} polls)", self.timed);
-        }
-        let mut v = self.shown.clone();
-        v.sort();
-        let at = |q: f64| v[((v.len() as f64 * q).ceil() as usize).clamp(1, v.len()) - 1].as_secs_f64();
-        let p99 = if missed * 100 > self.timed { "> 6".to_string() } else { format!("{:.2}", at(0.99)) };
-        let max = if missed > 0 { "> 6".to_string() } else { format!("{:.2}", at(1.0)) };
-        format!("{:.2} / {p99} / {max} s ({} timed, {missed} not within 6 s; {polls} polls)", at(0.5), self.timed)
-    }
-}
-
-fn delays(seen: &[Seen], timed: &[(Instant, i64)]) -> Measured<Delays> {
-    let mut shown = Vec::new();
-    let mut expected: Option<u64> = None;
-    for (i, (at, change)) in timed.iter().enumerate() {
-        let until = timed.get(i + 1).map(|(next, _)| *next);
-        let before = seen.iter().rev().find(|s| s.at < *at).and_then(|s| s.pods);
-        let Some(before) = before else { return Err("no pods counted before a timed change".into()) };
-        // The last timed change not shown yet: this one cannot be told apart.
-        if expected.is_some_and(|e| e != before) {
-            expected = before.checked_add_signed(*change);
-            continue;
-        }
-        let after = before.checked_add_signed(*change);
-        expected = after;
-        let first = seen
-            .iter()
-            .filter(|s| s.at > *at && until.is_none_or(|u| s.at < u))
-            .find(|s| s.pods.is_some() && s.pods == after);
-        if let Some(s) = first {
-            shown.push(s.at - *at);
-        }
-    }
-    Ok(Delays { shown, timed: timed.len() })
 }
 
 /// Sets the pod's Ready condition to the other status (`True` when it has none).

@@ -315,6 +315,66 @@ pub fn ms(d: Duration) -> String {
     }
 }
 
+/// What the cluster list said at one poll: the pods counted and the last good cycle.
+pub struct Seen {
+    pub at: Instant,
+    pub pods: Option<u64>,
+    pub cycle: Option<String>,
+}
+
+/// Each timed change's delay: from just before it was written to the first poll that counts
+/// the pods it made or deleted, before the next timed change is written (6 s later). None for a
+/// change not shown by then, or whose count could not be told apart (the one before it not
+/// shown either).
+pub struct Delays {
+    pub shown: Vec<Duration>,
+    pub timed: usize,
+}
+
+impl Delays {
+    /// p50 / p99 / max, and how many changes were timed by how many polls.
+    pub fn row(&self, polls: usize) -> String {
+        let missed = self.timed - self.shown.len();
+        if self.shown.is_empty() {
+            return format!("none of {} shown within 6 s ({polls} polls)", self.timed);
+        }
+        let mut v = self.shown.clone();
+        v.sort();
+        let at = |q: f64| v[((v.len() as f64 * q).ceil() as usize).clamp(1, v.len()) - 1].as_secs_f64();
+        let p99 = if missed * 100 > self.timed { "> 6".to_string() } else { format!("{:.2}", at(0.99)) };
+        let max = if missed > 0 { "> 6".to_string() } else { format!("{:.2}", at(1.0)) };
+        format!("{:.2} / {p99} / {max} s ({} timed, {missed} not within 6 s; {polls} polls)", at(0.5), self.timed)
+    }
+}
+
+/// The delays of the changes `timed` (when each was written, and the pods it adds to the count)
+/// as the polls `seen` (in time order) show them.
+pub fn delays(seen: &[Seen], timed: &[(Instant, i64)]) -> Measured<Delays> {
+    let mut shown = Vec::new();
+    let mut expected: Option<u64> = None;
+    for (i, (at, change)) in timed.iter().enumerate() {
+        let until = timed.get(i + 1).map(|(next, _)| *next);
+        let before = seen.iter().rev().find(|s| s.at < *at).and_then(|s| s.pods);
+        let Some(before) = before else { return Err("no pods counted before a timed change".into()) };
+        // The last timed change not shown yet: this one cannot be told apart, and the count is
+        // taken afresh at the next.
+        if expected.is_some_and(|e| e != before) {
+            expected = None;
+            continue;
+        }
+        let after = before.checked_add_signed(*change);
+        expected = after;
+        let first = seen
+            .iter()
+            .filter(|s| s.at > *at && until.is_none_or(|u| s.at < u))
+            .find(|s| s.pods.is_some() && s.pods == after);
+        if let Some(s) = first {
+            shown.push(s.at - *at);
+        }
+    }
+    Ok(Delays { shown, timed: timed.len() })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -329,6 +389,42 @@ mod tests {
         let mut raw = format!("HTTP/1.1 200 OK\r\n{headers}\r\n").into_bytes();
         raw.extend_from_slice(body);
         raw
+    }
+
+    /// Timed changes against the polls of the cluster list: a pod made (+1) then deleted (-1),
+    /// each shown after some polls; one never shown; one after it that cannot be told apart.
+    #[test]
+    fn a_timed_change_is_shown_at_the_first_poll_that_counts_it() {
+        let t0 = Instant::now();
+        let ms = |n: u64| t0 + Duration::from_millis(n);
+        let poll = |at: u64, pods: u64| Seen { at: ms(at), pods: Some(pods), cycle: None };
+        let seen = [
+            poll(0, 100),
+            // Made at 10: still 100 at 60, 101 from 110.
+            poll(60, 100),
+            poll(110, 101),
+            poll(5_990, 101),
+            // Deleted at 6,010: 100 from 6,500.
+            poll(6_060, 101),
+            poll(6_500, 100),
+            poll(11_990, 100),
+            // Made at 12,010: never counted before the next timed change.
+            poll(12_060, 100),
+            poll(17_990, 100),
+            // Deleted at 18,010: the count still says 100, as if shown at once; not told apart.
+            poll(18_060, 100),
+            poll(23_990, 100),
+        ];
+        let timed = [(ms(10), 1), (ms(6_010), -1), (ms(12_010), 1), (ms(18_010), -1)];
+        let d = delays(&seen, &timed).unwrap();
+        assert_eq!(d.shown, [Duration::from_millis(100), Duration::from_millis(490)]);
+        assert_eq!(d.timed, 4);
+        assert_eq!(d.row(11), "0.10 / > 6 / > 6 s (4 timed, 2 not within 6 s; 11 polls)");
+        // All shown: the p99 of a few is their largest.
+        let d = delays(&seen[..7], &timed[..2]).unwrap();
+        assert_eq!(d.row(7), "0.10 / 0.49 / 0.49 s (2 timed, 0 not within 6 s; 7 polls)");
+        // No poll before a timed change: nothing to count it against.
+        assert!(delays(&seen[1..], &timed[..1]).is_err());
     }
 
     #[test]
