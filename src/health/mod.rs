@@ -52,6 +52,27 @@ pub struct Health {
     pub capacity: Capacity,
 }
 
+#[cfg(test)]
+impl Health {
+    /// A good cycle's health at `time` of a cluster with nothing in it (for tests, which fill in
+    /// what they look at).
+    pub fn empty(time: Timestamp, version: &str) -> Health {
+        Health {
+            capacity: Default::default(),
+            time,
+            version: version.into(),
+            counts: Counts::default(),
+            nodes: vec![],
+            pods: vec![],
+            workloads: vec![],
+            pvcs: vec![],
+            events_by_reason: vec![],
+            extras: Default::default(),
+            certificates: Default::default(),
+        }
+    }
+}
+
 /// A resource requested past what the cluster holds without its largest node.
 pub struct Overcommitted {
     /// `cpu` or `memory`.

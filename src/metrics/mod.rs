@@ -467,19 +467,7 @@ mod tests {
             expected_pods: 2,
             short: false,
         };
-        let mut h = Health {
-            capacity: Default::default(),
-            time: jiff::Timestamp::UNIX_EPOCH,
-            version: "v1".into(),
-            counts: Default::default(),
-            nodes: vec![],
-            pods: vec![],
-            workloads: vec![],
-            pvcs: vec![],
-            events_by_reason: vec![],
-            extras: Default::default(),
-            certificates: Default::default(),
-        };
+        let mut h = Health::empty(jiff::Timestamp::UNIX_EPOCH, "v1");
         h.extras.quotas = Some(vec![quota(3.0)]);
         h.extras.pdbs = Some(vec![pdb]);
         let mut kept = SeriesKept::default();

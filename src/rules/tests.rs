@@ -6,7 +6,7 @@ use jiff::{SignedDuration, Timestamp};
 
 use crate::collect::WorkloadKind;
 use crate::health::extras::{ApiServiceHealth, HpaHealth};
-use crate::health::{Counts, Health, NodeHealth, PodHealth, PvcHealth, WorkloadHealth};
+use crate::health::{Health, NodeHealth, PodHealth, PvcHealth, WorkloadHealth};
 use crate::rules::{RuleState, Severity, Transition, TransitionState};
 
 fn t(minute: i64) -> Timestamp {
@@ -14,19 +14,7 @@ fn t(minute: i64) -> Timestamp {
 }
 
 fn health(minute: i64) -> Health {
-    Health {
-        capacity: Default::default(),
-        time: t(minute),
-        version: "v1".into(),
-        counts: Counts::default(),
-        nodes: vec![],
-        pods: vec![],
-        workloads: vec![],
-        pvcs: vec![],
-        events_by_reason: vec![],
-        extras: Default::default(),
-        certificates: Default::default(),
-    }
+    Health::empty(t(minute), "v1")
 }
 
 fn pod(name: &str, restarts: i64) -> PodHealth {

@@ -175,17 +175,9 @@ mod tests {
     fn crash_loop(crashing: &str) -> Arc<Health> {
         let pod = PodHealth { crashlooping: true, ..PodHealth::running(crashing) };
         Arc::new(Health {
-            capacity: Default::default(),
-            time: jiff::Timestamp::now(),
-            version: "v1.31.0".into(),
             counts: crate::health::Counts { pods: 1, pods_crashlooping: 1, ..Default::default() },
-            nodes: vec![],
             pods: vec![Arc::new(pod)],
-            workloads: vec![],
-            pvcs: vec![],
-            events_by_reason: vec![],
-            extras: Default::default(),
-            certificates: Default::default(),
+            ..Health::empty(jiff::Timestamp::now(), "v1.31.0")
         })
     }
 
