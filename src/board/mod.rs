@@ -12,7 +12,7 @@ use tokio::sync::{mpsc, oneshot};
 use crate::auth::Protection;
 use crate::clock::words;
 use crate::collect::CollectionStat;
-use crate::health::{Grade, Health};
+use crate::health::{Grade, Health, Problems};
 use crate::lang::Lang;
 use crate::metrics::exposition::Packed;
 use crate::notify::worker::{Counters, NotifierSet};
@@ -89,31 +89,40 @@ pub struct ClusterView {
     pub period: Duration,
     /// The API's words for `health`, made at the first request that asks after each cycle.
     pub health_json: HealthMemo,
+    /// How many of each problem `health` has (its status and its sentence), counted at the
+    /// first request that asks after each cycle.
+    pub problems: HealthMemo<Problems>,
 }
 
 /// Text made from a cluster's health, kept while the health is the one it was made from: a
 /// cluster's JSON is made once a cycle, not at every request (a client polling the API would
 /// otherwise pay the whole document, every pod with a problem, at each request).
-#[derive(Clone, Debug, Default)]
-pub struct HealthMemo(Arc<Mutex<Option<Made>>>);
+#[derive(Clone, Debug)]
+pub struct HealthMemo<T = Arc<str>>(Arc<Mutex<Option<Made<T>>>>);
 
-/// The text, and the health it was made from.
-type Made = (std::sync::Weak<Health>, Arc<str>);
+impl<T> Default for HealthMemo<T> {
+    fn default() -> Self {
+        HealthMemo(Arc::default())
+    }
+}
 
-impl HealthMemo {
-    /// The text made from `health`, made now unless it was made from this very health. Held
+/// What was made, and the health it was made from.
+type Made<T> = (std::sync::Weak<Health>, T);
+
+impl<T: Clone> HealthMemo<T> {
+    /// What was made from `health`, made now unless it was made from this very health. Held
     /// by a weak reference, the health's allocation cannot be another's while it is kept: its
     /// address tells it.
-    pub fn get_or_make(&self, health: &Arc<Health>, make: impl FnOnce(&Health) -> String) -> Arc<str> {
+    pub fn get_or_make(&self, health: &Arc<Health>, make: impl FnOnce(&Health) -> T) -> T {
         let mut kept = self.0.lock().unwrap_or_else(|e| e.into_inner());
-        if let Some((of, text)) = kept.as_ref()
+        if let Some((of, made)) = kept.as_ref()
             && std::ptr::eq(of.as_ptr(), Arc::as_ptr(health))
         {
-            return text.clone();
+            return made.clone();
         }
-        let text: Arc<str> = make(health).into();
-        *kept = Some((Arc::downgrade(health), text.clone()));
-        text
+        let made = make(health);
+        *kept = Some((Arc::downgrade(health), made.clone()));
+        made
     }
 }
 
@@ -147,6 +156,7 @@ impl ClusterView {
             from_pages: false,
             period: Duration::from_secs(60),
             health_json: HealthMemo::default(),
+            problems: HealthMemo::default(),
         }
     }
 
@@ -155,7 +165,7 @@ impl ClusterView {
         if self.error.is_some() {
             return "unreachable";
         }
-        match self.health.as_ref().map(|h| h.severity()) {
+        match self.health.as_ref().map(|h| h.severity_of(&self.problems_of(h))) {
             None => "waiting",
             Some(Grade::Ok) => "ok",
             Some(Grade::Notice) => "notice",
@@ -172,9 +182,14 @@ impl ClusterView {
     pub fn sentence_in(&self, lang: Lang) -> String {
         match (&self.error, &self.health) {
             (Some(e), _) => lang.tr("cannot-be-read-with", &[("error", e.into())]),
-            (None, Some(h)) => h.summary_in(lang),
+            (None, Some(h)) => h.summary_of(lang, &self.problems_of(h)),
             (None, None) => lang.t("waiting"),
         }
+    }
+
+    /// How many of each problem `health` (its own) has, counted once a cycle.
+    fn problems_of(&self, health: &Arc<Health>) -> Problems {
+        self.problems.get_or_make(health, Health::problems)
     }
 
     pub fn firing(&self) -> usize {

@@ -108,6 +108,10 @@ pub struct Judged {
     /// Healthy pods' judgements taken again in the last cycle by a copy, their list not given
     /// back (for the tests).
     pub copied: usize,
+    /// The last cycle's pods that this one has not (by namespace and name), found by the walk
+    /// beside them; None when the cycle judged afresh, without that walk. What the rules
+    /// remember of those pods is let go by these names, without a look at every pod.
+    pub pods_gone: Option<Vec<(String, String)>>,
 }
 
 /// What a node's judgement reads besides its record: what its pods ask of it and how many they
@@ -255,6 +259,7 @@ impl Judged {
         let mut priors = std::mem::take(&mut self.spare_priors);
         priors.clear();
         priors.reserve(pods.len());
+        self.pods_gone = (!afresh).then(Vec::new);
         if afresh {
             self.demand = Demand::of(pods);
             self.claimants = pods.iter().filter(|p| !p.claims.is_empty()).map(|p| (claimant(p), p.clone())).collect();
@@ -270,6 +275,7 @@ impl Judged {
             while walk.peek().is_some_and(|(q, _)| !Arc::ptr_eq(q, p) && key(q) < key(p)) {
                 let (q, _) = walk.next().expect("peeked");
                 self.gone(&q);
+                self.went(&q);
             }
             match walk.next_if(|(q, _)| Arc::ptr_eq(q, p)) {
                 Some(entry) => priors.push(Some(entry)),
@@ -288,10 +294,18 @@ impl Judged {
         }
         for (q, _) in walk {
             self.gone(&q);
+            self.went(&q);
         }
         last.reserve(pods.len());
         self.next = last;
         priors
+    }
+
+    /// A pod of the last cycle that this one has not: its names, for the rules.
+    fn went(&mut self, q: &Pod) {
+        if let Some(gone) = &mut self.pods_gone {
+            gone.push((q.namespace.clone(), q.name.clone()));
+        }
     }
 
     /// The priors [`Judged::start`] gave, once taken: their room serves the next cycle's.

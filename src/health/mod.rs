@@ -1113,10 +1113,27 @@ const PROBLEMS: [Problem; 25] = [
 /// with its date rather than counted.
 const CERTIFICATE_SEVERITY: Grade = Grade::Notice;
 
+/// How many of each kind of problem a health has, in the order of the sentence: counted once
+/// and kept beside a health that is shown many times (some counts walk every volume, node or
+/// workload: at 150,000 pods, counting them at each read of the cluster list cost more than
+/// a cycle on a change).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Problems([u64; PROBLEMS.len()]);
+
 impl Health {
+    /// How many of each kind of problem it has.
+    pub fn problems(&self) -> Problems {
+        Problems(PROBLEMS.map(|p| (p.count)(self)))
+    }
+
     /// The gravest problem there is.
     pub fn severity(&self) -> Grade {
-        let counted = PROBLEMS.iter().filter(|p| (p.count)(self) > 0).map(|p| p.severity);
+        self.severity_of(&self.problems())
+    }
+
+    /// [`Health::severity`], its problems counted by [`Health::problems`].
+    pub fn severity_of(&self, problems: &Problems) -> Grade {
+        let counted = PROBLEMS.iter().zip(problems.0).filter(|(_, n)| *n > 0).map(|(p, _)| p.severity);
         let certificates = (!self.expiring().is_empty()).then_some(CERTIFICATE_SEVERITY);
         counted.chain(certificates).max().unwrap_or(Grade::Ok)
     }
@@ -1128,12 +1145,17 @@ impl Health {
 
     /// The one sentence in `lang`: « 3 pods en boucle de crash, 1 nœud non prêt ».
     pub fn summary_in(&self, lang: Lang) -> String {
+        self.summary_of(lang, &self.problems())
+    }
+
+    /// [`Health::summary_in`], its problems counted by [`Health::problems`].
+    pub fn summary_of(&self, lang: Lang, problems: &Problems) -> String {
         let c = &self.counts;
         let mut parts: Vec<String> = PROBLEMS
             .iter()
-            .map(|p| ((p.count)(self), p.words))
-            .filter(|(n, _)| *n > 0)
-            .map(|(n, id)| lang.tr(id, &[("count", n.into())]))
+            .zip(problems.0)
+            .filter(|(_, n)| *n > 0)
+            .map(|(p, n)| lang.tr(p.words, &[("count", n.into())]))
             .collect();
         for e in self.expiring() {
             parts.push(lang.tr(

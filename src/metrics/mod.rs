@@ -64,110 +64,146 @@ pub struct SeriesKept {
 impl SeriesKept {
     /// Families compressed, and taken again, by the last cycle (for tests and benchmarks).
     pub fn last(&self) -> (usize, usize) {
-        [
-            &self.packer,
-            &self.nodes.packer,
-            &self.workloads.packer,
-            &self.pvcs.packer,
-            &self.pvs.packer,
-            &self.apiservices.packer,
-            &self.hpas.packer,
-            &self.pdbs.packer,
-            &self.quotas.packer,
-            &self.webhooks.packer,
-        ]
-        .iter()
-        .fold((self.pods.compressed, self.pods.kept), |(c, k), p| (c + p.compressed, k + p.kept))
+        let kinds = [
+            self.nodes.last(),
+            self.workloads.last(),
+            self.pvcs.last(),
+            self.pvs.last(),
+            self.apiservices.last(),
+            self.hpas.last(),
+            self.pdbs.last(),
+            self.quotas.last(),
+            self.webhooks.last(),
+        ];
+        let pods = (self.packer.compressed + self.pods.pieces.compressed, self.packer.kept + self.pods.pieces.kept);
+        kinds.iter().fold(pods, |(c, k), (kc, kk)| (c + kc, k + kk))
     }
 }
 
-/// About how many pods a piece of the pods' families holds.
-const PIECE_PODS: u64 = 32;
-/// Up to this many pods, the pods' families are written whole and compressed a fragment each
-/// when their text changed, as a small cluster's always were, and no pod is kept for the next
-/// cycle: in pieces, 5,000 clusters of 100 pods held a seventh more of compressed series and
-/// their /metrics took longer to join, and in list mode each cluster would keep its healthy pods'
-/// judgements from one cycle to the next only for this.
+/// About how many objects a piece of a kind's families holds ([`Pieces`]).
+const PIECE_OBJECTS: u64 = 32;
+/// Up to this many objects of a kind, its families are written whole and compressed a fragment
+/// each when their text changed, as a small cluster's always were: in pieces, 5,000 clusters of
+/// 100 pods held a seventh more of compressed series and their /metrics took longer to join,
+/// and in list mode each cluster would keep its healthy pods' judgements from one cycle to the
+/// next only for this.
 const ONE_PIECE: usize = 128;
 
-/// The pods' families in pieces of some tens of pods, each piece compressed on its own and kept
-/// while its pods are the same: a cycle in which one pod of 500 changed renders and compresses
-/// the piece that pod is in, not every pod's series (on the real API server at 10,000 pods, that
-/// was a fifth of a cycle on a change). A piece ends after a pod whose names hash to one of
-/// [`PIECE_PODS`] values, so where pieces end depends on the pods listed, not on where the list
-/// starts: a pod that comes, goes or changes changes the piece it is in (or the two it cuts),
-/// not the others. The text is the same however the pods are cut: a family's pieces follow one
-/// another. Up to [`ONE_PIECE`] pods, the families are written whole by the cluster's packer.
+/// The pods' families, in pieces ([`Pieces`]) past [`ONE_PIECE`] pods; up to it, written
+/// whole by the cluster's packer.
 #[derive(Default)]
 struct PodSeries {
-    /// The hash that cuts the pods: seeded at random, so a cluster cannot name its pods to make
-    /// one piece of them all (it would only cost more). Every pod's names are hashed at every
-    /// cycle: the health's hasher of names, not SipHash.
-    keys: crate::health::NamesHasher,
-    /// The last cycle's pieces, by their first pod's namespace and name.
-    last: crate::health::Names<(String, String), Piece>,
-    /// Families compressed, and taken again, by the last cycle.
-    compressed: usize,
-    kept: usize,
-}
-
-/// Some pods listed one after another, and each pod family's fragment of them (None for a
-/// family with no sample of these pods).
-struct Piece {
-    pods: Vec<std::sync::Arc<PodHealth>>,
-    families: Vec<Option<Packed>>,
+    pieces: Pieces<std::sync::Arc<PodHealth>>,
 }
 
 impl PodSeries {
     /// The fragments of the pods' families over `pods`, family after family, each family's in
     /// the pods' order; up to [`ONE_PIECE`] pods, written whole by `packer` (started).
     fn packed(&mut self, packer: &mut Packer, pods: &[std::sync::Arc<PodHealth>], lead: (&str, &str)) -> Vec<Packed> {
-        use std::hash::BuildHasher;
-        (self.compressed, self.kept) = (0, 0);
         if pods.len() <= ONE_PIECE {
-            self.last = Default::default();
+            self.pieces.forget();
             return plain(packer, lead, |f| apply::<PodHealth>(objects::PODS, pods.iter().map(|p| &**p), f));
         }
+        self.pieces.packed(objects::PODS, pods, names::pod, lead)
+    }
+}
+
+/// A kind's families in pieces of some tens of objects, each piece compressed on its own and
+/// kept while its objects are the same: a cycle in which one pod of 500 changed renders and
+/// compresses the piece that pod is in, not every pod's series (on the real API server at
+/// 10,000 pods, that was a fifth of a cycle on a change), and one in which a pod came to one
+/// node of 5,000 renders that node's piece. A piece ends after an object whose names hash to
+/// one of [`PIECE_OBJECTS`] values, so where pieces end depends on the objects listed, not on
+/// where the list starts: an object that comes, goes or changes changes the piece it is in (or
+/// the two it cuts), not the others. The text is the same however the objects are cut: a
+/// family's pieces follow one another.
+struct Pieces<T> {
+    /// The hash that cuts the objects: seeded at random, so a cluster cannot name its objects to
+    /// make one piece of them all (it would only cost more). Every object's names are hashed at
+    /// every cycle: the health's hasher of names, not SipHash.
+    keys: crate::health::NamesHasher,
+    /// The last cycle's pieces, by their first object's namespace and name.
+    last: crate::health::Names<(String, String), Piece<T>>,
+    /// Families compressed, and taken again, by the last cycle.
+    compressed: usize,
+    kept: usize,
+}
+
+impl<T> Default for Pieces<T> {
+    fn default() -> Pieces<T> {
+        Pieces { keys: Default::default(), last: Default::default(), compressed: 0, kept: 0 }
+    }
+}
+
+/// Some objects listed one after another, and each family's fragment of them (None for a family
+/// with no sample of these objects).
+struct Piece<T> {
+    objects: Vec<T>,
+    families: Vec<Option<Packed>>,
+}
+
+impl<T: Clone + PartialEq> Pieces<T> {
+    /// The fragments of `gens`' families over `objects` (named by `key`), family after family,
+    /// each family's in the objects' order.
+    fn packed<O>(
+        &mut self,
+        gens: &[Generator<O>],
+        objects: &[T],
+        key: impl Fn(&O) -> (&str, &str),
+        lead: (&str, &str),
+    ) -> Vec<Packed>
+    where
+        T: std::borrow::Borrow<O>,
+    {
+        use std::hash::BuildHasher;
+        (self.compressed, self.kept) = (0, 0);
         let mut last = std::mem::take(&mut self.last);
         let mut pieces = Vec::new();
         let mut start = 0;
-        for (i, p) in pods.iter().enumerate() {
-            let ends = self.keys.hash_one((&p.namespace, &p.name)) % PIECE_PODS == 0;
-            if ends || i + 1 == pods.len() {
-                let these = &pods[start..=i];
-                let key = (these[0].namespace.clone(), these[0].name.clone());
-                // The same pods in the same order, each the same record or an equal one (`Arc` of an
-                // `Eq` type: compared by address first).
-                let piece = match last.remove(&key).filter(|kept| kept.pods[..] == *these) {
+        for (i, o) in objects.iter().enumerate() {
+            let ends = self.keys.hash_one(key(o.borrow())) % PIECE_OBJECTS == 0;
+            if ends || i + 1 == objects.len() {
+                let these = &objects[start..=i];
+                let (namespace, name) = key(these[0].borrow());
+                let first = (namespace.to_string(), name.to_string());
+                // The same objects in the same order, each the same record or an equal one (an
+                // `Arc` of an `Eq` type: compared by address first).
+                let piece = match last.remove(&first).filter(|kept| kept.objects[..] == *these) {
                     Some(mut kept) => {
                         self.kept += kept.families.iter().flatten().count();
                         // This cycle's records: the last ones are let go.
-                        kept.pods = these.to_vec();
+                        kept.objects = these.to_vec();
                         kept
                     }
                     None => {
-                        let families = objects::PODS
+                        let families = gens
                             .iter()
                             .map(|g| {
                                 let mut families = Vec::with_capacity(1);
-                                apply(std::slice::from_ref(g), these.iter().map(|p| &**p), &mut families);
+                                apply(std::slice::from_ref(g), these.iter().map(|o| o.borrow()), &mut families);
                                 pack(prerender_led(&families, Some(lead))).pop()
                             })
                             .collect::<Vec<_>>();
                         self.compressed += families.iter().flatten().count();
-                        Piece { pods: these.to_vec(), families }
+                        Piece { objects: these.to_vec(), families }
                     }
                 };
-                pieces.push((key, piece));
+                pieces.push((first, piece));
                 start = i + 1;
             }
         }
         let mut out = Vec::new();
-        for family in 0..objects::PODS.len() {
+        for family in 0..gens.len() {
             out.extend(pieces.iter().filter_map(|(_, piece)| piece.families[family].clone()));
         }
         self.last = pieces.into_iter().collect();
         out
+    }
+
+    /// Nothing kept: the kind is written whole, or not read.
+    fn forget(&mut self) {
+        (self.compressed, self.kept) = (0, 0);
+        self.last = Default::default();
     }
 }
 
@@ -181,23 +217,47 @@ struct KindSeries<T> {
     packer: Packer,
     /// Whether `objects` and `packed` are of the last cycle.
     valid: bool,
-    /// How many times its families were written (for tests: a family whose text is the same is
-    /// not compressed again, whether written or taken again).
+    /// How many times its families were written whole (for tests: a family whose text is the
+    /// same is not compressed again, whether written or taken again).
     written: usize,
+    /// Past [`ONE_PIECE`] objects, the families in pieces, each kept while its objects are the
+    /// same: one node of 5,000 that changed renders its piece, not every node's series.
+    pieces: Pieces<T>,
 }
 
 impl<T> Default for KindSeries<T> {
     fn default() -> KindSeries<T> {
-        KindSeries { objects: Vec::new(), packed: Vec::new(), packer: Packer::default(), valid: false, written: 0 }
+        KindSeries {
+            objects: Vec::new(),
+            packed: Vec::new(),
+            packer: Packer::default(),
+            valid: false,
+            written: 0,
+            pieces: Pieces::default(),
+        }
     }
 }
 
 impl<T: Clone + PartialEq> KindSeries<T> {
-    /// The fragments of `objects`' families: the last ones when the objects are the same.
-    fn packed<O>(&mut self, gens: &[Generator<O>], objects: &[T], lead: (&str, &str)) -> Vec<Packed>
+    /// The fragments of `objects`' families (named by `key`): the last ones when the objects
+    /// are the same; past [`ONE_PIECE`] objects, in pieces.
+    fn packed<O>(
+        &mut self,
+        gens: &[Generator<O>],
+        objects: &[T],
+        key: impl Fn(&O) -> (&str, &str),
+        lead: (&str, &str),
+    ) -> Vec<Packed>
     where
         T: std::borrow::Borrow<O>,
     {
+        if objects.len() > ONE_PIECE {
+            self.valid = false;
+            (self.objects, self.packed) = (Vec::new(), Vec::new());
+            (self.packer.compressed, self.packer.kept) = (0, 0);
+            return self.pieces.packed(gens, objects, key, lead);
+        }
+        self.pieces.forget();
         if self.valid && self.objects == objects {
             (self.packer.compressed, self.packer.kept) = (0, self.packed.len());
         } else {
@@ -214,7 +274,54 @@ impl<T: Clone + PartialEq> KindSeries<T> {
     /// The kind was not read: nothing kept is of the last cycle.
     fn unread(&mut self) -> Vec<Packed> {
         self.valid = false;
+        (self.objects, self.packed) = (Vec::new(), Vec::new());
+        (self.packer.compressed, self.packer.kept) = (0, 0);
+        self.pieces.forget();
         Vec::new()
+    }
+
+    /// Families compressed, and taken again, by the last cycle.
+    fn last(&self) -> (usize, usize) {
+        (self.packer.compressed + self.pieces.compressed, self.packer.kept + self.pieces.kept)
+    }
+}
+
+/// How each kind's objects are named, for where its pieces end ([`Pieces`]).
+mod names {
+    use crate::health::admission::WebhookHealth;
+    use crate::health::extras::{ApiServiceHealth, HpaHealth};
+    use crate::health::policy::{PdbHealth, PvHealth, QuotaHealth};
+    use crate::health::{NodeHealth, PodHealth, PvcHealth, WorkloadHealth};
+
+    pub fn pod(p: &PodHealth) -> (&str, &str) {
+        (&p.namespace, &p.name)
+    }
+    pub fn node(n: &NodeHealth) -> (&str, &str) {
+        ("", &n.name)
+    }
+    pub fn workload(w: &WorkloadHealth) -> (&str, &str) {
+        (&w.namespace, &w.name)
+    }
+    pub fn pvc(c: &PvcHealth) -> (&str, &str) {
+        (&c.namespace, &c.name)
+    }
+    pub fn pv(v: &PvHealth) -> (&str, &str) {
+        ("", &v.name)
+    }
+    pub fn apiservice(a: &ApiServiceHealth) -> (&str, &str) {
+        ("", &a.name)
+    }
+    pub fn hpa(h: &HpaHealth) -> (&str, &str) {
+        (&h.namespace, &h.name)
+    }
+    pub fn pdb(p: &PdbHealth) -> (&str, &str) {
+        (&p.namespace, &p.name)
+    }
+    pub fn quota(q: &QuotaHealth) -> (&str, &str) {
+        (&q.namespace, &q.quota)
+    }
+    pub fn webhook(w: &WebhookHealth) -> (&str, &str) {
+        (&w.configuration, &w.webhook)
     }
 }
 
@@ -233,26 +340,26 @@ fn object_series(cluster: &str, h: &Health, kept: &mut SeriesKept) -> Vec<Packed
     let e = &h.extras;
     packer.start();
     let mut out = plain(packer, lead, |f| apply(objects::CLUSTER, std::iter::once(h), f));
-    out.extend(nodes.packed(objects::NODES, &h.nodes, lead));
+    out.extend(nodes.packed(objects::NODES, &h.nodes, names::node, lead));
     out.extend(pods.packed(packer, &h.pods[..h.pods.len().min(POD_SERIES_LIMIT)], lead));
-    out.extend(workloads.packed(objects::WORKLOADS, &h.workloads, lead));
-    out.extend(pvcs.packed(objects::PVCS, &h.pvcs, lead));
+    out.extend(workloads.packed(objects::WORKLOADS, &h.workloads, names::workload, lead));
+    out.extend(pvcs.packed(objects::PVCS, &h.pvcs, names::pvc, lead));
     // An optional kind not read has no family (a family without samples is left out), as one
     // read with no object.
-    out.extend(apiservices.packed(objects::APISERVICES, e.apiservices.as_deref().unwrap_or_default(), lead));
-    out.extend(hpas.packed(objects::HPAS, e.hpas.as_deref().unwrap_or_default(), lead));
+    out.extend(apiservices.packed(objects::APISERVICES, e.apiservices.as_deref().unwrap_or_default(), names::apiservice, lead));
+    out.extend(hpas.packed(objects::HPAS, e.hpas.as_deref().unwrap_or_default(), names::hpa, lead));
     out.extend(plain(packer, lead, |f| {
         apply(objects::CRONJOBS, e.cronjobs.iter().flatten(), f);
         apply(objects::RUNNING_JOBS, e.running_jobs.iter().flatten(), f);
     }));
-    out.extend(pdbs.packed(objects::PDBS, e.pdbs.as_deref().unwrap_or_default(), lead));
-    out.extend(quotas.packed(objects::QUOTAS, e.quotas.as_deref().unwrap_or_default(), lead));
+    out.extend(pdbs.packed(objects::PDBS, e.pdbs.as_deref().unwrap_or_default(), names::pdb, lead));
+    out.extend(quotas.packed(objects::QUOTAS, e.quotas.as_deref().unwrap_or_default(), names::quota, lead));
     out.extend(match &e.pvs {
-        Some(list) => pvs.packed(objects::PVS, list, lead),
+        Some(list) => pvs.packed(objects::PVS, list, names::pv, lead),
         None => pvs.unread(),
     });
     out.extend(plain(packer, lead, |f| apply(objects::CONTROL_PLANE, e.control_plane.iter().flatten(), f)));
-    out.extend(webhooks.packed(objects::WEBHOOKS, e.webhooks.as_deref().unwrap_or_default(), lead));
+    out.extend(webhooks.packed(objects::WEBHOOKS, e.webhooks.as_deref().unwrap_or_default(), names::webhook, lead));
     packer.finish();
     out
 }
@@ -393,15 +500,15 @@ mod tests {
         assert_eq!(gunzip(&first), at_once(&listed), "pieces write the families' text");
         // Four families have a sample of every pod; a piece without a pod being deleted has no
         // `pod_terminating_seconds`, and no pod is blocked.
-        let fragments = series.compressed;
+        let fragments = series.pieces.compressed;
         let families = objects::PODS.len() - 1;
         assert!(fragments > 2 * families, "500 pods in pieces: {fragments} fragments");
-        assert_eq!(series.kept, 0);
+        assert_eq!(series.pieces.kept, 0);
 
         // Unchanged: every piece taken again, equal records or the same ones.
         listed[10] = std::sync::Arc::new((*listed[10]).clone());
         let again = series.packed(&mut Packer::default(), &listed, ("cluster", "c"));
-        assert_eq!((series.compressed, series.kept), (0, fragments));
+        assert_eq!((series.pieces.compressed, series.pieces.kept), (0, fragments));
         assert_eq!(gunzip(&again), at_once(&listed));
 
         // One pod not ready: its piece's families alone compressed again.
@@ -409,8 +516,8 @@ mod tests {
         changed.ready = false;
         listed[250] = std::sync::Arc::new(changed);
         let one = series.packed(&mut Packer::default(), &listed, ("cluster", "c"));
-        assert!((families - 1..=families).contains(&series.compressed), "one piece: {}", series.compressed);
-        assert_eq!(series.compressed + series.kept, fragments);
+        assert!((families - 1..=families).contains(&series.pieces.compressed), "one piece: {}", series.pieces.compressed);
+        assert_eq!(series.pieces.compressed + series.pieces.kept, fragments);
         assert_eq!(gunzip(&one), at_once(&listed));
 
         // A pod gone (its piece joins the next when it ended it) and another come (it may cut
@@ -420,8 +527,8 @@ mod tests {
         new.name = "api-0300a".into();
         listed.insert(301, std::sync::Arc::new(new));
         let moved = series.packed(&mut Packer::default(), &listed, ("cluster", "c"));
-        assert!(series.compressed <= 3 * families, "at most three pieces: {}", series.compressed);
-        assert!(series.kept + 3 * families >= fragments, "kept {} of {fragments}", series.kept);
+        assert!(series.pieces.compressed <= 3 * families, "at most three pieces: {}", series.pieces.compressed);
+        assert!(series.pieces.kept + 3 * families >= fragments, "kept {} of {fragments}", series.pieces.kept);
         assert_eq!(gunzip(&moved), at_once(&listed));
 
         // A small cluster's pods are written whole by its packer, a fragment a family, and none
@@ -432,8 +539,8 @@ mod tests {
             packer.start();
             assert_eq!(gunzip(&series.packed(&mut packer, &few, ("cluster", "c"))), at_once(&few));
             packer.finish();
-            assert_eq!((packer.compressed, series.compressed), (compressed, 0));
-            assert!(series.last.is_empty(), "no pod kept");
+            assert_eq!((packer.compressed, series.pieces.compressed), (compressed, 0));
+            assert!(series.pieces.last.is_empty(), "no pod kept");
         }
 
         // No pod: no family.
@@ -445,6 +552,51 @@ mod tests {
     fn both(h: &Health, kept: &mut SeriesKept) -> (String, String) {
         let full = exposition::join(prerender_led(&cluster_families(h), Some(("cluster", "c"))));
         (gunzip(&object_series("c", h, kept)), full)
+    }
+
+    #[test]
+    fn a_change_to_one_object_of_many_compresses_its_piece_of_the_kinds_series_alone() {
+        use crate::health::policy::PvHealth;
+        let pv = |i: usize| PvHealth {
+            name: format!("pvc-{i:05}"),
+            phase: "Bound".into(),
+            claim: format!("team/data-{i:05}"),
+            why: String::new(),
+            in_error: false,
+        };
+        let mut h = Health::empty(jiff::Timestamp::UNIX_EPOCH, "v1");
+        let mut volumes: Vec<PvHealth> = (0..1_000).map(pv).collect();
+        h.extras.pvs = Some(volumes.clone());
+        let mut kept = SeriesKept::default();
+        let (series, full) = both(&h, &mut kept);
+        assert_eq!(series, full);
+        let fragments = kept.pvs.pieces.compressed;
+        assert!(fragments > 10 * objects::PVS.len(), "1,000 volumes in pieces: {fragments} fragments");
+        assert_eq!(kept.pvs.written, 0, "not written whole");
+
+        // The same volumes: every piece taken again.
+        assert_eq!(both(&h, &mut kept), (series, full));
+        assert_eq!((kept.pvs.pieces.compressed, kept.pvs.pieces.kept), (0, fragments));
+
+        // One volume failed: its piece alone written again.
+        volumes[500].phase = "Failed".into();
+        volumes[500].in_error = true;
+        h.extras.pvs = Some(volumes.clone());
+        let (series, full) = both(&h, &mut kept);
+        assert_eq!(series, full);
+        assert!(series.contains("pvc-00500\",phase=\"Failed\"} 1"), "{series}");
+        assert!((1..=objects::PVS.len()).contains(&kept.pvs.pieces.compressed), "{}", kept.pvs.pieces.compressed);
+        assert_eq!(kept.pvs.pieces.compressed + kept.pvs.pieces.kept, fragments);
+
+        // Down to a few: written whole, nothing kept in pieces; then not read: no family.
+        volumes.truncate(ONE_PIECE);
+        h.extras.pvs = Some(volumes);
+        assert_eq!(both(&h, &mut kept).0, both(&h, &mut kept).1);
+        assert_eq!((kept.pvs.written, kept.pvs.pieces.last.len()), (1, 0));
+        h.extras.pvs = None;
+        let (series, full) = both(&h, &mut kept);
+        assert_eq!(series, full);
+        assert!(!series.contains("pv_phase"), "{series}");
     }
 
     #[test]

@@ -1181,13 +1181,25 @@ impl RuleState {
                 q.said_next.push(Said { pod: p.clone(), judged, held: Vec::new(), observed: Some(before..obs.len()) });
             }
         }
-        if let Some(q) = quiet {
+        let gone = quiet.as_deref_mut().and_then(|q| {
             q.last = std::mem::take(&mut q.next);
-        }
+            q.looked_for_gone = false;
+            q.gone.take()
+        });
         // Pods that are gone are forgotten, and their alerts resolve. Every pod of the cycle has
         // a memory now and a cycle's pods are distinct (its snapshot keeps one of each name), so
         // the table holds as many as the cycle has pods unless some are gone.
+        if let Some(gone) = gone.filter(|_| self.pods.len() != h.pods.len()) {
+            for (namespace, name) in gone {
+                if self.pods.remove(&PodRef(&namespace, &name)).is_some() {
+                    self.pods_changed.keys.push((namespace, name));
+                }
+            }
+        }
         if self.pods.len() != h.pods.len() {
+            if let Some(q) = quiet {
+                q.looked_for_gone = true;
+            }
             let present: HashSet<(&str, &str)> =
                 h.pods.iter().map(|p| (p.namespace.as_str(), p.name.as_str())).collect();
             let changed = &mut self.pods_changed.keys;
@@ -1253,6 +1265,13 @@ pub struct QuietPods {
     tuning: Tuning,
     /// The pods whose alerts the last cycle evaluated again from what they made.
     pub steady: usize,
+    /// The last cycle's pods this one has not, by namespace and name, when the cycle's source
+    /// knows them (a followed cluster's kept judgements, [`crate::health::judged::Judged`]):
+    /// their memories are let go by name. Taken by the cycle; without it, or should the pods
+    /// remembered still outnumber the cycle's, every memory is checked against the cycle's pods.
+    pub gone: Option<Vec<(String, String)>>,
+    /// Whether the last cycle checked every memory against its pods to find those gone.
+    pub looked_for_gone: bool,
 }
 
 /// A pod the rules had something to say of or remember: its judgement, what its memory said,

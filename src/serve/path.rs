@@ -325,6 +325,9 @@ fn derive(state: &mut RuleState, kept: &mut Kept, cluster: &str, arrival: Arriva
                 kept.quiet = QuietPods::default();
             }
             let h = assess(snapshot, now, state, &mut kept.judged, cluster, (arrival.followed, arrival.between));
+            // The pods gone since the last cycle, found by the judgements' walk: the rules let
+            // go of their memories by name.
+            kept.quiet.gone = kept.judged.pods_gone.take();
             let mut transitions = observe(state, &mut kept.quiet, now, cluster, &h, &inputs.tuning, arrival.followed);
             if let Some(owners) = &owners {
                 state.label_owners(&mut transitions, owners);

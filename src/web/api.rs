@@ -72,7 +72,7 @@ pub fn cluster(board: &Board, name: &str) -> Option<String> {
     // The health's fields, made once a cycle, join the object's others: `text` is an object
     // with members (the summary's), and the health's names are not among them.
     if let Some(h) = &c.health {
-        let fields = c.health_json.get_or_make(h, health_fields);
+        let fields = c.health_json.get_or_make(h, |h| health_fields(h).into());
         text.pop();
         text.push(',');
         text.push_str(&fields);
@@ -230,6 +230,12 @@ mod tests {
         let health = board.views().cluster("lab").unwrap().health.unwrap();
         assert_ne!(&*kept(&made, &health), "made again", "made at the first request, kept for the next");
         assert_eq!(cluster(&board, "lab").unwrap(), first);
+        // Its status and sentence: the problems counted at the first request, kept.
+        let problems = board.views().cluster("lab").unwrap().problems;
+        let counted = problems.get_or_make(&health, |_| crate::health::Problems::default());
+        assert_eq!(counted, health.problems(), "counted at the first request");
+        assert_ne!(counted, crate::health::Problems::default(), "a pod crash-looping");
+        assert_eq!(doc["summary"].as_str(), Some(health.summary().as_str()));
 
         // A new cycle, its health equal or not: made from it.
         let again = crash_loop("api-1");

@@ -610,6 +610,25 @@ fn a_cluster_under_the_threshold_keeps_no_judgements() {
     assert_eq!(f.judged().last, Judgements { afresh: 0, again: 10 }, "kept again");
 }
 
+/// What the rules remember of a pod deleted is let go by its name, which the judgements' walk
+/// found gone, without checking every memory against the cycle's pods.
+#[test]
+fn a_pod_gone_is_forgotten_by_its_name() {
+    let mut f = Followed::new();
+    let five = SignedDuration::from_secs(5);
+    f.step(&Step::PodDeleted { index: 4 }, five);
+    assert!(!f.watched.0.pods.contains_key(&pod_key(4)), "pod 4 forgotten");
+    assert_eq!(f.watched.0.pods.len(), 9, "the nine others remembered");
+    assert!(!f.watched.1.quiet.looked_for_gone, "found by its name");
+    // Two at once, and one changed at the same time (its name stays): the same.
+    f.step(&Step::PodDeleted { index: 6 }, SignedDuration::ZERO);
+    f.stores.apply(&Step::PodDeleted { index: 7 }, f.now);
+    f.step(&Step::Pod { index: 8, shape: 1 }, five);
+    assert_eq!(f.watched.0.pods.len(), 7, "pods 4, 6 and 7 forgotten");
+    assert!(!f.watched.1.quiet.looked_for_gone, "found by their names");
+    // `step` compared what the rules remember with the full look's after each cycle.
+}
+
 /// The nodes' judgements are taken again while what each reads is the same: its record, what
 /// its pods ask of it, the newest event about it.
 #[test]
