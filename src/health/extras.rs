@@ -206,7 +206,7 @@ fn unavailable_diagnosis(a: &ApiServiceHealth) -> String {
 /// `time` is the cycle's, `now` the rules' (they differ on the stepped clock of the tests and
 /// in a replay); `memory` carries the leases' renewals and the HPAs' counts across cycles.
 pub fn assess(
-    extras: Extras,
+    mut extras: Extras,
     nodes: &mut [Arc<NodeHealth>],
     time: jiff::Timestamp,
     now: jiff::Timestamp,
@@ -311,7 +311,10 @@ pub fn assess(
     out.hpas = extras.hpas.read().map(|list| hpas(list, &mut memory.hpas));
     out.pdbs = extras.poddisruptionbudgets.read().map(|list| super::policy::pdbs(list));
     out.quotas = extras.resourcequotas.read().map(|list| super::policy::quotas(list, &mut out.unreadable));
-    out.pvs = extras.persistentvolumes.read().map(|list| super::policy::pvs(list));
+    out.pvs = match std::mem::take(&mut extras.persistentvolumes) {
+        Optional::Read(list) => Some(super::policy::pvs(list)),
+        _ => None,
+    };
     out.control_plane =
         extras.leases.read().map(|list| super::plane::components(list, now, &mut memory.leases, &mut out.unreadable));
     if let (Some(validating), Some(mutating)) =

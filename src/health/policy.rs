@@ -183,14 +183,16 @@ pub fn quotas(list: &[Quota], unreadable: &mut Vec<String>) -> Vec<QuotaHealth> 
     out
 }
 
-pub fn pvs(list: &[Pv]) -> Vec<PvHealth> {
-    list.iter()
+pub fn pvs(list: Vec<Pv>) -> Vec<PvHealth> {
+    // Moved, not copied: a large cluster has a volume for each bound claim (at 150,000
+    // simulated pods, 20,000 of them, four texts each, at every cycle).
+    list.into_iter()
         .map(|v| PvHealth {
-            name: v.name.clone(),
-            phase: v.phase.clone(),
-            claim: v.claim.clone(),
-            why: v.why.clone(),
             in_error: v.phase == "Failed" || v.phase == "Pending",
+            name: v.name,
+            phase: v.phase,
+            claim: v.claim,
+            why: v.why,
         })
         .collect()
 }

@@ -171,8 +171,9 @@ impl<T: Clone + PartialEq> Pieces<T> {
                 let piece = match last.remove(&first).filter(|kept| kept.objects[..] == *these) {
                     Some(mut kept) => {
                         self.kept += kept.families.iter().flatten().count();
-                        // This cycle's records: the last ones are let go.
-                        kept.objects = these.to_vec();
+                        // This cycle's records: the last ones are let go (shared records), or
+                        // written over in place (an equal text into its own room).
+                        kept.objects.clone_from_slice(these);
                         kept
                     }
                     None => {
@@ -346,7 +347,12 @@ fn object_series(cluster: &str, h: &Health, kept: &mut SeriesKept) -> Vec<Packed
     out.extend(pvcs.packed(objects::PVCS, &h.pvcs, names::pvc, lead));
     // An optional kind not read has no family (a family without samples is left out), as one
     // read with no object.
-    out.extend(apiservices.packed(objects::APISERVICES, e.apiservices.as_deref().unwrap_or_default(), names::apiservice, lead));
+    out.extend(apiservices.packed(
+        objects::APISERVICES,
+        e.apiservices.as_deref().unwrap_or_default(),
+        names::apiservice,
+        lead,
+    ));
     out.extend(hpas.packed(objects::HPAS, e.hpas.as_deref().unwrap_or_default(), names::hpa, lead));
     out.extend(plain(packer, lead, |f| {
         apply(objects::CRONJOBS, e.cronjobs.iter().flatten(), f);
@@ -516,7 +522,11 @@ mod tests {
         changed.ready = false;
         listed[250] = std::sync::Arc::new(changed);
         let one = series.packed(&mut Packer::default(), &listed, ("cluster", "c"));
-        assert!((families - 1..=families).contains(&series.pieces.compressed), "one piece: {}", series.pieces.compressed);
+        assert!(
+            (families - 1..=families).contains(&series.pieces.compressed),
+            "one piece: {}",
+            series.pieces.compressed
+        );
         assert_eq!(series.pieces.compressed + series.pieces.kept, fragments);
         assert_eq!(gunzip(&one), at_once(&listed));
 
