@@ -94,9 +94,9 @@ pub struct ClusterView {
     pub problems: HealthMemo<Problems>,
 }
 
-/// Text made from a cluster's health, kept while the health is the one it was made from: a
-/// cluster's JSON is made once a cycle, not at every request (a client polling the API would
-/// otherwise pay the whole document, every pod with a problem, at each request).
+/// What is made from a cluster's health (its JSON, its problems counted), kept while the health
+/// is the one it was made from: made once a cycle, not at every request (a client polling the
+/// API would otherwise pay the whole document, every pod with a problem, at each request).
 #[derive(Clone, Debug)]
 pub struct HealthMemo<T = Arc<str>>(Arc<Mutex<Option<Made<T>>>>);
 

@@ -161,7 +161,7 @@ impl<T: Clone + PartialEq> Pieces<T> {
         let mut pieces = Vec::new();
         let mut start = 0;
         for (i, o) in objects.iter().enumerate() {
-            let ends = self.keys.hash_one(key(o.borrow())) % PIECE_OBJECTS == 0;
+            let ends = self.keys.hash_one(key(o.borrow())).is_multiple_of(PIECE_OBJECTS);
             if ends || i + 1 == objects.len() {
                 let these = &objects[start..=i];
                 let (namespace, name) = key(these[0].borrow());
