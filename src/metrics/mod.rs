@@ -253,9 +253,7 @@ impl<T: Clone + PartialEq> KindSeries<T> {
         T: std::borrow::Borrow<O>,
     {
         if objects.len() > ONE_PIECE {
-            self.valid = false;
-            (self.objects, self.packed) = (Vec::new(), Vec::new());
-            (self.packer.compressed, self.packer.kept) = (0, 0);
+            self.forget_whole();
             return self.pieces.packed(gens, objects, key, lead);
         }
         self.pieces.forget();
@@ -274,11 +272,16 @@ impl<T: Clone + PartialEq> KindSeries<T> {
 
     /// The kind was not read: nothing kept is of the last cycle.
     fn unread(&mut self) -> Vec<Packed> {
+        self.forget_whole();
+        self.pieces.forget();
+        Vec::new()
+    }
+
+    /// Nothing kept of the kind written whole: it is in pieces, or not read.
+    fn forget_whole(&mut self) {
         self.valid = false;
         (self.objects, self.packed) = (Vec::new(), Vec::new());
         (self.packer.compressed, self.packer.kept) = (0, 0);
-        self.pieces.forget();
-        Vec::new()
     }
 
     /// Families compressed, and taken again, by the last cycle.
