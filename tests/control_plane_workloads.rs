@@ -66,10 +66,32 @@ async fn troubled_cluster() -> (Plane, Credentials) {
     p.wait_for("the claim of a missing class", &["-n", "shop", "pvc", "data-cache-0"], |c| {
         c["status"]["phase"] == "Pending"
     });
+    // The StatefulSet's controller makes the claim and the pod together, and the scheduler's
+    // first try can miss the claim ("persistentvolumeclaim ... not found"); the claim's coming
+    // sends the pod back to the scheduler, whose verdict is then the one the test reads.
+    p.wait_for(
+        "the scheduler's verdict on the unbound claim",
+        &["-n", "shop", "events", "--field-selector", "involvedObject.name=cache-0,reason=FailedScheduling"],
+        |l| newest_message(l).contains("pod has unbound immediate PersistentVolumeClaims"),
+    );
     p.wait_for("the Metrics API's real diagnosis", &["apiservice", "v1beta1.metrics.k8s.io"], |a| {
         has_condition(a, "Available", "False", "")
     });
     (p, creds)
+}
+
+/// The message of the newest event of a list, by the times `check` reads in the same order (the
+/// scheduler's events carry microseconds, so two of them do not tie).
+fn newest_message(list: &Value) -> String {
+    let when = |e: &Value| {
+        [&e["series"]["lastObservedTime"], &e["lastTimestamp"], &e["eventTime"], &e["metadata"]["creationTimestamp"]]
+            .into_iter()
+            .find_map(|t| t.as_str())
+            .unwrap_or("")
+            .to_owned()
+    };
+    let items = list["items"].as_array().cloned().unwrap_or_default();
+    items.iter().max_by_key(|e| when(e)).map(|e| e["message"].as_str().unwrap_or("").to_owned()).unwrap_or_default()
 }
 
 fn find<'a>(list: &'a Value, key: &str, name: &str) -> &'a Value {
