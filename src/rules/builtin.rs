@@ -1098,6 +1098,7 @@ impl RuleState {
         // hold while the rules are tuned as they were and every alert's words are this process's.
         let mut said = quiet.as_deref_mut().map(|q| {
             q.steady = 0;
+            q.unlooked = 0;
             let last = std::mem::take(&mut q.said);
             q.said_next = Vec::with_capacity(last.len());
             let holds = q.tuning == *tuning && self.worded.0;
@@ -1122,23 +1123,34 @@ impl RuleState {
                     continue;
                 }
             }
-            let judge = |memory: &mut PodMemory| {
-                memory.increases.retain(|(t, _)| within(now, *t, RESTART_WINDOW));
-                PodJudged {
-                    crashlooped: memory.crashlooping
-                        || memory.crashloop_seen.is_some_and(|t| within(now, t, CRASHLOOP_WINDOW)),
-                    increase: memory.increases.iter().map(|(_, n)| n).sum::<i64>(),
+            // Judged as it was, and its memory as the last look left it and still saying the
+            // same now (no rise nor crash loop leaving its window): the full look would change
+            // nothing of its memory, so it is not looked up (at 150,000 simulated pods, half of
+            // the rules' look at the pods with something to say was finding their memories).
+            if let (Some(q), Some(said)) = (quiet.as_deref_mut(), said.as_mut()) {
+                while said.peek().is_some_and(|s| !Arc::ptr_eq(&s.pod, p) && order(&s.pod) < order(p)) {
+                    said.next();
                 }
-            };
-            let judged = match self.pods.get_mut(&PodRef(&p.namespace, &p.name)) {
+                if let Some(s) = said.next_if(|s| {
+                    Arc::ptr_eq(&s.pod, p)
+                        && s.memory.as_ref().is_some_and(|m| still(m, now, &s.judged))
+                        && s.held.iter().all(|held| self.alerts.contains_key(&held.key))
+                }) {
+                    q.said_next.push(s);
+                    q.steady += 1;
+                    q.unlooked += 1;
+                    continue;
+                }
+            }
+            let (judged, memory) = match self.pods.get_mut(&PodRef(&p.namespace, &p.name)) {
                 Some(memory) => {
                     let before = memory.clone();
                     *memory = remember(std::mem::take(memory), now, last_look, p);
-                    let judged = judge(memory);
+                    let judged = judge_memory(memory, now);
                     if *memory != before {
                         self.pods_changed.keys.push((p.namespace.clone(), p.name.clone()));
                     }
-                    judged
+                    (judged, quiet.is_some().then(|| memory.clone()))
                 }
                 None => {
                     let mut memory = PodMemory {
@@ -1147,26 +1159,24 @@ impl RuleState {
                         crashloop_seen: p.crashlooping.then_some(now),
                         crashlooping: p.crashlooping,
                     };
-                    let judged = judge(&mut memory);
+                    let judged = judge_memory(&mut memory, now);
+                    let kept = quiet.is_some().then(|| memory.clone());
                     self.pods.insert((p.namespace.clone(), p.name.clone()), memory);
                     self.pods_changed.keys.push((p.namespace.clone(), p.name.clone()));
-                    judged
+                    (judged, kept)
                 }
             };
             // Judged as it was, its memory saying what it said: its observations would be
             // those the last cycle made, and its alerts are evaluated again from what they made.
-            if let (Some(q), Some(said)) = (quiet.as_deref_mut(), said.as_mut()) {
-                while said.peek().is_some_and(|s| !Arc::ptr_eq(&s.pod, p) && order(&s.pod) < order(p)) {
-                    said.next();
-                }
-                if let Some(s) = said.next_if(|s| Arc::ptr_eq(&s.pod, p))
-                    && s.judged == judged
-                    && s.held.iter().all(|held| self.alerts.contains_key(&held.key))
-                {
-                    q.said_next.push(s);
-                    q.steady += 1;
-                    continue;
-                }
+            if let (Some(q), Some(said)) = (quiet.as_deref_mut(), said.as_mut())
+                && let Some(mut s) = said.next_if(|s| Arc::ptr_eq(&s.pod, p))
+                && s.judged == judged
+                && s.held.iter().all(|held| self.alerts.contains_key(&held.key))
+            {
+                s.memory = memory;
+                q.said_next.push(s);
+                q.steady += 1;
+                continue;
             }
             let before = obs.len();
             for look in &looks {
@@ -1178,7 +1188,13 @@ impl RuleState {
             if obs.len() == before && judged.increase == 0 && !judged.crashlooped && !p.crashlooping {
                 q.next.push(p.clone());
             } else {
-                q.said_next.push(Said { pod: p.clone(), judged, held: Vec::new(), observed: Some(before..obs.len()) });
+                q.said_next.push(Said {
+                    pod: p.clone(),
+                    judged,
+                    held: Vec::new(),
+                    observed: Some(before..obs.len()),
+                    memory,
+                });
             }
         }
         let gone = quiet.as_deref_mut().and_then(|q| {
@@ -1265,6 +1281,8 @@ pub struct QuietPods {
     tuning: Tuning,
     /// The pods whose alerts the last cycle evaluated again from what they made.
     pub steady: usize,
+    /// Of those, the pods whose memory the last cycle did not look up.
+    pub unlooked: usize,
     /// The last cycle's pods this one has not, by namespace and name, when the cycle's source
     /// knows them (a followed cluster's kept judgements, [`crate::health::judged::Judged`]):
     /// their memories are let go by name. Taken by the cycle; without it, or should the pods
@@ -1282,6 +1300,8 @@ struct Said {
     held: Vec<Held>,
     /// Observed at this cycle: where its observations are among the cycle's, until evaluated.
     observed: Option<std::ops::Range<usize>>,
+    /// Its memory as the last look left it (the one the rules hold).
+    memory: Option<PodMemory>,
 }
 
 impl QuietPods {
@@ -1299,6 +1319,25 @@ impl QuietPods {
         }
         self.said = std::mem::take(&mut self.said_next);
     }
+}
+
+/// What a pod's memory says at `now`, the rises and the crash loop out of their windows let go.
+fn judge_memory(memory: &mut PodMemory, now: Timestamp) -> PodJudged {
+    memory.increases.retain(|(t, _)| within(now, *t, RESTART_WINDOW));
+    PodJudged {
+        crashlooped: memory.crashlooping || memory.crashloop_seen.is_some_and(|t| within(now, t, CRASHLOOP_WINDOW)),
+        increase: memory.increases.iter().map(|(_, n)| n).sum::<i64>(),
+    }
+}
+
+/// Whether a look at `now` of the pod this memory was left by would leave it as it is and
+/// judge it as `judged`: every rise still in its window, and the crash loop seen as before. (The
+/// look remembers the same pod as it was: the same restarts, the same crash loop.)
+fn still(memory: &PodMemory, now: Timestamp, judged: &PodJudged) -> bool {
+    memory.increases.iter().all(|(t, _)| within(now, *t, RESTART_WINDOW))
+        && judged.crashlooped
+            == (memory.crashlooping || memory.crashloop_seen.is_some_and(|t| within(now, t, CRASHLOOP_WINDOW)))
+        && judged.increase == memory.increases.iter().map(|(_, n)| n).sum::<i64>()
 }
 
 /// Where a pod is in a cycle's order: problems first, then by namespace and name.

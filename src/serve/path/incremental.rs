@@ -670,6 +670,27 @@ fn a_rise_in_restarts_is_looked_at_until_its_window_ends() {
     assert_eq!(f.watched.1.quiet.passed, 10, "pod 1 passed over too once its rise is forgotten");
 }
 
+/// A pod the rules have something to say of, judged as it was, whose memory the clock leaves
+/// as it is, is passed by without its memory looked up; at the look where its rise leaves the
+/// restart window, its memory is looked up and changed as the full look changes it.
+#[test]
+fn a_said_pods_memory_is_looked_up_only_when_the_clock_changes_what_it_says() {
+    let mut f = Followed::new();
+    // Pod 1 restarted 4 times: a rise the rules remember for an hour.
+    f.step(&Step::Pod { index: 1, shape: 6 }, SignedDuration::from_secs(5));
+    assert_eq!(f.watched.1.quiet.unlooked, 0, "looked at afresh");
+    let rise = |f: &Followed| f.watched.0.pods[&("b".to_string(), "p1".to_string())].increases.len();
+    let mut looks = Vec::new();
+    for _ in 0..7 {
+        f.step(&Step::Tick { seconds: 600 }, SignedDuration::from_mins(10));
+        looks.push((f.watched.1.quiet.unlooked, rise(&f)));
+    }
+    // Ten minutes a look: the rise, seen 5 s in, leaves its hour at the sixth look.
+    assert_eq!(looks, [(1, 1), (1, 1), (1, 1), (1, 1), (1, 1), (0, 0), (0, 0)]);
+    assert_eq!(f.watched.1.quiet.passed, 10, "quiet once its rise is let go");
+    // `step` compared what the rules remember with the full look's after each cycle.
+}
+
 /// A pod with an alert, judged as it was and its memory saying the same, has its alert
 /// evaluated again from what its observation made: the clock still fires it; a new why (an
 /// event about it) is observed afresh.
