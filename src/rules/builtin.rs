@@ -1321,23 +1321,26 @@ impl QuietPods {
     }
 }
 
-/// What a pod's memory says at `now`, the rises and the crash loop out of their windows let go.
-fn judge_memory(memory: &mut PodMemory, now: Timestamp) -> PodJudged {
-    memory.increases.retain(|(t, _)| within(now, *t, RESTART_WINDOW));
+/// What a pod's memory says at `now`: its crash loop seen within its window, and its rises
+/// within theirs.
+fn says(memory: &PodMemory, now: Timestamp) -> PodJudged {
     PodJudged {
         crashlooped: memory.crashlooping || memory.crashloop_seen.is_some_and(|t| within(now, t, CRASHLOOP_WINDOW)),
-        increase: memory.increases.iter().map(|(_, n)| n).sum::<i64>(),
+        increase: memory.increases.iter().filter(|(t, _)| within(now, *t, RESTART_WINDOW)).map(|(_, n)| n).sum(),
     }
 }
 
+/// [`says`], the rises out of their window let go.
+fn judge_memory(memory: &mut PodMemory, now: Timestamp) -> PodJudged {
+    memory.increases.retain(|(t, _)| within(now, *t, RESTART_WINDOW));
+    says(memory, now)
+}
+
 /// Whether a look at `now` of the pod this memory was left by would leave it as it is and
-/// judge it as `judged`: every rise still in its window, and the crash loop seen as before. (The
+/// judge it as `judged`: every rise still in its window, and the memory saying the same. (The
 /// look remembers the same pod as it was: the same restarts, the same crash loop.)
 fn still(memory: &PodMemory, now: Timestamp, judged: &PodJudged) -> bool {
-    memory.increases.iter().all(|(t, _)| within(now, *t, RESTART_WINDOW))
-        && judged.crashlooped
-            == (memory.crashlooping || memory.crashloop_seen.is_some_and(|t| within(now, t, CRASHLOOP_WINDOW)))
-        && judged.increase == memory.increases.iter().map(|(_, n)| n).sum::<i64>()
+    memory.increases.iter().all(|(t, _)| within(now, *t, RESTART_WINDOW)) && says(memory, now) == *judged
 }
 
 /// Where a pod is in a cycle's order: problems first, then by namespace and name.
