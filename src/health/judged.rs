@@ -112,6 +112,8 @@ pub struct Judged {
     /// beside them; None when the cycle judged afresh, without that walk. What the rules
     /// remember of those pods is let go by these names, without a look at every pod.
     pub pods_gone: Option<Vec<(String, String)>>,
+    /// The last cycle's events' index, taken again while its events are the same records.
+    pub events: super::events::Kept,
 }
 
 /// What a node's judgement reads besides its record: what its pods ask of it and how many they

@@ -5,6 +5,7 @@
 pub mod admission;
 pub mod batch;
 pub mod demand;
+pub mod events;
 pub mod extras;
 pub mod judged;
 pub mod memory;
@@ -21,6 +22,7 @@ use crate::collect::nodes::PRESSURE_CONDITIONS;
 use crate::collect::quantity::Resources;
 use crate::collect::{Event, Node, Pod, Pvc, Snapshot, Workload, WorkloadKind};
 use crate::lang::{Lang, Message};
+use events::EventIndex;
 pub use memory::Memory;
 use why::{clean_line, exit_meaning, ours};
 
@@ -486,60 +488,6 @@ pub(crate) type Names<K, V> = std::collections::HashMap<K, V, NamesHasher>;
 /// The hasher of [`Names`], for what hashes the cluster's names at every cycle outside a map.
 pub(crate) type NamesHasher = foldhash::fast::RandomState;
 
-/// The newest Warning event about each object, and the Warning events of the last hour.
-struct EventIndex<'a> {
-    /// The newest event about each object, as the snapshot shares it (a followed cluster's
-    /// store keeps an event's record until the event changes).
-    newest: Names<(&'a str, &'a str, &'a str), &'a Arc<Event>>,
-    /// How many events were seen in the hour before the cycle, and how many of each reason.
-    of_the_hour: (u64, Names<&'a str, u64>),
-}
-
-impl<'a> EventIndex<'a> {
-    /// The index of `events`, and those seen since `hour_ago`: one walk over the events (at
-    /// 150,000 simulated pods, 50,000 of them, each a read of another record's memory).
-    fn new(events: &'a [Arc<Event>], hour_ago: Timestamp) -> EventIndex<'a> {
-        // Sized once: growing it as the events come cost more than filling it.
-        let mut newest: Names<(&str, &str, &str), &Arc<Event>> =
-            Names::with_capacity_and_hasher(events.len(), Default::default());
-        let (mut warning_events, mut by_reason) = (0, Names::<&str, u64>::default());
-        for e in events {
-            let key = (e.kind.as_str(), e.object_namespace.as_deref().unwrap_or(""), e.object_name.as_str());
-            let entry = newest.entry(key).or_insert(e);
-            if e.last_seen > entry.last_seen {
-                *entry = e;
-            }
-            if e.last_seen.is_some_and(|t| t >= hour_ago) {
-                warning_events += 1;
-                *by_reason.entry(e.reason.as_str()).or_default() += 1;
-            }
-        }
-        EventIndex { newest, of_the_hour: (warning_events, by_reason) }
-    }
-
-    /// The Warning events of the last hour: how many, and how many of each reason, most first.
-    fn of_the_hour(&self) -> (u64, Vec<(String, u64)>) {
-        let (warning_events, by_reason) = &self.of_the_hour;
-        let mut events_by_reason: Vec<(String, u64)> = by_reason.iter().map(|(r, n)| (r.to_string(), *n)).collect();
-        events_by_reason.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
-        (*warning_events, events_by_reason)
-    }
-
-    /// The newest event about the object, as shared.
-    fn newest(&self, kind: &str, namespace: &str, name: &str) -> Option<&'a Arc<Event>> {
-        self.newest.get(&(kind, namespace, name)).copied()
-    }
-
-    fn about(&self, kind: &str, namespace: &str, name: &str) -> Option<&'a Event> {
-        self.newest(kind, namespace, name).map(|e| &**e)
-    }
-
-    /// `Reason: message` of the newest Warning event about the object.
-    fn why(&self, kind: &str, namespace: &str, name: &str) -> Option<String> {
-        self.about(kind, namespace, name).map(|e| clean_line(&format!("{}: {}", e.reason, e.message), WHY_MAX))
-    }
-}
-
 /// Adds a reason not already there (an empty one of the cluster's is none).
 fn push_unique(why: &mut Vec<Message>, line: Option<impl Into<Message>>) {
     if let Some(l) = line.map(Into::into)
@@ -574,12 +522,19 @@ pub fn assess_judged(
     mut s: Snapshot,
     now: Timestamp,
     memory: &mut Memory,
-    judged: Option<(&mut judged::Judged, bool)>,
+    mut judged: Option<(&mut judged::Judged, bool)>,
 ) -> Health {
     let raw_pods = std::mem::take(&mut s.pods);
     let raw_extras = std::mem::take(&mut s.extras);
     let s = &s;
-    let events = EventIndex::new(&s.events, s.time - SignedDuration::from_hours(1));
+    // The events' index: kept from the last cycle by a followed cluster's judgements while its
+    // events are the same records, otherwise made.
+    let hour_ago = s.time - SignedDuration::from_hours(1);
+    let index = match &mut judged {
+        Some((judged, afresh)) => judged.events.take(&s.events, hour_ago, *afresh),
+        None => events::Index::of(&s.events, hour_ago),
+    };
+    let events = index.over(&s.events);
     // A snapshot's pods are in their canonical order (`Snapshot::canonical_order`).
     debug_assert!(raw_pods.is_sorted_by(|a, b| (&a.namespace, &a.name) <= (&b.namespace, &b.name)));
     // What the pods ask of each node: added up, or the last cycle's changed by what changed.
@@ -668,6 +623,7 @@ pub fn assess_judged(
     }
     if let Some(judged) = kept {
         judged.finish(&nodes, &workloads);
+        judged.events.keep(index);
     }
     let capacity = Capacity::of(&nodes, &demand_total);
     let mut extras = extras;

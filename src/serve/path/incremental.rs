@@ -526,12 +526,15 @@ impl Followed {
 /// pod alone (the property above would hold as well if nothing were ever kept).
 #[test]
 fn a_change_to_one_pod_judges_that_pod_alone() {
+    use crate::health::events::Taken;
     use crate::health::judged::Judgements;
     let mut f = Followed::new();
     assert_eq!(f.judged().last, Judgements { afresh: 10, again: 0 }, "an interval judges all");
     let five = SignedDuration::from_secs(5);
     f.step(&Step::Pod { index: 3, shape: 1 }, five);
     assert_eq!(f.judged().last, Judgements { afresh: 1, again: 9 });
+    // The events are the same records: their index is the last cycle's.
+    assert_eq!(f.judged().events.last, Taken::Kept);
     // The nine pods the rules had nothing to say of are passed over.
     assert_eq!(f.watched.1.quiet.passed, 9);
     // The nodes' families, among others, are as they were: not compressed again.
@@ -552,6 +555,7 @@ fn a_change_to_one_pod_judges_that_pod_alone() {
     // An event about it: judged again, its why the event's.
     f.step(&Step::Event { pod: 3, reason: 1 }, five);
     assert_eq!(f.judged().last, Judgements { afresh: 1, again: 9 });
+    assert_eq!(f.judged().events.last, Taken::Made, "an event changed: the index made again");
     assert!(why(&f).contains("FailedMount: something about it (1)"), "{}", why(&f));
     // Another event about it, newer: judged again.
     f.step(&Step::Event { pod: 3, reason: 2 }, five);
@@ -560,6 +564,7 @@ fn a_change_to_one_pod_judges_that_pod_alone() {
     // Kept again while nothing changes; judged again when the event goes.
     f.step(&Step::Bookmark, SignedDuration::ZERO);
     assert_eq!(f.judged().last, Judgements { afresh: 0, again: 10 });
+    assert_eq!(f.judged().events.last, Taken::Kept);
     f.step(&Step::EventDeleted { pod: 3 }, SignedDuration::ZERO);
     assert_eq!(f.judged().last, Judgements { afresh: 1, again: 9 });
     assert!(!why(&f).contains("something about it"), "{}", why(&f));
