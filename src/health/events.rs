@@ -185,6 +185,12 @@ impl Kept {
         }
     }
 
+    /// Whether the cycle's events are the very records of the last cycle (so the newest event
+    /// about each object is the one it was), after [`Kept::take`].
+    pub(super) fn same_records(&self) -> bool {
+        self.last != Taken::Made
+    }
+
     /// Keeps the cycle's index for the next one (made of the events given to [`Kept::take`]).
     pub(super) fn keep(&mut self, index: Index) {
         self.index = Some(index);

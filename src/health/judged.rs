@@ -337,8 +337,12 @@ impl Judged {
         judge: impl FnOnce(Pod) -> PodHealth,
     ) -> (Arc<PodHealth>, Looks) {
         if let Some((record, Some(kept))) = prior {
-            // A healthy pod's judgement read no event: nothing to look up.
-            if !kept.looks.problem || ByAddress::same(kept.event.as_ref(), newest(&record)) {
+            // A healthy pod's judgement read no event, and the newest event about a pod is the
+            // last cycle's while the events are the same records: nothing to look up.
+            if !kept.looks.problem
+                || self.events.same_records()
+                || ByAddress::same(kept.event.as_ref(), newest(&record))
+            {
                 self.last.again += 1;
                 let health = if kept.looks.problem { kept.health.clone() } else { self.healthy(&kept.health) };
                 let taken = (health, kept.looks);
