@@ -3,7 +3,7 @@
 //!
 //! A cycle builds this index from its events in one walk (at 150,000 simulated pods, 50,000
 //! events, each a read of another record's memory). A followed cluster that keeps its judgements
-//! keeps the index too ([`Kept`]): while its events are the very records of the last cycle (the
+//! keeps the index too ([`KeptIndex`]): while its events are the very records of the last cycle (the
 //! same allocations, in the same order, which a watch's store keeps until an event changes), the
 //! newest event about each object is the same, and so are the hour's counts while no event leaves
 //! the hour. A cycle on a pod's change then reads its events without a walk or a hash over them.
@@ -143,7 +143,7 @@ impl Index {
 /// The index a followed cluster keeps from one cycle to the next, with the events it was made
 /// of (kept, so that no other event has one of their addresses while they are compared).
 #[derive(Default)]
-pub struct Kept {
+pub struct KeptIndex {
     events: Vec<Arc<Event>>,
     index: Option<Index>,
     /// How the last cycle had its index: made, kept whole, or kept with the hour counted again.
@@ -159,7 +159,7 @@ pub enum Taken {
     HourCounted,
 }
 
-impl Kept {
+impl KeptIndex {
     /// The index of `events` with the hour counted from `since`: the last cycle's, when the
     /// events are its very records and (for the hour) none left it; otherwise made again, or its
     /// hour counted again. `afresh`: made again, as a full derivation makes it.
@@ -186,12 +186,12 @@ impl Kept {
     }
 
     /// Whether the cycle's events are the very records of the last cycle (so the newest event
-    /// about each object is the one it was), after [`Kept::take`].
+    /// about each object is the one it was), after [`KeptIndex::take`].
     pub(super) fn same_records(&self) -> bool {
         self.last != Taken::Made
     }
 
-    /// Keeps the cycle's index for the next one (made of the events given to [`Kept::take`]).
+    /// Keeps the cycle's index for the next one (made of the events given to [`KeptIndex::take`]).
     pub(super) fn keep(&mut self, index: Index) {
         self.index = Some(index);
     }
@@ -255,8 +255,8 @@ mod tests {
     #[test]
     fn a_kept_index_is_taken_again_while_its_events_are_the_same_and_none_leaves_the_hour() {
         let events = vec![event("Pod", "a", "BackOff", 3_700), event("Pod", "b", "Failed", 4_000)];
-        let mut kept = Kept::default();
-        let check = |kept: &mut Kept, events: &[Arc<Event>], since: i64, afresh: bool, taken: Taken| {
+        let mut kept = KeptIndex::default();
+        let check = |kept: &mut KeptIndex, events: &[Arc<Event>], since: i64, afresh: bool, taken: Taken| {
             let index = kept.take(events, at(since), afresh);
             assert_eq!(kept.last, taken, "since {since}");
             let fresh = Index::of(events, at(since));

@@ -113,7 +113,7 @@ pub struct Judged {
     /// remember of those pods is let go by these names, without a look at every pod.
     pub pods_gone: Option<Vec<(String, String)>>,
     /// The last cycle's events' index, taken again while its events are the same records.
-    pub events: super::events::Kept,
+    pub events: super::events::KeptIndex,
 }
 
 /// What a node's judgement reads besides its record: what its pods ask of it and how many they
