@@ -251,6 +251,7 @@ pub fn parse(bytes: &[u8], name: &str) -> Result<Recorded, RecordError> {
         // Recorded as the server gave them: checked, and put in order where they are not.
         in_order: Default::default(),
         pods_put_at: None,
+        as_left: Default::default(),
     };
     Ok(Recorded { time: f.time, outcome: Ok(lists) })
 }

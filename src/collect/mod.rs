@@ -91,6 +91,29 @@ pub struct Lists {
     /// only ones to leave out or keep again (at 150,000 pods, reading every pod's phase was a
     /// cache miss a pod at each cycle on a change).
     pub pods_put_at: Option<Vec<usize>>,
+    /// Which lists are the very lists the last cycle left (watch mode, nothing of their kind
+    /// changed since): already filtered and in order, not read again.
+    pub as_left: AsLeft,
+}
+
+/// Which of a cycle's lists are those the last cycle's snapshot left, given back to a watch's
+/// store and taken again as they were (see [`GivenBack`]): what the snapshot leaves out is out
+/// already, and the events are in their order.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct AsLeft {
+    pub pvcs: bool,
+    pub events: bool,
+}
+
+/// The lists a cycle took from a watch's stores, given back once judged (watch mode): the next
+/// cycle takes each as it is while nothing of its kind changed, and the pods' list changed
+/// where pods changed, rather than a record read (and its count written) for each object.
+#[derive(Debug, Default)]
+pub struct GivenBack {
+    pub nodes: Option<Vec<Arc<Node>>>,
+    pub pods: Option<Vec<Arc<Pod>>>,
+    pub pvcs: Option<Vec<Arc<Pvc>>>,
+    pub events: Option<Vec<Arc<Event>>>,
 }
 
 /// Which of a cycle's lists are known to be in their canonical order (namespace, then name), each
@@ -137,9 +160,16 @@ impl Lists {
             workloads.dedup_by(|a, b| key(a) == key(b));
         }
         let mut pvcs = self.pvcs;
-        once_each(&mut pvcs, ordered.pvcs, |p| (&p.namespace, &p.name));
+        once_each(&mut pvcs, ordered.pvcs || self.as_left.pvcs, |p| (&p.namespace, &p.name));
         let mut events = self.events;
-        events.retain(|e| e.event_type == "Warning");
+        if !self.as_left.events {
+            events.retain(|e| e.event_type == "Warning");
+        }
+        // Lists left by the last cycle: set aside while the rest is left out, then put back.
+        fn aside<T>(list: &mut Vec<T>, yes: bool) -> Vec<T> {
+            if yes { std::mem::take(list) } else { Vec::new() }
+        }
+        let (left_pvcs, left_events) = (aside(&mut pvcs, self.as_left.pvcs), aside(&mut events, self.as_left.events));
         let mut snapshot = Snapshot {
             time,
             version: self.version.git_version,
@@ -153,8 +183,16 @@ impl Lists {
         };
         snapshot.leave_out_but_pods(ignored);
         // Nodes, pods, claims and workloads are in their canonical order already (above; what
-        // is left out keeps it): the events only are not.
-        snapshot.events.sort();
+        // is left out keeps it): the events only are not, but for those the last cycle left.
+        if self.as_left.events {
+            debug_assert!(left_events.is_sorted(), "events given back out of order");
+            snapshot.events = left_events;
+        } else {
+            snapshot.events.sort();
+        }
+        if self.as_left.pvcs {
+            snapshot.pvcs = left_pvcs;
+        }
         snapshot
     }
 }
@@ -398,7 +436,8 @@ pub trait Source: Sync {
     }
 
     /// When the last list of `c` this source gave is the one the last cycle left (filtered
-    /// already), changed: where it put the objects that changed (see [`Lists::pods_put_at`]).
+    /// already), changed: where it put the objects that changed (see [`Lists::pods_put_at`]);
+    /// none when it is that list as it was ([`Lists::as_left`]).
     fn put_at(&self, _c: Collection) -> Option<Vec<usize>> {
         None
     }
@@ -593,6 +632,10 @@ pub async fn run<S: Source>(source: &S, options: &CycleOptions, now: Timestamp) 
             certificates: certificates.clone(),
             in_order,
             pods_put_at: if in_order.pods { s.put_at(Collection::PODS) } else { None },
+            as_left: AsLeft {
+                pvcs: in_order.pvcs && s.put_at(Collection::PVCS).is_some_and(|at| at.is_empty()),
+                events: !namespaced && s.put_at(Collection::EVENTS).is_some_and(|at| at.is_empty()),
+            },
         };
         let recording = raw_version.map(|version| Recording { version, lists: raw, optional, certificates });
         Ok((lists.into_snapshot(now, options), recording))
@@ -875,6 +918,53 @@ mod tests {
         assert_eq!(names(changed), ["p0", "p2", "p3", "p5"], "p1 and p4 were put in; p0, p3 and p5 are the cycle's");
         let none_put = Lists { pods: list(), in_order, pods_put_at: Some(vec![]), ..Default::default() };
         assert_eq!(names(none_put).len(), 6);
+    }
+
+    /// The claims and events the last cycle left, taken again from a watch's stores, are that
+    /// cycle's already: left out where they should be and in order, so not read again (what a
+    /// cycle would leave out of a fresh list, as here, shows that they are not).
+    #[test]
+    fn lists_the_last_cycle_left_are_taken_as_they_are() {
+        let event = |namespace: &str, reason: &str, event_type: &str| {
+            Arc::new(Event {
+                namespace: namespace.into(),
+                kind: "Pod".into(),
+                object_namespace: Some(namespace.into()),
+                object_name: "p".into(),
+                reason: reason.into(),
+                message: String::new(),
+                event_type: event_type.into(),
+                last_seen: None,
+                count: 1,
+            })
+        };
+        // In the events' order; one Normal, one in an ignored namespace.
+        let events = || {
+            vec![
+                event("a", "Started", "Normal"),
+                event("hidden", "BackOff", "Warning"),
+                event("z", "Failed", "Warning"),
+            ]
+        };
+        let claim =
+            |namespace: &str| Arc::new(Pvc { namespace: namespace.into(), name: "c".into(), phase: "Bound".into() });
+        let claims = || vec![claim("a"), claim("hidden")];
+        let options = CycleOptions { ignored_namespaces: vec!["hidden".into()], ..Default::default() };
+        let taken = |as_left: AsLeft| {
+            let lists = Lists {
+                events: events(),
+                pvcs: claims(),
+                in_order: InOrder { pvcs: true, ..Default::default() },
+                as_left,
+                ..Default::default()
+            };
+            let s = lists.into_snapshot(Timestamp::UNIX_EPOCH, &options);
+            (s.pvcs.len(), s.events.iter().map(|e| e.reason.as_str()).collect::<Vec<_>>().join(","))
+        };
+        assert_eq!(taken(AsLeft::default()), (1, "Failed".to_string()), "lists made afresh: every object read");
+        assert_eq!(taken(AsLeft { pvcs: true, events: true }), (2, "Started,BackOff,Failed".to_string()));
+        assert_eq!(taken(AsLeft { pvcs: false, events: true }), (1, "Started,BackOff,Failed".to_string()));
+        assert_eq!(taken(AsLeft { pvcs: true, events: false }), (2, "Failed".to_string()));
     }
 
     fn failed(kind: ReadErrorKind) -> Result<(), ReadError> {

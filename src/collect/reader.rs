@@ -167,10 +167,10 @@ impl Reader {
         self.changed.clone()
     }
 
-    /// Watch mode: gives the follower back the list of pods its last cycle took, once judged.
-    pub fn shelve_pods(&self, pods: Vec<std::sync::Arc<super::Pod>>) {
+    /// Watch mode: gives the follower back the lists its last cycle took, once judged.
+    pub fn shelve(&self, given: super::GivenBack) {
         if let Some((_, Some(follower))) = &self.watch {
-            follower.shelve_pods(pods);
+            follower.shelve(given);
         }
     }
 

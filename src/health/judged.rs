@@ -36,7 +36,7 @@ use std::sync::Arc;
 use super::demand::Demand;
 use super::{EventIndex, NodeHealth, PodHealth, PvcHealth, WorkloadHealth};
 use crate::collect::quantity::Resources;
-use crate::collect::{Event, Node, Pod, Pvc, Snapshot, Workload};
+use crate::collect::{Event, GivenBack, Node, Pod, Pvc, Snapshot, Workload};
 
 /// A pod of the last cycle: its record, and the judgement made of it when the next cycle may
 /// take it again.
@@ -96,10 +96,11 @@ pub struct Judged {
     pub claims: Objects<Arc<Pvc>, (), PvcHealth>,
     /// The last cycle's Deployments, StatefulSets and DaemonSets.
     pub workloads: Objects<Arc<Workload>, (), WorkloadHealth>,
-    /// The last cycle's list of pods as its snapshot had it, for the follower to take back
-    /// ([`Judged::shelf`]): judged in place, not taken apart, so that an unchanged pod's record
-    /// is neither copied into the cycle nor let go by it.
-    shelf: Option<Vec<Arc<Pod>>>,
+    /// The last cycle's lists as its snapshot had them, for the follower to take back
+    /// ([`Judged::shelf`]): the pods judged in place, not taken apart, so that an unchanged
+    /// pod's record is neither copied into the cycle nor let go by it; the nodes, claims and
+    /// events, taken again as they are while nothing of their kind changes.
+    shelf: GivenBack,
     /// The last cycle's healthy pods' judgements, as its health listed them, given back once the
     /// cycle's rules and series have read them ([`Judged::keep_healthy`]): a healthy pod's kept
     /// judgement is taken from here, moved, rather than copied from its entry (a write to its
@@ -382,13 +383,19 @@ impl Judged {
 
     /// Keeps the cycle's list of pods, judged, for the follower to take back.
     pub(super) fn keep_list(&mut self, pods: Vec<Arc<Pod>>) {
-        self.shelf = Some(pods);
+        self.shelf.pods = Some(pods);
     }
 
-    /// The last cycle's list of pods, as its snapshot had it: a follower's store changes it into
-    /// the next cycle's where pods changed (`Store::shelve`).
-    pub fn shelf(&mut self) -> Option<Vec<Arc<Pod>>> {
-        self.shelf.take()
+    /// Keeps the cycle's nodes, claims and events, judged, for the follower to take back.
+    pub(super) fn keep_lists(&mut self, nodes: Vec<Arc<Node>>, pvcs: Vec<Arc<Pvc>>, events: Vec<Arc<Event>>) {
+        (self.shelf.nodes, self.shelf.pvcs, self.shelf.events) = (Some(nodes), Some(pvcs), Some(events));
+    }
+
+    /// The last cycle's lists, as its snapshot had them: a follower's store takes each again
+    /// while nothing of its kind changed, and changes the pods' where pods changed
+    /// (`Store::shelve`).
+    pub fn shelf(&mut self) -> GivenBack {
+        std::mem::take(&mut self.shelf)
     }
 
     /// The cycle's nodes, after [`Judged::start`] (which changed what the pods ask of each):

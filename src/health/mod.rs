@@ -519,14 +519,14 @@ pub fn assess_with(s: Snapshot, now: Timestamp, memory: &mut Memory) -> Health {
 /// for the cost of the pods that changed. With `afresh`, every pod is judged again (the full
 /// derivation), and what needs nothing else is kept for the next cycle.
 pub fn assess_judged(
-    mut s: Snapshot,
+    mut snapshot: Snapshot,
     now: Timestamp,
     memory: &mut Memory,
     mut judged: Option<(&mut judged::Judged, bool)>,
 ) -> Health {
-    let raw_pods = std::mem::take(&mut s.pods);
-    let raw_extras = std::mem::take(&mut s.extras);
-    let s = &s;
+    let raw_pods = std::mem::take(&mut snapshot.pods);
+    let raw_extras = std::mem::take(&mut snapshot.extras);
+    let s = &snapshot;
     // The events' index: kept from the last cycle by a followed cluster's judgements while its
     // events are the same records, otherwise made.
     let hour_ago = s.time - SignedDuration::from_hours(1);
@@ -621,9 +621,12 @@ pub fn assess_judged(
     for w in workloads.iter_mut().filter(|w| w.controller_stopped != manager_stopped) {
         Arc::make_mut(w).controller_stopped = manager_stopped;
     }
+    let (time, version, certificates) = (s.time, s.version.clone(), s.certificates.clone());
     if let Some(judged) = kept {
         judged.finish(&nodes, &workloads);
         judged.events.keep(index);
+        // The lists the cycle read, for the follower to take again while their kind is unchanged.
+        judged.keep_lists(snapshot.nodes, snapshot.pvcs, snapshot.events);
     }
     let capacity = Capacity::of(&nodes, &demand_total);
     let mut extras = extras;
@@ -633,19 +636,7 @@ pub fn assess_judged(
         .as_deref()
         .filter(|_| nodes_visible)
         .map(|q| policy::commitments(q, capacity.cpu_allocatable, capacity.memory_allocatable));
-    Health {
-        capacity,
-        time: s.time,
-        version: s.version.clone(),
-        counts,
-        nodes,
-        pods,
-        workloads,
-        pvcs,
-        events_by_reason,
-        extras,
-        certificates: s.certificates.clone(),
-    }
+    Health { capacity, time, version, counts, nodes, pods, workloads, pvcs, events_by_reason, extras, certificates }
 }
 
 /// Who uses each claim (pods neither Succeeded, which are not here, nor Failed), by the claim's

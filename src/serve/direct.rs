@@ -85,9 +85,7 @@ pub(super) async fn read_cluster(
         // first lists; from the stores it is the lesser part).
         let deriving = tokio::time::Instant::now();
         track.take(arrival).await;
-        if let Some(pods) = track.pods_list() {
-            reader.shelve_pods(pods);
-        }
+        reader.shelve(track.given_back());
         let taken = tokio::time::Instant::now();
         pace.taken(between, deriving, taken);
         Said::Cycled { cluster: &c.name, why, seconds: (taken - deriving).as_secs_f64() }.emit();

@@ -212,9 +212,9 @@ impl Track {
         self
     }
 
-    /// The list of pods the last cycle judged, as its snapshot had it (watch mode), for the
-    /// follower to change into the next cycle's.
-    pub fn pods_list(&mut self) -> Option<Vec<Arc<crate::collect::Pod>>> {
+    /// The lists the last cycle judged, as its snapshot had them (watch mode), for the follower
+    /// to take again, or change into the next cycle's.
+    pub fn given_back(&mut self) -> crate::collect::GivenBack {
         self.kept.judged.shelf()
     }
 

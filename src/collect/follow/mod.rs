@@ -216,16 +216,25 @@ impl Follower {
         self.tasks.push(tokio::spawn(follow(self.shared.clone(), c, selector, store)));
     }
 
-    /// The list of pods the last cycle took from the pods' store, given back once judged: the
-    /// next cycle's is that list changed where pods changed (`Store::shelve`). A list the last
-    /// cycle did not take from the store is let go.
-    pub fn shelve_pods(&self, pods: Vec<Arc<Pod>>) {
-        if !lock(&self.from_stores).contains(&Collection::PODS) {
-            return;
+    /// The lists the last cycle took from the stores, given back once judged (`Store::shelve`):
+    /// the next cycle's pods are that list changed where pods changed; its nodes, claims and
+    /// events are their list as it was while nothing of their kind changed. A list the last
+    /// cycle did not take from its store is let go.
+    pub fn shelve(&self, given: super::GivenBack) {
+        fn back<T: Followed>(f: &Follower, c: Collection, list: Option<Vec<T>>, key: Option<store::KeyOf<T>>) {
+            if let Some(list) = list
+                && lock(&f.from_stores).contains(&c)
+                && let Some(store) = f.store::<T>(c)
+            {
+                store.shelve(list, key);
+            }
         }
-        if let Some(store) = self.store::<Arc<Pod>>(Collection::PODS) {
-            store.shelve(pods, |p| (p.namespace.as_str(), p.name.as_str()));
-        }
+        let names: Option<store::KeyOf<Arc<Pod>>> = Some(|p| (p.namespace.as_str(), p.name.as_str()));
+        back(self, Collection::PODS, given.pods, names);
+        back(self, Collection::NODES, given.nodes, None);
+        back(self, Collection::PVCS, given.pvcs, None);
+        // In the events' order, not the store's.
+        back(self, Collection::EVENTS, given.events, None);
     }
 
     /// The fetcher the follower reads with.

@@ -100,9 +100,10 @@ enum Lent<T> {
     None,
     /// Handed out, not given back yet: the keys changed since.
     Out { changed: Vec<Key> },
-    /// Given back: the list as the cycle left it, how to read a record's key, and the keys
-    /// changed since it was handed out.
-    Back { list: Vec<T>, key: KeyOf<T>, changed: Vec<Key> },
+    /// Given back: the list as the cycle left it, how to read a record's key (None: the list is
+    /// not in the store's key order, and is taken again only when nothing changed), and the
+    /// keys changed since it was handed out.
+    Back { list: Vec<T>, key: Option<KeyOf<T>>, changed: Vec<Key> },
 }
 
 /// A record's namespace and name, in a list given back (not every record holds its own: an
@@ -306,10 +307,13 @@ impl<T: Followed> Store<T> {
         ours
     }
 
-    /// The list of records a cycle took, given back once the cycle is done with it (in key
-    /// order, as taken, though it may have left records out): the next take changes it where
-    /// objects changed since. A list of another take than the last is let go.
-    pub fn shelve(&self, list: Vec<T>, key: KeyOf<T>) {
+    /// The list of records a cycle took, given back once the cycle is done with it: the next
+    /// take hands it out again as it is when no object changed since. `key`: how to read a
+    /// record's key when the list is in key order, as taken (though it may have left records
+    /// out), so that the next take changes it where objects changed; None for a list the cycle
+    /// put in another order (the events), copied afresh when anything changed. A list of another
+    /// take than the last is let go.
+    pub fn shelve(&self, list: Vec<T>, key: Option<KeyOf<T>>) {
         let mut k = self.lock();
         k.lends = true;
         if let Lent::Out { changed } = std::mem::replace(&mut k.lent, Lent::None) {
@@ -317,16 +321,22 @@ impl<T: Followed> Store<T> {
         }
     }
 
-    /// The records as a cycle takes them: the list given back changed where objects changed,
-    /// or every record copied out. Either way the list is out until given back.
+    /// The records as a cycle takes them: the list given back as it is when nothing changed,
+    /// changed where objects changed when it is in key order, or every record copied out.
+    /// Either way the list is out until given back.
     fn hand_out(k: &mut Kept<T>) -> Vec<T> {
         let list = match std::mem::replace(&mut k.lent, Lent::None) {
-            Lent::Back { list, key, changed } => {
+            // Nothing changed: the cycle's list is the last one, not a record read.
+            Lent::Back { list, changed, .. } if changed.is_empty() => {
+                k.put_at = Some(Vec::new());
+                list
+            }
+            Lent::Back { list, key: Some(key), changed } => {
                 let (list, put_at) = patched(list, key, changed, &k.items);
                 k.put_at = Some(put_at);
                 list
             }
-            Lent::None | Lent::Out { .. } => {
+            Lent::None | Lent::Out { .. } | Lent::Back { key: None, .. } => {
                 k.put_at = None;
                 k.items.values().map(|(_, r)| r.clone()).collect()
             }
@@ -431,7 +441,7 @@ mod tests {
     fn a_list_given_back_is_changed_where_objects_changed_and_moved_elsewhere() {
         let store = Store::<Arc<Pvc>>::new();
         store.replace(BTreeMap::new());
-        let by_names: KeyOf<Arc<Pvc>> = |c| (c.namespace.as_str(), c.name.as_str());
+        let by_names: Option<KeyOf<Arc<Pvc>>> = Some(|c| (c.namespace.as_str(), c.name.as_str()));
         let put =
             |name: &str, phase: &str| store.put(("a".into(), name.into()), name, Arc::new(claim("a", name, phase)));
         for name in ["b", "d", "f", "h"] {
@@ -487,6 +497,38 @@ mod tests {
         store.set(InSync::EveryInterval);
         store.shelve(Vec::new(), by_names);
         assert!(matches!(store.lock().lent, Lent::None));
+    }
+
+    #[test]
+    fn a_list_given_back_in_another_order_is_taken_again_only_while_nothing_changed() {
+        let store = Store::<Arc<Pvc>>::new();
+        store.replace(BTreeMap::new());
+        let put =
+            |name: &str, phase: &str| store.put(("a".into(), name.into()), name, Arc::new(claim("a", name, phase)));
+        for name in ["b", "d", "f"] {
+            put(name, "Bound");
+        }
+        // The first list given back is let go: the store did not know its lists come back.
+        store.shelve(store.taken(), None);
+        let first = store.taken();
+        // The cycle put the list in its own order and left `d` out.
+        let given: Vec<Arc<Pvc>> = first.iter().rev().filter(|c| c.name != "d").cloned().collect();
+        store.shelve(given.clone(), None);
+        assert!(!put("b", "Bound"), "no change");
+        let again = store.taken();
+        assert_eq!(store.put_at(), Some(Vec::new()), "nothing changed: the list as the cycle left it");
+        assert_eq!(again.len(), 2);
+        assert!(again.iter().zip(&given).all(|(a, b)| Arc::ptr_eq(a, b)), "the very list, in its order");
+        store.shelve(again, None);
+        put("f", "Lost");
+        let changed = store.taken();
+        assert_eq!(store.put_at(), None, "changed, and not in key order: every record copied");
+        assert_eq!(changed, store.records());
+        // A deletion is a change too.
+        store.shelve(changed, None);
+        assert!(store.delete(&("a".into(), "b".into()), "b"));
+        assert_eq!(store.taken(), store.records());
+        assert_eq!(store.put_at(), None);
     }
 
     #[tokio::test]

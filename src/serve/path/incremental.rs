@@ -319,24 +319,44 @@ impl Stores {
     }
 
     /// A cycle taken from the stores as a follower takes it: the pods, the list the last cycle
-    /// gave back changed where pods changed since (or every record, when none was given back).
+    /// gave back changed where pods changed since; the nodes, claims and events, the lists it
+    /// gave back while nothing of their kind changed (every record, when none was given back).
     fn followed(&self, now: Timestamp) -> Snapshot {
         let mut s = self.snapshot(now);
-        // Left out as a cycle leaves them out of a list from a store: only where pods changed.
-        let pods = crate::collect::Lists {
+        let as_left = |at: Option<Vec<usize>>| at.is_some_and(|at| at.is_empty());
+        let lists = crate::collect::Lists {
+            nodes: self.nodes.taken(),
             pods: self.pods.taken(),
             pods_put_at: self.pods.put_at(),
-            in_order: crate::collect::InOrder { pods: true, ..Default::default() },
+            pvcs: self.pvcs.taken(),
+            events: self.events.taken(),
+            in_order: crate::collect::InOrder { nodes: true, pods: true, pvcs: true, workloads: false },
+            as_left: crate::collect::AsLeft {
+                pvcs: as_left(self.pvcs.put_at()),
+                events: as_left(self.events.put_at()),
+            },
             ..Default::default()
         };
-        s.pods = pods.into_snapshot(now, &Default::default()).pods;
+        let taken = lists.into_snapshot(now, &Default::default());
+        (s.nodes, s.pods, s.pvcs, s.events) = (taken.nodes, taken.pods, taken.pvcs, taken.events);
         s
     }
 
-    /// The cycle's list of pods, given back to their store once judged.
+    /// The cycle's lists, given back to their stores once judged.
     fn give_back(&self, kept: &mut Kept) {
-        if let Some(list) = kept.judged.shelf() {
-            self.pods.shelve(list, |p| (p.namespace.as_str(), p.name.as_str()));
+        let given = kept.judged.shelf();
+        if let Some(list) = given.pods {
+            self.pods.shelve(list, Some(|p| (p.namespace.as_str(), p.name.as_str())));
+        }
+        // Not in their stores' key order once in a snapshot (the events), or not changed in place.
+        if let Some(list) = given.nodes {
+            self.nodes.shelve(list, None);
+        }
+        if let Some(list) = given.pvcs {
+            self.pvcs.shelve(list, None);
+        }
+        if let Some(list) = given.events {
+            self.events.shelve(list, None);
         }
     }
 
@@ -510,6 +530,13 @@ impl Followed {
         both_ways(&self.board, &mut self.full, &mut self.watched, &self.stores, self.now, true).unwrap();
     }
 
+    /// Whether the last cycle took the nodes', claims' and events' lists as the cycle before
+    /// left them (given back, nothing of their kind changed), rather than copied afresh.
+    fn as_left(&self) -> [bool; 3] {
+        let as_left = |at: Option<Vec<usize>>| at.is_some_and(|at| at.is_empty());
+        [as_left(self.stores.nodes.put_at()), as_left(self.stores.pvcs.put_at()), as_left(self.stores.events.put_at())]
+    }
+
     /// How the last cycle's kept judgements were taken.
     fn judged(&self) -> &crate::health::judged::Judged {
         &self.watched.1.judged
@@ -535,6 +562,9 @@ fn a_change_to_one_pod_judges_that_pod_alone() {
     assert_eq!(f.judged().last, Judgements { afresh: 1, again: 9 });
     // The events are the same records: their index is the last cycle's.
     assert_eq!(f.judged().events.last, Taken::Kept);
+    // A store keeps the list given back once it knows its lists come back (the first one
+    // was let go): from the next cycle on, nothing changed, they are the lists given back.
+    assert_eq!(f.as_left(), [false; 3]);
     // The nine pods the rules had nothing to say of are passed over.
     assert_eq!(f.watched.1.quiet.passed, 9);
     // The nodes' families, among others, are as they were: not compressed again.
@@ -544,6 +574,7 @@ fn a_change_to_one_pod_judges_that_pod_alone() {
     // newest event about it are the same.
     f.step(&Step::Bookmark, five);
     assert_eq!(f.judged().last, Judgements { afresh: 0, again: 10 });
+    assert_eq!(f.as_left(), [true; 3], "the nodes', claims' and events' lists given back, taken again");
     // The nine healthy pods' judgements are those the last cycle's health gave back, moved.
     assert_eq!(f.judged().copied, 0, "the healthy pods' judgements taken from the list given back");
     // What the pages say of pod 3.
@@ -556,6 +587,7 @@ fn a_change_to_one_pod_judges_that_pod_alone() {
     f.step(&Step::Event { pod: 3, reason: 1 }, five);
     assert_eq!(f.judged().last, Judgements { afresh: 1, again: 9 });
     assert_eq!(f.judged().events.last, Taken::Made, "an event changed: the index made again");
+    assert_eq!(f.as_left(), [true, true, false], "an event changed: the events copied afresh");
     assert!(why(&f).contains("FailedMount: something about it (1)"), "{}", why(&f));
     // Another event about it, newer: judged again.
     f.step(&Step::Event { pod: 3, reason: 2 }, five);
@@ -565,6 +597,7 @@ fn a_change_to_one_pod_judges_that_pod_alone() {
     f.step(&Step::Bookmark, SignedDuration::ZERO);
     assert_eq!(f.judged().last, Judgements { afresh: 0, again: 10 });
     assert_eq!(f.judged().events.last, Taken::Kept);
+    assert_eq!(f.as_left(), [true; 3], "the events' list given back taken again");
     f.step(&Step::EventDeleted { pod: 3 }, SignedDuration::ZERO);
     assert_eq!(f.judged().last, Judgements { afresh: 1, again: 9 });
     assert!(!why(&f).contains("something about it"), "{}", why(&f));
