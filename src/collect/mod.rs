@@ -92,7 +92,8 @@ pub struct Lists {
     /// cache miss a pod at each cycle on a change).
     pub pods_put_at: Option<Vec<usize>>,
     /// Which lists are the very lists the last cycle left (watch mode, nothing of their kind
-    /// changed since): already filtered and in order, not read again.
+    /// changed since): already filtered and in order, not read again. The claims' only when
+    /// `in_order` says so of them too.
     pub as_left: AsLeft,
 }
 
@@ -160,7 +161,7 @@ impl Lists {
             workloads.dedup_by(|a, b| key(a) == key(b));
         }
         let mut pvcs = self.pvcs;
-        once_each(&mut pvcs, ordered.pvcs || self.as_left.pvcs, |p| (&p.namespace, &p.name));
+        once_each(&mut pvcs, ordered.pvcs, |p| (&p.namespace, &p.name));
         let mut events = self.events;
         if !self.as_left.events {
             events.retain(|e| e.event_type == "Warning");
