@@ -2,6 +2,8 @@
 //! healthy pods (a node drain hangs on them), namespace quotas nearly full, full or over, and
 //! volumes in error.
 
+use std::sync::Arc;
+
 use serde::Serialize;
 
 use crate::collect::kinds::{pdb::Pdb, pv::Pv, quota::Quota};
@@ -117,14 +119,13 @@ pub fn commitments(quotas: &[QuotaHealth], cpu_allocatable: i64, memory_allocata
     out
 }
 
-/// A PersistentVolume.
+/// A PersistentVolume: its record, shared with the cycle's read (and, in watch mode, with its
+/// store and the last cycle: compared by address first), and whether it is in error.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct PvHealth {
-    pub name: String,
-    pub phase: String,
-    /// `namespace/name` of its claim, empty when none.
-    pub claim: String,
-    pub why: String,
+    /// Its name, phase, claim (`namespace/name`, empty when none) and why.
+    #[serde(flatten)]
+    pub volume: Arc<Pv>,
     /// Failed or Pending.
     pub in_error: bool,
 }
@@ -183,18 +184,8 @@ pub fn quotas(list: &[Quota], unreadable: &mut Vec<String>) -> Vec<QuotaHealth> 
     out
 }
 
-pub fn pvs(list: Vec<Pv>) -> Vec<PvHealth> {
-    // Moved, not copied: a large cluster has a volume for each bound claim (at 150,000
-    // simulated pods, 20,000 of them, four texts each, at every cycle).
-    list.into_iter()
-        .map(|v| PvHealth {
-            in_error: v.phase == "Failed" || v.phase == "Pending",
-            name: v.name,
-            phase: v.phase,
-            claim: v.claim,
-            why: v.why,
-        })
-        .collect()
+pub fn pvs(list: Vec<Arc<Pv>>) -> Vec<PvHealth> {
+    list.into_iter().map(|v| PvHealth { in_error: v.phase == "Failed" || v.phase == "Pending", volume: v }).collect()
 }
 
 #[cfg(test)]
@@ -251,5 +242,24 @@ mod tests {
         };
         let got: Vec<bool> = pdbs(&[pdb(1, true), pdb(2, true), pdb(0, false)]).iter().map(|p| p.short).collect();
         assert_eq!(got, [true, false, false]);
+    }
+
+    #[test]
+    fn a_volume_s_health_holds_its_record_and_is_written_as_before() {
+        let record = |name: &str, phase: &str| {
+            Arc::new(Pv { name: name.into(), phase: phase.into(), claim: "shop/data-0".into(), why: "no disk".into() })
+        };
+        let read = vec![record("pv-1", "Failed"), record("pv-2", "Bound")];
+        let judged = pvs(read.clone());
+        assert!(judged.iter().zip(&read).all(|(h, r)| Arc::ptr_eq(&h.volume, r)), "the records, not copies");
+        assert_eq!(judged.iter().map(|h| h.in_error).collect::<Vec<_>>(), [true, false]);
+        // What `check --output json` and the API say of a volume: the same fields in the same order.
+        assert_eq!(
+            serde_json::to_string(&judged[0]).unwrap(),
+            r#"{"name":"pv-1","phase":"Failed","claim":"shop/data-0","why":"no disk","in_error":true}"#
+        );
+        // A record read again is equal to the one before, and one that changed is not.
+        assert_eq!(pvs(vec![record("pv-2", "Bound")]), judged[1..]);
+        assert_ne!(pvs(vec![record("pv-2", "Released")]), judged[1..]);
     }
 }

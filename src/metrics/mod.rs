@@ -310,7 +310,7 @@ mod names {
         (&c.namespace, &c.name)
     }
     pub fn pv(v: &PvHealth) -> (&str, &str) {
-        ("", &v.name)
+        ("", &v.volume.name)
     }
     pub fn apiservice(a: &ApiServiceHealth) -> (&str, &str) {
         ("", &a.name)
@@ -571,10 +571,12 @@ mod tests {
     fn a_change_to_one_object_of_many_compresses_its_piece_of_the_kinds_series_alone() {
         use crate::health::policy::PvHealth;
         let pv = |i: usize| PvHealth {
-            name: format!("pvc-{i:05}"),
-            phase: "Bound".into(),
-            claim: format!("team/data-{i:05}"),
-            why: String::new(),
+            volume: std::sync::Arc::new(crate::collect::kinds::pv::Pv {
+                name: format!("pvc-{i:05}"),
+                phase: "Bound".into(),
+                claim: format!("team/data-{i:05}"),
+                why: String::new(),
+            }),
             in_error: false,
         };
         let mut h = Health::empty(jiff::Timestamp::UNIX_EPOCH, "v1");
@@ -592,7 +594,7 @@ mod tests {
         assert_eq!((kept.pvs.pieces.compressed, kept.pvs.pieces.kept), (0, fragments));
 
         // One volume failed: its piece alone written again.
-        volumes[500].phase = "Failed".into();
+        std::sync::Arc::make_mut(&mut volumes[500].volume).phase = "Failed".into();
         volumes[500].in_error = true;
         h.extras.pvs = Some(volumes.clone());
         let (series, full) = both(&h, &mut kept);

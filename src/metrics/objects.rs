@@ -562,6 +562,7 @@ pub(super) const PVS: &[Generator<PvHealth>] = &[Generator {
     help: "1 for the PersistentVolume's status.phase, 0 for the other four (Pending, Available, Bound, Released, Failed).",
     kind: MetricType::Gauge,
     samples: |v, out| {
+        let v = &v.volume;
         if PV_PHASES.contains(&v.phase.as_str()) {
             for phase in PV_PHASES {
                 out.push(Sample::new(vec![("pv", v.name.clone()), ("phase", phase.into())], flag(v.phase == phase)));

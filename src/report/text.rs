@@ -225,7 +225,7 @@ fn extras(out: &mut String, h: &Health, lang: Lang) {
         ];
         let _ = writeln!(out, "{}", lang.tr("text-quota", &args));
     }
-    for v in x.pvs.iter().flatten().filter(|v| v.in_error) {
+    for v in x.pvs.iter().flatten().filter(|v| v.in_error).map(|v| &v.volume) {
         let said = lang.tr("text-pv", &[("name", (&v.name).into()), ("phase", (&v.phase).into())]);
         match v.why.is_empty() {
             true => writeln!(out, "{said}"),

@@ -748,6 +748,7 @@ pub const PV_ERRORS: Rule = Rule {
     escalate_after: None,
     reads: Reads::Pvs(|v, seen_| {
         if v.in_error {
+            let v = &v.volume;
             seen_.push(seen(
                 &PV_ERRORS,
                 labels(&[("pv", &v.name), ("phase", &v.phase)]),

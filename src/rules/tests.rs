@@ -711,13 +711,13 @@ fn a_budget_short_of_pods_and_a_failed_volume_fire_after_their_holds() {
             expected_pods: 3,
             short: m < 18,
         }]);
-        h.extras.pvs = Some(vec![PvHealth {
+        let volume = crate::collect::kinds::pv::Pv {
             name: "pvc-3f1".into(),
             phase: if m < 8 { "Failed" } else { "Bound" }.into(),
             claim: "shop/data-db-0".into(),
             why: "host path /srv/db does not exist".into(),
-            in_error: m < 8,
-        }]);
+        };
+        h.extras.pvs = Some(vec![PvHealth { volume: std::sync::Arc::new(volume), in_error: m < 8 }]);
         Some(h)
     });
     assert_eq!(

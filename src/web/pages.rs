@@ -418,7 +418,7 @@ fn optional_reads(h: &Health) -> Markup {
     let pdbs: Vec<_> = x.pdbs.iter().flatten().filter(|p| p.short).collect();
     let webhooks: Vec<_> = x.webhooks.iter().flatten().filter(|w| w.unavailable()).collect();
     let quotas: Vec<_> = x.quotas.iter().flatten().filter(|q| q.fullness.is_some()).collect();
-    let volumes: Vec<_> = x.pvs.iter().flatten().filter(|v| v.in_error).collect();
+    let volumes: Vec<_> = x.pvs.iter().flatten().filter(|v| v.in_error).map(|v| &v.volume).collect();
     html! {
         @for c in &stopped {
             div.error {

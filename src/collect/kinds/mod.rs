@@ -53,7 +53,7 @@ macro_rules! registry {
             cronjobs: $crate::collect::kinds::cronjob::CronJob,
             poddisruptionbudgets: $crate::collect::kinds::pdb::Pdb,
             resourcequotas: $crate::collect::kinds::quota::Quota,
-            persistentvolumes: $crate::collect::kinds::pv::Pv,
+            persistentvolumes: std::sync::Arc<$crate::collect::kinds::pv::Pv>,
             leases: $crate::collect::kinds::lease::Lease,
             validatingwebhookconfigurations: $crate::collect::kinds::webhook::Validating,
             mutatingwebhookconfigurations: $crate::collect::kinds::webhook::Mutating,

@@ -1,5 +1,7 @@
 //! PersistentVolumes (`v1`, optional, the cluster's): which are Failed or Pending, and why.
 
+use std::sync::Arc;
+
 use serde::{Deserialize, Serialize};
 
 use super::Kind;
@@ -17,7 +19,11 @@ const ABOUT: About = About {
     follow: Follow::Whole,
 };
 
-impl Kind for Pv {
+/// Cycles hold volumes shared, as they do pods: a large cluster has one for each bound claim
+/// (20,000 at 150,000 simulated pods), and a cycle taken from a watch's store points at the
+/// records the store keeps rather than copying four texts of each, which its health then holds
+/// as they are.
+impl Kind for Arc<Pv> {
     const COLLECTION: Collection = Collection::of(&ABOUT);
     fn namespace(&self) -> &str {
         ""
@@ -28,16 +34,26 @@ impl FromApi for Pv {
     type Raw = RawPv;
 }
 
-/// The compact record of a PersistentVolume.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+impl FromApi for Arc<Pv> {
+    type Raw = RawPv;
+}
+
+impl From<RawPv> for Arc<Pv> {
+    fn from(raw: RawPv) -> Arc<Pv> {
+        Arc::new(Pv::from(raw))
+    }
+}
+
+/// The compact record of a PersistentVolume (in the order its health is written in).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Pv {
     pub name: String,
     /// `status.phase`: Pending, Available, Bound, Released, Failed (empty when not set).
     pub phase: String,
-    /// `status.reason` and `status.message`, joined.
-    pub why: String,
     /// The claim it is bound to, `namespace/name` (empty when none).
     pub claim: String,
+    /// `status.reason` and `status.message`, joined.
+    pub why: String,
 }
 
 #[derive(Deserialize)]
