@@ -113,9 +113,6 @@ pub struct AsLeft {
 pub struct GivenBack {
     pub nodes: Option<Vec<Arc<Node>>>,
     pub pods: Option<Vec<Arc<Pod>>>,
-    /// The Deployments, StatefulSets and DaemonSets in one list, by kind first, as the snapshot
-    /// merged them: split again for their three stores (`workloads::by_kind`).
-    pub workloads: Option<Vec<Arc<Workload>>>,
     pub pvcs: Option<Vec<Arc<Pvc>>>,
     pub events: Option<Vec<Arc<Event>>>,
 }

@@ -61,13 +61,6 @@ macro_rules! record {
                 $record(Arc::new(make(raw)))
             }
         }
-
-        impl $record {
-            /// Its namespace and name: the order its store keeps it in.
-            pub fn names(&self) -> (&str, &str) {
-                (&self.0.namespace, &self.0.name)
-            }
-        }
     };
 }
 
@@ -89,21 +82,6 @@ record!(
     Daemon,
     Daemon::into_workload
 );
-
-/// A cycle's workloads, in their canonical order (by kind first), split into the records of
-/// each kind's store, each in its store's order (namespace, then name): the list a cycle gives
-/// back (`collect::GivenBack`). A workload's pointer is moved, its count not written, and its
-/// record not read but by the halving that finds where each kind begins.
-pub fn by_kind(mut list: Vec<Arc<Workload>>) -> (Vec<DeploymentRecord>, Vec<StatefulSetRecord>, Vec<DaemonSetRecord>) {
-    debug_assert!(list.is_sorted_by_key(|w| w.kind), "workloads out of their kinds' order");
-    let daemonsets = list.split_off(list.partition_point(|w| w.kind < WorkloadKind::DaemonSet));
-    let statefulsets = list.split_off(list.partition_point(|w| w.kind < WorkloadKind::StatefulSet));
-    (
-        list.into_iter().map(DeploymentRecord).collect(),
-        statefulsets.into_iter().map(StatefulSetRecord).collect(),
-        daemonsets.into_iter().map(DaemonSetRecord).collect(),
-    )
-}
 
 /// The compact record of a workload.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -297,37 +275,6 @@ impl Daemon {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    /// The list a cycle gives back goes to the three stores, each kind's part in its store's
-    /// order, the very records (a pointer moved, not a copy).
-    #[test]
-    fn a_cycles_workloads_split_back_by_kind() {
-        let workload = |kind: &str, namespace: &str, name: &str| {
-            let json = serde_json::json!({
-                "kind": kind, "namespace": namespace, "name": name, "desired": 1, "ready": 1, "available": 1,
-            });
-            Arc::new(serde_json::from_value::<Workload>(json).expect("a workload"))
-        };
-        let list = vec![
-            workload("Deployment", "a", "api"),
-            workload("Deployment", "b", "api"),
-            workload("StatefulSet", "a", "db"),
-            workload("DaemonSet", "a", "agent"),
-            workload("DaemonSet", "kube-system", "proxy"),
-        ];
-        let (deployments, statefulsets, daemonsets) = by_kind(list.clone());
-        let names = |records: Vec<(&str, &str)>| records.iter().map(|(n, m)| format!("{n}/{m}")).collect::<Vec<_>>();
-        assert_eq!(names(deployments.iter().map(DeploymentRecord::names).collect()), ["a/api", "b/api"]);
-        assert_eq!(names(statefulsets.iter().map(StatefulSetRecord::names).collect()), ["a/db"]);
-        assert_eq!(names(daemonsets.iter().map(DaemonSetRecord::names).collect()), ["a/agent", "kube-system/proxy"]);
-        let back = deployments.iter().map(|d| &d.0).chain(statefulsets.iter().map(|s| &s.0));
-        assert!(back.chain(daemonsets.iter().map(|d| &d.0)).zip(&list).all(|(a, b)| Arc::ptr_eq(a, b)));
-        // A kind with none: its part is empty, the others whole.
-        let (deployments, statefulsets, daemonsets) = by_kind(list[2..].to_vec());
-        assert_eq!((deployments.len(), statefulsets.len(), daemonsets.len()), (0, 1, 2));
-        let (deployments, statefulsets, daemonsets) = by_kind(list[..2].to_vec());
-        assert_eq!((deployments.len(), statefulsets.len(), daemonsets.len()), (2, 0, 0));
-    }
 
     /// A store keeps a workload as a cycle derives it: an event that changes only what the
     /// derivation does not read (a Deployment's revisions, an Available condition's message)

@@ -386,18 +386,9 @@ impl Judged {
         self.shelf.pods = Some(pods);
     }
 
-    /// Keeps the cycle's nodes, workloads, claims and events, judged, for the follower to take
-    /// back.
-    pub(super) fn keep_lists(
-        &mut self,
-        nodes: Vec<Arc<Node>>,
-        workloads: Vec<Arc<Workload>>,
-        pvcs: Vec<Arc<Pvc>>,
-        events: Vec<Arc<Event>>,
-    ) {
-        let shelf = &mut self.shelf;
-        (shelf.nodes, shelf.workloads) = (Some(nodes), Some(workloads));
-        (shelf.pvcs, shelf.events) = (Some(pvcs), Some(events));
+    /// Keeps the cycle's nodes, claims and events, judged, for the follower to take back.
+    pub(super) fn keep_lists(&mut self, nodes: Vec<Arc<Node>>, pvcs: Vec<Arc<Pvc>>, events: Vec<Arc<Event>>) {
+        (self.shelf.nodes, self.shelf.pvcs, self.shelf.events) = (Some(nodes), Some(pvcs), Some(events));
     }
 
     /// The last cycle's lists, as its snapshot had them: a follower's store takes each again

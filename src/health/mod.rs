@@ -625,9 +625,8 @@ pub fn assess_judged(
     if let Some(judged) = kept {
         judged.finish(&nodes, &workloads);
         judged.events.keep(index);
-        // The lists the cycle read, for the follower to take again: as they are while their kind
-        // is unchanged, the workloads changed where they changed.
-        judged.keep_lists(snapshot.nodes, snapshot.workloads, snapshot.pvcs, snapshot.events);
+        // The lists the cycle read, for the follower to take again while their kind is unchanged.
+        judged.keep_lists(snapshot.nodes, snapshot.pvcs, snapshot.events);
     }
     let capacity = Capacity::of(&nodes, &demand_total);
     let mut extras = extras;

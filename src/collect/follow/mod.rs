@@ -217,9 +217,9 @@ impl Follower {
     }
 
     /// The lists the last cycle took from the stores, given back once judged (`Store::shelve`):
-    /// the next cycle's pods and workloads are those lists changed where they changed; its
-    /// nodes, claims and events are their list as it was while nothing of their kind changed.
-    /// A list the last cycle did not take from its store is let go.
+    /// the next cycle's pods are that list changed where pods changed; its nodes, claims and
+    /// events are their list as it was while nothing of their kind changed. A list the last
+    /// cycle did not take from its store is let go.
     pub fn shelve(&self, given: super::GivenBack) {
         fn back<T: Followed>(f: &Follower, c: Collection, list: Option<Vec<T>>, key: Option<store::KeyOf<T>>) {
             if let Some(list) = list
@@ -232,13 +232,6 @@ impl Follower {
         let names: Option<store::KeyOf<Arc<Pod>>> = Some(|p| (p.namespace.as_str(), p.name.as_str()));
         back(self, Collection::PODS, given.pods, names);
         back(self, Collection::NODES, given.nodes, None);
-        // Each kind's part of the merged list, in its store's order: changed where it changed.
-        if let Some(list) = given.workloads {
-            let (deployments, statefulsets, daemonsets) = workloads::by_kind(list);
-            back(self, Collection::DEPLOYMENTS, Some(deployments), Some(workloads::DeploymentRecord::names));
-            back(self, Collection::STATEFULSETS, Some(statefulsets), Some(workloads::StatefulSetRecord::names));
-            back(self, Collection::DAEMONSETS, Some(daemonsets), Some(workloads::DaemonSetRecord::names));
-        }
         back(self, Collection::PVCS, given.pvcs, None);
         // In the events' order, not the store's.
         back(self, Collection::EVENTS, given.events, None);

@@ -318,10 +318,9 @@ impl Stores {
         }
     }
 
-    /// A cycle taken from the stores as a follower takes it: the pods and the workloads, the
-    /// lists the last cycle gave back changed where they changed since; the nodes, claims and
-    /// events, the lists it gave back while nothing of their kind changed (every record, when
-    /// none was given back).
+    /// A cycle taken from the stores as a follower takes it: the pods, the list the last cycle
+    /// gave back changed where pods changed since; the nodes, claims and events, the lists it
+    /// gave back while nothing of their kind changed (every record, when none was given back).
     fn followed(&self, now: Timestamp) -> Snapshot {
         let mut s = self.snapshot(now);
         let as_left = |at: Option<Vec<usize>>| at.is_some_and(|at| at.is_empty());
@@ -329,10 +328,9 @@ impl Stores {
             nodes: self.nodes.taken(),
             pods: self.pods.taken(),
             pods_put_at: self.pods.put_at(),
-            deployments: self.workloads.taken(),
             pvcs: self.pvcs.taken(),
             events: self.events.taken(),
-            in_order: crate::collect::InOrder { nodes: true, pods: true, pvcs: true, workloads: true },
+            in_order: crate::collect::InOrder { nodes: true, pods: true, pvcs: true, workloads: false },
             as_left: crate::collect::AsLeft {
                 pvcs: as_left(self.pvcs.put_at()),
                 events: as_left(self.events.put_at()),
@@ -340,8 +338,7 @@ impl Stores {
             ..Default::default()
         };
         let taken = lists.into_snapshot(now, &Default::default());
-        (s.nodes, s.pods, s.workloads) = (taken.nodes, taken.pods, taken.workloads);
-        (s.pvcs, s.events) = (taken.pvcs, taken.events);
+        (s.nodes, s.pods, s.pvcs, s.events) = (taken.nodes, taken.pods, taken.pvcs, taken.events);
         s
     }
 
@@ -350,11 +347,6 @@ impl Stores {
         let given = kept.judged.shelf();
         if let Some(list) = given.pods {
             self.pods.shelve(list, Some(|p| (p.namespace.as_str(), p.name.as_str())));
-        }
-        if let Some(list) = given.workloads {
-            let (deployments, statefulsets, daemonsets) = crate::collect::workloads::by_kind(list);
-            assert!(statefulsets.is_empty() && daemonsets.is_empty(), "the steps make Deployments only");
-            self.workloads.shelve(deployments, Some(DeploymentRecord::names));
         }
         // Not in their stores' key order once in a snapshot (the events), or not changed in place.
         if let Some(list) = given.nodes {
