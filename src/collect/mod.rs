@@ -135,7 +135,7 @@ impl Lists {
         let mut nodes = self.nodes;
         once_each(&mut nodes, ordered.nodes, |n| ("", &n.name));
         let ignored = &options.ignored_namespaces;
-        let kept_pod = |p: &Arc<Pod>| p.phase != "Succeeded" && !ignored.contains(&p.namespace);
+        let kept_pod = |p: &Arc<Pod>| p.phase != "Succeeded" && !ignored.iter().any(|n| **n == *p.namespace);
         let mut pods = self.pods;
         match &self.pods_put_at {
             Some(at) => retain_at(&mut pods, at, kept_pod),
@@ -205,7 +205,7 @@ impl Snapshot {
         if ignored.is_empty() {
             return;
         }
-        self.pods.retain(|p| !ignored.contains(&p.namespace));
+        self.pods.retain(|p| !ignored.iter().any(|n| **n == *p.namespace));
         self.leave_out_but_pods(ignored);
     }
 
@@ -358,6 +358,37 @@ pub trait FromApi: Sized {
     /// for it): its message (out of its envelope) into the compact record, by way of the same
     /// raw form as its JSON. A kind read from protobuf is given its decoder here or not at all.
     const PROTOBUF: Option<Decoder<Self>> = None;
+
+    /// Takes the names its store keeps it by (namespace, name), for those of its own that are
+    /// the same, and the words its store's records hold alike from `words`: each is then held
+    /// once, not once a record, for as long as the store keeps them. A record that holds none
+    /// keeps nothing.
+    fn share_names(&mut self, _key: &(Arc<str>, Arc<str>), _words: &mut Words) {}
+}
+
+/// Texts many records of a kind hold alike (the node a pod is on, its workload): a store holds
+/// one copy of each for all its records. Those no record holds any more are let go as more
+/// come: a cluster whose nodes come and go does not grow it for ever.
+#[derive(Debug, Default)]
+pub struct Words {
+    held: std::collections::HashSet<Arc<str>>,
+    /// How many it held when those no record held were last let go.
+    pruned: usize,
+}
+
+impl Words {
+    /// Makes `word` the copy held: the one held already, or itself, held from now on.
+    pub fn share(&mut self, word: &mut Arc<str>) {
+        if let Some(held) = self.held.get(&**word) {
+            *word = held.clone();
+            return;
+        }
+        if self.held.len() >= 2 * self.pruned + 64 {
+            self.held.retain(|w| Arc::strong_count(w) > 1);
+            self.pruned = self.held.len();
+        }
+        self.held.insert(word.clone());
+    }
 }
 
 /// A kind's protobuf decoding: its message into its compact record, or why not.
@@ -874,6 +905,21 @@ pub(crate) fn parse_time(s: Option<&str>) -> Option<Timestamp> {
 
 #[cfg(test)]
 mod tests {
+    /// A word no record holds any more is let go as more come, and one still held is kept.
+    #[test]
+    fn words_no_record_holds_are_let_go() {
+        let mut words = Words::default();
+        let mut kept: Arc<str> = "node-kept".into();
+        words.share(&mut kept);
+        for i in 0..1000 {
+            words.share(&mut Arc::from(format!("node-{i}")));
+        }
+        assert!(words.held.len() <= 2 * 64 + 1, "{} words held for one record", words.held.len());
+        let mut again: Arc<str> = "node-kept".into();
+        words.share(&mut again);
+        assert!(Arc::ptr_eq(&again, &kept), "a word still held is the copy shared");
+    }
+
     use super::*;
     use kinds::Kind;
     use kinds::{cronjob::CronJob, hpa::Hpa, job::Job};
@@ -886,7 +932,7 @@ mod tests {
             Arc::new(Pod {
                 namespace: namespace.into(),
                 name: name.into(),
-                workload: String::new(),
+                workload: "".into(),
                 owner: Default::default(),
                 phase: phase.into(),
                 ready: false,
@@ -894,7 +940,7 @@ mod tests {
                 restarts: 0,
                 containers: vec![],
                 claims: vec![],
-                node: String::new(),
+                node: "".into(),
                 resources: Default::default(),
             })
         };
@@ -910,7 +956,7 @@ mod tests {
         };
         let options = CycleOptions { ignored_namespaces: vec!["hidden".into()], ..Default::default() };
         let names = |lists: Lists| -> Vec<String> {
-            lists.into_snapshot(Timestamp::UNIX_EPOCH, &options).pods.iter().map(|p| p.name.clone()).collect()
+            lists.into_snapshot(Timestamp::UNIX_EPOCH, &options).pods.iter().map(|p| p.name.to_string()).collect()
         };
         let in_order = InOrder { pods: true, ..Default::default() };
         let fresh = Lists { pods: list(), in_order, ..Default::default() };

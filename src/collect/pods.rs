@@ -10,10 +10,13 @@ use super::{Meta, nullable};
 /// The compact record of a Pod.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Pod {
-    pub namespace: String,
-    pub name: String,
+    /// Its namespace, name and workload are shared, not copied, with its health
+    /// ([`crate::health::PodHealth`]) while both are held: a watch's store and a cycle's health
+    /// hold the same names once.
+    pub namespace: Arc<str>,
+    pub name: Arc<str>,
     /// The controller behind the pod (the Deployment for a ReplicaSet's pod); empty for a bare pod.
-    pub workload: String,
+    pub workload: Arc<str>,
     /// What kind of controller that is.
     #[serde(default)]
     pub owner: Owner,
@@ -29,8 +32,9 @@ pub struct Pod {
     pub containers: Vec<ContainerState>,
     /// `spec.volumes[].persistentVolumeClaim.claimName`.
     pub claims: Vec<String>,
-    /// `spec.nodeName`: where it is scheduled; empty while it is not.
-    pub node: String,
+    /// `spec.nodeName`: where it is scheduled; empty while it is not. Shared by the pods on the
+    /// same node in a watch's store ([`super::Words`]).
+    pub node: Arc<str>,
     /// What it asks of its node, as the scheduler counts it.
     pub resources: Resources,
 }
@@ -398,9 +402,9 @@ impl From<RawPod> for Pod {
         let deletion = super::parse_time(raw.metadata.deletion_timestamp.as_deref());
         let finalizers = if deletion.is_some() { raw.metadata.finalizers } else { Vec::new() };
         Pod {
-            namespace: raw.metadata.meta.namespace,
-            name: raw.metadata.meta.name,
-            workload,
+            namespace: raw.metadata.meta.namespace.into(),
+            name: raw.metadata.meta.name.into(),
+            workload: workload.into(),
             owner,
             phase: Phase::from(status.phase.as_str()),
             ready,
@@ -409,7 +413,7 @@ impl From<RawPod> for Pod {
             restarts,
             containers,
             claims,
-            node: spec.node_name,
+            node: spec.node_name.into(),
             resources,
         }
     }
@@ -431,6 +435,21 @@ impl From<RawPod> for Arc<Pod> {
 impl super::FromApi for Arc<Pod> {
     type Raw = RawPod;
     const PROTOBUF: Option<super::Decoder<Arc<Pod>>> = Some(Pod::shared_from_protobuf);
+
+    /// A record just decoded (no other holder yet) takes its store's key's names, and the node
+    /// and workload the store's other pods hold.
+    fn share_names(&mut self, (namespace, name): &(Arc<str>, Arc<str>), words: &mut super::Words) {
+        if let Some(p) = Arc::get_mut(self) {
+            if p.namespace == *namespace {
+                p.namespace = namespace.clone();
+            }
+            if p.name == *name {
+                p.name = name.clone();
+            }
+            words.share(&mut p.node);
+            words.share(&mut p.workload);
+        }
+    }
 }
 
 impl Pod {
@@ -657,19 +676,19 @@ mod tests {
         let p = pod(r#"{"metadata":{"name":"api-7c9696d669-8tpp6","namespace":"shop",
             "labels":{"pod-template-hash":"7c9696d669"},
             "ownerReferences":[{"kind":"ReplicaSet","name":"api-7c9696d669","controller":true}]}}"#);
-        assert_eq!(p.workload, "api");
+        assert_eq!(&*p.workload, "api");
         let p = pod(
             r#"{"metadata":{"name":"db-0","ownerReferences":[{"kind":"StatefulSet","name":"db","controller":true}]}}"#,
         );
-        assert_eq!(p.workload, "db");
+        assert_eq!(&*p.workload, "db");
         let p = pod(
             r#"{"metadata":{"name":"x","ownerReferences":[{"kind":"ReplicaSet","name":"rs-plain","controller":true}]}}"#,
         );
-        assert_eq!(p.workload, "rs-plain", "a ReplicaSet without the hash label keeps its name");
+        assert_eq!(&*p.workload, "rs-plain", "a ReplicaSet without the hash label keeps its name");
         let p = pod(r#"{"metadata":{"name":"x","ownerReferences":[{"kind":"Node","name":"n1","controller":false}]}}"#);
-        assert_eq!(p.workload, "", "an owner that is not the controller does not count");
+        assert_eq!(&*p.workload, "", "an owner that is not the controller does not count");
         let p = pod(r#"{"metadata":{"name":"bare","labels":null,"ownerReferences":null},"spec":null,"status":null}"#);
-        assert_eq!((p.workload.as_str(), p.phase.as_str(), p.ready), ("", "", false));
+        assert_eq!((&*p.workload, p.phase.as_str(), p.ready), ("", "", false));
         assert_eq!(std::mem::size_of::<Phase>(), 1);
     }
 
@@ -789,7 +808,7 @@ mod tests {
         let from_protobuf = Pod::from_protobuf(&message.encode_to_vec()).unwrap();
         let from_json = pod(json);
         assert_eq!(from_protobuf, from_json);
-        assert_eq!(from_json.workload, "api");
+        assert_eq!(&*from_json.workload, "api");
         assert_eq!(from_json.scheduling(), Some("Unschedulable"));
         assert_eq!(from_json.finalizers(), ["example.com/hold"]);
         assert_eq!(from_json.resources.cpu_requests, 300);
@@ -804,7 +823,7 @@ mod tests {
                                 {"name":"proxy","restartPolicy":"Always","resources":{"requests":{"cpu":"50m","memory":"32Mi"},"limits":{"memory":"64Mi"}}}],
               "containers":[{"name":"app","resources":{"requests":{"cpu":"250m","memory":"256Mi"},"limits":{"cpu":"500m","memory":"512Mi"}}},
                             {"name":"plain"}]}}"#);
-        assert_eq!(p.node, "node-a");
+        assert_eq!(&*p.node, "node-a");
         // CPU: the migration (1 core, before the sidecar starts) beats app + sidecar (300m).
         assert_eq!(p.resources.cpu_requests, 1010);
         // Memory: app + sidecar (288Mi) beats the migration (64Mi).

@@ -50,7 +50,7 @@ impl Sum {
 pub struct Demand {
     /// By node name (std's randomly keyed SipHash: names come from the cluster). A node no pod
     /// asks anything of has no entry.
-    by_node: HashMap<String, (Sum, i64)>,
+    by_node: HashMap<std::sync::Arc<str>, (Sum, i64)>,
     total: Sum,
 }
 
@@ -72,7 +72,7 @@ impl Demand {
         if p.node.is_empty() {
             return;
         }
-        let gone = match self.by_node.get_mut(p.node.as_str()) {
+        let gone = match self.by_node.get_mut(&*p.node) {
             Some((sum, pods)) => {
                 sum.add(p.resources, times);
                 *pods += times as i64;
@@ -86,7 +86,7 @@ impl Demand {
             }
         };
         if gone {
-            self.by_node.remove(p.node.as_str());
+            self.by_node.remove(&*p.node);
         }
     }
 
@@ -112,7 +112,7 @@ mod tests {
         Pod {
             namespace: "shop".into(),
             name: name.into(),
-            workload: String::new(),
+            workload: "".into(),
             owner: Default::default(),
             phase: phase.into(),
             ready: true,

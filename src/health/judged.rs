@@ -229,14 +229,28 @@ pub struct Judgements {
     pub again: usize,
 }
 
+/// Makes room in `list` (empty) for `n` pods, and a sixty-fourth more, when it has less or more
+/// than twice that: a list of every pod kept from one cycle to the next neither doubles when
+/// the cluster grows by a pod (as `Vec::reserve` would: at 150,000 pods, two lists held 9.6 MB
+/// each where 4.8 do) nor stays at the size of a cluster that shrank.
+fn room<T>(list: &mut Vec<T>, n: usize) {
+    debug_assert!(list.is_empty());
+    let enough = n + n / 64;
+    if list.capacity() < n {
+        list.reserve_exact(enough);
+    } else if list.capacity() > 2 * enough {
+        list.shrink_to(enough);
+    }
+}
+
 /// A pod's names, by which a cycle's pods are ordered.
 fn key(p: &Pod) -> (&str, &str) {
-    (p.namespace.as_str(), p.name.as_str())
+    (&*p.namespace, &*p.name)
 }
 
 /// A pod that names a claim, as [`Judged`] keeps it.
 fn claimant(p: &Pod) -> (String, String) {
-    (p.namespace.clone(), p.name.clone())
+    (p.namespace.to_string(), p.name.to_string())
 }
 
 /// A pod of the cycle as the last cycle had it: None for a pod whose record is not the very one
@@ -261,13 +275,13 @@ impl Judged {
         let mut last = std::mem::take(&mut self.pods);
         let mut priors = std::mem::take(&mut self.spare_priors);
         priors.clear();
-        priors.reserve(pods.len());
+        room(&mut priors, pods.len());
         self.pods_gone = (!afresh).then(Vec::new);
         if afresh {
             self.demand = Demand::of(pods);
             self.claimants = pods.iter().filter(|p| !p.claims.is_empty()).map(|p| (claimant(p), p.clone())).collect();
             last.clear();
-            last.reserve(pods.len());
+            room(&mut last, pods.len());
             self.next = last;
             priors.extend(pods.iter().map(|_| None));
             return priors;
@@ -299,7 +313,7 @@ impl Judged {
             self.gone(&q);
             self.went(&q);
         }
-        last.reserve(pods.len());
+        room(&mut last, pods.len());
         self.next = last;
         priors
     }
@@ -307,7 +321,7 @@ impl Judged {
     /// A pod of the last cycle that this one has not: its names, for the rules.
     fn went(&mut self, q: &Pod) {
         if let Some(gone) = &mut self.pods_gone {
-            gone.push((q.namespace.clone(), q.name.clone()));
+            gone.push((q.namespace.to_string(), q.name.to_string()));
         }
     }
 
@@ -335,7 +349,7 @@ impl Judged {
         pod: &Arc<Pod>,
         prior: Prior,
         newest: impl Fn(&Pod) -> Option<&'e Arc<Event>>,
-        judge: impl FnOnce(Pod) -> PodHealth,
+        judge: impl FnOnce(&Pod) -> PodHealth,
     ) -> (Arc<PodHealth>, Looks) {
         if let Some((record, Some(kept))) = prior {
             // A healthy pod's judgement read no event, and the newest event about a pod is the
@@ -353,7 +367,7 @@ impl Judged {
         }
         self.last.afresh += 1;
         let alone = pod.deletion().is_none();
-        let health = Arc::new(judge(Pod::clone(pod)));
+        let health = Arc::new(judge(pod));
         let looks = Looks::of(&health);
         let kept = alone.then(|| Kept {
             health: health.clone(),
@@ -495,7 +509,24 @@ mod tests {
         let record = std::mem::size_of::<crate::collect::Pod>();
         let judged = std::mem::size_of::<super::PodHealth>();
         eprintln!("pod record {record} bytes, judgement {judged} bytes");
-        assert!(record <= 200, "a pod's record grew to {record} bytes");
-        assert!(judged <= 200, "a pod's judgement grew to {judged} bytes");
+        assert!(record <= 176, "a pod's record grew to {record} bytes");
+        assert!(judged <= 128, "a pod's judgement grew to {judged} bytes");
+    }
+
+    /// The lists of every pod a followed cluster keeps between cycles grow by a sixty-fourth
+    /// when the cluster grows, not twofold, and shrink with it.
+    #[test]
+    fn a_list_of_every_pod_is_kept_near_the_pods_count() {
+        let mut list: Vec<u64> = Vec::new();
+        let room = |list: &mut Vec<u64>, n: usize| {
+            super::room(list, n);
+            list.capacity()
+        };
+        assert_eq!(room(&mut list, 6400), 6500);
+        assert_eq!(room(&mut list, 6401), 6500, "room enough: left as it is");
+        let grown = room(&mut list, 6501);
+        assert!((6501..=6602).contains(&grown), "grown to {grown} for one more pod than it had room for");
+        let shrunk = room(&mut list, 100);
+        assert!((100..=300).contains(&shrunk), "{shrunk} kept for 100 pods");
     }
 }

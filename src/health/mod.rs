@@ -321,9 +321,10 @@ impl NodeHealth {
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct PodHealth {
-    pub namespace: String,
-    pub name: String,
-    pub workload: String,
+    /// The pod's own names (shared with its record, not copied).
+    pub namespace: Arc<str>,
+    pub name: Arc<str>,
+    pub workload: Arc<str>,
     /// The kind of its controller.
     #[serde(skip)]
     pub owner: crate::collect::pods::Owner,
@@ -508,8 +509,8 @@ pub fn assess(s: Snapshot) -> Health {
 
 /// Derives the cluster's health from one successful cycle taken at `now` (the rules' "now"),
 /// with what `memory` holds of the cycles before it, which it updates. It consumes the
-/// snapshot: each pod's strings move into its health record rather than being copied, which
-/// halves the memory of a large cluster.
+/// snapshot: each pod's health shares its record's names (namespace, name, workload) rather
+/// than copying them, and the rest of the record is let go once the pod is judged.
 pub fn assess_with(s: Snapshot, now: Timestamp, memory: &mut Memory) -> Health {
     assess_judged(s, now, memory, None)
 }
@@ -568,7 +569,7 @@ pub fn assess_judged(
     drop(waits);
     let not_ready: std::collections::HashSet<&str> =
         nodes.iter().filter(|n| !n.ready).map(|n| n.name.as_str()).collect();
-    let judge = |p: Pod| pod_health(p, &events, s.time, &not_ready);
+    let judge = |p: &Pod| pod_health(p, &events, s.time, &not_ready);
     // Problems first, then by namespace and name: the pods come in that second order, so each
     // goes to its part as it is judged.
     let mut pods: Vec<Arc<PodHealth>> = Vec::new();
@@ -586,7 +587,7 @@ pub fn assess_judged(
     };
     match kept.as_deref_mut() {
         None => raw_pods.into_iter().for_each(|p| {
-            let h = Arc::new(judge(Arc::unwrap_or_clone(p)));
+            let h = Arc::new(judge(&p));
             let looks = judged::Looks::of(&h);
             place(h, looks);
         }),
@@ -649,7 +650,7 @@ fn claim_users<'p>(pods: impl Iterator<Item = &'p Arc<Pod>>) -> ClaimUsers<'p> {
     let mut users = ClaimUsers::default();
     for p in pods.filter(|p| !p.claims.is_empty() && p.phase != "Failed") {
         for claim in &p.claims {
-            users.entry((p.namespace.as_str(), claim.as_str())).or_default().push(p.name.as_str());
+            users.entry((&*p.namespace, claim.as_str())).or_default().push(&*p.name);
         }
     }
     users
@@ -727,7 +728,7 @@ type ProblemPods<'p> = Names<(&'p str, &'p str), Vec<&'p PodHealth>>;
 fn problem_pods(problems: &[Arc<PodHealth>]) -> ProblemPods<'_> {
     let mut by_workload = ProblemPods::default();
     for p in problems.iter().filter(|p| p.has_problem() && !p.workload.is_empty()) {
-        by_workload.entry((p.namespace.as_str(), p.workload.as_str())).or_default().push(p);
+        by_workload.entry((&*p.namespace, &*p.workload)).or_default().push(p);
     }
     by_workload
 }
@@ -898,7 +899,7 @@ fn outside_skew(server: Option<u32>, kubelet: Option<u32>) -> bool {
     }
 }
 
-fn pod_health(p: Pod, events: &EventIndex, now: Timestamp, down: &std::collections::HashSet<&str>) -> PodHealth {
+fn pod_health(p: &Pod, events: &EventIndex, now: Timestamp, down: &std::collections::HashSet<&str>) -> PodHealth {
     let crashlooping = p.crashlooping();
     let pending = p.phase == "Pending";
     let failed = p.phase == "Failed";
@@ -981,7 +982,7 @@ fn pod_health(p: Pod, events: &EventIndex, now: Timestamp, down: &std::collectio
             let finalizers = clean_line(&p.finalizers().join(", "), WHY_MAX);
             why.push(ours("why-finalizers", &[("finalizers", finalizers.into())]));
         }
-        if down.contains(p.node.as_str()) {
+        if down.contains(&*p.node) {
             why.push(ours("why-node-down", &[("node", (&p.node).into())]));
         }
         if why.is_empty() {
@@ -994,9 +995,9 @@ fn pod_health(p: Pod, events: &EventIndex, now: Timestamp, down: &std::collectio
     PodHealth {
         terminating,
         restarts: p.restarts(),
-        namespace: p.namespace,
-        name: p.name,
-        workload: p.workload,
+        namespace: p.namespace.clone(),
+        name: p.name.clone(),
+        workload: p.workload.clone(),
         owner: p.owner,
         phase: p.phase,
         ready: p.ready,
@@ -1385,7 +1386,7 @@ mod tests {
         Pod {
             namespace: ns.into(),
             name: name.into(),
-            workload: String::new(),
+            workload: "".into(),
             owner: Default::default(),
             phase: phase.into(),
             ready: phase == "Running",
@@ -1393,7 +1394,7 @@ mod tests {
             restarts: 0,
             containers: vec![],
             claims: vec![],
-            node: String::new(),
+            node: "".into(),
             resources: Resources::default(),
         }
     }
@@ -1433,6 +1434,34 @@ mod tests {
         assert_eq!(h.severity(), Grade::Critical);
         assert_eq!(h.summary(), "1 pod crash-looping, 1 pod pending");
         assert_eq!(h.counts.pods_not_ready, 1, "the metric still counts every Running pod that is not ready");
+    }
+
+    /// A pod's health holds its record's names, not copies: in a full derivation, and in a
+    /// followed cluster's cycle, where the store keeps the record beside the health.
+    #[test]
+    fn a_pod_s_health_shares_its_record_s_names() {
+        let mut crash = pod("shop", "api-1", "Running");
+        crash.workload = "api".into();
+        crash.ready = false;
+        let records: Vec<Arc<Pod>> = [crash, pod("shop", "api-2", "Running")].map(Arc::new).into();
+        let shares = |h: &Health| {
+            assert_eq!(h.pods.len(), records.len());
+            for (p, r) in h.pods.iter().zip(&records) {
+                assert!(Arc::ptr_eq(&p.namespace, &r.namespace), "{}: namespace copied", r.name);
+                assert!(Arc::ptr_eq(&p.name, &r.name), "{}: name copied", r.name);
+                assert!(Arc::ptr_eq(&p.workload, &r.workload), "{}: workload copied", r.name);
+            }
+        };
+        let snapshot = || Snapshot { pods: records.clone(), ..Default::default() };
+        shares(&assess(snapshot()));
+        let mut judged = judged::Judged::default();
+        let mut memory = Memory::default();
+        for afresh in [true, false, false] {
+            let s = snapshot();
+            let now = s.time;
+            shares(&assess_judged(s, now, &mut memory, Some((&mut judged, afresh))));
+        }
+        assert_eq!(judged.last.again, 2, "the second cycle on took both judgements again");
     }
 
     #[test]

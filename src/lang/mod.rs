@@ -178,6 +178,12 @@ impl From<&String> for Arg {
     }
 }
 
+impl From<&std::sync::Arc<str>> for Arg {
+    fn from(s: &std::sync::Arc<str>) -> Arg {
+        Arg::Text(s.to_string())
+    }
+}
+
 impl From<String> for Arg {
     fn from(s: String) -> Arg {
         Arg::Text(s)

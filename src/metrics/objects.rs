@@ -312,7 +312,7 @@ pub(super) const NODES: &[Generator<NodeHealth>] = &[
 ];
 
 fn pod(p: &PodHealth) -> Vec<(&'static str, String)> {
-    vec![("namespace", p.namespace.clone()), ("pod", p.name.clone()), ("workload", p.workload.clone())]
+    vec![("namespace", p.namespace.to_string()), ("pod", p.name.to_string()), ("workload", p.workload.to_string())]
 }
 
 pub(super) const PODS: &[Generator<PodHealth>] = &[

@@ -1149,7 +1149,7 @@ impl RuleState {
                     *memory = remember(std::mem::take(memory), now, last_look, p);
                     let judged = judge_memory(memory, now);
                     if *memory != before {
-                        self.pods_changed.keys.push((p.namespace.clone(), p.name.clone()));
+                        self.pods_changed.keys.push((p.namespace.to_string(), p.name.to_string()));
                     }
                     (judged, quiet.is_some().then(|| memory.clone()))
                 }
@@ -1162,8 +1162,8 @@ impl RuleState {
                     };
                     let judged = judge_memory(&mut memory, now);
                     let kept = quiet.is_some().then(|| memory.clone());
-                    self.pods.insert((p.namespace.clone(), p.name.clone()), memory);
-                    self.pods_changed.keys.push((p.namespace.clone(), p.name.clone()));
+                    self.pods.insert((p.namespace.to_string(), p.name.to_string()), memory);
+                    self.pods_changed.keys.push((p.namespace.to_string(), p.name.to_string()));
                     (judged, kept)
                 }
             };
@@ -1217,8 +1217,7 @@ impl RuleState {
             if let Some(q) = quiet {
                 q.looked_for_gone = true;
             }
-            let present: HashSet<(&str, &str)> =
-                h.pods.iter().map(|p| (p.namespace.as_str(), p.name.as_str())).collect();
+            let present: HashSet<(&str, &str)> = h.pods.iter().map(|p| (&*p.namespace, &*p.name)).collect();
             let changed = &mut self.pods_changed.keys;
             self.pods.retain(|(namespace, name), _| {
                 let kept = present.contains(&(namespace.as_str(), name.as_str()));
@@ -1346,7 +1345,7 @@ fn still(memory: &PodMemory, now: Timestamp, judged: &PodJudged) -> bool {
 
 /// Where a pod is in a cycle's order: problems first, then by namespace and name.
 fn order(p: &PodHealth) -> (bool, &str, &str) {
-    (!p.has_problem(), p.namespace.as_str(), p.name.as_str())
+    (!p.has_problem(), &*p.namespace, &*p.name)
 }
 
 /// A pod seen again: counts its restarts (a decrease is a reset) and its crash loop: when it

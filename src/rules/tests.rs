@@ -825,7 +825,7 @@ fn a_bare_pod_not_ready_fires_after_fifteen_minutes_and_a_workloads_pod_is_left_
         let mut h = health(m);
         let down = (1..=17).contains(&m);
         let mut bare = pod("debug-shell", 0);
-        (bare.workload, bare.owner, bare.ready, bare.not_ready) = (String::new(), Owner::None, !down, down);
+        (bare.workload, bare.owner, bare.ready, bare.not_ready) = ("".into(), Owner::None, !down, down);
         // Of an operator's controller, its node lost: phase Unknown.
         let mut operated = pod("pg-0", 0);
         (operated.workload, operated.owner) = ("pg".into(), Owner::Other);
@@ -839,8 +839,7 @@ fn a_bare_pod_not_ready_fires_after_fifteen_minutes_and_a_workloads_pod_is_left_
         let mut job = pod("backup-x1", 0);
         (job.owner, job.ready, job.not_ready) = (Owner::Job, false, true);
         let mut crashing = pod("scratch", 0);
-        (crashing.workload, crashing.owner, crashing.ready, crashing.not_ready) =
-            (String::new(), Owner::None, false, true);
+        (crashing.workload, crashing.owner, crashing.ready, crashing.not_ready) = ("".into(), Owner::None, false, true);
         crashing.crashlooping = true;
         h.pods = [bare, operated, deployed, job, crashing].into_iter().map(Arc::new).collect();
         Some(h)

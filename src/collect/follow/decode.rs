@@ -126,7 +126,7 @@ pub(super) fn decode_json<T: Followed>(line: &[u8]) -> Result<WatchEvent<T>, Str
             let m = head.metadata;
             of_object(
                 kind,
-                (m.namespace.unwrap_or_default(), m.name.unwrap_or_default()),
+                (m.namespace.unwrap_or_default().into(), m.name.unwrap_or_default().into()),
                 m.uid.unwrap_or_default(),
                 m.resource_version.unwrap_or_default(),
                 || from_api::<T>(line.object.get()).map_err(|e| format!("invalid item: {e}")),
@@ -163,7 +163,7 @@ fn decode_protobuf<T: Followed>(event: &[u8]) -> Result<WatchEvent<T>, String> {
         }
         kind @ ("ADDED" | "MODIFIED" | "DELETED") => {
             let m = head()?;
-            of_object(kind, (m.namespace, m.name), m.uid, m.resource_version, || match T::PROTOBUF {
+            of_object(kind, (m.namespace.into(), m.name.into()), m.uid, m.resource_version, || match T::PROTOBUF {
                 Some(decode) => decode(&object).map_err(|e| e.0),
                 None => Err("this kind is not read from protobuf".to_string()),
             })
@@ -182,7 +182,7 @@ mod tests {
         let added = br#"{"type":"ADDED","object":{"kind":"Node","metadata":{"name":"n1","uid":"u1","resourceVersion":"12"},"status":{"conditions":[{"type":"Ready","status":"True"}]}}}"#;
         match decode_json::<Node>(added).unwrap() {
             WatchEvent::Added(Object { key, uid, resource_version, record }) => {
-                assert_eq!((key, uid.as_str(), resource_version.as_str()), ((String::new(), "n1".into()), "u1", "12"));
+                assert_eq!((key, uid.as_str(), resource_version.as_str()), (("".into(), "n1".into()), "u1", "12"));
                 assert_eq!(record.name, "n1");
             }
             other => panic!("an added object, not {}", other.name()),

@@ -4,18 +4,21 @@
 use std::any::Any;
 use std::collections::BTreeMap;
 use std::hash::Hasher;
-use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use tokio::sync::Notify;
 
 use super::Followed;
 use super::machine::ToStore;
+use crate::collect::Words;
 use crate::error::ReadError;
 
-/// (namespace, name): one object of the collection.
-pub type Key = (String, String);
+/// (namespace, name): one object of the collection. Shared, not copied: the objects of one
+/// namespace kept side by side hold one copy of its name, and a record that holds its own names
+/// holds the key's ([`crate::collect::FromApi::share_names`]).
+pub type Key = (Arc<str>, Arc<str>);
 
 /// Whether a store can be taken into a cycle, and if not, why.
 #[derive(Clone, Debug)]
@@ -76,6 +79,8 @@ pub struct Kept<T> {
     /// name, which the snapshot's ordering then only checks: at 150,000 pods, sorting records
     /// taken in a hash map's order was a tenth of a cycle's CPU).
     pub items: Records<T>,
+    /// What its records hold alike, held once.
+    words: Words,
     pub sync: InSync,
     /// The list last handed to a cycle, when the cycle gives it back, and the keys changed
     /// since it was handed out.
@@ -87,6 +92,22 @@ pub struct Kept<T> {
     /// back (in increasing order); None when it copied every record. The rest of that list is
     /// as the last cycle left it.
     put_at: Option<Vec<usize>>,
+}
+
+impl<T> Kept<T> {
+    /// `key` as the store holds it: the key already kept for the object (which inserting keeps),
+    /// or a new one holding the namespace its neighbour's key holds when it is the same.
+    fn held(&self, key: Key) -> Key {
+        use std::ops::Bound::{Excluded, Unbounded};
+        if let Some((kept, _)) = self.items.get_key_value(&key) {
+            return kept.clone();
+        }
+        let neighbours = [self.items.range(..&key).next_back(), self.items.range((Excluded(&key), Unbounded)).next()];
+        match neighbours.into_iter().flatten().find(|((namespace, _), _)| *namespace == key.0) {
+            Some(((namespace, _), _)) => (namespace.clone(), key.1),
+            None => key,
+        }
+    }
 }
 
 /// What a store knows of the list it last handed to a cycle. A cycle that gives its list back
@@ -143,7 +164,7 @@ fn patched<T: Clone>(list: Vec<T>, key: KeyOf<T>, mut changed: Vec<Key>, items: 
     let places: Vec<(usize, bool)> = changed
         .iter()
         .map(|(namespace, name)| {
-            let wanted = (namespace.as_str(), name.as_str());
+            let wanted = (&**namespace, &**name);
             let at = list.partition_point(|r| key(r) < wanted);
             (at, list.get(at).is_some_and(|r| key(r) == wanted))
         })
@@ -214,7 +235,14 @@ impl<T: Followed> Store<T> {
 
     fn in_sync(sync: InSync) -> Store<T> {
         Store {
-            state: Mutex::new(Kept { items: BTreeMap::new(), sync, lent: Lent::None, lends: false, put_at: None }),
+            state: Mutex::new(Kept {
+                items: BTreeMap::new(),
+                words: Words::default(),
+                sync,
+                lent: Lent::None,
+                lends: false,
+                put_at: None,
+            }),
             settled: Notify::new(),
             protobuf: Default::default(),
             last_read: Mutex::new(None),
@@ -242,8 +270,15 @@ impl<T: Followed> Store<T> {
         }
     }
 
-    pub fn replace(&self, items: Records<T>) {
+    /// Replaces the records with a list's, each holding its key's names and the words the
+    /// others hold ([`crate::collect::FromApi::share_names`]).
+    pub fn replace(&self, mut items: Records<T>) {
+        let mut words = Words::default();
+        for (key, (_, record)) in items.iter_mut() {
+            record.share_names(key, &mut words);
+        }
         let mut k = self.lock();
+        k.words = words;
         k.items = items;
         k.lent = Lent::None;
         k.sync = InSync::Following;
@@ -281,12 +316,14 @@ impl<T: Followed> Store<T> {
     /// An object added or modified; whether it changed the records. An object rewritten into
     /// the same record (a node's status heartbeat, a label, an annotation, `managedFields`)
     /// changes nothing a cycle derives, so it takes no cycle.
-    pub fn put(&self, key: Key, uid: &str, record: T) -> bool {
+    pub fn put(&self, key: Key, uid: &str, mut record: T) -> bool {
         let uid = Uid::of(uid);
         let mut k = self.lock();
         if k.items.get(&key).is_some_and(|(u, r)| *u == uid && *r == record) {
             return false;
         }
+        let key = k.held(key);
+        record.share_names(&key, &mut k.words);
         let items = k.items.len();
         k.lent.changed(&key, items);
         k.items.insert(key, (uid, record));
@@ -411,7 +448,7 @@ mod tests {
     }
 
     fn key() -> Key {
-        ("a".to_string(), "c".to_string())
+        ("a".into(), "c".into())
     }
 
     #[test]
@@ -471,7 +508,7 @@ mod tests {
         let names: Vec<(&str, &str)> = taken.iter().map(|c| (c.name.as_str(), c.phase.as_str())).collect();
         assert_eq!(names, [("a", "Bound"), ("b", "Bound"), ("d", "Pending"), ("e", "Lost"), ("z", "Bound")]);
         assert!(Arc::ptr_eq(&taken[1], &first[0]), "an unchanged record is the very one, moved");
-        let e = store.lock().items[&("a".to_string(), "e".to_string())].1.clone();
+        let e = store.lock().items[&(Arc::from("a"), Arc::from("e"))].1.clone();
         assert!(Arc::ptr_eq(&taken[3], &e), "a changed record is the store's");
         assert_eq!(store.put_at(), Some(vec![0, 2, 3, 4]), "where the changed records were put");
 
@@ -558,5 +595,46 @@ mod tests {
         assert!(store.take(Duration::ZERO).await.is_none(), "read every interval");
         assert!(Store::<Pvc>::not_followed().take(Duration::ZERO).await.is_none(), "never followed");
         assert!(!Store::<Pvc>::not_followed().every_interval(), "not said to be read every interval");
+    }
+
+    /// A pod's record and its key hold one copy of its names, the pods of a namespace kept side
+    /// by side one copy of the namespace's, and the pods on a node one copy of its name: as
+    /// listed, and as put one by one.
+    #[test]
+    fn a_store_holds_each_name_once() {
+        use crate::collect::{Pod, from_api};
+        let pod = |namespace: &str, name: &str, phase: &str| -> Arc<Pod> {
+            let json = format!(
+                r#"{{"metadata":{{"namespace":"{namespace}","name":"{name}"}},"spec":{{"nodeName":"node-1"}},"status":{{"phase":"{phase}"}}}}"#
+            );
+            from_api(&json).expect("a pod")
+        };
+        let item = |namespace: &str, name: &str| {
+            ((namespace.into(), name.into()), (Uid::of(name), pod(namespace, name, "Running")))
+        };
+        let once = |store: &Store<Arc<Pod>>| {
+            let k = store.lock();
+            for ((namespace, name), (_, p)) in &k.items {
+                assert!(Arc::ptr_eq(namespace, &p.namespace), "{name}: its namespace held twice");
+                assert!(Arc::ptr_eq(name, &p.name), "{name}: its name held twice");
+            }
+            for namespace in ["shop", "web"] {
+                let held: Vec<&Arc<str>> = k.items.keys().map(|(n, _)| n).filter(|n| &***n == namespace).collect();
+                assert!(held.windows(2).all(|w| Arc::ptr_eq(w[0], w[1])), "{namespace} held more than once");
+            }
+            let nodes: Vec<&Arc<str>> = k.items.values().map(|(_, p)| &p.node).collect();
+            assert!(nodes.windows(2).all(|w| Arc::ptr_eq(w[0], w[1])), "the node's name held more than once");
+        };
+        let store = Store::<Arc<Pod>>::new();
+        store.replace(super::super::packed(vec![item("shop", "a"), item("shop", "c"), item("web", "x")]));
+        once(&store);
+        assert!(store.put(("shop".into(), "b".into()), "b", pod("shop", "b", "Running")), "added between two");
+        assert!(store.put(("web".into(), "w".into()), "w", pod("web", "w", "Running")), "added before the only one");
+        assert!(store.put(("zoo".into(), "z".into()), "z", pod("zoo", "z", "Running")), "in a namespace of its own");
+        assert!(store.put(("shop".into(), "a".into()), "a", pod("shop", "a", "Pending")), "changed");
+        once(&store);
+        let a = store.lock().items[&(Arc::from("shop"), Arc::from("a"))].1.clone();
+        assert_eq!(a.phase, crate::collect::pods::Phase::Pending, "the changed record is kept");
+        assert_eq!(store.lock().items.len(), 6);
     }
 }

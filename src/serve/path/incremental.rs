@@ -19,6 +19,7 @@ use crate::collect::nodes::Node;
 use crate::collect::pods::{ContainerState, Owner, Phase, PodDetail};
 use crate::collect::workloads::{DeploymentRecord, Workload};
 use crate::collect::{Event, Pod, Pvc, Snapshot};
+use crate::rules::engine::PodRef;
 use crate::state::Store;
 
 /// One watch event, or what happens between them.
@@ -102,11 +103,11 @@ fn t0() -> Timestamp {
     Timestamp::from_second(1_800_000_000).unwrap()
 }
 
-fn key(namespace: &str, name: &str) -> (String, String) {
-    (namespace.to_string(), name.to_string())
+fn key(namespace: &str, name: &str) -> (Arc<str>, Arc<str>) {
+    (namespace.into(), name.into())
 }
 
-fn pod_key(index: u8) -> (String, String) {
+fn pod_key(index: u8) -> (Arc<str>, Arc<str>) {
     key(if index.is_multiple_of(2) { "a" } else { "b" }, &format!("p{index}"))
 }
 
@@ -117,7 +118,7 @@ fn shaped(index: u8, shape: u8) -> Pod {
     let mut p = Pod {
         namespace,
         name,
-        workload: if index < 6 { format!("w{}", index % 3) } else { String::new() },
+        workload: if index < 6 { format!("w{}", index % 3).into() } else { "".into() },
         owner: if index < 6 { Owner::Deployment } else { Owner::None },
         phase: Phase::from("Running"),
         ready: true,
@@ -125,7 +126,7 @@ fn shaped(index: u8, shape: u8) -> Pod {
         restarts: 0,
         containers: Vec::new(),
         claims: Vec::new(),
-        node: format!("n{}", index % 3),
+        node: format!("n{}", index % 3).into(),
         resources: Default::default(),
     };
     let waiting = |reason: &str| ContainerState {
@@ -143,7 +144,7 @@ fn shaped(index: u8, shape: u8) -> Pod {
         2 => {
             p.phase = Phase::from("Pending");
             p.ready = false;
-            p.node = String::new();
+            p.node = "".into();
             p.detail =
                 Some(Box::new(PodDetail { scheduling: Some("0/3 nodes are available".into()), ..Default::default() }));
         }
@@ -213,10 +214,10 @@ fn workload(index: u8, ready: u8) -> DeploymentRecord {
 fn event(pod: u8, reason: u8, now: Timestamp) -> Event {
     let (namespace, name) = pod_key(pod);
     Event {
-        namespace: namespace.clone(),
+        namespace: namespace.to_string(),
         kind: "Pod".into(),
-        object_namespace: Some(namespace),
-        object_name: name,
+        object_namespace: Some(namespace.to_string()),
+        object_name: name.to_string(),
         reason: ["BackOff", "FailedMount", "FailedScheduling"][usize::from(reason)].into(),
         message: format!("something about it ({reason})"),
         event_type: "Warning".into(),
@@ -346,7 +347,7 @@ impl Stores {
     fn give_back(&self, kept: &mut Kept) {
         let given = kept.judged.shelf();
         if let Some(list) = given.pods {
-            self.pods.shelve(list, Some(|p| (p.namespace.as_str(), p.name.as_str())));
+            self.pods.shelve(list, Some(|p| (&*p.namespace, &*p.name)));
         }
         // Not in their stores' key order once in a snapshot (the events), or not changed in place.
         if let Some(list) = given.nodes {
@@ -580,7 +581,7 @@ fn a_change_to_one_pod_judges_that_pod_alone() {
     // What the pages say of pod 3.
     let why = |f: &Followed| {
         let h = f.health();
-        let pod = h.pods.iter().find(|p| p.name == "p3").expect("pod 3").clone();
+        let pod = h.pods.iter().find(|p| &*p.name == "p3").expect("pod 3").clone();
         pod.why.iter().map(|m| crate::lang::Lang::En.say(m)).collect::<Vec<_>>().join("; ")
     };
     // An event about it: judged again, its why the event's.
@@ -655,7 +656,7 @@ fn a_pod_gone_is_forgotten_by_its_name() {
     let mut f = Followed::new();
     let five = SignedDuration::from_secs(5);
     f.step(&Step::PodDeleted { index: 4 }, five);
-    assert!(!f.watched.0.pods.contains_key(&pod_key(4)), "pod 4 forgotten");
+    assert!(!f.watched.0.pods.contains_key(&PodRef(&pod_key(4).0, &pod_key(4).1)), "pod 4 forgotten");
     assert_eq!(f.watched.0.pods.len(), 9, "the nine others remembered");
     assert!(!f.watched.1.quiet.looked_for_gone, "found by its name");
     // Two at once, and one changed at the same time (its name stays): the same.
