@@ -135,7 +135,7 @@ impl Lists {
         let mut nodes = self.nodes;
         once_each(&mut nodes, ordered.nodes, |n| ("", &n.name));
         let ignored = &options.ignored_namespaces;
-        let kept_pod = |p: &Arc<Pod>| p.phase != "Succeeded" && !ignored.iter().any(|n| **n == *p.namespace);
+        let kept_pod = |p: &Arc<Pod>| p.phase != "Succeeded" && !ignored.iter().any(|n| *n == *p.namespace);
         let mut pods = self.pods;
         match &self.pods_put_at {
             Some(at) => retain_at(&mut pods, at, kept_pod),
@@ -205,7 +205,7 @@ impl Snapshot {
         if ignored.is_empty() {
             return;
         }
-        self.pods.retain(|p| !ignored.iter().any(|n| **n == *p.namespace));
+        self.pods.retain(|p| !ignored.iter().any(|n| *n == *p.namespace));
         self.leave_out_but_pods(ignored);
     }
 

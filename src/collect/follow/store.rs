@@ -95,13 +95,9 @@ pub struct Kept<T> {
 }
 
 impl<T> Kept<T> {
-    /// `key` as the store holds it: the key already kept for the object (which inserting keeps),
-    /// or a new one holding the namespace its neighbour's key holds when it is the same.
-    fn held(&self, key: Key) -> Key {
+    /// A key not kept yet, holding the namespace its neighbour's key holds when it is the same.
+    fn new_key(&self, key: Key) -> Key {
         use std::ops::Bound::{Excluded, Unbounded};
-        if let Some((kept, _)) = self.items.get_key_value(&key) {
-            return kept.clone();
-        }
         let neighbours = [self.items.range(..&key).next_back(), self.items.range((Excluded(&key), Unbounded)).next()];
         match neighbours.into_iter().flatten().find(|((namespace, _), _)| *namespace == key.0) {
             Some(((namespace, _), _)) => (namespace.clone(), key.1),
@@ -319,10 +315,12 @@ impl<T: Followed> Store<T> {
     pub fn put(&self, key: Key, uid: &str, mut record: T) -> bool {
         let uid = Uid::of(uid);
         let mut k = self.lock();
-        if k.items.get(&key).is_some_and(|(u, r)| *u == uid && *r == record) {
-            return false;
-        }
-        let key = k.held(key);
+        // The key the store keeps for the object (inserting keeps it), or a new one.
+        let key = match k.items.get_key_value(&key) {
+            Some((_, (u, r))) if *u == uid && *r == record => return false,
+            Some((kept, _)) => kept.clone(),
+            None => k.new_key(key),
+        };
         record.share_names(&key, &mut k.words);
         let items = k.items.len();
         k.lent.changed(&key, items);
