@@ -13,7 +13,7 @@
 //! /api/v1/monitor); SQLite commit time per cycle; resident memory (peak, and per cluster); the
 //! overview page's and /metrics' p95 latency, fetched one after another every second; serve's CPU
 //! seconds per minute over the whole watch (the first interval's reads and lists included) and
-//! over its last 60 s (steady state). The simulator offers HTTP/2, as kube-apiserver does: all
+//! over its last 60 s (steady state); the most threads serve had, sampled every second. The simulator offers HTTP/2, as kube-apiserver does: all
 //! the watches of a cluster share one connection (`BENCH_HTTP2=0`: HTTP/1.1 only).
 //! `BENCH_WRAP` runs `serve` under another command, a heap profiler (`BENCH_WRAP="heaptrack -o
 //! /tmp/serve"`): the memory and CPU columns are then the wrapper's, not serve's, and serve is
@@ -60,6 +60,8 @@ struct Row {
     metrics_size: (usize, usize),
     /// The SQLite database's files at the end of the watch (with its write-ahead log).
     state_size: f64,
+    /// The most threads the process had, sampled every second.
+    threads: usize,
 }
 
 /// `program`, or the command `BENCH_WRAP` names (split at spaces) with `program` after it, in a
@@ -141,6 +143,7 @@ fn measure(count: usize, dir: &Path, watch: Duration, watch_mode: bool) -> Measu
     let (mut overview, mut metrics) = (Vec::new(), Vec::new());
     let mut read_in_first_interval = None;
     let mut peak: f64 = 0.0;
+    let mut threads = 0;
     let mut gzipped = 0;
     while started.elapsed() < watch {
         let tick = Instant::now();
@@ -154,6 +157,7 @@ fn measure(count: usize, dir: &Path, watch: Duration, watch_mode: bool) -> Measu
         gzipped = answer.wire.len();
         metrics.push(took);
         peak = peak.max(common::memory_mb(pid)?.1);
+        threads = threads.max(common::threads(pid)?);
         if cpu_minute_ago.is_none() && started.elapsed() + Duration::from_secs(61) >= watch {
             cpu_minute_ago = Some((Instant::now(), common::cpu_seconds(pid)?));
         }
@@ -202,6 +206,7 @@ fn measure(count: usize, dir: &Path, watch: Duration, watch_mode: bool) -> Measu
             above_zero("/metrics plain size", plain.wire.len() as f64)? as usize,
         ),
         state_size: above_zero("the state's size", sqlite_size(&dir.join("state")))?,
+        threads,
     };
     drop(group);
     drop(serve);
@@ -426,16 +431,16 @@ fn main() {
             })
             .collect::<Measured<Vec<bool>>>()?;
         println!(
-            "| clusters | mode | read in the first interval | start lag p50 / p99 | commit p50 / p99 | RSS peak (per cluster) | CPU s/min (whole / last minute) | overview p95 | /metrics p95 | /metrics gzip / plain | SQLite size |"
+            "| clusters | mode | read in the first interval | start lag p50 / p99 | commit p50 / p99 | RSS peak (per cluster) | CPU s/min (whole / last minute) | overview p95 | /metrics p95 | /metrics gzip / plain | SQLite size | threads (most) |"
         );
-        println!("|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
+        println!("|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
         let counts_again = counts.clone();
         for count in counts {
             for &watch_mode in &modes {
                 let dir = tempfile::tempdir().unwrap();
                 let r = measure(count, dir.path(), Duration::from_secs(watch), watch_mode)?;
                 println!(
-                    "| {} | {} | {} | {:.3} / {:.3} s | {:.1} / {:.1} ms | {:.0} MB ({:.0} KB) | {:.1} / {:.1} | {:.0} ms | {:.0} ms | {:.1} / {:.1} MB | {:.1} MB |",
+                    "| {} | {} | {} | {:.3} / {:.3} s | {:.1} / {:.1} ms | {:.0} MB ({:.0} KB) | {:.1} / {:.1} | {:.0} ms | {:.0} ms | {:.1} / {:.1} MB | {:.1} MB | {} |",
                     r.clusters,
                     if r.watch { "watch" } else { "list" },
                     r.read_in_first_interval,
@@ -451,7 +456,8 @@ fn main() {
                     r.metrics_p95.as_secs_f64() * 1000.0,
                     r.metrics_size.0 as f64 / 1e6,
                     r.metrics_size.1 as f64 / 1e6,
-                    r.state_size / 1e6
+                    r.state_size / 1e6,
+                    r.threads
                 );
             }
         }

@@ -408,8 +408,6 @@ pub async fn check(
     let conn = &cluster.connection;
     let options = CycleOptions { record: record.is_some(), ..cycle_options.clone() };
     let mut cycle = cluster.read(&options, jiff::Timestamp::now()).await;
-    // What the reading threads freed goes back before the derivation, which runs on this one.
-    reader::release_free_memory();
     let health: Option<Health> = cycle.result.as_mut().ok().map(|s| health::assess(std::mem::take(s)));
     let message = cycle.result.as_ref().err().map(|e| conn.redactor.clean(&e.to_string()));
     let mut warning = String::new();
@@ -542,6 +540,7 @@ fn migrate(args: &MigrateArgs) -> ExitCode {
 }
 
 pub fn main() -> ExitCode {
+    crate::allocator::configure();
     // Exactly one crypto provider is compiled in; installing it makes that explicit.
     let _ = rustls::crypto::ring::default_provider().install_default();
     let cli = match Cli::try_parse() {

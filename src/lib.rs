@@ -8,6 +8,7 @@
 //! - [`wire`]: the agent protocol, what an agent sends for each cycle and the server answers.
 
 pub mod agent;
+pub mod allocator;
 pub mod auth;
 pub mod board;
 pub mod cli;

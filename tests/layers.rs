@@ -9,7 +9,7 @@ use proc_macro2::{Delimiter, Spacing, TokenStream, TokenTree};
 
 /// From the bottom up. A module may use modules of lower layers only, never its own layer's.
 const LAYERS: &[&[&str]] = &[
-    &["collection", "flat", "silence", "lang", "redact"],
+    &["allocator", "collection", "flat", "silence", "lang", "redact"],
     &["error", "clock", "auth", "secret"],
     &["kube", "logs"],
     &["collect", "config"],

@@ -281,6 +281,17 @@ pub fn memory_mb(pid: u32) -> Measured<(f64, f64)> {
     Ok((field("VmHWM:")?, field("VmRSS:")?))
 }
 
+/// How many threads process `pid` has now.
+pub fn threads(pid: u32) -> Measured<usize> {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status"))
+        .map_err(|e| format!("process {pid}: /proc/{pid}/status ({e})"))?;
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("Threads:"))
+        .and_then(|v| v.trim().parse().ok())
+        .ok_or_else(|| format!("process {pid} has no thread count (it has ended)"))
+}
+
 /// CPU time (user + system) a process has used so far, from /proc/PID/stat.
 pub fn cpu_seconds(pid: u32) -> Measured<f64> {
     let stat = std::fs::read_to_string(format!("/proc/{pid}/stat"))

@@ -285,7 +285,6 @@ async fn run(o: AgentOptions) -> Result<(), AgentError> {
         drop(report);
         shared.buffer.lock().expect("buffer lock").keep(now, gz);
         shared.made_one.store(true, std::sync::atomic::Ordering::SeqCst);
-        reader::release_free_memory();
         for w in &shared.wake {
             w.notify_one();
         }
@@ -406,7 +405,6 @@ async fn deliver(
                 }
                 shared.buffer.lock().expect("buffer lock").delivered(i, report.time);
                 drop(report);
-                reader::release_free_memory();
             }
             Ok(r) if r.status == http::StatusCode::CONFLICT => {
                 // The server does not hold the base (it restarted): the whole snapshot goes.

@@ -214,31 +214,3 @@ pub fn outcome(cycle: Result<Cycle, Unreadable>, redactor: &Redactor) -> (Durati
         Err(m) => (Duration::ZERO, Vec::new(), Err(m)),
     }
 }
-
-/// Gives the memory a cycle freed back to the system. A cycle allocates and frees a lot (a
-/// whole cluster's lists); glibc keeps freed memory in per-thread arenas, which over many cycles
-/// made the resident size grow with nothing live in it (at 150,000 pods: 210 MB after one cycle,
-/// 450 MB after sixty).
-pub fn release_free_memory() {
-    #[cfg(all(target_os = "linux", target_env = "gnu"))]
-    // SAFETY: malloc_trim only returns free memory of the allocator's arenas to the system.
-    unsafe {
-        libc::malloc_trim(0);
-    }
-}
-
-/// [`release_free_memory`] at most once a second however many clusters end a cycle: trimming
-/// walks every arena, and at 5,000 clusters, 80 trims a second took a fifth of `serve`'s CPU.
-pub fn release_free_memory_now_and_then() {
-    use std::sync::Mutex;
-    use std::time::Instant;
-    static LAST: Mutex<Option<Instant>> = Mutex::new(None);
-    {
-        let mut last = LAST.lock().unwrap_or_else(|e| e.into_inner());
-        if last.is_some_and(|t| t.elapsed() < Duration::from_secs(1)) {
-            return;
-        }
-        *last = Some(Instant::now());
-    }
-    release_free_memory();
-}

@@ -267,7 +267,8 @@ impl Judged {
     /// The room of the last cycle's list is the next's, and the priors' list is the one given
     /// back ([`Judged::give_back_priors`]): at 150,000 pods each is some megabytes, which a
     /// cycle allocated afresh and the system gave it again page by page, zeroed, since the cycle
-    /// before had given its memory back (`release_free_memory_now_and_then`).
+    /// before had given its memory back (the allocator gives freed pages back at once:
+    /// [`crate::allocator`]).
     pub(super) fn start(&mut self, pods: &[Arc<Pod>], afresh: bool) -> Vec<Prior> {
         self.last = Judgements::default();
         self.copied = 0;

@@ -258,7 +258,6 @@ impl Track {
         }
         let alerts = self.shown.of(&self.state);
         publish(&self.shared.board, &self.name, alerts, derived);
-        reader::release_free_memory_now_and_then();
         for t in &transitions {
             Said::Alert { cluster: &self.name, transition: t, late }.emit();
         }
