@@ -72,7 +72,7 @@ fn owned(config: &Config, flag: Option<crate::config::Shard>) -> Vec<ClusterConf
 /// commits, the state's loads, the leases. tokio's default is 512, for blocking on I/O. At 5,000
 /// clusters (83 cycles a second) the pool grew to about 500 threads in the first interval, and
 /// handing each task to the next idle thread kept them all alive (none stays idle for tokio's
-/// 10 s); every thread holds its own allocator cache, and 2 cores run two derivations at a time.
+/// 10 s); every thread holds its own allocator cache, and a core runs one derivation at a time.
 pub const BLOCKING_THREADS: usize = 64;
 
 /// `serve`'s runtime: a worker thread per core, and at most [`BLOCKING_THREADS`] for its
