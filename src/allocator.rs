@@ -29,8 +29,9 @@ pub fn configure() {
     unsafe { libmimalloc_sys::mi_option_set(PURGE_DELAY, 0) }
 }
 
-/// The purge delay now, in milliseconds (for the tests).
-pub fn purge_delay() -> std::ffi::c_long {
+/// The purge delay now, in milliseconds.
+#[cfg(test)]
+fn purge_delay() -> std::ffi::c_long {
     // SAFETY: reads one of mimalloc's options.
     unsafe { libmimalloc_sys::mi_option_get(PURGE_DELAY) }
 }
