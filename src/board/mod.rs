@@ -89,6 +89,9 @@ pub struct ClusterView {
     pub period: Duration,
     /// The API's words for `health`, made at the first request that asks after each cycle.
     pub health_json: HealthMemo,
+    /// The API's words for each node and each pod with a problem, kept from one cycle to the
+    /// next while its judgement is the same ([`ObjectJson`]).
+    pub object_json: ObjectJson,
     /// How many of each problem `health` has (its status and its sentence), counted at the
     /// first request that asks after each cycle.
     pub problems: HealthMemo<Problems>,
@@ -126,6 +129,72 @@ impl<T: Clone> HealthMemo<T> {
     }
 }
 
+/// The API's JSON of each of a cluster's nodes and pods with a problem, kept while the object's
+/// judgement is the very one it was written from (held, so that its address is not another's
+/// while it is kept): a cycle on a change judges again the objects it touched and takes the
+/// others' judgements again, and the API writes again only the touched objects' JSON (on the
+/// real API server at 10,000 pods, writing its 100 nodes and 125 pods with a problem again after
+/// each cycle on a change was four fifths of what answering a client that polled the cluster
+/// cost, and a ninth of watch mode's CPU).
+#[derive(Clone, Debug, Default)]
+pub struct ObjectJson(Arc<Mutex<ObjectLines>>);
+
+#[derive(Debug, Default)]
+struct ObjectLines {
+    nodes: Lines<crate::health::NodeHealth>,
+    pods: Lines<crate::health::PodHealth>,
+    /// How many lines the last request wrote (for the tests).
+    written: usize,
+}
+
+/// Each object's JSON, by the address of the judgement it was written from.
+type Lines<T> = std::collections::HashMap<usize, (Arc<T>, Arc<str>)>;
+
+impl ObjectJson {
+    /// The JSON of each of `nodes` and `pods`, in their order: kept for a judgement written
+    /// before, written now by `node` and `pod` otherwise. Only these objects' lines are kept
+    /// after.
+    pub fn lines(
+        &self,
+        nodes: &[Arc<crate::health::NodeHealth>],
+        pods: &[Arc<crate::health::PodHealth>],
+        node: impl Fn(&crate::health::NodeHealth) -> String,
+        pod: impl Fn(&crate::health::PodHealth) -> String,
+    ) -> (Vec<Arc<str>>, Vec<Arc<str>>) {
+        fn kept<T>(
+            lines: &mut Lines<T>,
+            objects: &[Arc<T>],
+            write: impl Fn(&T) -> String,
+            written: &mut usize,
+        ) -> Vec<Arc<str>> {
+            let mut last = std::mem::take(lines);
+            objects
+                .iter()
+                .map(|o| {
+                    let at = Arc::as_ptr(o) as usize;
+                    let (o, text) = last.remove(&at).unwrap_or_else(|| {
+                        *written += 1;
+                        (o.clone(), write(o).into())
+                    });
+                    lines.insert(at, (o, text.clone()));
+                    text
+                })
+                .collect()
+        }
+        let mut k = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        let ObjectLines { nodes: node_lines, pods: pod_lines, written } = &mut *k;
+        *written = 0;
+        let nodes = kept(node_lines, nodes, node, written);
+        let pods = kept(pod_lines, pods, pod, written);
+        (nodes, pods)
+    }
+
+    /// How many lines the last call to [`ObjectJson::lines`] wrote.
+    pub fn written(&self) -> usize {
+        self.0.lock().unwrap_or_else(|e| e.into_inner()).written
+    }
+}
+
 /// What the server knows of a cluster's agent.
 #[derive(Clone, Debug, Default)]
 pub struct AgentView {
@@ -156,6 +225,7 @@ impl ClusterView {
             from_pages: false,
             period: Duration::from_secs(60),
             health_json: HealthMemo::default(),
+            object_json: ObjectJson::default(),
             problems: HealthMemo::default(),
         }
     }

@@ -346,6 +346,32 @@ pub struct PodHealth {
 }
 
 #[cfg(test)]
+impl NodeHealth {
+    /// A node, Ready or not (`Unknown`), with no pod, for the tests of the rooms that read it.
+    pub fn named(name: &str, ready: bool) -> NodeHealth {
+        NodeHealth {
+            pods: 0,
+            pods_capacity: None,
+            taints: vec![],
+            name: name.into(),
+            ready,
+            ready_status: if ready { "True" } else { "Unknown" }.into(),
+            pressure: vec![("memory".into(), false)],
+            unschedulable: false,
+            kubelet_version: "v1".into(),
+            why: vec![],
+            allocatable_cpu: None,
+            allocatable_memory: None,
+            requested: Default::default(),
+            usage_cpu: None,
+            usage_memory: None,
+            kubelet_skew: false,
+            ready_transitions: 0,
+        }
+    }
+}
+
+#[cfg(test)]
 impl PodHealth {
     /// A Deployment's pod in `shop`, running and ready, for the tests of the rooms that read it.
     pub fn running(name: &str) -> PodHealth {

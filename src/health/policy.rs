@@ -146,7 +146,7 @@ pub fn pdbs(list: &[Pdb]) -> Vec<PdbHealth> {
 
 /// Each resource of each quota the controller has counted; a quantity that does not parse
 /// makes a line of `unreadable` instead.
-pub fn quotas(list: &[Quota], unreadable: &mut Vec<String>) -> Vec<QuotaHealth> {
+pub fn quotas(list: &[std::sync::Arc<Quota>], unreadable: &mut Vec<String>) -> Vec<QuotaHealth> {
     let mut out = Vec::new();
     for q in list {
         for r in &q.resources {
@@ -215,7 +215,7 @@ mod tests {
         };
         let mut unreadable = Vec::new();
         let got: Vec<(String, Option<Fullness>)> =
-            quotas(&[q], &mut unreadable).into_iter().map(|h| (h.resource, h.fullness)).collect();
+            quotas(&[std::sync::Arc::new(q)], &mut unreadable).into_iter().map(|h| (h.resource, h.fullness)).collect();
         assert_eq!(
             got,
             [

@@ -22,25 +22,7 @@ fn pod(name: &str, restarts: i64) -> PodHealth {
 }
 
 fn node(name: &str, ready: bool) -> NodeHealth {
-    NodeHealth {
-        pods: 0,
-        pods_capacity: None,
-        taints: vec![],
-        name: name.into(),
-        ready,
-        ready_status: if ready { "True" } else { "Unknown" }.into(),
-        pressure: vec![("memory".into(), false)],
-        unschedulable: false,
-        kubelet_version: "v1".into(),
-        why: vec![],
-        allocatable_cpu: None,
-        allocatable_memory: None,
-        requested: Default::default(),
-        usage_cpu: None,
-        usage_memory: None,
-        kubelet_skew: false,
-        ready_transitions: 0,
-    }
+    NodeHealth::named(name, ready)
 }
 
 fn workload(unavailable: i64) -> WorkloadHealth {

@@ -72,7 +72,7 @@ pub fn cluster(board: &Board, name: &str) -> Option<String> {
     // The health's fields, made once a cycle, join the object's others: `text` is an object
     // with members (the summary's), and the health's names are not among them.
     if let Some(h) = &c.health {
-        let fields = c.health_json.get_or_make(h, |h| health_fields(h).into());
+        let fields = c.health_json.get_or_make(h, |h| health_fields(h, &c.object_json).into());
         text.pop();
         text.push(',');
         text.push_str(&fields);
@@ -81,30 +81,43 @@ pub fn cluster(board: &Board, name: &str) -> Option<String> {
     Some(text)
 }
 
-/// A cluster's health as the API gives it: the members of a JSON object, without its braces.
-fn health_fields(h: &crate::health::Health) -> String {
-    let fields = json!({
-        "counts": h.counts,
-        "nodes_detail": h.nodes,
-        "pods_needing_attention": h
-            .problem_pods()
-            .iter()
-            .map(|p| {
-                let mut v = json!(p);
-                v["problems"] = json!(p.problems());
-                v
-            })
-            .collect::<Vec<_>>(),
-        "workloads_missing_replicas": h.workloads.iter().filter(|w| w.unavailable > 0).collect::<Vec<_>>(),
-        "stuck_claims": h.pvcs.iter().filter(|p| p.stuck).collect::<Vec<_>>(),
-        "warning_events_by_reason": h
-            .events_by_reason
-            .iter()
-            .map(|(r, n)| json!({"reason": r, "count": n}))
-            .collect::<Vec<_>>(),
-    })
-    .to_string();
-    fields[1..fields.len() - 1].to_string()
+/// A cluster's health as the API gives it: the members of a JSON object, without its braces,
+/// in the order of their names (as a `serde_json` object writes them). Each node's and each pod's
+/// JSON is the one `lines` kept while its judgement is the same.
+fn health_fields(h: &crate::health::Health, lines: &crate::board::ObjectJson) -> String {
+    let (nodes, pods) = lines.lines(&h.nodes, h.problem_pods(), |n| json!(n).to_string(), |p| pod_json(p).to_string());
+    let members = [
+        ("counts", json!(h.counts).to_string()),
+        ("nodes_detail", format!("[{}]", nodes.join(","))),
+        ("pods_needing_attention", format!("[{}]", pods.join(","))),
+        ("stuck_claims", json!(h.pvcs.iter().filter(|p| p.stuck).collect::<Vec<_>>()).to_string()),
+        (
+            "warning_events_by_reason",
+            Value::Array(h.events_by_reason.iter().map(|(r, n)| json!({"reason": r, "count": n})).collect())
+                .to_string(),
+        ),
+        (
+            "workloads_missing_replicas",
+            json!(h.workloads.iter().filter(|w| w.unavailable > 0).collect::<Vec<_>>()).to_string(),
+        ),
+    ];
+    let mut out = String::new();
+    for (name, value) in members {
+        if !out.is_empty() {
+            out.push(',');
+        }
+        out.push_str(&Value::from(name).to_string());
+        out.push(':');
+        out.push_str(&value);
+    }
+    out
+}
+
+/// A pod with a problem as the API gives it: its health, and its problems in words.
+fn pod_json(p: &crate::health::PodHealth) -> Value {
+    let mut v = json!(p);
+    v["problems"] = json!(p.problems());
+    v
 }
 
 pub fn alerts(board: &Board) -> String {
@@ -169,6 +182,58 @@ mod tests {
             Arranged { name: "lab".into(), address: "https://k3s.lan:6443".into(), agent: false, from_pages: false };
         board.views().arrange(&[lab]);
         board
+    }
+
+    /// The health's members as one `serde_json` object writes them, every object written
+    /// afresh (as the API wrote them before it kept each object's JSON).
+    fn whole(h: &Health) -> String {
+        let fields = json!({
+            "counts": h.counts,
+            "nodes_detail": h.nodes,
+            "pods_needing_attention": h.problem_pods().iter().map(|p| pod_json(p)).collect::<Vec<_>>(),
+            "workloads_missing_replicas": h.workloads.iter().filter(|w| w.unavailable > 0).collect::<Vec<_>>(),
+            "stuck_claims": h.pvcs.iter().filter(|p| p.stuck).collect::<Vec<_>>(),
+            "warning_events_by_reason": h
+                .events_by_reason
+                .iter()
+                .map(|(r, n)| json!({"reason": r, "count": n}))
+                .collect::<Vec<_>>(),
+        })
+        .to_string();
+        fields[1..fields.len() - 1].to_string()
+    }
+
+    /// A cycle's nodes and pods with a problem: each object's JSON is written when its
+    /// judgement is new, and taken again while it is the very same; the members are those one
+    /// object written afresh has, in the same order.
+    #[test]
+    fn a_nodes_and_a_pods_json_is_written_again_only_when_its_judgement_changed() {
+        let crashing = |name: &str| Arc::new(PodHealth { crashlooping: true, ..PodHealth::running(name) });
+        let mut h = Health::empty(jiff::Timestamp::now(), "v1.31.0");
+        h.nodes = ["n1", "n2", "n3"].map(|n| Arc::new(crate::health::NodeHealth::named(n, true))).to_vec();
+        h.pods = vec![crashing("api-1"), crashing("api-2"), crashing("api-3"), Arc::new(PodHealth::running("web-1"))];
+        h.events_by_reason = vec![("BackOff".into(), 3)];
+        let lines = crate::board::ObjectJson::default();
+        assert_eq!(health_fields(&h, &lines), whole(&h));
+        assert_eq!(lines.written(), 6, "three nodes and the three pods with a problem");
+
+        // The next cycle: the same judgements but one pod's and one node's, judged again.
+        h.pods[1] = Arc::new(PodHealth { restarts: 9, ..(*h.pods[1]).clone() });
+        h.nodes[2] = Arc::new(crate::health::NodeHealth::named("n3", false));
+        let fields = health_fields(&h, &lines);
+        assert_eq!(fields, whole(&h));
+        assert_eq!(lines.written(), 2, "the pod and the node judged again");
+        assert!(fields.contains("\"restarts\":9"), "{fields}");
+
+        // The same health again: nothing written; a pod gone: its line not kept.
+        assert_eq!(health_fields(&h, &lines), whole(&h));
+        assert_eq!(lines.written(), 0);
+        let gone = h.pods.remove(0);
+        assert_eq!(health_fields(&h, &lines), whole(&h));
+        assert_eq!(lines.written(), 0);
+        h.pods.insert(0, gone);
+        assert_eq!(health_fields(&h, &lines), whole(&h));
+        assert_eq!(lines.written(), 1, "the pod come back written again");
     }
 
     /// A good cycle's health whose one pod, `crashing`, crash-loops.

@@ -52,12 +52,12 @@ macro_rules! registry {
             jobs: $crate::collect::kinds::job::Job,
             cronjobs: $crate::collect::kinds::cronjob::CronJob,
             poddisruptionbudgets: $crate::collect::kinds::pdb::Pdb,
-            resourcequotas: $crate::collect::kinds::quota::Quota,
+            resourcequotas: std::sync::Arc<$crate::collect::kinds::quota::Quota>,
             persistentvolumes: std::sync::Arc<$crate::collect::kinds::pv::Pv>,
             leases: $crate::collect::kinds::lease::Lease,
-            validatingwebhookconfigurations: $crate::collect::kinds::webhook::Validating,
-            mutatingwebhookconfigurations: $crate::collect::kinds::webhook::Mutating,
-            namespaces: $crate::collect::kinds::namespace::Namespace,
+            validatingwebhookconfigurations: std::sync::Arc<$crate::collect::kinds::webhook::Validating>,
+            mutatingwebhookconfigurations: std::sync::Arc<$crate::collect::kinds::webhook::Mutating>,
+            namespaces: std::sync::Arc<$crate::collect::kinds::namespace::Namespace>,
             #[cfg(test)] widgets: $crate::collect::kinds::widget::Widget,
         }
     };

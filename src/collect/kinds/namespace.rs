@@ -3,6 +3,7 @@
 //! notifier's matchers reach the team that owns it.
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 
@@ -21,7 +22,11 @@ const ABOUT: About = About {
     follow: Follow::Whole,
 };
 
-impl Kind for Namespace {
+/// Cycles hold namespaces shared, as they do volumes: a cycle taken from a watch's store points at
+/// the records the store keeps rather than copying each (at 10,000 simulated pods, copying the
+/// 300 quotas, the 300 namespaces and the webhooks out of their stores was a tenth of a cycle on
+/// a change).
+impl Kind for Arc<Namespace> {
     const COLLECTION: Collection = Collection::of(&ABOUT);
     /// A namespace is its own: an ignored one is left out.
     fn namespace(&self) -> &str {
@@ -31,6 +36,16 @@ impl Kind for Namespace {
 
 impl FromApi for Namespace {
     type Raw = RawNamespace;
+}
+
+impl FromApi for Arc<Namespace> {
+    type Raw = RawNamespace;
+}
+
+impl From<RawNamespace> for Arc<Namespace> {
+    fn from(raw: RawNamespace) -> Arc<Namespace> {
+        Arc::new(Namespace::from(raw))
+    }
 }
 
 /// The most labels kept of one namespace, and the longest value: what the cluster says is
@@ -69,7 +84,7 @@ impl From<RawNamespace> for Namespace {
 }
 
 /// Each namespace's values of `wanted` (those it has): what its alerts are given.
-pub fn owners(namespaces: &[Namespace], wanted: &[String]) -> BTreeMap<String, BTreeMap<String, String>> {
+pub fn owners(namespaces: &[Arc<Namespace>], wanted: &[String]) -> BTreeMap<String, BTreeMap<String, String>> {
     namespaces
         .iter()
         .filter_map(|n| {
@@ -94,7 +109,7 @@ mod tests {
         assert_eq!(n.labels.len(), 2, "{:?}", n.labels.keys());
         let bare: Namespace = crate::collect::from_api(r#"{"metadata":{"name":"dev","labels":null}}"#).unwrap();
         assert!(bare.labels.is_empty());
-        let owners = owners(&[n, bare], &["team".into(), "cost-center".into()]);
+        let owners = owners(&[Arc::new(n), Arc::new(bare)], &["team".into(), "cost-center".into()]);
         assert_eq!(owners.len(), 1, "a namespace without any of them gives nothing");
         assert_eq!(owners["payments"], BTreeMap::from([("team".to_string(), "payments".to_string())]));
     }

@@ -2,6 +2,7 @@
 //! controller counts it.
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 
@@ -20,7 +21,11 @@ const ABOUT: About = About {
     follow: Follow::Whole,
 };
 
-impl Kind for Quota {
+/// Cycles hold quotas shared, as they do volumes: a cycle taken from a watch's store points at
+/// the records the store keeps rather than copying each (at 10,000 simulated pods, copying the
+/// 300 quotas, the 300 namespaces and the webhooks out of their stores was a tenth of a cycle on
+/// a change).
+impl Kind for Arc<Quota> {
     const COLLECTION: Collection = Collection::of(&ABOUT);
     fn namespace(&self) -> &str {
         &self.namespace
@@ -29,6 +34,16 @@ impl Kind for Quota {
 
 impl FromApi for Quota {
     type Raw = RawQuota;
+}
+
+impl FromApi for Arc<Quota> {
+    type Raw = RawQuota;
+}
+
+impl From<RawQuota> for Arc<Quota> {
+    fn from(raw: RawQuota) -> Arc<Quota> {
+        Arc::new(Quota::from(raw))
+    }
 }
 
 /// The compact record of a ResourceQuota: each resource of its status, hard and used.

@@ -5,6 +5,8 @@
 //!
 //! Watch mode follows them whole: they change when something is installed or removed, rarely.
 
+use std::sync::Arc;
+
 use serde::{Deserialize, Serialize};
 
 use super::Kind;
@@ -43,14 +45,18 @@ pub struct Validating(pub Configuration);
 #[serde(transparent)]
 pub struct Mutating(pub Configuration);
 
-impl Kind for Validating {
+/// Cycles hold webhook configurations shared, as they do volumes: a cycle taken from a watch's store points at
+/// the records the store keeps rather than copying each (at 10,000 simulated pods, copying the
+/// 300 quotas, the 300 namespaces and the webhooks out of their stores was a tenth of a cycle on
+/// a change).
+impl Kind for Arc<Validating> {
     const COLLECTION: Collection = Collection::of(&VALIDATING);
     fn namespace(&self) -> &str {
         ""
     }
 }
 
-impl Kind for Mutating {
+impl Kind for Arc<Mutating> {
     const COLLECTION: Collection = Collection::of(&MUTATING);
     fn namespace(&self) -> &str {
         ""
@@ -63,6 +69,26 @@ impl FromApi for Validating {
 
 impl FromApi for Mutating {
     type Raw = RawConfiguration;
+}
+
+impl FromApi for Arc<Validating> {
+    type Raw = RawConfiguration;
+}
+
+impl FromApi for Arc<Mutating> {
+    type Raw = RawConfiguration;
+}
+
+impl From<RawConfiguration> for Arc<Validating> {
+    fn from(raw: RawConfiguration) -> Arc<Validating> {
+        Arc::new(Validating(raw.into()))
+    }
+}
+
+impl From<RawConfiguration> for Arc<Mutating> {
+    fn from(raw: RawConfiguration) -> Arc<Mutating> {
+        Arc::new(Mutating(raw.into()))
+    }
 }
 
 impl From<RawConfiguration> for Validating {
