@@ -21,10 +21,10 @@ const ABOUT: About = About {
     follow: Follow::Whole,
 };
 
-/// Cycles hold quotas shared, as they do volumes: a cycle taken from a watch's store points at
-/// the records the store keeps rather than copying each (at 10,000 simulated pods, copying the
-/// 300 quotas, the 300 namespaces and the webhooks out of their stores was a tenth of a cycle on
-/// a change).
+/// Cycles hold quotas shared, as they do volumes: a cycle taken from a watch's store
+/// points at the records the store keeps rather than copying each (at 10,000 simulated pods,
+/// copying the 300 quotas, the 300 namespaces and the 15 webhook configurations out of their
+/// stores at each cycle was about 6% of what `serve` spent).
 impl Kind for Arc<Quota> {
     const COLLECTION: Collection = Collection::of(&ABOUT);
     fn namespace(&self) -> &str {

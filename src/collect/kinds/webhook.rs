@@ -45,10 +45,10 @@ pub struct Validating(pub Configuration);
 #[serde(transparent)]
 pub struct Mutating(pub Configuration);
 
-/// Cycles hold webhook configurations shared, as they do volumes: a cycle taken from a watch's store points at
-/// the records the store keeps rather than copying each (at 10,000 simulated pods, copying the
-/// 300 quotas, the 300 namespaces and the webhooks out of their stores was a tenth of a cycle on
-/// a change).
+/// Cycles hold webhook configurations shared, as they do volumes: a cycle taken from a watch's store
+/// points at the records the store keeps rather than copying each (at 10,000 simulated pods,
+/// copying the 300 quotas, the 300 namespaces and the 15 webhook configurations out of their
+/// stores at each cycle was about 6% of what `serve` spent).
 impl Kind for Arc<Validating> {
     const COLLECTION: Collection = Collection::of(&VALIDATING);
     fn namespace(&self) -> &str {
