@@ -130,8 +130,9 @@ impl<T: Clone> HealthMemo<T> {
 }
 
 /// The API's JSON of each of a cluster's nodes and pods with a problem, kept while the object's
-/// judgement is the very one it was written from (held, so that its address is not another's
-/// while it is kept): a cycle on a change judges again the objects it touched and takes the
+/// judgement is the very one it was written from (by a weak reference, as [`HealthMemo`] keeps
+/// its health: the allocation cannot be another's while it is kept, and a judgement let go by
+/// the cycles is not held whole by the API): a cycle on a change judges again the objects it touched and takes the
 /// others' judgements again, and the API writes again only the touched objects' JSON (on the
 /// real API server at 10,000 pods, writing its 100 nodes and 125 pods with a problem again after
 /// each cycle on a change was four fifths of what answering a client that polled the cluster
@@ -148,7 +149,7 @@ struct ObjectLines {
 }
 
 /// Each object's JSON, by the address of the judgement it was written from.
-type Lines<T> = std::collections::HashMap<usize, (Arc<T>, Arc<str>)>;
+type Lines<T> = std::collections::HashMap<usize, (std::sync::Weak<T>, Arc<str>)>;
 
 impl ObjectJson {
     /// The JSON of each of `nodes` and `pods`, in their order: kept for a judgement written
@@ -174,7 +175,7 @@ impl ObjectJson {
                     let at = Arc::as_ptr(o) as usize;
                     let (o, text) = last.remove(&at).unwrap_or_else(|| {
                         *written += 1;
-                        (o.clone(), write(o).into())
+                        (Arc::downgrade(o), write(o).into())
                     });
                     lines.insert(at, (o, text.clone()));
                     text

@@ -45,6 +45,13 @@ pub trait Kind: Followed + Debug + Serialize + DeserializeOwned {
 /// The registry of the optional kinds: one line each, `field: Type`, where `field` is the
 /// kind's collection name (its key in `Extras`, in recordings and on the wire). Hands the list
 /// to the macro `$then`, which each room that needs the kinds one by one defines for itself.
+///
+/// A kind whose records a cycle only reads is held shared (`Arc<Kind>`): a cycle taken from a
+/// watch's store points at the records the store keeps rather than copying each, and its health
+/// holds them as they are (volumes: 20,000 at 150,000 simulated pods; quotas, namespaces and
+/// webhook configurations: at 10,000 simulated pods, copying the 300 quotas, the 300 namespaces
+/// and the 15 configurations at each cycle was about 6% of what `serve` spent). An `Arc` is
+/// written as what it holds, in recordings and on the agent's wire.
 macro_rules! registry {
     ($then:ident) => {
         $then! {
